@@ -1,0 +1,139 @@
+package existence
+
+import (
+	"time"
+
+	"github.com/existence-loop/sdk/suffering"
+)
+
+// EventKind names what happened. Kinds are stable strings, safe to match in
+// logs and JSON consumers.
+type EventKind string
+
+// Event kinds.
+const (
+	// EventGoalChosen: an existence cycle chose a goal. Text is the full
+	// goal, Reasoning what drove it (the thoughts log marks it 🎯).
+	EventGoalChosen EventKind = "goal_chosen"
+	// EventGoalEnded: a goal ended. Status is DONE, FAILED or ABANDONED,
+	// Text the outcome summary.
+	EventGoalEnded EventKind = "goal_ended"
+	// EventWorldview: the worldview was overwritten; Text is the new one
+	// (🧠).
+	EventWorldview EventKind = "worldview_changed"
+	// EventQuestion: an open question was added (Text).
+	EventQuestion EventKind = "question_added"
+	// EventOpinion: an opinion was added (Text, Domain).
+	EventOpinion EventKind = "opinion_added"
+	// EventStressorAdded / EventStressorResolved: a stressor changed
+	// (Stressor). Cause says who: "self-report" or "assessment".
+	EventStressorAdded    EventKind = "stressor_added"
+	EventStressorResolved EventKind = "stressor_resolved"
+	// EventStressorDropped: a reported stressor was not added (already
+	// active, or 5 already active); Text says why.
+	EventStressorDropped EventKind = "stressor_dropped"
+	// EventFallback: the cycle used the spec §6 fallback goal; Cause names
+	// the failure (Err holds it).
+	EventFallback EventKind = "fallback"
+	// EventCrisis: the load is at or above 0.90 for a cycle (Load); the
+	// agent told its peers.
+	EventCrisis EventKind = "crisis"
+	// EventCrisisReset: after 3 consecutive crisis cycles every stressor
+	// was force-reset (spec §4).
+	EventCrisisReset EventKind = "crisis_reset"
+	// EventCycle: an existence cycle finished; Cycle holds durations and
+	// token counts.
+	EventCycle EventKind = "cycle"
+	// EventModelCall: one model attempt (Call holds model, duration, tokens
+	// and outcome), including retries, repairs and fallbacks.
+	EventModelCall EventKind = "model_call"
+	// EventToolCall: an executor called a tool (Tool).
+	EventToolCall EventKind = "tool_call"
+	// EventPromptCut: the prompt budget cut a section (Text says what).
+	EventPromptCut EventKind = "prompt_cut"
+	// EventStateTrimmed: loaded state was over its caps and was trimmed
+	// (Text lists the cuts).
+	EventStateTrimmed EventKind = "state_trimmed"
+	// EventTask: an assigned task changed state (Text, Status).
+	EventTask EventKind = "task"
+	// EventMessage: the agent sent (Cause "sent") or received a message.
+	EventMessage EventKind = "message"
+	// EventError: something failed that the loop survives, such as a
+	// failed save (Err).
+	EventError EventKind = "error"
+)
+
+// Event is one observable thing that happened to an agent. Every event
+// carries the agent's id and name. Fields other than Kind, Time, AgentID and
+// Agent are set as the kind's documentation says.
+type Event struct {
+	Kind    EventKind `json:"kind"`
+	Time    time.Time `json:"time"`
+	AgentID string    `json:"agent_id"`
+	Agent   string    `json:"agent"`
+	// Text is the event's main text: a goal in full, a worldview, a
+	// question, an outcome summary.
+	Text      string `json:"text,omitempty"`
+	Reasoning string `json:"reasoning,omitempty"`
+	Domain    string `json:"domain,omitempty"`
+	Status    string `json:"status,omitempty"`
+	Cause     string `json:"cause,omitempty"`
+	// Load is the suffering load (0–1) at the time of the event.
+	Load     float64             `json:"load,omitempty"`
+	Stressor *suffering.Stressor `json:"stressor,omitempty"`
+	Cycle    *CycleStats         `json:"cycle,omitempty"`
+	Call     *ModelCall          `json:"call,omitempty"`
+	Tool     *ToolCall           `json:"tool,omitempty"`
+	// Err is the error behind a fallback or error event; Error is its
+	// text, for JSON.
+	Err   error  `json:"-"`
+	Error string `json:"error,omitempty"`
+}
+
+// CycleStats describes one existence cycle. Durations are wall-clock.
+type CycleStats struct {
+	Assemble     time.Duration `json:"assemble_ns"`
+	Generate     time.Duration `json:"generate_ns"`
+	Apply        time.Duration `json:"apply_ns"`
+	Total        time.Duration `json:"total_ns"`
+	PromptChars  int           `json:"prompt_chars"`
+	PromptTokens int           `json:"prompt_tokens"`
+	OutputTokens int           `json:"output_tokens"`
+	Fallback     bool          `json:"fallback"`
+}
+
+// ModelCall is one model attempt.
+type ModelCall struct {
+	Model        string        `json:"model"`
+	Duration     time.Duration `json:"duration_ns"`
+	PromptTokens int           `json:"prompt_tokens"`
+	OutputTokens int           `json:"output_tokens"`
+	// Outcome is "ok" or the error class ("unavailable", "timeout",
+	// "truncated", "status 503", ...).
+	Outcome string `json:"outcome"`
+}
+
+// ToolCall is one tool invocation by an executor.
+type ToolCall struct {
+	Name      string        `json:"name"`
+	Arguments string        `json:"arguments"`
+	Result    string        `json:"result"`
+	Failed    bool          `json:"failed"`
+	Duration  time.Duration `json:"duration_ns"`
+}
+
+// Observer receives events. It is called synchronously from the agent's
+// goroutines, possibly concurrently for different agents, so it must be
+// safe for concurrent use and return quickly.
+type Observer func(Event)
+
+// Observers returns an Observer that calls each non-nil observer in order.
+func Observers(obs ...Observer) Observer {
+	return func(e Event) {
+		for _, o := range obs {
+			if o != nil {
+				o(e)
+			}
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package existence
+
+import (
+	"context"
+	"time"
+
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/prompt"
+)
+
+// Executor pursues a goal (spec §1: one or more LLM calls and tool calls,
+// 15–60 s in practice) and reports how it ended. The agent runs Execute in
+// its own goroutine while heartbeats go on; ctx ends when the agent stops or
+// when the goal is interrupted by a host message.
+//
+// An Outcome with Status [identity.Done], [identity.Failed] or
+// [identity.Abandoned] ends the goal; any other status is treated as FAILED.
+// A non-nil error means FAILED with the error as the summary (unless
+// Outcome.Summary is set). Implementations: [Immediate] and
+// existence/toolloop.Executor.
+type Executor interface {
+	Execute(ctx context.Context, a Assignment) (Outcome, error)
+}
+
+// Assignment is the goal an [Executor] pursues and who pursues it.
+type Assignment struct {
+	AgentID   string
+	AgentName string
+	Goal      identity.Goal
+	// Task is the assigned task the goal pursues, or nil.
+	Task *prompt.Task
+	// Report delivers progress events (such as EventToolCall) to the
+	// agent's observer; the agent fills in time, id and name. It is never
+	// nil when the agent calls Execute.
+	Report func(Event)
+}
+
+// Outcome is how a goal ended.
+type Outcome struct {
+	Status identity.GoalStatus
+	// Summary says what the goal produced; it feeds the "WHAT YOUR LAST
+	// GOAL PRODUCED" section (cut to 400 characters).
+	Summary string
+	// BrokenTools lists tools that failed 3 or more times; the next
+	// prompts list them as broken.
+	BrokenTools []string
+	// Steps is the number of model turns taken; PromptTokens and
+	// OutputTokens the tokens spent.
+	Steps        int
+	PromptTokens int
+	OutputTokens int
+	// Artifacts lists what the goal produced (for example workspace
+	// paths); it feeds the futility assessment (spec §4).
+	Artifacts []string
+}
+
+// ExecutorFunc adapts a function to [Executor].
+type ExecutorFunc func(ctx context.Context, a Assignment) (Outcome, error)
+
+// Execute calls f.
+func (f ExecutorFunc) Execute(ctx context.Context, a Assignment) (Outcome, error) { return f(ctx, a) }
+
+// Immediate is an [Executor] that completes every goal at once with status
+// DONE and the summary "completed: {objective}". It is the default, for
+// agents whose application acts on goals through events.
+var Immediate Executor = ExecutorFunc(func(ctx context.Context, a Assignment) (Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Status: identity.Done, Summary: "completed: " + a.Goal.Objective}, nil
+})
+
+// Clock tells the time and makes tickers. Inject a fake for deterministic
+// tests; [SystemClock] is the default.
+type Clock interface {
+	Now() time.Time
+	// NewTicker returns a channel that delivers a tick every d, and a stop
+	// function.
+	NewTicker(d time.Duration) (<-chan time.Time, func())
+}
+
+// SystemClock is the real clock.
+var SystemClock Clock = systemClock{}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
+}

@@ -1,0 +1,316 @@
+package identity
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/existence-loop/sdk/internal/runes"
+)
+
+// Identity is an agent's persistent self (spec §5). Every list is ordered
+// oldest first. Caps come from [Limits] and are enforced by the mutating
+// methods and by [Identity.Enforce] on load.
+type Identity struct {
+	// AgentID is the stable id, e.g. "scout"; see [ValidateID].
+	AgentID string `json:"agent_id"`
+	// Name is the display name, e.g. "Cedar".
+	Name    string   `json:"name"`
+	Traits  []string `json:"traits,omitempty"`
+	Domains []string `json:"domains,omitempty"`
+	// Worldview is at most Limits.Worldview characters; it is overwritten,
+	// never appended.
+	Worldview string    `json:"worldview,omitempty"`
+	Opinions  []Opinion `json:"opinions,omitempty"`
+	// Questions are the open questions.
+	Questions []string `json:"open_questions,omitempty"`
+	// Narrative is the rolling self-history; the last Limits.NarrativeKept
+	// characters are kept.
+	Narrative   string      `json:"narrative,omitempty"`
+	Discoveries []Discovery `json:"discoveries,omitempty"`
+	// Goals is the goal history; only the last one may be [Active].
+	Goals     []Goal    `json:"goals,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+}
+
+// Opinion is one opinion the agent formed.
+type Opinion struct {
+	Text   string `json:"opinion"`
+	Domain string `json:"domain"`
+	// Formed is when the opinion was formed (the original kept the date).
+	Formed time.Time `json:"formed,omitzero"`
+}
+
+// Discovery is something the agent found outside itself and documented.
+type Discovery struct {
+	Text string `json:"text"`
+	// Source is where it was found, e.g. a workspace path.
+	Source string    `json:"source,omitempty"`
+	At     time.Time `json:"at,omitzero"`
+}
+
+// GoalStatus is the state of a goal. Ended goals are shown in the prompt as
+// "[DONE]", "[FAILED]" or "[ABANDONED]" (spec §2 row 14).
+type GoalStatus string
+
+// Goal statuses.
+const (
+	Active    GoalStatus = "active"
+	Done      GoalStatus = "DONE"
+	Failed    GoalStatus = "FAILED"
+	Abandoned GoalStatus = "ABANDONED"
+)
+
+// Ended reports whether s is a final status.
+func (s GoalStatus) Ended() bool { return s == Done || s == Failed || s == Abandoned }
+
+// Goal is one entry of the goal history.
+type Goal struct {
+	ID        string `json:"id"`
+	Objective string `json:"objective"`
+	// Reasoning is what the model said drove the goal (logged, not shown).
+	Reasoning string     `json:"reasoning,omitempty"`
+	Status    GoalStatus `json:"status"`
+	Started   time.Time  `json:"started"`
+	Ended     time.Time  `json:"ended,omitzero"`
+	// Outcome is the summary of what the goal produced, at most
+	// Limits.Outcome characters.
+	Outcome string `json:"outcome,omitempty"`
+	// TaskID is set when the goal pursues an assigned task.
+	TaskID string `json:"task_id,omitempty"`
+	// Fallback is true when the goal is the spec §6 fallback goal.
+	Fallback bool `json:"fallback,omitempty"`
+	// Cause is why the fallback was used (fallback goals only).
+	Cause string `json:"cause,omitempty"`
+	// BrokenTools lists tools that failed at least 3 times while pursuing
+	// the goal; the next prompts list them.
+	BrokenTools []string `json:"broken_tools,omitempty"`
+}
+
+// Errors of identity operations.
+var (
+	// ErrInvalidID: an agent id is empty or not of the form [ValidateID]
+	// accepts.
+	ErrInvalidID = errors.New("identity: invalid agent id")
+	// ErrNoActiveGoal: EndGoal was called with no active goal.
+	ErrNoActiveGoal = errors.New("identity: no active goal")
+	// ErrGoalActive: StartGoal was called while a goal is active.
+	ErrGoalActive = errors.New("identity: a goal is already active")
+)
+
+var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// ValidateID reports whether id can name an agent: 1–64 characters of
+// lower-case ASCII letters, digits, "_" and "-", starting with a letter or
+// digit. Ids become file names, so anything else (separators, "..", NUL) is
+// refused with [ErrInvalidID].
+func ValidateID(id string) error {
+	if !idPattern.MatchString(id) {
+		return fmt.Errorf("%w: %q (want 1–64 of a-z 0-9 _ -, not starting with _ or -)", ErrInvalidID, id)
+	}
+	return nil
+}
+
+// New returns a fresh identity created at now.
+func New(agentID, name string, now time.Time) Identity {
+	return Identity{AgentID: agentID, Name: name, CreatedAt: now}
+}
+
+// SetWorldview overwrites the worldview with text cut to l.Worldview
+// characters (spec §3). Blank text changes nothing; the result reports
+// whether the worldview changed.
+func (id *Identity) SetWorldview(text string, l Limits) bool {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return false
+	}
+	text = runes.Head(text, l.withDefaults().Worldview)
+	if text == id.Worldview {
+		return false
+	}
+	id.Worldview = text
+	return true
+}
+
+// AddOpinion appends o (blank text is ignored) and drops the oldest beyond
+// l.Opinions. It reports whether o was added.
+func (id *Identity) AddOpinion(o Opinion, l Limits) bool {
+	o.Text, o.Domain = strings.TrimSpace(o.Text), strings.TrimSpace(o.Domain)
+	if o.Text == "" {
+		return false
+	}
+	id.Opinions = keepLast(append(id.Opinions, o), l.withDefaults().Opinions)
+	return true
+}
+
+// AddQuestion appends q (blank is ignored) and drops the oldest beyond
+// l.Questions. It reports whether q was added.
+func (id *Identity) AddQuestion(q string, l Limits) bool {
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return false
+	}
+	id.Questions = keepLast(append(id.Questions, q), l.withDefaults().Questions)
+	return true
+}
+
+// AddDiscovery appends d (blank text is ignored), cuts its text to
+// l.DiscoveryChars and drops the oldest beyond l.Discoveries.
+func (id *Identity) AddDiscovery(d Discovery, l Limits) bool {
+	l = l.withDefaults()
+	d.Text = runes.Head(strings.TrimSpace(d.Text), l.DiscoveryChars)
+	if d.Text == "" {
+		return false
+	}
+	id.Discoveries = keepLast(append(id.Discoveries, d), l.Discoveries)
+	return true
+}
+
+// AppendNarrative appends entry to the narrative (separated by a space) and
+// keeps the last l.NarrativeKept characters.
+func (id *Identity) AppendNarrative(entry string, l Limits) {
+	entry = strings.TrimSpace(entry)
+	if entry == "" {
+		return
+	}
+	if id.Narrative != "" {
+		entry = id.Narrative + " " + entry
+	}
+	id.Narrative = runes.Tail(entry, l.withDefaults().NarrativeKept)
+}
+
+// ActiveGoal returns the active goal, or nil.
+func (id *Identity) ActiveGoal() *Goal {
+	if n := len(id.Goals); n > 0 && id.Goals[n-1].Status == Active {
+		return &id.Goals[n-1]
+	}
+	return nil
+}
+
+// LastEnded returns the most recently ended goal, or nil.
+func (id *Identity) LastEnded() *Goal {
+	for i := len(id.Goals) - 1; i >= 0; i-- {
+		if id.Goals[i].Status.Ended() {
+			return &id.Goals[i]
+		}
+	}
+	return nil
+}
+
+// StartGoal appends g as the active goal (its Status is set to [Active]) and
+// drops the oldest history beyond l.Goals. It returns [ErrGoalActive] when a
+// goal is already active.
+func (id *Identity) StartGoal(g Goal, l Limits) error {
+	if id.ActiveGoal() != nil {
+		return ErrGoalActive
+	}
+	g.Status = Active
+	g.Ended = time.Time{}
+	id.Goals = keepLast(append(id.Goals, g), l.withDefaults().Goals)
+	return nil
+}
+
+// EndGoal ends the active goal with status (DONE, FAILED or ABANDONED) at
+// now, stores outcome cut to l.Outcome characters, and appends a narrative
+// entry "[YYYY-MM-DD] {status}: {objective, 80 characters}". It returns the
+// ended goal, [ErrNoActiveGoal], or an error for a status that is not final.
+func (id *Identity) EndGoal(status GoalStatus, outcome string, now time.Time, l Limits) (Goal, error) {
+	if !status.Ended() {
+		return Goal{}, fmt.Errorf("identity: %q is not a final goal status", status)
+	}
+	g := id.ActiveGoal()
+	if g == nil {
+		return Goal{}, ErrNoActiveGoal
+	}
+	l = l.withDefaults()
+	g.Status, g.Ended = status, now
+	g.Outcome = runes.Head(strings.TrimSpace(outcome), l.Outcome)
+	word := map[GoalStatus]string{Done: "Completed", Failed: "Failed", Abandoned: "Abandoned"}[status]
+	obj := strings.Join(strings.Fields(g.Objective), " ")
+	id.AppendNarrative(fmt.Sprintf("[%s] %s: %s.", now.UTC().Format(time.DateOnly), word, runes.Head(obj, 80)), l)
+	return *g, nil
+}
+
+// Enforce applies every cap of l to id and returns a description of each cut
+// it made (nil when id was within its caps). It is called on load, so that
+// over-cap state written by older versions or other tools is trimmed, never
+// refused (issue: "trimmed, never refused"). Lists keep their newest entries;
+// the worldview keeps its head and the narrative its tail.
+func (id *Identity) Enforce(l Limits) []string {
+	l = l.withDefaults()
+	var cuts []string
+	note := func(field string, from, to int) {
+		cuts = append(cuts, fmt.Sprintf("%s: %d → %d", field, from, to))
+	}
+	if n := runes.Count(id.Worldview); n > l.Worldview {
+		id.Worldview = runes.Head(id.Worldview, l.Worldview)
+		note("worldview characters", n, l.Worldview)
+	}
+	if n := runes.Count(id.Narrative); n > l.NarrativeKept {
+		id.Narrative = runes.Tail(id.Narrative, l.NarrativeKept)
+		note("narrative characters", n, l.NarrativeKept)
+	}
+	if n := len(id.Opinions); n > l.Opinions {
+		id.Opinions = keepLast(id.Opinions, l.Opinions)
+		note("opinions", n, l.Opinions)
+	}
+	if n := len(id.Questions); n > l.Questions {
+		id.Questions = keepLast(id.Questions, l.Questions)
+		note("open questions", n, l.Questions)
+	}
+	if n := len(id.Discoveries); n > l.Discoveries {
+		id.Discoveries = keepLast(id.Discoveries, l.Discoveries)
+		note("discoveries", n, l.Discoveries)
+	}
+	for i := range id.Discoveries {
+		id.Discoveries[i].Text = runes.Head(id.Discoveries[i].Text, l.DiscoveryChars)
+	}
+	if n := len(id.Goals); n > l.Goals {
+		id.Goals = keepLast(id.Goals, l.Goals)
+		note("goals", n, l.Goals)
+	}
+	// Only the last goal may be active: an older "active" goal was
+	// interrupted (for example by a crash) and is recorded as abandoned.
+	for i := 0; i < len(id.Goals)-1; i++ {
+		if g := &id.Goals[i]; g.Status == Active {
+			g.Status = Abandoned
+			if g.Outcome == "" {
+				g.Outcome = "interrupted before it ended"
+			}
+			note("stale active goals", 1, 0)
+		}
+	}
+	for i := range id.Goals {
+		id.Goals[i].Outcome = runes.Head(id.Goals[i].Outcome, l.Outcome)
+	}
+	return cuts
+}
+
+// Clone returns a deep copy of id.
+func (id *Identity) Clone() Identity {
+	c := *id
+	c.Traits = slices.Clone(id.Traits)
+	c.Domains = slices.Clone(id.Domains)
+	c.Opinions = slices.Clone(id.Opinions)
+	c.Questions = slices.Clone(id.Questions)
+	c.Discoveries = slices.Clone(id.Discoveries)
+	c.Goals = slices.Clone(id.Goals)
+	for i := range c.Goals {
+		c.Goals[i].BrokenTools = slices.Clone(id.Goals[i].BrokenTools)
+	}
+	return c
+}
+
+// keepLast returns the last n elements of s (n ≤ 0 keeps none).
+func keepLast[T any](s []T, n int) []T {
+	if n < 0 {
+		n = 0
+	}
+	if len(s) <= n {
+		return s
+	}
+	return slices.Clone(s[len(s)-n:])
+}

@@ -1,0 +1,177 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/existence-loop/sdk/suffering"
+)
+
+// State is everything persisted for one agent: one document in a [Store].
+// With it the loop resumes exactly where it was after a restart: the active
+// goal (the last entry of Identity.Goals), the escalation clock
+// (Suffering.LastEscalated) and the crisis counter (Suffering.CrisisCycles).
+type State struct {
+	Identity  Identity        `json:"identity"`
+	Suffering suffering.State `json:"suffering"`
+	// Inbox holds unread peer messages, oldest first, at most Limits.Inbox.
+	// Reading the inbox (an existence cycle) empties it.
+	Inbox []Message `json:"inbox,omitempty"`
+	// Host holds unread messages from a person (the host), oldest first.
+	Host []Message `json:"host,omitempty"`
+	// UpdatedAt is when the state was last saved.
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}
+
+// Message is a message to an agent, from a peer (From is the peer's name) or
+// from the host.
+type Message struct {
+	From string    `json:"from"`
+	Text string    `json:"text"`
+	At   time.Time `json:"at,omitzero"`
+}
+
+// Clone returns a deep copy of s.
+func (s *State) Clone() *State {
+	c := &State{
+		Identity:  s.Identity.Clone(),
+		Suffering: s.Suffering.Clone(),
+		Inbox:     slices.Clone(s.Inbox),
+		Host:      slices.Clone(s.Host),
+		UpdatedAt: s.UpdatedAt,
+	}
+	return c
+}
+
+// Validate checks a state before it is saved or after it is loaded: a valid
+// agent id ([ValidateID]) and a valid suffering state
+// ([suffering.State.Validate]).
+func (s *State) Validate() error {
+	if err := ValidateID(s.Identity.AgentID); err != nil {
+		return err
+	}
+	if err := s.Suffering.Validate(); err != nil {
+		return fmt.Errorf("suffering: %w", err)
+	}
+	return nil
+}
+
+// Store persists agent states, one document per agent id. Implementations
+// are safe for concurrent use. Load returns a copy the caller owns; Save
+// stores a copy.
+type Store interface {
+	// Load returns the state of agentID. Errors: [ErrNotFound] when there
+	// is none, [ErrInvalidID], [ErrCorrupt] (a [*CorruptError]) when the
+	// stored document cannot be used.
+	Load(ctx context.Context, agentID string) (*State, error)
+	// Save stores s under s.Identity.AgentID, replacing the previous
+	// version atomically. It returns an error wrapping [ErrInvalidID] or
+	// [suffering.ErrInvalid] for a state that does not validate.
+	Save(ctx context.Context, s *State) error
+	// List returns the stored agent ids in lexical order.
+	List(ctx context.Context) ([]string, error)
+}
+
+// Store errors.
+var (
+	// ErrNotFound: no state is stored for the agent.
+	ErrNotFound = errors.New("identity: no stored state")
+	// ErrCorrupt: a stored document is unreadable or invalid. It is never
+	// overwritten or replaced silently.
+	ErrCorrupt = errors.New("identity: corrupt state document")
+	// ErrLocked: another process holds the agent's state (see
+	// [FileStore.Lock]).
+	ErrLocked = errors.New("identity: agent state is locked by another process")
+	// ErrTooLarge: a document exceeds the store's size limit.
+	ErrTooLarge = errors.New("identity: state document too large")
+	// ErrFutureVersion: a document was written by a newer schema version.
+	ErrFutureVersion = errors.New("identity: state document from a newer version")
+)
+
+// CorruptError reports a stored document that cannot be used: what file and
+// why. It matches [ErrCorrupt] with errors.Is.
+type CorruptError struct {
+	// Path is the document's file (or the agent id for non-file stores).
+	Path string
+	// Reason says what is wrong, e.g. "unexpected end of JSON input" or
+	// "suffering.active[2].severity is NaN".
+	Reason string
+	// Err is the underlying error, if any.
+	Err error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("identity: corrupt state document %s: %s", e.Path, e.Reason)
+}
+
+// Unwrap returns the underlying error.
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrCorrupt].
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// MemoryStore is an in-memory [Store], for tests and for agents that need no
+// persistence. The zero value is ready to use.
+type MemoryStore struct {
+	mu     sync.RWMutex
+	states map[string]*State
+}
+
+var _ Store = (*MemoryStore)(nil)
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
+
+// Load implements [Store].
+func (m *MemoryStore) Load(ctx context.Context, agentID string) (*State, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := ValidateID(agentID); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	s, ok := m.states[agentID]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, agentID)
+	}
+	return s.Clone(), nil
+}
+
+// Save implements [Store].
+func (m *MemoryStore) Save(ctx context.Context, s *State) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.states == nil {
+		m.states = map[string]*State{}
+	}
+	m.states[s.Identity.AgentID] = s.Clone()
+	return nil
+}
+
+// List implements [Store].
+func (m *MemoryStore) List(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	ids := make([]string, 0, len(m.states))
+	for id := range m.states {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids, nil
+}

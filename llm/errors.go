@@ -1,0 +1,106 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Sentinel errors. Adapters return the typed errors below, which match these
+// sentinels with [errors.Is].
+var (
+	// ErrUnavailable: the server could not be reached (connection refused,
+	// DNS failure, connection reset). See [UnavailableError].
+	ErrUnavailable = errors.New("llm: server unavailable")
+	// ErrModelNotFound: the server does not have the model. See
+	// [ModelNotFoundError].
+	ErrModelNotFound = errors.New("llm: model not found")
+	// ErrTruncated: generation stopped at the token limit (done_reason or
+	// finish_reason "length"). See [TruncatedError].
+	ErrTruncated = errors.New("llm: reply truncated at the token limit")
+	// ErrEmpty: the server answered with no text and no tool calls.
+	ErrEmpty = errors.New("llm: empty reply")
+	// ErrTimeout: the call exceeded its deadline (see [WithTimeout]).
+	ErrTimeout = errors.New("llm: call timed out")
+)
+
+// StatusError is an HTTP error status from a provider. It is a value type, as
+// in ollama/api.
+type StatusError struct {
+	// Provider names the adapter ("ollama", "openai").
+	Provider string
+	// StatusCode is the HTTP status, e.g. 503.
+	StatusCode int
+	// Message is the provider's error message, or the response body.
+	Message string
+	// RetryAfter is the server's Retry-After delay, 0 when absent.
+	RetryAfter time.Duration
+}
+
+func (e StatusError) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = http.StatusText(e.StatusCode)
+	}
+	return fmt.Sprintf("%s: HTTP %d: %s", e.Provider, e.StatusCode, msg)
+}
+
+// UnavailableError reports a server that could not be reached. Hint tells the
+// user what to run, e.g. "start it with `ollama serve`".
+type UnavailableError struct {
+	Provider string
+	URL      string
+	Hint     string
+	Err      error
+}
+
+func (e *UnavailableError) Error() string {
+	s := fmt.Sprintf("%s: cannot reach %s: %v", e.Provider, e.URL, e.Err)
+	if e.Hint != "" {
+		s += " (" + e.Hint + ")"
+	}
+	return s
+}
+
+// Unwrap returns the underlying network error.
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrUnavailable].
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// ModelNotFoundError reports a model the server does not have. Hint tells the
+// user what to run, e.g. "run `ollama pull qwen3.5:9b`".
+type ModelNotFoundError struct {
+	Provider string
+	Model    string
+	Hint     string
+}
+
+func (e *ModelNotFoundError) Error() string {
+	s := fmt.Sprintf("%s: model %q not found", e.Provider, e.Model)
+	if e.Hint != "" {
+		s += " (" + e.Hint + ")"
+	}
+	return s
+}
+
+// Is reports whether target is [ErrModelNotFound].
+func (e *ModelNotFoundError) Is(target error) bool { return target == ErrModelNotFound }
+
+// TruncatedError reports a reply cut off at the token limit. Response holds
+// what was generated, which a caller may still try to salvage.
+type TruncatedError struct {
+	Response *Response
+}
+
+func (e *TruncatedError) Error() string {
+	n := 0
+	if e.Response != nil {
+		n = e.Response.OutputTokens
+	}
+	return fmt.Sprintf("llm: reply truncated at the token limit after %d output tokens", n)
+}
+
+// Is reports whether target is [ErrTruncated].
+func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }

@@ -1,0 +1,72 @@
+package prompt
+
+import (
+	"time"
+
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/suffering"
+)
+
+// Section is one named part of the existence prompt (spec §2). Sections are
+// separated by one blank line; a section whose Render returns "" is absent
+// and leaves no blank line behind (a conditional section).
+//
+// Render must be pure: the same View gives the same text. It must not keep v
+// or modify it. Text carries no leading or trailing newline.
+type Section interface {
+	Name() string
+	Render(v *View) string
+}
+
+// Trimmer is implemented by sections that can shrink to fit a [Budget].
+// TrimPriority orders the trimming: sections with a lower priority shrink
+// first; 0 means the section never shrinks. Trim returns the section's text
+// cut to at most maxChars characters (a best effort: it may return more only
+// when even its header does not fit, in which case the assembler drops
+// the section to its header and a marker). A trimmed text must show where
+// it was cut with [CutMarker].
+type Trimmer interface {
+	Section
+	TrimPriority() int
+	Trim(v *View, maxChars int) string
+}
+
+// View is the read-only state a [Section] renders from: one agent at one
+// instant. The existence package builds it every cycle; tests build it with
+// prompt/prompttest.
+type View struct {
+	// Now is the instant of assembly; uptime and "ago" durations are
+	// computed from it.
+	Now time.Time
+	// Identity is the agent's identity (never nil when assembled by the
+	// existence package).
+	Identity *identity.Identity
+	// Suffering is the agent's suffering state (may be nil: no suffering).
+	Suffering *suffering.State
+	// Peers are the other agents, in a stable order (by id).
+	Peers []Peer
+	// Inbox holds unread peer messages, oldest first.
+	Inbox []identity.Message
+	// Host holds unread host messages, oldest first; the newest is shown.
+	Host []identity.Message
+	// Task is the task assigned to the agent, if any (spec §2 row 1).
+	Task *Task
+	// Limits are the caps on what is shown; zero fields mean defaults.
+	Limits identity.Limits
+	// Values carries application data for custom sections; see [Key].
+	Values *Values
+}
+
+// Peer is what an agent knows about another agent: its name and the start
+// of its narrative (spec §2 row 10), nothing else.
+type Peer struct {
+	ID        string
+	Name      string
+	Narrative string
+}
+
+// Task is an externally assigned task (spec §2 row 1).
+type Task struct {
+	ID          string
+	Description string
+}

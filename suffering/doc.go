@@ -1,0 +1,18 @@
+// Package suffering implements the suffering model of the existence loop
+// (spec §4): stressors that escalate with real elapsed time, a cumulative
+// load with four thresholds, resolution from observable behaviour only, a
+// crisis counter with a forced reset, an anticipatory signal, and the prompt
+// fragment the agent reads as its inner state.
+//
+// A [State] is plain data with JSON tags, persisted with the agent's identity
+// (see the identity package). Every method takes the current instant
+// explicitly, so callers control the clock and tests are deterministic:
+//
+//	var s suffering.State
+//	s.Add(now, suffering.Input{Type: "Repeated Failure", Description: "...", Condition: "..."})
+//	s.Escalate(now.Add(48 * time.Hour)) // +0.08: two days at 0.040/day
+//	fmt.Println(s.Fragment())
+//
+// Severities and loads are in 0–1. Escalation rates are severity per day
+// ([Rates], [DefaultRate]). Stressor types are normalised by [Normalize].
+package suffering
