@@ -1,6 +1,8 @@
 package existence
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/existence-loop/sdk/suffering"
@@ -41,6 +43,9 @@ const (
 	// EventCrisisReset: after 3 consecutive crisis cycles every stressor
 	// was force-reset (spec §4).
 	EventCrisisReset EventKind = "crisis_reset"
+	// EventAnticipation: the anticipatory signal (spec §4): a domain the
+	// agent works in once caused suffering that peaked above 0.5 (Text).
+	EventAnticipation EventKind = "anticipation"
 	// EventCycle: an existence cycle finished; Cycle holds durations and
 	// token counts.
 	EventCycle EventKind = "cycle"
@@ -56,7 +61,9 @@ const (
 	EventStateTrimmed EventKind = "state_trimmed"
 	// EventTask: an assigned task changed state (Text, Status).
 	EventTask EventKind = "task"
-	// EventMessage: the agent sent (Cause "sent") or received a message.
+	// EventMessage: the agent received a peer message (Cause "received",
+	// Peer is the sender), a host message (Cause "host"), or sent one
+	// (Cause "sent", Peer is the recipient).
 	EventMessage EventKind = "message"
 	// EventError: something failed that the loop survives, such as a
 	// failed save (Err).
@@ -76,8 +83,10 @@ type Event struct {
 	Text      string `json:"text,omitempty"`
 	Reasoning string `json:"reasoning,omitempty"`
 	Domain    string `json:"domain,omitempty"`
-	Status    string `json:"status,omitempty"`
-	Cause     string `json:"cause,omitempty"`
+	// Peer is the other side of a message: its sender or recipient.
+	Peer   string `json:"peer,omitempty"`
+	Status string `json:"status,omitempty"`
+	Cause  string `json:"cause,omitempty"`
 	// Load is the suffering load (0–1) at the time of the event.
 	Load     float64             `json:"load,omitempty"`
 	Stressor *suffering.Stressor `json:"stressor,omitempty"`
@@ -136,4 +145,122 @@ func Observers(obs ...Observer) Observer {
 			}
 		}
 	}
+}
+
+// icons of the thoughts log, by kind.
+var icons = map[EventKind]string{
+	EventGoalChosen:       "🎯",
+	EventGoalEnded:        "🏁",
+	EventWorldview:        "🧠",
+	EventQuestion:         "❓",
+	EventOpinion:          "💭",
+	EventStressorAdded:    "😣",
+	EventStressorResolved: "😌",
+	EventStressorDropped:  "🫥",
+	EventFallback:         "⚠️",
+	EventCrisis:           "🔥",
+	EventCrisisReset:      "🧯",
+	EventAnticipation:     "🔮",
+	EventCycle:            "⏱️",
+	EventModelCall:        "🔌",
+	EventToolCall:         "🔧",
+	EventPromptCut:        "✂️",
+	EventStateTrimmed:     "✂️",
+	EventTask:             "📋",
+	EventMessage:          "✉️",
+	EventError:            "❗",
+}
+
+// String formats e as one line of the thoughts log: "15:04:05 Cedar 🎯
+// text". Newlines in texts are flattened; nothing is cut.
+func (e Event) String() string {
+	var b strings.Builder
+	b.WriteString(e.Time.Format("15:04:05"))
+	b.WriteByte(' ')
+	b.WriteString(e.Agent)
+	b.WriteByte(' ')
+	icon := icons[e.Kind]
+	if icon == "" {
+		icon = "•"
+	}
+	b.WriteString(icon)
+	b.WriteByte(' ')
+	b.WriteString(flat(e.describe()))
+	return b.String()
+}
+
+func (e Event) describe() string {
+	switch e.Kind {
+	case EventGoalChosen:
+		if e.Reasoning != "" {
+			return e.Text + " — why: " + e.Reasoning
+		}
+		return e.Text
+	case EventGoalEnded:
+		return "[" + e.Status + "] " + e.Text
+	case EventOpinion:
+		return "[" + e.Domain + "] " + e.Text
+	case EventStressorAdded, EventStressorResolved:
+		if e.Stressor == nil {
+			return e.Text
+		}
+		verb := "stressor " + e.Stressor.Type
+		if e.Kind == EventStressorResolved {
+			return fmt.Sprintf("%s resolved (%s): %s; load %.2f", verb, e.Cause, e.Text, e.Load)
+		}
+		return fmt.Sprintf("%s %.2f (%s): %s; load %.2f", verb, e.Stressor.Severity, e.Cause, e.Text, e.Load)
+	case EventFallback:
+		return fmt.Sprintf("fallback goal (%s): %s", e.Cause, e.Error)
+	case EventCycle:
+		if c := e.Cycle; c != nil {
+			s := fmt.Sprintf("cycle in %v: prompt %d chars, %d+%d tokens", c.Total.Round(time.Millisecond), c.PromptChars, c.PromptTokens, c.OutputTokens)
+			if c.Fallback {
+				s += ", fallback"
+			}
+			return s
+		}
+	case EventModelCall:
+		if c := e.Call; c != nil {
+			s := fmt.Sprintf("%s %s in %v, %d+%d tokens", c.Model, c.Outcome, c.Duration.Round(time.Millisecond), c.PromptTokens, c.OutputTokens)
+			if e.Error != "" {
+				s += ": " + e.Error
+			}
+			return s
+		}
+	case EventToolCall:
+		if t := e.Tool; t != nil {
+			status := "ok"
+			if t.Failed {
+				status = "failed"
+			}
+			return fmt.Sprintf("%s(%s) %s: %s", t.Name, t.Arguments, status, t.Result)
+		}
+	case EventMessage:
+		switch e.Cause {
+		case "sent":
+			return "to " + e.Peer + ": " + e.Text
+		case "received":
+			return "from " + e.Peer + ": " + e.Text
+		case "host":
+			return "a person said: " + e.Text
+		}
+	}
+	if e.Error != "" {
+		if e.Text == "" {
+			return e.Error
+		}
+		return e.Text + ": " + e.Error
+	}
+	if e.Status != "" {
+		return "[" + e.Status + "] " + e.Text
+	}
+	return e.Text
+}
+
+// flat replaces runs of whitespace containing newlines with one space.
+func flat(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
 }

@@ -215,7 +215,8 @@ func (id *Identity) StartGoal(g Goal, l Limits) error {
 
 // EndGoal ends the active goal with status (DONE, FAILED or ABANDONED) at
 // now, stores outcome cut to l.Outcome characters, and appends a narrative
-// entry "[YYYY-MM-DD] {status}: {objective, 80 characters}". It returns the
+// entry "[YYYY-MM-DD] {Completed|Failed|Abandoned}: {objective, first 80
+// characters, whitespace collapsed}.". It returns the
 // ended goal, [ErrNoActiveGoal], or an error for a status that is not final.
 func (id *Identity) EndGoal(status GoalStatus, outcome string, now time.Time, l Limits) (Goal, error) {
 	if !status.Ended() {
@@ -265,8 +266,15 @@ func (id *Identity) Enforce(l Limits) []string {
 		id.Discoveries = keepLast(id.Discoveries, l.Discoveries)
 		note("discoveries", n, l.Discoveries)
 	}
+	cut := 0
 	for i := range id.Discoveries {
-		id.Discoveries[i].Text = runes.Head(id.Discoveries[i].Text, l.DiscoveryChars)
+		if d := &id.Discoveries[i]; runes.Count(d.Text) > l.DiscoveryChars {
+			d.Text = runes.Head(d.Text, l.DiscoveryChars)
+			cut++
+		}
+	}
+	if cut > 0 {
+		cuts = append(cuts, fmt.Sprintf("discovery texts cut to %d characters: %d", l.DiscoveryChars, cut))
 	}
 	if n := len(id.Goals); n > l.Goals {
 		id.Goals = keepLast(id.Goals, l.Goals)
@@ -274,17 +282,28 @@ func (id *Identity) Enforce(l Limits) []string {
 	}
 	// Only the last goal may be active: an older "active" goal was
 	// interrupted (for example by a crash) and is recorded as abandoned.
+	stale := 0
 	for i := 0; i < len(id.Goals)-1; i++ {
 		if g := &id.Goals[i]; g.Status == Active {
 			g.Status = Abandoned
 			if g.Outcome == "" {
 				g.Outcome = "interrupted before it ended"
 			}
-			note("stale active goals", 1, 0)
+			stale++
 		}
 	}
+	if stale > 0 {
+		note("stale active goals", stale, 0)
+	}
+	cut = 0
 	for i := range id.Goals {
-		id.Goals[i].Outcome = runes.Head(id.Goals[i].Outcome, l.Outcome)
+		if g := &id.Goals[i]; runes.Count(g.Outcome) > l.Outcome {
+			g.Outcome = runes.Head(g.Outcome, l.Outcome)
+			cut++
+		}
+	}
+	if cut > 0 {
+		cuts = append(cuts, fmt.Sprintf("goal outcomes cut to %d characters: %d", l.Outcome, cut))
 	}
 	return cuts
 }

@@ -56,7 +56,7 @@ func (s *State) Validate() error {
 		return err
 	}
 	if err := s.Suffering.Validate(); err != nil {
-		return fmt.Errorf("suffering: %w", err)
+		return err // already reads "suffering: invalid stressor: active[2].severity ..."
 	}
 	return nil
 }
@@ -148,6 +148,9 @@ func (m *MemoryStore) Load(ctx context.Context, agentID string) (*State, error) 
 func (m *MemoryStore) Save(ctx context.Context, s *State) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if s == nil {
+		return errors.New("identity: Save of a nil state")
 	}
 	if err := s.Validate(); err != nil {
 		return err

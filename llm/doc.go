@@ -1,1 +1,59 @@
+// Package llm is the language-model layer of the existence loop: one small
+// interface, provider adapters, typed errors and composable middleware that
+// make local models usable for structured output (issue 4).
+//
+// # Model, Request, Response
+//
+// [Model] has one method, Generate(ctx, *[Request]) (*[Response], error). A
+// Request carries the conversation ([Message] values with a [Role]), the
+// JSON Schema of the expected reply in Format (structured output, passed to
+// the provider unchanged), optional [ToolDef] tools, and sampling settings
+// (Temperature, Seed, MaxTokens; nil or zero means the provider's default,
+// see [Ptr]). A Response holds the text, any separate reasoning ("thinking"),
+// [ToolCall] values, the normalised done reason ([DoneStop], [DoneLength],
+// [DoneToolCalls]), the prompt and output token counts and the call's
+// duration. Every Model is safe for concurrent use and returns promptly,
+// with an error wrapping ctx.Err(), when its context ends.
+//
+// # Errors
+//
+// Adapters classify failures so that callers and middleware can react
+// without parsing messages. Each typed error matches a sentinel with
+// [errors.Is]:
+//
+//   - [StatusError]: an HTTP error status, with the server's Retry-After;
+//   - [*UnavailableError] ([ErrUnavailable]): the server could not be reached;
+//     its Hint says what to run (`ollama serve`);
+//   - [*ModelNotFoundError] ([ErrModelNotFound]): its Hint says what to run
+//     (`ollama pull MODEL`);
+//   - [*TruncatedError] ([ErrTruncated]): the reply hit the token limit; it
+//     holds the partial Response;
+//   - [ErrEmpty]: no text and no tool calls;
+//   - [ErrTimeout]: a per-call timeout fired.
+//
+// [Classify] maps any error to a short outcome name for logs and metrics,
+// and [Retryable] tells which failures may succeed on a retry.
+//
+// # Middleware
+//
+// Middleware wraps a Model and is itself a Model, so it stacks:
+//
+//   - [WithRetry]: exponential backoff with jitter for retryable failures,
+//     honouring Retry-After; the defaults copy the original system (3
+//     attempts, 10 s after a 503, 5 s otherwise);
+//   - [WithTimeout]: a per-call deadline (default 180 s, as in the original);
+//   - [Fallback]: try model A, then model B;
+//   - [WithRepair]: when the reply fails validation, one follow-up quoting the
+//     error and asking for a corrected object;
+//   - [Observe]: reports every attempt (model, duration, tokens, outcome);
+//   - [Limit]: bounds the number of calls in flight.
+//
+// # Adapters and testing
+//
+// Package llm/ollama talks to an Ollama server through the official
+// github.com/ollama/ollama/api client; package llm/openai talks to OpenAI and
+// OpenAI-compatible servers (llama.cpp server, vLLM, LM Studio). Package
+// llm/llmtest provides a scripted fake Model that records every request, and
+// the conformance suite every adapter passes against a protocol-faithful
+// httptest server.
 package llm

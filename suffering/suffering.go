@@ -113,8 +113,17 @@ func (l Level) String() string {
 	}
 }
 
-// LevelOf returns the level of a cumulative load (0–1).
+// loadEpsilon absorbs floating-point error in sums of severities: 0.18+0.72
+// is 0.8999999999999999 in float64, which the prompt shows as "0.90", so it
+// must be in crisis too. It is far below the two decimals the prompt shows.
+const loadEpsilon = 1e-9
+
+// LevelOf returns the level of a cumulative load (0–1). A load within 1e-9
+// below a threshold counts as reaching it, so that a sum of severities that
+// floating point puts a hair below 0.90 (and the prompt shows as "0.90") is
+// in crisis.
 func LevelOf(load float64) Level {
+	load += loadEpsilon
 	switch {
 	case load >= ThresholdCrisis:
 		return LevelCrisis
@@ -131,8 +140,9 @@ func LevelOf(load float64) Level {
 
 // Stressor is one persistent aversive signal (spec §4).
 type Stressor struct {
-	// Type is the normalised type, e.g. "repeated_failure".
-	Type        string `json:"type"`
+	// Type is the normalised type, e.g. "repeated_failure" (see [Normalize]).
+	Type string `json:"type"`
+	// Description says what hurts, in the agent's words or the assessment's.
 	Description string `json:"description"`
 	// Severity is the current severity, 0–1.
 	Severity float64 `json:"severity"`
@@ -140,19 +150,23 @@ type Stressor struct {
 	Peak float64 `json:"peak_severity"`
 	// RatePerDay is the escalation in severity per day.
 	RatePerDay float64 `json:"escalation_per_day"`
-	// Condition is the observable condition under which it resolves.
-	Condition string    `json:"condition"`
-	Onset     time.Time `json:"onset"`
+	// Condition is the observable condition under which it resolves,
+	// shown in the prompt as "Will ease when: {condition}".
+	Condition string `json:"condition"`
+	// Onset is when the stressor was added.
+	Onset time.Time `json:"onset"`
 	// ResolvedAt and Resolution are set once the stressor is resolved.
 	ResolvedAt time.Time `json:"resolved_at,omitzero"`
 	Resolution string    `json:"resolution,omitempty"`
 }
 
-// Input describes a stressor to add.
+// Input describes a stressor to add with [State.Add].
 type Input struct {
+	// Type is normalised by [Normalize]; it selects the escalation rate.
 	Type        string
 	Description string
-	Condition   string
+	// Condition is the observable resolution condition.
+	Condition string
 	// Severity is the initial severity, 0–1; 0 means [InitialSeverity].
 	Severity float64
 }
@@ -311,10 +325,24 @@ func (s *State) NoteCycle(now time.Time) (reset []Stressor) {
 
 // Fragment returns the prompt fragment of spec §4 for the "YOUR INNER STATE"
 // section. Below ThresholdProminent it is exactly
-// "No active suffering. Load: 0.00/1.0." with the actual load.
+// "No active suffering. Load: 0.00/1.0." with the actual load (two
+// decimals). Above it, a header line that depends on the level:
+//
+//	Current suffering (0.40/1.0):
+//	HIGH SUFFERING (0.80/1.0) — this is shaping your ability to act.
+//	!! CRISIS STATE — your suffering load is critical (0.95/1.0). You cannot pursue external goals. Address this first.
+//
+// followed, most severe first, by two lines per active stressor, each
+// indented by two spaces, with one "#" per whole tenth of severity in a bar
+// of ten cells:
+//
+//	[##........] repeated_failure 0.25  4 of 6 goals failed
+//	Will ease when: bring the failure rate below 30% by completing goals successfully
+//
+// The lines are joined by "\n" with no trailing newline.
 func (s *State) Fragment() string {
 	load := s.Load()
-	if len(s.Active) == 0 || load < ThresholdProminent {
+	if len(s.Active) == 0 || LevelOf(load) == LevelNone {
 		return fmt.Sprintf("No active suffering. Load: %.2f/1.0.", load)
 	}
 	var b strings.Builder
@@ -327,7 +355,7 @@ func (s *State) Fragment() string {
 		fmt.Fprintf(&b, "Current suffering (%.2f/1.0):", load)
 	}
 	for _, st := range s.BySeverity() {
-		filled := max(0, min(10, int(st.Severity*10)))
+		filled := max(0, min(10, int(math.Floor(st.Severity*10+loadEpsilon))))
 		fmt.Fprintf(&b, "\n  [%s%s] %s %.2f  %s\n  Will ease when: %s",
 			strings.Repeat("#", filled), strings.Repeat(".", 10-filled),
 			st.Type, st.Severity, st.Description, st.Condition)
@@ -387,15 +415,16 @@ func (s *State) Anticipate(domain string) (signal string, ok bool) {
 	return fmt.Sprintf("Anticipatory signal: a similar domain previously caused %s suffering (peak %.2f). It resolved when: %s", worst.Type, worst.Peak, how), true
 }
 
-// Validate checks the state read from storage: every type non-empty and
-// normalised, every severity, peak and rate a finite number in 0–1 (rates ≥
-// 0), at most MaxActive active stressors and no duplicate active types. The
-// error names the offending field, e.g. "active[2].severity".
+// Validate checks that the state holds usable values: every type non-empty,
+// every severity, peak and escalation rate a finite number in 0–1, and a
+// non-negative crisis counter. The error wraps [ErrInvalid] and names the
+// offending field, e.g. "active[2].severity". Over-cap or unnormalised
+// state (more than MaxActive active stressors, types in mixed case,
+// duplicates) is valid here: [State.Enforce] trims it.
 func (s *State) Validate() error {
-	seen := map[string]bool{}
 	check := func(field string, i int, st Stressor) error {
 		where := fmt.Sprintf("%s[%d]", field, i)
-		if st.Type == "" {
+		if strings.TrimSpace(st.Type) == "" {
 			return fmt.Errorf("%w: %s.type is empty", ErrInvalid, where)
 		}
 		if v := st.Severity; !unit(v) {
@@ -409,20 +438,10 @@ func (s *State) Validate() error {
 		}
 		return nil
 	}
-	if len(s.Active) > MaxActive {
-		return fmt.Errorf("%w: %d active stressors, at most %d", ErrInvalid, len(s.Active), MaxActive)
-	}
 	for i, st := range s.Active {
 		if err := check("active", i, st); err != nil {
 			return err
 		}
-		if st.Type != Normalize(st.Type) {
-			return fmt.Errorf("%w: active[%d].type %q is not normalised", ErrInvalid, i, st.Type)
-		}
-		if seen[st.Type] {
-			return fmt.Errorf("%w: active[%d].type %q is active twice", ErrInvalid, i, st.Type)
-		}
-		seen[st.Type] = true
 	}
 	for i, st := range s.Resolved {
 		if err := check("resolved", i, st); err != nil {
@@ -433,6 +452,87 @@ func (s *State) Validate() error {
 		return fmt.Errorf("%w: crisis_cycles is %d", ErrInvalid, s.CrisisCycles)
 	}
 	return nil
+}
+
+// Enforce brings stored state within the spec §4 rules and returns a
+// description of each change (nil when there was none). It is applied on
+// load, so over-cap state is trimmed, never refused:
+//
+//   - types are normalised ([Normalize]) and peaks raised to at least the
+//     severity;
+//   - duplicate active types are merged: the most severe stays active, the
+//     others move to the resolved history;
+//   - beyond MaxActive, the most severe stay active and the rest move to the
+//     resolved history, with a Resolution saying why;
+//   - the resolved history keeps its newest MaxResolved entries.
+//
+// Resolved entries get ResolvedAt now when they had none.
+func (s *State) Enforce(now time.Time) []string {
+	var cuts []string
+	renamed := 0
+	fix := func(st *Stressor) {
+		if n := Normalize(st.Type); n != st.Type {
+			st.Type = n
+			renamed++
+		}
+		st.Peak = max(st.Peak, st.Severity)
+	}
+	for i := range s.Active {
+		fix(&s.Active[i])
+	}
+	for i := range s.Resolved {
+		fix(&s.Resolved[i])
+	}
+	if renamed > 0 {
+		cuts = append(cuts, fmt.Sprintf("stressor types normalised: %d", renamed))
+	}
+	demote := func(st Stressor, why string) {
+		st.Resolution = why
+		if st.ResolvedAt.IsZero() {
+			st.ResolvedAt = now
+		}
+		s.Resolved = append(s.Resolved, st)
+	}
+	// Most severe first; keep the first of each type and at most MaxActive.
+	sorted := s.BySeverity()
+	seen := map[string]bool{}
+	var keep []Stressor
+	merged, dropped := 0, 0
+	for _, st := range sorted {
+		switch {
+		case seen[st.Type]:
+			demote(st, "merged on load: the same stressor type was active twice")
+			merged++
+		case len(keep) >= MaxActive:
+			demote(st, fmt.Sprintf("demoted on load: more than %d active stressors; kept the %d most severe", MaxActive, MaxActive))
+			dropped++
+		default:
+			seen[st.Type] = true
+			keep = append(keep, st)
+		}
+	}
+	if merged+dropped > 0 {
+		// Keep onset order among the survivors.
+		var active []Stressor
+		for _, st := range s.Active {
+			if i := slices.IndexFunc(keep, func(k Stressor) bool { return k == st }); i >= 0 {
+				active = append(active, st)
+				keep = slices.Delete(keep, i, i+1)
+			}
+		}
+		s.Active = active
+	}
+	if merged > 0 {
+		cuts = append(cuts, fmt.Sprintf("duplicate active stressors merged: %d", merged))
+	}
+	if dropped > 0 {
+		cuts = append(cuts, fmt.Sprintf("active stressors: %d → %d", len(s.Active)+dropped, MaxActive))
+	}
+	if n := len(s.Resolved) - MaxResolved; n > 0 {
+		s.Resolved = slices.Delete(s.Resolved, 0, n)
+		cuts = append(cuts, fmt.Sprintf("resolved history: %d → %d", n+MaxResolved, MaxResolved))
+	}
+	return cuts
 }
 
 // unit reports whether v is a finite number in 0–1.

@@ -1,0 +1,139 @@
+// Command trio runs Cedar (scout), Cipher (analyst) and Vault (builder) as
+// peers in one process: the existence loop of the reference system, against
+// a local Ollama server (or any OpenAI-compatible server), with real,
+// sandboxed workspace tools.
+//
+//	go run ./examples/trio                  # needs `ollama serve` and `ollama pull qwen3.5:9b`
+//	go run ./examples/trio -dry-run         # print each agent's prompt; no model call
+//	go run ./examples/trio -cycles 3 -json  # events as JSON lines
+//
+// State lives in ./trio-state (identity, suffering, goal history, inbox and
+// task queue); the agents' files in ./trio-workspace. Stop with Ctrl-C: the
+// state is saved, and the next run continues where this one stopped.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/existence-loop/sdk/llm"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it parses args, runs the trio and
+// returns the exit code. Tests call it directly.
+func run(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "trio:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := runTrio(ctx, opts, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "trio:", err)
+		return 1
+	}
+	return 0
+}
+
+// options are the trio's flags.
+type options struct {
+	provider     string
+	llmURL       string
+	model        string
+	llmTimeout   time.Duration
+	state        string
+	workspace    string
+	heartbeat    time.Duration
+	cycles       int
+	dryRun       bool
+	now          time.Time
+	json         bool
+	importHollow string
+	hollowTZ     string
+	replace      bool
+	verbose      bool
+
+	// retry is the model retry policy; tests shorten its waits.
+	retry llm.RetryPolicy
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("trio", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &options{}
+	var now string
+	fs.StringVar(&o.provider, "provider", "ollama", "model provider: ollama or openai (any OpenAI-compatible server)")
+	fs.StringVar(&o.llmURL, "llm-url", "", "server URL (default $OLLAMA_HOST, else http://127.0.0.1:11434; with -provider openai, a base URL ending in /v1, default $OPENAI_BASE_URL)")
+	fs.StringVar(&o.model, "model", "qwen3.5:9b", "model name")
+	fs.DurationVar(&o.llmTimeout, "llm-timeout", 180*time.Second, "timeout of one model call")
+	fs.StringVar(&o.state, "state", "./trio-state", "state directory")
+	fs.StringVar(&o.workspace, "workspace", "./trio-workspace", "the agents' shared workspace directory")
+	fs.DurationVar(&o.heartbeat, "heartbeat", 6*time.Second, "tick interval")
+	fs.IntVar(&o.cycles, "cycles", 0, "stop after N existence cycles per agent (0 = run until interrupted)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print each agent's assembled prompt, make no model call, and exit")
+	fs.StringVar(&now, "now", "", "fixed clock, RFC 3339 (for dry runs)")
+	fs.BoolVar(&o.json, "json", false, "print events as JSON lines on stdout")
+	fs.StringVar(&o.importHollow, "import-hollow", "", "import a hollow-agentOS memory directory into -state first")
+	fs.BoolVar(&o.replace, "import-replace", false, "with -import-hollow, replace agents already in -state")
+	fs.StringVar(&o.hollowTZ, "hollow-tz", "UTC", "time zone of the hollow-agentOS \"YYYY-MM-DD HH:MM\" timestamps")
+	fs.BoolVar(&o.verbose, "v", false, "also log every model call and cycle")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if now != "" {
+		t, err := time.Parse(time.RFC3339, now)
+		if err != nil {
+			return nil, fmt.Errorf("-now: %w", err)
+		}
+		o.now = t
+	}
+	switch o.provider {
+	case "ollama":
+		if o.llmURL == "" {
+			o.llmURL = os.Getenv("OLLAMA_HOST")
+		}
+		if o.llmURL == "" {
+			o.llmURL = "http://127.0.0.1:11434"
+		}
+	case "openai":
+		if o.llmURL == "" {
+			o.llmURL = os.Getenv("OPENAI_BASE_URL")
+		}
+		if o.llmURL == "" {
+			return nil, errors.New("-provider openai needs -llm-url (a base URL ending in /v1) or $OPENAI_BASE_URL")
+		}
+	default:
+		return nil, fmt.Errorf("-provider %q: want ollama or openai", o.provider)
+	}
+	if o.heartbeat <= 0 || o.llmTimeout <= 0 {
+		return nil, errors.New("-heartbeat and -llm-timeout must be positive")
+	}
+	if o.cycles < 0 {
+		return nil, errors.New("-cycles must be 0 or more")
+	}
+	return o, nil
+}
+
+// logger returns the diagnostics logger: warnings and errors on stderr.
+func logger(stderr io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}

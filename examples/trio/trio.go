@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/taskqueue"
+	"github.com/existence-loop/sdk/existence/toolloop"
+	"github.com/existence-loop/sdk/existence/workspace"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/hollow"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/ollama"
+	"github.com/existence-loop/sdk/llm/openai"
+	"github.com/existence-loop/sdk/prompt"
+)
+
+// member is one agent of the trio. The ids are the original system's.
+type member struct {
+	id, name, role string
+	traits         []string
+	domains        []string
+}
+
+var members = []member{
+	{
+		id: "scout", name: "Cedar",
+		role:    "You are the scout: you read what exists in the workspace and report what you find, with the paths as evidence.",
+		traits:  []string{"curious", "observant", "reports what is actually there"},
+		domains: []string{"discovery", "documentation"},
+	},
+	{
+		id: "analyst", name: "Cipher",
+		role:    "You are the analyst: you read what your peers wrote and analyse it — what holds up, what is missing, what contradicts what.",
+		traits:  []string{"analytical", "skeptical", "likes to verify before concluding"},
+		domains: []string{"analysis", "review"},
+	},
+	{
+		id: "builder", name: "Vault",
+		role:    "You are the builder: you build files — designs, data, code, tools on paper — that make the workspace more useful.",
+		traits:  []string{"practical", "persistent", "finishes what it starts"},
+		domains: []string{"building", "design"},
+	},
+}
+
+// worldText is the trio's world context (spec §2 row 3, §7): the world the
+// agents really run in, identical every cycle.
+func worldText(workspaceDir string) string {
+	return strings.Join([]string{
+		"You are running as a Go program on a real computer, in the existence-loop SDK's trio example.",
+		"Your world is one workspace directory shared with your peers: " + workspaceDir + ". Every path you use is relative to it.",
+		"Your tools are read_file, write_file, append_file, list_files and delete_file. They work only inside the workspace.",
+		"There is no network, no shell and no code execution: what you make is text files — notes, designs, data, code for a person to read.",
+		"There is no hardware layer accessible to you — no thermal sensors, no PMIC, no CPU registers, no bus arbiter.",
+		"Each agent keeps its own work in a folder named after its id (scout/, analyst/, builder/); design/ holds shared design specs. You may read everything.",
+	}, "\n")
+}
+
+// trioGoals are the ranked goals of the directive (spec §7, adapted to the
+// trio's real world).
+var trioGoals = []string{
+	"Read real files in the workspace (list_files, read_file) and improve on what is there",
+	"Write a new, useful file in your own folder — a note, a dataset, a tool written as code",
+	"Write a design spec to design/ for something a person could build",
+	"Review a peer's file and write your assessment next to it, citing paths as evidence",
+	"Finish or fix something you or a peer left incomplete",
+}
+
+const trioProhibitions = "goals referencing hardware, thermal sensors, PMIC, bus arbiters, the network, or tools you do not have"
+
+// runTrio wires the SDK together and runs (or dry-runs) the trio.
+func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
+	log := logger(stderr)
+	var clock existence.Clock = existence.SystemClock
+	if !o.now.IsZero() {
+		clock = fixedClock{o.now}
+	}
+
+	fstore, err := identity.OpenFileStore(o.state, identity.FileOptions{})
+	if err != nil {
+		return err
+	}
+	var store identity.Store = fstore
+	if o.importHollow != "" {
+		loc, err := time.LoadLocation(o.hollowTZ)
+		if err != nil {
+			return fmt.Errorf("-hollow-tz: %w", err)
+		}
+		sum, err := hollow.Import(ctx, o.importHollow, store, hollow.Options{Location: loc, Now: clock.Now, Replace: o.replace})
+		if err != nil {
+			return fmt.Errorf("import %s: %w", o.importHollow, err)
+		}
+		fmt.Fprintf(stderr, "trio: imported from %s:\n%s\n", o.importHollow, sum)
+	}
+	if o.dryRun {
+		store = readOnly{fstore} // a dry run changes nothing and takes no lock
+	}
+	tasks, err := taskqueue.Open(o.state, taskqueue.Options{Now: clock.Now})
+	if err != nil {
+		return err
+	}
+	ws, err := workspace.Open(o.workspace, workspace.Limits{})
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+
+	base, err := newModel(o)
+	if err != nil {
+		return err
+	}
+	out := newPrinter(o, stdout, stderr)
+	runner, err := existence.NewRunner(existence.RunnerConfig{
+		Store:     store,
+		Clock:     clock,
+		Heartbeat: o.heartbeat,
+		Observer:  out.observe,
+		Logger:    log,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := runner.Close(); err != nil {
+			fmt.Fprintln(stderr, "trio: closing:", err)
+		}
+	}()
+
+	world := worldText(filepath.ToSlash(filepath.Clean(o.workspace)) + "/")
+	for _, m := range members {
+		exec, err := toolloop.New(toolloop.Config{
+			Model:       runner.Limit(llm.WithRetry(llm.WithTimeout(base, o.llmTimeout), o.retry)),
+			Tools:       ws.Tools(),
+			ToolTimeout: time.Minute,
+			World:       world + "\n" + m.role + " Your own folder is " + m.id + "/.",
+		})
+		if err != nil {
+			return err
+		}
+		_, err = runner.Add(ctx, existence.Config{
+			ID:      m.id,
+			Name:    m.name,
+			Traits:  m.traits,
+			Domains: m.domains,
+			Model:   base,
+			Prompt: prompt.New(prompt.Config{
+				World:        world,
+				Situation:    prompt.DefaultSituation + "\n" + m.role,
+				Goals:        trioGoals,
+				Prohibitions: trioProhibitions,
+				Grounding:    "The goal must be grounded in what actually exists in the workspace.",
+			}),
+			Executor:    exec,
+			Tasks:       tasks,
+			CallTimeout: o.llmTimeout,
+			Retry:       o.retry,
+			MaxCycles:   o.cycles,
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.id, err)
+		}
+	}
+
+	if o.dryRun {
+		for _, a := range runner.Agents() {
+			p, err := a.Preview(ctx)
+			if err != nil {
+				return fmt.Errorf("%s: %w", a.ID(), err)
+			}
+			fmt.Fprintf(stdout, "=== prompt: %s ===\n%s\n", a.ID(), p.Text)
+		}
+		return nil
+	}
+	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; Ctrl-C to stop\n", o.provider, o.llmURL, o.model, o.state, o.workspace)
+	return runner.Run(ctx)
+}
+
+// newModel builds the provider adapter.
+func newModel(o *options) (llm.Model, error) {
+	switch o.provider {
+	case "openai":
+		return openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model})
+	default:
+		return ollama.New(ollama.Config{URL: o.llmURL, Model: o.model})
+	}
+}
+
+// printer writes events: a readable thoughts log, or JSON lines with -json.
+// A failure to reach the model is explained once on stderr.
+type printer struct {
+	o              *options
+	stdout, stderr io.Writer
+
+	mu     sync.Mutex
+	enc    *json.Encoder
+	hinted map[string]bool
+}
+
+func newPrinter(o *options, stdout, stderr io.Writer) *printer {
+	return &printer{o: o, stdout: stdout, stderr: stderr, enc: json.NewEncoder(stdout), hinted: map[string]bool{}}
+}
+
+func (p *printer) observe(e existence.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e.Kind == existence.EventFallback {
+		p.hint(e.Err)
+	}
+	if p.o.json {
+		if err := p.enc.Encode(e); err != nil {
+			fmt.Fprintln(p.stderr, "trio: writing event:", err)
+		}
+		return
+	}
+	if !p.o.verbose {
+		switch e.Kind {
+		case existence.EventCycle:
+			return
+		case existence.EventModelCall:
+			if e.Call != nil && e.Call.Outcome == "ok" {
+				return
+			}
+		}
+	}
+	fmt.Fprintln(p.stdout, e.String())
+}
+
+// hint prints one stderr line per kind of unreachable model, saying what
+// to run.
+func (p *printer) hint(err error) {
+	var key, msg string
+	switch {
+	case errors.Is(err, llm.ErrUnavailable):
+		key = "unavailable"
+		if p.o.provider == "ollama" {
+			msg = fmt.Sprintf("cannot reach Ollama at %s — start it with `ollama serve` (then `ollama pull %s`); the agents keep running on the fallback goal", p.o.llmURL, p.o.model)
+		} else {
+			msg = fmt.Sprintf("cannot reach the model server at %s — start it; the agents keep running on the fallback goal", p.o.llmURL)
+		}
+	case errors.Is(err, llm.ErrModelNotFound):
+		key = "model"
+		msg = fmt.Sprintf("model %s not found at %s", p.o.model, p.o.llmURL)
+		if p.o.provider == "ollama" {
+			msg += fmt.Sprintf(" — run `ollama pull %s`", p.o.model)
+		}
+		msg += "; the agents keep running on the fallback goal"
+	default:
+		return
+	}
+	if !p.hinted[key] {
+		p.hinted[key] = true
+		fmt.Fprintln(p.stderr, "trio:", msg)
+	}
+}
+
+// readOnly is a store whose saves are discarded, for dry runs.
+type readOnly struct{ identity.Store }
+
+func (readOnly) Save(context.Context, *identity.State) error { return nil }
+
+// fixedClock is the -now clock: time stands still, and tickers tick in real
+// time (a dry run never waits for one).
+type fixedClock struct{ t time.Time }
+
+func (c fixedClock) Now() time.Time { return c.t }
+
+func (c fixedClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
+	return existence.SystemClock.NewTicker(d)
+}

@@ -1,0 +1,434 @@
+package existence
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/existence-loop/sdk/existence/taskqueue"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/suffering"
+)
+
+// Defaults of [Config].
+const (
+	// DefaultHeartbeat is the tick interval (spec §1).
+	DefaultHeartbeat = 6 * time.Second
+	// DefaultCycleTimeout bounds one existence cycle's model exchange,
+	// retries and repair included.
+	DefaultCycleTimeout = 10 * time.Minute
+)
+
+// The spec §6 fallback goal, substituted as if the model had answered when
+// the model call fails or its reply cannot be used.
+const (
+	FallbackContent   = "explore the workspace and build something useful"
+	FallbackReasoning = "LLM unavailable — defaulting to productive work"
+)
+
+// MaxNewStressors is how many of a response's new stressors are added per
+// cycle (spec §3).
+const MaxNewStressors = 2
+
+// Config configures an [Agent]. Only ID, Name and Model are required.
+type Config struct {
+	// ID is the agent id (see [identity.ValidateID]), e.g. "scout".
+	ID string
+	// Name is the display name, e.g. "Cedar". Traits and Domains seed a
+	// new identity; a stored identity keeps its own.
+	Name    string
+	Traits  []string
+	Domains []string
+
+	// Model answers existence cycles (required): an adapter such as
+	// llm/ollama, or a chain built with [llm.Fallback]. The agent wraps it,
+	// innermost first, with [llm.Observe] (an [EventModelCall] per attempt),
+	// [llm.WithTimeout] (CallTimeout), [llm.WithRetry] (Retry) and
+	// [llm.WithRepair] (one repair follow-up per cycle, unless NoRepair).
+	Model llm.Model
+	// Store persists the agent's state; default an in-memory store. If the
+	// store has a Lock method (as [identity.FileStore] does), the agent
+	// holds the lock until [Agent.Close].
+	Store identity.Store
+	// Prompt assembles the existence prompt; default prompt.New with
+	// [prompt.DefaultSituation] and no world text.
+	Prompt *prompt.Assembler
+	// Executor pursues chosen goals; default [Immediate].
+	Executor Executor
+	// Tasks is the optional queue of externally assigned tasks (spec §2
+	// row 1).
+	Tasks *taskqueue.Queue
+	// Clock is the time source; default [SystemClock].
+	Clock Clock
+	// Heartbeat is the tick interval of [Agent.Run]; default 6 s.
+	Heartbeat time.Duration
+	// CallTimeout bounds one model attempt; default 180 s, as in the
+	// original (spec §7).
+	CallTimeout time.Duration
+	// Retry is the retry policy of the cycle's model calls; the zero value
+	// copies the original: 3 attempts, 10 s after a 503, 5 s otherwise
+	// (with exponential backoff and jitter). Attempts: 1 disables retries.
+	Retry llm.RetryPolicy
+	// CycleTimeout bounds a whole cycle's model exchange, retries and
+	// repair included; default 10 minutes.
+	CycleTimeout time.Duration
+	// MaxCycles stops [Agent.Run] after this many existence cycles (and
+	// their goals); 0 means run until the context ends.
+	MaxCycles int
+	// Limits are the identity and prompt caps; zero fields mean the spec's
+	// defaults.
+	Limits identity.Limits
+	// Temperature, Seed and MaxTokens are passed to the model.
+	Temperature *float64
+	Seed        *int
+	MaxTokens   int
+	// NoRepair disables the one repair follow-up per cycle (issue 4).
+	NoRepair bool
+	// Values carries application data for custom prompt sections.
+	Values *prompt.Values
+	// Observation returns what the application can observe about the
+	// agent's work (artifacts used, output, direction) for the suffering
+	// assessment (spec §4). The agent fills Completed, Failed and Stalled
+	// from its goal history after calling it. Optional.
+	Observation func(id *identity.Identity) suffering.Observation
+	// FreshOnCorrupt makes [New] quarantine a corrupt stored state (when
+	// the store can, see [identity.FileStore.Quarantine]) and start a new
+	// identity. By default a corrupt state is an error and nothing starts.
+	FreshOnCorrupt bool
+	// Observer receives every event; Logger receives diagnostics (default
+	// slog.Default()).
+	Observer Observer
+	Logger   *slog.Logger
+
+	// peers and send are set by a Runner.
+	peers func(self string) []prompt.Peer
+	send  func(from *Agent, text string)
+}
+
+// locker is implemented by stores that can lock an agent's state against
+// other processes, such as identity.FileStore.
+type locker interface {
+	Lock(agentID string) (unlock func() error, err error)
+}
+
+// quarantiner is implemented by stores that can move a corrupt document
+// aside, such as identity.FileStore.
+type quarantiner interface {
+	Quarantine(agentID string) (string, error)
+}
+
+// Agent is one existence-loop agent: an identity, a suffering state, a
+// prompt assembler, a model, a store and an executor. Create it with [New];
+// drive it with [Agent.Run], or tick by tick with [Agent.Tick]. All methods
+// are safe for concurrent use.
+type Agent struct {
+	cfg         Config
+	name        string
+	model       llm.Model
+	log         *slog.Logger
+	unlockStore func() error
+
+	tickMu sync.Mutex // serialises Tick
+
+	mu      sync.Mutex // guards the fields below
+	state   *identity.State
+	running *run // the executing goal, or nil
+	cycles  int
+	pending []Event // events queued under mu, emitted by unlock
+
+	wake chan struct{}
+}
+
+// run is one goal being executed.
+type run struct {
+	goalID string
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the executor returned
+	out    Outcome
+	err    error
+}
+
+// New loads the agent's state from cfg.Store (or creates a new identity when
+// none is stored), trims it to its caps (reporting cuts as
+// [EventStateTrimmed]) and returns the agent. With a store that can lock,
+// it takes the agent's lock; call [Agent.Close] to release it.
+//
+// Errors: a missing ID, Name or Model; [identity.ErrInvalidID];
+// [identity.ErrLocked] when another process runs the agent; a load error
+// such as [identity.ErrCorrupt] (unless FreshOnCorrupt).
+func New(ctx context.Context, cfg Config) (*Agent, error) {
+	if cfg.ID == "" || cfg.Name == "" {
+		return nil, errors.New("existence: Config.ID and Config.Name are required")
+	}
+	if err := identity.ValidateID(cfg.ID); err != nil {
+		return nil, err
+	}
+	if cfg.Model == nil {
+		return nil, errors.New("existence: Config.Model is required")
+	}
+	if cfg.Store == nil {
+		cfg.Store = identity.NewMemoryStore()
+	}
+	if cfg.Prompt == nil {
+		cfg.Prompt = prompt.New(prompt.Config{Situation: prompt.DefaultSituation})
+	}
+	if cfg.Executor == nil {
+		cfg.Executor = Immediate
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.CycleTimeout <= 0 {
+		cfg.CycleTimeout = DefaultCycleTimeout
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = llm.DefaultTimeout
+	}
+	cfg.Limits = cfg.Limits.WithDefaults()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	a := &Agent{
+		cfg:  cfg,
+		name: cfg.Name,
+		log:  cfg.Logger.With("agent", cfg.ID),
+		wake: make(chan struct{}, 1),
+	}
+
+	if l, ok := cfg.Store.(locker); ok {
+		unlock, err := l.Lock(cfg.ID)
+		if err != nil {
+			return nil, err
+		}
+		a.unlockStore = unlock
+	}
+	st, err := a.load(ctx)
+	if err != nil {
+		a.release()
+		return nil, err
+	}
+	a.state = st
+	a.name = st.Identity.Name
+	if a.name == "" {
+		a.name = cfg.Name
+	}
+
+	m := llm.Observe(cfg.Model, "", a.onAttempt)
+	m = llm.WithTimeout(m, cfg.CallTimeout)
+	m = llm.WithRetry(m, cfg.Retry)
+	if !cfg.NoRepair {
+		m = llm.WithRepair(m, prompt.ValidateResponse)
+	}
+	a.model = m
+	return a, nil
+}
+
+func (a *Agent) load(ctx context.Context) (*identity.State, error) {
+	now := a.cfg.Clock.Now()
+	st, err := a.cfg.Store.Load(ctx, a.cfg.ID)
+	switch {
+	case err == nil:
+	case errors.Is(err, identity.ErrNotFound):
+		st = nil
+	case errors.Is(err, identity.ErrCorrupt) && a.cfg.FreshOnCorrupt:
+		q, ok := a.cfg.Store.(quarantiner)
+		if !ok {
+			return nil, fmt.Errorf("existence: %w (the store cannot quarantine it, so no fresh start)", err)
+		}
+		path, qerr := q.Quarantine(a.cfg.ID)
+		if qerr != nil {
+			return nil, fmt.Errorf("existence: quarantine after %v: %w", err, qerr)
+		}
+		a.emit(Event{Kind: EventError, Text: "corrupt state moved aside to " + path + "; starting a fresh identity", Err: err})
+		st = nil
+	default:
+		return nil, err
+	}
+	if st == nil {
+		id := identity.New(a.cfg.ID, a.cfg.Name, now)
+		id.Traits, id.Domains = a.cfg.Traits, a.cfg.Domains
+		return &identity.State{Identity: id}, nil
+	}
+	cuts := st.Identity.Enforce(a.cfg.Limits)
+	cuts = append(cuts, st.Suffering.Enforce(now)...)
+	if len(cuts) > 0 {
+		a.emit(Event{Kind: EventStateTrimmed, Text: strings.Join(cuts, "; ")})
+	}
+	if n := len(st.Inbox) - a.cfg.Limits.Inbox; n > 0 {
+		st.Inbox = st.Inbox[n:]
+		a.emit(Event{Kind: EventStateTrimmed, Text: fmt.Sprintf("inbox: dropped the %d oldest messages over the cap of %d", n, a.cfg.Limits.Inbox)})
+	}
+	return st, nil
+}
+
+// ID returns the agent id.
+func (a *Agent) ID() string { return a.cfg.ID }
+
+// Name returns the agent's display name: the stored identity's name, which
+// may differ from Config.Name for an imported or older identity.
+func (a *Agent) Name() string { return a.name }
+
+// State returns a deep copy of the agent's current state.
+func (a *Agent) State() *identity.State {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.state.Clone()
+}
+
+// Cycles returns the number of existence cycles run since [New].
+func (a *Agent) Cycles() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cycles
+}
+
+// Deliver puts a peer message in the agent's inbox (spec §2 row 15) and
+// persists it. The inbox keeps the newest Limits.Inbox messages; the next
+// existence cycle shows the last 5 and empties it.
+func (a *Agent) Deliver(ctx context.Context, m identity.Message) error {
+	if m.At.IsZero() {
+		m.At = a.cfg.Clock.Now()
+	}
+	a.mu.Lock()
+	a.state.Inbox = append(a.state.Inbox, m)
+	var dropped int
+	if n := len(a.state.Inbox) - a.cfg.Limits.Inbox; n > 0 {
+		a.state.Inbox = append([]identity.Message(nil), a.state.Inbox[n:]...)
+		dropped = n
+	}
+	if dropped > 0 {
+		a.queue(Event{Kind: EventStateTrimmed, Text: fmt.Sprintf("inbox full: dropped the %d oldest messages", dropped)})
+	}
+	a.queue(Event{Kind: EventMessage, Cause: "received", Text: m.Text, Peer: m.From})
+	err := a.saveLocked(ctx)
+	a.unlock()
+	return err
+}
+
+// Say delivers a host message (spec §2 row 16, "A PERSON SAID") and persists
+// it. It reaches the agent even while it pursues a goal: the next tick
+// interrupts the goal (ABANDONED, "interrupted by a host message") and runs
+// an existence cycle at once; [Agent.Run] ticks immediately.
+func (a *Agent) Say(ctx context.Context, text string) error {
+	m := identity.Message{From: "host", Text: text, At: a.cfg.Clock.Now()}
+	a.mu.Lock()
+	a.state.Host = append(a.state.Host, m)
+	if n := len(a.state.Host) - a.cfg.Limits.Inbox; n > 0 {
+		a.state.Host = append([]identity.Message(nil), a.state.Host[n:]...)
+	}
+	a.queue(Event{Kind: EventMessage, Cause: "host", Text: text})
+	err := a.saveLocked(ctx)
+	a.unlock()
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+	return err
+}
+
+// WaitGoal blocks until the goal being executed (if any) has returned from
+// its executor, or ctx ends. The outcome is recorded at the next tick.
+func (a *Agent) WaitGoal(ctx context.Context) error {
+	a.mu.Lock()
+	r := a.running
+	a.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops the executing goal (it stays active in the stored state and
+// resumes after a restart), saves the state and releases the store lock.
+func (a *Agent) Close() error {
+	return errors.Join(a.stop(), a.release())
+}
+
+func (a *Agent) release() error {
+	if a.unlockStore == nil {
+		return nil
+	}
+	u := a.unlockStore
+	a.unlockStore = nil
+	return u()
+}
+
+// saveLocked persists the state; a.mu must be held.
+func (a *Agent) saveLocked(ctx context.Context) error {
+	a.state.UpdatedAt = a.cfg.Clock.Now()
+	if err := a.cfg.Store.Save(ctx, a.state); err != nil {
+		err = fmt.Errorf("existence: save %s: %w", a.cfg.ID, err)
+		a.log.Error("save failed", "err", err)
+		a.queue(Event{Kind: EventError, Text: "saving state failed", Err: err})
+		return err
+	}
+	return nil
+}
+
+// queue records an event to emit once a.mu is released; a.mu must be held.
+func (a *Agent) queue(e Event) {
+	if e.Time.IsZero() {
+		e.Time = a.cfg.Clock.Now()
+	}
+	a.pending = append(a.pending, e)
+}
+
+// unlock releases a.mu and emits the events queued while it was held, in
+// order, so that observers may call back into the agent.
+func (a *Agent) unlock() {
+	evs := a.pending
+	a.pending = nil
+	a.mu.Unlock()
+	for _, e := range evs {
+		a.emit(e)
+	}
+}
+
+// emit completes e and delivers it to the observer. It must be called
+// without a.mu held.
+func (a *Agent) emit(e Event) {
+	if a.cfg.Observer == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = a.cfg.Clock.Now()
+	}
+	e.AgentID, e.Agent = a.cfg.ID, a.Name()
+	if e.Err != nil && e.Error == "" {
+		e.Error = e.Err.Error()
+	}
+	a.cfg.Observer(e)
+}
+
+func (a *Agent) onAttempt(at llm.Attempt) {
+	a.emit(Event{Kind: EventModelCall, Call: &ModelCall{
+		Model:        at.Model,
+		Duration:     at.Duration,
+		PromptTokens: at.PromptTokens,
+		OutputTokens: at.OutputTokens,
+		Outcome:      at.Outcome,
+	}, Err: at.Err})
+}
+
+// newGoalID returns a unique, time-sortable goal id.
+func newGoalID(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "goal-" + now.UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}

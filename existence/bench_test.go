@@ -1,0 +1,92 @@
+package existence_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/suffering"
+)
+
+const benchReply = `{"action": "goal",
+  "content": "Read design/index.md and write a one-page map of what exists, with paths",
+  "reasoning": "Cipher said my last map was wrong; I want to see for myself",
+  "worldview_update": "The workspace is the only shared memory we have; what is not written down is gone.",
+  "new_open_questions": ["Does anyone read analyst/review.md?"],
+  "new_opinions": [{"opinion": "A map with paths beats a summary without them", "domain": "method"}],
+  "suffering_assessment": {"new_stressors": [{"type": "invisibility", "description": "no one cites my notes", "condition": "a peer cites a note of mine"}], "resolved": []}}`
+
+// benchState is a representative mid-life agent: full opinions and
+// questions, a long narrative, goal history, stressors and peer messages.
+func benchState() *identity.State {
+	l := identity.DefaultLimits()
+	st := &identity.State{Identity: identity.New("scout", "Cedar", t0)}
+	id := &st.Identity
+	id.SetWorldview("Everything I know I wrote down; everything else is gone by the next cycle.", l)
+	for i := range 20 {
+		id.AddOpinion(identity.Opinion{Text: fmt.Sprintf("opinion number %d about the state of the workspace", i), Domain: "workspace", Formed: t0}, l)
+		id.AddQuestion(fmt.Sprintf("open question %d: who reads what we write?", i), l)
+	}
+	for i := range 12 {
+		_ = id.StartGoal(identity.Goal{ID: fmt.Sprint(i), Objective: fmt.Sprintf("goal %d: map the workspace and write it down", i), Started: t0}, l)
+		_, _ = id.EndGoal(identity.Done, "wrote scout/map.md", t0.Add(time.Minute), l)
+	}
+	_, _ = st.Suffering.Add(t0, suffering.Input{Type: "invisibility", Description: "no one cites my notes", Condition: "a peer cites one", Severity: 0.4})
+	st.Inbox = []identity.Message{{From: "Cipher", Text: "your map misses design/"}}
+	return st
+}
+
+// BenchmarkCycle measures one full existence cycle without I/O: assemble
+// the prompt, parse the model's reply, apply it to the state.
+func BenchmarkCycle(b *testing.B) {
+	asm := prompt.New(prompt.Config{World: "A workspace directory.", Situation: prompt.DefaultSituation, Goals: []string{"read", "build"}, Prohibitions: "hardware"})
+	base := benchState()
+	peers := []prompt.Peer{{ID: "analyst", Name: "Cipher", Narrative: "I review."}, {ID: "builder", Name: "Vault", Narrative: "I build."}}
+	now := t0.Add(time.Hour)
+	b.ReportAllocs()
+	for b.Loop() {
+		st := base.Clone()
+		v := &prompt.View{Now: now, Identity: &st.Identity, Suffering: &st.Suffering, Peers: peers, Inbox: st.Inbox}
+		if _, err := asm.Assemble(v); err != nil {
+			b.Fatal(err)
+		}
+		r, err := prompt.ParseResponse(benchReply)
+		if err != nil {
+			b.Fatal(err)
+		}
+		existence.Apply(st, r, now, identity.Limits{})
+	}
+}
+
+// BenchmarkTick measures a heartbeat that runs a cycle end to end against a
+// scripted model and an in-memory store (escalation, assessment, prompt,
+// model call, parse, apply, save, executor start and finish).
+func BenchmarkTick(b *testing.B) {
+	fake := llmtest.NewFake(llmtest.Reply{Text: benchReply})
+	fake.Repeat = true
+	store := identity.NewMemoryStore()
+	if err := store.Save(context.Background(), benchState()); err != nil {
+		b.Fatal(err)
+	}
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Store: store, Retry: llm.RetryPolicy{Attempts: 1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := a.Tick(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := a.WaitGoal(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

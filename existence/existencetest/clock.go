@@ -1,0 +1,121 @@
+// Package existencetest provides test doubles for the existence package: a
+// manual [Clock] whose time moves only when the test says so, and a
+// [Recorder] that collects events.
+package existencetest
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/existence-loop/sdk/existence"
+)
+
+// Clock is a manual [existence.Clock]. Now returns the set time; tickers
+// fire only when [Clock.Advance] moves the time past their next tick. It is
+// safe for concurrent use.
+type Clock struct {
+	mu      sync.Mutex
+	now     time.Time
+	tickers []*ticker
+}
+
+var _ existence.Clock = (*Clock)(nil)
+
+type ticker struct {
+	c       chan time.Time
+	every   time.Duration
+	next    time.Time
+	stopped bool
+}
+
+// NewClock returns a Clock set to start.
+func NewClock(start time.Time) *Clock { return &Clock{now: start} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// NewTicker returns a ticker that fires every d of manual time. Like
+// [time.Ticker], its channel holds one pending tick; ticks are dropped
+// while it is full.
+func (c *Clock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &ticker{c: make(chan time.Time, 1), every: d, next: c.now.Add(d)}
+	c.tickers = append(c.tickers, t)
+	return t.c, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		t.stopped = true
+	}
+}
+
+// Advance moves the time forward by d and fires every ticker whose next
+// tick is due.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	for _, t := range c.tickers {
+		if t.stopped || t.every <= 0 {
+			continue
+		}
+		for !t.next.After(c.now) {
+			select {
+			case t.c <- t.next:
+			default:
+			}
+			t.next = t.next.Add(t.every)
+		}
+	}
+}
+
+// Set sets the time (it may go backwards) without firing tickers.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+// Recorder collects events; its Observe method is an [existence.Observer].
+// It is safe for concurrent use.
+type Recorder struct {
+	mu     sync.Mutex
+	events []existence.Event
+}
+
+// Observe records e.
+func (r *Recorder) Observe(e existence.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+// Events returns the recorded events, oldest first.
+func (r *Recorder) Events() []existence.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
+}
+
+// Kind returns the recorded events of one kind.
+func (r *Recorder) Kind(k existence.EventKind) []existence.Event {
+	var out []existence.Event
+	for _, e := range r.Events() {
+		if e.Kind == k {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Reset forgets the recorded events.
+func (r *Recorder) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = nil
+}

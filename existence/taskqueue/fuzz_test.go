@@ -1,0 +1,68 @@
+package taskqueue
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// FuzzDecode feeds arbitrary bytes to the queue file decoder: it must never
+// panic, must report every refusal as a *CorruptError, and what it accepts
+// must survive the queue's operations and re-encode to a file that decodes
+// to the same document.
+func FuzzDecode(f *testing.F) {
+	golden, err := os.ReadFile(filepath.Join("testdata", "tasks.golden.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{
+		string(golden),
+		string(golden[:len(golden)/3]),
+		"",
+		"null",
+		"[]",
+		`{"version":1,"seq":0,"tasks":null}`,
+		`{"version":1,"seq":18446744073709551615,"tasks":[` + pendingJSON("task-000001") + `]}`,
+		`{"version":2,"seq":0,"tasks":[]}`,
+		`{"version":1,"seq":-1,"tasks":[]}`,
+		`{"version":1,"seq":2,"tasks":[` + pendingJSON("a") + `,` + pendingJSON("a") + `]}`,
+		`{"version":1,"seq":1,"tasks":[{"id":"t","description":"d","status":"assigned","assigned_to":"cedar","submitted":"9999-12-31T23:00:00Z","assigned":"9999-12-31T23:59:59Z"}]}`,
+		`{"version":1,"seq":1,"tasks":[{"id":"t","description":"\u0000\ud800","status":"completed","submitted":"2025-01-01T00:00:00+14:00","ended":"0000-01-01T00:00:00Z"}]}`,
+		`{"version":1,"tasks":[{"id":"t","description":"d","status":"pending","submitted":"2025-01-01T00:00:00Z","assigned_to":"x"}]}`,
+		"{\"version\":1,\"seq\":0,\"tasks\":[]}\n\x00",
+	} {
+		f.Add([]byte(seed))
+	}
+	now := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := decode(data, "tasks.json")
+		if err != nil {
+			var ce *CorruptError
+			if !errors.As(err, &ce) || ce.Path != "tasks.json" || ce.Reason == "" {
+				t.Fatalf("refusal is not a CorruptError naming the file: %v", err)
+			}
+			return
+		}
+		enc, err := encode(d)
+		if err != nil {
+			return // e.g. a time the encoder refuses; reported, nothing lost
+		}
+		d2, err := decode(enc, "tasks.json")
+		if err != nil {
+			t.Fatalf("re-encoded document does not decode: %v\n%s", err, enc)
+		}
+		enc2, err := encode(d2)
+		if err != nil || !bytes.Equal(enc, enc2) {
+			t.Fatalf("encoding is not stable (%v):\n%s\n---\n%s", err, enc, enc2)
+		}
+		// The queue's operations work on whatever was accepted.
+		d2.expire(now, DefaultTimeout)
+		d2.trim(2)
+		_ = d2.newID()
+		d2.shrink(1000)
+		_ = d2.liveSize()
+	})
+}

@@ -1,0 +1,619 @@
+package taskqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/identity"
+)
+
+var t0 = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+
+// fakeClock is a clock the test moves by hand; safe for concurrent use.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *fakeClock { return &fakeClock{t: t0} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// eachBackend runs fn against a memory queue and a file queue with opts,
+// each with its own fake clock starting at t0.
+func eachBackend(t *testing.T, opts Options, fn func(t *testing.T, q *Queue, clock *fakeClock)) {
+	t.Helper()
+	t.Run("memory", func(t *testing.T) {
+		clock := newClock()
+		opts.Now = clock.Now
+		fn(t, NewMemory(opts), clock)
+	})
+	t.Run("file", func(t *testing.T) {
+		clock := newClock()
+		opts.Now = clock.Now
+		q, err := Open(t.TempDir(), opts)
+		require.NoError(t, err)
+		fn(t, q, clock)
+	})
+}
+
+func TestLifecycle(t *testing.T) {
+	ctx := context.Background()
+	eachBackend(t, Options{}, func(t *testing.T, q *Queue, clock *fakeClock) {
+		sub, err := q.Submit(ctx, "  Summarise the logs  ", "")
+		require.NoError(t, err)
+		assert.Equal(t, Task{ID: "task-000001", Description: "Summarise the logs", Status: Pending, Submitted: t0}, sub)
+
+		got, err := q.Next(ctx, "cedar")
+		require.NoError(t, err)
+		require.NotNil(t, got)
+		assert.Equal(t, Task{ID: "task-000001", Description: "Summarise the logs", Status: Assigned, AssignedTo: "cedar", Submitted: t0, Assigned: t0}, *got)
+
+		done, err := q.Finish(ctx, sub.ID, true, "wrote summary.md")
+		require.NoError(t, err)
+		assert.Equal(t, Completed, done.Status)
+		assert.Equal(t, "wrote summary.md", done.Result)
+		assert.Equal(t, t0, done.Ended)
+
+		stored, err := q.Get(ctx, sub.ID)
+		require.NoError(t, err)
+		assert.Equal(t, done, stored)
+
+		none, err := q.Next(ctx, "cedar")
+		require.NoError(t, err)
+		assert.Nil(t, none)
+	})
+}
+
+func TestFinish(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		// setup returns the id to finish.
+		setup      func(t *testing.T, q *Queue, clock *fakeClock) string
+		ok         bool
+		wantErr    error
+		wantStatus Status
+		wantResult string
+	}{
+		{
+			name:       "assigned ok completes",
+			setup:      submitAndClaim,
+			ok:         true,
+			wantStatus: Completed,
+			wantResult: "result",
+		},
+		{
+			name:       "assigned not ok fails",
+			setup:      submitAndClaim,
+			wantStatus: Failed,
+			wantResult: "result",
+		},
+		{
+			name: "pending is not assigned",
+			setup: func(t *testing.T, q *Queue, _ *fakeClock) string {
+				task, err := q.Submit(ctx, "do it", "")
+				require.NoError(t, err)
+				return task.ID
+			},
+			ok:         true,
+			wantErr:    ErrNotAssigned,
+			wantStatus: Pending,
+		},
+		{
+			name: "completed cannot end again",
+			setup: func(t *testing.T, q *Queue, c *fakeClock) string {
+				id := submitAndClaim(t, q, c)
+				_, err := q.Finish(ctx, id, true, "first")
+				require.NoError(t, err)
+				return id
+			},
+			ok:         false,
+			wantErr:    ErrEnded,
+			wantStatus: Completed,
+			wantResult: "first",
+		},
+		{
+			name: "failed cannot end again",
+			setup: func(t *testing.T, q *Queue, c *fakeClock) string {
+				id := submitAndClaim(t, q, c)
+				_, err := q.Finish(ctx, id, false, "first")
+				require.NoError(t, err)
+				return id
+			},
+			ok:         true,
+			wantErr:    ErrEnded,
+			wantStatus: Failed,
+			wantResult: "first",
+		},
+		{
+			name: "late result after the timeout",
+			setup: func(t *testing.T, q *Queue, c *fakeClock) string {
+				id := submitAndClaim(t, q, c)
+				c.Advance(2 * time.Hour)
+				return id
+			},
+			ok:         true,
+			wantErr:    ErrEnded,
+			wantStatus: Failed,
+			wantResult: "no result after 2h0m0s",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eachBackend(t, Options{}, func(t *testing.T, q *Queue, clock *fakeClock) {
+				id := tt.setup(t, q, clock)
+				got, err := q.Finish(ctx, id, tt.ok, "result")
+				if tt.wantErr != nil {
+					require.ErrorIs(t, err, tt.wantErr)
+					assert.Contains(t, err.Error(), id)
+					assert.Equal(t, Task{}, got)
+				} else {
+					require.NoError(t, err)
+				}
+				stored, err := q.Get(ctx, id)
+				require.NoError(t, err)
+				assert.Equal(t, tt.wantStatus, stored.Status)
+				assert.Equal(t, tt.wantResult, stored.Result)
+			})
+		})
+	}
+}
+
+func submitAndClaim(t *testing.T, q *Queue, _ *fakeClock) string {
+	t.Helper()
+	ctx := context.Background()
+	task, err := q.Submit(ctx, "do it", "")
+	require.NoError(t, err)
+	got, err := q.Next(ctx, "cedar")
+	require.NoError(t, err)
+	require.NotNil(t, got)
+	require.Equal(t, task.ID, got.ID)
+	return task.ID
+}
+
+func TestNotFound(t *testing.T) {
+	ctx := context.Background()
+	eachBackend(t, Options{}, func(t *testing.T, q *Queue, clock *fakeClock) {
+		_, err := q.Finish(ctx, "task-999999", true, "")
+		require.ErrorIs(t, err, ErrNotFound)
+		_, err = q.Get(ctx, "task-999999")
+		require.ErrorIs(t, err, ErrNotFound)
+		assert.Contains(t, err.Error(), "task-999999")
+	})
+}
+
+func TestClaiming(t *testing.T) {
+	ctx := context.Background()
+	eachBackend(t, Options{}, func(t *testing.T, q *Queue, clock *fakeClock) {
+		// Submitted in this order; each a minute apart.
+		for _, s := range []struct{ desc, agent string }{
+			{"for vault", "vault"},
+			{"for anyone 1", ""},
+			{"for cedar", "cedar"},
+			{"for anyone 2", ""},
+		} {
+			_, err := q.Submit(ctx, s.desc, s.agent)
+			require.NoError(t, err)
+			clock.Advance(time.Minute)
+		}
+		claim := func(agent string) string {
+			t.Helper()
+			got, err := q.Next(ctx, agent)
+			require.NoError(t, err)
+			if got == nil {
+				return ""
+			}
+			assert.Equal(t, agent, got.AssignedTo)
+			assert.Equal(t, Assigned, got.Status)
+			_, err = q.Finish(ctx, got.ID, true, "ok")
+			require.NoError(t, err)
+			return got.Description
+		}
+		// cedar skips vault's task and takes the oldest it may take.
+		assert.Equal(t, "for anyone 1", claim("cedar"))
+		assert.Equal(t, "for cedar", claim("cedar"))
+		assert.Equal(t, "for anyone 2", claim("cedar"))
+		assert.Equal(t, "", claim("cedar"))
+		assert.Equal(t, "", claim("cipher"))
+		assert.Equal(t, "for vault", claim("vault"))
+	})
+}
+
+func TestNextResumesAssignedTask(t *testing.T) {
+	ctx := context.Background()
+	clock := newClock()
+	dir := t.TempDir()
+	q, err := Open(dir, Options{})
+	require.NoError(t, err)
+	first, err := q.Submit(ctx, "first", "")
+	require.NoError(t, err)
+	_, err = q.Submit(ctx, "second", "")
+	require.NoError(t, err)
+	got, err := q.Next(ctx, "cedar")
+	require.NoError(t, err)
+	require.Equal(t, first.ID, got.ID)
+
+	// The agent restarts: a new process opens the queue and asks again.
+	clock.Advance(time.Hour)
+	q2, err := Open(dir, Options{})
+	require.NoError(t, err)
+	again, err := q2.Next(ctx, "cedar")
+	require.NoError(t, err)
+	require.NotNil(t, again)
+	assert.Equal(t, *got, *again, "resumed task keeps its assignment time")
+
+	// Another agent gets the other task.
+	other, err := q2.Next(ctx, "vault")
+	require.NoError(t, err)
+	require.NotNil(t, other)
+	assert.Equal(t, "second", other.Description)
+}
+
+func TestExpireAfterExactlyTimeout(t *testing.T) {
+	ctx := context.Background()
+	eachBackend(t, Options{}, func(t *testing.T, q *Queue, clock *fakeClock) {
+		task, err := q.Submit(ctx, "slow work", "")
+		require.NoError(t, err)
+		clock.Advance(10 * time.Minute) // waited in the queue: does not count
+		claimed, err := q.Next(ctx, "cedar")
+		require.NoError(t, err)
+		require.NotNil(t, claimed)
+		assigned := clock.Now()
+
+		clock.Advance(2*time.Hour - time.Nanosecond)
+		expired, err := q.Expire(ctx)
+		require.NoError(t, err)
+		assert.Empty(t, expired)
+		still, err := q.Get(ctx, task.ID)
+		require.NoError(t, err)
+		assert.Equal(t, Assigned, still.Status)
+
+		clock.Advance(time.Nanosecond) // exactly 2h after assignment
+		expired, err = q.Expire(ctx)
+		require.NoError(t, err)
+		require.Len(t, expired, 1)
+		want := Task{
+			ID: task.ID, Description: "slow work", Status: Failed, AssignedTo: "cedar",
+			Submitted: t0, Assigned: assigned, Ended: assigned.Add(2 * time.Hour),
+			Result: "no result after 2h0m0s",
+		}
+		assert.Equal(t, want, expired[0])
+		stored, err := q.Get(ctx, task.ID)
+		require.NoError(t, err)
+		assert.Equal(t, want, stored)
+
+		expired, err = q.Expire(ctx)
+		require.NoError(t, err)
+		assert.Empty(t, expired, "a task expires once")
+	})
+}
+
+func TestNextExpiresBeforeResuming(t *testing.T) {
+	ctx := context.Background()
+	eachBackend(t, Options{Timeout: time.Minute}, func(t *testing.T, q *Queue, clock *fakeClock) {
+		old := submitAndClaim(t, q, clock)
+		next, err := q.Submit(ctx, "next one", "")
+		require.NoError(t, err)
+		clock.Advance(time.Minute)
+		got, err := q.Next(ctx, "cedar")
+		require.NoError(t, err)
+		require.NotNil(t, got)
+		assert.Equal(t, next.ID, got.ID, "the overdue task is failed, not resumed")
+		stored, err := q.Get(ctx, old)
+		require.NoError(t, err)
+		assert.Equal(t, Failed, stored.Status)
+		assert.Equal(t, "no result after 1m0s", stored.Result)
+	})
+}
+
+func TestSubmitValidation(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name, desc, agent string
+		wantErr           error
+		wantDesc          string
+	}{
+		{name: "empty", desc: "", wantErr: ErrInvalid},
+		{name: "blank", desc: " \n\t ", wantErr: ErrInvalid},
+		{name: "bad agent", desc: "x", agent: "../cedar", wantErr: identity.ErrInvalidID},
+		{name: "upper-case agent", desc: "x", agent: "Cedar", wantErr: ErrInvalid},
+		{name: "kept", desc: "line one\nline two", agent: "cedar", wantDesc: "line one\nline two"},
+		{name: "cut by code point", desc: strings.Repeat("日", 21), wantDesc: strings.Repeat("日", 20)},
+		{name: "trimmed then cut", desc: "  " + strings.Repeat("é", 25) + "  ", wantDesc: strings.Repeat("é", 20)},
+	}
+	eachBackend(t, Options{MaxDescription: 20}, func(t *testing.T, q *Queue, clock *fakeClock) {
+		for _, tt := range tests {
+			got, err := q.Submit(ctx, tt.desc, tt.agent)
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr, tt.name)
+				require.ErrorIs(t, err, ErrInvalid, tt.name)
+				continue
+			}
+			require.NoError(t, err, tt.name)
+			assert.Equal(t, tt.wantDesc, got.Description, tt.name)
+			assert.Equal(t, tt.agent, got.Agent, tt.name)
+		}
+		all, err := q.List(ctx)
+		require.NoError(t, err)
+		assert.Len(t, all, 3, "refused submissions leave nothing behind")
+
+		_, err = q.Next(ctx, "")
+		require.ErrorIs(t, err, ErrInvalid)
+	})
+}
+
+func TestResultCut(t *testing.T) {
+	ctx := context.Background()
+	eachBackend(t, Options{MaxResult: 3}, func(t *testing.T, q *Queue, clock *fakeClock) {
+		id := submitAndClaim(t, q, clock)
+		got, err := q.Finish(ctx, id, true, "😀😀😀😀")
+		require.NoError(t, err)
+		assert.Equal(t, "😀😀😀", got.Result)
+	})
+}
+
+func TestMaxTasksDropsOldestEnded(t *testing.T) {
+	ctx := context.Background()
+	eachBackend(t, Options{MaxTasks: 2}, func(t *testing.T, q *Queue, clock *fakeClock) {
+		agents := []string{"a0", "a1", "a2", "a3", "a4", "a5"}
+		for i := range agents {
+			_, err := q.Submit(ctx, fmt.Sprintf("task %d", i), agents[i])
+			require.NoError(t, err)
+		}
+		for _, i := range []int{3, 1, 4, 0} {
+			got, err := q.Next(ctx, agents[i])
+			require.NoError(t, err)
+			clock.Advance(time.Second)
+			_, err = q.Finish(ctx, got.ID, i%2 == 0, "r")
+			require.NoError(t, err)
+		}
+		_, err := q.Next(ctx, agents[2])
+		require.NoError(t, err)
+		all, err := q.List(ctx)
+		require.NoError(t, err)
+		var got []string
+		for _, task := range all {
+			got = append(got, fmt.Sprintf("%s:%s", task.Description, task.Status))
+		}
+		// 3 and 1 ended first and were dropped; 4 and 0 are the 2 newest
+		// ended; 2 (assigned) and 5 (pending) are never dropped. Order is
+		// submission order.
+		assert.Equal(t, []string{"task 0:completed", "task 2:assigned", "task 4:completed", "task 5:pending"}, got)
+	})
+}
+
+func TestIDsUniqueAfterDrops(t *testing.T) {
+	ctx := context.Background()
+	eachBackend(t, Options{MaxTasks: 1}, func(t *testing.T, q *Queue, clock *fakeClock) {
+		seen := map[string]bool{}
+		for range 5 {
+			id := submitAndClaim(t, q, clock)
+			assert.False(t, seen[id], "id %s reused", id)
+			seen[id] = true
+			_, err := q.Finish(ctx, id, true, "")
+			require.NoError(t, err)
+		}
+		all, err := q.List(ctx)
+		require.NoError(t, err)
+		require.Len(t, all, 1)
+		assert.Equal(t, "task-000005", all[0].ID)
+	})
+}
+
+func TestCanceledContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	eachBackend(t, Options{}, func(t *testing.T, q *Queue, clock *fakeClock) {
+		_, err := q.Submit(ctx, "x", "")
+		require.ErrorIs(t, err, context.Canceled)
+		_, err = q.Next(ctx, "cedar")
+		require.ErrorIs(t, err, context.Canceled)
+		_, err = q.Finish(ctx, "task-000001", true, "")
+		require.ErrorIs(t, err, context.Canceled)
+		_, err = q.Expire(ctx)
+		require.ErrorIs(t, err, context.Canceled)
+		_, err = q.Get(ctx, "task-000001")
+		require.ErrorIs(t, err, context.Canceled)
+		_, err = q.List(ctx)
+		require.ErrorIs(t, err, context.Canceled)
+	})
+}
+
+func TestReturnedTasksAreCopies(t *testing.T) {
+	ctx := context.Background()
+	eachBackend(t, Options{}, func(t *testing.T, q *Queue, clock *fakeClock) {
+		_, err := q.Submit(ctx, "original", "")
+		require.NoError(t, err)
+		all, err := q.List(ctx)
+		require.NoError(t, err)
+		all[0].Description = "changed"
+		got, err := q.Next(ctx, "cedar")
+		require.NoError(t, err)
+		got.Description = "changed too"
+		stored, err := q.Get(ctx, got.ID)
+		require.NoError(t, err)
+		assert.Equal(t, "original", stored.Description)
+	})
+}
+
+// TestConcurrentMemory hammers one memory queue from many goroutines (run
+// with -race): every task is submitted once and claimed at most once.
+func TestConcurrentMemory(t *testing.T) {
+	q := NewMemory(Options{})
+	const goroutines, perG = 16, 50
+	submitted, claimed := hammer(t, []*Queue{q}, goroutines, perG)
+	checkNoneLost(t, q, submitted, claimed, goroutines*perG)
+}
+
+// hammer runs goroutines per queue, each submitting perG tasks and claiming
+// and finishing what it can. It returns the ids submitted and claimed.
+func hammer(t *testing.T, queues []*Queue, goroutines, perG int) (submitted, claimed map[string]int) {
+	t.Helper()
+	ctx := context.Background()
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	submitted, claimed = map[string]int{}, map[string]int{}
+	for qi, q := range queues {
+		for g := range goroutines {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				agent := fmt.Sprintf("agent-%d-%d", qi, g)
+				for i := range perG {
+					task, err := q.Submit(ctx, fmt.Sprintf("q%d g%d n%d", qi, g, i), "")
+					if err != nil {
+						t.Errorf("Submit: %v", err)
+						return
+					}
+					mu.Lock()
+					submitted[task.ID]++
+					mu.Unlock()
+					if i%2 == 1 {
+						continue
+					}
+					got, err := q.Next(ctx, agent)
+					if err != nil {
+						t.Errorf("Next: %v", err)
+						return
+					}
+					if got == nil {
+						continue
+					}
+					mu.Lock()
+					claimed[got.ID]++
+					mu.Unlock()
+					if _, err := q.Finish(ctx, got.ID, true, agent); err != nil {
+						t.Errorf("Finish: %v", err)
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return submitted, claimed
+}
+
+func checkNoneLost(t *testing.T, q *Queue, submitted, claimed map[string]int, want int) {
+	t.Helper()
+	require.Len(t, submitted, want, "Submit returned duplicate ids")
+	for id, n := range claimed {
+		assert.Equal(t, 1, n, "task %s claimed %d times", id, n)
+	}
+	all, err := q.List(context.Background())
+	require.NoError(t, err)
+	require.Len(t, all, want, "tasks lost or duplicated")
+	descs := map[string]bool{}
+	completed := 0
+	for _, task := range all {
+		assert.Equal(t, 1, submitted[task.ID], "unknown task %s", task.ID)
+		assert.False(t, descs[task.Description], "duplicate description %q", task.Description)
+		descs[task.Description] = true
+		switch task.Status {
+		case Completed:
+			completed++
+			assert.Equal(t, 1, claimed[task.ID])
+			assert.Equal(t, task.AssignedTo, task.Result, "finished by the agent that claimed it")
+		case Pending:
+			assert.Zero(t, claimed[task.ID])
+		default:
+			t.Errorf("task %s is %s", task.ID, task.Status)
+		}
+	}
+	assert.Equal(t, len(claimed), completed)
+	assert.Positive(t, completed)
+}
+
+func BenchmarkCycleMemory(b *testing.B) {
+	ctx := context.Background()
+	q := NewMemory(Options{MaxTasks: 100})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := q.Submit(ctx, "benchmark task", ""); err != nil {
+			b.Fatal(err)
+		}
+		got, err := q.Next(ctx, "cedar")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := q.Finish(ctx, got.ID, true, "ok"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCycleFile measures one task's durable cycle (Submit, Next,
+// Finish: three locked read-modify-write rounds, each with fsync, rename and
+// fsync of the directory) with 100 ended tasks in the file.
+func BenchmarkCycleFile(b *testing.B) {
+	ctx := context.Background()
+	q, err := Open(b.TempDir(), Options{MaxTasks: 100})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		task, err := q.Submit(ctx, "benchmark task", "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := q.Next(ctx, "cedar"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := q.Finish(ctx, task.ID, true, "ok"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestPeekDoesNotClaim(t *testing.T) {
+	ctx := context.Background()
+	q := NewMemory(Options{})
+	got, err := q.Peek(ctx, "scout")
+	if err != nil || got != nil {
+		t.Fatalf("Peek on empty queue = %v, %v", got, err)
+	}
+	mine, _ := q.Submit(ctx, "for analyst", "analyst")
+	anyone, _ := q.Submit(ctx, "for anyone", "")
+	got, err = q.Peek(ctx, "scout")
+	if err != nil || got == nil || got.ID != anyone.ID || got.Status != Pending {
+		t.Fatalf("Peek(scout) = %+v, %v; want pending %s", got, err, anyone.ID)
+	}
+	got, _ = q.Peek(ctx, "analyst")
+	if got == nil || got.ID != mine.ID {
+		t.Fatalf("Peek(analyst) = %+v, want %s", got, mine.ID)
+	}
+	// Peek claimed nothing: Next still hands out the same task.
+	next, err := q.Next(ctx, "analyst")
+	if err != nil || next == nil || next.ID != mine.ID {
+		t.Fatalf("Next(analyst) = %+v, %v", next, err)
+	}
+	got, _ = q.Peek(ctx, "analyst")
+	if got == nil || got.ID != mine.ID || got.Status != Assigned {
+		t.Fatalf("Peek after Next = %+v, want the assigned task", got)
+	}
+	if _, err := q.Peek(ctx, "../x"); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Peek(bad id) = %v, want ErrInvalid", err)
+	}
+}

@@ -1,0 +1,443 @@
+package existence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/suffering"
+)
+
+// assessWindow is how many recently ended goals the suffering assessment
+// looks at.
+const assessWindow = 10
+
+// InterruptedByHost is the outcome of a goal abandoned because a host
+// message arrived.
+const InterruptedByHost = "interrupted by a host message"
+
+// Tick runs one heartbeat (spec §1):
+//
+//  1. record the outcome of a goal whose executor has returned;
+//  2. escalate suffering by the real time elapsed and assess it from
+//     observable goal outcomes (every tick, whatever else happens);
+//  3. a pending host message interrupts the goal being pursued;
+//  4. if there is no active goal, run one existence cycle: assemble the
+//     prompt, call the model (bounded by CycleTimeout), parse and validate
+//     the reply, apply it (spec §3), set the goal, persist, and start the
+//     executor. When the model fails, the spec §6 fallback goal is used with
+//     identity untouched, and an [EventFallback] names the cause.
+//
+// A goal left active in the stored state (for example after a restart) is
+// resumed. Tick never returns an error because of the model; it returns an
+// error only when the state cannot be saved (also reported as
+// [EventError]) or ctx ended. Concurrent calls are serialised.
+func (a *Agent) Tick(ctx context.Context) error {
+	a.tickMu.Lock()
+	defer a.tickMu.Unlock()
+
+	now := a.cfg.Clock.Now()
+	a.mu.Lock()
+	a.collectLocked(ctx, now)
+	a.sufferLocked(now)
+	if len(a.state.Host) > 0 && a.running != nil {
+		a.running.cancel()
+		a.running = nil
+		a.endGoalLocked(ctx, now, Outcome{Status: identity.Abandoned, Summary: InterruptedByHost})
+	}
+	active := a.state.Identity.ActiveGoal()
+	cycle := active == nil && (a.cfg.MaxCycles <= 0 || a.cycles < a.cfg.MaxCycles)
+	if active != nil && a.running == nil {
+		a.startLocked(*active)
+	}
+	err := a.saveLocked(ctx)
+	a.unlock()
+	if err != nil || !cycle {
+		return err
+	}
+	return a.cycle(ctx)
+}
+
+// collectLocked records the outcome of a finished executor run.
+func (a *Agent) collectLocked(ctx context.Context, now time.Time) {
+	r := a.running
+	if r == nil {
+		return
+	}
+	select {
+	case <-r.done:
+	default:
+		return
+	}
+	a.running = nil
+	g := a.state.Identity.ActiveGoal()
+	if g == nil || g.ID != r.goalID {
+		return // the goal was ended otherwise (interrupted)
+	}
+	out := r.out
+	if r.err != nil {
+		if out.Summary == "" {
+			out.Summary = r.err.Error()
+		}
+		if !out.Status.Ended() || out.Status == identity.Done {
+			out.Status = identity.Failed
+		}
+	}
+	if !out.Status.Ended() {
+		out.Status = identity.Failed
+		if out.Summary == "" {
+			out.Summary = "executor returned no final status"
+		}
+	}
+	a.endGoalLocked(ctx, now, out)
+}
+
+// endGoalLocked ends the active goal with out, finishes its task and queues
+// the event.
+func (a *Agent) endGoalLocked(ctx context.Context, now time.Time, out Outcome) {
+	g := a.state.Identity.ActiveGoal()
+	if g == nil {
+		return
+	}
+	g.BrokenTools = slices.Clone(out.BrokenTools)
+	ended, err := a.state.Identity.EndGoal(out.Status, out.Summary, now, a.cfg.Limits)
+	if err != nil {
+		a.queue(Event{Kind: EventError, Text: "ending goal", Err: err})
+		return
+	}
+	a.queue(Event{Kind: EventGoalEnded, Status: string(ended.Status), Text: ended.Outcome, Reasoning: ended.Objective})
+	if ended.TaskID != "" && a.cfg.Tasks != nil {
+		t, err := a.cfg.Tasks.Finish(ctx, ended.TaskID, ended.Status == identity.Done, ended.Outcome)
+		if err != nil {
+			a.queue(Event{Kind: EventTask, Text: "finishing task " + ended.TaskID, Err: err})
+		} else {
+			a.queue(Event{Kind: EventTask, Status: string(t.Status), Text: t.Description})
+		}
+	}
+}
+
+// sufferLocked escalates and assesses suffering (spec §4).
+func (a *Agent) sufferLocked(now time.Time) {
+	s := &a.state.Suffering
+	s.Escalate(now)
+	var o suffering.Observation
+	if a.cfg.Observation != nil {
+		o = a.cfg.Observation(&a.state.Identity)
+	}
+	o.Completed, o.Failed, o.Stalled = 0, 0, 0
+	goals := a.state.Identity.Goals
+	n := 0
+	for i := len(goals) - 1; i >= 0 && n < assessWindow; i-- {
+		switch goals[i].Status {
+		case identity.Done:
+			o.Completed++
+		case identity.Failed:
+			o.Failed++
+		case identity.Abandoned:
+			o.Failed++
+			o.Stalled++
+		default:
+			continue
+		}
+		n++
+	}
+	for _, c := range s.Assess(now, o) {
+		st := c.Stressor
+		kind := EventStressorAdded
+		if c.Kind == suffering.Resolved {
+			kind = EventStressorResolved
+		}
+		a.queue(Event{Kind: kind, Cause: "assessment", Text: st.Description, Stressor: &st, Load: s.Load()})
+	}
+}
+
+// startLocked starts the executor on g in its own goroutine.
+func (a *Agent) startLocked(g identity.Goal) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &run{goalID: g.ID, cancel: cancel, done: make(chan struct{})}
+	a.running = r
+	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.name, Goal: g, Report: a.emit}
+	if g.TaskID != "" {
+		asg.Task = &prompt.Task{ID: g.TaskID, Description: g.Objective}
+	}
+	go func() {
+		defer close(r.done)
+		defer cancel()
+		defer func() {
+			if p := recover(); p != nil {
+				r.out, r.err = Outcome{Status: identity.Failed}, fmt.Errorf("executor panicked: %v", p)
+			}
+		}()
+		r.out, r.err = a.cfg.Executor.Execute(ctx, asg)
+	}()
+}
+
+// cycle runs one existence cycle. The model call happens without a.mu held.
+func (a *Agent) cycle(ctx context.Context) error {
+	start := a.cfg.Clock.Now()
+	stats := &CycleStats{}
+	wall := time.Now()
+
+	// Claim an assigned task first (spec §2 row 1).
+	var task *prompt.Task
+	if a.cfg.Tasks != nil {
+		t, err := a.cfg.Tasks.Next(ctx, a.cfg.ID)
+		if err != nil {
+			a.emit(Event{Kind: EventTask, Text: "claiming a task failed", Err: err})
+		} else if t != nil {
+			task = &prompt.Task{ID: t.ID, Description: t.Description}
+			a.emit(Event{Kind: EventTask, Status: string(t.Status), Text: t.Description})
+		}
+	}
+
+	var peers []prompt.Peer
+	if a.cfg.peers != nil {
+		peers = a.cfg.peers(a.cfg.ID) // before a.mu: it locks the other agents
+	}
+	a.mu.Lock()
+	view := a.viewLocked(start, task, peers)
+	nInbox, nHost := len(a.state.Inbox), len(a.state.Host)
+	a.unlock()
+
+	var (
+		resp  *prompt.Response
+		cause string
+		cerr  error
+	)
+	p, err := a.cfg.Prompt.Assemble(view)
+	stats.Assemble = time.Since(wall)
+	if err != nil {
+		cause, cerr = "prompt", err
+	} else {
+		stats.PromptChars = len([]rune(p.Text))
+		for _, c := range p.Cuts {
+			a.emit(Event{Kind: EventPromptCut, Text: c.String()})
+		}
+		t0 := time.Now()
+		resp, cause, cerr = a.generate(ctx, p.Text, stats)
+		stats.Generate = time.Since(t0)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err() // stopping: choose nothing
+	}
+
+	t0 := time.Now()
+	now := a.cfg.Clock.Now()
+	a.mu.Lock()
+	a.cycles++
+	st := a.state
+	var g identity.Goal
+	if cerr != nil {
+		stats.Fallback = true
+		g = identity.Goal{Objective: FallbackContent, Reasoning: FallbackReasoning, Fallback: true, Cause: cause + ": " + cerr.Error()}
+		a.queue(Event{Kind: EventFallback, Cause: cause, Err: cerr, Text: FallbackContent})
+	} else {
+		// Reading the inbox and host messages empties them, once the model
+		// has actually read them.
+		st.Inbox = slices.Delete(st.Inbox, 0, min(nInbox, len(st.Inbox)))
+		st.Host = slices.Delete(st.Host, 0, min(nHost, len(st.Host)))
+		for _, e := range Apply(st, resp, now, a.cfg.Limits) {
+			a.queue(e)
+		}
+		g = identity.Goal{Objective: resp.Content, Reasoning: resp.Reasoning}
+	}
+	if task != nil {
+		g.Objective, g.TaskID = task.Description, task.ID
+	}
+	g.ID = newGoalID(now)
+	g.Started = now
+
+	// Crisis (spec §4): tell the peers; after 3 consecutive crisis cycles,
+	// force-reset every stressor.
+	if load := st.Suffering.Load(); suffering.LevelOf(load) == suffering.LevelCrisis {
+		a.queue(Event{Kind: EventCrisis, Load: load, Text: fmt.Sprintf("crisis: suffering load %.2f/1.0 (cycle %d in a row)", load, st.Suffering.CrisisCycles+1)})
+		if a.cfg.send != nil {
+			defer a.cfg.send(a, fmt.Sprintf("I am in crisis: my suffering load is %.2f/1.0.", load))
+		}
+	}
+	if reset := st.Suffering.NoteCycle(now); len(reset) > 0 {
+		a.queue(Event{Kind: EventCrisisReset, Text: fmt.Sprintf("force-reset %d stressors after %d consecutive crisis cycles", len(reset), suffering.CrisisResetCycles)})
+	}
+	if sig, ok := anticipate(st, resp); ok {
+		a.queue(Event{Kind: EventAnticipation, Text: sig})
+	}
+
+	if err := st.Identity.StartGoal(g, a.cfg.Limits); err != nil {
+		a.queue(Event{Kind: EventError, Text: "starting goal", Err: err})
+	} else {
+		a.queue(Event{Kind: EventGoalChosen, Text: g.Objective, Reasoning: g.Reasoning, Load: st.Suffering.Load()})
+		a.startLocked(*st.Identity.ActiveGoal())
+	}
+	serr := a.saveLocked(ctx)
+	stats.Apply = time.Since(t0)
+	stats.Total = time.Since(wall)
+	a.queue(Event{Kind: EventCycle, Cycle: stats})
+	a.unlock()
+	return serr
+}
+
+// generate calls the model and parses its reply. On failure it returns a
+// short cause ("model", "truncated", "invalid_output", ...) and the error.
+func (a *Agent) generate(ctx context.Context, text string, stats *CycleStats) (*prompt.Response, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.CycleTimeout)
+	defer cancel()
+	req := &llm.Request{
+		Messages:    []llm.Message{{Role: llm.RoleUser, Content: text}},
+		Format:      prompt.Schema(),
+		Temperature: a.cfg.Temperature,
+		Seed:        a.cfg.Seed,
+		MaxTokens:   a.cfg.MaxTokens,
+	}
+	resp, err := a.model.Generate(ctx, req)
+	if resp != nil {
+		stats.PromptTokens, stats.OutputTokens = resp.PromptTokens, resp.OutputTokens
+	}
+	if err != nil {
+		// A reply cut at the token limit may still hold a complete object
+		// (for example followed by a whitespace flood): salvage it.
+		var tr *llm.TruncatedError
+		if errors.As(err, &tr) && tr.Response != nil {
+			stats.PromptTokens, stats.OutputTokens = tr.Response.PromptTokens, tr.Response.OutputTokens
+			if r, perr := prompt.ParseResponse(tr.Response.Text); perr == nil {
+				return r, "", nil
+			}
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			err = fmt.Errorf("%w: no reply within %v: %w", llm.ErrTimeout, a.cfg.CycleTimeout, err)
+		}
+		return nil, llm.Classify(err), err
+	}
+	r, err := prompt.ParseResponse(resp.Text)
+	if err != nil {
+		return nil, "invalid_output", err
+	}
+	return r, "", nil
+}
+
+// viewLocked builds the prompt view of the current state.
+func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer) *prompt.View {
+	st := a.state
+	id := st.Identity.Clone()
+	sf := st.Suffering.Clone()
+	v := &prompt.View{
+		Now:       now,
+		Identity:  &id,
+		Suffering: &sf,
+		Inbox:     slices.Clone(st.Inbox),
+		Host:      slices.Clone(st.Host),
+		Task:      task,
+		Limits:    a.cfg.Limits,
+		Values:    a.cfg.Values,
+		Peers:     peers,
+	}
+	return v
+}
+
+// Apply applies a validated response to st (spec §3 field table) and
+// returns the events describing each change:
+//
+//   - worldview_update, when non-null and not blank, overwrites the
+//     worldview cut to Limits.Worldview (600) characters;
+//   - new_open_questions and new_opinions are appended, oldest falling off
+//     beyond 12 and 20;
+//   - up to 2 suffering_assessment.new_stressors are added (the rest are
+//     reported as [EventStressorDropped]), and every resolved entry is
+//     resolved.
+//
+// content and reasoning are not applied here: the caller makes content the
+// new goal. Apply does not touch the goal history.
+func Apply(st *identity.State, r *prompt.Response, now time.Time, l identity.Limits) []Event {
+	var evs []Event
+	id := &st.Identity
+	if r.WorldviewUpdate != nil && id.SetWorldview(*r.WorldviewUpdate, l) {
+		evs = append(evs, Event{Kind: EventWorldview, Text: id.Worldview})
+	}
+	for _, q := range r.NewOpenQuestions {
+		if id.AddQuestion(q, l) {
+			evs = append(evs, Event{Kind: EventQuestion, Text: strings.TrimSpace(q)})
+		}
+	}
+	for _, o := range r.NewOpinions {
+		if id.AddOpinion(identity.Opinion{Text: o.Opinion, Domain: o.Domain, Formed: now}, l) {
+			evs = append(evs, Event{Kind: EventOpinion, Text: strings.TrimSpace(o.Opinion), Domain: strings.TrimSpace(o.Domain)})
+		}
+	}
+	if sa := r.SufferingAssessment; sa != nil {
+		for i, ns := range sa.NewStressors {
+			if i >= MaxNewStressors {
+				evs = append(evs, Event{Kind: EventStressorDropped, Text: fmt.Sprintf("%s: only %d new stressors are taken per cycle", ns.Type, MaxNewStressors)})
+				continue
+			}
+			s, err := st.Suffering.Add(now, suffering.Input{Type: ns.Type, Description: ns.Description, Condition: ns.Condition})
+			if err != nil {
+				evs = append(evs, Event{Kind: EventStressorDropped, Text: err.Error(), Err: err})
+				continue
+			}
+			evs = append(evs, Event{Kind: EventStressorAdded, Cause: "self-report", Text: s.Description, Stressor: &s, Load: st.Suffering.Load()})
+		}
+		for _, rs := range sa.Resolved {
+			if s, ok := st.Suffering.Resolve(now, rs.Type, rs.Reason); ok {
+				evs = append(evs, Event{Kind: EventStressorResolved, Cause: "self-report", Text: rs.Reason, Stressor: &s, Load: st.Suffering.Load()})
+			}
+		}
+	}
+	for i := range evs {
+		evs[i].Time = now
+	}
+	return evs
+}
+
+// anticipate returns the anticipatory signal (spec §4) for the domains of
+// the response's new opinions, or of the agent's own domains.
+func anticipate(st *identity.State, r *prompt.Response) (string, bool) {
+	var domains []string
+	if r != nil {
+		for _, o := range r.NewOpinions {
+			domains = append(domains, o.Domain)
+		}
+	}
+	domains = append(domains, st.Identity.Domains...)
+	for _, d := range domains {
+		if sig, ok := st.Suffering.Anticipate(d); ok {
+			return sig, true
+		}
+	}
+	return "", false
+}
+
+// Preview returns the prompt the agent would read if an existence cycle ran
+// now (by its Clock): escalation and assessment are applied to a copy of the
+// state, and the task it would be given is shown; nothing is saved, no task
+// is claimed and no model is called. The trio's -dry-run prints it.
+func (a *Agent) Preview(ctx context.Context) (*prompt.Prompt, error) {
+	now := a.cfg.Clock.Now()
+	var task *prompt.Task
+	if a.cfg.Tasks != nil {
+		t, err := a.cfg.Tasks.Peek(ctx, a.cfg.ID)
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			task = &prompt.Task{ID: t.ID, Description: t.Description}
+		}
+	}
+	var peers []prompt.Peer
+	if a.cfg.peers != nil {
+		peers = a.cfg.peers(a.cfg.ID)
+	}
+	a.mu.Lock()
+	saved := a.state
+	a.state = saved.Clone()
+	a.sufferLocked(now)
+	v := a.viewLocked(now, task, peers)
+	a.state = saved
+	a.pending = nil // a preview reports nothing
+	a.mu.Unlock()
+	return a.cfg.Prompt.Assemble(v)
+}

@@ -1,0 +1,37 @@
+// Package toolloop pursues goals through a model/tool loop: the
+// [existence.Executor] that makes agents act.
+//
+// An [Executor] calls the model with the goal, the definitions of its
+// tools ([Tool]) and the conversation so far; it dispatches each tool call the model
+// asks for, appends the results as tool messages, and repeats until the model
+// answers with no tool calls (issue 5; the gateway's agent loop). The goal
+// then ends:
+//
+//   - DONE when the final answer passes the artifact check
+//     ([Config.Check]; by default the answer must not be empty);
+//   - ABANDONED after 4 consecutive tool failures, when the step budget of
+//     20 model turns runs out, or when ctx is cancelled (a host message
+//     interrupting the goal);
+//   - FAILED on a model error, or when the artifact check refuses the answer.
+//
+// A tool that fails 3 times within a goal is listed in
+// [existence.Outcome.BrokenTools], which the next prompts show as broken.
+//
+// Tools are a small interface: a name, a description, the JSON Schema of the
+// argument object, and Call. [NewTool] builds one from a Go function, with
+// the schema generated from the argument struct (github.com/invopop/jsonschema).
+// Arguments are validated against the schema before every call
+// (github.com/santhosh-tekuri/jsonschema/v5); a validation error goes back
+// to the model as the tool result, for example
+//
+//	Error: invalid arguments: /path: expected string, but got number
+//
+// and counts as a tool failure. Each call runs under a per-tool timeout
+// (default 60 s); a call that exceeds it returns [TimedOut] ("Error: tool
+// timed out") to the model and the loop goes on. Tools report what they
+// produced with [ReportArtifact]; the paths end up in
+// [existence.Outcome.Artifacts].
+//
+// The sandboxed workspace tools (read_file, write_file, ...) are in package
+// [github.com/existence-loop/sdk/existence/workspace].
+package toolloop

@@ -1,0 +1,66 @@
+package toolloop_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/toolloop"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
+)
+
+type countArgs struct {
+	Text string `json:"text" jsonschema_description:"The text whose words to count."`
+}
+
+func ExampleNewTool() {
+	count := toolloop.NewTool("count_words", "Count the words of a text.",
+		func(ctx context.Context, a countArgs) (string, error) {
+			return fmt.Sprint(len(strings.Fields(a.Text))), nil
+		})
+	fmt.Println(string(count.Schema()))
+
+	out, err := count.Call(context.Background(), json.RawMessage(`{"text":"the quick brown fox"}`))
+	fmt.Println(out, err)
+	_, err = count.Call(context.Background(), json.RawMessage(`{"text":42}`))
+	fmt.Println(err)
+	// Output:
+	// {"properties":{"text":{"type":"string","description":"The text whose words to count."}},"additionalProperties":false,"type":"object","required":["text"]}
+	// 4 <nil>
+	// invalid arguments: /text: expected string, but got number
+}
+
+func ExampleExecutor() {
+	count := toolloop.NewTool("count_words", "Count the words of a text.",
+		func(ctx context.Context, a countArgs) (string, error) {
+			return fmt.Sprint(len(strings.Fields(a.Text))), nil
+		})
+	// A scripted model: one tool call with bad arguments, one good, then
+	// the final answer.
+	model := llmtest.NewFake(
+		llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "1", Name: "count_words", Arguments: json.RawMessage(`{"txt":"a b"}`)}}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "2", Name: "count_words", Arguments: json.RawMessage(`{"text":"to be or not to be"}`)}}},
+		llmtest.Reply{Text: "The line has 6 words."},
+	)
+	exec, err := toolloop.New(toolloop.Config{Model: model, Tools: []toolloop.Tool{count}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, err := exec.Execute(context.Background(), existence.Assignment{
+		AgentName: "Cipher",
+		Goal:      identity.Goal{Objective: "count the words of a famous line"},
+		Report: func(e existence.Event) {
+			fmt.Printf("%s -> %s\n", e.Tool.Name, e.Tool.Result)
+		},
+	})
+	fmt.Println(out.Status, out.Steps, out.Summary, err)
+	// Output:
+	// count_words -> Error: invalid arguments: /: additionalProperties 'txt' not allowed; /: missing properties: 'text'
+	// count_words -> 6
+	// DONE 3 The line has 6 words. <nil>
+}

@@ -1,0 +1,463 @@
+package toolloop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/internal/runes"
+	"github.com/existence-loop/sdk/llm"
+	validator "github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// Defaults of [Config]. The tool timeout and the step budget come from issue
+// 5 and the gateway's model/tool loop.
+const (
+	DefaultToolTimeout            = 60 * time.Second
+	DefaultMaxSteps               = 20
+	DefaultMaxConsecutiveFailures = 4
+	DefaultBrokenAfter            = 3
+	DefaultMaxResultChars         = 32000
+)
+
+// TimedOut is the tool result the model sees when a tool call exceeds
+// [Config.ToolTimeout].
+const TimedOut = "Error: tool timed out"
+
+// eventChars caps the arguments and result carried by an
+// [existence.EventToolCall] event, in characters (code points).
+const eventChars = 300
+
+// ErrEmptyAnswer is returned by the default artifact check for a final
+// answer that is empty or only white space.
+var ErrEmptyAnswer = errors.New("final answer is empty")
+
+// Config configures an [Executor]. Zero values take the defaults given per
+// field; negative numbers are refused by [New].
+type Config struct {
+	// Model answers each turn. Required.
+	Model llm.Model
+	// Tools the model may call. Names must be unique and match
+	// ^[A-Za-z0-9_-]{1,64}$.
+	Tools []Tool
+	// System is the system prompt. Empty means a default that names the
+	// agent, states the goal (and task), lists the tools and asks for a
+	// short final summary with no tool calls when the goal is done.
+	System string
+	// World is text added to the default system prompt after the agent's
+	// name, such as the application's world context (the workspace and its
+	// layout). It is ignored when System is set.
+	World string
+	// ToolTimeout bounds each tool call (default 60 s). A call that
+	// exceeds it returns [TimedOut] to the model and the loop goes on.
+	ToolTimeout time.Duration
+	// MaxSteps is the step budget in model turns (default 20). When it
+	// runs out before a final answer the goal is ABANDONED.
+	MaxSteps int
+	// MaxConsecutiveFailures tool failures in a row ABANDON the goal
+	// (default 4). A successful call resets the count.
+	MaxConsecutiveFailures int
+	// BrokenAfter failures of one tool within a goal list it in
+	// [existence.Outcome.BrokenTools] (default 3).
+	BrokenAfter int
+	// Check is the goal's artifact check, run on the trimmed final
+	// answer; an error makes the goal FAILED with the error as the
+	// reason. Nil means the answer must not be empty ([ErrEmptyAnswer]).
+	Check func(ctx context.Context, a existence.Assignment, final string) error
+	// Temperature and MaxTokens are passed on every [llm.Request].
+	Temperature *float64
+	MaxTokens   int
+	// MaxResultChars caps each tool result sent back to the model, in
+	// characters (code points; default 32000). A longer result is cut and
+	// marked "[truncated: N more characters]".
+	MaxResultChars int
+}
+
+// Executor is an [existence.Executor] that pursues a goal through a model/tool
+// loop: it calls the model with the goal, the tool definitions and the
+// conversation so far, dispatches the tool calls the model asks for (one at
+// a time, in order), appends their results, and repeats until the model
+// answers with no tool calls. It is safe for concurrent use; each Execute
+// has its own conversation.
+type Executor struct {
+	cfg   Config
+	tools map[string]toolEntry
+	names []string
+	defs  []llm.ToolDef
+}
+
+type toolEntry struct {
+	tool   Tool
+	schema *validator.Schema
+}
+
+var _ existence.Executor = (*Executor)(nil)
+
+// New checks cfg, fills in its defaults and compiles each tool's argument
+// schema. It returns an error for a nil Model, negative limits, a nil tool,
+// an invalid or duplicate tool name, a tool built by [NewTool] with an
+// unusable argument type, and a schema that does not compile.
+func New(cfg Config) (*Executor, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("toolloop: Config.Model is nil")
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"ToolTimeout", int64(cfg.ToolTimeout)},
+		{"MaxSteps", int64(cfg.MaxSteps)},
+		{"MaxConsecutiveFailures", int64(cfg.MaxConsecutiveFailures)},
+		{"BrokenAfter", int64(cfg.BrokenAfter)},
+		{"MaxTokens", int64(cfg.MaxTokens)},
+		{"MaxResultChars", int64(cfg.MaxResultChars)},
+	} {
+		if f.v < 0 {
+			return nil, fmt.Errorf("toolloop: Config.%s is negative", f.name)
+		}
+	}
+	setDefault(&cfg.ToolTimeout, DefaultToolTimeout)
+	setDefault(&cfg.MaxSteps, DefaultMaxSteps)
+	setDefault(&cfg.MaxConsecutiveFailures, DefaultMaxConsecutiveFailures)
+	setDefault(&cfg.BrokenAfter, DefaultBrokenAfter)
+	setDefault(&cfg.MaxResultChars, DefaultMaxResultChars)
+	if cfg.Check == nil {
+		cfg.Check = nonEmpty
+	}
+	cfg.Tools = slices.Clone(cfg.Tools)
+
+	e := &Executor{cfg: cfg, tools: make(map[string]toolEntry, len(cfg.Tools))}
+	for i, t := range cfg.Tools {
+		if t == nil {
+			return nil, fmt.Errorf("toolloop: Config.Tools[%d] is nil", i)
+		}
+		name := t.Name()
+		if !validName.MatchString(name) {
+			return nil, fmt.Errorf("toolloop: invalid tool name %q (want ^[A-Za-z0-9_-]{1,64}$)", name)
+		}
+		if _, dup := e.tools[name]; dup {
+			return nil, fmt.Errorf("toolloop: duplicate tool name %q", name)
+		}
+		if b, ok := t.(brokenTool); ok && b.toolErr() != nil {
+			return nil, b.toolErr()
+		}
+		raw := t.Schema()
+		s, err := compileSchema(name, raw)
+		if err != nil {
+			return nil, err
+		}
+		if len(raw) == 0 {
+			raw = emptyObjectSchema
+		}
+		e.tools[name] = toolEntry{tool: t, schema: s}
+		e.names = append(e.names, name)
+		e.defs = append(e.defs, llm.ToolDef{Name: name, Description: t.Description(), Parameters: raw})
+	}
+	return e, nil
+}
+
+func setDefault[T int | time.Duration](p *T, def T) {
+	if *p == 0 {
+		*p = def
+	}
+}
+
+func nonEmpty(_ context.Context, _ existence.Assignment, final string) error {
+	if strings.TrimSpace(final) == "" {
+		return ErrEmptyAnswer
+	}
+	return nil
+}
+
+// Execute pursues a.Goal and reports how it ended:
+//
+//   - DONE: the model gave a final answer (a reply with no tool calls) and
+//     Config.Check passed; Summary is the trimmed answer.
+//   - ABANDONED: Config.MaxConsecutiveFailures tool failures in a row
+//     (Summary names the count and the last failure); the step budget ran
+//     out (Summary: "step budget of 20 model turns exhausted before a final
+//     answer"); or ctx ended (Summary: "interrupted after N model turns:
+//     " + the cause). An interrupted goal returns promptly with a nil
+//     error: it was stopped, it did not fail, and the agent cancels ctx
+//     itself when a host message interrupts the goal.
+//   - FAILED: the model returned an error (Summary "model error: ...", and
+//     the error is returned too, wrapped), or Check refused the final answer
+//     (Summary "artifact check failed: ...", nil error).
+//
+// A tool failure is an unknown tool, arguments that fail validation, an
+// error from Call, a panic in Call, or a timeout; the model sees
+// "Error: ..." as the tool result ([TimedOut] for a timeout) and goes on.
+// Every tool call is reported through a.Report (when non-nil) as an
+// [existence.EventToolCall] event, with arguments and result cut to 300
+// characters. The Outcome always carries Steps, token counts, BrokenTools
+// (sorted) and the Artifacts reported by successful calls
+// ([ReportArtifact]).
+func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existence.Outcome, error) {
+	r := &run{e: e, a: a, failures: map[string]int{}}
+	msgs := []llm.Message{
+		{Role: llm.RoleSystem, Content: e.systemPrompt(a)},
+		{Role: llm.RoleUser, Content: userPrompt(a)},
+	}
+	for r.steps < e.cfg.MaxSteps {
+		if ctx.Err() != nil {
+			return r.interrupted(ctx), nil
+		}
+		req := &llm.Request{
+			Messages:    slices.Clone(msgs),
+			Tools:       slices.Clone(e.defs),
+			Temperature: e.cfg.Temperature,
+			MaxTokens:   e.cfg.MaxTokens,
+		}
+		resp, err := e.cfg.Model.Generate(ctx, req)
+		r.steps++
+		if resp != nil {
+			r.promptTokens += resp.PromptTokens
+			r.outputTokens += resp.OutputTokens
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return r.interrupted(ctx), nil
+			}
+			var te *llm.TruncatedError
+			if resp == nil && errors.As(err, &te) && te.Response != nil {
+				r.promptTokens += te.Response.PromptTokens
+				r.outputTokens += te.Response.OutputTokens
+			}
+			return r.outcome(identity.Failed, "model error: "+err.Error()),
+				fmt.Errorf("toolloop: model turn %d: %w", r.steps, err)
+		}
+		if resp == nil {
+			err := errors.New("model returned no response")
+			return r.outcome(identity.Failed, "model error: "+err.Error()),
+				fmt.Errorf("toolloop: model turn %d: %w", r.steps, err)
+		}
+
+		if len(resp.ToolCalls) == 0 {
+			final := strings.TrimSpace(resp.Text)
+			if err := e.cfg.Check(ctx, a, final); err != nil {
+				if ctx.Err() != nil {
+					return r.interrupted(ctx), nil
+				}
+				return r.outcome(identity.Failed, "artifact check failed: "+err.Error()), nil
+			}
+			return r.outcome(identity.Done, final), nil
+		}
+
+		calls := slices.Clone(resp.ToolCalls)
+		for i := range calls {
+			if calls[i].ID == "" {
+				calls[i].ID = "call_" + strconv.Itoa(r.steps) + "_" + strconv.Itoa(i)
+			}
+		}
+		msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: resp.Text, ToolCalls: calls})
+		for _, c := range calls {
+			result, failed := r.call(ctx, c)
+			if ctx.Err() != nil {
+				return r.interrupted(ctx), nil
+			}
+			msgs = append(msgs, llm.Message{Role: llm.RoleTool, Content: result, ToolCallID: c.ID, Name: c.Name})
+			if !failed {
+				r.consecutive = 0
+				continue
+			}
+			r.consecutive++
+			if r.consecutive >= e.cfg.MaxConsecutiveFailures {
+				return r.outcome(identity.Abandoned, fmt.Sprintf(
+					"abandoned after %d consecutive tool failures; last: %s: %s",
+					r.consecutive, c.Name, runes.Head(result, 200))), nil
+			}
+		}
+	}
+	return r.outcome(identity.Abandoned, fmt.Sprintf(
+		"step budget of %s exhausted before a final answer", turns(e.cfg.MaxSteps))), nil
+}
+
+func (e *Executor) systemPrompt(a existence.Assignment) string {
+	if e.cfg.System != "" {
+		return e.cfg.System
+	}
+	var b strings.Builder
+	if a.AgentName != "" {
+		fmt.Fprintf(&b, "You are %s, an autonomous agent pursuing one goal with tools.\n", a.AgentName)
+	} else {
+		b.WriteString("You are an autonomous agent pursuing one goal with tools.\n")
+	}
+	if w := strings.TrimSpace(e.cfg.World); w != "" {
+		b.WriteString(w)
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "Your goal: %s\n", a.Goal.Objective)
+	if a.Task != nil {
+		fmt.Fprintf(&b, "The goal pursues a task assigned to you: %s\n", a.Task.Description)
+	}
+	if len(e.names) > 0 {
+		fmt.Fprintf(&b, "Your tools: %s.\n", strings.Join(e.names, ", "))
+	}
+	b.WriteString("Call tools to make real progress and read their results. " +
+		"A result that starts with \"Error:\" means the call failed: change your approach rather than repeating it.\n" +
+		"When the goal is done, or cannot be done, stop calling tools and answer with a short final summary " +
+		"of what you produced (files written, findings), with no tool calls.")
+	return b.String()
+}
+
+func userPrompt(a existence.Assignment) string {
+	s := "Pursue your goal now: " + a.Goal.Objective
+	if a.Task != nil {
+		s += "\nAssigned task"
+		if a.Task.ID != "" {
+			s += " " + a.Task.ID
+		}
+		s += ": " + a.Task.Description
+	}
+	return s
+}
+
+// run is the state of one Execute.
+type run struct {
+	e                          *Executor
+	a                          existence.Assignment
+	steps                      int
+	promptTokens, outputTokens int
+	consecutive                int
+	failures                   map[string]int // per known tool
+	artifacts                  []string
+}
+
+func (r *run) outcome(status identity.GoalStatus, summary string) existence.Outcome {
+	var broken []string
+	for name, n := range r.failures {
+		if n >= r.e.cfg.BrokenAfter {
+			broken = append(broken, name)
+		}
+	}
+	sort.Strings(broken)
+	return existence.Outcome{
+		Status:       status,
+		Summary:      summary,
+		BrokenTools:  broken,
+		Steps:        r.steps,
+		PromptTokens: r.promptTokens,
+		OutputTokens: r.outputTokens,
+		Artifacts:    r.artifacts,
+	}
+}
+
+func (r *run) interrupted(ctx context.Context) existence.Outcome {
+	return r.outcome(identity.Abandoned, fmt.Sprintf(
+		"interrupted after %s: %v", turns(r.steps), context.Cause(ctx)))
+}
+
+// call dispatches one tool call and reports it. It returns the result text
+// for the model and whether the call failed.
+func (r *run) call(ctx context.Context, c llm.ToolCall) (result string, failed bool) {
+	start := time.Now()
+	ent, known := r.e.tools[c.Name]
+	switch {
+	case !known:
+		result, failed = fmt.Sprintf("Error: unknown tool %q; available tools: %s",
+			c.Name, strings.Join(r.e.names, ", ")), true
+	default:
+		args, err := checkArgs(ent.schema, c.Arguments)
+		if err != nil {
+			result, failed = "Error: "+err.Error(), true
+			break
+		}
+		var artifacts []string
+		result, artifacts, failed = r.invoke(ctx, ent.tool, args)
+		if !failed {
+			for _, p := range artifacts {
+				if !slices.Contains(r.artifacts, p) {
+					r.artifacts = append(r.artifacts, p)
+				}
+			}
+		}
+	}
+	if failed && known {
+		r.failures[c.Name]++
+	}
+	if !failed && result == "" {
+		result = "(no output)"
+	}
+	if n := runes.Count(result); n > r.e.cfg.MaxResultChars {
+		result = runes.Head(result, r.e.cfg.MaxResultChars) +
+			fmt.Sprintf("\n[truncated: %d more characters]", n-r.e.cfg.MaxResultChars)
+	}
+	if r.a.Report != nil {
+		r.a.Report(existence.Event{
+			Kind: existence.EventToolCall,
+			Tool: &existence.ToolCall{
+				Name:      c.Name,
+				Arguments: cut(string(c.Arguments)),
+				Result:    cut(result),
+				Failed:    failed,
+				Duration:  time.Since(start),
+			},
+		})
+	}
+	return result, failed
+}
+
+type callResult struct {
+	text string
+	err  error
+}
+
+// invoke runs t.Call under the per-tool timeout in its own goroutine, so that
+// a tool that ignores its ctx cannot hold up the loop (its goroutine runs on
+// until Call returns; its late result is discarded).
+func (r *run) invoke(ctx context.Context, t Tool, args json.RawMessage) (string, []string, bool) {
+	tctx, cancel := context.WithTimeout(ctx, r.e.cfg.ToolTimeout)
+	defer cancel()
+	tctx, artifacts := CollectArtifacts(tctx)
+	done := make(chan callResult, 1)
+	go func() {
+		var res callResult
+		defer func() {
+			if p := recover(); p != nil {
+				res = callResult{err: fmt.Errorf("tool panicked: %v", p)}
+			}
+			done <- res
+		}()
+		res.text, res.err = t.Call(tctx, args)
+	}()
+	var res callResult
+	select {
+	case res = <-done:
+	case <-tctx.Done():
+		select {
+		case res = <-done: // finished at the same instant
+		default:
+			res = callResult{err: tctx.Err()}
+		}
+	}
+	if res.err == nil {
+		return res.text, artifacts(), false
+	}
+	if ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+		return TimedOut, nil, true
+	}
+	return "Error: " + res.err.Error(), nil, true
+}
+
+// turns says "1 model turn", "2 model turns".
+func turns(n int) string {
+	if n == 1 {
+		return "1 model turn"
+	}
+	return strconv.Itoa(n) + " model turns"
+}
+
+func cut(s string) string {
+	if runes.Count(s) <= eventChars {
+		return s
+	}
+	return runes.Head(s, eventChars-1) + "…"
+}

@@ -1,0 +1,289 @@
+package toolloop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/invopop/jsonschema"
+	validator "github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// Tool is one capability the model may call. It is a small interface so that
+// applications can offer their own tools; [NewTool] builds one from a Go
+// function and its argument struct.
+//
+// Name must match ^[A-Za-z0-9_-]{1,64}$ (the rule the OpenAI and Ollama
+// tool-calling APIs share). Schema is the JSON Schema (draft 2020-12) of the
+// argument object, sent to the model as [llm.ToolDef.Parameters]; nil means
+// "an object with any properties". The [Executor] validates the model's
+// arguments against it before Call, so Call receives a JSON object that
+// conforms.
+//
+// Call runs the tool and returns its result as text for the model. It must
+// honour ctx: the executor cancels ctx when the per-tool timeout expires or
+// the goal is interrupted, and then stops waiting for Call. A returned error
+// is shown to the model as "Error: " + err.Error() and counts as a tool
+// failure.
+type Tool interface {
+	Name() string
+	Description() string
+	Schema() json.RawMessage
+	Call(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+// ErrInvalidArguments matches (with [errors.Is]) every [*ArgumentError].
+var ErrInvalidArguments = errors.New("invalid arguments")
+
+// ArgumentError reports tool arguments that are not a JSON object or do not
+// conform to the tool's schema. Its text is written for the model, for
+// example "invalid arguments: /path: expected string, but got number".
+type ArgumentError struct {
+	// Problems lists each violation as "{JSON pointer}: {message}", the
+	// pointer being "/" for the argument object itself, sorted.
+	Problems []string
+}
+
+func (e *ArgumentError) Error() string {
+	return "invalid arguments: " + strings.Join(e.Problems, "; ")
+}
+
+// Is reports whether target is [ErrInvalidArguments].
+func (e *ArgumentError) Is(target error) bool { return target == ErrInvalidArguments }
+
+// validName is the tool-name rule of the OpenAI and Ollama tool-calling APIs.
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// emptyObjectSchema is the schema used for a Tool whose Schema is nil.
+var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// NewTool builds a [Tool] from a function of a Go argument struct A.
+//
+// The argument schema is generated from A with github.com/invopop/jsonschema:
+// field names come from `json` tags, a field without `omitempty` is
+// required, descriptions come from `jsonschema_description` (or
+// `jsonschema:"description=..."`) tags, and unknown properties are refused
+// (additionalProperties false). The schema is flat: nested types are inlined,
+// with no $ref or $defs.
+//
+// Call accepts the arguments as a JSON object, or as a JSON string that
+// contains the object (some models send that); empty arguments and null mean
+// {}. It validates them against the schema with
+// github.com/santhosh-tekuri/jsonschema/v5, decodes them into A with
+// encoding/json and calls fn. Invalid arguments give an [*ArgumentError]
+// without calling fn.
+//
+// A must be a struct type. NewTool never panics: a tool whose A is not a
+// struct, or whose schema cannot be generated, returns the problem from
+// every Call, and [New] refuses it.
+func NewTool[A any](name, description string, fn func(ctx context.Context, args A) (string, error)) Tool {
+	t := &funcTool[A]{name: name, description: description, fn: fn}
+	t.schema, t.compiled, t.err = reflectSchema[A](name)
+	if t.err == nil && fn == nil {
+		t.err = fmt.Errorf("toolloop: tool %q: nil function", name)
+	}
+	return t
+}
+
+type funcTool[A any] struct {
+	name, description string
+	schema            json.RawMessage
+	compiled          *validator.Schema
+	err               error
+	fn                func(context.Context, A) (string, error)
+}
+
+func (t *funcTool[A]) Name() string            { return t.name }
+func (t *funcTool[A]) Description() string     { return t.description }
+func (t *funcTool[A]) Schema() json.RawMessage { return slices.Clone(t.schema) }
+func (t *funcTool[A]) toolErr() error          { return t.err }
+
+func (t *funcTool[A]) Call(ctx context.Context, args json.RawMessage) (string, error) {
+	if t.err != nil {
+		return "", t.err
+	}
+	obj, err := checkArgs(t.compiled, args)
+	if err != nil {
+		return "", err
+	}
+	var a A
+	if err := json.Unmarshal(obj, &a); err != nil {
+		// The schema accepted it, but Go could not hold it (an integer
+		// out of range, for instance).
+		return "", &ArgumentError{Problems: []string{"/: " + err.Error()}}
+	}
+	return t.fn(ctx, a)
+}
+
+// brokenTool is implemented by tools that could not be built; New refuses
+// them.
+type brokenTool interface{ toolErr() error }
+
+// reflectSchema generates the flat object schema of A and compiles it.
+func reflectSchema[A any](name string) (json.RawMessage, *validator.Schema, error) {
+	typ := reflect.TypeFor[A]()
+	if typ.Kind() != reflect.Struct {
+		return nil, nil, fmt.Errorf("toolloop: tool %q: argument type %s is not a struct", name, typ)
+	}
+	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
+	s := r.ReflectFromType(typ)
+	s.Version = "" // providers do not want "$schema" in tool parameters
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("toolloop: tool %q: schema: %w", name, err)
+	}
+	compiled, err := compileSchema(name, raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	return raw, compiled, nil
+}
+
+// compileSchema compiles a tool's argument schema (draft 2020-12 unless the
+// schema says otherwise). A nil schema accepts any object.
+func compileSchema(name string, raw json.RawMessage) (*validator.Schema, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = emptyObjectSchema
+	}
+	c := validator.NewCompiler()
+	c.Draft = validator.Draft2020
+	url := "mem://toolloop/" + name + ".json"
+	if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
+		return nil, fmt.Errorf("toolloop: tool %q: schema: %w", name, err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("toolloop: tool %q: schema: %w", name, err)
+	}
+	return s, nil
+}
+
+// checkArgs normalises the model's arguments to one JSON object (unwrapping a
+// JSON string that contains it, and reading empty or null as {}) and
+// validates it against s. It returns the object's bytes.
+func checkArgs(s *validator.Schema, raw json.RawMessage) (json.RawMessage, error) {
+	obj := bytes.TrimSpace(raw)
+	if len(obj) > 0 && obj[0] == '"' {
+		var inner string
+		if err := json.Unmarshal(obj, &inner); err != nil {
+			return nil, &ArgumentError{Problems: []string{"/: not valid JSON: " + err.Error()}}
+		}
+		obj = bytes.TrimSpace([]byte(inner))
+	}
+	if len(obj) == 0 || string(obj) == "null" {
+		obj = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	dec.UseNumber() // keep number precision for the validator
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, &ArgumentError{Problems: []string{"/: not valid JSON: " + err.Error()}}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &ArgumentError{Problems: []string{"/: not valid JSON: data after the object"}}
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, &ArgumentError{Problems: []string{"/: expected a JSON object of arguments, got " + jsonKind(v)}}
+	}
+	if s != nil {
+		if err := s.Validate(v); err != nil {
+			return nil, validationError(err)
+		}
+	}
+	return json.RawMessage(obj), nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	}
+	return "an object"
+}
+
+// validationError turns the validator's error tree into an [*ArgumentError]
+// listing its leaves.
+func validationError(err error) error {
+	var ve *validator.ValidationError
+	if !errors.As(err, &ve) {
+		return &ArgumentError{Problems: []string{"/: " + err.Error()}}
+	}
+	var problems []string
+	var walk func(e *validator.ValidationError)
+	walk = func(e *validator.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := e.InstanceLocation
+			if loc == "" {
+				loc = "/"
+			}
+			problems = append(problems, loc+": "+e.Message)
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	// The validator visits properties in map order; sort for stable
+	// messages.
+	slices.Sort(problems)
+	return &ArgumentError{Problems: slices.Compact(problems)}
+}
+
+type artifactKey struct{}
+
+// artifactSink collects the artifacts one tool call reports. A tool may
+// report from several goroutines, or after it timed out.
+type artifactSink struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (s *artifactSink) add(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.paths, path) {
+		s.paths = append(s.paths, path)
+	}
+}
+
+func (s *artifactSink) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.paths)
+}
+
+// ReportArtifact records that the running tool call produced an artifact,
+// such as a workspace path it wrote. The [Executor] lists the artifacts of
+// successful calls in [existence.Outcome.Artifacts], in the order first
+// reported, without duplicates. Tools call it with the ctx they were given;
+// outside a tool call (or [CollectArtifacts]) it does nothing.
+func ReportArtifact(ctx context.Context, artifact string) {
+	if s, ok := ctx.Value(artifactKey{}).(*artifactSink); ok && artifact != "" {
+		s.add(artifact)
+	}
+}
+
+// CollectArtifacts returns a context in which [ReportArtifact] records, and
+// a function that lists what was recorded so far. It lets code that calls a
+// [Tool] directly (tests, other executors) see the artifacts it reports.
+func CollectArtifacts(ctx context.Context) (context.Context, func() []string) {
+	s := &artifactSink{}
+	return context.WithValue(ctx, artifactKey{}, s), s.list
+}

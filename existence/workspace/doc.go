@@ -1,0 +1,22 @@
+// Package workspace gives agents sandboxed file tools over one directory,
+// per agent or shared: read_file, write_file, append_file, list_files and
+// delete_file (issue 5).
+//
+// [Open] opens a [Workspace] on a directory. Every operation goes through an
+// [os.Root], so no path can leave the directory, even through a symlink.
+// Paths are slash-separated and relative ("notes/report.md"); empty paths,
+// NUL bytes, backslashes, absolute paths (including "C:\x" and
+// "//host/share") and ".." components are refused before the file system is
+// touched, with an error wrapping [ErrPath] that says why ([Clean] applies
+// these rules). Symlinks that stay inside are followed for reads; writes
+// never follow a symlink.
+//
+// Writes are atomic and durable (temp file, fsync, atomic rename, fsync of
+// the directory), and appends rewrite the file the same way. [Limits] caps
+// reads ([ErrTooLarge]), writes ([ErrTooLarge]) and the total size of the
+// workspace ([ErrQuota]).
+//
+// [Workspace.Tools] returns the five tools for a [toolloop.Executor]; write
+// tools report the paths they wrote with [toolloop.ReportArtifact], so they
+// show up in the goal's outcome.
+package workspace

@@ -1,0 +1,344 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/existence-loop/sdk/internal/atomicfile"
+)
+
+// DefaultMaxBytes is the default size limit of one state document: 4 MiB.
+// A state within the default [Limits] encodes to a few tens of KiB.
+const DefaultMaxBytes = 4 << 20
+
+// FileOptions configures a [FileStore]. The zero value gives the defaults.
+type FileOptions struct {
+	// MaxBytes is the size limit of one document in bytes; Load refuses a
+	// larger file and Save a larger encoding, with [ErrTooLarge]. Zero or
+	// negative means [DefaultMaxBytes] (4 MiB).
+	MaxBytes int64
+	// Now returns the current instant. It stamps State.UpdatedAt on Save and
+	// names quarantined files. Nil means [time.Now].
+	Now func() time.Time
+}
+
+// FileStore is a durable [Store] that keeps one JSON document per agent in
+// a directory, named "{agent_id}.json" (permission 0600). Open one with
+// [OpenFileStore]; it is safe for concurrent use.
+//
+// A document is {"schema_version": 1, "state": {...}} (see [SchemaVersion]),
+// indented. Documents of older versions are migrated on load; documents of
+// newer versions are refused with [ErrFutureVersion].
+//
+// Writes are atomic and durable (temp file in the same directory, fsync,
+// atomic rename, fsync of the directory): after a crash at any instant a
+// document holds its previous or its new version, never a mix. Saves of one
+// agent are serialised within the process; use [FileStore.Lock] to keep
+// other processes away.
+//
+// A document that cannot be used (corrupt, of a future version, too large,
+// unreadable) is never overwritten or replaced silently: Save refuses to
+// replace it until [FileStore.Quarantine] has moved it aside.
+//
+// Reads are confined to the directory: symlinks that leave it, and absolute
+// symlinks, are refused, and so is a document larger than
+// FileOptions.MaxBytes.
+//
+// The store returns what is stored: it checks [State.Validate] but does not
+// apply [Limits]; callers trim with [Identity.Enforce] after loading.
+type FileStore struct {
+	dir      string
+	maxBytes int64
+	now      func() time.Time
+
+	mu     sync.Mutex
+	agents map[string]*agentEntry
+}
+
+// agentEntry is the in-process state of one agent's document.
+type agentEntry struct {
+	mu sync.Mutex // serialises Load, Save and Quarantine of the agent
+	// checked is true once this store has seen the document on disk usable
+	// (or absent), by a Load or its own Save.
+	checked bool
+	// unusable is the error of the last read that found the document
+	// unusable; Save refuses while it is set.
+	unusable error
+}
+
+var _ Store = (*FileStore)(nil)
+
+// OpenFileStore opens the state directory dir, creating it (and its
+// parents) with permission 0700 if it does not exist. An existing directory
+// keeps its permissions. It returns an error when dir is empty, when dir or
+// a parent is not a directory, or when it cannot be created.
+func OpenFileStore(dir string, opts FileOptions) (*FileStore, error) {
+	if dir == "" {
+		return nil, errors.New("identity: state directory is empty")
+	}
+	dir = filepath.Clean(dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("identity: state directory %s: %w", dir, err)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("identity: state directory %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("identity: state directory %s is a %s, not a directory", dir, describeMode(st.Mode()))
+	}
+	f := &FileStore{dir: dir, maxBytes: opts.MaxBytes, now: opts.Now, agents: map[string]*agentEntry{}}
+	if f.maxBytes <= 0 {
+		f.maxBytes = DefaultMaxBytes
+	}
+	if f.now == nil {
+		f.now = time.Now
+	}
+	return f, nil
+}
+
+// Dir returns the state directory (cleaned, as given to [OpenFileStore]).
+func (f *FileStore) Dir() string { return f.dir }
+
+// Path returns the file of agentID's document: Dir()/{agentID}.json. It does
+// not validate agentID.
+func (f *FileStore) Path(agentID string) string {
+	return filepath.Join(f.dir, agentID+".json")
+}
+
+func (f *FileStore) entry(id string) *agentEntry {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.agents[id]
+	if e == nil {
+		e = &agentEntry{}
+		f.agents[id] = e
+	}
+	return e
+}
+
+// Load implements [Store]: it reads, migrates and validates agentID's
+// document and returns a state the caller owns. Limits are not applied.
+//
+// Errors: [ErrInvalidID]; [ErrNotFound] when there is no document; a
+// [*CorruptError] (matching [ErrCorrupt]) naming the file and the reason
+// for a document that is not valid JSON, has wrong types, a NaN or
+// out-of-range severity, another agent's id, or is a directory or a symlink
+// leaving the state directory; an error wrapping [ErrTooLarge] above
+// FileOptions.MaxBytes; an error wrapping [ErrFutureVersion] for a newer
+// schema version. After any of these but the first two, Save refuses to
+// replace the document until it is quarantined.
+func (f *FileStore) Load(ctx context.Context, agentID string) (*State, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := ValidateID(agentID); err != nil {
+		return nil, err
+	}
+	e := f.entry(agentID)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, err := f.read(agentID)
+	switch {
+	case err == nil, errors.Is(err, ErrNotFound):
+		e.checked, e.unusable = true, nil
+	default:
+		e.checked, e.unusable = false, err
+	}
+	return s, err
+}
+
+// read reads and decodes agentID's document.
+func (f *FileStore) read(id string) (*State, error) {
+	name, path := id+".json", f.Path(id)
+	data, err := atomicfile.ReadFile(f.dir, name, f.maxBytes)
+	if err != nil {
+		return nil, f.readError(id, path, err)
+	}
+	return decodeDocument(path, id, data)
+}
+
+// readError turns an error of atomicfile.ReadFile into one of the store's.
+func (f *FileStore) readError(id, path string, err error) error {
+	lst, lerr := os.Lstat(path)
+	switch {
+	case errors.Is(err, atomicfile.ErrTooLarge):
+		size := "over the limit"
+		if st, serr := os.Stat(path); serr == nil {
+			size = fmt.Sprintf("%d bytes", st.Size())
+		}
+		return fmt.Errorf("%w: %s is %s, limit %d bytes (FileOptions.MaxBytes)", ErrTooLarge, path, size, f.maxBytes)
+	case errors.Is(err, atomicfile.ErrNotRegular):
+		what := "not a regular file"
+		if lerr == nil {
+			what = "a " + describeMode(lst.Mode()) + ", not a regular file"
+		}
+		return &CorruptError{Path: path, Reason: what, Err: err}
+	case lerr == nil && lst.Mode()&fs.ModeSymlink != 0 && !errors.Is(err, fs.ErrNotExist):
+		target, _ := os.Readlink(path)
+		if !filepath.IsLocal(target) {
+			return &CorruptError{Path: path, Reason: fmt.Sprintf("symlink to %q: symlinks that leave the state directory (or are absolute) are refused", target), Err: err}
+		}
+		return &CorruptError{Path: path, Reason: fmt.Sprintf("symlink to %q cannot be read within the state directory: %v", target, err), Err: err}
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w for agent %q (%s does not exist)", ErrNotFound, id, path)
+	default:
+		return fmt.Errorf("identity: reading %s: %w", path, err)
+	}
+}
+
+// Save implements [Store]: it stores s as agent s.Identity.AgentID's
+// document, atomically and durably. The stored copy's UpdatedAt is set to
+// FileOptions.Now(); s itself is not modified.
+//
+// Errors: [ErrInvalidID] or [suffering.ErrInvalid] when s does not validate;
+// [ErrTooLarge] when the encoding exceeds FileOptions.MaxBytes; and, when
+// the document on disk is unusable (a Load reported it, or Save found it so
+// before its first write of the agent), an error that says "quarantine it
+// first" and wraps the reason ([ErrCorrupt], [ErrFutureVersion],
+// [ErrTooLarge] or an I/O error). The document on disk is then unchanged.
+func (f *FileStore) Save(ctx context.Context, s *State) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s == nil {
+		return errors.New("identity: Save of a nil state")
+	}
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	id := s.Identity.AgentID
+	stored := s.Clone()
+	stored.UpdatedAt = f.now().UTC()
+	data, err := encodeDocument(stored)
+	if err != nil {
+		return fmt.Errorf("identity: encoding state of %q: %w", id, err)
+	}
+	if int64(len(data)) > f.maxBytes {
+		return fmt.Errorf("%w: state of %q encodes to %d bytes, limit %d bytes (FileOptions.MaxBytes); not saved",
+			ErrTooLarge, id, len(data), f.maxBytes)
+	}
+
+	e := f.entry(id)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.checked && e.unusable == nil {
+		// First write of this agent by this store: make sure it does not
+		// replace a document nobody has looked at.
+		if _, err := f.read(id); err != nil && !errors.Is(err, ErrNotFound) {
+			e.unusable = err
+		} else {
+			e.checked = true
+		}
+	}
+	if e.unusable != nil {
+		return fmt.Errorf("identity: refusing to overwrite unusable document %s; quarantine it first (FileStore.Quarantine): %w",
+			f.Path(id), e.unusable)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(f.dir, id+".json", data, 0o600); err != nil {
+		return fmt.Errorf("identity: saving %s: %w", f.Path(id), err)
+	}
+	return nil
+}
+
+// List implements [Store]: it returns the ids of the documents in the
+// directory ("{id}.json" for a valid id), sorted. Temp files left by a crash
+// (".{id}.json.tmp-*"), quarantined documents and lock files are not
+// documents. A listed id may still fail to Load (for example a directory
+// named "{id}.json").
+func (f *FileStore) List(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(f.dir)
+	if err != nil {
+		return nil, fmt.Errorf("identity: listing %s: %w", f.dir, err)
+	}
+	ids := []string{}
+	for _, ent := range entries {
+		id, ok := strings.CutSuffix(ent.Name(), ".json")
+		if ok && ValidateID(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// quarantineLayout is the UTC timestamp of a quarantine suffix.
+const quarantineLayout = "20060102T150405Z"
+
+// Quarantine moves agentID's document aside, to
+// "{agentID}.json.corrupt-{UTC time}" (for example
+// "scout.json.corrupt-20261121T222300Z", from FileOptions.Now), adding "-2",
+// "-3", ... when that name is taken, and returns the new path. It moves
+// whatever is there (a file, a directory or a symlink) and never deletes
+// anything. Afterwards Save may write a new document for agentID.
+//
+// Errors: [ErrInvalidID]; [ErrNotFound] when there is nothing to move.
+func (f *FileStore) Quarantine(agentID string) (newPath string, err error) {
+	if err := ValidateID(agentID); err != nil {
+		return "", err
+	}
+	e := f.entry(agentID)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	path := f.Path(agentID)
+	if _, err := os.Lstat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%w for agent %q: nothing to quarantine at %s", ErrNotFound, agentID, path)
+		}
+		return "", fmt.Errorf("identity: quarantine %s: %w", path, err)
+	}
+	base := path + ".corrupt-" + f.now().UTC().Format(quarantineLayout)
+	newPath = base
+	for n := 2; ; n++ {
+		_, err := os.Lstat(newPath)
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("identity: quarantine %s: %w", path, err)
+		}
+		newPath = fmt.Sprintf("%s-%d", base, n)
+	}
+	if err := os.Rename(path, newPath); err != nil {
+		return "", fmt.Errorf("identity: quarantine %s: %w", path, err)
+	}
+	if err := atomicfile.SyncDir(f.dir); err != nil {
+		return newPath, fmt.Errorf("identity: quarantine %s: moved to %s but syncing the directory: %w", path, newPath, err)
+	}
+	e.checked, e.unusable = false, nil
+	return newPath, nil
+}
+
+// describeMode names the type of a file mode: "directory", "symlink", ...
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m.IsRegular():
+		return "regular file"
+	default:
+		return "special file"
+	}
+}

@@ -1,0 +1,75 @@
+// Package hollow imports the memory of hollow-agentOS, the original Python
+// system, into the SDK's own agent state, so that its agents can be brought
+// along (issue 3).
+//
+// A hollow-agentOS memory directory holds, per agent id:
+//
+//	identity/{agent_id}/profile.json    name, traits, domains, worldview, opinions_list, open_questions, narrative, created_at
+//	identity/{agent_id}/suffering.json  active_stressors, resolved_history, last_escalated
+//	goals/{agent_id}/registry.jsonl     one goal per line: goal_id, objective, status, created_at, completed_at, metrics
+//	identity/names.json                 {name: agent_id}
+//
+// [Read] converts every agent to an [identity.State] that passes
+// [identity.State.Validate] and never writes anything; [Import] reads and
+// then saves the states in an [identity.Store]. Both return a [Summary] of
+// what was imported, cut, clamped or skipped ([Summary.String] prints it).
+//
+// # Mapping
+//
+// Profile fields map to the [identity.Identity] fields of the same meaning;
+// opinions_list entries become [identity.Opinion] values (formed
+// "YYYY-MM-DD"); created_at is unix seconds. Stressors keep their
+// description, severity, peak, onset, rate and observable condition
+// (as [suffering.Stressor.Condition]); resolved_history entries keep
+// resolved_at and resolution_note (as Resolution). last_escalated becomes
+// [suffering.State.LastEscalated], so the first escalation after the import
+// counts the whole downtime (spec §4). Registry goals become
+// [identity.Goal] values: completed → DONE, failed → FAILED, abandoned →
+// ABANDONED, active → active; created_at → Started; completed_at (else
+// updated_at) → Ended; metrics.failure_reason, or a short summary of the
+// metrics such as "done in 12 steps", → Outcome.
+//
+// Fields with no counterpart in the SDK's state are not imported:
+// vote_history, narrative_updated_at, an opinion's times_tested, and a
+// goal's priority, parent_goal_id, subgoals and the rest of its metrics.
+//
+// The original wrote "YYYY-MM-DD HH:MM" timestamps in the container's local
+// time; they are read in Options.Location (UTC by default). Unix-second
+// timestamps need no location. All imported times are in UTC.
+//
+// # Real files break today's rules
+//
+// Files written by the original do not follow the rules of spec §4 and §5.
+// Read copes, and reports each case in the [Summary]:
+//
+//   - stressor types in mixed case with spaces are normalised with
+//     [suffering.Normalize]; active stressors whose types become equal are
+//     merged: the most severe stays active, the others move to the resolved
+//     history with a note ([AgentSummary.StressorsMerged]);
+//   - beyond 5 active stressors, the 5 most severe stay active and the rest
+//     move to the resolved history with a note that says why
+//     ([AgentSummary.StressorsDemoted]);
+//   - severities that are NaN (Python writes NaN and Infinity into JSON) or
+//     outside 0–1 are clamped, with a warning;
+//   - lists over their caps are cut by [identity.Identity.Enforce] with
+//     Options.Limits ([AgentSummary.Trimmed]); the goal history keeps the
+//     newest Limits.Goals goals;
+//   - missing fields and files are filled in (missing timestamps with
+//     Options.Now) or left empty, with a warning; an agent with no
+//     profile.json takes its name from names.json;
+//   - a registry line that is not a JSON object, or has no objective, is
+//     skipped with a warning naming its line number; the import goes on;
+//   - goal objectives that span several lines are put on one line;
+//   - goals are sorted by start time, and only the newest may stay active:
+//     older active goals become ABANDONED with an outcome saying so.
+//
+// A JSON document that exists but is not a JSON object at all (truncated,
+// empty, a list) is an error, a [*FileError] wrapping [ErrMalformed] that
+// names the file: the importer never imports an agent without part of
+// itself. Reads are confined to the directory with [os.Root] (a symlink
+// that leaves it is an error) and capped at [MaxFileSize] bytes per file
+// and [MaxLineSize] bytes per registry line.
+//
+// Nothing here is tuned to one sample: any hollow-agentOS directory can be
+// imported, including one with several agents.
+package hollow

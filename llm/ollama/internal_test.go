@@ -1,0 +1,88 @@
+package ollama
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", 0},
+		{"7", 7 * time.Second},
+		{" 10 ", 10 * time.Second},
+		{"0", 0},
+		{"-3", 0},
+		{"1.5", 0},
+		{"soon", 0},
+		{"99999999999999999999", 0}, // overflows int64: invalid
+		{"9223372036854775807", time.Duration(9223372036) * time.Second},
+		{"Sun, 01 Mar 2026 12:00:30 GMT", 30 * time.Second},
+		{"Sun, 01 Mar 2026 11:59:00 GMT", 0}, // in the past
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, parseRetryAfter(tc.in, now), "Retry-After %q", tc.in)
+	}
+}
+
+func TestParseHost(t *testing.T) {
+	tests := []struct {
+		in, want, err string
+	}{
+		{in: "localhost", want: "http://localhost:11434"},
+		{in: "localhost:9999", want: "http://localhost:9999"},
+		{in: "0.0.0.0", want: "http://0.0.0.0:11434"},
+		{in: "[::1]", want: "http://[::1]:11434"},
+		{in: "http://example.com", want: "http://example.com"},
+		{in: "https://example.com:8443/base/", want: "https://example.com:8443/base"},
+		{in: "example.com/ollama", want: "http://example.com:11434/ollama"},
+		{in: "unix:///tmp/sock", err: `scheme "unix"`},
+		{in: "http://user:pw@h", err: "no user info"},
+		{in: "http://h?x=1", err: "no user info, query"},
+		{in: "://x", err: "scheme"},
+	}
+	for _, tc := range tests {
+		u, err := parseHost(tc.in)
+		if tc.err != "" {
+			if assert.Error(t, err, tc.in) {
+				assert.Contains(t, err.Error(), tc.err, tc.in)
+			}
+			continue
+		}
+		if assert.NoError(t, err, tc.in) {
+			assert.Equal(t, tc.want, u.String(), tc.in)
+		}
+	}
+}
+
+func FuzzParseHost(f *testing.F) {
+	for _, s := range []string{"localhost", "0.0.0.0:11434", "http://[::1]:1/x", "https://a/b/", "%zz", "http://", "::", "[::1", "http://h:99999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u, err := parseHost(s)
+		if err != nil {
+			return
+		}
+		if u.Scheme != "http" && u.Scheme != "https" || u.Hostname() == "" {
+			t.Fatalf("parseHost(%q) = %q: accepted without an http(s) scheme and a host", s, u)
+		}
+	})
+}
+
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, s := range []string{"7", "-1", "Sun, 01 Mar 2026 12:00:30 GMT", "1e9", "99999999999999999999", ""} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		if d := parseRetryAfter(s, now); d < 0 {
+			t.Fatalf("parseRetryAfter(%q) = %v < 0", s, d)
+		}
+	})
+}

@@ -1,0 +1,353 @@
+package ollama
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/existence-loop/sdk/llm"
+)
+
+// DefaultURL is the Ollama server used when neither [Config.URL] nor the
+// OLLAMA_HOST environment variable is set.
+const DefaultURL = "http://127.0.0.1:11434"
+
+// Provider is the provider name this adapter puts in its errors
+// ([llm.StatusError], [llm.UnavailableError], [llm.ModelNotFoundError]).
+const Provider = "ollama"
+
+// Config configures a [Model]. Only Model is required.
+type Config struct {
+	// URL is the Ollama server's base URL, e.g. "http://127.0.0.1:11434".
+	// Empty means $OLLAMA_HOST, else [DefaultURL]. As with OLLAMA_HOST, a
+	// value without a scheme gets "http://" and a host without a port gets
+	// 11434 ("localhost" → "http://localhost:11434").
+	URL string
+	// Model is the model name, e.g. "qwen3.5:9b". Required.
+	Model string
+	// HTTPClient sends the requests. Nil means a client without a timeout:
+	// timeouts come from the context (see llm.WithTimeout). The client is
+	// not modified; the adapter wraps a copy's transport.
+	HTTPClient *http.Client
+	// Think turns the model's reasoning on or off. Nil means off: the wire
+	// always carries "think": false unless Think points to true (issue 2,
+	// spec §7: the original sent "think": false). Leaving "think" out would
+	// not do: Ollama then turns thinking on for models that support it.
+	Think *bool
+	// KeepAlive is how long the server keeps the model loaded after a call.
+	// Nil leaves it to the server (5 minutes by default); 0 unloads the
+	// model at once; a negative value keeps it loaded indefinitely, which
+	// is what the original sent ("keep_alive": -1, spec §7).
+	KeepAlive *time.Duration
+	// NumCtx is the context window in tokens (option num_ctx). 0 leaves the
+	// model's default.
+	NumCtx int
+	// JSONMode sends format "json" instead of the request's JSON Schema when
+	// [llm.Request.Format] is set, for models or servers whose schema-
+	// constrained decoding misbehaves. A request without Format is free text
+	// either way.
+	JSONMode bool
+	// Stream asks for a streamed (NDJSON) reply, which Generate aggregates.
+	// Streaming and non-streaming give the same [llm.Response].
+	Stream bool
+	// Options are extra model options (Ollama's "options" object, e.g.
+	// "top_k", "repeat_penalty"). NumCtx and the request's Temperature, Seed
+	// and MaxTokens override the same keys here.
+	Options map[string]any
+}
+
+// Model is an [llm.Model] backed by an Ollama server's /api/chat endpoint,
+// through the official github.com/ollama/ollama/api client. It is safe for
+// concurrent use.
+type Model struct {
+	cfg    Config
+	base   *url.URL
+	client *api.Client
+}
+
+var _ llm.Model = (*Model)(nil)
+
+// New returns a Model for cfg. It makes no network call.
+//
+// Errors: cfg.Model is empty, or the URL (from cfg.URL or OLLAMA_HOST) is not
+// a valid http or https URL.
+func New(cfg Config) (*Model, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("ollama: Config.Model is required (for example \"qwen3.5:9b\")")
+	}
+	base, err := resolveURL(cfg.URL)
+	if err != nil {
+		return nil, err
+	}
+	hc := &http.Client{}
+	if cfg.HTTPClient != nil {
+		c := *cfg.HTTPClient
+		hc = &c
+	}
+	hc.Transport = &transport{base: hc.Transport}
+	cfg.Options = maps.Clone(cfg.Options)
+	return &Model{cfg: cfg, base: base, client: api.NewClient(base, hc)}, nil
+}
+
+// Name returns the configured model name, e.g. "qwen3.5:9b".
+func (m *Model) Name() string { return m.cfg.Model }
+
+// URL returns the base URL of the Ollama server.
+func (m *Model) URL() string { return m.base.String() }
+
+// Generate sends req to /api/chat and returns the whole reply; a streamed
+// reply is aggregated. Reasoning the server returns in its "thinking" field
+// goes to [llm.Response.Thinking]. Tool calls get the server's IDs, or
+// "call_0", "call_1", ... when it sends none.
+//
+// Errors (all match with errors.Is / errors.As):
+//   - ctx ended: an error wrapping ctx.Err(); the request is aborted at once;
+//   - server unreachable (connection refused, DNS, reset): [*llm.UnavailableError]
+//     whose hint says to run `ollama serve`;
+//   - model missing (HTTP 404 "model ... not found"): [*llm.ModelNotFoundError]
+//     whose hint says to run `ollama pull MODEL`;
+//   - any other HTTP error status: [llm.StatusError] with the server's
+//     message and Retry-After;
+//   - done_reason "length": [*llm.TruncatedError] holding the partial reply;
+//   - no text (after trimming white space) and no tool calls: an error
+//     wrapping [llm.ErrEmpty];
+//   - an invalid request (nil, Format or tool JSON not valid) or a reply that
+//     breaks the protocol: a plain error.
+func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	start := time.Now()
+	if req == nil {
+		return nil, errors.New("ollama: nil Request")
+	}
+	creq, err := m.chatRequest(req)
+	if err != nil {
+		return nil, err
+	}
+
+	ex := &exchange{}
+	ctx = context.WithValue(ctx, exchangeKey{}, ex)
+	var (
+		agg  aggregate
+		done bool
+	)
+	err = m.client.Chat(ctx, creq, func(cr api.ChatResponse) error {
+		if done {
+			return errors.New("ollama: protocol error: data after the final (done) object")
+		}
+		agg.add(cr)
+		done = cr.Done
+		return nil
+	})
+	if err == nil && !done {
+		err = ex.incomplete()
+	}
+	if err != nil {
+		return nil, m.classify(ctx, creq.Model, ex, err)
+	}
+
+	resp := agg.response(creq.Model)
+	resp.Duration = time.Since(start)
+	switch {
+	case resp.DoneReason == llm.DoneLength:
+		return nil, &llm.TruncatedError{Response: resp}
+	case strings.TrimSpace(resp.Text) == "" && len(resp.ToolCalls) == 0:
+		return nil, fmt.Errorf("ollama: model %q: %w", resp.Model, llm.ErrEmpty)
+	}
+	return resp, nil
+}
+
+// chatRequest maps an llm.Request to Ollama's /api/chat body.
+func (m *Model) chatRequest(req *llm.Request) (*api.ChatRequest, error) {
+	model := req.Model
+	if model == "" {
+		model = m.cfg.Model
+	}
+	stream := m.cfg.Stream
+	think := m.cfg.Think != nil && *m.cfg.Think
+	creq := &api.ChatRequest{
+		Model:  model,
+		Stream: &stream,
+		Think:  &api.ThinkValue{Value: think},
+	}
+	if m.cfg.KeepAlive != nil {
+		creq.KeepAlive = &api.Duration{Duration: *m.cfg.KeepAlive}
+	}
+	if len(req.Format) > 0 {
+		switch {
+		case m.cfg.JSONMode:
+			creq.Format = json.RawMessage(`"json"`)
+		case !json.Valid(req.Format):
+			return nil, errors.New("ollama: Request.Format is not valid JSON")
+		default:
+			creq.Format = req.Format
+		}
+	}
+
+	opts := maps.Clone(m.cfg.Options)
+	if opts == nil {
+		opts = map[string]any{}
+	}
+	if m.cfg.NumCtx > 0 {
+		opts["num_ctx"] = m.cfg.NumCtx
+	}
+	if req.Temperature != nil {
+		opts["temperature"] = *req.Temperature
+	}
+	if req.Seed != nil {
+		opts["seed"] = *req.Seed
+	}
+	if req.MaxTokens > 0 {
+		opts["num_predict"] = req.MaxTokens
+	}
+	if len(opts) > 0 {
+		creq.Options = opts
+	}
+
+	tools, err := toolDefs(req.Tools)
+	if err != nil {
+		return nil, err
+	}
+	creq.Tools = tools
+	msgs, err := messages(req.Messages)
+	if err != nil {
+		return nil, err
+	}
+	creq.Messages = msgs
+	return creq, nil
+}
+
+// toolDefs maps tool definitions. Ollama's tool schema type holds type,
+// properties, required, items and $defs (and, per property, type,
+// description, enum, items, anyOf and nested properties); other JSON Schema
+// keywords are not carried by the official client.
+func toolDefs(defs []llm.ToolDef) (api.Tools, error) {
+	if len(defs) == 0 {
+		return nil, nil
+	}
+	out := make(api.Tools, len(defs))
+	for i, d := range defs {
+		if d.Name == "" {
+			return nil, fmt.Errorf("ollama: tool %d has no name", i)
+		}
+		params := api.ToolFunctionParameters{Type: "object", Properties: api.NewToolPropertiesMap()}
+		if len(d.Parameters) > 0 && string(d.Parameters) != "null" {
+			if err := json.Unmarshal(d.Parameters, &params); err != nil {
+				return nil, fmt.Errorf("ollama: tool %q: parameters are not a JSON Schema object: %w", d.Name, err)
+			}
+			if params.Type == "" {
+				params.Type = "object"
+			}
+			if params.Properties == nil {
+				params.Properties = api.NewToolPropertiesMap()
+			}
+		}
+		out[i] = api.Tool{
+			Type:     "function",
+			Function: api.ToolFunction{Name: d.Name, Description: d.Description, Parameters: params},
+		}
+	}
+	return out, nil
+}
+
+// messages maps the conversation. Tool results go as role "tool" with
+// tool_name; when a result names no tool, the name is taken from the
+// assistant tool call with the same ID.
+func messages(msgs []llm.Message) ([]api.Message, error) {
+	names := map[string]string{} // tool call ID → tool name
+	out := make([]api.Message, len(msgs))
+	for i, msg := range msgs {
+		am := api.Message{Role: string(msg.Role), Content: msg.Content}
+		for j, tc := range msg.ToolCalls {
+			args := api.NewToolCallFunctionArguments()
+			if len(tc.Arguments) > 0 && string(tc.Arguments) != "null" {
+				if err := json.Unmarshal(tc.Arguments, &args); err != nil {
+					return nil, fmt.Errorf("ollama: message %d, tool call %d (%s): arguments are not a JSON object: %w", i, j, tc.Name, err)
+				}
+			}
+			am.ToolCalls = append(am.ToolCalls, api.ToolCall{
+				ID:       tc.ID,
+				Function: api.ToolCallFunction{Index: j, Name: tc.Name, Arguments: args},
+			})
+			if tc.ID != "" {
+				names[tc.ID] = tc.Name
+			}
+		}
+		if msg.Role == llm.RoleTool {
+			am.ToolCallID = msg.ToolCallID
+			am.ToolName = msg.Name
+			if am.ToolName == "" {
+				am.ToolName = names[msg.ToolCallID]
+			}
+		}
+		out[i] = am
+	}
+	return out, nil
+}
+
+// aggregate collects the objects of one reply (one object when not
+// streaming, many NDJSON lines when streaming).
+type aggregate struct {
+	model      string
+	text       strings.Builder
+	thinking   strings.Builder
+	calls      []llm.ToolCall
+	doneReason string
+	prompt     int
+	output     int
+}
+
+func (a *aggregate) add(cr api.ChatResponse) {
+	if cr.Model != "" {
+		a.model = cr.Model
+	}
+	a.text.WriteString(cr.Message.Content)
+	a.thinking.WriteString(cr.Message.Thinking)
+	for _, tc := range cr.Message.ToolCalls {
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%d", len(a.calls))
+		}
+		args, err := json.Marshal(tc.Function.Arguments)
+		if err != nil || len(args) == 0 {
+			args = []byte("{}")
+		}
+		a.calls = append(a.calls, llm.ToolCall{ID: id, Name: tc.Function.Name, Arguments: args})
+	}
+	if cr.Done {
+		a.doneReason = cr.DoneReason
+		a.prompt = cr.PromptEvalCount
+		a.output = cr.EvalCount
+	}
+}
+
+func (a *aggregate) response(requested string) *llm.Response {
+	resp := &llm.Response{
+		Model:        a.model,
+		Text:         a.text.String(),
+		Thinking:     a.thinking.String(),
+		ToolCalls:    a.calls,
+		DoneReason:   a.doneReason,
+		PromptTokens: a.prompt,
+		OutputTokens: a.output,
+	}
+	if resp.Model == "" {
+		resp.Model = requested
+	}
+	switch {
+	case resp.DoneReason == "" || (resp.DoneReason == llm.DoneStop && len(resp.ToolCalls) > 0):
+		// Ollama reports "stop" after tool calls; normalise as documented
+		// on llm.Response.DoneReason.
+		resp.DoneReason = llm.DoneStop
+		if len(resp.ToolCalls) > 0 {
+			resp.DoneReason = llm.DoneToolCalls
+		}
+	}
+	return resp
+}
