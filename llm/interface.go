@@ -82,7 +82,8 @@ type Request struct {
 	// Seed makes sampling reproducible where the provider supports it.
 	Seed *int `json:"seed,omitempty"`
 	// MaxTokens caps the output length in tokens (Ollama num_predict,
-	// OpenAI max_completion_tokens). 0 means the server default.
+	// OpenAI max_tokens, or max_completion_tokens when configured). 0 means
+	// the server default.
 	MaxTokens int `json:"max_tokens,omitempty"`
 }
 

@@ -1,0 +1,127 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"syscall"
+)
+
+// Outcome classes returned by [Classify]. They are short, stable strings
+// meant for metrics labels, event fields and log lines. An HTTP status
+// without a more specific class is reported as "http_" followed by the
+// status code, e.g. "http_503", "http_429", "http_400".
+const (
+	OutcomeOK            = "ok"              // no error
+	OutcomeUnavailable   = "unavailable"     // server unreachable: connection refused or reset, DNS failure ([ErrUnavailable])
+	OutcomeModelNotFound = "model_not_found" // the server lacks the model ([ErrModelNotFound])
+	OutcomeTruncated     = "truncated"       // stopped at the token limit ([ErrTruncated])
+	OutcomeEmpty         = "empty"           // no text and no tool calls ([ErrEmpty])
+	OutcomeTimeout       = "timeout"         // a deadline fired ([ErrTimeout], context.DeadlineExceeded, a network timeout)
+	OutcomeCanceled      = "canceled"        // the caller's context was canceled (context.Canceled)
+	OutcomeInvalidOutput = "invalid_output"  // the reply failed validation, even after repair ([ErrInvalidOutput])
+	OutcomeError         = "error"           // anything else
+)
+
+// Classify maps an error returned by a [Model] to a short, stable class name:
+// one of the Outcome constants, or "http_NNN" for a [StatusError] with status
+// NNN. A nil error is "ok". It sees through wrapping ([errors.Is],
+// [errors.As]), so errors from [WithRetry], [WithTimeout] and [WithRepair]
+// keep the class of their cause. For an error from [Fallback] it classifies
+// the last model's error (see [FallbackError]).
+//
+// When a chain matches several classes, the first of this order wins:
+// timeout ([ErrTimeout]), canceled, timeout (any other deadline),
+// invalid_output, model_not_found, truncated, empty, http_NNN, unavailable,
+// timeout (a network timeout), error.
+func Classify(err error) string {
+	if err == nil {
+		return OutcomeOK
+	}
+	var fe *FallbackError
+	if errors.As(err, &fe) && len(fe.Errs) > 0 {
+		return Classify(fe.Errs[len(fe.Errs)-1])
+	}
+	switch {
+	case errors.Is(err, ErrTimeout):
+		// Checked before context.Canceled: a timeout set by WithTimeout is
+		// never the caller's cancellation.
+		return OutcomeTimeout
+	case errors.Is(err, context.Canceled):
+		return OutcomeCanceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return OutcomeTimeout
+	case errors.Is(err, ErrInvalidOutput):
+		return OutcomeInvalidOutput
+	case errors.Is(err, ErrModelNotFound):
+		return OutcomeModelNotFound
+	case errors.Is(err, ErrTruncated):
+		return OutcomeTruncated
+	case errors.Is(err, ErrEmpty):
+		return OutcomeEmpty
+	}
+	if se, ok := asStatus(err); ok {
+		return "http_" + strconv.Itoa(se.StatusCode)
+	}
+	if errors.Is(err, ErrUnavailable) || isConnError(err) {
+		return OutcomeUnavailable
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return OutcomeTimeout
+	}
+	return OutcomeError
+}
+
+// Retryable reports whether err is worth retrying, i.e. whether the same
+// request can succeed on a later attempt: the server is unreachable
+// ([ErrUnavailable], connection refused or reset), an attempt timed out
+// ([ErrTimeout] or a network timeout), or an HTTP 429, 502, 503 or 504.
+//
+// Everything else is permanent and not retried: HTTP 400, 401, 403, 404 and
+// other statuses, a missing model, truncation, an empty reply, a reply that
+// fails validation ([ErrInvalidOutput]), and the caller's own cancellation
+// (context.Canceled, or a bare context.DeadlineExceeded that is not an
+// [ErrTimeout]). Retryable cannot see the caller's context; [WithRetry] also
+// stops as soon as that context ends.
+func Retryable(err error) bool {
+	switch c := Classify(err); c {
+	case OutcomeUnavailable:
+		return true
+	case OutcomeTimeout:
+		if errors.Is(err, ErrTimeout) {
+			return true
+		}
+		// A network timeout (e.g. http.Client.Timeout) is a per-attempt
+		// timeout; a bare context.DeadlineExceeded is the caller's deadline.
+		var ne net.Error
+		return errors.As(err, &ne) && ne.Timeout() && ne != context.DeadlineExceeded
+	case "http_429", "http_502", "http_503", "http_504":
+		return true
+	default:
+		return false
+	}
+}
+
+// asStatus finds a [StatusError] (value or pointer) in err's chain.
+func asStatus(err error) (StatusError, bool) {
+	var v StatusError
+	if errors.As(err, &v) {
+		return v, true
+	}
+	var p *StatusError
+	if errors.As(err, &p) && p != nil {
+		return *p, true
+	}
+	return StatusError{}, false
+}
+
+// isConnError reports a raw connection failure that an adapter did not wrap
+// in an [UnavailableError].
+func isConnError(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNABORTED) ||
+		errors.Is(err, syscall.EPIPE)
+}

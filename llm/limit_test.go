@@ -1,0 +1,85 @@
+package llm_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/semaphore"
+
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
+)
+
+func TestLimitCapsConcurrency(t *testing.T) {
+	const limit, callers = 2, 6
+	var inflight, peak atomic.Int32
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	inner := llmtest.Func(func(context.Context, *llm.Request) (*llm.Response, error) {
+		n := inflight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		entered <- struct{}{}
+		<-release
+		inflight.Add(-1)
+		return &llm.Response{Text: "ok"}, nil
+	})
+	m := llm.Limit(inner, semaphore.NewWeighted(limit))
+
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := m.Generate(context.Background(), &llm.Request{})
+			errs <- err
+		}()
+	}
+	// Let the first `limit` calls in, then release one call per entry.
+	for range limit {
+		<-entered
+	}
+	assert.Equal(t, int32(limit), inflight.Load())
+	for range callers - limit {
+		release <- struct{}{}
+		<-entered
+		assert.LessOrEqual(t, inflight.Load(), int32(limit))
+	}
+	for range limit {
+		release <- struct{}{}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+	assert.Equal(t, int32(limit), peak.Load())
+}
+
+func TestLimitRespectsContext(t *testing.T) {
+	sem := semaphore.NewWeighted(1)
+	require.True(t, sem.TryAcquire(1)) // the only slot is taken
+	fake := llmtest.NewFake(llmtest.Reply{Text: "never"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := llm.Limit(fake, sem).Generate(ctx, &llm.Request{})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 0, fake.Calls(), "the model is not called without a slot")
+
+	sem.Release(1)
+	resp, err := llm.Limit(fake, sem).Generate(context.Background(), &llm.Request{})
+	require.NoError(t, err)
+	assert.Equal(t, "never", resp.Text)
+	assert.True(t, sem.TryAcquire(1), "the slot is released after the call")
+
+	assert.Same(t, fake, llm.Limit(fake, nil))
+}

@@ -1,0 +1,91 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Attempt describes one call through [Observe]: one model call, so that cost
+// and failure rates can be counted.
+type Attempt struct {
+	// Model is the name given to Observe, else the request's Model, else the
+	// name the response reports, else the wrapped model's name.
+	Model string
+	// Duration is the wall-clock time of the call.
+	Duration time.Duration
+	// PromptTokens and OutputTokens are the provider's token counts: from
+	// the response, or from the partial response of a [TruncatedError]; 0
+	// when unknown.
+	PromptTokens, OutputTokens int
+	// Err is the call's error, nil on success.
+	Err error
+	// Outcome is Classify(Err): "ok", "timeout", "http_503", ...
+	Outcome string
+}
+
+// Observe returns a Model that reports every call of m to fn, after the call
+// returns and before its result is passed on. name labels the attempts
+// (Attempt.Model); it may be empty.
+//
+// Place Observe innermost, directly around an adapter, to see every attempt
+// made by [WithRetry] and every follow-up sent by [WithRepair]:
+//
+//	m := llm.WithRepair(llm.WithRetry(llm.Observe(adapter, "qwen3.5:9b", record), llm.RetryPolicy{}), check)
+//
+// fn is called synchronously, from the goroutine that called Generate, so it
+// must be quick and, if the model is shared, safe for concurrent use. A nil
+// fn returns m unchanged.
+func Observe(m Model, name string, fn func(Attempt)) Model {
+	if fn == nil {
+		return m
+	}
+	return &observeModel{next: m, name: name, fn: fn, now: time.Now}
+}
+
+type observeModel struct {
+	next Model
+	name string
+	fn   func(Attempt)
+	now  func() time.Time
+}
+
+var _ Model = (*observeModel)(nil)
+
+func (o *observeModel) Generate(ctx context.Context, req *Request) (*Response, error) {
+	start := o.now()
+	resp, err := o.next.Generate(ctx, req)
+	a := Attempt{
+		Model:    o.name,
+		Duration: o.now().Sub(start),
+		Err:      err,
+		Outcome:  Classify(err),
+	}
+	counted := resp
+	var te *TruncatedError
+	if counted == nil && errors.As(err, &te) {
+		counted = te.Response
+	}
+	if counted != nil {
+		a.PromptTokens, a.OutputTokens = counted.PromptTokens, counted.OutputTokens
+	}
+	if a.Model == "" && req != nil {
+		a.Model = req.Model
+	}
+	if a.Model == "" && counted != nil {
+		a.Model = counted.Model
+	}
+	if a.Model == "" {
+		a.Model = nameOf(o.next)
+	}
+	o.fn(a)
+	return resp, err
+}
+
+// Name returns the name given to [Observe], else the wrapped model's name.
+func (o *observeModel) Name() string {
+	if o.name != "" {
+		return o.name
+	}
+	return nameOf(o.next)
+}

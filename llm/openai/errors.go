@@ -1,0 +1,208 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/existence-loop/sdk/internal/runes"
+	"github.com/existence-loop/sdk/llm"
+)
+
+// maxErrorBody caps how much of an error response body is read, and
+// maxErrorMessage how many characters of it are kept in an error.
+const (
+	maxErrorBody    = 64 << 10
+	maxErrorMessage = 2000
+)
+
+// classify turns an error from the client into the llm error classes.
+func (m *Model) classify(ctx context.Context, model string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		if errors.Is(err, cerr) {
+			return fmt.Errorf("openai: %w", err)
+		}
+		return fmt.Errorf("openai: %w (%v)", cerr, err)
+	}
+	var ae *oai.Error
+	if errors.As(err, &ae) {
+		return m.apiError(ae, model)
+	}
+	var se *ssestream.StreamError
+	if errors.As(err, &se) {
+		// An error event in the middle of a stream, e.g. llama.cpp's
+		// data: {"error": {"code": 500, "message": "...", "type": "server_error"}}.
+		msg, code := parseErrorBody(se.Event.Data)
+		if status, cerr := strconv.Atoi(code); cerr == nil && status >= 400 && status <= 599 {
+			return llm.StatusError{Provider: Provider, StatusCode: status, Message: runes.Head(msg, maxErrorMessage)}
+		}
+		return fmt.Errorf("openai: error event in stream: %s", runes.Head(msg, maxErrorMessage))
+	}
+	var ne net.Error
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		(errors.As(err, &ne) && ne.Timeout()) {
+		// e.g. http.Client.Timeout: a timeout, not an unreachable server.
+		return fmt.Errorf("openai: %w", err)
+	}
+	if unreachable(err) {
+		return &llm.UnavailableError{
+			Provider: Provider,
+			URL:      m.base,
+			Hint:     fmt.Sprintf("is the server running at %s?", m.base),
+			Err:      err,
+		}
+	}
+	return fmt.Errorf("openai: %w", err)
+}
+
+// unreachable reports a connection-level failure: refused, reset, DNS, or
+// the server closing the connection mid-reply.
+func unreachable(err error) bool {
+	var oe *net.OpError
+	var de *net.DNSError
+	return errors.As(err, &oe) || errors.As(err, &de) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// apiError maps an HTTP error status.
+func (m *Model) apiError(ae *oai.Error, model string) error {
+	msg, code := ae.Message, ae.Code
+	var header http.Header
+	if ae.Response != nil {
+		header = ae.Response.Header
+		if msg == "" && ae.Response.Body != nil {
+			// The client re-populates the body; it could not decode it as
+			// {"error": {...}} (vLLM, LM Studio and proxies differ).
+			body, _ := io.ReadAll(io.LimitReader(ae.Response.Body, maxErrorBody))
+			msg, code = parseErrorBody(body)
+		}
+	}
+	msg = runes.Head(strings.TrimSpace(msg), maxErrorMessage)
+	if code == "model_not_found" ||
+		(ae.StatusCode == http.StatusNotFound && strings.Contains(strings.ToLower(msg), "model")) {
+		return &llm.ModelNotFoundError{
+			Provider: Provider,
+			Model:    model,
+			Hint:     fmt.Sprintf("check the model name; GET %s/models lists the models the server has", m.base),
+		}
+	}
+	if ae.StatusCode == http.StatusNotFound {
+		msg = strings.TrimSpace(msg + fmt.Sprintf(" (is the base URL right? requests go to %s/chat/completions)", m.base))
+	}
+	return llm.StatusError{
+		Provider:   Provider,
+		StatusCode: ae.StatusCode,
+		Message:    msg,
+		RetryAfter: retryAfter(header, time.Now()),
+	}
+}
+
+// parseErrorBody extracts the message and code from an error body in any of
+// the shapes OpenAI-compatible servers use:
+//
+//	{"error": {"message": "...", "type": "...", "code": "..." | 404}}  OpenAI, llama.cpp
+//	{"error": "..."}                                                   LM Studio, Ollama
+//	{"object": "error", "message": "...", "code": 404}                 vLLM
+//	{"detail": "..."}                                                  FastAPI-based servers
+//
+// Anything else is returned as text.
+func parseErrorBody(body []byte) (msg, code string) {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message json.RawMessage `json:"message"`
+		Code    json.RawMessage `json:"code"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return plainText(body), ""
+	}
+	if len(v.Error) > 0 {
+		var inner struct {
+			Message json.RawMessage `json:"message"`
+			Code    json.RawMessage `json:"code"`
+		}
+		if json.Unmarshal(v.Error, &inner) == nil && len(inner.Message) > 0 {
+			return jsonText(inner.Message), jsonText(inner.Code)
+		}
+		if s := jsonText(v.Error); s != "" {
+			return s, jsonText(v.Code)
+		}
+	}
+	if len(v.Message) > 0 {
+		return jsonText(v.Message), jsonText(v.Code)
+	}
+	if len(v.Detail) > 0 {
+		return jsonText(v.Detail), ""
+	}
+	return plainText(body), ""
+}
+
+// plainText returns body as trimmed, valid UTF-8 text.
+func plainText(body []byte) string {
+	return string(bytes.ToValidUTF8(bytes.TrimSpace(body), []byte("\uFFFD")))
+}
+
+// jsonText renders a JSON value as text: a string unquoted, null as "",
+// anything else as compact JSON.
+func jsonText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if string(bytes.TrimSpace(raw)) == "null" {
+		return ""
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) == nil {
+		return plainText(b.Bytes())
+	}
+	return plainText(raw)
+}
+
+// retryAfter reads the server's requested delay: OpenAI's retry-after-ms
+// (milliseconds), else Retry-After in seconds or as an HTTP date. Missing,
+// invalid, negative or absurd (over a day) values give 0.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	const maxDelay = 24 * time.Hour
+	valid := func(d time.Duration) time.Duration {
+		if d <= 0 || d > maxDelay {
+			return 0
+		}
+		return d
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f <= float64(maxDelay/time.Millisecond) {
+			return valid(time.Duration(f * float64(time.Millisecond)))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		if f > 0 && f <= maxDelay.Seconds() {
+			return valid(time.Duration(f * float64(time.Second)))
+		}
+		return 0
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return valid(t.Sub(now))
+	}
+	return 0
+}

@@ -1,0 +1,107 @@
+package openai
+
+import (
+	"net/http"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name   string
+		header http.Header
+		want   time.Duration
+	}{
+		{"none", nil, 0},
+		{"seconds", http.Header{"Retry-After": {"7"}}, 7 * time.Second},
+		{"fractional seconds", http.Header{"Retry-After": {" 1.5 "}}, 1500 * time.Millisecond},
+		{"zero", http.Header{"Retry-After": {"0"}}, 0},
+		{"negative", http.Header{"Retry-After": {"-3"}}, 0},
+		{"NaN", http.Header{"Retry-After": {"NaN"}}, 0},
+		{"Inf", http.Header{"Retry-After": {"+Inf"}}, 0},
+		{"absurd", http.Header{"Retry-After": {"1e20"}}, 0},
+		{"over a day", http.Header{"Retry-After": {"90000"}}, 0},
+		{"http date", http.Header{"Retry-After": {now.Add(30 * time.Second).Format(http.TimeFormat)}}, 30 * time.Second},
+		{"past date", http.Header{"Retry-After": {now.Add(-time.Hour).Format(http.TimeFormat)}}, 0},
+		{"garbage", http.Header{"Retry-After": {"soon"}}, 0},
+		{"ms wins", http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, 250 * time.Millisecond},
+		{"bad ms falls back", http.Header{"Retry-After-Ms": {"x"}, "Retry-After": {"9"}}, 9 * time.Second},
+		{"negative ms falls back", http.Header{"Retry-After-Ms": {"-5"}, "Retry-After": {"2"}}, 2 * time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, retryAfter(c.header, now))
+		})
+	}
+}
+
+func TestParseErrorBody(t *testing.T) {
+	cases := []struct {
+		body, msg, code string
+	}{
+		{`{"error":{"message":"m","type":"t","code":"model_not_found"}}`, "m", "model_not_found"},
+		{`{"error":{"message":"Loading model","code":503}}`, "Loading model", "503"},
+		{`{"error":"plain"}`, "plain", ""},
+		{`{"error":{"msg":"odd"}}`, `{"msg":"odd"}`, ""},
+		{`{"object":"error","message":"vllm","code":404}`, "vllm", "404"},
+		{`{"detail":"fastapi"}`, "fastapi", ""},
+		{`{"detail":[{"loc":["body"],"msg":"x"}]}`, `[{"loc":["body"],"msg":"x"}]`, ""},
+		{`{"error":null,"message":null}`, "", ""},
+		{`{}`, "{}", ""},
+		{"  Bad Gateway\n", "Bad Gateway", ""},
+		{"\xff\xfeoops", "\uFFFDoops", ""},
+		{``, "", ""},
+	}
+	for _, c := range cases {
+		msg, code := parseErrorBody([]byte(c.body))
+		assert.Equal(t, c.msg, msg, "body %q", c.body)
+		assert.Equal(t, c.code, code, "body %q", c.body)
+	}
+}
+
+func FuzzParseErrorBody(f *testing.F) {
+	for _, s := range []string{
+		`{"error":{"message":"m","type":"t","code":"model_not_found"}}`,
+		`{"error":{"message":"Loading model","code":503}}`,
+		`{"error":"plain"}`,
+		`{"object":"error","message":"vllm","code":404}`,
+		`{"detail":"x"}`,
+		`<html>502</html>`,
+		"\xef\xbb\xbf{\"error\":\"bom\"}",
+		`{"error":{"message":`,
+		`{"error":[1,2,{"message":3}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		msg, code := parseErrorBody(body)
+		msg2, code2 := parseErrorBody(body)
+		if msg != msg2 || code != code2 {
+			t.Fatal("not deterministic")
+		}
+		if utf8.Valid(body) && !utf8.ValidString(msg) {
+			t.Fatalf("invalid UTF-8 message %q from valid body", msg)
+		}
+	})
+}
+
+func FuzzRetryAfter(f *testing.F) {
+	for _, s := range []string{"7", "1.5", "-1", "NaN", "1e400", "Wed, 21 Oct 2015 07:28:00 GMT", "", "0x10", "9223372036854775807"} {
+		f.Add(s, "")
+		f.Add("", s)
+	}
+	now := time.Date(2015, 10, 21, 7, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, retryAfterValue, retryAfterMs string) {
+		h := http.Header{}
+		h.Set("Retry-After", retryAfterValue)
+		h.Set("Retry-After-Ms", retryAfterMs)
+		d := retryAfter(h, now)
+		if d < 0 || d > 24*time.Hour {
+			t.Fatalf("retryAfter(%q, %q) = %v, want within [0, 24h]", retryAfterValue, retryAfterMs, d)
+		}
+	})
+}

@@ -1,0 +1,226 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/existence-loop/sdk/llm"
+)
+
+// DefaultBaseURL is the API used when neither [Config.BaseURL] nor the
+// OPENAI_BASE_URL environment variable is set.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// DefaultSchemaName is the json_schema name sent when [Config.SchemaName] is
+// empty.
+const DefaultSchemaName = "response"
+
+// Provider is the provider name this adapter puts in its errors
+// ([llm.StatusError], [llm.UnavailableError], [llm.ModelNotFoundError]).
+const Provider = "openai"
+
+// Config configures a [Model]. Only Model is required.
+type Config struct {
+	// BaseURL is the API base URL, ending in /v1: for llama.cpp server,
+	// vLLM or LM Studio something like "http://127.0.0.1:8080/v1". Empty
+	// means $OPENAI_BASE_URL, else [DefaultBaseURL]. Requests go to
+	// BaseURL + "/chat/completions".
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer KEY". Empty means
+	// $OPENAI_API_KEY; when that is empty too, no Authorization header is
+	// sent, which local servers accept.
+	APIKey string
+	// Model is the model name sent on the wire, e.g. "gpt-4o-mini" or, for
+	// a local server, the name it was started with. Required.
+	Model string
+	// HTTPClient sends the requests. Nil means a client without a timeout:
+	// timeouts come from the context (see llm.WithTimeout).
+	HTTPClient *http.Client
+	// Strict sends "strict": true in the json_schema response format, which
+	// makes OpenAI enforce the schema exactly. Strict mode accepts only a
+	// subset of JSON Schema: every object needs "additionalProperties":
+	// false and must list all of its properties in "required". The SDK's
+	// default response schema (prompt package) does not meet that, so the
+	// default is false; local servers generally ignore the flag.
+	Strict bool
+	// JSONObject sends response_format {"type": "json_object"} (JSON mode:
+	// any JSON object) instead of json_schema, for servers without
+	// structured outputs. The schema is then not sent; describe it in the
+	// prompt.
+	JSONObject bool
+	// SchemaName is the json_schema "name" (a-z, A-Z, 0-9, _ and -, at most
+	// 64 characters). Empty means [DefaultSchemaName].
+	SchemaName string
+	// Stream asks for a streamed (SSE) reply, which Generate aggregates;
+	// usage is requested with stream_options.include_usage. Streaming and
+	// non-streaming give the same [llm.Response].
+	Stream bool
+	// MaxCompletionTokens sends [llm.Request.MaxTokens] as
+	// "max_completion_tokens" instead of "max_tokens". The default,
+	// "max_tokens", is what llama.cpp server, vLLM, LM Studio and Ollama's
+	// OpenAI endpoint understand, and OpenAI still accepts it for chat
+	// models; OpenAI's reasoning models (o-series, gpt-5) require
+	// max_completion_tokens.
+	MaxCompletionTokens bool
+}
+
+// Model is an [llm.Model] backed by an OpenAI-compatible chat completions
+// endpoint (POST {BaseURL}/chat/completions), through the official
+// github.com/openai/openai-go/v3 client with its own retries disabled (use
+// [llm.WithRetry]). It is safe for concurrent use.
+type Model struct {
+	cfg  Config
+	base string
+	svc  oai.ChatCompletionService
+}
+
+var _ llm.Model = (*Model)(nil)
+
+// New returns a Model for cfg, filling BaseURL and APIKey from the
+// environment as documented on [Config]. It makes no network call.
+//
+// Errors: cfg.Model is empty, or the base URL is not an absolute http or
+// https URL.
+func New(cfg Config) (*Model, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("openai: Config.Model is required (for example \"gpt-4o-mini\")")
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = os.Getenv("OPENAI_BASE_URL")
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openai: base URL %q is not an http:// or https:// URL (want e.g. http://127.0.0.1:8080/v1)", cfg.BaseURL)
+	}
+	if cfg.APIKey == "" {
+		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
+	}
+	if cfg.SchemaName == "" {
+		cfg.SchemaName = DefaultSchemaName
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	// The service is built directly (not with oai.NewClient), so that no
+	// other OPENAI_* variable (organization, project, custom headers) is
+	// picked up implicitly.
+	opts := []option.RequestOption{
+		option.WithBaseURL(cfg.BaseURL),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0),
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	return &Model{
+		cfg:  cfg,
+		base: strings.TrimSuffix(cfg.BaseURL, "/"),
+		svc:  oai.NewChatCompletionService(opts...),
+	}, nil
+}
+
+// Name returns the configured model name.
+func (m *Model) Name() string { return m.cfg.Model }
+
+// BaseURL returns the API base URL requests go to.
+func (m *Model) BaseURL() string { return m.base }
+
+// Generate sends req to {BaseURL}/chat/completions and returns the whole
+// reply; a streamed reply is aggregated.
+//
+// Mapping: [llm.Request.Format] becomes response_format json_schema (name
+// [Config.SchemaName], the schema unchanged, strict per [Config.Strict]) or
+// json_object ([Config.JSONObject], or a Format of "json"); Temperature,
+// Seed and MaxTokens (see [Config.MaxCompletionTokens]) are sent when set;
+// tools, assistant tool calls and tool results (role "tool", tool_call_id)
+// keep their IDs. The reply's finish_reason is normalised to "stop",
+// "length" or "tool_calls" ("function_call" becomes "tool_calls"); a
+// "reasoning_content" (or "reasoning") field, as llama.cpp and vLLM send
+// for reasoning models, goes to [llm.Response.Thinking]; a refusal with no
+// content is returned as the text.
+//
+// Errors (all match with errors.Is / errors.As):
+//   - ctx ended: an error wrapping ctx.Err(); the request is aborted at once;
+//   - server unreachable (connection refused or reset, DNS, a stream cut
+//     before its finish_reason): [*llm.UnavailableError] whose hint asks
+//     whether the server is running at the base URL;
+//   - unknown model (error code "model_not_found", or HTTP 404 whose
+//     message mentions the model): [*llm.ModelNotFoundError];
+//   - any other HTTP error status: [llm.StatusError] with the server's
+//     message and Retry-After (or OpenAI's retry-after-ms);
+//   - finish_reason "length": [*llm.TruncatedError] holding the partial reply;
+//   - no text (after trimming white space) and no tool calls: an error
+//     wrapping [llm.ErrEmpty];
+//   - an invalid request (nil, unknown role, Format or tool JSON not
+//     valid) or a reply that breaks the protocol: a plain error.
+func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	start := time.Now()
+	if req == nil {
+		return nil, errors.New("openai: nil Request")
+	}
+	params, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	var resp *llm.Response
+	if m.cfg.Stream {
+		resp, err = m.stream(ctx, params)
+	} else {
+		resp, err = m.complete(ctx, params)
+	}
+	if err != nil {
+		return nil, m.classify(ctx, params.Model, err)
+	}
+	resp.Duration = time.Since(start)
+	if resp.Model == "" {
+		resp.Model = params.Model
+	}
+	switch {
+	case resp.DoneReason == llm.DoneLength:
+		return nil, &llm.TruncatedError{Response: resp}
+	case strings.TrimSpace(resp.Text) == "" && len(resp.ToolCalls) == 0:
+		return nil, fmt.Errorf("openai: model %q: %w", resp.Model, llm.ErrEmpty)
+	}
+	return resp, nil
+}
+
+// complete makes a non-streamed call.
+func (m *Model) complete(ctx context.Context, params oai.ChatCompletionNewParams) (*llm.Response, error) {
+	cc, err := m.svc.New(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	if cc == nil { // a body of "null"
+		return nil, errors.New("protocol error: the reply is not a chat completion object")
+	}
+	return fromCompletion(cc)
+}
+
+// stream makes a streamed call and aggregates the chunks.
+func (m *Model) stream(ctx context.Context, params oai.ChatCompletionNewParams) (*llm.Response, error) {
+	s := m.svc.NewStreaming(ctx, params)
+	defer s.Close()
+	var acc accumulator
+	for s.Next() {
+		if err := acc.add(s.Current()); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	return acc.response()
+}

@@ -1,0 +1,129 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ErrInvalidOutput: the reply did not pass the caller's validation (for
+// example it is not JSON, or does not match the requested JSON Schema),
+// even after one repair attempt. See [InvalidOutputError] and [WithRepair].
+var ErrInvalidOutput = errors.New("llm: reply does not match the requested format")
+
+// InvalidOutputError reports a reply that failed validation. It matches
+// [ErrInvalidOutput] with [errors.Is] and unwraps to the validation error,
+// so errors.As still finds the validator's own error type.
+type InvalidOutputError struct {
+	// Err is the validation error of the last reply, verbatim (it typically
+	// names a JSON Pointer, e.g. "/content").
+	Err error
+	// Text is the last reply's text, for the caller to log or report.
+	Text string
+	// Repaired is true when Text is the reply to the repair follow-up, i.e.
+	// the model was given one chance to correct itself and failed again.
+	Repaired bool
+}
+
+func (e *InvalidOutputError) Error() string {
+	if e.Repaired {
+		return fmt.Sprintf("llm: invalid reply after one repair: %v", e.Err)
+	}
+	return fmt.Sprintf("llm: invalid reply: %v", e.Err)
+}
+
+// Unwrap returns the validation error.
+func (e *InvalidOutputError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrInvalidOutput].
+func (e *InvalidOutputError) Is(target error) bool { return target == ErrInvalidOutput }
+
+// RepairPromptFormat is the text of the repair follow-up sent by
+// [WithRepair]. Its single %s verb is replaced by the validation error,
+// verbatim (see [RepairPrompt]).
+const RepairPromptFormat = "Your previous reply is not valid: %s\n\n" +
+	"Reply again with the corrected JSON object only: no prose, no code fences, no explanation."
+
+// RepairPrompt returns the user message content that [WithRepair] sends
+// after a reply fails validation with err: [RepairPromptFormat] quoting
+// err.Error() verbatim, JSON Pointer included.
+func RepairPrompt(err error) string {
+	return fmt.Sprintf(RepairPromptFormat, err)
+}
+
+// WithRepair returns a Model that validates structured-output replies and
+// gives the model one chance to fix a bad one (repair-and-retry).
+//
+// It applies only to requests with a non-nil Format whose reply has no tool
+// calls; other requests pass through unchanged. When check(resp.Text)
+// returns an error, WithRepair sends exactly one follow-up request: the
+// original messages, then the bad reply as an assistant message, then a user
+// message with [RepairPrompt] of the validation error. If the second reply
+// passes check, it is returned with PromptTokens, OutputTokens and Duration
+// summed over both calls. Otherwise the error is an *[InvalidOutputError]
+// with Repaired set, holding the second reply's text and validation error.
+// There is at most one repair per call.
+//
+// If the follow-up call itself fails, the error wraps both that failure and
+// an *InvalidOutputError for the first reply. If ctx has already ended when
+// the first reply fails validation, no follow-up is sent. Errors from the
+// first call are returned as they are. A nil check returns m unchanged.
+//
+// check must be safe for concurrent use; typically it is the parse
+// function of the prompt package.
+func WithRepair(m Model, check func(text string) error) Model {
+	if check == nil {
+		return m
+	}
+	return &repairModel{next: m, check: check}
+}
+
+type repairModel struct {
+	next  Model
+	check func(string) error
+}
+
+var _ Model = (*repairModel)(nil)
+
+func (r *repairModel) Generate(ctx context.Context, req *Request) (*Response, error) {
+	resp, err := r.next.Generate(ctx, req)
+	if err != nil || req.Format == nil || resp == nil || len(resp.ToolCalls) > 0 {
+		return resp, err
+	}
+	cerr := r.check(resp.Text)
+	if cerr == nil {
+		return resp, nil
+	}
+	first := &InvalidOutputError{Err: cerr, Text: resp.Text}
+	if ctx.Err() != nil {
+		return nil, first
+	}
+
+	fix := *req
+	fix.Messages = make([]Message, 0, len(req.Messages)+2)
+	fix.Messages = append(fix.Messages, req.Messages...)
+	fix.Messages = append(fix.Messages,
+		Message{Role: RoleAssistant, Content: resp.Text},
+		Message{Role: RoleUser, Content: RepairPrompt(cerr)},
+	)
+	resp2, err := r.next.Generate(ctx, &fix)
+	if err != nil {
+		return nil, fmt.Errorf("llm: repair request failed: %w (after %w)", err, first)
+	}
+	if resp2 == nil {
+		return nil, fmt.Errorf("llm: repair request returned no response (after %w)", first)
+	}
+	if len(resp2.ToolCalls) == 0 {
+		if cerr2 := r.check(resp2.Text); cerr2 != nil {
+			return nil, &InvalidOutputError{Err: cerr2, Text: resp2.Text, Repaired: true}
+		}
+	}
+	out := *resp2
+	out.PromptTokens += resp.PromptTokens
+	out.OutputTokens += resp.OutputTokens
+	out.Duration += resp.Duration
+	return &out, nil
+}
+
+// Name returns the wrapped model's name, if it has one.
+func (r *repairModel) Name() string { return nameOf(r.next) }

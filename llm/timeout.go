@@ -1,0 +1,72 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// DefaultTimeout is the per-call timeout of the original system (spec §7):
+// 180 s.
+const DefaultTimeout = 180 * time.Second
+
+// TimeoutError is returned by [WithTimeout] when its own deadline fired.
+// It matches [ErrTimeout] and context.DeadlineExceeded with [errors.Is] and
+// unwraps to the error the wrapped model returned.
+type TimeoutError struct {
+	// Timeout is the per-call limit that was exceeded.
+	Timeout time.Duration
+	// Err is the wrapped model's error (usually wrapping
+	// context.DeadlineExceeded).
+	Err error
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("llm: call timed out after %s: %v", e.Timeout, e.Err)
+}
+
+// Unwrap returns the wrapped model's error.
+func (e *TimeoutError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrTimeout] or context.DeadlineExceeded.
+func (e *TimeoutError) Is(target error) bool {
+	return target == ErrTimeout || target == context.DeadlineExceeded
+}
+
+// WithTimeout returns a Model that limits each call of m to d (d <= 0 means
+// [DefaultTimeout], 180 s). When that deadline fires, the error is a
+// *[TimeoutError], which matches [ErrTimeout] and context.DeadlineExceeded
+// and is [Retryable]. When the caller's ctx ends first, the error is the
+// caller's: it wraps ctx.Err() and is not an [ErrTimeout].
+func WithTimeout(m Model, d time.Duration) Model {
+	if d <= 0 {
+		d = DefaultTimeout
+	}
+	return &timeoutModel{next: m, d: d}
+}
+
+type timeoutModel struct {
+	next Model
+	d    time.Duration
+}
+
+var _ Model = (*timeoutModel)(nil)
+
+func (t *timeoutModel) Generate(ctx context.Context, req *Request) (*Response, error) {
+	cctx, cancel := context.WithTimeoutCause(ctx, t.d, ErrTimeout)
+	defer cancel()
+	resp, err := t.next.Generate(cctx, req)
+	if err == nil {
+		return resp, nil
+	}
+	if ctx.Err() != nil {
+		return nil, withContextErr(ctx, err)
+	}
+	if cctx.Err() != nil {
+		return nil, &TimeoutError{Timeout: t.d, Err: err}
+	}
+	return nil, err
+}
+
+// Name returns the wrapped model's name, if it has one.
+func (t *timeoutModel) Name() string { return nameOf(t.next) }
