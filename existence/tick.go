@@ -215,7 +215,7 @@ func (a *Agent) cycle(ctx context.Context) error {
 	if err != nil {
 		cause, cerr = "prompt", err
 	} else {
-		stats.PromptChars = len([]rune(p.Text))
+		stats.PromptChars = p.Chars
 		for _, c := range p.Cuts {
 			a.emit(Event{Kind: EventPromptCut, Text: c.String()})
 		}

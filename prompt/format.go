@@ -1,0 +1,200 @@
+package prompt
+
+import (
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/existence-loop/sdk/internal/runes"
+)
+
+// writeFlat writes s to b flattened to one line: leading and trailing
+// whitespace is dropped and every run of whitespace (newlines included)
+// becomes one space. At most maxChars code points are written (maxChars < 0:
+// no limit); a cut never leaves a trailing space. Words are copied as
+// substrings, not rune by rune.
+func writeFlat(b *strings.Builder, s string, maxChars int) {
+	if isFlat(s) && (maxChars < 0 || len(s) <= maxChars) {
+		b.WriteString(s) // the common case: already one clean line
+		return
+	}
+	n := 0
+	space := false // a space is owed before the next word
+	i := 0
+	for i < len(s) {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		if isSpace(r) {
+			space = n > 0
+			i += size
+			continue
+		}
+		need := 1
+		if space {
+			need = 2
+		}
+		if maxChars >= 0 && n+need > maxChars {
+			break
+		}
+		if space {
+			b.WriteByte(' ')
+			n++
+			space = false
+		}
+		start := i
+		for i < len(s) {
+			r, size := rune(s[i]), 1
+			if r >= utf8.RuneSelf {
+				r, size = utf8.DecodeRuneInString(s[i:])
+			}
+			if isSpace(r) {
+				break
+			}
+			if maxChars >= 0 && n >= maxChars {
+				b.WriteString(s[start:i])
+				return
+			}
+			n++
+			i += size
+		}
+		b.WriteString(s[start:i])
+	}
+}
+
+// isFlat reports whether s is already flat: no leading, trailing or double
+// space, and no other white space. Non-ASCII bytes that can start a Unicode
+// space (U+0085, U+00A0, U+1680, U+2000–U+3000) send s to the slow path.
+func isFlat(s string) bool {
+	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return s == ""
+	}
+	prevSpace := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ':
+			if prevSpace {
+				return false
+			}
+			prevSpace = true
+			continue
+		case c < ' ' && c >= '\t' && c <= '\r':
+			return false
+		case c == 0xC2 || c == 0xE1 || c == 0xE2 || c == 0xE3:
+			return false
+		}
+		prevSpace = false
+	}
+	return true
+}
+
+// isSpace is unicode.IsSpace with an ASCII fast path.
+func isSpace(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r == ' ' || (r >= '\t' && r <= '\r')
+	}
+	return unicode.IsSpace(r)
+}
+
+// flat returns s flattened to one line and cut to maxChars code points
+// (maxChars < 0: no limit); see [writeFlat].
+func flat(s string, maxChars int) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	writeFlat(&b, s, maxChars)
+	return b.String()
+}
+
+// isBlank reports whether s holds nothing but whitespace.
+func isBlank(s string) bool {
+	for _, r := range s {
+		if !isSpace(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// writeInt writes n in decimal without allocating.
+func writeInt(b *strings.Builder, n int64) {
+	var buf [24]byte
+	b.Write(strconv.AppendInt(buf[:0], n, 10))
+}
+
+// FormatDuration renders d the way the TIME section does (spec §2): "45s"
+// under a minute, "3m 12s" under an hour, "2h 5m" under a day and "3d 4h"
+// from a day on. Smaller units are truncated, never rounded; a negative d
+// renders as "0s".
+func FormatDuration(d time.Duration) string {
+	var b strings.Builder
+	writeDuration(&b, d)
+	return b.String()
+}
+
+func writeDuration(b *strings.Builder, d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d / time.Second)
+	switch {
+	case s < 60:
+		writeInt(b, s)
+		b.WriteByte('s')
+	case s < 3600:
+		writeInt(b, s/60)
+		b.WriteString("m ")
+		writeInt(b, s%60)
+		b.WriteByte('s')
+	case s < 86400:
+		writeInt(b, s/3600)
+		b.WriteString("h ")
+		writeInt(b, s%3600/60)
+		b.WriteByte('m')
+	default:
+		writeInt(b, s/86400)
+		b.WriteString("d ")
+		writeInt(b, s%86400/3600)
+		b.WriteByte('h')
+	}
+}
+
+// prose returns model-written multi-line text (a worldview, a narrative)
+// ready for a section body: surrounding whitespace, blank lines and the
+// trailing whitespace of each line are removed, so that a blank line in the
+// prompt only ever separates sections. The result is cut to maxChars code
+// points, without trailing whitespace. It allocates only when s has line
+// breaks.
+func prose(s string, maxChars int) string {
+	s = strings.TrimSpace(s)
+	if strings.IndexByte(s, '\n') >= 0 {
+		var b strings.Builder
+		b.Grow(len(s))
+		for line := range strings.Lines(s) {
+			line = strings.TrimRightFunc(line, unicode.IsSpace)
+			if line == "" {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(line)
+		}
+		s = b.String()
+	}
+	return strings.TrimRightFunc(runes.Head(s, maxChars), unicode.IsSpace)
+}
+
+// trimText is strings.TrimSpace; named for what the sections use it for.
+func trimText(s string) string { return strings.TrimSpace(s) }
+
+// trimNewlines drops leading and trailing line breaks (and trailing
+// whitespace) from a custom section's text, so that sections stay separated
+// by exactly one blank line.
+func trimNewlines(s string) string {
+	s = strings.TrimLeft(s, "\r\n")
+	return strings.TrimRightFunc(s, unicode.IsSpace)
+}
