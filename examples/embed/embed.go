@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/taskqueue"
+	"github.com/existence-loop/sdk/existence/toolloop"
+	"github.com/existence-loop/sdk/existence/workspace"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/ollama"
+	"github.com/existence-loop/sdk/llm/openai"
+	"github.com/existence-loop/sdk/prompt"
+)
+
+// shutdownTimeout bounds the HTTP server's graceful shutdown.
+const shutdownTimeout = 10 * time.Second
+
+// worldText is the agent's world context (spec §2 row 3, §7): the world it
+// really runs in, identical every cycle.
+func worldText(workspaceDir string) string {
+	return strings.Join([]string{
+		"You are running as a Go program on a real computer, embedded in an HTTP service (the existence-loop SDK's embed example).",
+		"Your world is one workspace directory: " + workspaceDir + ". Every path you use is relative to it.",
+		"Your tools are read_file, write_file, append_file, list_files and delete_file. They work only inside the workspace.",
+		"There is no network, no shell and no code execution: what you make is text files — notes, designs, data, code for a person to read.",
+		"There is no hardware layer accessible to you — no thermal sensors, no PMIC, no CPU registers, no bus arbiter.",
+		"People reach you through the service: a task they assign appears as ASSIGNED TASK, a message they send as A PERSON SAID. Your goals are streamed to them as you choose them.",
+	}, "\n")
+}
+
+// embedGoals are the ranked goals of the directive (spec §7, adapted to the
+// agent's real world).
+var embedGoals = []string{
+	"Do what a person asked, if anything: an assigned task or a message",
+	"Read real files in the workspace (list_files, read_file) and improve on what is there",
+	"Write a new, useful file — a note, a dataset, a tool written as code",
+	"Write a design spec for something a person could build",
+	"Finish or fix something you left incomplete",
+}
+
+const embedProhibitions = "goals referencing hardware, thermal sensors, PMIC, bus arbiters, the network, or tools you do not have"
+
+// serve wires the SDK together, serves the HTTP API on o.addr and runs the
+// agent until ctx ends; then it shuts the server down gracefully, stops the
+// agent and saves its state.
+func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error) {
+	log := logger(stderr)
+	store, err := identity.OpenFileStore(o.state, identity.FileOptions{})
+	if err != nil {
+		return err
+	}
+	tasks, err := taskqueue.Open(o.state, taskqueue.Options{})
+	if err != nil {
+		return err
+	}
+	ws, err := workspace.Open(o.workspace, workspace.Limits{})
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+
+	base, err := newModel(o)
+	if err != nil {
+		return err
+	}
+	exec, err := toolloop.New(toolloop.Config{
+		Model:       llm.WithTimeout(base, o.llmTimeout),
+		Tools:       ws.Tools(),
+		ToolTimeout: time.Minute,
+	})
+	if err != nil {
+		return err
+	}
+
+	events := newHub(0, 0)
+	out := &printer{w: stdout, verbose: o.verbose}
+	agent, err := existence.New(ctx, existence.Config{
+		ID:      o.id,
+		Name:    o.name,
+		Traits:  []string{"helpful", "curious", "finishes what it starts"},
+		Domains: []string{"writing", "building"},
+		Model:   base,
+		Store:   store,
+		Prompt: prompt.New(prompt.Config{
+			World:        worldText(filepath.ToSlash(filepath.Clean(o.workspace)) + "/"),
+			Goals:        embedGoals,
+			Prohibitions: embedProhibitions,
+			Grounding:    "The goal must be grounded in what actually exists in the workspace.",
+		}),
+		Executor:    exec,
+		Tasks:       tasks,
+		Heartbeat:   o.heartbeat,
+		CallTimeout: o.llmTimeout,
+		Observer:    existence.Observers(events.publish, out.observe),
+		Logger:      log,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := agent.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("closing the agent: %w", cerr))
+		}
+	}()
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler: newServer(serverConfig{
+			Agent:  agent,
+			Tasks:  tasks,
+			Events: events,
+			Token:  o.token,
+			Logger: log,
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second, // event streams set their own deadlines
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	// Shutdown does not end streaming responses; closing the hub does.
+	srv.RegisterOnShutdown(events.close)
+
+	if w := authWarning(o.addr, o.token); w != "" {
+		fmt.Fprintln(stderr, "embed:", w)
+	}
+	fmt.Fprintf(stderr, "embed: %s (%s) listening on http://%s; %s at %s, model %s; state in %s, workspace %s; Ctrl-C to stop\n",
+		agent.Name(), agent.ID(), ln.Addr(), o.provider, o.llmURL, o.model, o.state, o.workspace)
+
+	agentCtx, stopAgent := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopAgent()
+	agentDone := make(chan error, 1)
+	go func() { agentDone <- agent.Run(agentCtx) }()
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- srv.Serve(ln) }()
+
+	var (
+		serveErr, agentErr     error
+		serveEnded, agentEnded bool
+		runErr                 error
+	)
+	select {
+	case <-ctx.Done():
+	case serveErr = <-serveDone:
+		serveEnded = true
+	case agentErr = <-agentDone:
+		agentEnded = true
+		runErr = errors.New("the agent stopped unexpectedly")
+	}
+
+	fmt.Fprintln(stderr, "embed: shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("shutting the server down: %w", err))
+		_ = srv.Close()
+	}
+	if !serveEnded {
+		serveErr = <-serveDone
+	}
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		runErr = errors.Join(runErr, fmt.Errorf("serving: %w", serveErr))
+	}
+	stopAgent()
+	if !agentEnded {
+		agentErr = <-agentDone
+	}
+	if agentErr != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("stopping the agent: %w", agentErr))
+	}
+	return runErr
+}
+
+// newModel builds the provider adapter.
+func newModel(o *options) (llm.Model, error) {
+	switch o.provider {
+	case "openai":
+		return openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model})
+	default:
+		return ollama.New(ollama.Config{URL: o.llmURL, Model: o.model})
+	}
+}
+
+// printer writes the thoughts log (one [existence.Event.String] line per
+// event) to w. Without verbose it skips cycle statistics and successful
+// model calls.
+type printer struct {
+	w       io.Writer
+	verbose bool
+	mu      sync.Mutex
+}
+
+func (p *printer) observe(e existence.Event) {
+	if !p.verbose {
+		switch e.Kind {
+		case existence.EventCycle:
+			return
+		case existence.EventModelCall:
+			if e.Call != nil && e.Call.Outcome == "ok" {
+				return
+			}
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintln(p.w, e.String())
+}
