@@ -722,3 +722,24 @@ func blockingExecutor() existence.Executor {
 		return existence.Outcome{}, ctx.Err()
 	})
 }
+
+func TestPromptBudgetCutsAreReported(t *testing.T) {
+	f := newFixture(goalReply(t, "g"))
+	st := &identity.State{Identity: identity.New("scout", "Cedar", t0)}
+	for i := range 20 {
+		st.Identity.AddDiscovery(identity.Discovery{Text: fmt.Sprintf("discovery %d: %s", i, strings.Repeat("x", 200))}, identity.Limits{})
+	}
+	require.NoError(t, f.store.Save(context.Background(), st))
+	full, err := prompt.New(prompt.Config{}).Assemble(&prompt.View{Now: t0, Identity: &st.Identity})
+	require.NoError(t, err)
+	budget := prompt.Budget{MaxChars: full.Chars - 300}
+	a := f.agent(t, existence.Config{Prompt: prompt.New(prompt.Config{Budget: budget}), Executor: blockingExecutor()})
+	require.NoError(t, a.Tick(context.Background()))
+
+	sent := f.model.Requests()[0].Messages[0].Content
+	assert.LessOrEqual(t, len([]rune(sent)), budget.MaxChars, "the budget holds")
+	assert.Contains(t, sent, prompt.CutMarker)
+	cuts := f.rec.Kind(existence.EventPromptCut)
+	require.NotEmpty(t, cuts)
+	assert.Contains(t, cuts[0].Text, "discoveries")
+}

@@ -257,13 +257,7 @@ func defaultSections(cfg *Config) []Section {
 		},
 		&stdSection{name: SectionWorldview, priority: prioWorldview,
 			write: func(b *strings.Builder, e *env) {
-				b.WriteString(headWorldview)
-				b.WriteByte('\n')
-				if w := worldviewText(e); w != "" {
-					b.WriteString(w)
-				} else {
-					b.WriteString(noWorldview)
-				}
+				writeProse(b, headWorldview, worldviewText(e), noWorldview)
 			},
 			trim: func(e *env, maxChars int) string {
 				return trimProse(headWorldview, "", worldviewText(e), "", maxChars)
@@ -283,13 +277,7 @@ func defaultSections(cfg *Config) []Section {
 		},
 		&stdSection{name: SectionHistory, priority: prioHistory,
 			write: func(b *strings.Builder, e *env) {
-				b.WriteString(headHistory)
-				b.WriteByte('\n')
-				if h := historyText(e); h != "" {
-					b.WriteString(h)
-				} else {
-					b.WriteString(noHistory)
-				}
+				writeProse(b, headHistory, historyText(e), noHistory)
 			},
 			trim: func(e *env, maxChars int) string {
 				return trimProse(headHistory, "", historyText(e), "", maxChars)
@@ -817,4 +805,15 @@ func (f SectionFunc) Trim(v *View, maxChars int) string {
 		return f.Shrink(v, maxChars)
 	}
 	return TrimText(text, maxChars)
+}
+
+// writeProse writes a header line, then text, or placeholder when text is
+// empty.
+func writeProse(b *strings.Builder, head, text, placeholder string) {
+	b.WriteString(head)
+	b.WriteByte('\n')
+	if text == "" {
+		text = placeholder
+	}
+	b.WriteString(text)
 }
