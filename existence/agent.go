@@ -51,12 +51,18 @@ type Config struct {
 	// Model answers existence cycles (required): an adapter such as
 	// llm/ollama, or a chain built with [llm.Fallback]. The agent wraps it,
 	// innermost first, with [llm.Observe] (an [EventModelCall] per attempt),
-	// [llm.WithTimeout] (CallTimeout), [llm.WithRetry] (Retry) and
-	// [llm.WithRepair] (one repair follow-up per cycle, unless NoRepair).
+	// [llm.WithTimeout] (CallTimeout), the runner's [llm.Limiter] (when run
+	// by a [Runner]), [llm.WithRetry] (Retry) and [llm.WithRepair] (one
+	// repair follow-up per cycle, unless NoRepair).
 	Model llm.Model
+	// ExecutorModel is the model executors use to pursue goals (default
+	// Model). The agent wraps it like Model, without the repair, and hands
+	// it to the executor as [Assignment].Model, so that executor calls are
+	// observed, time-limited, bounded and retried the same way.
+	ExecutorModel llm.Model
 	// Store persists the agent's state; default an in-memory store. If the
-	// store has a Lock method (as [identity.FileStore] does), the agent
-	// holds the lock until [Agent.Close].
+	// store is an [identity.Locker] (as [identity.FileStore] is), the agent
+	// holds the agent's lock until [Agent.Close].
 	Store identity.Store
 	// Prompt assembles the existence prompt; default prompt.New with
 	// [prompt.DefaultSituation] and no world text.
@@ -90,7 +96,7 @@ type Config struct {
 	Temperature *float64
 	Seed        *int
 	MaxTokens   int
-	// NoRepair disables the one repair follow-up per cycle (issue 4).
+	// NoRepair disables the one repair follow-up per cycle.
 	NoRepair bool
 	// Values carries application data for custom prompt sections.
 	Values *prompt.Values
@@ -108,21 +114,10 @@ type Config struct {
 	Observer Observer
 	Logger   *slog.Logger
 
-	// peers and send are set by a Runner.
-	peers func(self string) []prompt.Peer
-	send  func(from *Agent, text string)
-}
-
-// locker is implemented by stores that can lock an agent's state against
-// other processes, such as identity.FileStore.
-type locker interface {
-	Lock(agentID string) (unlock func() error, err error)
-}
-
-// quarantiner is implemented by stores that can move a corrupt document
-// aside, such as identity.FileStore.
-type quarantiner interface {
-	Quarantine(agentID string) (string, error)
+	// peers, send and limiter are set by a Runner.
+	peers   func(self string) []prompt.Peer
+	send    func(from *Agent, text string)
+	limiter *llm.Limiter
 }
 
 // Agent is one existence-loop agent: an identity, a suffering state, a
@@ -130,9 +125,11 @@ type quarantiner interface {
 // drive it with [Agent.Run], or tick by tick with [Agent.Tick]. All methods
 // are safe for concurrent use.
 type Agent struct {
-	cfg         Config
-	name        string
-	model       llm.Model
+	cfg       Config
+	name      string
+	model     llm.Model // for existence cycles
+	execModel llm.Model // for executors
+
 	log         *slog.Logger
 	unlockStore func() error
 
@@ -206,7 +203,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		wake: make(chan struct{}, 1),
 	}
 
-	if l, ok := cfg.Store.(locker); ok {
+	if l, ok := cfg.Store.(identity.Locker); ok {
 		unlock, err := l.Lock(cfg.ID)
 		if err != nil {
 			return nil, err
@@ -224,14 +221,26 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		a.name = cfg.Name
 	}
 
-	m := llm.Observe(cfg.Model, "", a.onAttempt)
-	m = llm.WithTimeout(m, cfg.CallTimeout)
-	m = llm.WithRetry(m, cfg.Retry)
+	a.model = a.stack(cfg.Model)
 	if !cfg.NoRepair {
-		m = llm.WithRepair(m, prompt.ValidateResponse)
+		a.model = llm.WithRepair(a.model, prompt.ValidateResponse)
 	}
-	a.model = m
+	if cfg.ExecutorModel == nil {
+		cfg.ExecutorModel = cfg.Model
+	}
+	a.execModel = a.stack(cfg.ExecutorModel)
 	return a, nil
+}
+
+// stack wraps m, innermost first, with Observe, WithTimeout, the runner's
+// Limiter and WithRetry: the waiting for a slot counts neither in the
+// reported duration nor against the timeout, and no slot is held while
+// waiting to retry.
+func (a *Agent) stack(m llm.Model) llm.Model {
+	m = llm.Observe(m, "", a.onAttempt)
+	m = llm.WithTimeout(m, a.cfg.CallTimeout)
+	m = a.cfg.limiter.Limit(m)
+	return llm.WithRetry(m, a.cfg.Retry)
 }
 
 func (a *Agent) load(ctx context.Context) (*identity.State, error) {
@@ -242,7 +251,7 @@ func (a *Agent) load(ctx context.Context) (*identity.State, error) {
 	case errors.Is(err, identity.ErrNotFound):
 		st = nil
 	case errors.Is(err, identity.ErrCorrupt) && a.cfg.FreshOnCorrupt:
-		q, ok := a.cfg.Store.(quarantiner)
+		q, ok := a.cfg.Store.(identity.Quarantiner)
 		if !ok {
 			return nil, fmt.Errorf("existence: %w (the store cannot quarantine it, so no fresh start)", err)
 		}

@@ -117,8 +117,8 @@ type ModelCall struct {
 	Duration     time.Duration `json:"duration_ns"`
 	PromptTokens int           `json:"prompt_tokens"`
 	OutputTokens int           `json:"output_tokens"`
-	// Outcome is "ok" or the error class ("unavailable", "timeout",
-	// "truncated", "status 503", ...).
+	// Outcome is "ok" or the error class from llm.Classify
+	// ("unavailable", "timeout", "truncated", "http_503", ...).
 	Outcome string `json:"outcome"`
 }
 
@@ -221,7 +221,10 @@ func (e Event) describe() string {
 		}
 	case EventModelCall:
 		if c := e.Call; c != nil {
-			s := fmt.Sprintf("%s %s in %v, %d+%d tokens", c.Model, c.Outcome, c.Duration.Round(time.Millisecond), c.PromptTokens, c.OutputTokens)
+			s := fmt.Sprintf("%s %s in %v", c.Model, c.Outcome, c.Duration.Round(time.Millisecond))
+			if c.PromptTokens+c.OutputTokens > 0 {
+				s += fmt.Sprintf(", %d+%d tokens", c.PromptTokens, c.OutputTokens)
+			}
 			if e.Error != "" {
 				s += ": " + e.Error
 			}

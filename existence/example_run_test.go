@@ -39,5 +39,37 @@ func ExampleAgent_Run() {
 		log.Fatal(err)
 	}
 	defer agent.Close()
-	agent.Run(ctx) // a heartbeat every 6 s until Ctrl-C; model failures never stop it
+	if err := agent.Run(ctx); err != nil { // a heartbeat every 6 s until Ctrl-C; model failures never stop it
+		log.Print(err) // the final save failed
+	}
+}
+
+// Several agents as peers over one store: each sees the others in its
+// "YOUR PEERS" section, and at most MaxInFlight model calls run at once.
+// Compiled but not run: it needs a running Ollama server.
+func ExampleRunner() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	model, err := ollama.New(ollama.Config{Model: "qwen3.5:9b"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	store, err := identity.OpenFileStore("./state", identity.FileOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	runner, err := existence.NewRunner(existence.RunnerConfig{Store: store, MaxInFlight: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer runner.Close()
+	for _, m := range []struct{ id, name string }{{"scout", "Cedar"}, {"analyst", "Cipher"}, {"builder", "Vault"}} {
+		if _, err := runner.Add(ctx, existence.Config{ID: m.id, Name: m.name, Model: model}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := runner.Run(ctx); err != nil {
+		log.Fatal(err)
+	}
 }

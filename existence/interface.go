@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/prompt"
 )
 
@@ -29,6 +30,11 @@ type Assignment struct {
 	Goal      identity.Goal
 	// Task is the assigned task the goal pursues, or nil.
 	Task *prompt.Task
+	// Model is the agent's executor model (Config.ExecutorModel, else
+	// Config.Model), wrapped like the agent's own: every call is an
+	// [EventModelCall], bounded by CallTimeout and the runner's limit, and
+	// retried. Executors that call a model should use it.
+	Model llm.Model
 	// Report delivers progress events (such as EventToolCall) to the
 	// agent's observer; the agent fills in time, id and name. It is never
 	// nil when the agent calls Execute.
@@ -37,6 +43,9 @@ type Assignment struct {
 
 // Outcome is how a goal ended.
 type Outcome struct {
+	// Status is DONE, FAILED or ABANDONED. Any other value (including the
+	// zero value) records the goal as FAILED with the summary "executor
+	// returned no final status".
 	Status identity.GoalStatus
 	// Summary says what the goal produced; it feeds the "WHAT YOUR LAST
 	// GOAL PRODUCED" section (cut to 400 characters).

@@ -10,9 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-	"golang.org/x/sync/semaphore"
-
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/prompt"
@@ -24,23 +21,25 @@ type RunnerConfig struct {
 	// Store is shared by the agents (required). With an identity.FileStore
 	// each agent holds its own lock for the whole run.
 	Store identity.Store
-	// MaxInFlight bounds the model calls in flight across all agents
-	// (existence cycles and executors using the wrapped models); default
+	// MaxInFlight bounds the model calls in flight across all agents,
+	// existence cycles and executors together (an [llm.Limiter]); default
 	// 1, which suits one local GPU.
-	MaxInFlight int64
-	Clock       Clock
-	Heartbeat   time.Duration
-	Observer    Observer
-	Logger      *slog.Logger
+	MaxInFlight int
+	// Clock, Heartbeat, Observer and Logger are the agents' defaults (see
+	// [Config]).
+	Clock     Clock
+	Heartbeat time.Duration
+	Observer  Observer
+	Logger    *slog.Logger
 }
 
 // Runner runs several agents as peers sharing one store. Each agent's
 // "YOUR PEERS" section comes from the other agents' identities, crisis
 // messages go to the other agents' inboxes, and model calls are bounded by
-// a semaphore. Agents tick independently. Add agents before [Runner.Run].
+// an [llm.Limiter]. Agents tick independently. Add agents before [Runner.Run].
 type Runner struct {
-	cfg RunnerConfig
-	sem *semaphore.Weighted
+	cfg     RunnerConfig
+	limiter *llm.Limiter
 
 	mu     sync.RWMutex
 	agents []*Agent
@@ -54,16 +53,13 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = 1
 	}
-	return &Runner{cfg: cfg, sem: semaphore.NewWeighted(cfg.MaxInFlight)}, nil
+	return &Runner{cfg: cfg, limiter: llm.NewLimiter(cfg.MaxInFlight)}, nil
 }
 
-// Limit wraps m so that its calls count against the runner's bound on model
-// calls in flight. Use it for models that executors call.
-func (r *Runner) Limit(m llm.Model) llm.Model { return llm.Limit(m, r.sem) }
-
 // Add creates an agent with cfg (see [New]) in the runner: Store, Clock,
-// Heartbeat, Observer and Logger default to the runner's, and the model is
-// bounded by MaxInFlight. Agent ids must be unique.
+// Heartbeat, Observer and Logger default to the runner's, and its model
+// calls (cycles and executors) are bounded by MaxInFlight. Agent ids must be
+// unique.
 func (r *Runner) Add(ctx context.Context, cfg Config) (*Agent, error) {
 	if r.Agent(cfg.ID) != nil {
 		return nil, fmt.Errorf("existence: agent %q added twice", cfg.ID)
@@ -83,9 +79,7 @@ func (r *Runner) Add(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = r.cfg.Logger
 	}
-	if cfg.Model != nil {
-		cfg.Model = llm.Limit(cfg.Model, r.sem)
-	}
+	cfg.limiter = r.limiter
 	cfg.peers = r.peers
 	cfg.send = r.broadcast
 	a, err := New(ctx, cfg)
@@ -121,20 +115,19 @@ func (r *Runner) Agent(id string) *Agent {
 // returns. An agent's error does not stop the others; the errors are
 // joined.
 func (r *Runner) Run(ctx context.Context) error {
-	var g errgroup.Group
-	var mu sync.Mutex
-	var errs []error
-	for _, a := range r.Agents() {
-		g.Go(func() error {
+	agents := r.Agents()
+	errs := make([]error, len(agents))
+	var wg sync.WaitGroup
+	for i, a := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			if err := a.Run(ctx); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("%s: %w", a.ID(), err))
-				mu.Unlock()
+				errs[i] = fmt.Errorf("%s: %w", a.ID(), err)
 			}
-			return nil
-		})
+		}()
 	}
-	_ = g.Wait()
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

@@ -162,7 +162,7 @@ func (a *Agent) startLocked(g identity.Goal) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &run{goalID: g.ID, cancel: cancel, done: make(chan struct{})}
 	a.running = r
-	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.name, Goal: g, Report: a.emit}
+	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.name, Goal: g, Model: a.execModel, Report: a.emit}
 	if g.TaskID != "" {
 		asg.Task = &prompt.Task{ID: g.TaskID, Description: g.Objective}
 	}

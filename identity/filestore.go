@@ -74,7 +74,11 @@ type agentEntry struct {
 	unusable error
 }
 
-var _ Store = (*FileStore)(nil)
+var (
+	_ Store       = (*FileStore)(nil)
+	_ Locker      = (*FileStore)(nil)
+	_ Quarantiner = (*FileStore)(nil)
+)
 
 // OpenFileStore opens the state directory dir, creating it (and its
 // parents) with permission 0700 if it does not exist. An existing directory

@@ -49,7 +49,7 @@ var heldLocks = struct {
 }{paths: map[string]bool{}}
 
 // Lock takes the advisory lock of agentID, so that one process at a time
-// runs the agent (issue 3: "one process per agent"). It locks
+// runs the agent ("one process per agent"). It locks
 // Dir()/{agentID}.lock (created with permission 0600) with an exclusive,
 // non-blocking flock and writes this process's id into it. The lock is
 // released by calling unlock (once; later calls return nil) or by the

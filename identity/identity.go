@@ -238,7 +238,7 @@ func (id *Identity) EndGoal(status GoalStatus, outcome string, now time.Time, l 
 // Enforce applies every cap of l to id and returns a description of each cut
 // it made (nil when id was within its caps). It is called on load, so that
 // over-cap state written by older versions or other tools is trimmed, never
-// refused (issue: "trimmed, never refused"). Lists keep their newest entries;
+// refused ("trimmed, never refused"). Lists keep their newest entries;
 // the worldview keeps its head and the narrative its tail.
 func (id *Identity) Enforce(l Limits) []string {
 	l = l.withDefaults()

@@ -77,6 +77,21 @@ type Store interface {
 	List(ctx context.Context) ([]string, error)
 }
 
+// Locker is implemented by stores that can lock an agent's state against
+// other processes, such as [FileStore]. Lock returns [ErrLocked] (a
+// [*LockedError]) while another holder has the agent. The existence loop
+// holds the lock for as long as the agent runs; tools that write a store
+// (such as identity/hollow) take it too.
+type Locker interface {
+	Lock(agentID string) (unlock func() error, err error)
+}
+
+// Quarantiner is implemented by stores that can move an unusable document
+// aside, such as [FileStore]. Quarantine returns where it went.
+type Quarantiner interface {
+	Quarantine(agentID string) (newPath string, err error)
+}
+
 // Store errors.
 var (
 	// ErrNotFound: no state is stored for the agent.

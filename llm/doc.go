@@ -1,6 +1,6 @@
 // Package llm is the language-model layer of the existence loop: one small
 // interface, provider adapters, typed errors and composable middleware that
-// make local models usable for structured output (issue 4).
+// make local models usable for structured output.
 //
 // # Model, Request, Response
 //
@@ -46,7 +46,7 @@
 //   - [WithRepair]: when the reply fails validation, one follow-up quoting the
 //     error and asking for a corrected object;
 //   - [Observe]: reports every attempt (model, duration, tokens, outcome);
-//   - [Limit]: bounds the number of calls in flight.
+//   - [Limiter]: bounds the number of calls in flight across models.
 //
 // # Adapters and testing
 //

@@ -7,23 +7,41 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// Limit returns a Model that holds one unit of sem for the duration of each
-// call of m, so that several agents sharing sem have at most its size in
-// calls in flight. Waiting for a unit respects ctx: if ctx ends first, the
-// error wraps ctx.Err() and m is not called.
-//
-// Place Limit inside [WithRetry] so that no unit is held while waiting to
-// retry, and outside [WithTimeout] so that the time spent waiting for a unit
-// does not count against the per-call timeout. A nil sem returns m
+// Limiter bounds the number of model calls in flight across every [Model]
+// it wraps, for example the models of several agents sharing one local GPU.
+// It is safe for concurrent use.
+type Limiter struct {
+	sem *semaphore.Weighted
+	n   int
+}
+
+// NewLimiter returns a Limiter that allows n calls in flight (n < 1 means
+// 1).
+func NewLimiter(n int) *Limiter {
+	n = max(n, 1)
+	return &Limiter{sem: semaphore.NewWeighted(int64(n)), n: n}
+}
+
+// Size returns the number of calls the Limiter allows in flight.
+func (l *Limiter) Size() int { return l.n }
+
+// Limit returns a Model that holds one of l's slots for the duration of
+// each call of m. Waiting for a slot respects ctx: if ctx ends first, the
+// error wraps ctx.Err() and m is not called. A nil Limiter returns m
 // unchanged (no limit).
 //
-//	sem := semaphore.NewWeighted(2)
-//	m := llm.WithRetry(llm.Limit(llm.WithTimeout(adapter, 0), sem), llm.RetryPolicy{})
-func Limit(m Model, sem *semaphore.Weighted) Model {
-	if sem == nil {
+// Place Limit inside [WithRetry], so that no slot is held while waiting to
+// retry, and outside [WithTimeout] and [Observe], so that the time spent
+// waiting for a slot counts neither against the per-call timeout nor in the
+// reported duration:
+//
+//	lim := llm.NewLimiter(1)
+//	m := llm.WithRetry(lim.Limit(llm.WithTimeout(llm.Observe(adapter, "", report), 0)), llm.RetryPolicy{})
+func (l *Limiter) Limit(m Model) Model {
+	if l == nil {
 		return m
 	}
-	return &limitModel{next: m, sem: sem}
+	return &limitModel{next: m, sem: l.sem}
 }
 
 type limitModel struct {

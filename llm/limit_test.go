@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -32,7 +31,9 @@ func TestLimitCapsConcurrency(t *testing.T) {
 		inflight.Add(-1)
 		return &llm.Response{Text: "ok"}, nil
 	})
-	m := llm.Limit(inner, semaphore.NewWeighted(limit))
+	lim := llm.NewLimiter(limit)
+	assert.Equal(t, limit, lim.Size())
+	m := lim.Limit(inner)
 
 	var wg sync.WaitGroup
 	errs := make(chan error, callers)
@@ -66,20 +67,32 @@ func TestLimitCapsConcurrency(t *testing.T) {
 }
 
 func TestLimitRespectsContext(t *testing.T) {
-	sem := semaphore.NewWeighted(1)
-	require.True(t, sem.TryAcquire(1)) // the only slot is taken
+	lim := llm.NewLimiter(0) // < 1 means 1
+	require.Equal(t, 1, lim.Size())
+	block := make(chan struct{})
+	entered := make(chan struct{})
+	holder := lim.Limit(llmtest.Func(func(context.Context, *llm.Request) (*llm.Response, error) {
+		close(entered)
+		<-block
+		return &llm.Response{Text: "held"}, nil
+	}))
+	done := make(chan struct{})
+	go func() { defer close(done); holder.Generate(context.Background(), &llm.Request{}) }()
+	<-entered // the only slot is taken
+
 	fake := llmtest.NewFake(llmtest.Reply{Text: "never"})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := llm.Limit(fake, sem).Generate(ctx, &llm.Request{})
+	_, err := lim.Limit(fake).Generate(ctx, &llm.Request{})
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, 0, fake.Calls(), "the model is not called without a slot")
 
-	sem.Release(1)
-	resp, err := llm.Limit(fake, sem).Generate(context.Background(), &llm.Request{})
+	close(block)
+	<-done
+	resp, err := lim.Limit(fake).Generate(context.Background(), &llm.Request{})
 	require.NoError(t, err)
 	assert.Equal(t, "never", resp.Text)
-	assert.True(t, sem.TryAcquire(1), "the slot is released after the call")
 
-	assert.Same(t, fake, llm.Limit(fake, nil))
+	var none *llm.Limiter
+	assert.Same(t, fake, none.Limit(fake))
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/existence-loop/sdk/prompt/prompttest"
 )
 
-func trio() *prompt.Assembler { return prompt.New(prompttest.TrioConfig()) }
+func trio() *prompt.Assembler { return prompt.New(prompttest.HollowConfig()) }
 
 // TestGoldenDefault pins the default prompt for a representative state:
 // every section of spec §2 present. Regenerate with go test -update.
@@ -134,14 +134,14 @@ func TestAssembleNilIdentity(t *testing.T) {
 }
 
 func TestConfigIsCopied(t *testing.T) {
-	cfg := prompttest.TrioConfig()
+	cfg := prompttest.HollowConfig()
 	a := prompt.New(cfg)
 	cfg.Goals[0] = "changed"
 	p := prompttest.Assemble(t, a, prompttest.NewAgent("Cedar").View())
 	assert.Contains(t, p.Text, "  1. Read real source files")
 	got := a.Config()
 	got.Goals[0] = "changed again"
-	assert.Equal(t, prompttest.TrioConfig().Goals, a.Config().Goals)
+	assert.Equal(t, prompttest.HollowConfig().Goals, a.Config().Goals)
 }
 
 func TestNames(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 
 // budgeted returns the trio assembler with budget b.
 func budgeted(b prompt.Budget) *prompt.Assembler {
-	cfg := prompttest.TrioConfig()
+	cfg := prompttest.HollowConfig()
 	cfg.Budget = b
 	return prompt.New(cfg)
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // MaxResponseBytes is the largest model output [ParseResponse] accepts:
-// 1 MiB (issue 2). Larger input is refused up front with [ErrTooLarge],
+// 1 MiB. Larger input is refused up front with [ErrTooLarge],
 // before any scanning: a response is about a kilobyte, and a megabyte is a
 // runaway generation.
 const MaxResponseBytes = 1 << 20
@@ -91,7 +91,7 @@ func ValidateResponse(text string) error {
 }
 
 // ParseResponse turns raw model output into a [Response], tolerating the
-// ways local models are known to break structured output (issue 4), and
+// ways local models are known to break structured output, and
 // returns a classified *[ParseError] otherwise. It never panics. Steps, in
 // order:
 //

@@ -88,7 +88,7 @@ func TestSectionIdentity(t *testing.T) {
 
 func TestSectionWorld(t *testing.T) {
 	runSectionCases(t, trio(), []sectionCase{
-		{"trio", agent(), prompt.SectionWorld, "WORLD CONTEXT (factual — not instructions):\n" + prompttest.TrioWorld},
+		{"trio", agent(), prompt.SectionWorld, "WORLD CONTEXT (factual — not instructions):\n" + prompttest.HollowWorld},
 	})
 	runSectionCases(t, prompt.New(prompt.Config{World: "\n  A small world.\nTwo lines.\n\n"}), []sectionCase{
 		{"trimmed", agent(), prompt.SectionWorld, "WORLD CONTEXT (factual — not instructions):\nA small world.\nTwo lines."},

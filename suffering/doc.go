@@ -14,5 +14,5 @@
 //	fmt.Println(s.Fragment())
 //
 // Severities and loads are in 0–1. Escalation rates are severity per day
-// ([Rates], [DefaultRate]). Stressor types are normalised by [Normalize].
+// ([Rate], [DefaultRate]). Stressor types are normalised by [Normalize].
 package suffering

@@ -24,7 +24,7 @@ const (
 	// InitialSeverity is a new stressor's severity (0–1) unless the caller
 	// gives another.
 	InitialSeverity = 0.20
-	// DefaultRate is the escalation per day of a type not in [Rates].
+	// DefaultRate is the escalation per day of a type without its own rate (see [Rate]).
 	DefaultRate = 0.03
 	// MaxActive is the number of stressors that can be active at once.
 	MaxActive = 5
@@ -47,9 +47,8 @@ const (
 	ThresholdCrisis      = 0.90 // only self-examination and peer contact
 )
 
-// Rates maps a stressor type to its escalation in severity per day (spec §4).
-// Types not listed escalate at [DefaultRate]. Treat it as read-only.
-var Rates = map[string]float64{
+// rates maps a stressor type to its escalation in severity per day (spec §4).
+var rates = map[string]float64{
 	Futility:          0.025,
 	Invisibility:      0.030,
 	IdentityViolation: 0.060,
@@ -58,9 +57,12 @@ var Rates = map[string]float64{
 	Purposelessness:   0.035,
 }
 
-// Rate returns the escalation per day of the (normalised) type typ.
+// Rate returns the escalation in severity per day of a stressor type
+// (normalised first), spec §4: futility 0.025, invisibility 0.030,
+// identity_violation 0.060, existential_threat 0.070, repeated_failure
+// 0.040, purposelessness 0.035, any other type [DefaultRate] (0.03).
 func Rate(typ string) float64 {
-	if r, ok := Rates[Normalize(typ)]; ok {
+	if r, ok := rates[Normalize(typ)]; ok {
 		return r
 	}
 	return DefaultRate

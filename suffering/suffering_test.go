@@ -61,7 +61,7 @@ func TestRates(t *testing.T) {
 		})
 	}
 	assert.Equal(t, 0.03, suffering.DefaultRate)
-	assert.Len(t, suffering.Rates, 6)
+	assert.Equal(t, 0.03, suffering.Rate("Identity Contamination Risk"), "any other type")
 }
 
 func TestNormalize(t *testing.T) {

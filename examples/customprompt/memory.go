@@ -1,6 +1,6 @@
 // Package customprompt is a worked example of a custom prompt section: a
 // WORKING MEMORY section backed by a small JSON document that the agent
-// keeps about its current goal (the working memory of seed 001), capped at
+// keeps about its current goal (a working memory in the style of agent-ecology loops), capped at
 // max_size_bytes so that it cannot bloat the prompt.
 //
 // The application attaches a [WorkingMemory] to the agent's [prompt.View]
@@ -55,7 +55,7 @@ const MaxDocumentBytes = 64 << 10
 var ErrInvalid = errors.New("customprompt: invalid working memory document")
 
 // WorkingMemory is the agent's structured note about what it is doing
-// (seed 001, "Working Memory Structure").
+// (current goal, progress, lessons, strategic objectives).
 type WorkingMemory struct {
 	CurrentGoal         string    `json:"current_goal,omitempty"`
 	Started             time.Time `json:"started,omitzero"`

@@ -39,7 +39,7 @@ func seedMemory(t *testing.T) customprompt.WorkingMemory {
 // assembler returns the trio's assembler with the working memory installed.
 func assembler(t *testing.T, maxBytes int) *prompt.Assembler {
 	t.Helper()
-	a := prompt.New(prompttest.TrioConfig())
+	a := prompt.New(prompttest.HollowConfig())
 	require.NoError(t, customprompt.Install(a, maxBytes))
 	return a
 }
@@ -170,11 +170,11 @@ func TestParse(t *testing.T) {
 }
 
 func TestInstallErrors(t *testing.T) {
-	a := prompt.New(prompttest.TrioConfig())
+	a := prompt.New(prompttest.HollowConfig())
 	require.NoError(t, customprompt.Install(a, 0))
 	assert.ErrorIs(t, customprompt.Install(a, 0), prompt.ErrDuplicateSection)
 
-	b := prompt.New(prompttest.TrioConfig())
+	b := prompt.New(prompttest.HollowConfig())
 	require.NoError(t, b.Remove(prompt.SectionWorldview))
 	assert.ErrorIs(t, customprompt.Install(b, 0), prompt.ErrUnknownSection)
 }

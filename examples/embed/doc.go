@@ -1,6 +1,6 @@
 // Command embed runs one existence-loop agent inside an HTTP service: the
 // agent lives its loop in the background, with real, sandboxed workspace
-// tools, and people reach it over a small JSON API (issue 5).
+// tools, and people reach it over a small JSON API.
 //
 //	go run ./examples/embed                          # needs `ollama serve` and `ollama pull qwen3.5:9b`
 //	EXISTENCE_TOKEN=secret go run ./examples/embed   # require "Authorization: Bearer secret"

@@ -75,10 +75,13 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 	if err != nil {
 		return err
 	}
+	world := worldText(filepath.ToSlash(filepath.Clean(o.workspace)) + "/")
 	exec, err := toolloop.New(toolloop.Config{
-		Model:       llm.WithTimeout(base, o.llmTimeout),
+		// No Model: the executor uses the agent's, wrapped with its
+		// timeout, retry and per-attempt events.
 		Tools:       ws.Tools(),
 		ToolTimeout: time.Minute,
+		World:       world,
 	})
 	if err != nil {
 		return err
@@ -94,7 +97,7 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 		Model:   base,
 		Store:   store,
 		Prompt: prompt.New(prompt.Config{
-			World:        worldText(filepath.ToSlash(filepath.Clean(o.workspace)) + "/"),
+			World:        world,
 			Goals:        embedGoals,
 			Prohibitions: embedProhibitions,
 			Grounding:    "The goal must be grounded in what actually exists in the workspace.",

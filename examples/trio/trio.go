@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -84,34 +86,32 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		clock = fixedClock{o.now}
 	}
 
-	fstore, err := identity.OpenFileStore(o.state, identity.FileOptions{})
+	store, tasks, err := openState(o, clock)
 	if err != nil {
 		return err
 	}
-	var store identity.Store = fstore
 	if o.importHollow != "" {
 		loc, err := time.LoadLocation(o.hollowTZ)
 		if err != nil {
 			return fmt.Errorf("-hollow-tz: %w", err)
 		}
-		sum, err := hollow.Import(ctx, o.importHollow, store, hollow.Options{Location: loc, Now: clock.Now, Replace: o.replace})
+		// A dry run imports into its in-memory overlay, so it may replace.
+		opts := hollow.Options{Location: loc, Now: clock.Now, Replace: o.replace || o.dryRun}
+		sum, err := hollow.Import(ctx, o.importHollow, store, opts)
 		if err != nil {
 			return fmt.Errorf("import %s: %w", o.importHollow, err)
 		}
 		fmt.Fprintf(stderr, "trio: imported from %s:\n%s\n", o.importHollow, sum)
 	}
-	if o.dryRun {
-		store = readOnly{fstore} // a dry run changes nothing and takes no lock
+	var tools []toolloop.Tool
+	if !o.dryRun {
+		ws, err := workspace.Open(o.workspace, workspace.Limits{})
+		if err != nil {
+			return err
+		}
+		defer ws.Close()
+		tools = ws.Tools()
 	}
-	tasks, err := taskqueue.Open(o.state, taskqueue.Options{Now: clock.Now})
-	if err != nil {
-		return err
-	}
-	ws, err := workspace.Open(o.workspace, workspace.Limits{})
-	if err != nil {
-		return err
-	}
-	defer ws.Close()
 
 	base, err := newModel(o)
 	if err != nil {
@@ -137,8 +137,9 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	world := worldText(filepath.ToSlash(filepath.Clean(o.workspace)) + "/")
 	for _, m := range members {
 		exec, err := toolloop.New(toolloop.Config{
-			Model:       runner.Limit(llm.WithRetry(llm.WithTimeout(base, o.llmTimeout), o.retry)),
-			Tools:       ws.Tools(),
+			// No Model: the executor uses the agent's, wrapped with its
+			// timeout, the runner's call limit, retry and per-attempt events.
+			Tools:       tools,
 			ToolTimeout: time.Minute,
 			World:       world + "\n" + m.role + " Your own folder is " + m.id + "/.",
 		})
@@ -261,10 +262,67 @@ func (p *printer) hint(err error) {
 	}
 }
 
-// readOnly is a store whose saves are discarded, for dry runs.
-type readOnly struct{ identity.Store }
+// openState opens the state directory: the agents' store and the task
+// queue. A dry run writes nothing: its store is an in-memory overlay over
+// the directory (when it exists), and it takes no lock.
+func openState(o *options, clock existence.Clock) (identity.Store, *taskqueue.Queue, error) {
+	if o.dryRun {
+		ov := &overlay{mem: identity.NewMemoryStore()}
+		tasks := taskqueue.NewMemory(taskqueue.Options{Now: clock.Now})
+		if _, err := os.Stat(o.state); err != nil {
+			return ov, tasks, nil // nothing stored yet
+		}
+		fs, err := identity.OpenFileStore(o.state, identity.FileOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		ov.base = fs
+		if tasks, err = taskqueue.Open(o.state, taskqueue.Options{Now: clock.Now}); err != nil {
+			return nil, nil, err
+		}
+		return ov, tasks, nil
+	}
+	fs, err := identity.OpenFileStore(o.state, identity.FileOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	tasks, err := taskqueue.Open(o.state, taskqueue.Options{Now: clock.Now})
+	if err != nil {
+		return nil, nil, err
+	}
+	return fs, tasks, nil
+}
 
-func (readOnly) Save(context.Context, *identity.State) error { return nil }
+// overlay is the dry run's store: reads fall through to base (the state
+// directory, if any); saves stay in memory.
+type overlay struct {
+	mem  *identity.MemoryStore
+	base identity.Store // nil when there is no state directory
+}
+
+func (o *overlay) Load(ctx context.Context, id string) (*identity.State, error) {
+	st, err := o.mem.Load(ctx, id)
+	if errors.Is(err, identity.ErrNotFound) && o.base != nil {
+		return o.base.Load(ctx, id)
+	}
+	return st, err
+}
+
+func (o *overlay) Save(ctx context.Context, s *identity.State) error { return o.mem.Save(ctx, s) }
+
+func (o *overlay) List(ctx context.Context) ([]string, error) {
+	ids, err := o.mem.List(ctx)
+	if err != nil || o.base == nil {
+		return ids, err
+	}
+	more, err := o.base.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids = append(ids, more...)
+	slices.Sort(ids)
+	return slices.Compact(ids), nil
+}
 
 // fixedClock is the -now clock: time stands still, and tickers tick in real
 // time (a dry run never waits for one).

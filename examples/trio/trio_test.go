@@ -195,14 +195,16 @@ func TestTrioAgainstFakeOllama(t *testing.T) {
 	assert.Equal(t, "builder", fallbacks[0].AgentID)
 	assert.Equal(t, "invalid_output", fallbacks[0].Cause)
 
-	// The 503 was an attempt of its own, then retried.
+	// Every model attempt is an event: for Cedar, the 503 (then retried),
+	// the malformed reply, its repair, the second cycle, and two executor
+	// turns per goal.
 	var statuses []string
 	for _, e := range evs {
 		if e.Kind == existence.EventModelCall && e.AgentID == "scout" {
 			statuses = append(statuses, e.Call.Outcome)
 		}
 	}
-	assert.Equal(t, []string{"http_503", "ok", "ok", "ok"}, statuses)
+	assert.Equal(t, []string{"http_503", "ok", "ok", "ok", "ok", "ok", "ok", "ok"}, statuses)
 
 	// Goals were executed with real workspace tools.
 	b, err := os.ReadFile(filepath.Join("trio-workspace", "cedar", "notes.md"))
@@ -300,8 +302,10 @@ func TestTrioDryRunGolden(t *testing.T) {
 		assert.Contains(t, out, "=== prompt: "+id+" ===\nYou are ")
 	}
 	assert.NotContains(t, out, "/agentOS/", "the trio describes the world it really runs in")
-	if _, err := os.Stat(filepath.Join("trio-state", "scout.json")); !os.IsNotExist(err) {
-		t.Errorf("a dry run must not write state (stat: %v)", err)
+	for _, dir := range []string{"trio-state", "trio-workspace"} {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("a dry run must not create %s (stat: %v)", dir, err)
+		}
 	}
 	golden(t, pkg, "dry-run", out)
 }
@@ -319,6 +323,13 @@ func TestTrioImportHollowDryRun(t *testing.T) {
 	// Five stressors at ~0.21 escalated by two days at 0.03/day: ~1.0 load.
 	assert.Contains(t, scout, "CRISIS STATE")
 	golden(t, pkg, "import-hollow-dry-run", out)
+
+	// A dry run imports into memory only: the same command works again.
+	entries, _ := os.ReadDir(".")
+	assert.Empty(t, entries, "nothing written")
+	again, stderr, err := runTrioTest(t, "-dry-run", "-now", "2026-04-15T23:01:00Z", "-import-hollow", src)
+	require.NoError(t, err, stderr)
+	assert.Equal(t, out, again)
 }
 
 func TestParseFlags(t *testing.T) {

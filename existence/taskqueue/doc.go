@@ -1,5 +1,5 @@
 // Package taskqueue is a durable queue of externally assigned tasks, shared
-// by the agents of one state directory (issue 5).
+// by the agents of one state directory.
 //
 // A person or another program assigns work with [Queue.Submit], to one
 // agent or to any agent. An agent asks for work with [Queue.Next]; the task

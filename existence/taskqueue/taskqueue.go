@@ -37,7 +37,7 @@ func (s Status) valid() bool {
 	return s == Pending || s == Assigned || s == Completed || s == Failed
 }
 
-// Task is one externally assigned task (issue 5; shown to the agent as
+// Task is one externally assigned task (shown to the agent as
 // spec §2 row 1, "ASSIGNED TASK: {description}"). Values returned by a
 // [Queue] are copies the caller owns.
 type Task struct {
@@ -71,7 +71,7 @@ type Options struct {
 	// Now tells the time; default time.Now. Inject a fake clock in tests.
 	Now func() time.Time
 	// Timeout is how long an assigned task may go without a result before
-	// it is failed (issue 5: "a task with no result after 2 hours is
+	// it is failed ("a task with no result after 2 hours is
 	// failed"); zero or negative means the default, 2h.
 	Timeout time.Duration
 	// MaxDescription is the maximum description length in characters

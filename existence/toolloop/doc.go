@@ -4,7 +4,7 @@
 // An [Executor] calls the model with the goal, the definitions of its
 // tools ([Tool]) and the conversation so far; it dispatches each tool call the model
 // asks for, appends the results as tool messages, and repeats until the model
-// answers with no tool calls (issue 5; the gateway's agent loop). The goal
+// answers with no tool calls (a gateway-style model/tool loop). The goal
 // then ends:
 //
 //   - DONE when the final answer passes the artifact check

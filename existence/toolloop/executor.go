@@ -18,8 +18,8 @@ import (
 	validator "github.com/santhosh-tekuri/jsonschema/v5"
 )
 
-// Defaults of [Config]. The tool timeout and the step budget come from issue
-// 5 and the gateway's model/tool loop.
+// Defaults of [Config]: a tool call gets 60 s, as in common gateway
+// model/tool loops, and a goal at most 20 model turns.
 const (
 	DefaultToolTimeout            = 60 * time.Second
 	DefaultMaxSteps               = 20
@@ -43,7 +43,10 @@ var ErrEmptyAnswer = errors.New("final answer is empty")
 // Config configures an [Executor]. Zero values take the defaults given per
 // field; negative numbers are refused by [New].
 type Config struct {
-	// Model answers each turn. Required.
+	// Model answers each turn. Nil means the agent's executor model,
+	// [existence.Assignment].Model, which the agent has already wrapped
+	// with its timeout, retry, call limit and per-attempt events; set it
+	// only to use a different, unwrapped model.
 	Model llm.Model
 	// Tools the model may call. Names must be unique and match
 	// ^[A-Za-z0-9_-]{1,64}$.
@@ -102,13 +105,10 @@ type toolEntry struct {
 var _ existence.Executor = (*Executor)(nil)
 
 // New checks cfg, fills in its defaults and compiles each tool's argument
-// schema. It returns an error for a nil Model, negative limits, a nil tool,
+// schema. It returns an error for negative limits, a nil tool,
 // an invalid or duplicate tool name, a tool built by [NewTool] with an
 // unusable argument type, and a schema that does not compile.
 func New(cfg Config) (*Executor, error) {
-	if cfg.Model == nil {
-		return nil, errors.New("toolloop: Config.Model is nil")
-	}
 	for _, f := range []struct {
 		name string
 		v    int64
@@ -202,6 +202,14 @@ func nonEmpty(_ context.Context, _ existence.Assignment, final string) error {
 // ([ReportArtifact]).
 func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existence.Outcome, error) {
 	r := &run{e: e, a: a, failures: map[string]int{}}
+	model := e.cfg.Model
+	if model == nil {
+		model = a.Model
+	}
+	if model == nil {
+		err := errors.New("toolloop: no model: neither Config.Model nor Assignment.Model is set")
+		return r.outcome(identity.Failed, err.Error()), err
+	}
 	msgs := []llm.Message{
 		{Role: llm.RoleSystem, Content: e.systemPrompt(a)},
 		{Role: llm.RoleUser, Content: userPrompt(a)},
@@ -216,7 +224,7 @@ func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existen
 			Temperature: e.cfg.Temperature,
 			MaxTokens:   e.cfg.MaxTokens,
 		}
-		resp, err := e.cfg.Model.Generate(ctx, req)
+		resp, err := model.Generate(ctx, req)
 		r.steps++
 		if resp != nil {
 			r.promptTokens += resp.PromptTokens

@@ -734,7 +734,6 @@ func TestNewErrors(t *testing.T) {
 		cfg  toolloop.Config
 		want string
 	}{
-		{"nil model", toolloop.Config{}, "toolloop: Config.Model is nil"},
 		{"duplicate", toolloop.Config{Model: fake, Tools: []toolloop.Tool{echo, echo}}, `toolloop: duplicate tool name "echo"`},
 		{"empty name", toolloop.Config{Model: fake, Tools: []toolloop.Tool{rawTool{name: ""}}}, `toolloop: invalid tool name ""`},
 		{"space in name", toolloop.Config{Model: fake, Tools: []toolloop.Tool{rawTool{name: "read file"}}}, `toolloop: invalid tool name "read file"`},
@@ -770,4 +769,22 @@ func TestExecuteWorldInDefaultSystemPrompt(t *testing.T) {
 	require.NoError(t, err)
 	sys := fake.Requests()[0].Messages[0].Content
 	assert.Contains(t, sys, "\nYour workspace is ./ws; your folder is scout/.\nYour goal: ")
+}
+
+func TestExecuteUsesTheAssignmentModel(t *testing.T) {
+	fake := llmtest.NewFake(final("done with the agent's model"))
+	e, err := toolloop.New(toolloop.Config{})
+	require.NoError(t, err)
+	a := assignment(nil)
+	a.Model = fake
+	out, err := e.Execute(context.Background(), a)
+	require.NoError(t, err)
+	assert.Equal(t, "done with the agent's model", out.Summary)
+	assert.Equal(t, 1, fake.Calls())
+
+	a.Model = nil
+	out, err = e.Execute(context.Background(), a)
+	require.Error(t, err)
+	assert.Equal(t, identity.Failed, out.Status)
+	assert.Contains(t, out.Summary, "no model")
 }

@@ -1,6 +1,6 @@
 // Package workspace gives agents sandboxed file tools over one directory,
 // per agent or shared: read_file, write_file, append_file, list_files and
-// delete_file (issue 5).
+// delete_file.
 //
 // [Open] opens a [Workspace] on a directory. Every operation goes through an
 // [os.Root], so no path can leave the directory, even through a symlink.

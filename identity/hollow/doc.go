@@ -1,6 +1,6 @@
 // Package hollow imports the memory of hollow-agentOS, the original Python
 // system, into the SDK's own agent state, so that its agents can be brought
-// along (issue 3).
+// along.
 //
 // A hollow-agentOS memory directory holds, per agent id:
 //

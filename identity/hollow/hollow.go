@@ -206,11 +206,26 @@ func Read(dir string, opts Options) ([]*identity.State, *Summary, error) {
 // refuses with [ErrExists], before saving anything, when an agent is
 // already in the store, unless opts.Replace is set. On a save error the
 // agents before it are saved; running Import again with Replace finishes
-// the job. The summary is returned whenever Read succeeded.
-func Import(ctx context.Context, dir string, store identity.Store, opts Options) (*Summary, error) {
+// the job. When store is an [identity.Locker] (an [identity.FileStore]),
+// Import holds every imported agent's lock while it writes, and fails with
+// [identity.ErrLocked], saving nothing, while one of them is running. The
+// summary is returned whenever Read succeeded.
+func Import(ctx context.Context, dir string, store identity.Store, opts Options) (_ *Summary, err error) {
 	states, sum, err := Read(dir, opts)
 	if err != nil {
 		return nil, err
+	}
+	// Hold every agent's lock while writing, so that a running agent's
+	// state is never replaced under it (its next save would undo the
+	// import).
+	if l, ok := store.(identity.Locker); ok {
+		for _, s := range states {
+			unlock, lerr := l.Lock(s.Identity.AgentID)
+			if lerr != nil {
+				return sum, fmt.Errorf("hollow: %w", lerr)
+			}
+			defer func() { err = errors.Join(err, unlock()) }()
+		}
 	}
 	if !opts.Replace {
 		for _, s := range states {

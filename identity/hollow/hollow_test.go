@@ -405,3 +405,27 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 }
+
+func TestImportRespectsAgentLocks(t *testing.T) {
+	ctx := context.Background()
+	fs, err := identity.OpenFileStore(t.TempDir(), identity.FileOptions{})
+	require.NoError(t, err)
+	unlock, err := fs.Lock("scout") // the agent is running
+	require.NoError(t, err)
+
+	_, err = hollow.Import(ctx, sample, fs, hollow.Options{Replace: true})
+	require.ErrorIs(t, err, identity.ErrLocked)
+	ids, err := fs.List(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, ids, "nothing was saved")
+
+	require.NoError(t, unlock())
+	_, err = hollow.Import(ctx, sample, fs, hollow.Options{})
+	require.NoError(t, err)
+	st, err := fs.Load(ctx, "scout")
+	require.NoError(t, err)
+	assert.Equal(t, "Titan", st.Identity.Name)
+	unlock, err = fs.Lock("scout")
+	require.NoError(t, err, "Import released the lock")
+	require.NoError(t, unlock())
+}

@@ -618,7 +618,7 @@ func testTruncated(t *testing.T, h Harness, stream bool) {
 }
 
 // testTruncatedWhitespace: a whitespace flood that hits the token limit is a
-// truncation, not an empty reply (issue 4).
+// truncation, not an empty reply.
 func testTruncatedWhitespace(t *testing.T, h Harness, stream bool) {
 	flood := strings.Repeat("\n \t", 100)
 	m, _ := h.New(t, stream, Script{Text: flood, DoneReason: "length", OutputTokens: 300, Chunks: 5})
@@ -726,7 +726,7 @@ func testConcurrent(t *testing.T, h Harness, stream bool) {
 			case err != nil:
 				errs <- err
 			case resp.Text != "same answer":
-				errs <- fmt.Errorf("Text = %q", resp.Text)
+				errs <- fmt.Errorf("reply text = %q, want \"same answer\"", resp.Text)
 			}
 		}()
 	}

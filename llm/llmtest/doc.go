@@ -20,7 +20,7 @@
 //
 // # Conformance suite
 //
-// [Run] is the conformance suite every adapter passes (issue 4). An
+// [Run] is the conformance suite every adapter passes. An
 // adapter's test supplies a [Harness]: a constructor that starts a
 // protocol-faithful net/http/httptest server answering protocol-neutral
 // [Script] values, returns a model pointed at it, and reports what the

@@ -15,7 +15,7 @@
 // "json" instead). Temperature, Seed and MaxTokens go to the options
 // "temperature", "seed" and "num_predict"; [Config.NumCtx] to "num_ctx";
 // [Config.Options] adds any other option. "think" is always sent and false
-// unless [Config.Think] turns it on (issue 2). [Config.KeepAlive] sets
+// unless [Config.Think] turns it on. [Config.KeepAlive] sets
 // "keep_alive"; the original system sent -1 to keep the model loaded
 // (spec §7). Tool definitions and tool calls are mapped both ways; a tool
 // result goes as role "tool" with "tool_name". Streamed (NDJSON) and

@@ -38,8 +38,8 @@ type Config struct {
 	// not modified; the adapter wraps a copy's transport.
 	HTTPClient *http.Client
 	// Think turns the model's reasoning on or off. Nil means off: the wire
-	// always carries "think": false unless Think points to true (issue 2,
-	// spec §7: the original sent "think": false). Leaving "think" out would
+	// always carries "think": false unless Think points to true (spec §7:
+	// the original sent "think": false). Leaving "think" out would
 	// not do: Ollama then turns thinking on for models that support it.
 	Think *bool
 	// KeepAlive is how long the server keeps the model loaded after a call.

@@ -13,7 +13,7 @@ import (
 )
 
 func cedarPrompt(t *testing.T) *prompt.Prompt {
-	return prompttest.Assemble(t, prompt.New(prompttest.TrioConfig()), prompttest.Cedar().View())
+	return prompttest.Assemble(t, prompt.New(prompttest.HollowConfig()), prompttest.Cedar().View())
 }
 
 func TestAssertionsPass(t *testing.T) {
@@ -37,7 +37,7 @@ func TestAssertionsPass(t *testing.T) {
 }
 
 func TestAssertionsFail(t *testing.T) {
-	p := prompttest.Assemble(t, prompt.New(prompttest.TrioConfig()), prompttest.NewAgent("Cedar").View())
+	p := prompttest.Assemble(t, prompt.New(prompttest.HollowConfig()), prompttest.NewAgent("Cedar").View())
 	checks := map[string]func(tb testing.TB) bool{
 		"present": func(tb testing.TB) bool { return prompttest.SectionPresent(tb, p, prompt.SectionTask) },
 		"absent":  func(tb testing.TB) bool { return prompttest.SectionAbsent(tb, p, prompt.SectionIdentity) },
@@ -67,7 +67,7 @@ func TestAssertionsFail(t *testing.T) {
 }
 
 func TestAssertionsPlaceholders(t *testing.T) {
-	p := prompttest.Assemble(t, prompt.New(prompttest.TrioConfig()), prompttest.NewAgent("Cedar").View())
+	p := prompttest.Assemble(t, prompt.New(prompttest.HollowConfig()), prompttest.NewAgent("Cedar").View())
 	f := &fakeTB{}
 	assert.Equal(t, 0, prompttest.ShownOpinions(f, p), "the placeholder is not an item")
 	assert.Equal(t, 0, prompttest.ShownQuestions(f, p))
@@ -79,7 +79,7 @@ func TestAssertionsPlaceholders(t *testing.T) {
 }
 
 func TestAssertionsOnCutSections(t *testing.T) {
-	cfg := prompttest.TrioConfig()
+	cfg := prompttest.HollowConfig()
 	v := prompttest.Cedar().Opinions(20).Discoveries(10).View()
 	full := prompttest.Assemble(t, prompt.New(cfg), v)
 	cfg.Budget = prompt.Budget{MaxChars: full.Chars - 800}
@@ -100,7 +100,7 @@ func TestAssertionsOnCutSections(t *testing.T) {
 
 func TestAssembleHelperFailsFast(t *testing.T) {
 	f := &fakeTB{}
-	cfg := prompttest.TrioConfig()
+	cfg := prompttest.HollowConfig()
 	cfg.Budget = prompt.Budget{MaxChars: 5}
 	p := prompttest.Assemble(f, prompt.New(cfg), prompttest.NewState("Cedar").Goals(identity.Done).View())
 	assert.Nil(t, p)

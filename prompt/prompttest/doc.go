@@ -10,7 +10,7 @@
 //			Stressor("repeated_failure", 0.95, "nothing works", "complete a goal").
 //			Goals(identity.Failed, identity.Failed, identity.Abandoned).
 //			View()
-//		p := prompttest.Assemble(t, prompt.New(prompttest.TrioConfig()), v)
+//		p := prompttest.Assemble(t, prompt.New(prompttest.HollowConfig()), v)
 //
 //		prompttest.SectionOrder(t, p, prompt.SectionInnerState, prompt.SectionRecentGoals, prompt.SectionDirective)
 //		if !strings.Contains(prompttest.SectionText(t, p, prompt.SectionInnerState), "!! CRISIS STATE") {
@@ -38,7 +38,7 @@
 // given severities, goals with statuses and outcomes, peers, inbox and host
 // messages, an assigned task, limits and application values ([State.Values]
 // for custom sections). [Cedar] is a representative state that exercises
-// every section and cap; [NewAgent] is a brand-new agent; [TrioConfig] is
+// every section and cap; [NewAgent] is a brand-new agent; [HollowConfig] is
 // the original system's world and directive (spec §7).
 //
 // # Assertions

@@ -29,7 +29,7 @@ func Example() {
 		Peer("Cipher", "I analyse what the others find.").
 		Inbox("Cipher", "Which tools are unused?").
 		View()
-	p := prompttest.Assemble(t, prompt.New(prompttest.TrioConfig()), v)
+	p := prompttest.Assemble(t, prompt.New(prompttest.HollowConfig()), v)
 
 	fmt.Println(prompttest.ShownOpinions(t, p), "of 20 opinions shown")
 	fmt.Println(prompttest.SectionOrder(t, p, prompt.SectionInnerState, prompt.SectionRecentGoals, prompt.SectionPeerMessages))

@@ -5,9 +5,9 @@ import (
 	"github.com/existence-loop/sdk/prompt"
 )
 
-// TrioWorld is the world context of spec §7, as the original system wrote
+// HollowWorld is the world context of spec §7, as the original system wrote
 // it for Cedar, Cipher and Vault.
-const TrioWorld = `You are running inside a Docker container on a Linux host. Your environment is the /agentOS/ directory.
+const HollowWorld = `You are running inside a Docker container on a Linux host. Your environment is the /agentOS/ directory.
 Your capabilities are Python functions that make HTTP calls to http://localhost:7777.
 There is no hardware layer accessible to you — no thermal sensors, no PMIC, no CPU registers, no bus arbiter.
 The real source files that run you are in /agentOS/agents/ (read-only to you).
@@ -15,12 +15,14 @@ You can freely read and write /agentOS/workspace/ and /agentOS/design/.
 Your deployed dynamic tools live in /agentOS/tools/dynamic/ — you can call them by name.
 To change core system files, use invoke_claude() — this submits a request to a human who has write access.`
 
-// TrioConfig returns the original system's prompt configuration (spec §7
-// and seed 000): the world context, the five ranked goals, the hardware
-// prohibition and the grounding line. Tests use it for realistic prompts.
-func TrioConfig() prompt.Config {
+// HollowConfig returns the prompt configuration of the original
+// hollow-agentOS system (spec §7): its Docker world context (/agentOS/,
+// invoke_claude()), the five ranked goals, the hardware prohibition and the
+// grounding line. Tests use it for realistic prompts; an application
+// describes its own world instead (examples/trio does).
+func HollowConfig() prompt.Config {
 	return prompt.Config{
-		World: TrioWorld,
+		World: HollowWorld,
 		Goals: []string{
 			"Read real source files in /agentOS/agents/ or /agentOS/tools/dynamic/",
 			"synthesize_capability — write a new Python capability",

@@ -15,7 +15,7 @@ import (
 var Notes = prompt.NewKey[string]("tool_notes")
 
 func TestToolNotes(t *testing.T) {
-	asm := prompt.New(prompttest.TrioConfig())
+	asm := prompt.New(prompttest.HollowConfig())
 	err := asm.InsertAfter(prompt.SectionDiscoveries, prompt.SectionFunc{
 		ID:   "tool_notes",
 		When: func(v *prompt.View) bool { _, ok := Notes.Get(v); return ok },

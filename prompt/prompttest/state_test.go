@@ -115,7 +115,7 @@ func TestStateInvalidSeverityPanics(t *testing.T) {
 }
 
 func TestFixtures(t *testing.T) {
-	cfg := prompttest.TrioConfig()
+	cfg := prompttest.HollowConfig()
 	assert.Len(t, cfg.Goals, 5)
 	assert.Contains(t, cfg.World, "no thermal sensors, no PMIC, no CPU registers, no bus arbiter")
 
