@@ -101,9 +101,10 @@ type Config struct {
 	// Values carries application data for custom prompt sections.
 	Values *prompt.Values
 	// Observation returns what the application can observe about the
-	// agent's work (artifacts used, output, direction) for the suffering
-	// assessment (spec §4). The agent fills Completed, Failed and Stalled
-	// from its goal history after calling it. Optional.
+	// agent's work for the suffering assessment (spec §4): its Artifacts,
+	// ArtifactsUsed, Outputs and Directed replace the counts [Observe]
+	// derives from the goal history; Completed, Failed and Stalled always
+	// come from the goal history. Optional.
 	Observation func(id *identity.Identity) suffering.Observation
 	// FreshOnCorrupt makes [New] quarantine a corrupt stored state (when
 	// the store can, see [identity.FileStore.Quarantine]) and start a new
@@ -135,11 +136,12 @@ type Agent struct {
 
 	tickMu sync.Mutex // serialises Tick
 
-	mu      sync.Mutex // guards the fields below
-	state   *identity.State
-	running *run // the executing goal, or nil
-	cycles  int
-	pending []Event // events queued under mu, emitted by unlock
+	mu       sync.Mutex // guards the fields below
+	state    *identity.State
+	running  *run // the executing goal, or nil
+	cycles   int
+	hostSeen int     // host messages already pending when the goal was chosen
+	pending  []Event // events queued under mu, emitted by unlock
 
 	wake chan struct{}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -69,6 +70,7 @@ func (f *fixture) config(cfg existence.Config) existence.Config {
 	}
 	cfg.Clock = f.clock
 	cfg.Observer = f.rec.Observe
+	cfg.Logger = slog.New(slog.DiscardHandler)
 	cfg.Retry = llm.RetryPolicy{Attempts: 1}
 	return cfg
 }
@@ -113,7 +115,9 @@ func TestCycleAppliesResponse(t *testing.T) {
 	g := id.ActiveGoal()
 	require.NotNil(t, g)
 	assert.Equal(t, "read the workspace index and write a map of it", g.Objective)
-	assert.Equal(t, "I know nothing of this place yet", g.Reasoning)
+	b, err := json.Marshal(st)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "I know nothing of this place yet", "reasoning is logged, not stored in identity (spec §3)")
 	assert.Equal(t, strings.Repeat("é", 600), id.Worldview, "worldview cut to 600 code points")
 	assert.Equal(t, []string{"what is in design/?", "who reads what I write?"}, id.Questions)
 	require.Len(t, id.Opinions, 1)
@@ -134,7 +138,8 @@ func TestCycleAppliesResponse(t *testing.T) {
 	assert.Equal(t, "scout", chosen[0].AgentID)
 	assert.Equal(t, "Cedar", chosen[0].Agent)
 	assert.Equal(t, g.Objective, chosen[0].Text)
-	assert.Equal(t, g.Reasoning, chosen[0].Reasoning)
+	assert.Equal(t, g.Objective, chosen[0].Goal)
+	assert.Equal(t, "I know nothing of this place yet", chosen[0].Reasoning)
 	assert.Len(t, f.rec.Kind(existence.EventWorldview), 1)
 	assert.Len(t, f.rec.Kind(existence.EventQuestion), 2)
 	assert.Len(t, f.rec.Kind(existence.EventOpinion), 1)
@@ -194,7 +199,7 @@ func TestFallbackOnModelFailureLeavesIdentityUntouched(t *testing.T) {
 	g := st.Identity.ActiveGoal()
 	require.NotNil(t, g)
 	assert.Equal(t, "explore the workspace and build something useful", g.Objective)
-	assert.Equal(t, "LLM unavailable — defaulting to productive work", g.Reasoning)
+	assert.Equal(t, "LLM unavailable — defaulting to productive work", f.rec.Kind(existence.EventGoalChosen)[0].Reasoning)
 	assert.True(t, g.Fallback)
 	assert.Contains(t, g.Cause, "unavailable")
 
@@ -242,7 +247,7 @@ func TestFallbackCauses(t *testing.T) {
 
 func TestRepairRecoversInvalidReply(t *testing.T) {
 	f := newFixture(
-		llmtest.Reply{Text: `{"action": "goal", "content": "map the workspace", "reasoning": "r", "new_opinions": [{"opinion": "x"}]}`},
+		llmtest.Reply{Text: `{"action": "goal", "content": "map the workspace", "reasoning": "r", "new_opinions": [{"domain": "method"}]}`},
 		goalReply(t, "map the workspace, fixed"),
 	)
 	a := f.agent(t, existence.Config{Executor: blockingExecutor()})
@@ -742,4 +747,179 @@ func TestPromptBudgetCutsAreReported(t *testing.T) {
 	cuts := f.rec.Kind(existence.EventPromptCut)
 	require.NotEmpty(t, cuts)
 	assert.Contains(t, cuts[0].Text, "discoveries")
+}
+
+func TestDefaults(t *testing.T) {
+	assert.Equal(t, 6*time.Second, existence.DefaultHeartbeat, "spec §1")
+	assert.Equal(t, 180*time.Second, llm.DefaultTimeout, "spec §7")
+}
+
+func TestHostMessageDuringOutageDoesNotInterruptEveryGoal(t *testing.T) {
+	down := llmtest.Reply{Err: &llm.UnavailableError{Provider: "ollama", Err: errors.New("connection refused")}}
+	f := newFixture(goalReply(t, "slow goal"), down, down, down, goalReply(t, "answer both people"))
+	a := f.agent(t, existence.Config{Executor: blockingExecutor()})
+	ctx := context.Background()
+	require.NoError(t, a.Tick(ctx)) // slow goal
+	require.NoError(t, a.Say(ctx, "first message"))
+	require.NoError(t, a.Tick(ctx)) // interrupts; the model is down: fallback
+	for range 3 {
+		f.clock.Advance(6 * time.Second)
+		require.NoError(t, a.Tick(ctx)) // the unread message must not interrupt the fallback goal again
+	}
+	goals := a.State().Identity.Goals
+	require.Len(t, goals, 2, "one interruption, then the fallback goal runs")
+	assert.True(t, goals[1].Fallback)
+	assert.Equal(t, identity.Active, goals[1].Status)
+	assert.Len(t, a.State().Host, 1, "the unread message is kept")
+
+	// A new message interrupts; the next cycle shows both.
+	require.NoError(t, a.Say(ctx, "second message"))
+	require.NoError(t, a.Tick(ctx)) // model still down
+	require.NoError(t, a.Say(ctx, "third message"))
+	require.NoError(t, a.Tick(ctx)) // down again
+	require.NoError(t, a.Say(ctx, "fourth message"))
+	require.NoError(t, a.Tick(ctx)) // answers
+	last := f.model.Requests()[f.model.Calls()-1].Messages[0].Content
+	assert.Contains(t, last, "A PERSON SAID:\nfirst message")
+	assert.Contains(t, last, "fourth message")
+	assert.Empty(t, a.State().Host)
+
+	// Interruptions by a person are not the agent failing.
+	o := existence.Observe(&a.State().Identity)
+	assert.Equal(t, 0, o.Failed)
+	assert.Empty(t, a.State().Suffering.Active)
+}
+
+type failingStore struct {
+	*identity.MemoryStore
+	fail bool
+}
+
+func (s *failingStore) Save(ctx context.Context, st *identity.State) error {
+	if s.fail {
+		return errors.New("disk full")
+	}
+	return s.MemoryStore.Save(ctx, st)
+}
+
+func TestSaveFailureDoesNotStopTheLoop(t *testing.T) {
+	f := newFixture(goalReply(t, "g1"), goalReply(t, "g2"))
+	store := &failingStore{MemoryStore: identity.NewMemoryStore()}
+	a := f.agent(t, existence.Config{Store: store, MaxCycles: 2})
+	store.fail = true
+	ctx := context.Background()
+	err := a.Tick(ctx)
+	require.ErrorContains(t, err, "disk full")
+	require.NoError(t, a.WaitGoal(ctx))
+	f.clock.Advance(6 * time.Second)
+	require.Error(t, a.Tick(ctx))
+	assert.Equal(t, 2, a.Cycles(), "cycles go on although nothing can be saved")
+	assert.NotEmpty(t, f.rec.Kind(existence.EventError))
+	store.fail = false
+	require.NoError(t, a.WaitGoal(ctx))
+	f.clock.Advance(6 * time.Second)
+	require.NoError(t, a.Tick(ctx))
+	st, err := store.Load(ctx, "scout")
+	require.NoError(t, err)
+	assert.Len(t, st.Identity.Goals, 2, "everything is saved once the store works again")
+}
+
+func TestMessagesArrivingDuringTheModelCallAreKept(t *testing.T) {
+	var a *existence.Agent
+	model := llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		// A peer writes while the model is thinking.
+		require.NoError(t, a.Deliver(ctx, identity.Message{From: "Vault", Text: "late news"}))
+		return &llm.Response{Text: `{"action":"goal","content":"g","reasoning":"r"}`}, nil
+	})
+	f := newFixture()
+	a = f.agent(t, existence.Config{Model: model, Executor: blockingExecutor()})
+	require.NoError(t, a.Deliver(context.Background(), identity.Message{From: "Cipher", Text: "early news"}))
+	require.NoError(t, a.Tick(context.Background()))
+	inbox := a.State().Inbox
+	require.Len(t, inbox, 1, "only what the model read is emptied")
+	assert.Equal(t, "late news", inbox[0].Text)
+}
+
+func TestSelfReportCannotResolveAssessedStressors(t *testing.T) {
+	st := &identity.State{Identity: identity.New("scout", "Cedar", t0)}
+	for _, typ := range []string{suffering.RepeatedFailure, "fear_of_heights"} {
+		_, err := st.Suffering.Add(t0, suffering.Input{Type: typ, Description: "d", Condition: "c"})
+		require.NoError(t, err)
+	}
+	r := &prompt.Response{Content: "g", SufferingAssessment: &prompt.SufferingAssessment{Resolved: []prompt.Resolution{
+		{Type: "Repeated Failure", Reason: "I feel better"},
+		{Type: "fear of heights", Reason: "I climbed"},
+	}}}
+	evs := existence.Apply(st, r, t0, identity.Limits{})
+	_, stillActive := st.Suffering.Find(suffering.RepeatedFailure)
+	assert.True(t, stillActive, "only observable behaviour resolves repeated_failure (spec §4)")
+	_, ok := st.Suffering.Find("fear_of_heights")
+	assert.False(t, ok)
+	var kinds []existence.EventKind
+	for _, e := range evs {
+		kinds = append(kinds, e.Kind)
+	}
+	assert.Equal(t, []existence.EventKind{existence.EventStressorDropped, existence.EventStressorResolved}, kinds)
+}
+
+func TestOutcomeDiscoveriesAndArtifacts(t *testing.T) {
+	f := newFixture(goalReply(t, "write a map"), goalReply(t, "read the map"))
+	n := 0
+	exec := existence.ExecutorFunc(func(ctx context.Context, a existence.Assignment) (existence.Outcome, error) {
+		n++
+		if n == 1 {
+			return existence.Outcome{Status: identity.Done, Summary: "wrote it", Artifacts: []string{"scout/map.md", "scout/map.md"}}, nil
+		}
+		return existence.Outcome{Status: identity.Done, Summary: "read it", Discoveries: []identity.Discovery{{Text: `scout/map.md: "# Map"`, Source: "scout/map.md"}}}, nil
+	})
+	a := f.agent(t, existence.Config{Executor: exec, MaxCycles: 2})
+	tick(t, a)
+	f.clock.Advance(time.Minute)
+	tick(t, a)
+	f.clock.Advance(time.Minute)
+	require.NoError(t, a.Tick(context.Background()))
+
+	id := a.State().Identity
+	assert.Equal(t, []string{"scout/map.md"}, id.Goals[0].Artifacts)
+	require.Len(t, id.Discoveries, 1)
+	assert.Equal(t, t0.Add(2*time.Minute), id.Discoveries[0].At)
+	o := existence.Observe(&id)
+	assert.Equal(t, 1, o.Artifacts)
+	assert.Equal(t, 1, o.ArtifactsUsed, "the map was read after it was written")
+	p, err := a.Preview(context.Background())
+	require.NoError(t, err)
+	assert.Contains(t, p.Text, "WHAT YOU'VE FOUND OUTSIDE:\n")
+	assert.Contains(t, p.Text, `scout/map.md: "# Map"`)
+}
+
+func TestObserveCountsTheLastTenEndedGoals(t *testing.T) {
+	id := identity.New("scout", "Cedar", t0)
+	l := identity.Limits{}
+	end := func(status identity.GoalStatus, outcome string) {
+		require.NoError(t, id.StartGoal(identity.Goal{Objective: "g", Started: t0}, l))
+		_, err := id.EndGoal(status, outcome, t0, l)
+		require.NoError(t, err)
+	}
+	for range 5 {
+		end(identity.Done, "ok") // outside the window
+	}
+	for range 6 {
+		end(identity.Failed, "broke")
+	}
+	end(identity.Abandoned, existence.InterruptedByHost) // not counted
+	for range 4 {
+		end(identity.Abandoned, "stalled")
+	}
+	require.NoError(t, id.StartGoal(identity.Goal{Objective: "active"}, l))
+	o := existence.Observe(&id)
+	assert.Equal(t, suffering.Observation{Completed: 0, Failed: 10, Stalled: 4}, o)
+}
+
+func TestLongGoalTextIsCapped(t *testing.T) {
+	long := strings.Repeat("word ", 50000)
+	f := newFixture(goalReply(t, long))
+	a := f.agent(t, existence.Config{Executor: blockingExecutor()})
+	require.NoError(t, a.Tick(context.Background()))
+	g := a.State().Identity.ActiveGoal()
+	assert.Equal(t, identity.DefaultLimits().EntryChars, len([]rune(g.Objective)))
 }

@@ -14,11 +14,12 @@ type EventKind string
 
 // Event kinds.
 const (
-	// EventGoalChosen: an existence cycle chose a goal. Text is the full
-	// goal, Reasoning what drove it (the thoughts log marks it 🎯).
+	// EventGoalChosen: an existence cycle chose a goal. Text and Goal are
+	// the full goal, Reasoning what drove it (the thoughts log marks it
+	// 🎯).
 	EventGoalChosen EventKind = "goal_chosen"
 	// EventGoalEnded: a goal ended. Status is DONE, FAILED or ABANDONED,
-	// Text the outcome summary.
+	// Text the outcome summary, Goal the goal.
 	EventGoalEnded EventKind = "goal_ended"
 	// EventWorldview: the worldview was overwritten; Text is the new one
 	// (🧠).
@@ -80,7 +81,9 @@ type Event struct {
 	Agent   string    `json:"agent"`
 	// Text is the event's main text: a goal in full, a worldview, a
 	// question, an outcome summary.
-	Text      string `json:"text,omitempty"`
+	Text string `json:"text,omitempty"`
+	// Goal is the goal's full text, on goal events.
+	Goal      string `json:"goal,omitempty"`
 	Reasoning string `json:"reasoning,omitempty"`
 	Domain    string `json:"domain,omitempty"`
 	// Peer is the other side of a message: its sender or recipient.

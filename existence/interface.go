@@ -59,8 +59,12 @@ type Outcome struct {
 	PromptTokens int
 	OutputTokens int
 	// Artifacts lists what the goal produced (for example workspace
-	// paths); it feeds the futility assessment (spec §4).
+	// paths written); it feeds the futility assessment (spec §4).
 	Artifacts []string
+	// Discoveries are things the goal found outside the agent and
+	// documented (for example files it read, with their first line); they
+	// feed the "WHAT YOU'VE FOUND OUTSIDE" section (spec §2 row 11).
+	Discoveries []identity.Discovery
 }
 
 // ExecutorFunc adapts a function to [Executor].

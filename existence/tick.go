@@ -35,9 +35,14 @@ const InterruptedByHost = "interrupted by a host message"
 //     identity untouched, and an [EventFallback] names the cause.
 //
 // A goal left active in the stored state (for example after a restart) is
-// resumed. Tick never returns an error because of the model; it returns an
-// error only when the state cannot be saved (also reported as
-// [EventError]) or ctx ended. Concurrent calls are serialised.
+// resumed. Only a host message that arrived after the goal was chosen
+// interrupts it: messages the last cycle could not show (because the model
+// failed) wait for the next cycle instead of interrupting every goal.
+//
+// Tick never returns an error because of the model. A failed save is
+// reported as [EventError] and returned, and the tick still runs its cycle
+// (there is no idle state); Tick also returns ctx's error when it ended.
+// Concurrent calls are serialised.
 func (a *Agent) Tick(ctx context.Context) error {
 	a.tickMu.Lock()
 	defer a.tickMu.Unlock()
@@ -46,7 +51,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	a.mu.Lock()
 	a.collectLocked(ctx, now)
 	a.sufferLocked(now)
-	if len(a.state.Host) > 0 && a.running != nil {
+	if len(a.state.Host) > a.hostSeen && a.running != nil {
 		a.running.cancel()
 		a.running = nil
 		a.endGoalLocked(ctx, now, Outcome{Status: identity.Abandoned, Summary: InterruptedByHost})
@@ -58,10 +63,10 @@ func (a *Agent) Tick(ctx context.Context) error {
 	}
 	err := a.saveLocked(ctx)
 	a.unlock()
-	if err != nil || !cycle {
-		return err
+	if cycle {
+		err = errors.Join(err, a.cycle(ctx))
 	}
-	return a.cycle(ctx)
+	return err
 }
 
 // collectLocked records the outcome of a finished executor run.
@@ -106,12 +111,22 @@ func (a *Agent) endGoalLocked(ctx context.Context, now time.Time, out Outcome) {
 		return
 	}
 	g.BrokenTools = slices.Clone(out.BrokenTools)
+	g.Artifacts = slices.Compact(slices.Clone(out.Artifacts))
+	if n := len(g.Artifacts) - identity.MaxGoalArtifacts; n > 0 {
+		g.Artifacts = g.Artifacts[n:]
+	}
+	for _, d := range out.Discoveries {
+		if d.At.IsZero() {
+			d.At = now
+		}
+		a.state.Identity.AddDiscovery(d, a.cfg.Limits)
+	}
 	ended, err := a.state.Identity.EndGoal(out.Status, out.Summary, now, a.cfg.Limits)
 	if err != nil {
 		a.queue(Event{Kind: EventError, Text: "ending goal", Err: err})
 		return
 	}
-	a.queue(Event{Kind: EventGoalEnded, Status: string(ended.Status), Text: ended.Outcome, Reasoning: ended.Objective})
+	a.queue(Event{Kind: EventGoalEnded, Status: string(ended.Status), Text: ended.Outcome, Goal: ended.Objective})
 	if ended.TaskID != "" && a.cfg.Tasks != nil {
 		t, err := a.cfg.Tasks.Finish(ctx, ended.TaskID, ended.Status == identity.Done, ended.Outcome)
 		if err != nil {
@@ -126,26 +141,10 @@ func (a *Agent) endGoalLocked(ctx context.Context, now time.Time, out Outcome) {
 func (a *Agent) sufferLocked(now time.Time) {
 	s := &a.state.Suffering
 	s.Escalate(now)
-	var o suffering.Observation
+	o := Observe(&a.state.Identity)
 	if a.cfg.Observation != nil {
-		o = a.cfg.Observation(&a.state.Identity)
-	}
-	o.Completed, o.Failed, o.Stalled = 0, 0, 0
-	goals := a.state.Identity.Goals
-	n := 0
-	for i := len(goals) - 1; i >= 0 && n < assessWindow; i-- {
-		switch goals[i].Status {
-		case identity.Done:
-			o.Completed++
-		case identity.Failed:
-			o.Failed++
-		case identity.Abandoned:
-			o.Failed++
-			o.Stalled++
-		default:
-			continue
-		}
-		n++
+		app := a.cfg.Observation(&a.state.Identity)
+		o.Artifacts, o.ArtifactsUsed, o.Outputs, o.Directed = app.Artifacts, app.ArtifactsUsed, app.Outputs, app.Directed
 	}
 	for _, c := range s.Assess(now, o) {
 		st := c.Stressor
@@ -155,6 +154,59 @@ func (a *Agent) sufferLocked(now time.Time) {
 		}
 		a.queue(Event{Kind: kind, Cause: "assessment", Text: st.Description, Stressor: &st, Load: s.Load()})
 	}
+}
+
+// Observe returns what the goal history shows of an agent's recent work,
+// for the suffering assessment (spec §4). It looks at the last 10 ended
+// goals, leaving out goals interrupted by a host message (a person talking
+// is not the agent failing):
+//
+//   - Completed counts DONE goals; Failed counts FAILED and ABANDONED
+//     goals; Stalled counts ABANDONED goals;
+//   - Artifacts counts the distinct artifacts those goals produced, and
+//     ArtifactsUsed those of them the agent later read (a discovery with
+//     the artifact as its Source, found after the goal ended);
+//   - Outputs equals Artifacts, and Directed is true when one of those goals
+//     pursued an assigned task.
+//
+// [Config].Observation can replace the last four with the application's own
+// counts.
+func Observe(id *identity.Identity) suffering.Observation {
+	var o suffering.Observation
+	made := map[string]time.Time{} // artifact → when its goal ended
+	n := 0
+	for i := len(id.Goals) - 1; i >= 0 && n < assessWindow; i-- {
+		g := id.Goals[i]
+		if !g.Status.Ended() || g.Outcome == InterruptedByHost {
+			continue
+		}
+		n++
+		switch g.Status {
+		case identity.Done:
+			o.Completed++
+		case identity.Failed:
+			o.Failed++
+		case identity.Abandoned:
+			o.Failed++
+			o.Stalled++
+		}
+		if g.TaskID != "" {
+			o.Directed = true
+		}
+		for _, art := range g.Artifacts {
+			if _, ok := made[art]; !ok {
+				made[art] = g.Ended
+			}
+		}
+	}
+	o.Artifacts, o.Outputs = len(made), len(made)
+	for _, d := range id.Discoveries {
+		if ended, ok := made[d.Source]; ok && d.At.After(ended) {
+			o.ArtifactsUsed++
+			delete(made, d.Source)
+		}
+	}
+	return o
 }
 
 // startLocked starts the executor on g in its own goroutine.
@@ -233,9 +285,11 @@ func (a *Agent) cycle(ctx context.Context) error {
 	a.cycles++
 	st := a.state
 	var g identity.Goal
+	var reasoning string // logged, never stored (spec §3)
 	if cerr != nil {
 		stats.Fallback = true
-		g = identity.Goal{Objective: FallbackContent, Reasoning: FallbackReasoning, Fallback: true, Cause: cause + ": " + cerr.Error()}
+		g = identity.Goal{Objective: FallbackContent, Fallback: true, Cause: cause + ": " + cerr.Error()}
+		reasoning = FallbackReasoning
 		a.queue(Event{Kind: EventFallback, Cause: cause, Err: cerr, Text: FallbackContent})
 	} else {
 		// Reading the inbox and host messages empties them, once the model
@@ -245,7 +299,8 @@ func (a *Agent) cycle(ctx context.Context) error {
 		for _, e := range Apply(st, resp, now, a.cfg.Limits) {
 			a.queue(e)
 		}
-		g = identity.Goal{Objective: resp.Content, Reasoning: resp.Reasoning}
+		g = identity.Goal{Objective: resp.Content}
+		reasoning = resp.Reasoning
 	}
 	if task != nil {
 		g.Objective, g.TaskID = task.Description, task.ID
@@ -271,8 +326,10 @@ func (a *Agent) cycle(ctx context.Context) error {
 	if err := st.Identity.StartGoal(g, a.cfg.Limits); err != nil {
 		a.queue(Event{Kind: EventError, Text: "starting goal", Err: err})
 	} else {
-		a.queue(Event{Kind: EventGoalChosen, Text: g.Objective, Reasoning: g.Reasoning, Load: st.Suffering.Load()})
-		a.startLocked(*st.Identity.ActiveGoal())
+		g = *st.Identity.ActiveGoal()
+		a.queue(Event{Kind: EventGoalChosen, Text: g.Objective, Goal: g.Objective, Reasoning: reasoning, Load: st.Suffering.Load()})
+		a.hostSeen = len(st.Host) // these wait for the next cycle
+		a.startLocked(g)
 	}
 	serr := a.saveLocked(ctx)
 	stats.Apply = time.Since(t0)
@@ -348,7 +405,9 @@ func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer
 //     beyond 12 and 20;
 //   - up to 2 suffering_assessment.new_stressors are added (the rest are
 //     reported as [EventStressorDropped]), and every resolved entry is
-//     resolved.
+//     resolved, except the types the assessment owns (repeated_failure,
+//     futility, purposelessness), which only observable behaviour resolves
+//     (spec §4; reported as [EventStressorDropped]).
 //
 // content and reasoning are not applied here: the caller makes content the
 // new goal. Apply does not touch the goal history.
@@ -382,6 +441,12 @@ func Apply(st *identity.State, r *prompt.Response, now time.Time, l identity.Lim
 			evs = append(evs, Event{Kind: EventStressorAdded, Cause: "self-report", Text: s.Description, Stressor: &s, Load: st.Suffering.Load()})
 		}
 		for _, rs := range sa.Resolved {
+			if assessed(rs.Type) {
+				if _, ok := st.Suffering.Find(rs.Type); ok {
+					evs = append(evs, Event{Kind: EventStressorDropped, Text: fmt.Sprintf("%s: resolved only by observable behaviour, not by self-report (spec §4)", suffering.Normalize(rs.Type))})
+				}
+				continue
+			}
 			if s, ok := st.Suffering.Resolve(now, rs.Type, rs.Reason); ok {
 				evs = append(evs, Event{Kind: EventStressorResolved, Cause: "self-report", Text: rs.Reason, Stressor: &s, Load: st.Suffering.Load()})
 			}
@@ -391,6 +456,16 @@ func Apply(st *identity.State, r *prompt.Response, now time.Time, l identity.Lim
 		evs[i].Time = now
 	}
 	return evs
+}
+
+// assessed reports whether a stressor type is owned by the assessment
+// (spec §4): only observable behaviour resolves it.
+func assessed(typ string) bool {
+	switch suffering.Normalize(typ) {
+	case suffering.RepeatedFailure, suffering.Futility, suffering.Purposelessness:
+		return true
+	}
+	return false
 }
 
 // anticipate returns the anticipatory signal (spec §4) for the domains of

@@ -40,7 +40,7 @@ func sampleState(id string) *State {
 				{Text: "The logs rotate hourly.", Source: "workspace/logs", At: t0.Add(-time.Hour)},
 			},
 			Goals: []Goal{
-				{ID: "g1", Objective: "map the workspace", Reasoning: "curiosity", Status: Done,
+				{ID: "g1", Objective: "map the workspace", Status: Done,
 					Started: t0.Add(-50 * time.Hour), Ended: t0.Add(-49 * time.Hour), Outcome: "a map of 12 directories"},
 				{ID: "g2", Objective: "index the logs", Status: Failed, Started: t0.Add(-26 * time.Hour),
 					Ended: t0.Add(-25 * time.Hour), Outcome: "permission denied", BrokenTools: []string{"shell"}},

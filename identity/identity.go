@@ -69,10 +69,11 @@ func (s GoalStatus) Ended() bool { return s == Done || s == Failed || s == Aband
 
 // Goal is one entry of the goal history.
 type Goal struct {
-	ID        string `json:"id"`
-	Objective string `json:"objective"`
-	// Reasoning is what the model said drove the goal (logged, not shown).
-	Reasoning string     `json:"reasoning,omitempty"`
+	ID string `json:"id"`
+	// Objective is the goal's text, at most Limits.EntryChars characters.
+	// (The model's reasoning for it is logged as an event, never stored:
+	// spec §3.)
+	Objective string     `json:"objective"`
 	Status    GoalStatus `json:"status"`
 	Started   time.Time  `json:"started"`
 	Ended     time.Time  `json:"ended,omitzero"`
@@ -88,7 +89,13 @@ type Goal struct {
 	// BrokenTools lists tools that failed at least 3 times while pursuing
 	// the goal; the next prompts list them.
 	BrokenTools []string `json:"broken_tools,omitempty"`
+	// Artifacts lists what the goal produced (such as workspace paths), at
+	// most MaxGoalArtifacts; the suffering assessment uses them.
+	Artifacts []string `json:"artifacts,omitempty"`
 }
+
+// MaxGoalArtifacts is the number of artifacts kept per goal.
+const MaxGoalArtifacts = 20
 
 // Errors of identity operations.
 var (
@@ -135,35 +142,45 @@ func (id *Identity) SetWorldview(text string, l Limits) bool {
 	return true
 }
 
-// AddOpinion appends o (blank text is ignored) and drops the oldest beyond
-// l.Opinions. It reports whether o was added.
+// AddOpinion appends o, its text cut to l.EntryChars characters (blank text
+// is ignored), and drops the oldest beyond l.Opinions. It reports whether o
+// was added.
 func (id *Identity) AddOpinion(o Opinion, l Limits) bool {
-	o.Text, o.Domain = strings.TrimSpace(o.Text), strings.TrimSpace(o.Domain)
+	l = l.withDefaults()
+	o.Text = runes.Head(strings.TrimSpace(o.Text), l.EntryChars)
+	o.Domain = runes.Head(strings.TrimSpace(o.Domain), l.EntryChars)
 	if o.Text == "" {
 		return false
 	}
-	id.Opinions = keepLast(append(id.Opinions, o), l.withDefaults().Opinions)
+	id.Opinions = keepLast(append(id.Opinions, o), l.Opinions)
 	return true
 }
 
-// AddQuestion appends q (blank is ignored) and drops the oldest beyond
-// l.Questions. It reports whether q was added.
+// AddQuestion appends q, cut to l.EntryChars characters (blank is
+// ignored), and drops the oldest beyond l.Questions. It reports whether q
+// was added.
 func (id *Identity) AddQuestion(q string, l Limits) bool {
-	q = strings.TrimSpace(q)
+	l = l.withDefaults()
+	q = runes.Head(strings.TrimSpace(q), l.EntryChars)
 	if q == "" {
 		return false
 	}
-	id.Questions = keepLast(append(id.Questions, q), l.withDefaults().Questions)
+	id.Questions = keepLast(append(id.Questions, q), l.Questions)
 	return true
 }
 
 // AddDiscovery appends d (blank text is ignored), cuts its text to
-// l.DiscoveryChars and drops the oldest beyond l.Discoveries.
+// l.DiscoveryChars and drops the oldest beyond l.Discoveries. A discovery
+// with the same non-empty Source as an earlier one replaces it (the newer
+// finding wins and moves to the end).
 func (id *Identity) AddDiscovery(d Discovery, l Limits) bool {
 	l = l.withDefaults()
 	d.Text = runes.Head(strings.TrimSpace(d.Text), l.DiscoveryChars)
 	if d.Text == "" {
 		return false
+	}
+	if d.Source != "" {
+		id.Discoveries = slices.DeleteFunc(id.Discoveries, func(x Discovery) bool { return x.Source == d.Source })
 	}
 	id.Discoveries = keepLast(append(id.Discoveries, d), l.Discoveries)
 	return true
@@ -200,16 +217,19 @@ func (id *Identity) LastEnded() *Goal {
 	return nil
 }
 
-// StartGoal appends g as the active goal (its Status is set to [Active]) and
-// drops the oldest history beyond l.Goals. It returns [ErrGoalActive] when a
-// goal is already active.
+// StartGoal appends g as the active goal (its Status is set to [Active],
+// its objective cut to l.EntryChars characters) and drops the oldest
+// history beyond l.Goals. It returns [ErrGoalActive] when a goal is already
+// active.
 func (id *Identity) StartGoal(g Goal, l Limits) error {
 	if id.ActiveGoal() != nil {
 		return ErrGoalActive
 	}
+	l = l.withDefaults()
 	g.Status = Active
 	g.Ended = time.Time{}
-	id.Goals = keepLast(append(id.Goals, g), l.withDefaults().Goals)
+	g.Objective = runes.Head(strings.TrimSpace(g.Objective), l.EntryChars)
+	id.Goals = keepLast(append(id.Goals, g), l.Goals)
 	return nil
 }
 
@@ -305,6 +325,31 @@ func (id *Identity) Enforce(l Limits) []string {
 	if cut > 0 {
 		cuts = append(cuts, fmt.Sprintf("goal outcomes cut to %d characters: %d", l.Outcome, cut))
 	}
+	cut = 0
+	cutEntry := func(s *string) {
+		if runes.Count(*s) > l.EntryChars {
+			*s = runes.Head(*s, l.EntryChars)
+			cut++
+		}
+	}
+	for i := range id.Opinions {
+		cutEntry(&id.Opinions[i].Text)
+		cutEntry(&id.Opinions[i].Domain)
+	}
+	for i := range id.Questions {
+		cutEntry(&id.Questions[i])
+	}
+	for i := range id.Goals {
+		g := &id.Goals[i]
+		cutEntry(&g.Objective)
+		if len(g.Artifacts) > MaxGoalArtifacts {
+			g.Artifacts = keepLast(g.Artifacts, MaxGoalArtifacts)
+			cut++
+		}
+	}
+	if cut > 0 {
+		cuts = append(cuts, fmt.Sprintf("over-long entries cut (%d characters, %d artifacts per goal): %d", l.EntryChars, MaxGoalArtifacts, cut))
+	}
 	return cuts
 }
 
@@ -319,6 +364,7 @@ func (id *Identity) Clone() Identity {
 	c.Goals = slices.Clone(id.Goals)
 	for i := range c.Goals {
 		c.Goals[i].BrokenTools = slices.Clone(id.Goals[i].BrokenTools)
+		c.Goals[i].Artifacts = slices.Clone(id.Goals[i].Artifacts)
 	}
 	return c
 }

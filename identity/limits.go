@@ -14,7 +14,8 @@ type Limits struct {
 	DiscoveryChars int // characters per discovery: 300
 	Goals          int // goal history entries kept: 100
 	Outcome        int // outcome summary characters: 400 (spec §2 row 13)
-	Inbox          int // unread peer messages kept per agent: 20
+	Inbox          int // unread peer and host messages kept per agent: 20
+	EntryChars     int // characters of one opinion, question or goal objective: 1000
 
 	// Prompt caps: how much of the state the prompt shows (spec §2).
 	NarrativeShown    int // first characters of the narrative: 400
@@ -40,6 +41,7 @@ func DefaultLimits() Limits {
 		Goals:          100,
 		Outcome:        400,
 		Inbox:          20,
+		EntryChars:     1000,
 
 		NarrativeShown:    400,
 		OpinionsShown:     6,
@@ -73,6 +75,7 @@ func (l Limits) withDefaults() Limits {
 	set(&l.Goals, d.Goals)
 	set(&l.Outcome, d.Outcome)
 	set(&l.Inbox, d.Inbox)
+	set(&l.EntryChars, d.EntryChars)
 	set(&l.NarrativeShown, d.NarrativeShown)
 	set(&l.OpinionsShown, d.OpinionsShown)
 	set(&l.QuestionsShown, d.QuestionsShown)

@@ -383,13 +383,14 @@ func reversed(names []string) []string {
 func FuzzAssemble(f *testing.F) {
 	f.Add("read the code", "tools are clutter", "why?", "hello", "I think.", "I began.", "fix it")
 	f.Add("a\n\n\nb", "x\r\ny", "\t", "\x00\xff\xfe", "para 1\n\n\npara 2\n", "  \n  ", "\u2028\u0085 task")
+	f.Add("a\r\rb", "x\fy", "\v?", "m\u2029\u2029n", "para 1\r\rpara 2\u2028\u2028para 3", "one\u0085\u0085two\vthree", "t")
 	f.Add(strings.Repeat("日本語", 300), "—", "🙂\n🙂", strings.Repeat("m ", 400), strings.Repeat("\n", 50), "\xe6\x97", "")
 	a := trio()
 	f.Fuzz(func(t *testing.T, goal, opinion, question, message, worldview, narrative, task string) {
 		st := prompttest.NewState("Cedar").
 			Goal(identity.Done, goal).Outcome(goal, goal).Goal(identity.Failed, goal).
 			Opinion(opinion, opinion).Question(question).
-			Inbox(message, message).Host(message).Peer(message, narrative).
+			Inbox(message, message).Host(message).Host(narrative).Peer(message, narrative).
 			Discovery(opinion, question).
 			Worldview(worldview).Narrative(narrative).Task(task)
 		p, err := a.Assemble(st.View())
@@ -412,6 +413,9 @@ func FuzzAssemble(f *testing.F) {
 			}
 			if strings.Contains(s.Text, "\n\n") {
 				t.Fatalf("a blank line inside section %s:\n%q", s.Name, s.Text)
+			}
+			if strings.ContainsAny(s.Text, "\r\v\f\u0085\u2028\u2029") {
+				t.Fatalf("a line break other than \\n in section %s:\n%q", s.Name, s.Text)
 			}
 			if strings.HasPrefix(s.Text, "\n") || strings.HasSuffix(s.Text, "\n") {
 				t.Fatalf("section %s has a surrounding newline: %q", s.Name, s.Text)

@@ -32,9 +32,9 @@ var ErrBudget = errors.New("prompt: over budget")
 // history (20), opinions (30, the oldest go first), open questions (40, the
 // oldest go first), peers (50, the last go first), recent goals (60, the
 // oldest go first), peer messages (70, the oldest go first), last outcome
-// (80), worldview (90), host message (100), situation (110) and the
-// assigned task (120). The identity header, world context, inner state,
-// time, directive and response format never shrink. Sections with equal
+// (80), worldview (90), host messages (100, the oldest go first), situation
+// (110) and the assigned task (120). The identity header, world context,
+// inner state, time, directive and response format never shrink. Sections with equal
 // priority shrink in prompt order. Each cut leaves [CutMarker] and is
 // reported in [Prompt].Cuts.
 type Budget struct {

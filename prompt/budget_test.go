@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -107,6 +108,34 @@ func TestBudgetOpinionsKeepNewest(t *testing.T) {
 	prompttest.FitsBudget(t, p, b)
 	assert.Equal(t, "YOUR OPINIONS:\n  "+prompt.CutMarker+"\n  - [domain 19] opinion 19\n  - [domain 20] opinion 20",
 		prompttest.SectionText(t, p, prompt.SectionOpinions))
+}
+
+func TestBudgetHostMessagesKeepNewest(t *testing.T) {
+	first := "first: " + strings.Repeat("é", 50)
+	second := "second: " + strings.Repeat("日本", 25)
+	v := prompttest.NewAgent("Cedar").Host(first).Host(second).Host("third message").View()
+	full := prompttest.Assemble(t, trio(), v)
+	// Drop the 2 oldest lines (57 and 58 characters with the newline) and
+	// add the marker line.
+	marker := "\n  " + prompt.CutMarker
+	b := prompt.Budget{MaxChars: full.Chars - 57 - 58 + utf8.RuneCountInString(marker)}
+	p := prompttest.Assemble(t, budgeted(b), v)
+	prompttest.FitsBudget(t, p, b)
+	assert.Equal(t, "A PERSON SAID:"+marker+"\nthird message", prompttest.SectionText(t, p, prompt.SectionHostMessage))
+	require.Len(t, p.Cuts, 1)
+	assert.Equal(t, prompt.SectionHostMessage, p.Cuts[0].Section)
+}
+
+func TestBudgetHostMessageKeepsHead(t *testing.T) {
+	// A single message keeps its beginning, as before several were shown.
+	v := prompttest.NewAgent("Cedar").Host(strings.Repeat("please ", 70)).View()
+	full := prompttest.Assemble(t, trio(), v)
+	b := prompt.Budget{MaxChars: full.Chars - 200}
+	p := prompttest.Assemble(t, budgeted(b), v)
+	prompttest.FitsBudget(t, p, b)
+	text := prompttest.SectionText(t, p, prompt.SectionHostMessage)
+	assert.True(t, strings.HasPrefix(text, "A PERSON SAID:\nplease please"), text)
+	assert.True(t, strings.HasSuffix(text, "\n"+prompt.CutMarker), text)
 }
 
 func TestBudgetHistoryKeepsHead(t *testing.T) {

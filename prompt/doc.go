@@ -86,12 +86,13 @@
 // generated from the Go type; it is both what is sent to the model as the
 // structured-output format and what [ParseResponse] validates against.
 // ParseResponse strips a <think>…</think> preamble and code fences, finds
-// the JSON object, validates it, normalises it as the original system did
-// ("action" becomes "goal"; an empty "content" falls back to "reasoning")
-// and returns a [*ParseError] classified as [ErrTooLarge], [ErrNoJSON],
-// [ErrSyntax], [ErrSchema] (with the JSON Pointer of the bad field) or
-// [ErrEmptyGoal]. It never panics and refuses input over
-// [MaxResponseBytes].
+// the JSON object, normalises it as the original system did ("action"
+// becomes "goal"; an empty "content" falls back to "reasoning"; a missing
+// "reasoning", null optional fields and entries missing a secondary field
+// are tolerated) and validates it. A failure is a [*ParseError] classified
+// as [ErrTooLarge], [ErrNoJSON], [ErrSyntax], [ErrSchema] (with the JSON
+// Pointer of the bad field) or [ErrEmptyGoal]. It never panics and refuses
+// input over [MaxResponseBytes].
 //
 // # Unit-testing your prompt
 //

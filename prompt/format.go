@@ -165,15 +165,24 @@ func writeDuration(b *strings.Builder, d time.Duration) {
 // prose returns model-written multi-line text (a worldview, a narrative)
 // ready for a section body: surrounding whitespace, blank lines and the
 // trailing whitespace of each line are removed, so that a blank line in the
-// prompt only ever separates sections. The result is cut to maxChars code
-// points, without trailing whitespace. It allocates only when s has line
-// breaks.
+// prompt only ever separates sections. Every line break a model may write
+// counts: "\n", "\r\n", a lone "\r", "\v", "\f", U+0085 (NEL), U+2028 and
+// U+2029 (line and paragraph separators); the result uses "\n" only. The
+// result is cut to maxChars code points, without trailing whitespace. It
+// allocates only when s has line breaks.
 func prose(s string, maxChars int) string {
 	s = strings.TrimSpace(s)
-	if strings.IndexByte(s, '\n') >= 0 {
+	if strings.IndexFunc(s, isLineBreak) >= 0 {
 		var b strings.Builder
 		b.Grow(len(s))
-		for line := range strings.Lines(s) {
+		for rest := s; rest != ""; {
+			line := rest
+			if i := strings.IndexFunc(rest, isLineBreak); i >= 0 {
+				_, size := utf8.DecodeRuneInString(rest[i:])
+				line, rest = rest[:i], rest[i+size:]
+			} else {
+				rest = ""
+			}
 			line = strings.TrimRightFunc(line, unicode.IsSpace)
 			if line == "" {
 				continue
@@ -186,6 +195,16 @@ func prose(s string, maxChars int) string {
 		s = b.String()
 	}
 	return strings.TrimRightFunc(runes.Head(s, maxChars), unicode.IsSpace)
+}
+
+// isLineBreak reports whether r ends a line: "\n", "\r", "\v", "\f",
+// U+0085, U+2028 or U+2029.
+func isLineBreak(r rune) bool {
+	switch r {
+	case '\n', '\r', '\v', '\f', '\u0085', '\u2028', '\u2029':
+		return true
+	}
+	return false
 }
 
 // trimText is strings.TrimSpace; named for what the sections use it for.

@@ -47,7 +47,10 @@ type View struct {
 	Peers []Peer
 	// Inbox holds unread peer messages, oldest first.
 	Inbox []identity.Message
-	// Host holds unread host messages, oldest first; the newest is shown.
+	// Host holds unread host messages, oldest first. The host message
+	// section (spec §2 row 16) shows every one that is not blank, one per
+	// line, each cut to Limits.HostMessage characters; at most the newest
+	// Limits.PeerMessagesShown (5).
 	Host []identity.Message
 	// Task is the task assigned to the agent, if any (spec §2 row 1).
 	Task *Task

@@ -29,8 +29,8 @@ var (
 	// ErrSchema: the JSON object does not match [Schema]; ParseError.Pointer
 	// names the bad field.
 	ErrSchema = errors.New("prompt: response invalid")
-	// ErrEmptyGoal: "content" and "reasoning" are both empty or blank, so
-	// there is no goal to set (spec §3).
+	// ErrEmptyGoal: "content" and "reasoning" are both missing, null, empty
+	// or blank, so there is no goal to set (spec §3).
 	ErrEmptyGoal = errors.New("prompt: response has no goal")
 )
 
@@ -38,13 +38,13 @@ var (
 // matches its Kind with errors.Is, and its Error text is short enough to be
 // quoted back to the model by a repair-and-retry step, for example:
 //
-//	prompt: response invalid at /new_opinions/0/domain: missing property "domain"
+//	prompt: response invalid at /new_opinions/0/opinion: missing property "opinion"
 type ParseError struct {
 	// Kind is one of ErrTooLarge, ErrNoJSON, ErrSyntax, ErrSchema,
 	// ErrEmptyGoal.
 	Kind error
 	// Pointer is the JSON Pointer (RFC 6901) of the bad field, relative to
-	// the response object, e.g. "/new_opinions/0/domain"; "" when the error
+	// the response object, e.g. "/new_opinions/0/opinion"; "" when the error
 	// is about the object as a whole or has no location.
 	Pointer string
 	// Detail says what is wrong, e.g. `expected string, but got number`.
@@ -123,18 +123,28 @@ func ValidateResponse(text string) error {
 //     keys "thinking", "response", "answer", "output", "result", "json")
 //     whose wrapper value is a response-like object, or a JSON string
 //     holding one, is unwrapped (up to 3 levels).
-//  7. Normalisation, as in the original system (spec §3): "action" other
-//     than "goal", or missing, becomes "goal"; a missing, null or blank
-//     "content" falls back to "reasoning"; if both are blank the result is
-//     [ErrEmptyGoal] (Pointer "/content"). An object with neither key
-//     ({"thought": "…"} alone) is not a response: it fails validation with
-//     [ErrSchema] (missing properties "content", "reasoning"), which tells a
-//     repair step what to add.
+//  7. Normalisation, as in the original system, which read the response
+//     with dict.get (spec §3). An "action" other than "goal", or missing,
+//     becomes "goal". A missing or null "reasoning" becomes "". A missing,
+//     null or blank "content" falls back to "reasoning"; if both are blank
+//     the result is [ErrEmptyGoal] (Pointer "/content"). Null for an
+//     optional field ("new_open_questions", "new_opinions",
+//     "suffering_assessment", and "new_stressors" and "resolved" inside
+//     it) means the field is absent ("worldview_update" is nullable in
+//     [Schema] itself). A bare string s in "new_opinions" becomes
+//     {"opinion": s, "domain": ""}. A missing or null "domain" of an
+//     opinion, "description" or "condition" of a stressor, or "reason" of a
+//     resolution becomes "". A missing "opinion" or "type" stays an error:
+//     the entry means nothing without it. An object with neither "content"
+//     nor "reasoning" ({"thought": "…"} alone) is not a response: it fails
+//     validation with [ErrSchema] (missing properties "content",
+//     "reasoning"), which tells a repair step what to add.
 //  8. The object is validated against [Schema] (santhosh-tekuri/jsonschema
-//     v5). On failure the error is [ErrSchema] with the JSON Pointer of the
-//     first bad field in document order (the most specific error); a
-//     missing property points at where it should be
-//     ("/new_opinions/0/domain").
+//     v5), which is unchanged by the leniency above: the model is still
+//     asked for every field. On failure the error is [ErrSchema] with the
+//     JSON Pointer of the first bad field in document order (the most
+//     specific error); a missing property points at where it should be
+//     ("/new_opinions/0/opinion").
 //  9. The object is decoded into a Response; unknown keys are dropped, and
 //     white space around Content and Reasoning is trimmed.
 //
@@ -235,11 +245,17 @@ func unwrapResponse(m map[string]any, depth int) (map[string]any, bool) {
 }
 
 // normalise applies the original system's normalisation (spec §3) in
-// place: action becomes "goal", a blank content falls back to reasoning.
+// place, before validation; see step 7 of [ParseResponse]. The original
+// read the response with dict.get, so what it tolerated is tolerated here:
+// absent or null optional parts, and entries missing a secondary field.
 func normalise(m map[string]any) error {
 	m["action"] = "goal"
+	normaliseOptional(m)
 	if !hasKey(m, "content") && !hasKey(m, "reasoning") {
 		return nil // not a response; validation says what is missing
+	}
+	if r, ok := m["reasoning"]; !ok || r == nil {
+		m["reasoning"] = ""
 	}
 	if content, ok := m["content"].(string); ok && strings.TrimSpace(content) != "" {
 		return nil
@@ -258,6 +274,60 @@ func normalise(m map[string]any) error {
 		Pointer: "/content",
 		Detail:  "content and reasoning are both empty",
 		Offset:  -1,
+	}
+}
+
+// normaliseOptional makes the optional parts of m lenient, in place: a
+// null optional list or object is dropped (absent), a bare string in
+// new_opinions becomes an opinion without a domain, and a missing or null
+// secondary field of an entry (an opinion's domain, a stressor's
+// description and condition, a resolution's reason) becomes "". Values of
+// any other shape are left for validation to report. worldview_update is
+// nullable in the schema itself and needs nothing here.
+func normaliseOptional(m map[string]any) {
+	dropNull(m, "new_open_questions")
+	dropNull(m, "new_opinions")
+	dropNull(m, "suffering_assessment")
+	if ops, ok := m["new_opinions"].([]any); ok {
+		for i, x := range ops {
+			switch o := x.(type) {
+			case string:
+				ops[i] = map[string]any{"opinion": o, "domain": ""}
+			case map[string]any:
+				defaultEmpty(o, "domain")
+			}
+		}
+	}
+	sa, ok := m["suffering_assessment"].(map[string]any)
+	if !ok {
+		return
+	}
+	dropNull(sa, "new_stressors")
+	dropNull(sa, "resolved")
+	for _, x := range list(sa["new_stressors"]) {
+		if st, ok := x.(map[string]any); ok {
+			defaultEmpty(st, "description")
+			defaultEmpty(st, "condition")
+		}
+	}
+	for _, x := range list(sa["resolved"]) {
+		if rs, ok := x.(map[string]any); ok {
+			defaultEmpty(rs, "reason")
+		}
+	}
+}
+
+// dropNull deletes m[k] when it is present and null.
+func dropNull(m map[string]any, k string) {
+	if x, ok := m[k]; ok && x == nil {
+		delete(m, k)
+	}
+}
+
+// defaultEmpty sets m[k] to "" when it is missing or null.
+func defaultEmpty(m map[string]any, k string) {
+	if x, ok := m[k]; !ok || x == nil {
+		m[k] = ""
 	}
 }
 

@@ -41,7 +41,7 @@ func ExampleParseResponse_invalid() {
 	raw := `{"action": "goal",
  "content": "Audit my DONE tags against /agentOS/workspace/goal_log.jsonl",
  "reasoning": "I claimed DONE without evidence.",
- "new_opinions": [{"opinion": "A status tag without an evidence path is a guess."}]}`
+ "new_open_questions": "How many of my DONE goals left an artifact?"}`
 
 	_, err := prompt.ParseResponse(raw)
 	var pe *prompt.ParseError
@@ -51,9 +51,34 @@ func ExampleParseResponse_invalid() {
 	}
 	fmt.Println(err)
 	// Output:
-	// /new_opinions/0/domain
+	// /new_open_questions
 	// true
-	// prompt: response invalid at /new_opinions/0/domain: missing property "domain"
+	// prompt: response invalid at /new_open_questions: expected array, but got string
+}
+
+// An incomplete reply that the original system, which read the response
+// with dict.get, accepted: no reasoning, a null list, an opinion given as a
+// bare string and a stressor without a description. The schema sent to the
+// model still asks for all of it.
+func ExampleParseResponse_lenient() {
+	raw := `{"action": "goal",
+ "content": "Audit my DONE tags against /agentOS/workspace/goal_log.jsonl",
+ "new_open_questions": null,
+ "new_opinions": ["A status tag without an evidence path is a guess."],
+ "suffering_assessment": {"new_stressors": [{"type": "purposelessness", "condition": "an audit file exists"}]}}`
+
+	r, err := prompt.ParseResponse(raw)
+	if err != nil {
+		fmt.Println("fallback:", err)
+		return
+	}
+	fmt.Printf("reasoning %q, %d questions\n", r.Reasoning, len(r.NewOpenQuestions))
+	fmt.Printf("%+v\n", r.NewOpinions)
+	fmt.Printf("%+v\n", r.SufferingAssessment.NewStressors)
+	// Output:
+	// reasoning "", 0 questions
+	// [{Opinion:A status tag without an evidence path is a guess. Domain:}]
+	// [{Type:purposelessness Description: Condition:an audit file exists}]
 }
 
 // ValidateResponse gives the error a repair-and-retry step quotes back to

@@ -37,6 +37,8 @@ type responseCase struct {
 	goal    string
 	kind    error
 	pointer string
+	// noReasoning: the response parses with an empty Reasoning.
+	noReasoning bool
 }
 
 var responseCorpus = map[string]responseCase{
@@ -87,10 +89,19 @@ var responseCorpus = map[string]responseCase{
 	"content_empty.txt":               {goal: parseGoalStatus},
 	"content_and_reasoning_empty.txt": {kind: prompt.ErrEmptyGoal, pointer: "/content"},
 
+	// Leniency of the original's dict.get (parse step 7).
+	"reasoning_missing.txt":   {goal: parseGoalCedar, noReasoning: true},
+	"reasoning_null.txt":      {goal: parseGoalTools, noReasoning: true},
+	"optional_nulls.txt":      {goal: parseGoalTools},
+	"suffering_null.txt":      {goal: parseGoalEval},
+	"opinions_as_strings.txt": {goal: parseGoalVault}, // bare strings become opinions without a domain
+	"missing_domain.txt":      {goal: parseGoalVault},
+	"partial_entries.txt":     {goal: parseGoalCipher},
+
 	// Wrong types and missing fields.
-	"opinions_as_strings.txt": {kind: prompt.ErrSchema, pointer: "/new_opinions/0"},
-	"worldview_number.txt":    {kind: prompt.ErrSchema, pointer: "/worldview_update"},
-	"missing_domain.txt":      {kind: prompt.ErrSchema, pointer: "/new_opinions/0/domain"},
+	"worldview_number.txt":      {kind: prompt.ErrSchema, pointer: "/worldview_update"},
+	"opinion_missing_text.txt":  {kind: prompt.ErrSchema, pointer: "/new_opinions/0/opinion"},
+	"stressor_missing_type.txt": {kind: prompt.ErrSchema, pointer: "/suffering_assessment/new_stressors/0/type"},
 
 	// Not a response at all.
 	"garbage.txt":        {kind: prompt.ErrNoJSON},
@@ -133,7 +144,11 @@ func TestParseResponseCorpus(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, "goal", got.Action)
 				assert.Equal(t, want.goal, got.Content)
-				assert.NotEmpty(t, got.Reasoning)
+				if want.noReasoning {
+					assert.Empty(t, got.Reasoning)
+				} else {
+					assert.NotEmpty(t, got.Reasoning)
+				}
 				return
 			}
 			require.Error(t, err)
@@ -193,15 +208,63 @@ func TestParseResponseFields(t *testing.T) {
 	assert.Equal(t, parseGoalStatus, got.Reasoning)
 }
 
+// TestParseResponseLenientFields checks what the leniency of parse step 7
+// turns the corpus's incomplete responses into.
+func TestParseResponseLenientFields(t *testing.T) {
+	files := readResponseCorpus(t)
+	parse := func(name string) *prompt.Response {
+		t.Helper()
+		got, err := prompt.ParseResponse(files[name])
+		require.NoError(t, err, name)
+		return got
+	}
+
+	got := parse("opinions_as_strings.txt")
+	assert.Equal(t, []prompt.NewOpinion{
+		{Opinion: "A capability without a test is a rumour.", Domain: ""},
+		{Opinion: "Small tools compound.", Domain: ""},
+	}, got.NewOpinions)
+
+	got = parse("missing_domain.txt")
+	assert.Equal(t, []prompt.NewOpinion{{Opinion: "A capability without a test is a rumour."}}, got.NewOpinions)
+
+	got = parse("partial_entries.txt")
+	assert.Equal(t, []prompt.NewOpinion{
+		{Opinion: "A status tag without an evidence path is a guess."},
+		{Opinion: "Audits beat opinions."},
+	}, got.NewOpinions)
+	assert.Equal(t, &prompt.SufferingAssessment{
+		NewStressors: []prompt.NewStressor{
+			{Type: "purposelessness", Description: "goals end without artifacts"},
+			{Type: "invisibility", Condition: "a peer cites my audit"},
+		},
+		Resolved: []prompt.Resolution{{Type: "repeated_failure"}},
+	}, got.SufferingAssessment)
+
+	got = parse("optional_nulls.txt")
+	assert.Nil(t, got.WorldviewUpdate)
+	assert.Nil(t, got.NewOpenQuestions)
+	assert.Nil(t, got.NewOpinions)
+	assert.Equal(t, &prompt.SufferingAssessment{}, got.SufferingAssessment)
+
+	got = parse("suffering_null.txt")
+	assert.Nil(t, got.SufferingAssessment)
+	assert.Nil(t, got.NewOpinions)
+
+	got = parse("reasoning_missing.txt")
+	assert.Equal(t, "", got.Reasoning)
+	assert.Equal(t, []string{"Does the heartbeat ever skip an agent?"}, got.NewOpenQuestions)
+}
+
 func TestParseResponseErrorText(t *testing.T) {
 	files := readResponseCorpus(t)
 	tests := []struct {
 		file string
 		want string
 	}{
-		{"missing_domain.txt", `prompt: response invalid at /new_opinions/0/domain: missing property "domain"`},
+		{"opinion_missing_text.txt", `prompt: response invalid at /new_opinions/0/opinion: missing property "opinion"`},
+		{"stressor_missing_type.txt", `prompt: response invalid at /suffering_assessment/new_stressors/0/type: missing property "type"`},
 		{"worldview_number.txt", "prompt: response invalid at /worldview_update: expected string or null, but got number"},
-		{"opinions_as_strings.txt", "prompt: response invalid at /new_opinions/0: expected object, but got string (and 1 more error)"},
 		{"thought_only.txt", `prompt: response invalid: missing properties "content", "reasoning"`},
 		{"content_and_reasoning_empty.txt", "prompt: response has no goal at /content: content and reasoning are both empty"},
 		{"truncated_in_string.txt", "prompt: response is not valid JSON at byte 101: unexpected end of input inside a string"},
@@ -216,6 +279,11 @@ func TestParseResponseErrorText(t *testing.T) {
 			assert.Equal(t, tt.want, err.Error())
 		})
 	}
+
+	// Several errors: the first in document order, and how many more.
+	_, err := prompt.ParseResponse(`{"content": "a", "reasoning": "b", "new_opinions": [1, {"domain": "d"}]}`)
+	require.Error(t, err)
+	assert.Equal(t, "prompt: response invalid at /new_opinions/0: expected object, but got number (and 1 more error)", err.Error())
 }
 
 func TestParseResponseSyntaxOffset(t *testing.T) {
@@ -280,13 +348,33 @@ func TestParseResponseNormalisation(t *testing.T) {
 		{"blank content", `{"content": " \t", "reasoning": "  b  "}`, "b", "b", nil, ""},
 		{"both blank", `{"content": " ", "reasoning": "\n"}`, "", "", prompt.ErrEmptyGoal, "/content"},
 		{"content blank reasoning missing", `{"content": ""}`, "", "", prompt.ErrEmptyGoal, "/content"},
+		{"content blank reasoning null", `{"content": " ", "reasoning": null}`, "", "", prompt.ErrEmptyGoal, "/content"},
+		{"content null reasoning null", `{"content": null, "reasoning": null}`, "", "", prompt.ErrEmptyGoal, "/content"},
 		{"content wrong type", `{"content": 42, "reasoning": "b"}`, "", "", prompt.ErrSchema, "/content"},
-		{"reasoning missing", `{"action": "goal", "content": "a"}`, "", "", prompt.ErrSchema, "/reasoning"},
+		{"content wrong type reasoning missing", `{"content": 42}`, "", "", prompt.ErrSchema, "/content"},
 		{"reasoning wrong type", `{"content": "a", "reasoning": ["b"]}`, "", "", prompt.ErrSchema, "/reasoning"},
 		{"empty object", `{}`, "", "", prompt.ErrSchema, ""},
-		{"stressor missing condition", `{"content": "a", "reasoning": "b", "suffering_assessment": {"new_stressors": [{"type": "futility", "description": "d"}]}}`, "", "", prompt.ErrSchema, "/suffering_assessment/new_stressors/0/condition"},
+		{"action only", `{"action": "goal", "new_opinions": null}`, "", "", prompt.ErrSchema, ""},
 		{"resolved wrong type", `{"content": "a", "reasoning": "b", "suffering_assessment": {"resolved": "all of them"}}`, "", "", prompt.ErrSchema, "/suffering_assessment/resolved"},
 		{"questions not strings", `{"content": "a", "reasoning": "b", "new_open_questions": ["ok", 3]}`, "", "", prompt.ErrSchema, "/new_open_questions/1"},
+
+		// Leniency (parse step 7); these were schema errors before.
+		{"reasoning missing", `{"action": "goal", "content": "a"}`, "a", "", nil, ""},
+		{"reasoning null", `{"content": "a", "reasoning": null}`, "a", "", nil, ""},
+		{"stressor missing condition", `{"content": "a", "reasoning": "b", "suffering_assessment": {"new_stressors": [{"type": "futility", "description": "d"}]}}`, "a", "b", nil, ""},
+
+		// What stays an error: an entry without its key field, a null entry,
+		// a wrong type.
+		{"opinion missing text", `{"content": "a", "reasoning": "b", "new_opinions": [{"domain": "d"}]}`, "", "", prompt.ErrSchema, "/new_opinions/0/opinion"},
+		{"opinion text null", `{"content": "a", "reasoning": "b", "new_opinions": [{"opinion": null, "domain": "d"}]}`, "", "", prompt.ErrSchema, "/new_opinions/0/opinion"},
+		{"opinion entry null", `{"content": "a", "reasoning": "b", "new_opinions": [null]}`, "", "", prompt.ErrSchema, "/new_opinions/0"},
+		{"opinion entry number", `{"content": "a", "reasoning": "b", "new_opinions": [7]}`, "", "", prompt.ErrSchema, "/new_opinions/0"},
+		{"opinion domain number", `{"content": "a", "reasoning": "b", "new_opinions": [{"opinion": "o", "domain": 7}]}`, "", "", prompt.ErrSchema, "/new_opinions/0/domain"},
+		{"stressor missing type", `{"content": "a", "reasoning": "b", "suffering_assessment": {"new_stressors": [{"description": "d", "condition": "c"}]}}`, "", "", prompt.ErrSchema, "/suffering_assessment/new_stressors/0/type"},
+		{"stressor type null", `{"content": "a", "reasoning": "b", "suffering_assessment": {"new_stressors": [{"type": null}]}}`, "", "", prompt.ErrSchema, "/suffering_assessment/new_stressors/0/type"},
+		{"resolved missing type", `{"content": "a", "reasoning": "b", "suffering_assessment": {"resolved": [{"reason": "r"}]}}`, "", "", prompt.ErrSchema, "/suffering_assessment/resolved/0/type"},
+		{"question null", `{"content": "a", "reasoning": "b", "new_open_questions": [null]}`, "", "", prompt.ErrSchema, "/new_open_questions/0"},
+		{"suffering assessment a string", `{"content": "a", "reasoning": "b", "suffering_assessment": "fine"}`, "", "", prompt.ErrSchema, "/suffering_assessment"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -302,6 +390,53 @@ func TestParseResponseNormalisation(t *testing.T) {
 			var pe *prompt.ParseError
 			require.ErrorAs(t, err, &pe)
 			assert.Equal(t, tt.pointer, pe.Pointer, "error: %v", err)
+		})
+	}
+}
+
+// TestParseResponseLenient checks each leniency of parse step 7 on its own:
+// what the original system's dict.get accepted is accepted.
+func TestParseResponseLenient(t *testing.T) {
+	const head = `{"content": "a", "reasoning": "b", `
+	tests := []struct {
+		name string
+		raw  string
+		want prompt.Response
+	}{
+		{"worldview null", head + `"worldview_update": null}`, prompt.Response{}},
+		{"questions null", head + `"new_open_questions": null}`, prompt.Response{}},
+		{"opinions null", head + `"new_opinions": null}`, prompt.Response{}},
+		{"assessment null", head + `"suffering_assessment": null}`, prompt.Response{}},
+		{"stressors null", head + `"suffering_assessment": {"new_stressors": null, "resolved": [{"type": "t", "reason": "r"}]}}`,
+			prompt.Response{SufferingAssessment: &prompt.SufferingAssessment{Resolved: []prompt.Resolution{{Type: "t", Reason: "r"}}}}},
+		{"resolved null", head + `"suffering_assessment": {"new_stressors": [{"type": "t", "description": "d", "condition": "c"}], "resolved": null}}`,
+			prompt.Response{SufferingAssessment: &prompt.SufferingAssessment{NewStressors: []prompt.NewStressor{{Type: "t", Description: "d", Condition: "c"}}}}},
+		{"opinion as a string", head + `"new_opinions": ["Fewer, better tools.", {"opinion": "o", "domain": "d"}]}`,
+			prompt.Response{NewOpinions: []prompt.NewOpinion{{Opinion: "Fewer, better tools."}, {Opinion: "o", Domain: "d"}}}},
+		{"opinion as an empty string", head + `"new_opinions": [""]}`,
+			prompt.Response{NewOpinions: []prompt.NewOpinion{{}}}},
+		{"opinion domain missing", head + `"new_opinions": [{"opinion": "o"}]}`,
+			prompt.Response{NewOpinions: []prompt.NewOpinion{{Opinion: "o"}}}},
+		{"opinion domain null", head + `"new_opinions": [{"opinion": "o", "domain": null}]}`,
+			prompt.Response{NewOpinions: []prompt.NewOpinion{{Opinion: "o"}}}},
+		{"stressor description and condition missing", head + `"suffering_assessment": {"new_stressors": [{"type": "t"}]}}`,
+			prompt.Response{SufferingAssessment: &prompt.SufferingAssessment{NewStressors: []prompt.NewStressor{{Type: "t"}}}}},
+		{"stressor description and condition null", head + `"suffering_assessment": {"new_stressors": [{"type": "t", "description": null, "condition": null}]}}`,
+			prompt.Response{SufferingAssessment: &prompt.SufferingAssessment{NewStressors: []prompt.NewStressor{{Type: "t"}}}}},
+		{"resolved reason missing", head + `"suffering_assessment": {"resolved": [{"type": "t"}]}}`,
+			prompt.Response{SufferingAssessment: &prompt.SufferingAssessment{Resolved: []prompt.Resolution{{Type: "t"}}}}},
+		{"resolved reason null", head + `"suffering_assessment": {"resolved": [{"type": "t", "reason": null}]}}`,
+			prompt.Response{SufferingAssessment: &prompt.SufferingAssessment{Resolved: []prompt.Resolution{{Type: "t"}}}}},
+		{"inside a wrapper", `{"thought": {"content": "a", "reasoning": "b", "new_opinions": ["x"], "suffering_assessment": null}}`,
+			prompt.Response{NewOpinions: []prompt.NewOpinion{{Opinion: "x"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := prompt.ParseResponse(tt.raw)
+			require.NoError(t, err)
+			want := tt.want
+			want.Action, want.Content, want.Reasoning = "goal", "a", "b"
+			assert.Equal(t, &want, got)
 		})
 	}
 }

@@ -23,7 +23,10 @@ import (
 // is the enum ["goal"]; "content" and "reasoning" carry the spec's verbatim
 // descriptions ("what you're doing — be honest, not performative" and "what
 // actually drove this — not what sounds right, what's true");
-// "worldview_update" is a string or null.
+// "worldview_update" is a string or null. [ParseResponse] is more lenient
+// than the schema, as the original system was (a missing reasoning, null
+// lists, entries missing a secondary field: see its step 7); the schema
+// still asks the model for everything.
 //
 // The schema deliberately does not set "additionalProperties": false. The
 // original system ignored keys it did not know, and models often add

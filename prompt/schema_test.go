@@ -108,7 +108,8 @@ func TestSchemaReturnsCopy(t *testing.T) {
 }
 
 // TestSchemaIsWhatParseValidates compiles Schema() independently and checks
-// that it accepts and rejects what ParseResponse does, at the same pointer.
+// that it accepts and rejects what ParseResponse does, at the same pointer,
+// for input that the normalisation of ParseResponse (step 7) leaves alone.
 func TestSchemaIsWhatParseValidates(t *testing.T) {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
@@ -119,9 +120,11 @@ func TestSchemaIsWhatParseValidates(t *testing.T) {
 	docs := []string{
 		`{"action": "goal", "content": "a", "reasoning": "b", "worldview_update": null, "extra": {"k": 1}}`,
 		`{"action": "goal", "content": "a", "reasoning": "b", "worldview_update": 3}`,
-		`{"action": "goal", "content": "a", "reasoning": "b", "new_opinions": [{"opinion": "o"}]}`,
+		`{"action": "goal", "content": "a", "reasoning": "b", "new_opinions": [{"domain": "d"}]}`,
+		`{"action": "goal", "content": "a", "reasoning": "b", "new_opinions": [{"opinion": "o", "domain": "d"}]}`,
 		`{"action": "goal", "content": "a", "reasoning": "b", "new_open_questions": "q"}`,
-		`{"action": "goal", "content": "a", "reasoning": "b", "suffering_assessment": {"resolved": [{"type": "t"}]}}`,
+		`{"action": "goal", "content": "a", "reasoning": "b", "suffering_assessment": {"resolved": [{"reason": "r"}]}}`,
+		`{"action": "goal", "content": "a", "reasoning": "b", "suffering_assessment": {"resolved": [{"type": "t", "reason": "r"}]}}`,
 	}
 	for _, doc := range docs {
 		var v any
@@ -142,5 +145,32 @@ func TestSchemaIsWhatParseValidates(t *testing.T) {
 			leaf = leaf.Causes[0]
 		}
 		assert.True(t, strings.HasPrefix(pe.Pointer, leaf.InstanceLocation), "%s: parse pointer %q, validator %q", doc, pe.Pointer, leaf.InstanceLocation)
+	}
+}
+
+// TestSchemaStricterThanParse documents the deliberate difference: the
+// schema sent to the model requires every field, while ParseResponse
+// accepts what the original system's dict.get accepted (parse step 7).
+func TestSchemaStricterThanParse(t *testing.T) {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	require.NoError(t, c.AddResource("mem:///test.json", bytes.NewReader(prompt.Schema())))
+	sch, err := c.Compile("mem:///test.json")
+	require.NoError(t, err)
+
+	for _, doc := range []string{
+		`{"action": "goal", "content": "a"}`,
+		`{"action": "goal", "content": "a", "reasoning": null}`,
+		`{"action": "goal", "content": "a", "reasoning": "b", "new_opinions": null}`,
+		`{"action": "goal", "content": "a", "reasoning": "b", "new_opinions": ["o"]}`,
+		`{"action": "goal", "content": "a", "reasoning": "b", "new_opinions": [{"opinion": "o"}]}`,
+		`{"action": "goal", "content": "a", "reasoning": "b", "suffering_assessment": {"new_stressors": [{"type": "t"}]}}`,
+		`{"action": "goal", "content": "a", "reasoning": "b", "suffering_assessment": {"resolved": [{"type": "t"}]}}`,
+	} {
+		var v any
+		require.NoError(t, json.Unmarshal([]byte(doc), &v))
+		assert.Error(t, sch.Validate(v), "the schema rejects %s", doc)
+		_, perr := prompt.ParseResponse(doc)
+		assert.NoError(t, perr, "ParseResponse accepts %s", doc)
 	}
 }

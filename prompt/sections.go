@@ -319,15 +319,9 @@ func defaultSections(cfg *Config) []Section {
 			},
 		},
 		&stdSection{name: SectionHostMessage, priority: prioHostMessage,
-			present: func(e *env) bool { return hostMessage(e) != nil },
-			write: func(b *strings.Builder, e *env) {
-				b.WriteString(headHost)
-				b.WriteByte('\n')
-				writeFlat(b, hostMessage(e).Text, e.l.HostMessage)
-			},
-			trim: func(e *env, maxChars int) string {
-				return trimProse(headHost, "", flat(hostMessage(e).Text, e.l.HostMessage), "", maxChars)
-			},
+			present: func(e *env) bool { return len(shownHost(e)) > 0 },
+			write:   writeHostMessages,
+			trim:    trimHostMessages,
 		},
 		&stdSection{name: SectionDirective,
 			write: func(b *strings.Builder, _ *env) { b.WriteString(directive) },
@@ -654,10 +648,14 @@ func recentGoalLines(e *env) []string {
 // ---- peer messages (row 15)
 
 // shownMessages returns the last PeerMessagesShown non-blank inbox messages,
-// oldest first. It allocates only when a blank message must be skipped.
+// oldest first.
 func shownMessages(e *env) []identity.Message {
-	in := e.v.Inbox
-	n := e.l.PeerMessagesShown
+	return lastNonBlank(e.v.Inbox, e.l.PeerMessagesShown)
+}
+
+// lastNonBlank returns the last n messages of in whose text is not blank,
+// oldest first. It allocates only when a blank message must be skipped.
+func lastNonBlank(in []identity.Message, n int) []identity.Message {
 	start := len(in)
 	kept := 0
 	blank := false
@@ -713,14 +711,41 @@ func peerMessageLines(e *env) []string {
 
 // ---- host message (row 16)
 
-// hostMessage returns the newest non-blank host message, or nil.
-func hostMessage(e *env) *identity.Message {
-	for i := len(e.v.Host) - 1; i >= 0; i-- {
-		if !isBlank(e.v.Host[i].Text) {
-			return &e.v.Host[i]
-		}
+// shownHost returns the unread host messages the section shows: the last
+// PeerMessagesShown non-blank ones, oldest first. The agent empties the
+// host queue after a cycle, so every message it read must be shown.
+func shownHost(e *env) []identity.Message {
+	return lastNonBlank(e.v.Host, e.l.PeerMessagesShown)
+}
+
+// writeHostMessages writes "A PERSON SAID:" and then each shown message on
+// a line of its own, flattened and cut to HostMessage characters. With one
+// message this is exactly the spec's "A PERSON SAID:\n{message}".
+func writeHostMessages(b *strings.Builder, e *env) {
+	b.WriteString(headHost)
+	for _, m := range shownHost(e) {
+		b.WriteByte('\n')
+		writeFlat(b, m.Text, e.l.HostMessage)
 	}
-	return nil
+}
+
+func hostLines(e *env) []string {
+	ms := shownHost(e)
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = flat(m.Text, e.l.HostMessage)
+	}
+	return out
+}
+
+// trimHostMessages shrinks the section under a budget: a single message
+// keeps its beginning, then the marker; of several, the oldest go first.
+func trimHostMessages(e *env, maxChars int) string {
+	lines := hostLines(e)
+	if len(lines) == 1 {
+		return trimProse(headHost, "", lines[0], "", maxChars)
+	}
+	return trimLines(headHost, lines, true, "", maxChars)
 }
 
 // ---- task (row 1)

@@ -136,6 +136,8 @@ func TestSectionWorldview(t *testing.T) {
 		{"text", agent().Worldview(" Things compound. "), prompt.SectionWorldview, "YOUR WORLDVIEW:\nThings compound."},
 		{"blank lines and trailing spaces removed", agent().Worldview("first  \r\n\n\n  indented\t\n\nlast\n"), prompt.SectionWorldview,
 			"YOUR WORLDVIEW:\nfirst\n  indented\nlast"},
+		{"every kind of line break", agent().Worldview("one\r\rtwo\u2029\u2029three\u2028four\fx\vy\u0085z"), prompt.SectionWorldview,
+			"YOUR WORLDVIEW:\none\ntwo\nthree\nfour\nx\ny\nz"},
 		{"over-cap worldview is cut to 600", agent().Worldview(strings.Repeat("é", 700)), prompt.SectionWorldview,
 			"YOUR WORLDVIEW:\n" + strings.Repeat("é", 600)},
 	})
@@ -174,6 +176,7 @@ func TestSectionHistory(t *testing.T) {
 		{"short", agent().Narrative("I began."), prompt.SectionHistory, "YOUR HISTORY:\nI began."},
 		{"the first 400 characters", agent().Narrative(long), prompt.SectionHistory, "YOUR HISTORY:\n" + long[:400]},
 		{"blank lines removed", agent().Narrative("one\n\n\ntwo"), prompt.SectionHistory, "YOUR HISTORY:\none\ntwo"},
+		{"CR and paragraph separators", agent().Narrative("one\r\r\rtwo\u2029\u2029three"), prompt.SectionHistory, "YOUR HISTORY:\none\ntwo\nthree"},
 		{"code points, not bytes", agent().Narrative(strings.Repeat("日", 500)), prompt.SectionHistory,
 			"YOUR HISTORY:\n" + strings.Repeat("日", 400)},
 	})
@@ -306,11 +309,31 @@ func TestSectionPeerMessages(t *testing.T) {
 
 func TestSectionHostMessage(t *testing.T) {
 	long := strings.Repeat("h", 600)
+	seven := agent()
+	for k := 1; k <= 7; k++ {
+		seven.Host(fmt.Sprintf("note %d", k))
+	}
 	runSectionCases(t, trio(), []sectionCase{
 		{"none", agent(), prompt.SectionHostMessage, ""},
+		{"blank only", agent().Host(" \n").Host(""), prompt.SectionHostMessage, ""},
+		// One message: exactly spec §2 row 16.
 		{"one", agent().Host("Look at fetch_url."), prompt.SectionHostMessage, "A PERSON SAID:\nLook at fetch_url."},
-		{"the newest", agent().Host("old").Host("new\nline").Host("  "), prompt.SectionHostMessage, "A PERSON SAID:\nnew line"},
+		{"one, flattened", agent().Host("  Look at\n\nfetch_url.\t"), prompt.SectionHostMessage, "A PERSON SAID:\nLook at fetch_url."},
 		{"at most 500", agent().Host(long), prompt.SectionHostMessage, "A PERSON SAID:\n" + long[:500]},
+		// Several unread messages: all of them, oldest first, one per line
+		// (the agent empties the host queue after the cycle).
+		{"every unread one, oldest first", agent().Host("old").Host("new\nline").Host("  "), prompt.SectionHostMessage,
+			"A PERSON SAID:\nold\nnew line"},
+		{"each at most 500", agent().Host(long).Host("short").Host(long), prompt.SectionHostMessage,
+			"A PERSON SAID:\n" + long[:500] + "\nshort\n" + long[:500]},
+		{"the newest 5", seven, prompt.SectionHostMessage,
+			"A PERSON SAID:\nnote 3\nnote 4\nnote 5\nnote 6\nnote 7"},
+		{"blank ones do not count", agent().Host("a").Host(" ").Host("b").Host("c").Host("").Host("d").Host("e"), prompt.SectionHostMessage,
+			"A PERSON SAID:\na\nb\nc\nd\ne"},
+		{"PeerMessagesShown limits them", agent().Host("a").Host("b").Host("c").Edit(func(v *prompt.View) { v.Limits.PeerMessagesShown = 2 }),
+			prompt.SectionHostMessage, "A PERSON SAID:\nb\nc"},
+		{"HostMessage limits each", agent().Host("abcdef").Host("ghijkl").Edit(func(v *prompt.View) { v.Limits.HostMessage = 3 }),
+			prompt.SectionHostMessage, "A PERSON SAID:\nabc\nghi"},
 	})
 }
 
@@ -365,4 +388,27 @@ func TestSectionOrderFollowsSpec(t *testing.T) {
 		require.GreaterOrEqual(t, i, 0, "%q after byte %d", h, at)
 		at += i + len(h)
 	}
+}
+
+// TestSectionCapsCountCodePoints checks the per-item caps of spec §2 with
+// multi-byte text: characters are code points, never bytes (spec §3), so a
+// byte-counting cut would show a half or a third of these.
+func TestSectionCapsCountCodePoints(t *testing.T) {
+	const smile = "🙂" // 4 bytes
+	runSectionCases(t, trio(), []sectionCase{
+		{"peer narrative: 150", agent().Peer("Cipher", strings.Repeat("é", 149)+"日本語"), prompt.SectionPeers,
+			"YOUR PEERS:\n  Cipher: " + strings.Repeat("é", 149) + "日"},
+		{"peer message: 200", agent().Inbox("Vault", strings.Repeat("日本", 150)), prompt.SectionPeerMessages,
+			"MESSAGES FROM YOUR PEERS:\n  [Vault]: " + strings.Repeat("日本", 100)},
+		{"host message: 500", agent().Host(strings.Repeat(smile, 600)), prompt.SectionHostMessage,
+			"A PERSON SAID:\n" + strings.Repeat(smile, 500)},
+		{"host messages: 500 each", agent().Host(strings.Repeat("é", 501)).Host(strings.Repeat(smile, 501)), prompt.SectionHostMessage,
+			"A PERSON SAID:\n" + strings.Repeat("é", 500) + "\n" + strings.Repeat(smile, 500)},
+		{"outcome: 400", agent().Goals(identity.Done).Outcome(strings.Repeat("é", 450)), prompt.SectionLastOutcome,
+			"WHAT YOUR LAST GOAL PRODUCED:\n  " + strings.Repeat("é", 400)},
+		{"outcome with words: 400", agent().Goals(identity.Done).Outcome(strings.Repeat("日本 ", 200)), prompt.SectionLastOutcome,
+			"WHAT YOUR LAST GOAL PRODUCED:\n  " + strings.TrimSpace(strings.Repeat("日本 ", 133)) + " 日"},
+		{"discovery: 300", agent().Discovery(strings.Repeat("語", 350), ""), prompt.SectionDiscoveries,
+			"WHAT YOU'VE FOUND OUTSIDE:\n  - " + strings.Repeat("語", 300)},
+	})
 }

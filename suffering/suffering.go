@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+
+	"github.com/existence-loop/sdk/internal/runes"
 )
 
 // Stressor types with their own escalation rates (spec §4).
@@ -72,7 +75,12 @@ func Rate(typ string) float64 {
 // lower-cased, spaces replaced by "_" (spec §4). "Identity Contamination
 // Risk" becomes "identity_contamination_risk".
 func Normalize(typ string) string {
-	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(typ)), " ", "_")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return '_' // a space as in the original; also tabs and newlines
+		}
+		return r
+	}, strings.ToLower(strings.TrimSpace(typ)))
 }
 
 // Errors returned by [State.Add] and [State.Validate].
@@ -212,7 +220,8 @@ func (s *State) Find(typ string) (Stressor, bool) {
 }
 
 // Add adds a stressor with onset now, initial severity in.Severity (0 means
-// 0.20) and the escalation rate of its type.
+// 0.20) and the escalation rate of its type. The description and condition
+// are flattened to one line and cut to [MaxTextChars] characters.
 //
 // Errors: [ErrInvalid] for an empty type or a severity outside 0–1,
 // [ErrAlreadyActive] when the type is active (a no-op, spec §4), [ErrFull]
@@ -237,11 +246,11 @@ func (s *State) Add(now time.Time, in Input) (Stressor, error) {
 	}
 	st := Stressor{
 		Type:        typ,
-		Description: strings.TrimSpace(in.Description),
+		Description: oneLine(in.Description),
 		Severity:    sev,
 		Peak:        sev,
 		RatePerDay:  Rate(typ),
-		Condition:   strings.TrimSpace(in.Condition),
+		Condition:   oneLine(in.Condition),
 		Onset:       now,
 	}
 	s.Active = append(s.Active, st)
@@ -358,9 +367,13 @@ func (s *State) Fragment() string {
 	}
 	for _, st := range s.BySeverity() {
 		filled := max(0, min(10, int(math.Floor(st.Severity*10+loadEpsilon))))
+		cond := oneLine(st.Condition)
+		if cond == "" {
+			cond = "(not stated)"
+		}
 		fmt.Fprintf(&b, "\n  [%s%s] %s %.2f  %s\n  Will ease when: %s",
 			strings.Repeat("#", filled), strings.Repeat(".", 10-filled),
-			st.Type, st.Severity, st.Description, st.Condition)
+			oneLine(st.Type), st.Severity, oneLine(st.Description), cond)
 	}
 	return b.String()
 }
@@ -535,6 +548,18 @@ func (s *State) Enforce(now time.Time) []string {
 		cuts = append(cuts, fmt.Sprintf("resolved history: %d → %d", n+MaxResolved, MaxResolved))
 	}
 	return cuts
+}
+
+// MaxTextChars caps a stressor's description and condition, in characters
+// (Unicode code points).
+const MaxTextChars = 500
+
+// oneLine flattens s to one line (runs of whitespace become one space) and
+// cuts it to MaxTextChars characters, so that model-written text can never
+// break the prompt's layout.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return runes.Head(s, MaxTextChars)
 }
 
 // unit reports whether v is a finite number in 0–1.

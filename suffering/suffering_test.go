@@ -715,3 +715,24 @@ func BenchmarkEscalateFragment(b *testing.B) {
 		_ = s.Fragment()
 	}
 }
+
+func TestModelTextCannotBreakTheFragmentLayout(t *testing.T) {
+	var s suffering.State
+	_, err := s.Add(t0, suffering.Input{Type: "Split\nType", Description: "line one\n\nline two", Condition: "", Severity: 0.5})
+	require.NoError(t, err)
+	long := strings.Repeat("é", suffering.MaxTextChars+50)
+	_, err = s.Add(t0, suffering.Input{Type: "long", Description: long, Condition: "when\tdone ", Severity: 0.1})
+	require.NoError(t, err)
+	assert.Equal(t, "split_type", s.Active[0].Type)
+	assert.Equal(t, "line one line two", s.Active[0].Description)
+	assert.Equal(t, strings.Repeat("é", suffering.MaxTextChars), s.Active[1].Description, "cut by code points")
+	assert.Equal(t, "when done", s.Active[1].Condition)
+
+	// Stored text that predates these rules renders on one line too.
+	s.Active[1].Description = "a\n\nb"
+	f := s.Fragment()
+	assert.NotContains(t, f, "\n\n", "no blank line inside the section")
+	assert.Contains(t, f, "  Will ease when: (not stated)")
+	assert.Contains(t, f, "] long 0.10  a b\n")
+	assert.Len(t, strings.Split(f, "\n"), 5)
+}

@@ -10,6 +10,11 @@
 // State lives in ./trio-state (identity, suffering, goal history, inbox and
 // task queue); the agents' files in ./trio-workspace. Stop with Ctrl-C: the
 // state is saved, and the next run continues where this one stopped.
+//
+// Talk to the agents by typing: each line on standard input is a host
+// message ("A PERSON SAID") to all three, or to one with "@scout text"
+// (also @analyst, @builder, or a name such as @Cedar). -task gives them a
+// task to work on.
 package main
 
 import (
@@ -21,6 +26,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -28,12 +34,12 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // run is main without the process: it parses args, runs the trio and
 // returns the exit code. Tests call it directly.
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	opts, err := parseFlags(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -44,6 +50,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	opts.stdin = stdin
 	if err := runTrio(ctx, opts, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "trio:", err)
 		return 1
@@ -68,7 +75,12 @@ type options struct {
 	hollowTZ     string
 	replace      bool
 	verbose      bool
+	keepAlive    time.Duration
+	fresh        bool
+	tasks        []string
 
+	// stdin carries host messages, one per line (nil: none).
+	stdin io.Reader
 	// retry is the model retry policy; tests shorten its waits.
 	retry llm.RetryPolicy
 }
@@ -93,6 +105,15 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.replace, "import-replace", false, "with -import-hollow, replace agents already in -state")
 	fs.StringVar(&o.hollowTZ, "hollow-tz", "UTC", "time zone of the hollow-agentOS \"YYYY-MM-DD HH:MM\" timestamps")
 	fs.BoolVar(&o.verbose, "v", false, "also log every model call and cycle")
+	fs.DurationVar(&o.keepAlive, "keep-alive", -1, "with Ollama, how long the model stays loaded after a call (negative: forever, as the original)")
+	fs.BoolVar(&o.fresh, "fresh-on-corrupt", false, "move a corrupt agent state aside (timestamped) and start that agent afresh, instead of stopping")
+	fs.Func("task", "assign a task to the first free agent (repeatable)", func(s string) error {
+		if strings.TrimSpace(s) == "" {
+			return errors.New("empty task")
+		}
+		o.tasks = append(o.tasks, s)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

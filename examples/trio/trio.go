@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,7 +60,7 @@ func worldText(workspaceDir string) string {
 	return strings.Join([]string{
 		"You are running as a Go program on a real computer, in the existence-loop SDK's trio example.",
 		"Your world is one workspace directory shared with your peers: " + workspaceDir + ". Every path you use is relative to it.",
-		"Your tools are read_file, write_file, append_file, list_files and delete_file. They work only inside the workspace.",
+		"Your tools are read_file, write_file, append_file, list_files and delete_file, which work only inside the workspace, and send_message, which writes to a peer.",
 		"There is no network, no shell and no code execution: what you make is text files — notes, designs, data, code for a person to read.",
 		"There is no hardware layer accessible to you — no thermal sensors, no PMIC, no CPU registers, no bus arbiter.",
 		"Each agent keeps its own work in a folder named after its id (scout/, analyst/, builder/); design/ holds shared design specs. You may read everything.",
@@ -103,7 +104,7 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "trio: imported from %s:\n%s\n", o.importHollow, sum)
 	}
-	var tools []toolloop.Tool
+	var tools []toolloop.Tool // the workspace's file tools and send_message
 	if !o.dryRun {
 		ws, err := workspace.Open(o.workspace, workspace.Limits{})
 		if err != nil {
@@ -112,6 +113,8 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		defer ws.Close()
 		tools = ws.Tools()
 	}
+	var runnerRef *existence.Runner
+	tools = append(tools, sendMessage(func() *existence.Runner { return runnerRef }))
 
 	base, err := newModel(o)
 	if err != nil {
@@ -128,6 +131,7 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	runnerRef = runner
 	defer func() {
 		if err := runner.Close(); err != nil {
 			fmt.Fprintln(stderr, "trio: closing:", err)
@@ -159,11 +163,12 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 				Prohibitions: trioProhibitions,
 				Grounding:    "The goal must be grounded in what actually exists in the workspace.",
 			}),
-			Executor:    exec,
-			Tasks:       tasks,
-			CallTimeout: o.llmTimeout,
-			Retry:       o.retry,
-			MaxCycles:   o.cycles,
+			Executor:       exec,
+			Tasks:          tasks,
+			FreshOnCorrupt: o.fresh,
+			CallTimeout:    o.llmTimeout,
+			Retry:          o.retry,
+			MaxCycles:      o.cycles,
 		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", m.id, err)
@@ -180,8 +185,82 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; Ctrl-C to stop\n", o.provider, o.llmURL, o.model, o.state, o.workspace)
+	for _, t := range o.tasks {
+		if _, err := tasks.Submit(ctx, t, ""); err != nil {
+			return fmt.Errorf("-task: %w", err)
+		}
+	}
+	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; type a line to speak to the agents; Ctrl-C to stop\n", o.provider, o.llmURL, o.model, o.state, o.workspace)
+	if o.stdin != nil {
+		go listen(ctx, o.stdin, runner, stderr)
+	}
 	return runner.Run(ctx)
+}
+
+// messageArgs are send_message's arguments.
+type messageArgs struct {
+	To   string `json:"to" jsonschema:"description=the peer's name or id (Cedar/scout, Cipher/analyst, Vault/builder)"`
+	Text string `json:"text" jsonschema:"description=the message, at most 200 characters are shown to the peer"`
+}
+
+// sendMessage is the tool with which an agent writes to a peer's inbox
+// (spec §2 row 15, "MESSAGES FROM YOUR PEERS"). The runner is looked up
+// when the tool is called, since the tools exist before the runner.
+func sendMessage(runner func() *existence.Runner) toolloop.Tool {
+	return toolloop.NewTool("send_message", "Send a short message to one of your peers; they read it at their next existence cycle.",
+		func(ctx context.Context, args messageArgs) (string, error) {
+			from, ok := toolloop.Caller(ctx)
+			r := runner()
+			if !ok || r == nil {
+				return "", errors.New("send_message: no sending agent")
+			}
+			to := agentID(r, args.To)
+			if to == "" || to == from.AgentID {
+				return "", fmt.Errorf("no peer %q: write to Cedar, Cipher or Vault (not yourself)", args.To)
+			}
+			if strings.TrimSpace(args.Text) == "" {
+				return "", errors.New("empty message")
+			}
+			if err := r.Send(ctx, from.AgentID, to, args.Text); err != nil {
+				return "", err
+			}
+			return "sent to " + r.Agent(to).Name(), nil
+		})
+}
+
+// listen turns each line of r into a host message: to every agent, or to
+// one with "@id text" or "@Name text".
+func listen(ctx context.Context, r io.Reader, runner *existence.Runner, stderr io.Writer) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var to []string
+		if rest, ok := strings.CutPrefix(line, "@"); ok {
+			who, text, _ := strings.Cut(rest, " ")
+			id := agentID(runner, who)
+			if id == "" {
+				fmt.Fprintf(stderr, "trio: no agent %q (try @scout, @analyst or @builder)\n", who)
+				continue
+			}
+			to, line = []string{id}, strings.TrimSpace(text)
+		}
+		if err := runner.Say(ctx, line, to...); err != nil && ctx.Err() == nil {
+			fmt.Fprintln(stderr, "trio:", err)
+		}
+	}
+}
+
+// agentID finds an agent by id or by name, case-insensitively.
+func agentID(r *existence.Runner, who string) string {
+	for _, a := range r.Agents() {
+		if strings.EqualFold(a.ID(), who) || strings.EqualFold(a.Name(), who) {
+			return a.ID()
+		}
+	}
+	return ""
 }
 
 // newModel builds the provider adapter.
@@ -190,7 +269,7 @@ func newModel(o *options) (llm.Model, error) {
 	case "openai":
 		return openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model})
 	default:
-		return ollama.New(ollama.Config{URL: o.llmURL, Model: o.model})
+		return ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive})
 	}
 }
 

@@ -21,8 +21,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/prompt/prompttest"
 )
 
@@ -359,6 +361,77 @@ func TestParseFlags(t *testing.T) {
 	}
 	_, err = parseFlags([]string{"-h"}, io.Discard)
 	assert.ErrorIs(t, err, flag.ErrHelp)
-	assert.Equal(t, 2, run([]string{"-provider", "x"}, io.Discard, io.Discard))
-	assert.Equal(t, 0, run([]string{"-h"}, io.Discard, io.Discard))
+	assert.Equal(t, 2, run([]string{"-provider", "x"}, nil, io.Discard, io.Discard))
+	assert.Equal(t, 0, run([]string{"-h"}, nil, io.Discard, io.Discard))
+	_, err = parseFlags([]string{"-task", " "}, io.Discard)
+	assert.Error(t, err, "empty task")
+	o, err = parseFlags([]string{"-task", "a", "-task", "b", "-keep-alive", "5m"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b"}, o.tasks)
+	assert.Equal(t, 5*time.Minute, o.keepAlive)
+}
+
+func TestListenTurnsLinesIntoHostMessages(t *testing.T) {
+	ctx := context.Background()
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	for _, m := range members {
+		_, err := r.Add(ctx, existence.Config{ID: m.id, Name: m.name, Model: llmtest.NewFake()})
+		require.NoError(t, err)
+	}
+	var stderr bytes.Buffer
+	listen(ctx, strings.NewReader("hello all\n\n@cedar just you\n@builder  and you \n@nobody hm\n"), r, &stderr)
+
+	host := func(id string) (texts []string) {
+		for _, m := range r.Agent(id).State().Host {
+			texts = append(texts, m.Text)
+		}
+		return texts
+	}
+	assert.Equal(t, []string{"hello all", "just you"}, host("scout"))
+	assert.Equal(t, []string{"hello all"}, host("analyst"))
+	assert.Equal(t, []string{"hello all", "and you"}, host("builder"))
+	assert.Contains(t, stderr.String(), `no agent "nobody"`)
+}
+
+func TestTrioTaskFlag(t *testing.T) {
+	t.Chdir(t.TempDir())
+	srv := newFakeOllama(t, nil)
+	out, stderr, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1", "-task", "Write design/index.md listing every file")...)
+	require.NoError(t, err, stderr)
+	n := 0
+	for _, e := range events(t, out) {
+		if e.Kind == existence.EventGoalChosen && e.Text == "Write design/index.md listing every file" {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "exactly one agent takes the task as its goal")
+}
+
+func TestSendMessageTool(t *testing.T) {
+	ctx := context.Background()
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	for _, m := range members {
+		_, err := r.Add(ctx, existence.Config{ID: m.id, Name: m.name, Model: llmtest.NewFake()})
+		require.NoError(t, err)
+	}
+	tool := sendMessage(func() *existence.Runner { return r })
+	asCedar := toolloop.WithCaller(ctx, existence.Assignment{AgentID: "scout", AgentName: "Cedar"})
+
+	got, err := tool.Call(asCedar, json.RawMessage(`{"to": "Cipher", "text": "your review of map.md is wrong"}`))
+	require.NoError(t, err)
+	assert.Equal(t, "sent to Cipher", got)
+	inbox := r.Agent("analyst").State().Inbox
+	require.Len(t, inbox, 1)
+	assert.Equal(t, identity.Message{From: "Cedar", Text: "your review of map.md is wrong", At: inbox[0].At}, inbox[0])
+
+	for _, bad := range []string{`{"to": "Cedar", "text": "me"}`, `{"to": "nobody", "text": "x"}`, `{"to": "builder", "text": " "}`} {
+		_, err := tool.Call(asCedar, json.RawMessage(bad))
+		assert.Error(t, err, bad)
+	}
+	_, err = tool.Call(ctx, json.RawMessage(`{"to": "builder", "text": "x"}`))
+	assert.Error(t, err, "no calling agent")
 }

@@ -28,9 +28,19 @@
 //
 // and counts as a tool failure. Each call runs under a per-tool timeout
 // (default 60 s); a call that exceeds it returns [TimedOut] ("Error: tool
-// timed out") to the model and the loop goes on. Tools report what they
-// produced with [ReportArtifact]; the paths end up in
-// [existence.Outcome.Artifacts].
+// timed out") to the model and the loop goes on.
+//
+// The ctx of every Tool.Call carries the running goal's
+// [existence.Assignment]: [Caller] returns it, so a tool such as
+// send_message knows the sending agent. Through the same ctx tools report
+// what they produced with [ReportArtifact] (the paths end up in
+// [existence.Outcome.Artifacts], which feed the futility assessment,
+// spec §4) and what they found outside the agent with [ReportDiscovery]
+// (the discoveries end up in [existence.Outcome.Discoveries], which feed
+// the "WHAT YOU'VE FOUND OUTSIDE:" section, spec §2 row 11). Only
+// successful calls count. Code that calls a [Tool] directly sets the caller
+// with [WithCaller] and sees the reports with [CollectArtifacts] and
+// [CollectDiscoveries].
 //
 // The sandboxed workspace tools (read_file, write_file, ...) are in package
 // [github.com/existence-loop/sdk/existence/workspace].

@@ -198,8 +198,10 @@ func nonEmpty(_ context.Context, _ existence.Assignment, final string) error {
 // Every tool call is reported through a.Report (when non-nil) as an
 // [existence.EventToolCall] event, with arguments and result cut to 300
 // characters. The Outcome always carries Steps, token counts, BrokenTools
-// (sorted) and the Artifacts reported by successful calls
-// ([ReportArtifact]).
+// (sorted), and the Artifacts ([ReportArtifact]) and Discoveries
+// ([ReportDiscovery]) reported by successful calls; what a failed call
+// reported is dropped. Each Tool.Call gets a ctx that carries a, which the
+// tool reads with [Caller].
 func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existence.Outcome, error) {
 	r := &run{e: e, a: a, failures: map[string]int{}}
 	model := e.cfg.Model
@@ -337,6 +339,7 @@ type run struct {
 	consecutive                int
 	failures                   map[string]int // per known tool
 	artifacts                  []string
+	discoveries                []identity.Discovery
 }
 
 func (r *run) outcome(status identity.GoalStatus, summary string) existence.Outcome {
@@ -354,7 +357,8 @@ func (r *run) outcome(status identity.GoalStatus, summary string) existence.Outc
 		Steps:        r.steps,
 		PromptTokens: r.promptTokens,
 		OutputTokens: r.outputTokens,
-		Artifacts:    r.artifacts,
+		Artifacts:    slices.Clone(r.artifacts),
+		Discoveries:  slices.Clone(r.discoveries),
 	}
 }
 
@@ -378,13 +382,14 @@ func (r *run) call(ctx context.Context, c llm.ToolCall) (result string, failed b
 			result, failed = "Error: "+err.Error(), true
 			break
 		}
-		var artifacts []string
-		result, artifacts, failed = r.invoke(ctx, ent.tool, args)
+		var rep reports
+		result, rep, failed = r.invoke(ctx, ent.tool, args)
 		if !failed {
-			for _, p := range artifacts {
-				if !slices.Contains(r.artifacts, p) {
-					r.artifacts = append(r.artifacts, p)
-				}
+			for _, p := range rep.artifacts {
+				r.artifacts = mergeArtifact(r.artifacts, p)
+			}
+			for _, d := range rep.discoveries {
+				r.discoveries = mergeDiscovery(r.discoveries, d)
 			}
 		}
 	}
@@ -418,13 +423,22 @@ type callResult struct {
 	err  error
 }
 
+// reports is what one successful tool call reported.
+type reports struct {
+	artifacts   []string
+	discoveries []identity.Discovery
+}
+
 // invoke runs t.Call under the per-tool timeout in its own goroutine, so that
 // a tool that ignores its ctx cannot hold up the loop (its goroutine runs on
-// until Call returns; its late result is discarded).
-func (r *run) invoke(ctx context.Context, t Tool, args json.RawMessage) (string, []string, bool) {
+// until Call returns; its late result and reports are discarded). The
+// tool's ctx carries the assignment ([Caller]) and collects its reports.
+func (r *run) invoke(ctx context.Context, t Tool, args json.RawMessage) (string, reports, bool) {
 	tctx, cancel := context.WithTimeout(ctx, r.e.cfg.ToolTimeout)
 	defer cancel()
+	tctx = WithCaller(tctx, r.a)
 	tctx, artifacts := CollectArtifacts(tctx)
+	tctx, discoveries := CollectDiscoveries(tctx)
 	done := make(chan callResult, 1)
 	go func() {
 		var res callResult
@@ -447,12 +461,12 @@ func (r *run) invoke(ctx context.Context, t Tool, args json.RawMessage) (string,
 		}
 	}
 	if res.err == nil {
-		return res.text, artifacts(), false
+		return res.text, reports{artifacts: artifacts(), discoveries: discoveries()}, false
 	}
 	if ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
-		return TimedOut, nil, true
+		return TimedOut, reports{}, true
 	}
-	return "Error: " + res.err.Error(), nil, true
+	return "Error: " + res.err.Error(), reports{}, true
 }
 
 // turns says "1 model turn", "2 model turns".

@@ -788,3 +788,85 @@ func TestExecuteUsesTheAssignmentModel(t *testing.T) {
 	assert.Equal(t, identity.Failed, out.Status)
 	assert.Contains(t, out.Summary, "no model")
 }
+
+type readArgs struct {
+	Path string `json:"path"`
+	Text string `json:"text,omitempty"`
+}
+
+func TestExecuteDiscoveries(t *testing.T) {
+	read := toolloop.NewTool("read", "Read a file.", func(ctx context.Context, a readArgs) (string, error) {
+		toolloop.ReportDiscovery(ctx, identity.Discovery{Text: a.Path + ": " + a.Text, Source: a.Path})
+		return a.Text, nil
+	})
+	peek := toolloop.NewTool("peek", "Reports, then fails.", func(ctx context.Context, a readArgs) (string, error) {
+		toolloop.ReportDiscovery(ctx, identity.Discovery{Text: "never listed", Source: a.Path})
+		toolloop.ReportArtifact(ctx, "never-listed")
+		return "", errors.New("unreadable")
+	})
+	late := toolloop.NewTool("late", "Reports, then times out.", func(ctx context.Context, a readArgs) (string, error) {
+		toolloop.ReportDiscovery(ctx, identity.Discovery{Text: "too late", Source: a.Path})
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	fake := llmtest.NewFake(
+		tools(call("1", "read", `{"path":"b.md","text":"first look"}`), call("2", "read", `{"path":"a.md","text":"alpha"}`)),
+		tools(call("3", "peek", `{"path":"c.md"}`), call("4", "late", `{"path":"d.md"}`)),
+		tools(call("5", "read", `{"path":"b.md","text":"second look"}`), call("6", "read", `{"path":"a.md","text":""}`)),
+		final("read what there was"),
+	)
+	e, err := toolloop.New(toolloop.Config{Model: fake, Tools: []toolloop.Tool{read, peek, late}, ToolTimeout: 20 * time.Millisecond})
+	require.NoError(t, err)
+	out, err := e.Execute(context.Background(), assignment(nil))
+	require.NoError(t, err)
+	assert.Equal(t, identity.Done, out.Status)
+	assert.Equal(t, []identity.Discovery{
+		{Text: "b.md: second look", Source: "b.md"},
+		{Text: "a.md:", Source: "a.md"},
+	}, out.Discoveries, "successful calls only, first-report order, latest text per source")
+	assert.Empty(t, out.Artifacts)
+}
+
+func TestExecuteDiscoveriesKeptOnFailure(t *testing.T) {
+	read := toolloop.NewTool("read", "Read a file.", func(ctx context.Context, a readArgs) (string, error) {
+		toolloop.ReportDiscovery(ctx, identity.Discovery{Text: a.Text, Source: a.Path})
+		return a.Text, nil
+	})
+	fake := llmtest.NewFake(
+		tools(call("1", "read", `{"path":"a.md","text":"alpha"}`)),
+		llmtest.Reply{Err: errors.New("model went away")},
+	)
+	e, err := toolloop.New(toolloop.Config{Model: fake, Tools: []toolloop.Tool{read}})
+	require.NoError(t, err)
+	out, err := e.Execute(context.Background(), assignment(nil))
+	require.Error(t, err)
+	assert.Equal(t, identity.Failed, out.Status)
+	assert.Equal(t, []identity.Discovery{{Text: "alpha", Source: "a.md"}}, out.Discoveries, "what was found before the error is kept")
+}
+
+func TestExecuteCaller(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	whoami := toolloop.NewTool("whoami", "Says who is calling.", func(ctx context.Context, a echoArgs) (string, error) {
+		c, ok := toolloop.Caller(ctx)
+		if !ok {
+			return "", errors.New("no caller")
+		}
+		mu.Lock()
+		seen = append(seen, c.AgentID+"/"+c.AgentName+"/"+c.Goal.ID)
+		mu.Unlock()
+		return "you are " + c.AgentName + ", pursuing " + c.Goal.Objective, nil
+	})
+	fake := llmtest.NewFake(tools(call("1", "whoami", `{"text":""}`)), final("I know myself."))
+	e, err := toolloop.New(toolloop.Config{Model: fake, Tools: []toolloop.Tool{whoami}})
+	require.NoError(t, err)
+	out, err := e.Execute(context.Background(), assignment(nil))
+	require.NoError(t, err)
+	assert.Equal(t, identity.Done, out.Status)
+	assert.Equal(t, "you are Cedar, pursuing write a field report", lastMessage(fake.Requests()[1]).Content)
+	assert.Equal(t, []string{"cedar-1/Cedar/g1"}, seen)
+
+	// Called directly, outside an executor, the tool finds no caller.
+	_, err = whoami.Call(context.Background(), json.RawMessage(`{"text":""}`))
+	assert.EqualError(t, err, "no caller")
+}

@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/invopop/jsonschema"
 	validator "github.com/santhosh-tekuri/jsonschema/v5"
@@ -244,46 +243,4 @@ func validationError(err error) error {
 	// messages.
 	slices.Sort(problems)
 	return &ArgumentError{Problems: slices.Compact(problems)}
-}
-
-type artifactKey struct{}
-
-// artifactSink collects the artifacts one tool call reports. A tool may
-// report from several goroutines, or after it timed out.
-type artifactSink struct {
-	mu    sync.Mutex
-	paths []string
-}
-
-func (s *artifactSink) add(path string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !slices.Contains(s.paths, path) {
-		s.paths = append(s.paths, path)
-	}
-}
-
-func (s *artifactSink) list() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.paths)
-}
-
-// ReportArtifact records that the running tool call produced an artifact,
-// such as a workspace path it wrote. The [Executor] lists the artifacts of
-// successful calls in [existence.Outcome.Artifacts], in the order first
-// reported, without duplicates. Tools call it with the ctx they were given;
-// outside a tool call (or [CollectArtifacts]) it does nothing.
-func ReportArtifact(ctx context.Context, artifact string) {
-	if s, ok := ctx.Value(artifactKey{}).(*artifactSink); ok && artifact != "" {
-		s.add(artifact)
-	}
-}
-
-// CollectArtifacts returns a context in which [ReportArtifact] records, and
-// a function that lists what was recorded so far. It lets code that calls a
-// [Tool] directly (tests, other executors) see the artifacts it reports.
-func CollectArtifacts(ctx context.Context) (context.Context, func() []string) {
-	s := &artifactSink{}
-	return context.WithValue(ctx, artifactKey{}, s), s.list
 }

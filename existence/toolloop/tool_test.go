@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/toolloop"
+	"github.com/existence-loop/sdk/identity"
 )
 
 type inner struct {
@@ -120,6 +125,99 @@ func TestCollectArtifacts(t *testing.T) {
 	toolloop.ReportArtifact(ctx, "a.md")
 	toolloop.ReportArtifact(ctx, "")
 	assert.Equal(t, []string{"a.md", "b.md"}, list())
+	got := list()
+	got[0] = "changed"
+	assert.Equal(t, []string{"a.md", "b.md"}, list(), "list returns a copy")
+}
+
+func TestCollectDiscoveries(t *testing.T) {
+	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		report []identity.Discovery
+		want   []identity.Discovery
+	}{
+		{name: "none", want: []identity.Discovery{}},
+		{
+			name:   "in order",
+			report: []identity.Discovery{{Text: "b", Source: "b.md"}, {Text: "a", Source: "a.md", At: at}},
+			want:   []identity.Discovery{{Text: "b", Source: "b.md"}, {Text: "a", Source: "a.md", At: at}},
+		},
+		{
+			name: "same source: latest text, first place",
+			report: []identity.Discovery{
+				{Text: "old", Source: "a.md"}, {Text: "b", Source: "b.md"}, {Text: "new", Source: "a.md", At: at},
+			},
+			want: []identity.Discovery{{Text: "new", Source: "a.md", At: at}, {Text: "b", Source: "b.md"}},
+		},
+		{
+			name: "no source: the same text once",
+			report: []identity.Discovery{
+				{Text: "rumour"}, {Text: "fact"}, {Text: " rumour "}, {Text: "rumour", Source: "x.md"},
+			},
+			want: []identity.Discovery{{Text: "rumour"}, {Text: "fact"}, {Text: "rumour", Source: "x.md"}},
+		},
+		{
+			name:   "trimmed; blank text ignored",
+			report: []identity.Discovery{{Text: "  \n", Source: "a.md"}, {Text: "\tfound it\n", Source: " a.md "}, {}},
+			want:   []identity.Discovery{{Text: "found it", Source: "a.md"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, list := toolloop.CollectDiscoveries(context.Background())
+			for _, d := range tt.report {
+				toolloop.ReportDiscovery(ctx, d)
+			}
+			got := list()
+			if got == nil {
+				got = []identity.Discovery{}
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestCollectorsAreIndependent(t *testing.T) {
+	// Nesting one collector in another does not hide the outer one's kind.
+	toolloop.ReportDiscovery(context.Background(), identity.Discovery{Text: "ignored"})
+	ctx, artifacts := toolloop.CollectArtifacts(context.Background())
+	ctx, discoveries := toolloop.CollectDiscoveries(ctx)
+	toolloop.ReportArtifact(ctx, "out.md")
+	toolloop.ReportDiscovery(ctx, identity.Discovery{Text: "in.md: hello", Source: "in.md"})
+	assert.Equal(t, []string{"out.md"}, artifacts())
+	assert.Equal(t, []identity.Discovery{{Text: "in.md: hello", Source: "in.md"}}, discoveries())
+}
+
+func TestCollectConcurrently(t *testing.T) {
+	ctx, artifacts := toolloop.CollectArtifacts(context.Background())
+	ctx, discoveries := toolloop.CollectDiscoveries(ctx)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 10 {
+				p := fmt.Sprintf("f%d.md", j)
+				toolloop.ReportArtifact(ctx, p)
+				toolloop.ReportDiscovery(ctx, identity.Discovery{Text: fmt.Sprint("seen by ", i), Source: p})
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Len(t, artifacts(), 10)
+	assert.Len(t, discoveries(), 10)
+}
+
+func TestCaller(t *testing.T) {
+	_, ok := toolloop.Caller(context.Background())
+	assert.False(t, ok, "no caller outside a tool call")
+	a := existence.Assignment{AgentID: "scout", AgentName: "Cedar", Goal: identity.Goal{ID: "g1", Objective: "map the vault"}}
+	got, ok := toolloop.Caller(toolloop.WithCaller(context.Background(), a))
+	require.True(t, ok)
+	assert.Equal(t, "scout", got.AgentID)
+	assert.Equal(t, "Cedar", got.AgentName)
+	assert.Equal(t, "map the vault", got.Goal.Objective)
 }
 
 func FuzzToolArguments(f *testing.F) {

@@ -16,7 +16,17 @@
 // reads ([ErrTooLarge]), writes ([ErrTooLarge]) and the total size of the
 // workspace ([ErrQuota]).
 //
-// [Workspace.Tools] returns the five tools for a [toolloop.Executor]; write
-// tools report the paths they wrote with [toolloop.ReportArtifact], so they
-// show up in the goal's outcome.
+// [Workspace.Tools] returns the five tools for a [toolloop.Executor]. They
+// report to the goal's outcome: write_file and append_file report the paths
+// they wrote with [toolloop.ReportArtifact] (Outcome.Artifacts, for the
+// futility assessment); read_file reports each file it read with
+// [toolloop.ReportDiscovery] (Outcome.Discoveries, for the "WHAT YOU'VE
+// FOUND OUTSIDE:" section, spec §2 row 11), Source being the cleaned path
+// and Text the path and the file's first non-blank line, for example
+//
+//	design/index.md: "# Index of designs"
+//
+// flattened to one line and cut to [DiscoveryLineChars] characters.
+// Listings are not reported: they are navigation, and would crowd the few
+// discoveries the prompt shows.
 package workspace

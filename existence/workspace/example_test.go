@@ -44,12 +44,13 @@ func ExampleWorkspace_Tools() {
 		return llm.ToolCall{Name: name, Arguments: json.RawMessage(args)}
 	}
 	// A scripted model that builds a file, tries to leave the workspace,
-	// looks around and reports.
+	// looks around, reads back what it wrote and reports.
 	model := llmtest.NewFake(
 		llmtest.Reply{ToolCalls: []llm.ToolCall{call("write_file", `{"path":"plans/garden.md","content":"# Garden\n"}`)}},
 		llmtest.Reply{ToolCalls: []llm.ToolCall{call("read_file", `{"path":"../../etc/passwd"}`)}},
 		llmtest.Reply{ToolCalls: []llm.ToolCall{call("append_file", `{"path":"plans/garden.md","content":"- plant cedars\n"}`)}},
 		llmtest.Reply{ToolCalls: []llm.ToolCall{call("list_files", `{"path":"plans"}`)}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("read_file", `{"path":"plans/garden.md"}`)}},
 		llmtest.Reply{Text: "Wrote plans/garden.md."},
 	)
 	exec, err := toolloop.New(toolloop.Config{Model: model, Tools: ws.Tools()})
@@ -61,14 +62,19 @@ func ExampleWorkspace_Tools() {
 		AgentName: "Vault",
 		Goal:      identity.Goal{Objective: "plan a garden"},
 		Report: func(e existence.Event) {
-			fmt.Printf("%s: %s\n", e.Tool.Name, e.Tool.Result)
+			fmt.Printf("%s: %q\n", e.Tool.Name, e.Tool.Result)
 		},
 	})
 	fmt.Println(out.Status, out.Summary, out.Artifacts, err)
+	for _, d := range out.Discoveries {
+		fmt.Printf("found %s (%s)\n", d.Text, d.Source)
+	}
 	// Output:
-	// write_file: wrote 9 bytes to plans/garden.md
-	// read_file: Error: invalid path "../../etc/passwd": ".." components are not allowed
-	// append_file: appended 15 bytes to plans/garden.md (now 24 bytes)
-	// list_files: plans/garden.md (24 bytes)
+	// write_file: "wrote 9 bytes to plans/garden.md"
+	// read_file: "Error: invalid path \"../../etc/passwd\": \"..\" components are not allowed"
+	// append_file: "appended 15 bytes to plans/garden.md (now 24 bytes)"
+	// list_files: "plans/garden.md (24 bytes)"
+	// read_file: "# Garden\n- plant cedars\n"
 	// DONE Wrote plans/garden.md. [plans/garden.md] <nil>
+	// found first line "# Garden" (plans/garden.md)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/existence-loop/sdk/existence/toolloop"
+	"github.com/existence-loop/sdk/identity"
 )
 
 // Tool names, as the model sees them.
@@ -36,7 +37,12 @@ type ListArgs struct {
 // Tools returns the workspace's tools for a [toolloop.Executor], built with
 // [toolloop.NewTool]:
 //
-//   - read_file {path}: the file's text;
+//   - read_file {path}: the file's text, reporting a discovery
+//     ([toolloop.ReportDiscovery]) with Source the cleaned path and Text
+//     the path and the file's first non-blank line, flattened and cut to
+//     [DiscoveryLineChars] characters, for example
+//     `design/index.md: "# Index of designs"` (or
+//     `notes/plan.md: (empty file)` for a file with no text);
 //   - write_file {path, content}: replace or create the file (atomic),
 //     reporting the path as an artifact ([toolloop.ReportArtifact]);
 //   - append_file {path, content}: append to the file, creating it,
@@ -51,10 +57,15 @@ func (w *Workspace) Tools() []toolloop.Tool {
 		toolloop.NewTool(ToolRead,
 			"Read a text file from your workspace. Returns its content.",
 			func(ctx context.Context, a PathArgs) (string, error) {
-				s, err := w.Read(a.Path)
+				name, err := fileName(a.Path)
 				if err != nil {
 					return "", err
 				}
+				s, err := w.Read(name)
+				if err != nil {
+					return "", err
+				}
+				toolloop.ReportDiscovery(ctx, identity.Discovery{Text: describe(s), Source: name})
 				if s == "" {
 					return "(empty file)", nil
 				}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/workspace"
+	"github.com/existence-loop/sdk/identity"
 )
 
 // env is a workspace next to an "outside" directory holding a secret.
@@ -259,6 +260,7 @@ func TestInsideSymlinks(t *testing.T) {
 func TestTools(t *testing.T) {
 	e := newEnv(t, workspace.Limits{})
 	ctx, artifacts := toolloop.CollectArtifacts(context.Background())
+	ctx, discoveries := toolloop.CollectDiscoveries(ctx)
 	run := func(name string, args string) (string, error) {
 		return e.tools[name].Call(ctx, json.RawMessage(args))
 	}
@@ -310,6 +312,12 @@ func TestTools(t *testing.T) {
 		assert.Equal(t, s.want, got, "step %d %s %s", i, s.tool, s.args)
 	}
 	assert.Equal(t, []string{"notes/today.md", "notes/plan.md", "log.txt"}, artifacts())
+	// Reads are discoveries, one per path, with the latest first line;
+	// failed reads, listings and writes are not.
+	assert.Equal(t, []identity.Discovery{
+		{Text: `first line "hello, world"`, Source: "notes/today.md"},
+		{Text: "(empty file)", Source: "notes/plan.md"},
+	}, discoveries())
 }
 
 func TestErrorsMatch(t *testing.T) {

@@ -51,12 +51,12 @@ func Example() {
 // Checking candidate model outputs against the response schema.
 func ExampleParseFails() {
 	var t printTB // in a test: the *testing.T
-	pe := prompttest.ParseFails(t, `{"content": "read the code", "reasoning": "it is there", "new_opinions": [{"opinion": "x"}]}`, prompt.ErrSchema)
+	pe := prompttest.ParseFails(t, `{"content": "read the code", "reasoning": "it is there", "new_opinions": [{"domain": "x"}]}`, prompt.ErrSchema)
 	fmt.Println(pe.Pointer)
 
 	r := prompttest.MustParse(t, "<think>...</think>\n```json\n{\"action\": \"rest\", \"content\": \"\", \"reasoning\": \"map the tools\"}\n```")
 	fmt.Printf("%s: %s\n", r.Action, r.Content)
 	// Output:
-	// /new_opinions/0/domain
+	// /new_opinions/0/opinion
 	// goal: map the tools
 }

@@ -44,9 +44,9 @@ func TestParseResponseHelper(t *testing.T) {
 }
 
 func TestParseFails(t *testing.T) {
-	pe := prompttest.ParseFails(t, `{"content": "x", "reasoning": "y", "new_opinions": [{"opinion": "o"}]}`, prompt.ErrSchema)
+	pe := prompttest.ParseFails(t, `{"content": "x", "reasoning": "y", "new_opinions": [{"domain": "d"}]}`, prompt.ErrSchema)
 	require.NotNil(t, pe)
-	assert.Equal(t, "/new_opinions/0/domain", pe.Pointer)
+	assert.Equal(t, "/new_opinions/0/opinion", pe.Pointer)
 
 	prompttest.ParseFails(t, strings.Repeat(" ", prompt.MaxResponseBytes+1), prompt.ErrTooLarge)
 	prompttest.ParseFails(t, "I would like to read the code.", prompt.ErrNoJSON)

@@ -1,0 +1,4 @@
+package workspace
+
+// Describe exposes describe to the tests.
+var Describe = describe
