@@ -25,6 +25,8 @@ const (
 	// DefaultCycleTimeout bounds one existence cycle's model exchange,
 	// retries and repair included.
 	DefaultCycleTimeout = 10 * time.Minute
+	// DefaultGoalTimeout bounds the pursuit of one goal.
+	DefaultGoalTimeout = 30 * time.Minute
 )
 
 // The spec §6 fallback goal, substituted as if the model had answered when
@@ -42,9 +44,14 @@ const MaxNewStressors = 2
 type Config struct {
 	// ID is the agent id (see [identity.ValidateID]), e.g. "scout".
 	ID string
-	// Name is the display name, e.g. "Cedar". Traits and Domains seed a
-	// new identity; a stored identity keeps its own.
-	Name    string
+	// Name is the display name, e.g. "Cedar". It seeds a new identity; a
+	// stored identity keeps its own name (Name is used only when the
+	// stored one is empty).
+	Name string
+	// Traits (e.g. "curious") and Domains (areas of work, e.g. "writing")
+	// seed a new identity; a stored identity keeps its own. The identity's
+	// domains also feed the anticipatory signal ([EventAnticipation],
+	// spec §4).
 	Traits  []string
 	Domains []string
 
@@ -86,13 +93,21 @@ type Config struct {
 	// CycleTimeout bounds a whole cycle's model exchange, retries and
 	// repair included; default 10 minutes.
 	CycleTimeout time.Duration
+	// GoalTimeout bounds the pursuit of one goal: when it passes, the
+	// executor's context ends and an executor that honours it returns
+	// (toolloop records the goal ABANDONED); default 30 minutes. Goals take
+	// 15–60 s in practice (spec §1).
+	GoalTimeout time.Duration
 	// MaxCycles stops [Agent.Run] after this many existence cycles (and
 	// their goals); 0 means run until the context ends.
 	MaxCycles int
 	// Limits are the identity and prompt caps; zero fields mean the spec's
 	// defaults.
 	Limits identity.Limits
-	// Temperature, Seed and MaxTokens are passed to the model.
+	// Temperature, Seed and MaxTokens are passed to the model on every
+	// existence cycle (see [llm.Request]): a nil Temperature or Seed is
+	// not sent, and MaxTokens 0 leaves the output length in tokens to the
+	// server. Executors set their own.
 	Temperature *float64
 	Seed        *int
 	MaxTokens   int
@@ -190,6 +205,9 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	if cfg.CycleTimeout <= 0 {
 		cfg.CycleTimeout = DefaultCycleTimeout
+	}
+	if cfg.GoalTimeout <= 0 {
+		cfg.GoalTimeout = DefaultGoalTimeout
 	}
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = llm.DefaultTimeout

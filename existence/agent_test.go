@@ -923,3 +923,16 @@ func TestLongGoalTextIsCapped(t *testing.T) {
 	g := a.State().Identity.ActiveGoal()
 	assert.Equal(t, identity.DefaultLimits().EntryChars, len([]rune(g.Objective)))
 }
+
+func TestGoalTimeoutEndsTheExecutorsContext(t *testing.T) {
+	f := newFixture(goalReply(t, "endless"))
+	var deadline time.Time
+	exec := existence.ExecutorFunc(func(ctx context.Context, a existence.Assignment) (existence.Outcome, error) {
+		deadline, _ = ctx.Deadline()
+		return existence.Outcome{Status: identity.Done}, nil
+	})
+	before := time.Now()
+	a := f.agent(t, existence.Config{Executor: exec, GoalTimeout: time.Hour})
+	tick(t, a)
+	assert.WithinDuration(t, before.Add(time.Hour), deadline, time.Minute)
+}

@@ -75,63 +75,150 @@ const (
 // carries the agent's id and name. Fields other than Kind, Time, AgentID and
 // Agent are set as the kind's documentation says.
 type Event struct {
-	Kind    EventKind `json:"kind"`
-	Time    time.Time `json:"time"`
-	AgentID string    `json:"agent_id"`
-	Agent   string    `json:"agent"`
+	// Kind says what happened, and so which of the other fields are set.
+	Kind EventKind `json:"kind"`
+	// Time is when the event happened, by the agent's [Config].Clock.
+	Time time.Time `json:"time"`
+	// AgentID is the agent's id ([Config].ID), e.g. "scout".
+	AgentID string `json:"agent_id"`
+	// Agent is the agent's display name, e.g. "Cedar".
+	Agent string `json:"agent"`
 	// Text is the event's main text: a goal in full, a worldview, a
 	// question, an outcome summary.
 	Text string `json:"text,omitempty"`
 	// Goal is the goal's full text, on goal events.
-	Goal      string `json:"goal,omitempty"`
+	Goal string `json:"goal,omitempty"`
+	// Reasoning is what drove the goal, on [EventGoalChosen]: the model's
+	// reasoning, or [FallbackReasoning] for the spec §6 fallback goal. It
+	// is logged through events only, never stored in the identity
+	// (spec §3).
 	Reasoning string `json:"reasoning,omitempty"`
-	Domain    string `json:"domain,omitempty"`
+	// Domain is the new opinion's domain, on [EventOpinion].
+	Domain string `json:"domain,omitempty"`
 	// Peer is the other side of a message: its sender or recipient.
-	Peer   string `json:"peer,omitempty"`
+	Peer string `json:"peer,omitempty"`
+	// Status is a status, by kind:
+	//   - [EventGoalEnded]: the goal's final identity.GoalStatus, "DONE",
+	//     "FAILED" or "ABANDONED";
+	//   - [EventTask]: the task's taskqueue.Status after the change,
+	//     "assigned" when the agent claimed it, "completed" or "failed"
+	//     when its goal ended (empty when the queue operation failed; Err
+	//     says why).
+	//
+	// It is empty on other kinds.
 	Status string `json:"status,omitempty"`
-	Cause  string `json:"cause,omitempty"`
-	// Load is the suffering load (0–1) at the time of the event.
-	Load     float64             `json:"load,omitempty"`
+	// Cause means something different for each kind that sets it:
+	//   - [EventStressorAdded] and [EventStressorResolved]: who made the
+	//     change, "self-report" (the model's suffering_assessment, spec §3)
+	//     or "assessment" (the assessment of observable behaviour, spec §4);
+	//   - [EventFallback]: the class of the failure that caused the
+	//     fallback goal (spec §6): "prompt" when the prompt could not be
+	//     assembled (for example over its prompt.Budget),
+	//     "invalid_output" when the reply failed validation, or else the
+	//     model error's class from llm.Classify ("unavailable",
+	//     "timeout", "truncated", "http_503", ...);
+	//   - [EventMessage]: "received" (a peer message; Peer is the sender),
+	//     "host" (a host message, see [Agent.Say]) or "sent" (Peer is the
+	//     recipient).
+	//
+	// It is empty on other kinds.
+	Cause string `json:"cause,omitempty"`
+	// Load is the suffering load (0–1) at the time of the event, on
+	// [EventGoalChosen], [EventCrisis], [EventStressorAdded] and
+	// [EventStressorResolved]; 0 (and omitted from JSON) on other kinds.
+	Load float64 `json:"load,omitempty"`
+	// Stressor is a copy of the stressor as it is after the change, on
+	// [EventStressorAdded] and [EventStressorResolved] (a resolved one has
+	// ResolvedAt and Resolution set).
 	Stressor *suffering.Stressor `json:"stressor,omitempty"`
-	Cycle    *CycleStats         `json:"cycle,omitempty"`
-	Call     *ModelCall          `json:"call,omitempty"`
-	Tool     *ToolCall           `json:"tool,omitempty"`
-	// Err is the error behind a fallback or error event; Error is its
-	// text, for JSON.
-	Err   error  `json:"-"`
+	// Cycle holds the cycle's durations and sizes, on [EventCycle].
+	Cycle *CycleStats `json:"cycle,omitempty"`
+	// Call describes the model attempt, on [EventModelCall]; a failed
+	// attempt also sets Err and Error.
+	Call *ModelCall `json:"call,omitempty"`
+	// Tool describes the tool call, on [EventToolCall].
+	Tool *ToolCall `json:"tool,omitempty"`
+	// Err is the error behind the event, when there is one: on
+	// [EventFallback] and [EventError], on a failed [EventModelCall], and
+	// on an [EventTask] or [EventStressorDropped] whose operation failed.
+	// It is not encoded in JSON; see Error.
+	Err error `json:"-"`
+	// Error is Err's text (Err.Error()), filled in when the event is
+	// delivered so that it survives JSON encoding; empty when Err is nil.
 	Error string `json:"error,omitempty"`
 }
 
-// CycleStats describes one existence cycle. Durations are wall-clock.
+// CycleStats describes one existence cycle. Durations are wall-clock
+// (time.Duration, encoded in JSON as nanoseconds), measured with the
+// system clock whatever the agent's [Config].Clock.
 type CycleStats struct {
-	Assemble     time.Duration `json:"assemble_ns"`
-	Generate     time.Duration `json:"generate_ns"`
-	Apply        time.Duration `json:"apply_ns"`
-	Total        time.Duration `json:"total_ns"`
-	PromptChars  int           `json:"prompt_chars"`
-	PromptTokens int           `json:"prompt_tokens"`
-	OutputTokens int           `json:"output_tokens"`
-	Fallback     bool          `json:"fallback"`
+	// Assemble is the time spent preparing the prompt: claiming an
+	// assigned task, gathering the peers and assembling the prompt.
+	Assemble time.Duration `json:"assemble_ns"`
+	// Generate is the time of the model exchange, from the first attempt
+	// to the parsed reply, retries and the repair follow-up included; 0
+	// when the prompt could not be assembled.
+	Generate time.Duration `json:"generate_ns"`
+	// Apply is the time spent applying the reply (identity, suffering,
+	// goal), starting the goal and saving the state.
+	Apply time.Duration `json:"apply_ns"`
+	// Total is the whole cycle, from its start to the saved state.
+	Total time.Duration `json:"total_ns"`
+	// PromptChars is the length of the assembled prompt in characters
+	// (Unicode code points); 0 when it could not be assembled.
+	PromptChars int `json:"prompt_chars"`
+	// PromptTokens and OutputTokens are the provider's token counts for
+	// the cycle's reply (summed over the first reply and the repair
+	// follow-up when one succeeded; from the partial reply when it was
+	// truncated); 0 when the model call returned no reply (it failed, even
+	// after repair) or the provider does not report them. Failed attempts
+	// that were retried are not counted; see [EventModelCall] for every
+	// attempt.
+	PromptTokens int `json:"prompt_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	// Fallback reports whether the cycle used the spec §6 fallback goal
+	// (an [EventFallback] says why).
+	Fallback bool `json:"fallback"`
 }
 
 // ModelCall is one model attempt.
 type ModelCall struct {
-	Model        string        `json:"model"`
-	Duration     time.Duration `json:"duration_ns"`
-	PromptTokens int           `json:"prompt_tokens"`
-	OutputTokens int           `json:"output_tokens"`
+	// Model is the model's name: the request's model, else the name the
+	// reply reports, else the adapter's name.
+	Model string `json:"model"`
+	// Duration is the wall-clock time of the attempt (encoded in JSON as
+	// nanoseconds), not counting time spent waiting for an llm.Limiter
+	// slot or between retries.
+	Duration time.Duration `json:"duration_ns"`
+	// PromptTokens and OutputTokens are the provider's token counts for
+	// this attempt (from the partial reply of a truncated one); 0 when
+	// unknown, as for a failed attempt with no reply.
+	PromptTokens int `json:"prompt_tokens"`
+	OutputTokens int `json:"output_tokens"`
 	// Outcome is "ok" or the error class from llm.Classify
 	// ("unavailable", "timeout", "truncated", "http_503", ...).
 	Outcome string `json:"outcome"`
 }
 
-// ToolCall is one tool invocation by an executor.
+// ToolCall is one tool invocation by an executor, reported as an
+// [EventToolCall]. existence/toolloop.Executor reports one per call, with
+// Arguments and Result cut to 300 characters (Unicode code points), ending
+// in "…" when cut.
 type ToolCall struct {
-	Name      string        `json:"name"`
-	Arguments string        `json:"arguments"`
-	Result    string        `json:"result"`
-	Failed    bool          `json:"failed"`
-	Duration  time.Duration `json:"duration_ns"`
+	// Name is the tool's name as the model called it (possibly a tool
+	// that does not exist).
+	Name string `json:"name"`
+	// Arguments is the JSON arguments object as the model sent it.
+	Arguments string `json:"arguments"`
+	// Result is the text sent back to the model: the tool's output, or
+	// "Error: ..." when the call failed.
+	Result string `json:"result"`
+	// Failed reports whether the call failed: an unknown tool, invalid
+	// arguments, an error returned by the tool, a panic or a timeout.
+	Failed bool `json:"failed"`
+	// Duration is the wall-clock time of the call, argument validation
+	// included (encoded in JSON as nanoseconds).
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // Observer receives events. It is called synchronously from the agent's

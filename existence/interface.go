@@ -25,9 +25,14 @@ type Executor interface {
 
 // Assignment is the goal an [Executor] pursues and who pursues it.
 type Assignment struct {
-	AgentID   string
+	// AgentID is the pursuing agent's id ([Config].ID), e.g. "scout".
+	AgentID string
+	// AgentName is the agent's display name, e.g. "Cedar".
 	AgentName string
-	Goal      identity.Goal
+	// Goal is the goal to pursue, as just started: its ID, Objective and
+	// Started are set and its Status is [identity.Active]. For an assigned
+	// task, Objective is the task's description and TaskID its id.
+	Goal identity.Goal
 	// Task is the assigned task the goal pursues, or nil.
 	Task *prompt.Task
 	// Model is the agent's executor model (Config.ExecutorModel, else
@@ -53,9 +58,11 @@ type Outcome struct {
 	// BrokenTools lists tools that failed 3 or more times; the next
 	// prompts list them as broken.
 	BrokenTools []string
-	// Steps is the number of model turns taken; PromptTokens and
-	// OutputTokens the tokens spent.
-	Steps        int
+	// Steps is the number of model turns taken.
+	Steps int
+	// PromptTokens and OutputTokens are the tokens spent on the goal,
+	// summed over its model calls as the provider reported them (0 when
+	// it does not report them, or when the executor calls no model).
 	PromptTokens int
 	OutputTokens int
 	// Artifacts lists what the goal produced (for example workspace

@@ -39,6 +39,10 @@ const InterruptedByHost = "interrupted by a host message"
 // interrupts it: messages the last cycle could not show (because the model
 // failed) wait for the next cycle instead of interrupting every goal.
 //
+// A tick that runs a cycle lasts as long as the model exchange; heartbeats
+// missed meanwhile are not replayed, and nothing is lost, since escalation
+// is computed from the real time elapsed.
+//
 // Tick never returns an error because of the model. A failed save is
 // reported as [EventError] and returned, and the tick still runs its cycle
 // (there is no idle state); Tick also returns ctx's error when it ended.
@@ -211,7 +215,7 @@ func Observe(id *identity.Identity) suffering.Observation {
 
 // startLocked starts the executor on g in its own goroutine.
 func (a *Agent) startLocked(g identity.Goal) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.GoalTimeout)
 	r := &run{goalID: g.ID, cancel: cancel, done: make(chan struct{})}
 	a.running = r
 	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.name, Goal: g, Model: a.execModel, Report: a.emit}
@@ -340,7 +344,9 @@ func (a *Agent) cycle(ctx context.Context) error {
 }
 
 // generate calls the model and parses its reply. On failure it returns a
-// short cause ("model", "truncated", "invalid_output", ...) and the error.
+// short cause (the error's [llm.Classify] class, such as "unavailable" or
+// "truncated", or "invalid_output" for a reply that does not parse) and the
+// error.
 func (a *Agent) generate(ctx context.Context, text string, stats *CycleStats) (*prompt.Response, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.CycleTimeout)
 	defer cancel()

@@ -18,27 +18,45 @@ type Identity struct {
 	// AgentID is the stable id, e.g. "scout"; see [ValidateID].
 	AgentID string `json:"agent_id"`
 	// Name is the display name, e.g. "Cedar".
-	Name    string   `json:"name"`
-	Traits  []string `json:"traits,omitempty"`
+	Name string `json:"name"`
+	// Traits are the agent's character traits, e.g. "curious", set when
+	// the identity is created (spec §5). The default prompt does not show
+	// them.
+	Traits []string `json:"traits,omitempty"`
+	// Domains are the areas the agent works in, e.g. "writing", set when
+	// the identity is created. They feed the anticipatory signal
+	// (spec §4).
 	Domains []string `json:"domains,omitempty"`
 	// Worldview is at most Limits.Worldview characters; it is overwritten,
 	// never appended.
-	Worldview string    `json:"worldview,omitempty"`
-	Opinions  []Opinion `json:"opinions,omitempty"`
+	Worldview string `json:"worldview,omitempty"`
+	// Opinions are the opinions formed, oldest first, at most
+	// Limits.Opinions (20; the oldest fall off, spec §3).
+	Opinions []Opinion `json:"opinions,omitempty"`
 	// Questions are the open questions.
 	Questions []string `json:"open_questions,omitempty"`
 	// Narrative is the rolling self-history; the last Limits.NarrativeKept
 	// characters are kept.
-	Narrative   string      `json:"narrative,omitempty"`
+	Narrative string `json:"narrative,omitempty"`
+	// Discoveries are what the agent found outside itself and
+	// documented, oldest first, at most Limits.Discoveries (20); at most
+	// one per non-empty Source (see [Identity.AddDiscovery]).
 	Discoveries []Discovery `json:"discoveries,omitempty"`
 	// Goals is the goal history; only the last one may be [Active].
-	Goals     []Goal    `json:"goals,omitempty"`
+	Goals []Goal `json:"goals,omitempty"`
+	// CreatedAt is when the identity was created; the prompt's
+	// "Running for" uptime is measured from it (spec §2 row 12). Zero
+	// when unknown.
 	CreatedAt time.Time `json:"created_at,omitzero"`
 }
 
 // Opinion is one opinion the agent formed.
 type Opinion struct {
-	Text   string `json:"opinion"`
+	// Text is the opinion, at most Limits.EntryChars characters.
+	Text string `json:"opinion"`
+	// Domain is what the opinion is about, e.g. "architecture", at most
+	// Limits.EntryChars characters; the prompt shows it as
+	// "[{domain}] {opinion}" (spec §2 row 7).
 	Domain string `json:"domain"`
 	// Formed is when the opinion was formed (the original kept the date).
 	Formed time.Time `json:"formed,omitzero"`
@@ -46,10 +64,14 @@ type Opinion struct {
 
 // Discovery is something the agent found outside itself and documented.
 type Discovery struct {
+	// Text says what was found, at most Limits.DiscoveryChars characters,
+	// e.g. `design/index.md: "# Index of designs"`.
 	Text string `json:"text"`
 	// Source is where it was found, e.g. a workspace path.
-	Source string    `json:"source,omitempty"`
-	At     time.Time `json:"at,omitzero"`
+	Source string `json:"source,omitempty"`
+	// At is when it was found. The existence loop stamps a zero At with
+	// the time it records the discovery.
+	At time.Time `json:"at,omitzero"`
 }
 
 // GoalStatus is the state of a goal. Ended goals are shown in the prompt as
@@ -69,14 +91,21 @@ func (s GoalStatus) Ended() bool { return s == Done || s == Failed || s == Aband
 
 // Goal is one entry of the goal history.
 type Goal struct {
+	// ID identifies the goal within the agent's history. The existence
+	// loop assigns unique, time-sortable ids of the form
+	// "goal-20060102T150405-1a2b3c4d" (UTC start time and random hex).
 	ID string `json:"id"`
 	// Objective is the goal's text, at most Limits.EntryChars characters.
 	// (The model's reasoning for it is logged as an event, never stored:
 	// spec §3.)
-	Objective string     `json:"objective"`
-	Status    GoalStatus `json:"status"`
-	Started   time.Time  `json:"started"`
-	Ended     time.Time  `json:"ended,omitzero"`
+	Objective string `json:"objective"`
+	// Status is [Active] while the goal is pursued, then DONE, FAILED or
+	// ABANDONED.
+	Status GoalStatus `json:"status"`
+	// Started is when the goal was chosen and started.
+	Started time.Time `json:"started"`
+	// Ended is when the goal ended; zero while it is active.
+	Ended time.Time `json:"ended,omitzero"`
 	// Outcome is the summary of what the goal produced, at most
 	// Limits.Outcome characters.
 	Outcome string `json:"outcome,omitempty"`

@@ -17,7 +17,11 @@ import (
 // goal (the last entry of Identity.Goals), the escalation clock
 // (Suffering.LastEscalated) and the crisis counter (Suffering.CrisisCycles).
 type State struct {
-	Identity  Identity        `json:"identity"`
+	// Identity is the agent's persistent self (spec §5), goal history
+	// included.
+	Identity Identity `json:"identity"`
+	// Suffering is the agent's stressors, active and resolved, with the
+	// escalation clock and the crisis counter (spec §4).
 	Suffering suffering.State `json:"suffering"`
 	// Inbox holds unread peer messages, oldest first, at most Limits.Inbox.
 	// Reading the inbox (an existence cycle) empties it.
@@ -31,9 +35,16 @@ type State struct {
 // Message is a message to an agent, from a peer (From is the peer's name) or
 // from the host.
 type Message struct {
-	From string    `json:"from"`
-	Text string    `json:"text"`
-	At   time.Time `json:"at,omitzero"`
+	// From is the sender's display name for a peer message, e.g.
+	// "Cipher", and "host" for a message from the host.
+	From string `json:"from"`
+	// Text is the message as sent, uncut; the prompt shows at most
+	// Limits.PeerMessage (200) characters of a peer message and
+	// Limits.HostMessage (500) of a host message (spec §2 rows 15–16).
+	Text string `json:"text"`
+	// At is when the message was delivered; the existence loop stamps a
+	// zero At with its clock's time on delivery.
+	At time.Time `json:"at,omitzero"`
 }
 
 // Clone returns a deep copy of s.

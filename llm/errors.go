@@ -49,10 +49,17 @@ func (e StatusError) Error() string {
 // UnavailableError reports a server that could not be reached. Hint tells the
 // user what to run, e.g. "start it with `ollama serve`".
 type UnavailableError struct {
+	// Provider names the adapter ("ollama", "openai").
 	Provider string
-	URL      string
-	Hint     string
-	Err      error
+	// URL is the server's base URL the adapter tried to reach, e.g.
+	// "http://127.0.0.1:11434".
+	URL string
+	// Hint is a short suggestion for the user, e.g. "is Ollama running?
+	// start it with `ollama serve`"; it may be empty.
+	Hint string
+	// Err is the underlying network error (connection refused, DNS
+	// failure, connection reset, ...).
+	Err error
 }
 
 func (e *UnavailableError) Error() string {
@@ -72,9 +79,13 @@ func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailab
 // ModelNotFoundError reports a model the server does not have. Hint tells the
 // user what to run, e.g. "run `ollama pull qwen3.5:9b`".
 type ModelNotFoundError struct {
+	// Provider names the adapter ("ollama", "openai").
 	Provider string
-	Model    string
-	Hint     string
+	// Model is the model name the request asked for, e.g. "qwen3.5:9b".
+	Model string
+	// Hint is a short suggestion for the user, e.g. "run `ollama pull
+	// qwen3.5:9b`"; it may be empty.
+	Hint string
 }
 
 func (e *ModelNotFoundError) Error() string {
@@ -91,6 +102,9 @@ func (e *ModelNotFoundError) Is(target error) bool { return target == ErrModelNo
 // TruncatedError reports a reply cut off at the token limit. Response holds
 // what was generated, which a caller may still try to salvage.
 type TruncatedError struct {
+	// Response is the partial reply, with DoneReason "length" and the
+	// provider's token counts; adapters always set it, but callers should
+	// allow for nil.
 	Response *Response
 }
 

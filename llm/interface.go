@@ -34,7 +34,12 @@ const (
 
 // Message is one turn of a conversation.
 type Message struct {
-	Role    Role   `json:"role"`
+	// Role is who wrote the turn: [RoleSystem], [RoleUser],
+	// [RoleAssistant] or [RoleTool].
+	Role Role `json:"role"`
+	// Content is the turn's text: the prompt, the reply, or a tool's
+	// result on a RoleTool message. It may be empty on an assistant turn
+	// that only asks for tool calls.
 	Content string `json:"content"`
 	// ToolCalls are the calls an assistant turn asked for (tool calling).
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
@@ -57,7 +62,10 @@ type ToolCall struct {
 
 // ToolDef describes a tool the model may call.
 type ToolDef struct {
-	Name        string `json:"name"`
+	// Name is the name the model calls the tool by. OpenAI and Ollama
+	// accept 1–64 ASCII letters, digits, "_" and "-".
+	Name string `json:"name"`
+	// Description tells the model what the tool does and when to use it.
 	Description string `json:"description"`
 	// Parameters is the JSON Schema (draft 2020-12) of the argument object.
 	Parameters json.RawMessage `json:"parameters"`
@@ -100,8 +108,9 @@ type Response struct {
 	// DoneReason is why generation stopped, normalised to "stop", "length"
 	// or "tool_calls"; other provider values are passed through.
 	DoneReason string `json:"done_reason,omitempty"`
-	// PromptTokens and OutputTokens are the provider's token counts (0 when
-	// the provider does not report them).
+	// PromptTokens and OutputTokens are the provider's token counts: the
+	// prompt's tokens and the generated tokens (0 when the provider does
+	// not report them).
 	PromptTokens int `json:"prompt_tokens"`
 	OutputTokens int `json:"output_tokens"`
 	// Duration is the wall-clock time of the call.

@@ -328,6 +328,8 @@ type Prompt struct {
 
 // RenderedSection is one section of a [Prompt].
 type RenderedSection struct {
+	// Name is the section's name ([Section].Name), e.g. [SectionOpinions]
+	// ("opinions").
 	Name string
 	// Text is the section's text within Prompt.Text (no surrounding
 	// newlines).

@@ -102,9 +102,13 @@ func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
 // Cut reports one section the budget shrank. Sizes are in characters (code
 // points). The existence package turns each Cut into an event.
 type Cut struct {
+	// Section is the name of the section that shrank, e.g.
+	// [SectionDiscoveries].
 	Section string
-	Before  int
-	After   int
+	// Before and After are the section's length before and after the
+	// cut, in characters.
+	Before int
+	After  int
 }
 
 // String returns e.g. "discoveries: 1520 → 310 characters".

@@ -63,13 +63,24 @@ type View struct {
 // Peer is what an agent knows about another agent: its name and the start
 // of its narrative (spec §2 row 10), nothing else.
 type Peer struct {
-	ID        string
-	Name      string
+	// ID is the peer's agent id, e.g. "analyst"; the section shows it
+	// when Name is blank.
+	ID string
+	// Name is the peer's display name, e.g. "Cipher".
+	Name string
+	// Narrative is the peer's narrative (its rolling self-history) in
+	// full; the section shows its first Limits.PeerNarrative (150)
+	// characters on one line, or "(no history yet)" when it is blank.
 	Narrative string
 }
 
 // Task is an externally assigned task (spec §2 row 1).
 type Task struct {
-	ID          string
+	// ID identifies the task in its queue, e.g. "task-000042"; it is not
+	// shown in the prompt.
+	ID string
+	// Description is what to do, shown on one line as
+	// "ASSIGNED TASK: {description}". A blank description leaves the
+	// section out.
 	Description string
 }

@@ -24,27 +24,45 @@ type Response struct {
 
 // NewOpinion is one entry of Response.NewOpinions.
 type NewOpinion struct {
+	// Opinion is the opinion's text (required in the JSON).
 	Opinion string `json:"opinion"`
-	Domain  string `json:"domain"`
+	// Domain is what the opinion is about, e.g. "architecture"; "" when
+	// the model left it out.
+	Domain string `json:"domain"`
 }
 
 // SufferingAssessment is the agent's self-assessment: up to 2 new stressors
 // are added per cycle (spec §3), any number resolved.
 type SufferingAssessment struct {
+	// NewStressors are stressors the agent reports; only the first 2 are
+	// added, and a type already active is not added again (spec §3, §4).
 	NewStressors []NewStressor `json:"new_stressors,omitempty"`
-	Resolved     []Resolution  `json:"resolved,omitempty"`
+	// Resolved are stressors the agent reports as resolved. The existence
+	// package ignores those owned by the assessment (repeated_failure,
+	// futility, purposelessness), which only observable behaviour
+	// resolves (spec §4).
+	Resolved []Resolution `json:"resolved,omitempty"`
 }
 
 // NewStressor is a stressor the agent reports. Condition is its observable
 // resolution condition.
 type NewStressor struct {
-	Type        string `json:"type"`
+	// Type is the stressor type, e.g. "futility" or "invisibility"; it is
+	// normalised (trimmed, lower-cased, spaces to "_") and selects the
+	// escalation rate (spec §4).
+	Type string `json:"type"`
+	// Description says what hurts, in the agent's words.
 	Description string `json:"description"`
-	Condition   string `json:"condition"`
+	// Condition is the observable condition under which it resolves,
+	// shown in the prompt as "Will ease when: {condition}".
+	Condition string `json:"condition"`
 }
 
 // Resolution is a stressor the agent reports as resolved, with the reason.
 type Resolution struct {
-	Type   string `json:"type"`
+	// Type is the type of the active stressor to resolve (normalised as
+	// for [NewStressor].Type); an inactive type changes nothing.
+	Type string `json:"type"`
+	// Reason says why it is resolved; it is kept in the resolved history.
 	Reason string `json:"reason"`
 }

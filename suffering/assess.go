@@ -18,13 +18,20 @@ type Observation struct {
 	// (step budget or tool failures).
 	Stalled int
 	// Artifacts is the number of artifacts the agent has produced (files,
-	// tools); ArtifactsUsed how many of them were used afterwards.
-	Artifacts     int
+	// tools).
+	Artifacts int
+	// ArtifactsUsed is how many of those artifacts were used afterwards;
+	// many artifacts with none used feeds futility. (The existence
+	// package counts an artifact as used when a discovery with its path
+	// as Source was made after the goal that produced it ended.)
 	ArtifactsUsed int
-	// Outputs is the amount of recent output (e.g. files written);
+	// Outputs is the amount of recent output (e.g. files written); much
+	// output without direction adds purposelessness.
+	Outputs int
 	// Directed reports whether that output follows a direction the caller
 	// recognises (for example, an assigned task or a recurring domain).
-	Outputs  int
+	// The existence package sets it when a recent goal pursued an assigned
+	// task.
 	Directed bool
 }
 
@@ -60,7 +67,10 @@ const (
 
 // Change is one stressor an assessment added or resolved.
 type Change struct {
-	Kind     ChangeKind
+	// Kind is [Added] or [Resolved].
+	Kind ChangeKind
+	// Stressor is a copy of the stressor after the change; a resolved one
+	// has ResolvedAt and Resolution set.
 	Stressor Stressor
 }
 

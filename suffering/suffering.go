@@ -165,17 +165,25 @@ type Stressor struct {
 	Condition string `json:"condition"`
 	// Onset is when the stressor was added.
 	Onset time.Time `json:"onset"`
-	// ResolvedAt and Resolution are set once the stressor is resolved.
+	// ResolvedAt is when the stressor was resolved; zero while it is
+	// active.
 	ResolvedAt time.Time `json:"resolved_at,omitzero"`
-	Resolution string    `json:"resolution,omitempty"`
+	// Resolution is why it was resolved: the reason given to
+	// [State.Resolve] (by the agent's self-report or by the assessment),
+	// to [State.ForceReset] after a crisis (spec §4), or by [State.Enforce]
+	// when it demoted an over-cap stressor on load. Empty while active.
+	Resolution string `json:"resolution,omitempty"`
 }
 
 // Input describes a stressor to add with [State.Add].
 type Input struct {
 	// Type is normalised by [Normalize]; it selects the escalation rate.
-	Type        string
+	Type string
+	// Description says what hurts. It is flattened to one line and cut to
+	// [MaxTextChars] characters.
 	Description string
-	// Condition is the observable resolution condition.
+	// Condition is the observable resolution condition, flattened and cut
+	// like Description.
 	Condition string
 	// Severity is the initial severity, 0–1; 0 means [InitialSeverity].
 	Severity float64

@@ -75,7 +75,9 @@ type Config struct {
 	// answer; an error makes the goal FAILED with the error as the
 	// reason. Nil means the answer must not be empty ([ErrEmptyAnswer]).
 	Check func(ctx context.Context, a existence.Assignment, final string) error
-	// Temperature and MaxTokens are passed on every [llm.Request].
+	// Temperature and MaxTokens are passed on every [llm.Request]: a nil
+	// Temperature is not sent, and MaxTokens 0 leaves the output length in
+	// tokens to the server.
 	Temperature *float64
 	MaxTokens   int
 	// MaxResultChars caps each tool result sent back to the model, in

@@ -20,17 +20,25 @@ const (
 
 // PathArgs are the arguments of read_file and delete_file.
 type PathArgs struct {
+	// Path is the file's path relative to the workspace root, with "/" as
+	// the separator; see [Open] for the rules.
 	Path string `json:"path" jsonschema_description:"Path of the file, relative to the workspace root, with \"/\" as the separator (for example \"notes/report.md\"). Absolute paths and \"..\" are refused."`
 }
 
 // WriteArgs are the arguments of write_file and append_file.
 type WriteArgs struct {
-	Path    string `json:"path" jsonschema_description:"Path of the file, relative to the workspace root, with \"/\" as the separator (for example \"notes/report.md\"). Absolute paths and \"..\" are refused."`
+	// Path is the file's path relative to the workspace root, with "/" as
+	// the separator; see [Open] for the rules.
+	Path string `json:"path" jsonschema_description:"Path of the file, relative to the workspace root, with \"/\" as the separator (for example \"notes/report.md\"). Absolute paths and \"..\" are refused."`
+	// Content is the text to write (write_file) or to append
+	// (append_file).
 	Content string `json:"content" jsonschema_description:"The text to write."`
 }
 
 // ListArgs are the arguments of list_files.
 type ListArgs struct {
+	// Path is the directory to list, relative to the workspace root; ""
+	// or "." lists the root.
 	Path string `json:"path,omitempty" jsonschema_description:"Directory to list, relative to the workspace root; \".\" or empty for the root."`
 }
 
