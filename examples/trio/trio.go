@@ -300,15 +300,10 @@ func (p *printer) observe(e existence.Event) {
 		}
 		return
 	}
-	if !p.o.verbose {
-		switch e.Kind {
-		case existence.EventCycle:
-			return
-		case existence.EventModelCall:
-			if e.Call != nil && e.Call.Outcome == "ok" {
-				return
-			}
-		}
+	// Without -v, a failed cycle shows as its fallback line and a failed
+	// goal as its [FAILED] line: one line per failure, not one per attempt.
+	if !p.o.verbose && (e.Kind == existence.EventCycle || e.Kind == existence.EventModelCall) {
+		return
 	}
 	fmt.Fprintln(p.stdout, e.String())
 }
