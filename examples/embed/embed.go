@@ -71,10 +71,11 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 	}
 	defer ws.Close()
 
-	base, err := newModel(o)
+	base, url, err := newModel(o)
 	if err != nil {
 		return err
 	}
+	o.llmURL = url
 	world := worldText(filepath.ToSlash(filepath.Clean(o.workspace)) + "/")
 	exec, err := toolloop.New(toolloop.Config{
 		// No Model: the executor uses the agent's, wrapped with its
@@ -190,14 +191,22 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 	return runErr
 }
 
-// newModel builds the provider adapter.
-func newModel(o *options) (llm.Model, error) {
-	switch o.provider {
-	case "openai":
-		return openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model})
-	default:
-		return ollama.New(ollama.Config{URL: o.llmURL, Model: o.model})
+// newModel builds the provider adapter and returns it with the server URL
+// it resolved (from -llm-url, else the provider's environment variable and
+// default).
+func newModel(o *options) (llm.Model, string, error) {
+	if o.provider == "openai" {
+		m, err := openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model})
+		if err != nil {
+			return nil, "", err
+		}
+		return m, m.BaseURL(), nil
 	}
+	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model})
+	if err != nil {
+		return nil, "", err
+	}
+	return m, m.URL(), nil
 }
 
 // printer writes the thoughts log (one [existence.Event.String] line per

@@ -34,7 +34,6 @@ func TestParseFlagsDefaults(t *testing.T) {
 	assert.Equal(t, &options{
 		addr:       "127.0.0.1:8080",
 		provider:   "ollama",
-		llmURL:     "http://127.0.0.1:11434",
 		model:      "qwen3.5:9b",
 		llmTimeout: 180 * time.Second,
 		state:      "./embed-state",
@@ -43,6 +42,21 @@ func TestParseFlagsDefaults(t *testing.T) {
 		id:         "agent",
 		name:       "Wren",
 	}, o)
+}
+
+// resolvedURL returns the server URL the adapter resolves for o.
+func resolvedURL(t *testing.T, o *options) string {
+	t.Helper()
+	_, url, err := newModel(o)
+	require.NoError(t, err)
+	return url
+}
+
+func TestParseFlagsDefaultURL(t *testing.T) {
+	clearEnv(t)
+	o, err := parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "http://127.0.0.1:11434", resolvedURL(t, o))
 }
 
 func TestParseFlags(t *testing.T) {
@@ -60,11 +74,11 @@ func TestParseFlags(t *testing.T) {
 					state: "s", workspace: "w", heartbeat: 2 * time.Second, token: "tok", id: "scout", name: "Cedar", verbose: true}, o)
 			}},
 		{"OLLAMA_HOST", map[string]string{"OLLAMA_HOST": "http://gpu:11434"}, nil,
-			func(t *testing.T, o *options) { assert.Equal(t, "http://gpu:11434", o.llmURL) }},
+			func(t *testing.T, o *options) { assert.Equal(t, "http://gpu:11434", resolvedURL(t, o)) }},
 		{"-llm-url beats OLLAMA_HOST", map[string]string{"OLLAMA_HOST": "http://gpu:11434"}, []string{"-llm-url", "http://cpu:11434"},
-			func(t *testing.T, o *options) { assert.Equal(t, "http://cpu:11434", o.llmURL) }},
+			func(t *testing.T, o *options) { assert.Equal(t, "http://cpu:11434", resolvedURL(t, o)) }},
 		{"OPENAI_BASE_URL", map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:8080/v1"}, []string{"-provider", "openai"},
-			func(t *testing.T, o *options) { assert.Equal(t, "http://127.0.0.1:8080/v1", o.llmURL) }},
+			func(t *testing.T, o *options) { assert.Equal(t, "http://127.0.0.1:8080/v1", resolvedURL(t, o)) }},
 		{"EXISTENCE_TOKEN", map[string]string{"EXISTENCE_TOKEN": "from-env"}, nil,
 			func(t *testing.T, o *options) { assert.Equal(t, "from-env", o.token) }},
 		{"-token beats EXISTENCE_TOKEN", map[string]string{"EXISTENCE_TOKEN": "from-env"}, []string{"-token", "from-flag"},

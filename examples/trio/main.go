@@ -127,19 +127,13 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		}
 		o.now = t
 	}
+	// An empty -llm-url is resolved by the adapter ($OLLAMA_HOST, else
+	// Ollama's default; $OPENAI_BASE_URL). This example is for local
+	// servers, so with openai a URL must be given somewhere.
 	switch o.provider {
 	case "ollama":
-		if o.llmURL == "" {
-			o.llmURL = os.Getenv("OLLAMA_HOST")
-		}
-		if o.llmURL == "" {
-			o.llmURL = "http://127.0.0.1:11434"
-		}
 	case "openai":
-		if o.llmURL == "" {
-			o.llmURL = os.Getenv("OPENAI_BASE_URL")
-		}
-		if o.llmURL == "" {
+		if o.llmURL == "" && os.Getenv("OPENAI_BASE_URL") == "" {
 			return nil, errors.New("-provider openai needs -llm-url (a base URL ending in /v1) or $OPENAI_BASE_URL")
 		}
 	default:

@@ -116,10 +116,11 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	var runnerRef *existence.Runner
 	tools = append(tools, sendMessage(func() *existence.Runner { return runnerRef }))
 
-	base, err := newModel(o)
+	base, url, err := newModel(o)
 	if err != nil {
 		return err
 	}
+	o.llmURL = url
 	out := newPrinter(o, stdout, stderr)
 	runner, err := existence.NewRunner(existence.RunnerConfig{
 		Store:     store,
@@ -263,14 +264,22 @@ func agentID(r *existence.Runner, who string) string {
 	return ""
 }
 
-// newModel builds the provider adapter.
-func newModel(o *options) (llm.Model, error) {
-	switch o.provider {
-	case "openai":
-		return openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model})
-	default:
-		return ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive})
+// newModel builds the provider adapter and returns it with the server URL
+// it resolved (from -llm-url, else the provider's environment variable and
+// default).
+func newModel(o *options) (llm.Model, string, error) {
+	if o.provider == "openai" {
+		m, err := openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model})
+		if err != nil {
+			return nil, "", err
+		}
+		return m, m.BaseURL(), nil
 	}
+	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive})
+	if err != nil {
+		return nil, "", err
+	}
+	return m, m.URL(), nil
 }
 
 // printer writes events: a readable thoughts log, or JSON lines with -json.

@@ -338,7 +338,9 @@ func TestParseFlags(t *testing.T) {
 	t.Setenv("OLLAMA_HOST", "")
 	o, err := parseFlags(nil, io.Discard)
 	require.NoError(t, err)
-	assert.Equal(t, "http://127.0.0.1:11434", o.llmURL)
+	_, url, err := newModel(o)
+	require.NoError(t, err)
+	assert.Equal(t, "http://127.0.0.1:11434", url, "the adapter's default")
 	assert.Equal(t, "qwen3.5:9b", o.model)
 	assert.Equal(t, "./trio-state", o.state)
 	assert.Equal(t, 6*time.Second, o.heartbeat)
@@ -347,7 +349,9 @@ func TestParseFlags(t *testing.T) {
 	t.Setenv("OLLAMA_HOST", "http://gpu:11434")
 	o, err = parseFlags(nil, io.Discard)
 	require.NoError(t, err)
-	assert.Equal(t, "http://gpu:11434", o.llmURL)
+	_, url, err = newModel(o)
+	require.NoError(t, err)
+	assert.Equal(t, "http://gpu:11434", url, "the adapter reads $OLLAMA_HOST")
 
 	for _, bad := range [][]string{
 		{"-provider", "carrier-pigeon"},
