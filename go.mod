@@ -1,6 +1,6 @@
 module github.com/existence-loop/sdk
 
-go 1.24.1
+go 1.26
 
 require (
 	github.com/gofrs/flock v0.12.1

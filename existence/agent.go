@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/prompt"
@@ -77,8 +76,8 @@ type Config struct {
 	// Executor pursues chosen goals; default [Immediate].
 	Executor Executor
 	// Tasks is the optional queue of externally assigned tasks (spec §2
-	// row 1).
-	Tasks *taskqueue.Queue
+	// row 1): an existence/taskqueue Queue, or a database-backed queue.
+	Tasks TaskSource
 	// Clock is the time source; default [SystemClock].
 	Clock Clock
 	// Heartbeat is the tick interval of [Agent.Run]; default 6 s.
