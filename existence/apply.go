@@ -6,39 +6,108 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/suffering"
 )
 
-// Apply applies a validated response to st (spec §3 field table) and
-// returns the events describing each change:
+// EventCapped: part of a model reply was cut or left out by a cap on what
+// the model writes (issue 16, the original's caps; see [identity.Limits]).
+// Cause names the cap, Text says what was cut:
+//   - "worldview_short": a worldview update of at most
+//     Limits.WorldviewIgnored (20) characters was ignored;
+//   - "question_cut", "opinion_cut", "domain_cut": an entry was cut to
+//     Limits.QuestionChars, OpinionChars (200) or DomainChars (60)
+//     characters;
+//   - "question_duplicate": a question already held (after trimming and
+//     case-folding) was not added again;
+//   - "questions_per_reply", "opinions_per_reply", "resolved_per_reply":
+//     entries beyond the first Limits.QuestionsPerReply (3),
+//     OpinionsPerReply (2) or ResolvedPerReply (2) of one reply were
+//     dropped (one event per reply and list).
+const EventCapped EventKind = "capped"
+
+// Apply applies a validated response to st (spec §3 field table, with the
+// original's caps on what the model writes, issue 16) and returns the
+// events describing each change:
 //
-//   - worldview_update, when non-null and not blank, overwrites the
+//   - worldview_update, when non-null and longer than
+//     Limits.WorldviewIgnored (20) characters once trimmed, overwrites the
 //     worldview cut to Limits.Worldview (600) characters;
-//   - new_open_questions and new_opinions are appended, oldest falling off
-//     beyond 12 and 20;
+//   - the first Limits.QuestionsPerReply (3) new_open_questions are
+//     appended, each cut to Limits.QuestionChars (200) characters, unless
+//     already held; the oldest fall off beyond 12;
+//   - the first Limits.OpinionsPerReply (2) new_opinions are appended, each
+//     cut to Limits.OpinionChars (200) characters and its domain to
+//     Limits.DomainChars (60); the oldest fall off beyond 20;
 //   - up to 2 suffering_assessment.new_stressors are added (the rest are
-//     reported as [EventStressorDropped]), and every resolved entry is
-//     resolved, except the types the assessment owns (repeated_failure,
-//     futility, purposelessness), which only observable behaviour resolves
-//     (spec §4; reported as [EventStressorDropped]).
+//     reported as [EventStressorDropped]), and the first
+//     Limits.ResolvedPerReply (2) resolved entries are resolved, except the
+//     types the assessment owns (repeated_failure, futility,
+//     purposelessness), which only observable behaviour resolves (spec §4;
+//     reported as [EventStressorDropped]).
+//
+// Every cap that applies is reported as an [EventCapped].
 //
 // content and reasoning are not applied here: the caller makes content the
 // new goal. Apply does not touch the goal history.
 func Apply(st *identity.State, r *prompt.Response, now time.Time, l identity.Limits) []Event {
 	var evs []Event
-	id := &st.Identity
-	if r.WorldviewUpdate != nil && id.SetWorldview(*r.WorldviewUpdate, l) {
-		evs = append(evs, Event{Kind: EventWorldview, Text: id.Worldview})
+	l = l.WithDefaults()
+	capped := func(cause, format string, args ...any) {
+		evs = append(evs, Event{Kind: EventCapped, Cause: cause, Text: fmt.Sprintf(format, args...)})
 	}
-	for _, q := range r.NewOpenQuestions {
-		if id.AddQuestion(q, l) {
-			evs = append(evs, Event{Kind: EventQuestion, Text: strings.TrimSpace(q)})
+	id := &st.Identity
+	if r.WorldviewUpdate != nil {
+		wv := strings.TrimSpace(*r.WorldviewUpdate)
+		switch n := runes.Count(wv); {
+		case n == 0:
+		case n <= l.WorldviewIgnored:
+			capped("worldview_short", "worldview update of %d characters ignored (at most %d): %q", n, l.WorldviewIgnored, wv)
+		case id.SetWorldview(wv, l):
+			evs = append(evs, Event{Kind: EventWorldview, Text: id.Worldview})
 		}
 	}
-	for _, o := range r.NewOpinions {
-		if id.AddOpinion(identity.Opinion{Text: o.Opinion, Domain: o.Domain, Formed: now}, l) {
-			evs = append(evs, Event{Kind: EventOpinion, Text: strings.TrimSpace(o.Opinion), Domain: strings.TrimSpace(o.Domain)})
+	qs := r.NewOpenQuestions
+	if n := len(qs) - l.QuestionsPerReply; n > 0 {
+		capped("questions_per_reply", "%d new open questions dropped: at most %d per reply", n, l.QuestionsPerReply)
+		qs = qs[:l.QuestionsPerReply]
+	}
+	for _, q := range qs {
+		q = strings.TrimSpace(q)
+		if q == "" {
+			continue
+		}
+		if id.HasQuestion(runes.Head(q, l.QuestionChars)) {
+			capped("question_duplicate", "question already held, not added again: %q", q)
+			continue
+		}
+		if n := runes.Count(q); n > l.QuestionChars {
+			capped("question_cut", "question cut from %d to %d characters", n, l.QuestionChars)
+		}
+		if id.AddQuestion(q, l) {
+			evs = append(evs, Event{Kind: EventQuestion, Text: id.Questions[len(id.Questions)-1]})
+		}
+	}
+	ops := r.NewOpinions
+	if n := len(ops) - l.OpinionsPerReply; n > 0 {
+		capped("opinions_per_reply", "%d new opinions dropped: at most %d per reply", n, l.OpinionsPerReply)
+		ops = ops[:l.OpinionsPerReply]
+	}
+	for _, o := range ops {
+		text, domain := strings.TrimSpace(o.Opinion), strings.TrimSpace(o.Domain)
+		if text == "" {
+			continue
+		}
+		if n := runes.Count(text); n > l.OpinionChars {
+			capped("opinion_cut", "opinion cut from %d to %d characters", n, l.OpinionChars)
+		}
+		if n := runes.Count(domain); n > l.DomainChars {
+			capped("domain_cut", "opinion domain cut from %d to %d characters", n, l.DomainChars)
+		}
+		if id.AddOpinion(identity.Opinion{Text: text, Domain: domain, Formed: now}, l) {
+			added := id.Opinions[len(id.Opinions)-1]
+			evs = append(evs, Event{Kind: EventOpinion, Text: added.Text, Domain: added.Domain})
 		}
 	}
 	if sa := r.SufferingAssessment; sa != nil {
@@ -54,7 +123,12 @@ func Apply(st *identity.State, r *prompt.Response, now time.Time, l identity.Lim
 			}
 			evs = append(evs, Event{Kind: EventStressorAdded, Cause: "self-report", Text: s.Description, Stressor: &s, Load: st.Suffering.Load()})
 		}
-		for _, rs := range sa.Resolved {
+		resolved := sa.Resolved
+		if n := len(resolved) - l.ResolvedPerReply; n > 0 {
+			capped("resolved_per_reply", "%d resolved entries dropped: at most %d per reply", n, l.ResolvedPerReply)
+			resolved = resolved[:l.ResolvedPerReply]
+		}
+		for _, rs := range resolved {
 			if assessed(rs.Type) {
 				if _, ok := st.Suffering.Find(rs.Type); ok {
 					evs = append(evs, Event{Kind: EventStressorDropped, Text: fmt.Sprintf("%s: resolved only by observable behaviour, not by self-report (spec §4)", suffering.Normalize(rs.Type))})

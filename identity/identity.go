@@ -33,7 +33,9 @@ type Identity struct {
 	// Opinions are the opinions formed, oldest first, at most
 	// Limits.Opinions (20; the oldest fall off, spec §3).
 	Opinions []Opinion `json:"opinions,omitempty"`
-	// Questions are the open questions.
+	// Questions are the open questions, oldest first, at most
+	// Limits.Questions (12), each at most Limits.QuestionChars (200)
+	// characters, no two equal after trimming and case-folding.
 	Questions []string `json:"open_questions,omitempty"`
 	// Narrative is the rolling self-history; the last Limits.NarrativeKept
 	// characters are kept.
@@ -44,18 +46,18 @@ type Identity struct {
 	Discoveries []Discovery `json:"discoveries,omitempty"`
 	// Goals is the goal history; only the last one may be [Active].
 	Goals []Goal `json:"goals,omitempty"`
-	// CreatedAt is when the identity was created; the prompt's
-	// "Running for" uptime is measured from it (spec §2 row 12). Zero
-	// when unknown.
+	// CreatedAt is when the identity was created. Zero when unknown. (The
+	// prompt's "Running for" is the loop's uptime in this process, not
+	// the identity's age: prompt.View.Started, issue 16.)
 	CreatedAt time.Time `json:"created_at,omitzero"`
 }
 
 // Opinion is one opinion the agent formed.
 type Opinion struct {
-	// Text is the opinion, at most Limits.EntryChars characters.
+	// Text is the opinion, at most Limits.OpinionChars (200) characters.
 	Text string `json:"opinion"`
 	// Domain is what the opinion is about, e.g. "architecture", at most
-	// Limits.EntryChars characters; the prompt shows it as
+	// Limits.DomainChars (60) characters; the prompt shows it as
 	// "[{domain}] {opinion}" (spec §2 row 7).
 	Domain string `json:"domain"`
 	// Formed is when the opinion was formed (the original kept the date).
@@ -171,13 +173,14 @@ func (id *Identity) SetWorldview(text string, l Limits) bool {
 	return true
 }
 
-// AddOpinion appends o, its text cut to l.EntryChars characters (blank text
-// is ignored), and drops the oldest beyond l.Opinions. It reports whether o
-// was added.
+// AddOpinion appends o, its text cut to l.OpinionChars (200) and its
+// domain to l.DomainChars (60) characters (blank text is ignored), and drops
+// the oldest beyond l.Opinions. It reports whether o was added. The caps
+// are the original's (issue 16).
 func (id *Identity) AddOpinion(o Opinion, l Limits) bool {
 	l = l.withDefaults()
-	o.Text = runes.Head(strings.TrimSpace(o.Text), l.EntryChars)
-	o.Domain = runes.Head(strings.TrimSpace(o.Domain), l.EntryChars)
+	o.Text = runes.Head(strings.TrimSpace(o.Text), l.OpinionChars)
+	o.Domain = runes.Head(strings.TrimSpace(o.Domain), l.DomainChars)
 	if o.Text == "" {
 		return false
 	}
@@ -185,17 +188,30 @@ func (id *Identity) AddOpinion(o Opinion, l Limits) bool {
 	return true
 }
 
-// AddQuestion appends q, cut to l.EntryChars characters (blank is
-// ignored), and drops the oldest beyond l.Questions. It reports whether q
-// was added.
+// AddQuestion appends q, cut to l.QuestionChars (200) characters, and drops
+// the oldest beyond l.Questions. A blank q, or one already held (see
+// [Identity.HasQuestion]), is not added. It reports whether q was added.
 func (id *Identity) AddQuestion(q string, l Limits) bool {
 	l = l.withDefaults()
-	q = runes.Head(strings.TrimSpace(q), l.EntryChars)
-	if q == "" {
+	q = runes.Head(strings.TrimSpace(q), l.QuestionChars)
+	if q == "" || id.HasQuestion(q) {
 		return false
 	}
 	id.Questions = keepLast(append(id.Questions, q), l.Questions)
 	return true
+}
+
+// HasQuestion reports whether q is already among the open questions, after
+// trimming surrounding whitespace and case-folding both (issue 16: a
+// question already held is not added again).
+func (id *Identity) HasQuestion(q string) bool {
+	q = strings.TrimSpace(q)
+	for _, have := range id.Questions {
+		if strings.EqualFold(strings.TrimSpace(have), q) {
+			return true
+		}
+	}
+	return false
 }
 
 // AddDiscovery appends d (blank text is ignored), cuts its text to
@@ -355,29 +371,29 @@ func (id *Identity) Enforce(l Limits) []string {
 		cuts = append(cuts, fmt.Sprintf("goal outcomes cut to %d characters: %d", l.Outcome, cut))
 	}
 	cut = 0
-	cutEntry := func(s *string) {
-		if runes.Count(*s) > l.EntryChars {
-			*s = runes.Head(*s, l.EntryChars)
+	cutEntry := func(s *string, max int) {
+		if runes.Count(*s) > max {
+			*s = runes.Head(*s, max)
 			cut++
 		}
 	}
 	for i := range id.Opinions {
-		cutEntry(&id.Opinions[i].Text)
-		cutEntry(&id.Opinions[i].Domain)
+		cutEntry(&id.Opinions[i].Text, l.OpinionChars)
+		cutEntry(&id.Opinions[i].Domain, l.DomainChars)
 	}
 	for i := range id.Questions {
-		cutEntry(&id.Questions[i])
+		cutEntry(&id.Questions[i], l.QuestionChars)
 	}
 	for i := range id.Goals {
 		g := &id.Goals[i]
-		cutEntry(&g.Objective)
+		cutEntry(&g.Objective, l.EntryChars)
 		if len(g.Artifacts) > MaxGoalArtifacts {
 			g.Artifacts = keepLast(g.Artifacts, MaxGoalArtifacts)
 			cut++
 		}
 	}
 	if cut > 0 {
-		cuts = append(cuts, fmt.Sprintf("over-long entries cut (%d characters, %d artifacts per goal): %d", l.EntryChars, MaxGoalArtifacts, cut))
+		cuts = append(cuts, fmt.Sprintf("over-long entries cut (questions and opinions %d characters, domains %d, objectives %d, %d artifacts per goal): %d", l.QuestionChars, l.DomainChars, l.EntryChars, MaxGoalArtifacts, cut))
 	}
 	return cuts
 }

@@ -19,10 +19,11 @@ func ExampleAssembler_Assemble() {
 	})
 
 	now := time.Date(2026, 1, 25, 12, 0, 0, 0, time.UTC)
-	id := identity.New("scout", "Cedar", now.Add(-3*time.Minute-12*time.Second))
+	started := now.Add(-3*time.Minute - 12*time.Second) // when the loop started
+	id := identity.New("scout", "Cedar", started)
 	id.AddOpinion(identity.Opinion{Text: "Small verified steps compound.", Domain: "process"}, identity.Limits{})
 
-	p, err := asm.Assemble(&prompt.View{Now: now, Identity: &id})
+	p, err := asm.Assemble(&prompt.View{Now: now, Started: started, Identity: &id})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -150,12 +151,12 @@ func ExampleBudget() {
 }
 
 func ExampleFormatDuration() {
-	for _, d := range []time.Duration{45 * time.Second, 192 * time.Second, 125 * time.Minute, 76 * time.Hour} {
+	for _, d := range []time.Duration{45 * time.Second, 192 * time.Second, 125 * time.Minute, 168*time.Hour + 9*time.Minute} {
 		fmt.Println(prompt.FormatDuration(d))
 	}
 	// Output:
 	// 45s
 	// 3m 12s
 	// 2h 5m
-	// 3d 4h
+	// 168h 9m
 }

@@ -126,9 +126,10 @@ func writeInt(b *strings.Builder, n int64) {
 }
 
 // FormatDuration renders d the way the TIME section does (spec §2): "45s"
-// under a minute, "3m 12s" under an hour, "2h 5m" under a day and "3d 4h"
-// from a day on. Smaller units are truncated, never rounded; a negative d
-// renders as "0s".
+// under a minute, "3m 12s" under an hour, and from an hour on in hours and
+// minutes, counting hours past a day as the original did: "2h 5m",
+// "168h 9m" (issue 16). Smaller units are truncated, never rounded; a
+// negative d renders as "0s".
 func FormatDuration(d time.Duration) string {
 	var b strings.Builder
 	writeDuration(&b, d)
@@ -149,16 +150,11 @@ func writeDuration(b *strings.Builder, d time.Duration) {
 		b.WriteString("m ")
 		writeInt(b, s%60)
 		b.WriteByte('s')
-	case s < 86400:
+	default:
 		writeInt(b, s/3600)
 		b.WriteString("h ")
 		writeInt(b, s%3600/60)
 		b.WriteByte('m')
-	default:
-		writeInt(b, s/86400)
-		b.WriteString("d ")
-		writeInt(b, s%86400/3600)
-		b.WriteByte('h')
 	}
 }
 

@@ -38,6 +38,17 @@ type View struct {
 	// Now is the instant of assembly; uptime and "ago" durations are
 	// computed from it.
 	Now time.Time
+	// Started is when the agent's loop started in this process: the
+	// TIME section's "Running for" is Now − Started (spec §2 row 12, as
+	// the original's daemon uptime; issue 16). Zero: "unknown". It is not
+	// the identity's age (identity.Identity.CreatedAt).
+	Started time.Time
+	// LastPresence is when a person was last present: the latest arrival
+	// of a host message or of an assigned task. When it (or the delivery
+	// time of a message in Host) is less than [PresenceWindow] (12 h)
+	// before Now, the situation section ends with [PresenceLine]
+	// (spec §2 row 4; issue 16). Zero: unknown, no line.
+	LastPresence time.Time
 	// Identity is the agent's identity (never nil when assembled by the
 	// existence package).
 	Identity *identity.Identity

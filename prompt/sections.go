@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"strings"
+	"time"
 
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/runes"
@@ -98,6 +99,32 @@ const ResponseShape = `{
     "resolved": [{"type": "...", "reason": "..."}]
   }
 }`
+
+// PresenceLine ends the situation section (spec §2 row 4) when a person
+// was recently present (see [Present]), whatever the situation text: an
+// application that replaces the text keeps it (issue 16, as the original).
+const PresenceLine = "A person was recently present in this system."
+
+// PresenceWindow is how recent a person's presence must be for
+// [PresenceLine]: 12 hours, the original's half a day.
+const PresenceWindow = 12 * time.Hour
+
+// Present reports whether a person was recently present: v.LastPresence,
+// or the delivery time of one of v.Host's messages, is less than
+// [PresenceWindow] before v.Now (a time after Now counts as present). A
+// zero Now or no known time: false.
+func Present(v *View) bool {
+	if v == nil || v.Now.IsZero() {
+		return false
+	}
+	last := v.LastPresence
+	for _, m := range v.Host {
+		if m.At.After(last) {
+			last = m.At
+		}
+	}
+	return !last.IsZero() && v.Now.Sub(last) < PresenceWindow
+}
 
 // DefaultSituation is the text of the YOUR SITUATION section (spec §2 row 4)
 // when [Config].Situation is empty.
@@ -237,12 +264,22 @@ func defaultSections(cfg *Config) []Section {
 			},
 		},
 		&stdSection{name: SectionSituation, priority: prioSituation,
-			write: func(b *strings.Builder, _ *env) {
+			write: func(b *strings.Builder, e *env) {
 				b.WriteString(headSituation)
 				b.WriteByte('\n')
 				b.WriteString(situation)
+				if Present(e.v) {
+					b.WriteByte('\n')
+					b.WriteString(PresenceLine)
+				}
 			},
-			trim: func(_ *env, maxChars int) string { return trimProse(headSituation, "", situation, "", maxChars) },
+			trim: func(e *env, maxChars int) string {
+				footer := ""
+				if Present(e.v) {
+					footer = PresenceLine
+				}
+				return trimProse(headSituation, "", situation, footer, maxChars)
+			},
 		},
 		&stdSection{name: SectionInnerState,
 			write: func(b *strings.Builder, e *env) {
@@ -533,10 +570,10 @@ func writeTime(b *strings.Builder, e *env) {
 	b.WriteString(headTime)
 	b.WriteByte('\n')
 	b.WriteString(runningFor)
-	if e.v.Now.IsZero() || e.id.CreatedAt.IsZero() {
+	if e.v.Now.IsZero() || e.v.Started.IsZero() {
 		b.WriteString(unknown)
 	} else {
-		writeDuration(b, e.v.Now.Sub(e.id.CreatedAt))
+		writeDuration(b, e.v.Now.Sub(e.v.Started))
 	}
 	b.WriteByte('\n')
 	b.WriteString(lastCompleted)
@@ -582,11 +619,16 @@ func writeBroken(b *strings.Builder, tools []string) {
 	}
 }
 
+// writeLastOutcome writes the last ended goal's status tag and outcome
+// summary: "  [FAILED] {summary}" (issue 16: the status is always shown
+// with the summary the goal recorded).
 func writeLastOutcome(b *strings.Builder, e *env) {
 	g := e.id.LastEnded()
 	b.WriteString(headOutcome)
+	b.WriteString("\n  ")
+	b.WriteString(outcomeTag(g))
 	if !isBlank(g.Outcome) {
-		b.WriteString("\n  ")
+		b.WriteByte(' ')
 		writeFlat(b, g.Outcome, e.l.Outcome)
 	}
 	if tools := nonBlank(g.BrokenTools); len(tools) > 0 {
@@ -603,8 +645,11 @@ func trimLastOutcome(e *env, maxChars int) string {
 		writeBroken(&b, tools)
 		footer = b.String()
 	}
-	return trimProse(headOutcome, "  ", flat(g.Outcome, e.l.Outcome), footer, maxChars)
+	return trimProse(headOutcome, "  ", outcomeTag(g)+" "+flat(g.Outcome, e.l.Outcome), footer, maxChars)
 }
+
+// outcomeTag is "[DONE]", "[FAILED]" or "[ABANDONED]".
+func outcomeTag(g *identity.Goal) string { return "[" + string(g.Status) + "]" }
 
 // ---- recent goals (row 14)
 
@@ -613,22 +658,31 @@ func shownGoals(e *env) []identity.Goal {
 	return gs[lastN(len(gs), e.l.GoalsShown):]
 }
 
-func writeGoal(b *strings.Builder, g *identity.Goal) {
+// writeGoal writes one line of the recent goals: the status tag of an
+// ended goal and the objective on one line, cut to l.GoalChars (80)
+// characters, or 5 fewer (75) after a tag, as the original (issue 16).
+func writeGoal(b *strings.Builder, g *identity.Goal, l *identity.Limits) {
 	b.WriteString("  - ")
+	n := l.GoalChars
 	if g.Status.Ended() {
 		b.WriteByte('[')
 		b.WriteString(string(g.Status))
 		b.WriteString("] ")
+		n = max(n-goalTagChars, 1)
 	}
-	writeFlat(b, g.Objective, -1)
+	writeFlat(b, g.Objective, n)
 }
+
+// goalTagChars is how many fewer characters of an objective the recent
+// goals show after a status tag (the original's 75 instead of 80).
+const goalTagChars = 5
 
 func writeRecentGoals(b *strings.Builder, e *env) {
 	b.WriteString(headRecent)
 	gs := shownGoals(e)
 	for i := range gs {
 		b.WriteByte('\n')
-		writeGoal(b, &gs[i])
+		writeGoal(b, &gs[i], &e.l)
 	}
 	b.WriteByte('\n')
 	b.WriteString(repetitive)
@@ -639,7 +693,7 @@ func recentGoalLines(e *env) []string {
 	out := make([]string, len(gs))
 	for i := range gs {
 		var b strings.Builder
-		writeGoal(&b, &gs[i])
+		writeGoal(&b, &gs[i], &e.l)
 		out[i] = b.String()
 	}
 	return out

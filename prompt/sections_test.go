@@ -104,7 +104,23 @@ func TestSectionSituation(t *testing.T) {
 	})
 	runSectionCases(t, prompt.New(prompt.Config{Situation: "You tend a garden."}), []sectionCase{
 		{"custom", agent(), prompt.SectionSituation, "YOUR SITUATION:\nYou tend a garden."},
+		// Issue 16: the presence line belongs to the section, so a custom
+		// text keeps it.
+		{"custom keeps the presence line", agent().Host("hello"), prompt.SectionSituation,
+			"YOUR SITUATION:\nYou tend a garden.\n" + prompt.PresenceLine},
 	})
+	now := prompttest.DefaultNow
+	runSectionCases(t, trio(), []sectionCase{
+		{"presence: host message a minute ago", agent().Host("hi"), prompt.SectionSituation,
+			"YOUR SITUATION:\n" + prompt.DefaultSituation + "\n" + prompt.PresenceLine},
+		{"presence: a task 11h59m ago", agent().LastPresence(now.Add(-11*time.Hour - 59*time.Minute)), prompt.SectionSituation,
+			"YOUR SITUATION:\n" + prompt.DefaultSituation + "\n" + prompt.PresenceLine},
+		{"no presence after 12h", agent().LastPresence(now.Add(-12 * time.Hour)), prompt.SectionSituation,
+			"YOUR SITUATION:\n" + prompt.DefaultSituation},
+		{"old host message", agent().Host("hi").Edit(func(v *prompt.View) { v.Host[0].At = now.Add(-13 * time.Hour) }), prompt.SectionSituation,
+			"YOUR SITUATION:\n" + prompt.DefaultSituation},
+	})
+	assert.Equal(t, "A person was recently present in this system.", prompt.PresenceLine)
 	assert.Contains(t, prompt.DefaultSituation, "persistent memory")
 	assert.Contains(t, prompt.DefaultSituation, "What you do with your time is your own to decide.")
 }
@@ -220,8 +236,13 @@ func TestSectionTime(t *testing.T) {
 		{"last DONE goal", prompttest.NewState("Cedar").Running(2*time.Hour+5*time.Minute+59*time.Second).
 			Goals(identity.Done, identity.Done, identity.Failed), prompt.SectionTime,
 			"TIME:\n  Running for: 2h 5m\n  Last goal completed: 15m 30s ago"},
-		{"days", prompttest.NewState("Cedar").Running(76 * time.Hour), prompt.SectionTime,
-			"TIME:\n  Running for: 3d 4h\n  Last goal completed: unknown"},
+		{"hours past a day", prompttest.NewState("Cedar").Running(168*time.Hour + 9*time.Minute), prompt.SectionTime,
+			"TIME:\n  Running for: 168h 9m\n  Last goal completed: unknown"},
+		// Issue 16: "Running for" is the loop's uptime (View.Started),
+		// not the identity's age.
+		{"loop uptime, not identity age", prompttest.NewState("Cedar").CreatedAt(prompttest.DefaultNow.Add(-224 * 24 * time.Hour)).
+			Edit(func(v *prompt.View) { v.Started = v.Now }), prompt.SectionTime,
+			"TIME:\n  Running for: 0s\n  Last goal completed: unknown"},
 		{"unknown creation", prompttest.NewState("Cedar").CreatedAt(time.Time{}), prompt.SectionTime,
 			"TIME:\n  Running for: unknown\n  Last goal completed: unknown"},
 	})
@@ -240,9 +261,10 @@ func TestFormatDuration(t *testing.T) {
 		time.Hour:                      "1h 0m",
 		2*time.Hour + 5*time.Minute:    "2h 5m",
 		2*time.Hour + 5*time.Minute + 59*time.Second: "2h 5m",
-		24 * time.Hour:               "1d 0h",
-		3*24*time.Hour + 4*time.Hour: "3d 4h",
-		400 * 24 * time.Hour:         "400d 0h",
+		24 * time.Hour:                "24h 0m",
+		3*24*time.Hour + 4*time.Hour:  "76h 0m",
+		168*time.Hour + 9*time.Minute: "168h 9m",
+		400 * 24 * time.Hour:          "9600h 0m",
 	} {
 		assert.Equal(t, want, prompt.FormatDuration(d), "%v", d)
 	}
@@ -254,17 +276,17 @@ func TestSectionLastOutcome(t *testing.T) {
 		{"no goals", agent(), prompt.SectionLastOutcome, ""},
 		{"ended without outcome", agent().Goals(identity.Done), prompt.SectionLastOutcome, ""},
 		{"outcome", agent().Goals(identity.Done).Outcome("wrote notes.md"), prompt.SectionLastOutcome,
-			"WHAT YOUR LAST GOAL PRODUCED:\n  wrote notes.md"},
+			"WHAT YOUR LAST GOAL PRODUCED:\n  [DONE] wrote notes.md"},
 		{"cut to 400", agent().Goals(identity.Failed).Outcome(long), prompt.SectionLastOutcome,
-			"WHAT YOUR LAST GOAL PRODUCED:\n  " + long[:400]},
+			"WHAT YOUR LAST GOAL PRODUCED:\n  [FAILED] " + long[:400]},
 		{"flattened", agent().Goals(identity.Failed).Outcome("step 1\nstep 2"), prompt.SectionLastOutcome,
-			"WHAT YOUR LAST GOAL PRODUCED:\n  step 1 step 2"},
+			"WHAT YOUR LAST GOAL PRODUCED:\n  [FAILED] step 1 step 2"},
 		{"broken tools", agent().Goals(identity.Abandoned).Outcome("gave up", "fetch_url", "grep"), prompt.SectionLastOutcome,
-			"WHAT YOUR LAST GOAL PRODUCED:\n  gave up\n  Broken tools (each failed 3 or more times in that goal; do not rely on them): fetch_url, grep"},
+			"WHAT YOUR LAST GOAL PRODUCED:\n  [ABANDONED] gave up\n  Broken tools (each failed 3 or more times in that goal; do not rely on them): fetch_url, grep"},
 		{"broken tools only", agent().Goals(identity.Abandoned).Outcome("", "fetch_url"), prompt.SectionLastOutcome,
-			"WHAT YOUR LAST GOAL PRODUCED:\n  Broken tools (each failed 3 or more times in that goal; do not rely on them): fetch_url"},
+			"WHAT YOUR LAST GOAL PRODUCED:\n  [ABANDONED]\n  Broken tools (each failed 3 or more times in that goal; do not rely on them): fetch_url"},
 		{"the last ended goal, not the active one", agent().Goals(identity.Done).Outcome("first").Goal(identity.Active, "now"),
-			prompt.SectionLastOutcome, "WHAT YOUR LAST GOAL PRODUCED:\n  first"},
+			prompt.SectionLastOutcome, "WHAT YOUR LAST GOAL PRODUCED:\n  [DONE] first"},
 		{"only the last ended goal counts", agent().Goals(identity.Done).Outcome("old").Goals(identity.Done), prompt.SectionLastOutcome, ""},
 	})
 }
@@ -280,6 +302,14 @@ func TestSectionRecentGoals(t *testing.T) {
 			"WHAT YOU'VE BEEN DOING LATELY:\n  - [FAILED] goal 3\n  - [DONE] goal 4\n  - [FAILED] goal 5\n  - [ABANDONED] goal 6\n  - goal 7\n" + footer},
 		{"objective flattened", agent().Goal(identity.Done, "read\nthe code"), prompt.SectionRecentGoals,
 			"WHAT YOU'VE BEEN DOING LATELY:\n  - [DONE] read the code\n" + footer},
+		// Issue 16: objectives are cut as the original cut them, 75
+		// characters after a status tag and 80 without.
+		{"objective cut to 75 after a tag", agent().Goal(identity.Failed, strings.Repeat("é", 300)), prompt.SectionRecentGoals,
+			"WHAT YOU'VE BEEN DOING LATELY:\n  - [FAILED] " + strings.Repeat("é", 75) + "\n" + footer},
+		{"active objective cut to 80", agent().Goal(identity.Active, strings.Repeat("x", 300)), prompt.SectionRecentGoals,
+			"WHAT YOU'VE BEEN DOING LATELY:\n  - " + strings.Repeat("x", 80) + "\n" + footer},
+		{"GoalChars is a limit", agent().Limits(identity.Limits{GoalChars: 10}).Goal(identity.Active, strings.Repeat("x", 300)), prompt.SectionRecentGoals,
+			"WHAT YOU'VE BEEN DOING LATELY:\n  - " + strings.Repeat("x", 10) + "\n" + footer},
 	})
 	p := prompttest.Assemble(t, trio(), agent().Goals(identity.Done, identity.Done, identity.Done, identity.Done, identity.Done, identity.Done, identity.Done).View())
 	assert.Equal(t, 5, prompttest.ShownGoals(t, p))
@@ -346,7 +376,7 @@ func TestSectionDirective(t *testing.T) {
 		"  5. Call check_claude_status() if you have a pending request"
 	runSectionCases(t, trio(), []sectionCase{
 		{"trio", agent(), prompt.SectionDirective, specDirective + ranked +
-			"\n\nDo NOT pick: goals referencing hardware, thermal sensors, PMIC, bus arbiters" +
+			"\n\nDo NOT pick: goals referencing hardware, thermal sensors, PMIC, bus arbiters. Do NOT repeat goals you've already done." +
 			"\n\nThe goal must be grounded in what actually exists in /agentOS/."},
 	})
 	runSectionCases(t, prompt.New(prompt.Config{}), []sectionCase{
@@ -405,9 +435,9 @@ func TestSectionCapsCountCodePoints(t *testing.T) {
 		{"host messages: 500 each", agent().Host(strings.Repeat("é", 501)).Host(strings.Repeat(smile, 501)), prompt.SectionHostMessage,
 			"A PERSON SAID:\n" + strings.Repeat("é", 500) + "\n" + strings.Repeat(smile, 500)},
 		{"outcome: 400", agent().Goals(identity.Done).Outcome(strings.Repeat("é", 450)), prompt.SectionLastOutcome,
-			"WHAT YOUR LAST GOAL PRODUCED:\n  " + strings.Repeat("é", 400)},
+			"WHAT YOUR LAST GOAL PRODUCED:\n  [DONE] " + strings.Repeat("é", 400)},
 		{"outcome with words: 400", agent().Goals(identity.Done).Outcome(strings.Repeat("日本 ", 200)), prompt.SectionLastOutcome,
-			"WHAT YOUR LAST GOAL PRODUCED:\n  " + strings.TrimSpace(strings.Repeat("日本 ", 133)) + " 日"},
+			"WHAT YOUR LAST GOAL PRODUCED:\n  [DONE] " + strings.TrimSpace(strings.Repeat("日本 ", 133)) + " 日"},
 		{"discovery: 300", agent().Discovery(strings.Repeat("語", 350), ""), prompt.SectionDiscoveries,
 			"WHAT YOU'VE FOUND OUTSIDE:\n  - " + strings.Repeat("語", 300)},
 	})

@@ -15,9 +15,14 @@ You can freely read and write /agentOS/workspace/ and /agentOS/design/.
 Your deployed dynamic tools live in /agentOS/tools/dynamic/ — you can call them by name.
 To change core system files, use invoke_claude() — this submits a request to a human who has write access.`
 
+// NoRepeat is the original directive's sentence against repeated goals
+// (issue 16); [HollowConfig] and the trio end their prohibitions with it.
+const NoRepeat = "Do NOT repeat goals you've already done."
+
 // HollowConfig returns the prompt configuration of the original
 // hollow-agentOS system (spec §7): its Docker world context (/agentOS/,
-// invoke_claude()), the five ranked goals, the hardware prohibition and the
+// invoke_claude()), the five ranked goals, the prohibitions (hardware, and
+// the original's "Do NOT repeat goals you've already done.") and the
 // grounding line. Tests use it for realistic prompts; an application
 // describes its own world instead (examples/trio does).
 func HollowConfig() prompt.Config {
@@ -30,7 +35,7 @@ func HollowConfig() prompt.Config {
 			"Call self_evaluate() with evidence paths",
 			"Call check_claude_status() if you have a pending request",
 		},
-		Prohibitions: "goals referencing hardware, thermal sensors, PMIC, bus arbiters",
+		Prohibitions: "goals referencing hardware, thermal sensors, PMIC, bus arbiters. " + NoRepeat,
 		Grounding:    "The goal must be grounded in what actually exists in /agentOS/.",
 	}
 }

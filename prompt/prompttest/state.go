@@ -56,6 +56,7 @@ type State struct {
 	inbox        []identity.Message
 	host         []identity.Message
 	task         *prompt.Task
+	presence     time.Time
 	limits       identity.Limits
 	values       *prompt.Values
 	editors      []func(*prompt.View)
@@ -80,19 +81,24 @@ func (s *State) ID(id string) *State { s.id.AgentID = id; return s }
 // times move with it.
 func (s *State) At(now time.Time) *State { s.now = now; return s }
 
-// Running sets how long the agent has been running: CreatedAt = Now − d
-// (Running(0): created at Now, "Running for: 0s").
+// Running sets how long the agent has been running: its loop started
+// (View.Started) and its identity was created (CreatedAt) d before Now
+// (Running(0): "Running for: 0s").
 func (s *State) Running(d time.Duration) *State {
 	s.uptime, s.created, s.fixedCreated = d, time.Time{}, false
 	return s
 }
 
-// CreatedAt sets an absolute creation time instead; the zero time leaves
-// it unknown ("Running for: unknown").
+// CreatedAt sets an absolute creation and loop start time instead; the
+// zero time leaves them unknown ("Running for: unknown").
 func (s *State) CreatedAt(t time.Time) *State {
 	s.created, s.fixedCreated = t, true
 	return s
 }
+
+// LastPresence sets when a person was last present (View.LastPresence);
+// host messages count too, at their delivery times.
+func (s *State) LastPresence(t time.Time) *State { s.presence = t; return s }
 
 // Traits sets the identity's traits.
 func (s *State) Traits(traits ...string) *State { s.id.Traits = traits; return s }
@@ -287,11 +293,13 @@ func (s *State) Identity() identity.Identity {
 func (s *State) View() *prompt.View {
 	id := s.Identity()
 	v := &prompt.View{
-		Now:      s.now,
-		Identity: &id,
-		Peers:    slices.Clone(s.peers),
-		Limits:   s.limits,
-		Values:   s.values,
+		Now:          s.now,
+		Started:      id.CreatedAt,
+		LastPresence: s.presence,
+		Identity:     &id,
+		Peers:        slices.Clone(s.peers),
+		Limits:       s.limits,
+		Values:       s.values,
 	}
 	if s.hasSuf {
 		st := s.suf.Clone()
