@@ -110,6 +110,10 @@ type Config struct {
 	Temperature *float64
 	Seed        *int
 	MaxTokens   int
+	// Annotator may append a note to each goal the agent chooses itself
+	// (see [GoalAnnotator]); nil means [OpinionConflict], the original's
+	// rule, and [NoAnnotation] turns it off.
+	Annotator GoalAnnotator
 	// NoRepair disables the one repair follow-up per cycle.
 	NoRepair bool
 	// Values carries application data for custom prompt sections.
@@ -147,6 +151,7 @@ type Agent struct {
 
 	log         *slog.Logger
 	unlockStore func() error
+	started     time.Time // when New ran: the prompt's "Running for" (issue 16)
 
 	tickMu sync.Mutex // serialises Tick
 
@@ -221,6 +226,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		log:  cfg.Logger.With("agent", cfg.ID),
 		wake: make(chan struct{}, 1),
 	}
+	a.started = cfg.Clock.Now()
 
 	if l, ok := cfg.Store.(identity.Locker); ok {
 		unlock, err := l.Lock(cfg.ID)
@@ -352,6 +358,7 @@ func (a *Agent) Say(ctx context.Context, text string) error {
 	m := identity.Message{From: "host", Text: text, At: a.cfg.Clock.Now()}
 	a.mu.Lock()
 	a.state.Host = append(a.state.Host, m)
+	notePresence(a.state, m.At)
 	if n := len(a.state.Host) - a.cfg.Limits.Inbox; n > 0 {
 		a.state.Host = append([]identity.Message(nil), a.state.Host[n:]...)
 	}

@@ -246,7 +246,7 @@ func (a *Agent) cycle(ctx context.Context) error {
 		if err != nil {
 			a.emit(Event{Kind: EventTask, Text: "claiming a task failed", Err: err})
 		} else if t != nil {
-			task = &prompt.Task{ID: t.ID, Description: t.Description}
+			task = &prompt.Task{ID: t.ID, Description: t.Description, Arrived: t.Submitted}
 			a.emit(Event{Kind: EventTask, Status: string(t.Status), Text: t.Description})
 		}
 	}
@@ -307,20 +307,15 @@ func (a *Agent) cycle(ctx context.Context) error {
 	}
 	if task != nil {
 		g.Objective, g.TaskID = task.Description, task.ID
+		notePresence(st, task.Arrived) // issue 16: presence.go
 	}
 	g.ID = newGoalID(now)
 	g.Started = now
+	a.annotateLocked(st, &g) // issue 16: annotate.go
 
-	// Crisis (spec §4): tell the peers; after 3 consecutive crisis cycles,
-	// force-reset every stressor.
-	if load := st.Suffering.Load(); suffering.LevelOf(load) == suffering.LevelCrisis {
-		a.queue(Event{Kind: EventCrisis, Load: load, Text: fmt.Sprintf("crisis: suffering load %.2f/1.0 (cycle %d in a row)", load, st.Suffering.CrisisCycles+1)})
-		if a.cfg.send != nil {
-			defer a.cfg.send(a, fmt.Sprintf("I am in crisis: my suffering load is %.2f/1.0.", load))
-		}
-	}
-	if reset := st.Suffering.NoteCycle(now); len(reset) > 0 {
-		a.queue(Event{Kind: EventCrisisReset, Text: fmt.Sprintf("force-reset %d stressors after %d consecutive crisis cycles", len(reset), suffering.CrisisResetCycles)})
+	// Crisis (spec §4, issue 16): see crisis.go.
+	if msg := a.crisisLocked(st, now); msg != "" && a.cfg.send != nil {
+		defer a.cfg.send(a, msg)
 	}
 	if sig, ok := anticipate(st, resp); ok {
 		a.queue(Event{Kind: EventAnticipation, Text: sig})
@@ -397,6 +392,9 @@ func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer
 		Limits:    a.cfg.Limits,
 		Values:    a.cfg.Values,
 		Peers:     peers,
+
+		Started:      a.started,       // issue 16: "Running for"
+		LastPresence: st.LastPresence, // issue 16: the presence line
 	}
 	return v
 }
@@ -414,7 +412,7 @@ func (a *Agent) Preview(ctx context.Context) (*prompt.Prompt, error) {
 			return nil, err
 		}
 		if t != nil {
-			task = &prompt.Task{ID: t.ID, Description: t.Description}
+			task = &prompt.Task{ID: t.ID, Description: t.Description, Arrived: t.Submitted}
 		}
 	}
 	var peers []prompt.Peer

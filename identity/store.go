@@ -28,6 +28,10 @@ type State struct {
 	Inbox []Message `json:"inbox,omitempty"`
 	// Host holds unread messages from a person (the host), oldest first.
 	Host []Message `json:"host,omitempty"`
+	// LastPresence is when a person was last present: the latest arrival
+	// of a host message or of an assigned task (issue 16; the prompt's
+	// presence line). Zero when never.
+	LastPresence time.Time `json:"last_presence,omitzero"`
 	// UpdatedAt is when the state was last saved.
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
@@ -55,6 +59,8 @@ func (s *State) Clone() *State {
 		Inbox:     slices.Clone(s.Inbox),
 		Host:      slices.Clone(s.Host),
 		UpdatedAt: s.UpdatedAt,
+
+		LastPresence: s.LastPresence,
 	}
 	return c
 }

@@ -94,4 +94,7 @@ type Task struct {
 	// "ASSIGNED TASK: {description}". A blank description leaves the
 	// section out.
 	Description string
+	// Arrived is when the task was submitted: a person's presence
+	// (see [View].LastPresence and [Present]; issue 16). Zero: unknown.
+	Arrived time.Time
 }

@@ -110,7 +110,8 @@ const PresenceLine = "A person was recently present in this system."
 const PresenceWindow = 12 * time.Hour
 
 // Present reports whether a person was recently present: v.LastPresence,
-// or the delivery time of one of v.Host's messages, is less than
+// the arrival of v.Task, or the delivery time of one of v.Host's messages,
+// is less than
 // [PresenceWindow] before v.Now (a time after Now counts as present). A
 // zero Now or no known time: false.
 func Present(v *View) bool {
@@ -118,6 +119,9 @@ func Present(v *View) bool {
 		return false
 	}
 	last := v.LastPresence
+	if v.Task != nil && v.Task.Arrived.After(last) {
+		last = v.Task.Arrived
+	}
 	for _, m := range v.Host {
 		if m.At.After(last) {
 			last = m.At
