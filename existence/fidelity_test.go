@@ -48,7 +48,9 @@ func TestApplyCapsWhatTheModelWrites(t *testing.T) {
 			causes: []string{"worldview_short"}},
 		{name: "worldview of 21 characters is applied",
 			reply: prompt.Response{WorldviewUpdate: str(strings.Repeat("w", 21))},
-			check: func(t *testing.T, st *identity.State) { assert.Equal(t, strings.Repeat("w", 21), st.Identity.Worldview) }},
+			check: func(t *testing.T, st *identity.State) {
+				assert.Equal(t, strings.Repeat("w", 21), st.Identity.Worldview)
+			}},
 		{name: "at most 3 questions per reply",
 			reply: prompt.Response{NewOpenQuestions: []string{"q1?", "q2?", "q3?", "q4?", "q5?"}},
 			check: func(t *testing.T, st *identity.State) {
