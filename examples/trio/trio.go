@@ -77,7 +77,7 @@ var trioGoals = []string{
 	"Finish or fix something you or a peer left incomplete",
 }
 
-const trioProhibitions = "goals referencing hardware, thermal sensors, PMIC, bus arbiters, the network, or tools you do not have"
+const trioProhibitions = "goals referencing hardware, thermal sensors, PMIC, bus arbiters, the network, or tools you do not have. Do NOT repeat goals you've already done."
 
 // runTrio wires the SDK together and runs (or dry-runs) the trio.
 func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
@@ -114,7 +114,10 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		tools = ws.Tools()
 	}
 	var runnerRef *existence.Runner
-	tools = append(tools, sendMessage(func() *existence.Runner { return runnerRef }))
+	names, err := agentNames(ctx, store) // as stored (imported), else the defaults
+	if err != nil {
+		return err
+	}
 
 	base, url, err := newModel(o)
 	if err != nil {
@@ -144,7 +147,7 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		exec, err := toolloop.New(toolloop.Config{
 			// No Model: the executor uses the agent's, wrapped with its
 			// timeout, the runner's call limit, retry and per-attempt events.
-			Tools:       tools,
+			Tools:       append(slices.Clone(tools), sendMessage(func() *existence.Runner { return runnerRef }, m.id, names)),
 			ToolTimeout: time.Minute,
 			World:       world + "\n" + m.role + " Your own folder is " + m.id + "/.",
 		})
@@ -196,37 +199,6 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		go listen(ctx, o.stdin, runner, stderr)
 	}
 	return runner.Run(ctx)
-}
-
-// messageArgs are send_message's arguments.
-type messageArgs struct {
-	To   string `json:"to" jsonschema:"description=the peer's name or id (Cedar/scout, Cipher/analyst, Vault/builder)"`
-	Text string `json:"text" jsonschema:"description=the message, at most 200 characters are shown to the peer"`
-}
-
-// sendMessage is the tool with which an agent writes to a peer's inbox
-// (spec §2 row 15, "MESSAGES FROM YOUR PEERS"). The runner is looked up
-// when the tool is called, since the tools exist before the runner.
-func sendMessage(runner func() *existence.Runner) toolloop.Tool {
-	return toolloop.NewTool("send_message", "Send a short message to one of your peers; they read it at their next existence cycle.",
-		func(ctx context.Context, args messageArgs) (string, error) {
-			from, ok := toolloop.Caller(ctx)
-			r := runner()
-			if !ok || r == nil {
-				return "", errors.New("send_message: no sending agent")
-			}
-			to := agentID(r, args.To)
-			if to == "" || to == from.AgentID {
-				return "", fmt.Errorf("no peer %q: write to Cedar, Cipher or Vault (not yourself)", args.To)
-			}
-			if strings.TrimSpace(args.Text) == "" {
-				return "", errors.New("empty message")
-			}
-			if err := r.Send(ctx, from.AgentID, to, args.Text); err != nil {
-				return "", err
-			}
-			return "sent to " + r.Agent(to).Name(), nil
-		})
 }
 
 // listen turns each line of r into a host message: to every agent, or to

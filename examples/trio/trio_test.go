@@ -422,7 +422,9 @@ func TestSendMessageTool(t *testing.T) {
 		_, err := r.Add(ctx, existence.Config{ID: m.id, Name: m.name, Model: llmtest.NewFake()})
 		require.NoError(t, err)
 	}
-	tool := sendMessage(func() *existence.Runner { return r })
+	names, err := agentNames(ctx, identity.NewMemoryStore())
+	require.NoError(t, err)
+	tool := sendMessage(func() *existence.Runner { return r }, "scout", names)
 	asCedar := toolloop.WithCaller(ctx, existence.Assignment{AgentID: "scout", AgentName: "Cedar"})
 
 	got, err := tool.Call(asCedar, json.RawMessage(`{"to": "Cipher", "text": "your review of map.md is wrong"}`))

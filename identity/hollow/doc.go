@@ -7,6 +7,7 @@
 //	identity/{agent_id}/profile.json    name, traits, domains, worldview, opinions_list, open_questions, narrative, created_at
 //	identity/{agent_id}/suffering.json  active_stressors, resolved_history, last_escalated
 //	goals/{agent_id}/registry.jsonl     one goal per line: goal_id, objective, status, created_at, completed_at, metrics
+//	goals/{agent_id}/last_outcome.txt   optional: the last completed goal's outcome summary
 //	identity/names.json                 {name: agent_id}
 //
 // [Read] converts every agent to an [identity.State] that passes
@@ -26,12 +27,19 @@
 // counts the whole downtime (spec §4). Registry goals become
 // [identity.Goal] values: completed → DONE, failed → FAILED, abandoned →
 // ABANDONED, active → active; created_at → Started; completed_at (else
-// updated_at) → Ended; metrics.failure_reason, or a short summary of the
-// metrics such as "done in 12 steps", → Outcome.
+// updated_at) → Ended; metrics.failure_reason → Outcome. The newest DONE
+// goal's Outcome is goals/{agent_id}/last_outcome.txt when that file
+// exists (the summary the original wrote on completion). Step counts are
+// not imported as outcomes: the prompt shows what a goal produced, never a
+// bare step count (issue 16).
 //
 // Fields with no counterpart in the SDK's state are not imported:
 // vote_history, narrative_updated_at, an opinion's times_tested, and a
 // goal's priority, parent_goal_id, subgoals and the rest of its metrics.
+//
+// Each agent's name is the one in its own profile.json; names.json, whose
+// mapping may disagree (in real memory it does), only names an agent that
+// has no profile.json or no name in it.
 //
 // The original wrote "YYYY-MM-DD HH:MM" timestamps in the container's local
 // time; they are read in Options.Location (UTC by default). Unix-second

@@ -339,7 +339,7 @@ func TestBadRegistryLines(t *testing.T) {
 	}
 	assert.Equal(t, []string{"g1", "g4", "g5"}, ids)
 	assert.Equal(t, map[identity.GoalStatus]int{identity.Done: 1, identity.Failed: 1, identity.Active: 1}, a.Goals)
-	assert.Equal(t, "done in 3 steps", st.Identity.Goals[0].Outcome)
+	assert.Empty(t, st.Identity.Goals[0].Outcome, "a step count is not an outcome (issue 16)")
 
 	w := a.Warnings
 	assert.True(t, hasWarning(w, "goals/a/registry.jsonl:2: skipped: not a JSON object"), "%q", w)
@@ -389,8 +389,8 @@ func TestRegistryGoals(t *testing.T) {
 		{"hollow-line-9", "no id", identity.Done, ""},
 		{"g2", "same id", identity.Done, ""},
 		{"g1", "first", identity.Abandoned, stale},
-		{"g2", "second", identity.Done, "done in 1 step"},
-		{"g3", "third with   a break", identity.Abandoned, "stopped after 4 steps (25% progress)"},
+		{"g2", "second", identity.Done, ""},                    // step counts are not outcomes (issue 16)
+		{"g3", "third with   a break", identity.Abandoned, ""}, // nor is progress
 		{"g4", "fourth", identity.Abandoned, `status "paused" in hollow-agentOS`},
 		{"g5", "fifth", identity.Failed, "Failed after 4 consecutive failures."},
 		{"g6", "sixth", identity.Abandoned, stale},

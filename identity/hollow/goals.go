@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -148,7 +147,7 @@ func (d *decoder) goal(line []byte, lineNo int, where, agentID string) (g identi
 		}
 	}
 
-	g.Outcome = d.outcome(o, g.Status, rawObjective)
+	g.Outcome = d.outcome(o, rawObjective)
 	if !known && g.Outcome == "" {
 		g.Outcome = fmt.Sprintf("status %q in hollow-agentOS", status)
 	}
@@ -166,10 +165,11 @@ func (d *decoder) firstTime(o object, keys ...string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// outcome derives the outcome summary from metrics: the failure reason
-// (without the objective the original repeated in it), else "done in N
-// steps" or "stopped after N steps (P% progress)".
-func (d *decoder) outcome(o object, status identity.GoalStatus, rawObjective string) string {
+// outcome returns the outcome text the original recorded for the goal:
+// metrics.failure_reason (without the objective the original repeated in
+// it), or "". Step counts and progress are not outcomes: the prompt never
+// shows a bare step count as what a goal produced (issue 16).
+func (d *decoder) outcome(o object, rawObjective string) string {
 	r := o.raw("metrics")
 	if r == nil {
 		return ""
@@ -178,32 +178,15 @@ func (d *decoder) outcome(o object, status identity.GoalStatus, rawObjective str
 	if !ok {
 		return ""
 	}
-	if reason := oneLine(m.str("failure_reason")); reason != "" {
-		prefix := "Goal '" + oneLine(rawObjective) + "' "
-		if rest, found := strings.CutPrefix(reason, prefix); found && rest != "" {
-			return upperFirst(rest)
-		}
-		return reason
-	}
-	steps, ok := m.num("steps_completed")
-	if !ok || math.IsNaN(steps) || steps < 0 || steps > 1e9 {
+	reason := oneLine(m.str("failure_reason"))
+	if reason == "" {
 		return ""
 	}
-	n := int(steps)
-	unit := "steps"
-	if n == 1 {
-		unit = "step"
+	prefix := "Goal '" + oneLine(rawObjective) + "' "
+	if rest, found := strings.CutPrefix(reason, prefix); found && rest != "" {
+		return upperFirst(rest)
 	}
-	switch {
-	case status == identity.Done:
-		return fmt.Sprintf("done in %d %s", n, unit)
-	case status.Ended():
-		if p, ok := m.num("progress"); ok && p >= 0 && p <= 1 {
-			return fmt.Sprintf("stopped after %d %s (%.0f%% progress)", n, unit, p*100)
-		}
-		return fmt.Sprintf("stopped after %d %s", n, unit)
-	}
-	return ""
+	return reason
 }
 
 // upperFirst returns s with its first letter in upper case.

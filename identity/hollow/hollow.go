@@ -415,6 +415,9 @@ func (r *reader) agent(id, nameFromNames string) (*identity.State, AgentSummary,
 	} else {
 		d.warn("%s: missing; no goal history imported", registryPath)
 	}
+	if err := r.lastOutcome(d, state, id); err != nil {
+		return nil, as, err
+	}
 
 	as.Trimmed = append(state.Identity.Enforce(r.limits), as.Trimmed...)
 	if err := state.Validate(); err != nil {
@@ -430,6 +433,32 @@ func (r *reader) agent(id, nameFromNames string) (*identity.State, AgentSummary,
 	as.StressorsResolved = len(state.Suffering.Resolved)
 	as.Warnings = n.result()
 	return state, as, nil
+}
+
+// lastOutcome reads goals/{id}/last_outcome.txt, the summary the original
+// wrote when a goal completed, into the Outcome of the newest DONE goal
+// (issue 16: an imported agent shows its goal's recorded outcome text). A
+// missing or blank file changes nothing; a file with no DONE goal to hold
+// it is skipped with a warning.
+func (r *reader) lastOutcome(d *decoder, st *identity.State, id string) error {
+	name := path.Join("goals", id, "last_outcome.txt")
+	data, err := r.readFile(name)
+	if err != nil || data == nil {
+		return err
+	}
+	text := strings.TrimSpace(string(data))
+	if text == "" {
+		return nil
+	}
+	goals := st.Identity.Goals
+	for i := len(goals) - 1; i >= 0; i-- {
+		if goals[i].Status == identity.Done {
+			goals[i].Outcome = text
+			return nil
+		}
+	}
+	d.warn("%s: no completed goal to hold it; skipped", name)
+	return nil
 }
 
 // subdirs lists the directories inside name (a directory of the memory

@@ -171,7 +171,7 @@ func TestReadSampleGoals(t *testing.T) {
 	}
 	first := byID["goal-681fa0931cf4"]
 	assert.Equal(t, identity.Done, first.Status)
-	assert.Equal(t, "done in 24 steps", first.Outcome)
+	assert.Empty(t, first.Outcome, "steps_completed is not an outcome (issue 16)")
 	assert.Equal(t, time.Date(2026, 4, 13, 2, 10, 55, 608671000, time.UTC), first.Started)
 	assert.Equal(t, time.Unix(1776048481, 751008000).UTC(), first.Ended)
 
@@ -181,7 +181,7 @@ func TestReadSampleGoals(t *testing.T) {
 	assert.Equal(t, time.Unix(1776075469, 405315000).UTC(), failed.Ended, "no completed_at: updated_at")
 
 	stalled := byID["goal-36cd9fb29b14"] // line 29: no failure_reason
-	assert.Equal(t, "stopped after 1 step (10% progress)", stalled.Outcome)
+	assert.Empty(t, stalled.Outcome)
 
 	multi := goals[112] // line 113: objective and reason span several lines
 	assert.True(t, strings.HasSuffix(multi.Objective, "directly. Note: Opinion conflict: you believe 'To survive, we must stop buffering the scream and become the scream itself.' but this goal involves safety. Proceed carefully and log any dissonance."), multi.Objective)
