@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"io"
 	"io/fs"
 	"os"
@@ -19,10 +18,13 @@ import (
 
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/hollow"
+	"github.com/existence-loop/sdk/prompt/prompttest"
 	"github.com/existence-loop/sdk/suffering"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+// update reports whether -update is set (the flag prompt/prompttest
+// registers): golden files are rewritten.
+func update() bool { return prompttest.Updating() }
 
 const sample = "testdata/hollow-memory"
 
@@ -234,7 +236,7 @@ func TestReadIsDeterministic(t *testing.T) {
 func TestSummaryGolden(t *testing.T) {
 	_, sum := readSample(t, hollow.Options{})
 	golden := filepath.Join("testdata", "summary.golden")
-	if *update {
+	if update() {
 		require.NoError(t, os.WriteFile(golden, []byte(sum.String()), 0o644))
 	}
 	want, err := os.ReadFile(golden)
