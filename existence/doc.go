@@ -28,8 +28,8 @@
 // # Several agents
 //
 // A [Runner] runs agents as peers over one store: each agent's "YOUR PEERS"
-// section shows the others' names and narratives, an agent in crisis tells
-// the others, and a semaphore bounds the model calls in flight.
+// section shows the others' names and narratives, an agent entering crisis
+// tells the others once ([CrisisMessage]), and a semaphore bounds the model calls in flight.
 //
 // # Goals
 //
@@ -39,13 +39,16 @@
 // existence/toolloop runs a model/tool loop over tools such as the sandboxed
 // files of existence/workspace. Assigned tasks come from an
 // existence/taskqueue queue (spec §2 row 1); host messages ([Agent.Say])
-// interrupt the goal and trigger a cycle at the next tick.
+// interrupt the goal and trigger a cycle at the next tick. Before a goal
+// the agent chose itself starts, a [GoalAnnotator] may append a note to it
+// (by default [OpinionConflict], the original's opinion-conflict check).
 //
 // # Events
 //
 // Everything observable is an [Event] delivered to the [Observer]: goals
 // chosen and ended, worldview, questions and opinions, stressors, fallbacks
-// with their cause, crises, model calls with tokens and durations, tool
+// with their cause, caps applied to a reply ([EventCapped]), goal notes
+// ([EventGoalAnnotated]), crises, model calls with tokens and durations, tool
 // calls, and finished cycles. [Event.String] formats the one-line thoughts
 // log; events also marshal to JSON. Diagnostics go to a [log/slog] logger.
 package existence
