@@ -649,7 +649,11 @@ func trimLastOutcome(e *env, maxChars int) string {
 		writeBroken(&b, tools)
 		footer = b.String()
 	}
-	return trimProse(headOutcome, "  ", outcomeTag(g)+" "+flat(g.Outcome, e.l.Outcome), footer, maxChars)
+	body := outcomeTag(g)
+	if text := flat(g.Outcome, e.l.Outcome); text != "" {
+		body += " " + text
+	}
+	return trimProse(headOutcome, "  ", body, footer, maxChars)
 }
 
 // outcomeTag is "[DONE]", "[FAILED]" or "[ABANDONED]".

@@ -442,3 +442,14 @@ func TestSectionCapsCountCodePoints(t *testing.T) {
 			"WHAT YOU'VE FOUND OUTSIDE:\n  - " + strings.Repeat("語", 300)},
 	})
 }
+
+// Issue 16: under a budget the situation text shrinks, the presence line
+// stays.
+func TestSituationTrimKeepsThePresenceLine(t *testing.T) {
+	s, ok := trio().Section(prompt.SectionSituation)
+	require.True(t, ok)
+	tr, ok := s.(prompt.Trimmer)
+	require.True(t, ok)
+	got := tr.Trim(agent().Host("hi").View(), 120)
+	assert.True(t, strings.HasSuffix(got, "\n"+prompt.CutMarker+"\n"+prompt.PresenceLine), got)
+}
