@@ -162,10 +162,10 @@ type Agent struct {
 
 	wake chan struct{}
 
-	laneModel llm.Model                // for cycles run by the scheduler: model without the limiter
-	wakeHook  atomic.Pointer[func()]   // asks the scheduler for a priority cycle
-	parsedMu  sync.Mutex               // guards parsed
-	parsed    struct {                 // the last reply validated, so it is parsed once
+	laneModel llm.Model              // for cycles run by the scheduler: model without the limiter
+	wakeHook  atomic.Pointer[func()] // asks the scheduler for a priority cycle
+	parsedMu  sync.Mutex             // guards parsed
+	parsed    struct {               // the last reply validated, so it is parsed once
 		text string
 		resp *prompt.Response
 	}
