@@ -151,8 +151,9 @@ type node struct {
 	woken  atomic.Bool   // Runner.Wake was called
 	round  atomic.Uint64 // cycles dispatched, for the peer rotation
 
-	finished bool // guarded by Runner.smu
-	lost     bool // guarded by Runner.smu
+	finished bool        // guarded by Runner.smu
+	lost     bool        // guarded by Runner.smu
+	cycle    *dispatched // the cycle running in real time, guarded by Runner.smu
 }
 
 // NewRunner returns a Runner. It returns an error when cfg.Store is nil and
@@ -298,9 +299,10 @@ func (r *Runner) Len() int {
 
 // RunnerStats are a runner's scheduler counters since it started.
 type RunnerStats struct {
-	// Cycles counts the cycles the scheduler ran, per lane
-	// ([LaneAutonomy], [LanePriority]).
-	Cycles [2]int64
+	// Dispatched counts the ticks the scheduler handed to a worker, per
+	// lane ([LaneAutonomy], [LanePriority]); each runs an existence cycle
+	// unless the agent's goal is still being pursued or the run ended.
+	Dispatched [2]int64
 	// Coalesced counts the heartbeats merged into a cycle already queued
 	// or running (each called no model).
 	Coalesced int64
@@ -314,7 +316,7 @@ type RunnerStats struct {
 func (r *Runner) Stats() RunnerStats {
 	r.smu.Lock()
 	defer r.smu.Unlock()
-	return RunnerStats{Cycles: r.cycles, Coalesced: r.core.coalescedTotal, Queued: r.core.queued(), Running: r.core.busy, Agents: r.active}
+	return RunnerStats{Dispatched: r.cycles, Coalesced: r.core.coalescedTotal, Queued: r.core.queued(), Running: r.core.busy, Agents: r.active}
 }
 
 // start schedules every agent once; r.smu must not be held.
@@ -365,11 +367,16 @@ func (r *Runner) Run(ctx context.Context) error {
 		jobs := r.core.dispatch(now)
 		next, ok := r.core.nextAt()
 		over := r.active == 0 && r.cfg.Leases == nil
-		r.smu.Unlock()
+		for i := range jobs {
+			n := jobs[i].e.node
+			jobs[i].ctx, jobs[i].cancel = context.WithCancel(n.ctx)
+			n.cycle = &jobs[i]
+		}
 		for _, j := range jobs {
 			r.wg.Add(1)
 			go r.work(j)
 		}
+		r.smu.Unlock()
 		if over {
 			break
 		}
@@ -451,8 +458,14 @@ func (r *Runner) poke() {
 // work runs one dispatched cycle on its own goroutine (real time).
 func (r *Runner) work(j dispatched) {
 	defer r.wg.Done()
+	defer j.cancel()
 	n := j.e.node
 	r.tick(n, j, false)
+	r.smu.Lock()
+	if n.cycle != nil && n.cycle.ctx == j.ctx {
+		n.cycle = nil
+	}
+	r.smu.Unlock()
 	r.finish(n, j, r.cfg.Clock.Now())
 	r.poke()
 }
@@ -485,9 +498,13 @@ func ClockFrom(ctx context.Context) Clock {
 func (r *Runner) tick(n *node, j dispatched, inline bool) (end time.Time) {
 	n.round.Add(1)
 	n.woken.Store(false)
-	ctx := context.WithValue(n.ctx, dispatchKey{}, &j)
+	base := j.ctx
+	if base == nil {
+		base = n.ctx
+	}
+	ctx := context.WithValue(base, dispatchKey{}, &j)
 	ctx = context.WithValue(ctx, clockKey{}, n.a.cfg.Clock)
-	if err := n.a.Tick(ctx); err != nil && n.ctx.Err() == nil {
+	if err := n.a.Tick(ctx); err != nil && base.Err() == nil {
 		n.a.log.Warn("tick failed", "err", err)
 	}
 	end = n.a.cfg.Clock.Now()
@@ -555,12 +572,18 @@ func (r *Runner) finish(n *node, j dispatched, end time.Time) {
 	}
 }
 
-// wakeNode asks for a priority cycle of n now.
+// wakeNode asks for a priority cycle of n now (a host message). In real
+// time, an autonomy cycle of n already running is preempted: its model call
+// is cancelled and it chooses nothing, so that the person is answered within
+// one model call (issue 9).
 func (r *Runner) wakeNode(n *node) {
 	n.host.Store(true)
 	r.smu.Lock()
 	if r.started && !n.finished && !n.lost {
 		r.core.wake(&n.e, r.cfg.Clock.Now())
+		if c := n.cycle; c != nil && c.lane == LaneAutonomy && !r.virtual {
+			c.cancel()
+		}
 	}
 	r.smu.Unlock()
 	r.poke()

@@ -2,6 +2,7 @@ package existence
 
 import (
 	"container/heap"
+	"context"
 	"hash/fnv"
 	"time"
 )
@@ -71,6 +72,11 @@ type dispatched struct {
 	due       time.Time
 	start     time.Time
 	coalesced int
+
+	// ctx and cancel are the cycle's context, set by the real-time driver
+	// (a host message preempts an autonomy cycle by cancelling it).
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // lateness is how late the cycle started against its due time.

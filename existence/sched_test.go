@@ -116,7 +116,7 @@ func TestRunVirtualIsDeterministic(t *testing.T) {
 		assert.Greater(t, len(s.cycles()), 20)
 		assert.Equal(t, s.model.Calls(), len(s.cycles()))
 		st := s.r.Stats()
-		t.Logf("cycles %v coalesced %d", st.Cycles, st.Coalesced)
+		t.Logf("cycles %v coalesced %d", st.Dispatched, st.Coalesced)
 		return out
 	}
 	first := run()
@@ -134,3 +134,25 @@ var _ = slices.Sort[[]int]
 var _ = llmtest.NewFake
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func TestPriorityLaneOvertakesAFullAutonomyBacklog(t *testing.T) {
+	// 100 agents, one autonomy worker and a 2 s model: the autonomy backlog
+	// is far longer than a heartbeat.
+	s := newSwarm(t, 100, existence.RunnerConfig{}, 2*time.Second)
+	ctx := context.Background()
+	require.NoError(t, s.r.RunVirtual(ctx, t0.Add(30*time.Second)))
+	st := s.r.Stats()
+	require.Greater(t, st.Queued[existence.LaneAutonomy], 50, "a full autonomy backlog")
+	require.NoError(t, s.r.Say(ctx, "hello", "a099"))
+	said := s.clock.Now()
+	require.NoError(t, s.r.RunVirtual(ctx, t0.Add(40*time.Second)))
+	var got []existence.Event
+	for _, e := range s.cycles() {
+		if e.AgentID == "a099" && e.Cycle.Lane == "priority" {
+			got = append(got, e)
+		}
+	}
+	require.Len(t, got, 1)
+	assert.Equal(t, time.Duration(0), got[0].Cycle.Lateness, "the priority worker was free")
+	assert.Equal(t, said.Add(2*time.Second), got[0].Time, "answered after the model latency")
+}
