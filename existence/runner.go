@@ -382,7 +382,10 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		var stop func() bool
 		if ok {
-			stop = afterFunc(r.cfg.Clock, next.Sub(now), r.poke)
+			stop = afterFunc(r.cfg.Clock, next.Sub(r.cfg.Clock.Now()), r.poke)
+			if !r.cfg.Clock.Now().Before(next) {
+				r.poke() // the clock moved past it meanwhile
+			}
 		}
 		select {
 		case <-ctx.Done():

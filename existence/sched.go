@@ -60,6 +60,7 @@ type schedEntry struct {
 	coalesced int       // heartbeats merged into the wanted cycle
 	urgent    bool      // a priority wake arrived while the cycle ran
 	coolUntil time.Time // no autonomy cycle starts before this
+	lastEnd   time.Time // when the last cycle ended
 	removed   bool
 
 	node *node // the runner's agent; nil in the core's own tests
@@ -189,7 +190,9 @@ func (s *schedCore) advance(now time.Time) {
 // beat is one heartbeat of e falling due at at: it wants a cycle, or is
 // merged into the one already wanted, queued or running (coalescing).
 func (s *schedCore) beat(e *schedEntry, at time.Time) {
-	if e.st != slotIdle {
+	if e.st != slotIdle || (!e.lastEnd.IsZero() && at.Before(e.lastEnd)) {
+		// Queued or running, or it fell due while the last cycle ran (and
+		// is seen only now): merged, counted, no model call.
 		e.coalesced++
 		s.coalescedTotal++
 		return
@@ -260,6 +263,7 @@ func (s *schedCore) done(e *schedEntry, lane Lane, end time.Time) {
 		return
 	}
 	e.st = slotIdle
+	e.lastEnd = end
 	e.coolUntil = end.Add(s.cooldown)
 	if e.urgent {
 		e.urgent = false

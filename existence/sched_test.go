@@ -130,9 +130,6 @@ func TestRunVirtualNeedsASettableClock(t *testing.T) {
 	assert.ErrorIs(t, r.RunVirtual(context.Background(), t0), existence.ErrNotVirtual)
 }
 
-var _ = slices.Sort[[]int]
-var _ = llmtest.NewFake
-
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func TestPriorityLaneOvertakesAFullAutonomyBacklog(t *testing.T) {
@@ -155,4 +152,120 @@ func TestPriorityLaneOvertakesAFullAutonomyBacklog(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.Equal(t, time.Duration(0), got[0].Cycle.Lateness, "the priority worker was free")
 	assert.Equal(t, said.Add(2*time.Second), got[0].Time, "answered after the model latency")
+}
+
+func TestHungModelBlocksOnlyItsWorker(t *testing.T) {
+	clock := existencetest.NewClock(t0)
+	cycles := make(chan string, 100)
+	r, err := existence.NewRunner(existence.RunnerConfig{
+		Store: identity.NewMemoryStore(), Clock: clock, AutonomyWorkers: 2, NoStagger: true, Logger: discardLogger(),
+		Observer: func(e existence.Event) {
+			if e.Kind == existence.EventCycle {
+				cycles <- e.AgentID
+			}
+		},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fast := llmtest.NewFake(goalReply(t, "g"))
+	fast.Repeat = true
+	entered := make(chan struct{})
+	hung := llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		close(entered)
+		<-ctx.Done() // a model that never answers
+		return nil, ctx.Err()
+	})
+	for _, id := range []string{"a1", "a2"} {
+		_, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: fast, Retry: llm.RetryPolicy{Attempts: 1}})
+		require.NoError(t, err)
+	}
+	_, err = r.Add(ctx, existence.Config{ID: "stuck", Name: "stuck", Model: hung, Retry: llm.RetryPolicy{Attempts: 1}, CallTimeout: time.Hour, CycleTimeout: time.Hour})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+
+	wait := func(want ...string) {
+		t.Helper()
+		var got []string
+		for len(got) < len(want) {
+			select {
+			case id := <-cycles:
+				got = append(got, id)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("only %v of %v cycles", got, want)
+			}
+		}
+		slices.Sort(got)
+		assert.Equal(t, want, got)
+		for _, id := range want { // so that the next heartbeat runs a cycle
+			require.NoError(t, r.Agent(id).WaitGoal(ctx))
+		}
+	}
+	wait("a1", "a2")
+	<-entered
+	for range 3 {
+		clock.Advance(6 * time.Second)
+		wait("a1", "a2") // the other worker keeps serving them
+	}
+	assert.Equal(t, 1, r.Stats().Running[existence.LaneAutonomy], "only the stuck agent's cycle is running")
+	cancel()
+	require.NoError(t, <-done)
+}
+
+func TestPeersAtScale(t *testing.T) {
+	ctx := context.Background()
+	s := newSwarm(t, 20, existence.RunnerConfig{MaxPeersShown: 3}, 0)
+	a := s.r.Agent("a000")
+	require.NotNil(t, a)
+	p, err := a.Preview(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, p.Text, "YOUR PEERS:\n  a001: (no history yet)\n  a002: (no history yet)\n  a003: (no history yet)\n  (and 16 others)\n")
+
+	// A peer that messaged the agent comes first.
+	require.NoError(t, s.r.Send(ctx, "a015", "a000", "hello"))
+	p, err = a.Preview(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, p.Text, "YOUR PEERS:\n  a015: (no history yet)\n  a001: (no history yet)\n  a002: (no history yet)\n  (and 16 others)\n")
+
+	// The rotation moves on by MaxPeersShown with every cycle.
+	require.NoError(t, s.r.RunVirtual(ctx, t0.Add(7*time.Second)))
+	p, err = s.r.Agent("a001").Preview(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, p.Text, "  (and 16 others)\n")
+	assert.NotContains(t, p.Text, "  a002: ", "a001 has had a cycle: its rotation moved past a002")
+}
+
+func TestRunnerAgentLookupAndLen(t *testing.T) {
+	s := newSwarm(t, 50, existence.RunnerConfig{}, 0)
+	assert.Equal(t, 50, s.r.Len())
+	assert.Equal(t, "a049", s.r.Agent("a049").ID())
+	assert.Nil(t, s.r.Agent("nobody"))
+	assert.Error(t, s.r.Wake("nobody"))
+}
+
+func TestEveryAgentGetsACycleInDueOrder(t *testing.T) {
+	// 50 agents, one worker, a model far too slow (5 s for a 6 s
+	// heartbeat): every agent still gets its cycle, in the order of
+	// their (staggered) due times.
+	s := newSwarm(t, 50, existence.RunnerConfig{}, 5*time.Second)
+	require.NoError(t, s.r.RunVirtual(context.Background(), t0.Add(50*5*time.Second)))
+	evs := s.cycles()
+	require.GreaterOrEqual(t, len(evs), 50)
+	seen := map[string]bool{}
+	for _, e := range evs[:50] {
+		seen[e.AgentID] = true
+	}
+	assert.Len(t, seen, 50, "each agent once in the first round")
+	var lateness []time.Duration
+	for _, e := range evs[:50] {
+		lateness = append(lateness, e.Cycle.Lateness)
+	}
+	// In due order: each start is 5 s after the previous one, while due
+	// times are less than 6 s apart in all, so lateness grows.
+	assert.True(t, slices.IsSorted(lateness[1:]), "%v", lateness)
+	st := s.r.Stats()
+	assert.Greater(t, st.Coalesced, int64(0))
+	assert.Equal(t, s.model.Calls(), len(evs), "no coalesced heartbeat called the model")
 }
