@@ -78,7 +78,7 @@ func newCountingStore() *countingStore {
 
 func (s *countingStore) Save(ctx context.Context, st *identity.State) error {
 	s.mu.Lock()
-	s.saves[st.Identity.ID]++
+	s.saves[st.Identity.AgentID]++
 	s.mu.Unlock()
 	return s.MemoryStore.Save(ctx, st)
 }
@@ -98,7 +98,7 @@ func TestRunnerLeases(t *testing.T) {
 	fast.Repeat = true
 	var epochs sync.Map
 	r, err := existence.NewRunner(existence.RunnerConfig{
-		Clock: clock, Leases: leases, MaxAgents: 2, RenewEvery: 5 * time.Second, Observer: rec.Observe, Logger: discardLogger(),
+		Clock: clock, Leases: leases, MaxAgents: 2, NoStagger: true, RenewEvery: 5 * time.Second, Observer: rec.Observe, Logger: discardLogger(),
 		NewAgent: func(ctx context.Context, l existence.Lease) (existence.Config, error) {
 			epochs.Store(l.AgentID, l.Epoch)
 			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: store, Executor: blockingExecutor(), Retry: llm.RetryPolicy{Attempts: 1}}, nil
