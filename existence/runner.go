@@ -367,11 +367,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		jobs := r.core.dispatch(now)
 		next, ok := r.core.nextAt()
 		over := r.active == 0 && r.cfg.Leases == nil
-		for i := range jobs {
-			n := jobs[i].e.node
-			jobs[i].ctx, jobs[i].cancel = context.WithCancel(n.ctx)
-			n.cycle = &jobs[i]
-		}
+		r.prepare(jobs)
 		for _, j := range jobs {
 			r.wg.Add(1)
 			go r.work(j)
@@ -459,18 +455,51 @@ func (r *Runner) poke() {
 }
 
 // work runs one dispatched cycle on its own goroutine (real time).
+//
+// When its cycle ends, the goroutine takes the next queued cycle itself, if
+// any, and exits when there is none: a goroutine exists only while there
+// is work, and under load the goroutines (and their grown stacks) are
+// reused.
 func (r *Runner) work(j dispatched) {
 	defer r.wg.Done()
-	defer j.cancel()
-	n := j.e.node
-	r.tick(n, j, false)
-	r.smu.Lock()
-	if n.cycle != nil && n.cycle.ctx == j.ctx {
-		n.cycle = nil
+	for {
+		n := j.e.node
+		r.tick(n, j, false)
+		j.cancel()
+		r.smu.Lock()
+		if n.cycle != nil && n.cycle.ctx == j.ctx {
+			n.cycle = nil
+		}
+		r.smu.Unlock()
+		r.finish(n, j, r.cfg.Clock.Now())
+
+		r.smu.Lock()
+		var next []dispatched
+		if r.runCtx.Err() == nil {
+			next = r.core.dispatch(r.cfg.Clock.Now())
+			r.prepare(next)
+		}
+		r.smu.Unlock()
+		if len(next) == 0 {
+			r.poke()
+			return
+		}
+		for _, o := range next[1:] {
+			r.wg.Add(1)
+			go r.work(o)
+		}
+		j = next[0]
 	}
-	r.smu.Unlock()
-	r.finish(n, j, r.cfg.Clock.Now())
-	r.poke()
+}
+
+// prepare gives each dispatched cycle its context; r.smu must be held.
+func (r *Runner) prepare(jobs []dispatched) {
+	for i := range jobs {
+		n := jobs[i].e.node
+		jobs[i].ctx, jobs[i].cancel = context.WithCancel(n.ctx)
+		c := jobs[i]
+		n.cycle = &c
+	}
 }
 
 type dispatchKey struct{}

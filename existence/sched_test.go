@@ -202,6 +202,9 @@ func TestHungModelBlocksOnlyItsWorker(t *testing.T) {
 		for _, id := range want { // so that the next heartbeat runs a cycle
 			require.NoError(t, r.Agent(id).WaitGoal(ctx))
 		}
+		// and their workers are free again (else the next heartbeat is
+		// coalesced into the cycle that is ending).
+		waitFor(t, func() bool { return r.Stats().Running[existence.LaneAutonomy] <= 1 })
 	}
 	wait("a1", "a2")
 	<-entered
