@@ -1,0 +1,172 @@
+package existence_test
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
+)
+
+// fakeLeases hands out the agents of pool, records renewals and releases,
+// and loses the leases the test says.
+type fakeLeases struct {
+	mu       sync.Mutex
+	pool     []string
+	held     []string
+	lose     []string
+	released []string
+	claims   []int
+	renewed  chan struct{}
+}
+
+func (f *fakeLeases) Claim(ctx context.Context, max int) ([]existence.Lease, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.claims = append(f.claims, max)
+	var out []existence.Lease
+	for len(f.pool) > 0 && len(out) < max {
+		id := f.pool[0]
+		f.pool = f.pool[1:]
+		f.held = append(f.held, id)
+		out = append(out, existence.Lease{AgentID: id, Epoch: int64(7 + len(f.held)), Owner: "test:1", Expires: t0.Add(15 * time.Second)})
+	}
+	return out, nil
+}
+
+func (f *fakeLeases) Renew(ctx context.Context) ([]string, error) {
+	f.mu.Lock()
+	lost := f.lose
+	f.lose = nil
+	for _, id := range lost {
+		f.held = slices.DeleteFunc(f.held, func(h string) bool { return h == id })
+	}
+	f.mu.Unlock()
+	select {
+	case f.renewed <- struct{}{}:
+	default:
+	}
+	return lost, nil
+}
+
+func (f *fakeLeases) Release(ctx context.Context, ids ...string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.released = append(f.released, ids...)
+	return nil
+}
+
+// countingStore counts saves per agent.
+type countingStore struct {
+	*identity.MemoryStore
+	mu    sync.Mutex
+	saves map[string]int
+}
+
+func newCountingStore() *countingStore {
+	return &countingStore{MemoryStore: identity.NewMemoryStore(), saves: map[string]int{}}
+}
+
+func (s *countingStore) Save(ctx context.Context, st *identity.State) error {
+	s.mu.Lock()
+	s.saves[st.Identity.AgentID]++
+	s.mu.Unlock()
+	return s.MemoryStore.Save(ctx, st)
+}
+
+func (s *countingStore) count(id string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.saves[id]
+}
+
+func TestRunnerLeases(t *testing.T) {
+	clock := existencetest.NewClock(t0)
+	store := newCountingStore()
+	leases := &fakeLeases{pool: []string{"a1", "a2", "a3"}, renewed: make(chan struct{}, 1)}
+	rec := &existencetest.Recorder{}
+	fast := llmtest.NewFake(goalReply(t, "g"))
+	fast.Repeat = true
+	var epochs sync.Map
+	r, err := existence.NewRunner(existence.RunnerConfig{
+		Clock: clock, Leases: leases, MaxAgents: 2, NoStagger: true, RenewEvery: 5 * time.Second, Observer: rec.Observe, Logger: discardLogger(),
+		NewAgent: func(ctx context.Context, l existence.Lease) (existence.Config, error) {
+			epochs.Store(l.AgentID, l.Epoch)
+			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: store, Executor: blockingExecutor(), Retry: llm.RetryPolicy{Attempts: 1}}, nil
+		},
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+
+	<-leases.renewed // the first round: renew, then claim two
+	waitFor(t, func() bool { return r.Len() == 2 })
+	a1 := r.Agent("a1")
+	require.NotNil(t, a1)
+	l, ok := a1.Lease()
+	require.True(t, ok)
+	assert.EqualValues(t, 8, l.Epoch)
+	assert.Nil(t, r.Agent("a3"), "MaxAgents is 2")
+
+	// a1's lease is lost: it stops without a final save, and a3 is claimed
+	// in its place.
+	waitFor(t, func() bool { return store.count("a1") > 0 }) // its first cycle saved
+	saves := store.count("a1")
+	leases.mu.Lock()
+	leases.lose = []string{"a1"}
+	leases.mu.Unlock()
+	clock.Advance(5 * time.Second)
+	<-leases.renewed
+	waitFor(t, func() bool { return r.Agent("a3") != nil })
+	assert.Nil(t, r.Agent("a1"))
+	lost := rec.Kind(existence.EventLeaseLost)
+	require.Len(t, lost, 1)
+	assert.Equal(t, "a1", lost[0].AgentID)
+
+	waitFor(t, func() bool { return store.count("a2") > 0 }) // a2's first cycle saved
+	a2saves := store.count("a2")
+	cancel()
+	require.NoError(t, <-done)
+	assert.Equal(t, saves, store.count("a1"), "no save after the lease was lost")
+	assert.ElementsMatch(t, []string{"a2", "a3"}, leases.released, "released at once on shutdown")
+	assert.Equal(t, a2saves+1, store.count("a2"), "saved once more on shutdown")
+}
+
+// waitFor waits until cond holds, for at most 10 s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 10 s")
+		}
+		runtime.Gosched()
+	}
+}
+
+func TestAHeartbeatThatChangesNothingSavesNothing(t *testing.T) {
+	store := newCountingStore()
+	clock := existencetest.NewClock(t0)
+	ctx := context.Background()
+	a, err := existence.New(ctx, existence.Config{ID: "scout", Name: "Cedar", Store: store, Clock: clock, Model: llmtest.NewFake(goalReply(t, "g")), Executor: blockingExecutor(), Retry: llm.RetryPolicy{Attempts: 1}})
+	require.NoError(t, err)
+	t.Cleanup(func() { a.Close() })
+	require.NoError(t, a.Tick(ctx))
+	assert.Equal(t, 1, store.count("scout"), "a cycle saves once")
+	for range 3 {
+		clock.Advance(6 * time.Second)
+		require.NoError(t, a.Tick(ctx)) // the goal is still being pursued
+	}
+	assert.Equal(t, 1, store.count("scout"), "heartbeats that changed nothing saved nothing")
+}

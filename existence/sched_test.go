@@ -1,0 +1,274 @@
+package existence_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
+)
+
+// simModel answers every cycle after latency of virtual time, read from
+// the agent's clock (existence.ClockFrom), and counts its calls.
+type simModel struct {
+	mu      sync.Mutex
+	latency func(agent string, call int) time.Duration
+	calls   int
+}
+
+func (m *simModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	m.mu.Lock()
+	m.calls++
+	n := m.calls
+	m.mu.Unlock()
+	c, ok := existence.ClockFrom(ctx).(existence.SettableClock)
+	if !ok {
+		return nil, fmt.Errorf("no virtual clock in the context")
+	}
+	if m.latency != nil {
+		c.Advance(m.latency("", n))
+	}
+	return &llm.Response{Text: `{"action":"goal","content":"map the workspace","reasoning":"r"}`}, nil
+}
+
+func (m *simModel) Calls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.calls
+}
+
+func fixed(d time.Duration) func(string, int) time.Duration {
+	return func(string, int) time.Duration { return d }
+}
+
+// swarm is a runner of n agents on a manual clock with a simulated model.
+type swarm struct {
+	r     *existence.Runner
+	clock *existencetest.Clock
+	model *simModel
+	rec   *existencetest.Recorder
+}
+
+func newSwarm(t *testing.T, n int, cfg existence.RunnerConfig, latency time.Duration) *swarm {
+	t.Helper()
+	s := &swarm{clock: existencetest.NewClock(t0), model: &simModel{latency: fixed(latency)}, rec: &existencetest.Recorder{}}
+	cfg.Store = identity.NewMemoryStore()
+	cfg.Clock = s.clock
+	cfg.Observer = s.rec.Observe
+	cfg.Logger = discardLogger()
+	if cfg.Heartbeat == 0 {
+		cfg.Heartbeat = 6 * time.Second
+	}
+	r, err := existence.NewRunner(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	for i := range n {
+		id := fmt.Sprintf("a%03d", i)
+		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: s.model, Retry: llm.RetryPolicy{Attempts: 1}})
+		require.NoError(t, err)
+	}
+	s.r = r
+	return s
+}
+
+// cycles returns the cycle events, in order.
+func (s *swarm) cycles() []existence.Event { return s.rec.Kind(existence.EventCycle) }
+
+func TestRunVirtualIsDeterministic(t *testing.T) {
+	run := func() []byte {
+		s := newSwarm(t, 20, existence.RunnerConfig{AutonomyWorkers: 2}, 0)
+		s.model.latency = func(_ string, call int) time.Duration { return time.Duration(1000+call*37%3000) * time.Millisecond }
+		ctx := context.Background()
+		require.NoError(t, s.r.RunVirtual(ctx, t0.Add(30*time.Second)))
+		require.NoError(t, s.r.Say(ctx, "hello", "a007"))
+		require.NoError(t, s.r.RunVirtual(ctx, t0.Add(60*time.Second)))
+		var out []byte
+		for _, e := range s.rec.Events() {
+			if e.Cycle != nil {
+				// wall-clock durations differ from run to run
+				c := *e.Cycle
+				c.Assemble, c.Generate, c.Apply, c.Total = 0, 0, 0, 0
+				e.Cycle = &c
+			}
+			if e.Call != nil {
+				c := *e.Call
+				c.Duration = 0
+				e.Call = &c
+			}
+			e.Text, e.Goal = "", "" // goal ids are random
+			b, err := json.Marshal(e)
+			require.NoError(t, err)
+			out = append(append(out, b...), '\n')
+		}
+		assert.Equal(t, t0.Add(60*time.Second), s.clock.Now())
+		assert.Greater(t, len(s.cycles()), 20)
+		assert.Equal(t, s.model.Calls(), len(s.cycles()))
+		st := s.r.Stats()
+		t.Logf("cycles %v coalesced %d", st.Dispatched, st.Coalesced)
+		return out
+	}
+	first := run()
+	assert.NotEmpty(t, first)
+	assert.Equal(t, string(first), string(run()))
+}
+
+func TestRunVirtualNeedsASettableClock(t *testing.T) {
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})
+	require.NoError(t, err)
+	assert.ErrorIs(t, r.RunVirtual(context.Background(), t0), existence.ErrNotVirtual)
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func TestPriorityLaneOvertakesAFullAutonomyBacklog(t *testing.T) {
+	// 100 agents, one autonomy worker and a 2 s model: the autonomy backlog
+	// is far longer than a heartbeat.
+	s := newSwarm(t, 100, existence.RunnerConfig{}, 2*time.Second)
+	ctx := context.Background()
+	require.NoError(t, s.r.RunVirtual(ctx, t0.Add(30*time.Second)))
+	st := s.r.Stats()
+	require.Greater(t, st.Queued[existence.LaneAutonomy], 50, "a full autonomy backlog")
+	require.NoError(t, s.r.Say(ctx, "hello", "a099"))
+	said := s.clock.Now()
+	require.NoError(t, s.r.RunVirtual(ctx, t0.Add(40*time.Second)))
+	var got []existence.Event
+	for _, e := range s.cycles() {
+		if e.AgentID == "a099" && e.Cycle.Lane == "priority" {
+			got = append(got, e)
+		}
+	}
+	require.Len(t, got, 1)
+	assert.Equal(t, time.Duration(0), got[0].Cycle.Lateness, "the priority worker was free")
+	assert.Equal(t, said.Add(2*time.Second), got[0].Time, "answered after the model latency")
+}
+
+func TestHungModelBlocksOnlyItsWorker(t *testing.T) {
+	clock := existencetest.NewClock(t0)
+	cycles := make(chan string, 100)
+	r, err := existence.NewRunner(existence.RunnerConfig{
+		Store: identity.NewMemoryStore(), Clock: clock, AutonomyWorkers: 2, NoStagger: true, Logger: discardLogger(),
+		Observer: func(e existence.Event) {
+			if e.Kind == existence.EventCycle {
+				cycles <- e.AgentID
+			}
+		},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fast := llmtest.NewFake(goalReply(t, "g"))
+	fast.Repeat = true
+	entered := make(chan struct{})
+	hung := llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		close(entered)
+		<-ctx.Done() // a model that never answers
+		return nil, ctx.Err()
+	})
+	for _, id := range []string{"a1", "a2"} {
+		_, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: fast, Retry: llm.RetryPolicy{Attempts: 1}})
+		require.NoError(t, err)
+	}
+	_, err = r.Add(ctx, existence.Config{ID: "stuck", Name: "stuck", Model: hung, Retry: llm.RetryPolicy{Attempts: 1}, CallTimeout: time.Hour, CycleTimeout: time.Hour})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+
+	wait := func(want ...string) {
+		t.Helper()
+		var got []string
+		for len(got) < len(want) {
+			select {
+			case id := <-cycles:
+				got = append(got, id)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("only %v of %v cycles", got, want)
+			}
+		}
+		slices.Sort(got)
+		assert.Equal(t, want, got)
+		for _, id := range want { // so that the next heartbeat runs a cycle
+			require.NoError(t, r.Agent(id).WaitGoal(ctx))
+		}
+		// and their workers are free again (else the next heartbeat is
+		// coalesced into the cycle that is ending).
+		waitFor(t, func() bool { return r.Stats().Running[existence.LaneAutonomy] <= 1 })
+	}
+	wait("a1", "a2")
+	<-entered
+	for range 3 {
+		clock.Advance(6 * time.Second)
+		wait("a1", "a2") // the other worker keeps serving them
+	}
+	assert.Equal(t, 1, r.Stats().Running[existence.LaneAutonomy], "only the stuck agent's cycle is running")
+	cancel()
+	require.NoError(t, <-done)
+}
+
+func TestPeersAtScale(t *testing.T) {
+	ctx := context.Background()
+	s := newSwarm(t, 20, existence.RunnerConfig{MaxPeersShown: 3}, 0)
+	a := s.r.Agent("a000")
+	require.NotNil(t, a)
+	p, err := a.Preview(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, p.Text, "YOUR PEERS:\n  a001: (no history yet)\n  a002: (no history yet)\n  a003: (no history yet)\n  (and 16 others)\n")
+
+	// A peer that messaged the agent comes first.
+	require.NoError(t, s.r.Send(ctx, "a015", "a000", "hello"))
+	p, err = a.Preview(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, p.Text, "YOUR PEERS:\n  a015: (no history yet)\n  a001: (no history yet)\n  a002: (no history yet)\n  (and 16 others)\n")
+
+	// The rotation moves on by MaxPeersShown with every cycle.
+	require.NoError(t, s.r.RunVirtual(ctx, t0.Add(7*time.Second)))
+	p, err = s.r.Agent("a001").Preview(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, p.Text, "  (and 16 others)\n")
+	assert.NotContains(t, p.Text, "  a002: ", "a001 has had a cycle: its rotation moved past a002")
+}
+
+func TestRunnerAgentLookupAndLen(t *testing.T) {
+	s := newSwarm(t, 50, existence.RunnerConfig{}, 0)
+	assert.Equal(t, 50, s.r.Len())
+	assert.Equal(t, "a049", s.r.Agent("a049").ID())
+	assert.Nil(t, s.r.Agent("nobody"))
+	assert.Error(t, s.r.Wake("nobody"))
+}
+
+func TestEveryAgentGetsACycleInDueOrder(t *testing.T) {
+	// 50 agents, one worker, a model far too slow (5 s for a 6 s
+	// heartbeat): every agent still gets its cycle, in the order of
+	// their (staggered) due times.
+	s := newSwarm(t, 50, existence.RunnerConfig{}, 5*time.Second)
+	require.NoError(t, s.r.RunVirtual(context.Background(), t0.Add(50*5*time.Second)))
+	evs := s.cycles()
+	require.GreaterOrEqual(t, len(evs), 50)
+	seen := map[string]bool{}
+	for _, e := range evs[:50] {
+		seen[e.AgentID] = true
+	}
+	assert.Len(t, seen, 50, "each agent once in the first round")
+	var lateness []time.Duration
+	for _, e := range evs[:50] {
+		lateness = append(lateness, e.Cycle.Lateness)
+	}
+	// In due order: each start is 5 s after the previous one, while due
+	// times are less than 6 s apart in all, so lateness grows.
+	assert.True(t, slices.IsSorted(lateness[1:]), "%v", lateness)
+	st := s.r.Stats()
+	assert.Greater(t, st.Coalesced, int64(0))
+	assert.Equal(t, s.model.Calls(), len(evs), "no coalesced heartbeat called the model")
+}
