@@ -27,6 +27,10 @@ type LockedError struct {
 	// PID is the holder's process id as written in the lock file, or 0
 	// when it is unknown.
 	PID int
+	// Holder names the holder when the store knows more than a pid, for
+	// example "host-a:4242:1a2b" for a lease row of identity/sqlitestore;
+	// "" for a lock file.
+	Holder string
 }
 
 // Error reads like `identity: agent "scout" is already running (pid 1234);
@@ -35,6 +39,9 @@ func (e *LockedError) Error() string {
 	pid := "pid unknown"
 	if e.PID > 0 {
 		pid = "pid " + strconv.Itoa(e.PID)
+	}
+	if e.Holder != "" {
+		return fmt.Sprintf("identity: agent %q is already running (%s, holder %s); lock in %s", e.AgentID, pid, e.Holder, e.Path)
 	}
 	return fmt.Sprintf("identity: agent %q is already running (%s); lock file %s", e.AgentID, pid, e.Path)
 }
