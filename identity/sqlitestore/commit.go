@@ -115,6 +115,8 @@ func (s *Store) commit(batch []*saveReq) {
 		fail(fmt.Errorf("sqlitestore: %s: commit: %w", s.path, err))
 		return
 	}
+	s.nCommits.Add(1)
+	s.nSaves.Add(int64(written))
 	for i, r := range batch {
 		r.done <- results[i]
 	}
@@ -227,6 +229,7 @@ func (s *Store) write(ctx context.Context, st *stmts, r *saveReq) (*cache, error
 		}
 	}
 	c.goals = gp.result
+	s.nRows.Add(int64(len(gp.del) + len(gp.update) + len(gp.insert)))
 
 	dp := diff(base.discoveries, e.discoveries, sameDiscovery)
 	for _, seq := range dp.del {
@@ -242,6 +245,7 @@ func (s *Store) write(ctx context.Context, st *stmts, r *saveReq) (*cache, error
 		}
 	}
 	c.discoveries = dp.result
+	s.nRows.Add(int64(len(dp.del) + len(dp.update) + len(dp.insert)))
 
 	for _, box := range []string{"inbox", "host"} {
 		old, cur := base.inbox, e.inbox
@@ -261,6 +265,7 @@ func (s *Store) write(ctx context.Context, st *stmts, r *saveReq) (*cache, error
 				}
 			}
 		}
+		s.nRows.Add(int64(len(mp.del) + len(mp.update) + len(mp.insert)))
 		if box == "host" {
 			c.host = mp.result
 		} else {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
@@ -104,6 +105,8 @@ type Store struct {
 	taskOpts taskqueue.Options
 
 	stmt *stmts
+
+	nSaves, nCommits, nRows atomic.Int64
 }
 
 // entry is the in-process state of one agent.
@@ -211,6 +214,24 @@ func checkRegular(path string) error {
 		return nil
 	}
 	return fmt.Errorf("sqlitestore: %s is not a regular file (%s); refused", path, st.Mode().Type())
+}
+
+// Stats counts the work of a [Store] since [Open].
+type Stats struct {
+	// Saves is the number of saves committed.
+	Saves int64
+	// Commits is the number of group commits (transactions, each one
+	// fsync) that wrote them; Saves/Commits is the mean batch.
+	Commits int64
+	// Rows is the number of goal, discovery and message rows written
+	// or deleted (the agents rows not counted): a save writes only what
+	// changed.
+	Rows int64
+}
+
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats {
+	return Stats{Saves: s.nSaves.Load(), Commits: s.nCommits.Load(), Rows: s.nRows.Load()}
 }
 
 // Path returns the database file.
