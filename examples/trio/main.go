@@ -78,6 +78,8 @@ type options struct {
 	keepAlive    time.Duration
 	fresh        bool
 	tasks        []string
+	store        string // -store: "" (the -state directory) or "sqlite:PATH"
+	show         string // -show AGENT: print the agent's state pretty and exit
 
 	// stdin carries host messages, one per line (nil: none).
 	stdin io.Reader
@@ -95,6 +97,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.model, "model", "qwen3.5:9b", "model name")
 	fs.DurationVar(&o.llmTimeout, "llm-timeout", 180*time.Second, "timeout of one model call")
 	fs.StringVar(&o.state, "state", "./trio-state", "state directory")
+	fs.StringVar(&o.store, "store", "", "where agent states and tasks live: a directory (default: -state) or sqlite:PATH (one SQLite file)")
+	fs.StringVar(&o.show, "show", "", "print the stored state of agent `AGENT` as indented JSON and exit")
 	fs.StringVar(&o.workspace, "workspace", "./trio-workspace", "the agents' shared workspace directory")
 	fs.DurationVar(&o.heartbeat, "heartbeat", 6*time.Second, "tick interval")
 	fs.IntVar(&o.cycles, "cycles", 0, "stop after N existence cycles per agent (0 = run until interrupted)")
@@ -106,7 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.hollowTZ, "hollow-tz", "UTC", "time zone of the hollow-agentOS \"YYYY-MM-DD HH:MM\" timestamps")
 	fs.BoolVar(&o.verbose, "v", false, "also log every model call and cycle")
 	fs.DurationVar(&o.keepAlive, "keep-alive", -1, "with Ollama, how long the model stays loaded after a call (negative: forever, as the original)")
-	fs.BoolVar(&o.fresh, "fresh-on-corrupt", false, "move a corrupt agent state aside (timestamped) and start that agent afresh, instead of stopping")
+	fs.BoolVar(&o.fresh, "fresh-on-corrupt", false, "move a corrupt agent state or tasks.json aside (timestamped) and start afresh, instead of stopping")
 	fs.Func("task", "assign a task to the first free agent (repeatable)", func(s string) error {
 		if strings.TrimSpace(s) == "" {
 			return errors.New("empty task")

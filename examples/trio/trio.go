@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +22,7 @@ import (
 	"github.com/existence-loop/sdk/existence/workspace"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/hollow"
+	"github.com/existence-loop/sdk/internal/storespec"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/llm/openai"
@@ -87,9 +90,13 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		clock = fixedClock{o.now}
 	}
 
-	store, tasks, err := openState(o, clock)
+	store, tasks, closeState, err := openState(ctx, o, clock, log)
 	if err != nil {
 		return err
+	}
+	defer closeState.Close()
+	if o.show != "" {
+		return showState(ctx, store, o.show, stdout)
 	}
 	if o.importHollow != "" {
 		loc, err := time.LoadLocation(o.hollowTZ)
@@ -194,7 +201,7 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-task: %w", err)
 		}
 	}
-	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; type a line to speak to the agents; Ctrl-C to stop\n", o.provider, o.llmURL, o.model, o.state, o.workspace)
+	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; type a line to speak to the agents; Ctrl-C to stop\n", o.provider, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
 	if o.stdin != nil {
 		go listen(ctx, o.stdin, runner, stderr)
 	}
@@ -317,35 +324,48 @@ func (p *printer) hint(err error) {
 	}
 }
 
-// openState opens the state directory: the agents' store and the task
-// queue. A dry run writes nothing: its store is an in-memory overlay over
-// the directory (when it exists), and it takes no lock.
-func openState(o *options, clock existence.Clock) (identity.Store, *taskqueue.Queue, error) {
+// openState opens the agents' store and the task queue: the -state
+// directory, or the -store spec (internal/storespec: DIR or sqlite:PATH).
+// A dry run writes nothing: its store is an in-memory overlay over the
+// stored states (when there are any), and it takes no lock.
+func openState(ctx context.Context, o *options, clock existence.Clock, log *slog.Logger) (identity.Store, storespec.Tasks, io.Closer, error) {
+	spec := o.store
+	if spec == "" {
+		spec = o.state
+	}
 	if o.dryRun {
 		ov := &overlay{mem: identity.NewMemoryStore()}
-		tasks := taskqueue.NewMemory(taskqueue.Options{Now: clock.Now})
-		if _, err := os.Stat(o.state); err != nil {
-			return ov, tasks, nil // nothing stored yet
+		var tasks storespec.Tasks = taskqueue.NewMemory(taskqueue.Options{Now: clock.Now})
+		if kind, _ := storespec.Kind(spec); kind == "dir" {
+			if _, err := os.Stat(spec); err != nil {
+				return ov, tasks, io.NopCloser(nil), nil // nothing stored yet
+			}
 		}
-		fs, err := identity.OpenFileStore(o.state, identity.FileOptions{})
+		base, qt, closer, err := storespec.Open(ctx, spec, storespec.Options{Now: clock.Now, Logger: log})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		ov.base = fs
-		if tasks, err = taskqueue.Open(o.state, taskqueue.Options{Now: clock.Now}); err != nil {
-			return nil, nil, err
-		}
-		return ov, tasks, nil
+		ov.base = base
+		return ov, qt, closer, nil
 	}
-	fs, err := identity.OpenFileStore(o.state, identity.FileOptions{})
+	// -fresh-on-corrupt applies to the task queue too (issue 10): a
+	// corrupt tasks.json is moved aside and the queue starts empty.
+	return storespec.Open(ctx, spec, storespec.Options{Now: clock.Now, FreshOnCorrupt: o.fresh, Logger: log})
+}
+
+// showState prints agent id's stored state as indented JSON (-show).
+func showState(ctx context.Context, store identity.Store, id string, stdout io.Writer) error {
+	st, err := store.Load(ctx, id)
 	if err != nil {
-		return nil, nil, err
+		return fmt.Errorf("-show %s: %w", id, err)
 	}
-	tasks, err := taskqueue.Open(o.state, taskqueue.Options{Now: clock.Now})
-	if err != nil {
-		return nil, nil, err
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(st); err != nil {
+		return fmt.Errorf("-show %s: %w", id, err)
 	}
-	return fs, tasks, nil
+	return nil
 }
 
 // overlay is the dry run's store: reads fall through to base (the state

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/existence/taskqueue"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/sqlitestore"
+)
+
+// TestTrioSQLiteStore: -store sqlite:PATH keeps every agent, their goals
+// and the tasks in one file, and -show prints a state from it.
+func TestTrioSQLiteStore(t *testing.T) {
+	t.Chdir(t.TempDir())
+	srv := newFakeOllama(t, map[string][]answer{
+		"Cedar":  {{text: `{"action":"goal","content":"map the workspace","reasoning":"r","worldview_update":"Maps first."}`}},
+		"Cipher": {{text: `{"action":"goal","content":"review the map","reasoning":"r"}`}},
+		"Vault":  {{text: `{"action":"goal","content":"build a tool","reasoning":"r"}`}},
+	})
+	_, stderr, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1", "-store", "sqlite:trio.db", "-task", "write a README")...)
+	require.NoError(t, err, stderr)
+	_, err = os.Stat("trio-state")
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing in the default directory")
+
+	s, err := sqlitestore.Open(context.Background(), "trio.db", sqlitestore.Options{})
+	require.NoError(t, err)
+	ids, err := s.List(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"analyst", "builder", "scout"}, ids)
+	tasks, err := s.Tasks().List(context.Background())
+	require.NoError(t, err)
+	require.Len(t, tasks, 1)
+	assert.NotEqual(t, taskqueue.Pending, tasks[0].Status, "an agent took the task")
+	require.NoError(t, s.Close())
+
+	out, _, err := runTrioTest(t, "-store", "sqlite:trio.db", "-show", "scout")
+	require.NoError(t, err)
+	var st identity.State
+	require.NoError(t, json.Unmarshal([]byte(out), &st))
+	assert.Equal(t, "Maps first.", st.Identity.Worldview)
+	assert.Contains(t, out, "\n  \"identity\": {", "indented")
+}
+
+// TestTrioShow: -show prints the compact stored document pretty; an
+// unknown agent is an error naming it.
+func TestTrioShow(t *testing.T) {
+	t.Chdir(t.TempDir())
+	fs, err := identity.OpenFileStore("trio-state", identity.FileOptions{})
+	require.NoError(t, err)
+	st := &identity.State{Identity: identity.New("scout", "Cedar", time.Date(2026, 11, 21, 22, 23, 0, 0, time.UTC))}
+	st.Identity.Worldview = "Maps <first>."
+	require.NoError(t, fs.Save(context.Background(), st))
+	raw, err := os.ReadFile(filepath.Join("trio-state", "scout.json"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(raw), "\n"), "stored compact, on one line")
+
+	out, _, err := runTrioTest(t, "-show", "scout")
+	require.NoError(t, err)
+	assert.Contains(t, out, "\"worldview\": \"Maps <first>.\"")
+	assert.Greater(t, strings.Count(out, "\n"), 5)
+
+	_, _, err = runTrioTest(t, "-show", "nobody")
+	require.ErrorIs(t, err, identity.ErrNotFound)
+	assert.Contains(t, err.Error(), "nobody")
+}
+
+// TestTrioFreshOnCorruptTasks: a corrupt tasks.json stops the trio with an
+// error naming it; -fresh-on-corrupt moves it aside and runs.
+func TestTrioFreshOnCorruptTasks(t *testing.T) {
+	t.Chdir(t.TempDir())
+	srv := newFakeOllama(t, map[string][]answer{
+		"Cedar":  {{text: `{"action":"goal","content":"map","reasoning":"r"}`}},
+		"Cipher": {{text: `{"action":"goal","content":"review","reasoning":"r"}`}},
+		"Vault":  {{text: `{"action":"goal","content":"build","reasoning":"r"}`}},
+	})
+	require.NoError(t, os.MkdirAll("trio-state", 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join("trio-state", "tasks.json"), []byte(`{"version":1,"tasks":[`), 0o600))
+	_, _, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1")...)
+	require.ErrorIs(t, err, taskqueue.ErrCorrupt)
+	assert.Contains(t, err.Error(), filepath.Join("trio-state", "tasks.json"))
+
+	_, stderr, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1", "-fresh-on-corrupt")...)
+	require.NoError(t, err, stderr)
+	moved, err := filepath.Glob(filepath.Join("trio-state", "tasks.json.corrupt-*"))
+	require.NoError(t, err)
+	require.Len(t, moved, 1, "moved aside, kept")
+	b, err := os.ReadFile(moved[0])
+	require.NoError(t, err)
+	assert.Equal(t, `{"version":1,"tasks":[`, string(b))
+}

@@ -1,0 +1,134 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/existence-loop/sdk/identity"
+)
+
+// SchemaVersion is the version of the database schema this package writes
+// and reads, kept in SQLite's PRAGMA user_version. [Open] migrates an older
+// database to it, in one transaction, and refuses a newer one with an
+// error wrapping [identity.ErrFutureVersion].
+const SchemaVersion = 1
+
+// migrations[v] takes a database from schema version v to v+1. Adding
+// version 2 means appending one script and raising [SchemaVersion]; a
+// script never changes once released.
+var migrations = [SchemaVersion]string{
+	0: `
+CREATE TABLE agents (
+	id            TEXT PRIMARY KEY,
+	name          TEXT NOT NULL,
+	load          REAL NOT NULL,    -- cumulative suffering load, 0–1 (spec §4)
+	crisis_cycles INTEGER NOT NULL,
+	active_goal   TEXT,             -- objective of the active goal, NULL when none
+	worldview     TEXT NOT NULL,
+	narrative     TEXT NOT NULL,
+	identity      TEXT NOT NULL,    -- JSON: traits, domains, opinions, open_questions
+	suffering     TEXT NOT NULL,    -- JSON: suffering.State
+	created_at    TEXT,             -- RFC 3339, NULL when unknown
+	updated_at    TEXT NOT NULL,
+	version       INTEGER NOT NULL  -- bumped by every save
+);
+CREATE TABLE goals (
+	agent_id     TEXT NOT NULL,
+	seq          INTEGER NOT NULL,  -- order within the agent's history
+	goal_id      TEXT NOT NULL,
+	objective    TEXT NOT NULL,
+	status       TEXT NOT NULL,
+	started      TEXT,
+	ended        TEXT,
+	outcome      TEXT NOT NULL,
+	task_id      TEXT NOT NULL,
+	fallback     INTEGER NOT NULL,
+	cause        TEXT NOT NULL,
+	broken_tools TEXT,              -- JSON array, NULL when empty
+	artifacts    TEXT,              -- JSON array, NULL when empty
+	PRIMARY KEY (agent_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE discoveries (
+	agent_id TEXT NOT NULL,
+	seq      INTEGER NOT NULL,
+	text     TEXT NOT NULL,
+	source   TEXT NOT NULL,
+	at       TEXT,
+	PRIMARY KEY (agent_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE messages (
+	agent_id TEXT NOT NULL,
+	box      TEXT NOT NULL CHECK (box IN ('inbox', 'host')),
+	seq      INTEGER NOT NULL,
+	sender   TEXT NOT NULL,
+	text     TEXT NOT NULL,
+	at       TEXT,
+	PRIMARY KEY (agent_id, box, seq)
+) WITHOUT ROWID;
+CREATE TABLE locks (
+	agent_id TEXT PRIMARY KEY,
+	holder   TEXT NOT NULL,         -- "host:pid:token"
+	host     TEXT NOT NULL,
+	pid      INTEGER NOT NULL,
+	acquired TEXT NOT NULL,
+	expires  TEXT NOT NULL          -- the lease lapses then unless renewed
+);
+CREATE TABLE quarantine (
+	qid         INTEGER PRIMARY KEY,
+	agent_id    TEXT NOT NULL,
+	at          TEXT NOT NULL,
+	agent       TEXT,               -- JSON object of the agents row, raw
+	goals       TEXT,               -- JSON array of the goals rows, raw
+	discoveries TEXT,
+	messages    TEXT
+);
+CREATE TABLE tasks (
+	seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+	id          TEXT NOT NULL UNIQUE,
+	description TEXT NOT NULL,
+	agent       TEXT NOT NULL,
+	status      TEXT NOT NULL,
+	assigned_to TEXT NOT NULL,
+	submitted   TEXT NOT NULL,
+	assigned    TEXT,
+	ended       TEXT,
+	result      TEXT NOT NULL
+);
+CREATE INDEX tasks_live ON tasks (status, seq);
+`,
+}
+
+// migrate brings db to [SchemaVersion] in one immediate transaction, so
+// that two processes opening a new file do not both create it. It returns
+// an error wrapping [identity.ErrFutureVersion] for a newer database.
+func migrate(ctx context.Context, db *sql.DB, path string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlitestore: %s: %w", path, err)
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("sqlitestore: %s: reading the schema version: %w", path, err)
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("%w: %s has schema version %d, this version reads at most %d; upgrade the SDK to open it",
+			identity.ErrFutureVersion, path, v, SchemaVersion)
+	}
+	if v < 0 {
+		return fmt.Errorf("%w: %s has schema version %d", identity.ErrCorrupt, path, v)
+	}
+	if v == SchemaVersion {
+		return nil
+	}
+	for ; v < SchemaVersion; v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("sqlitestore: %s: migrating schema version %d to %d: %w", path, v, v+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
+		return fmt.Errorf("sqlitestore: %s: %w", path, err)
+	}
+	return tx.Commit()
+}

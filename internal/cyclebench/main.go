@@ -1,0 +1,189 @@
+// Command cyclebench measures the durable existence cycle of the SDK side by
+// side with the original's (issue 10): the same imported state (the
+// hollow-agentOS snapshot's agent), the same canned model reply, in one
+// run, alternating the two in rounds so that the machine's noise falls on
+// both. The Go cycle is one [existence.Agent.Tick] and its goal's end
+// (WaitGoal) against an [identity.FileStore] on disk, fsync included; the
+// original's is harness.py --mode steady (which never fsyncs). It prints
+// the medians and their ratio.
+//
+//	go run ./internal/cyclebench -rounds 5 -n 40
+//
+// Flags: -harness (the harness.py, default
+// ../shared/bench/hollow-original/harness.py beside the repository),
+// -data (the snapshot), -agent, -rounds, -n (cycles per round and side),
+// -base (parent of the temp state directories, default the system temp
+// dir, as the harness), -reload (also time a cycle that re-opens the agent
+// from the store every time).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/hollow"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
+)
+
+// canned is the harness's CANNED reply.
+const canned = `{"action": "goal",
+  "content": "Read design/index.md and write a one-page map of what exists, with paths",
+  "reasoning": "Cipher said my last map was wrong; I want to see for myself",
+  "worldview_update": "The workspace is the only shared memory we have; what is not written down is gone.",
+  "new_open_questions": ["Does anyone read analyst/review.md?"],
+  "new_opinions": [{"opinion": "A map with paths beats a summary without them", "domain": "method"}],
+  "suffering_assessment": {"new_stressors": [{"type": "invisibility", "description": "no one cites my notes", "condition": "a peer cites a note of mine"}], "resolved": []}}`
+
+func main() {
+	harness := flag.String("harness", "/work/shared/bench/hollow-original/harness.py", "the original's harness.py")
+	data := flag.String("data", "/work/shared/data/hollow-memory", "hollow-agentOS memory snapshot")
+	agent := flag.String("agent", "scout", "agent id")
+	rounds := flag.Int("rounds", 5, "rounds, alternating the two implementations")
+	n := flag.Int("n", 40, "cycles per round and implementation")
+	base := flag.String("base", os.TempDir(), "parent of the temp state directories")
+	reload := flag.Bool("reload", false, "also time the Go cycle that re-opens the agent from the store each time")
+	flag.Parse()
+	if err := run(*harness, *data, *agent, *base, *rounds, *n, *reload); err != nil {
+		fmt.Fprintln(os.Stderr, "cyclebench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(harness, data, agent, base string, rounds, n int, reload bool) error {
+	ctx := context.Background()
+	states, _, err := hollow.Read(data, hollow.Options{})
+	if err != nil {
+		return err
+	}
+	var st *identity.State
+	for _, s := range states {
+		if s.Identity.AgentID == agent {
+			st = s
+		}
+	}
+	if st == nil {
+		return fmt.Errorf("agent %q not in %s", agent, data)
+	}
+	var goTimes, goReload, pyTimes []time.Duration
+	for r := range rounds {
+		py, err := python(harness, agent, base, n)
+		if err != nil {
+			return err
+		}
+		pyTimes = append(pyTimes, py)
+		g, err := goCycles(ctx, st, base, n, false)
+		if err != nil {
+			return err
+		}
+		goTimes = append(goTimes, g...)
+		if reload {
+			g, err := goCycles(ctx, st, base, n, true)
+			if err != nil {
+				return err
+			}
+			goReload = append(goReload, g...)
+		}
+		fmt.Fprintf(os.Stderr, "round %d: python median %v, go median %v\n", r+1, py, median(g))
+	}
+	pm, gm := median(pyTimes), median(goTimes)
+	fmt.Printf("agent %s (document %d bytes compact), %d rounds × %d cycles, state under %s, fsync on (Go) / off (original)\n",
+		agent, docSize(st), rounds, n, base)
+	fmt.Printf("original steady cycle: median %v\n", pm)
+	fmt.Printf("Go steady cycle (Tick+goal end, FileStore): median %v, p90 %v\n", gm, pct(goTimes, 0.9))
+	fmt.Printf("ratio Go/original: %.3f (%.1f× faster)\n", float64(gm)/float64(pm), float64(pm)/float64(gm))
+	if reload {
+		rm := median(goReload)
+		fmt.Printf("Go cycle with reload (New+Tick+goal end+Close): median %v, ratio %.3f\n", rm, float64(rm)/float64(pm))
+	}
+	return nil
+}
+
+func docSize(st *identity.State) int {
+	b, _ := json.Marshal(st)
+	return len(b)
+}
+
+// python runs n steady cycles of the original and returns its median.
+func python(harness, agent, base string, n int) (time.Duration, error) {
+	cmd := exec.Command("python3", harness, "--mode", "steady", "--n", fmt.Sprint(n), "--agent", agent, "--base", base, "--json", "--quiet")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("harness: %w", err)
+	}
+	var res struct {
+		Cycle struct {
+			Median float64 `json:"median_us"`
+		} `json:"cycle"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return 0, fmt.Errorf("harness output %q: %w", out, err)
+	}
+	return time.Duration(res.Cycle.Median * float64(time.Microsecond)), nil
+}
+
+// goCycles runs n durable cycles of the agent against a FileStore in a
+// fresh temp directory and returns each cycle's time.
+func goCycles(ctx context.Context, st *identity.State, base string, n int, reload bool) ([]time.Duration, error) {
+	dir, err := os.MkdirTemp(base, "go-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	store, err := identity.OpenFileStore(filepath.Join(dir, "state"), identity.FileOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Save(ctx, st); err != nil {
+		return nil, err
+	}
+	fake := llmtest.NewFake(llmtest.Reply{Text: canned})
+	fake.Repeat = true
+	cfg := existence.Config{ID: st.Identity.AgentID, Name: st.Identity.Name, Model: fake, Store: store, Retry: llm.RetryPolicy{Attempts: 1}}
+	open := func() (*existence.Agent, error) { return existence.New(ctx, cfg) }
+	a, err := open()
+	if err != nil {
+		return nil, err
+	}
+	times := make([]time.Duration, 0, n)
+	for range n {
+		start := time.Now()
+		if reload {
+			if err := a.Close(); err != nil {
+				return nil, err
+			}
+			if a, err = open(); err != nil {
+				return nil, err
+			}
+		}
+		if err := a.Tick(ctx); err != nil {
+			return nil, err
+		}
+		if err := a.WaitGoal(ctx); err != nil {
+			return nil, err
+		}
+		times = append(times, time.Since(start))
+	}
+	return times, a.Close()
+}
+
+func median(d []time.Duration) time.Duration { return pct(d, 0.5) }
+
+func pct(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[int(p*float64(len(s)-1))]
+}

@@ -1,0 +1,51 @@
+package storespec_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/sqlitestore"
+	"github.com/existence-loop/sdk/identity/storetest"
+	"github.com/existence-loop/sdk/internal/storespec"
+)
+
+func TestOpen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		spec string
+		want any
+	}{
+		{filepath.Join(dir, "state"), &identity.FileStore{}},
+		{"sqlite:" + filepath.Join(dir, "state.db"), &sqlitestore.Store{}},
+	} {
+		store, tasks, closer, err := storespec.Open(ctx, tc.spec, storespec.Options{})
+		require.NoError(t, err, tc.spec)
+		assert.IsType(t, tc.want, store, tc.spec)
+		require.NoError(t, store.Save(ctx, storetest.FullState("scout")))
+		task, err := tasks.Submit(ctx, "map the workspace", "")
+		require.NoError(t, err)
+		got, err := tasks.Next(ctx, "scout")
+		require.NoError(t, err)
+		assert.Equal(t, task.ID, got.ID)
+		require.NoError(t, closer.Close())
+	}
+}
+
+func TestKind(t *testing.T) {
+	for spec, want := range map[string]string{"./trio-state": "dir", "sqlite:/x/state.db": "sqlite", "sqlite:rel.db": "sqlite"} {
+		got, err := storespec.Kind(spec)
+		require.NoError(t, err, spec)
+		assert.Equal(t, want, got, spec)
+	}
+	for _, bad := range []string{"", "sqlite:", "mysql://x"} {
+		_, err := storespec.Kind(bad)
+		require.ErrorIs(t, err, storespec.ErrSpec, bad)
+		t.Logf("%q: %v", bad, err)
+	}
+}
