@@ -51,4 +51,3 @@ func TestProxyCutHoldsTraffic(t *testing.T) {
 	}
 	p.Restore()
 }
-
