@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -28,6 +29,9 @@ type FileOptions struct {
 	// Now returns the current instant. It stamps State.UpdatedAt on Save and
 	// names quarantined files. Nil means [time.Now].
 	Now func() time.Time
+	// Logger receives the reports of [FileStore.Lock] (temp files of
+	// interrupted saves removed). Nil means [slog.Default].
+	Logger *slog.Logger
 }
 
 // FileStore is a durable [Store] that keeps one JSON document per agent in
@@ -35,7 +39,9 @@ type FileOptions struct {
 // [OpenFileStore]; it is safe for concurrent use.
 //
 // A document is {"schema_version": 1, "state": {...}} (see [SchemaVersion]),
-// indented. Documents of older versions are migrated on load; documents of
+// compact JSON on one line (issue 10; [IndentDocument] gives the readable
+// form, and `go run ./examples/trio -show AGENT` prints it). Indented
+// documents written by earlier versions load as well. Documents of older versions are migrated on load; documents of
 // newer versions are refused with [ErrFutureVersion].
 //
 // Writes are atomic and durable (temp file in the same directory, fsync,
@@ -50,7 +56,9 @@ type FileOptions struct {
 //
 // Reads are confined to the directory: symlinks that leave it, and absolute
 // symlinks, are refused, and so is a document larger than
-// FileOptions.MaxBytes.
+// FileOptions.MaxBytes. Only regular files are opened: a FIFO, socket,
+// device or directory in place of a document is refused at once (the file
+// is opened with O_NONBLOCK and checked with fstat), never waited on.
 //
 // The store returns what is stored: it checks [State.Validate] but does not
 // apply [Limits]; callers trim with [Identity.Enforce] after loading.
@@ -58,6 +66,7 @@ type FileStore struct {
 	dir      string
 	maxBytes int64
 	now      func() time.Time
+	log      *slog.Logger
 
 	mu     sync.Mutex
 	agents map[string]*agentEntry
@@ -105,6 +114,9 @@ func OpenFileStore(dir string, opts FileOptions) (*FileStore, error) {
 	}
 	if f.now == nil {
 		f.now = time.Now
+	}
+	if f.log = opts.Logger; f.log == nil {
+		f.log = slog.Default()
 	}
 	return f, nil
 }
@@ -182,9 +194,10 @@ func (f *FileStore) readError(id, path string, err error) error {
 		return fmt.Errorf("%w: %s is %s, limit %d bytes (FileOptions.MaxBytes)", ErrTooLarge, path, size, f.maxBytes)
 	case errors.Is(err, atomicfile.ErrNotRegular):
 		what := "not a regular file"
-		if lerr == nil {
-			what = "a " + describeMode(lst.Mode()) + ", not a regular file"
+		if st, serr := os.Stat(path); serr == nil { // stat never blocks on a FIFO
+			what = "a " + describeMode(st.Mode()) + ", not a regular file"
 		}
+		what += "; refused at once (move it away or quarantine it)"
 		return &CorruptError{Path: path, Reason: what, Err: err}
 	case lerr == nil && lst.Mode()&fs.ModeSymlink != 0 && !errors.Is(err, fs.ErrNotExist):
 		target, _ := os.Readlink(path)

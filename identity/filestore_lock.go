@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/gofrs/flock"
+
+	"github.com/existence-loop/sdk/internal/atomicfile"
 )
 
 // LockedError reports that another process (or another Lock in this
@@ -60,6 +62,17 @@ var heldLocks = struct {
 // The lock is advisory: Load and Save do not check it. Hold it for the
 // whole run of an agent.
 //
+// Once locked, no writer of the agent can be alive, so Lock removes the temp
+// files that interrupted saves left (".{agentID}.json.tmp-*") and reports
+// the removal through FileOptions.Logger at level Info ("identity: removed
+// temp files of interrupted saves", with the agent, the directory and the
+// file names); a failure to remove one is logged at level Warn and does not
+// fail the Lock (issue 10).
+//
+// A lock file that is not a regular file (a FIFO, socket, device or
+// directory) is refused at once with an error matching
+// [atomicfile.ErrNotRegular] that names it.
+//
 // Errors: [ErrInvalidID]; a [*LockedError] (matching [ErrLocked]) when
 // another process, or an earlier Lock in this process, holds the lock; an
 // I/O error, for example when the lock file is a symlink that leaves the
@@ -95,10 +108,16 @@ func (f *FileStore) Lock(agentID string) (unlock func() error, err error) {
 		release()
 		return nil, fmt.Errorf("identity: lock %s: %w", path, err)
 	}
-	pidFile, err := root.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 	root.Close()
+	// Only a regular file is locked: a FIFO, socket, device or directory
+	// in its place is refused at once (O_NONBLOCK and fstat), never waited
+	// on (issue 10).
+	pidFile, _, err := atomicfile.OpenRegular(f.dir, name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		release()
+		if errors.Is(err, atomicfile.ErrNotRegular) {
+			return nil, fmt.Errorf("identity: lock file of agent %q: %w; remove it to run the agent", agentID, err)
+		}
 		return nil, fmt.Errorf("identity: lock %s: %w", path, err)
 	}
 	fail := func(err error) (func() error, error) {
@@ -139,6 +158,18 @@ func (f *FileStore) Lock(agentID string) (unlock func() error, err error) {
 		if err := writePID(pidFile, os.Getpid()); err != nil {
 			return nil, fmt.Errorf("identity: lock %s: writing pid: %w", path, errors.Join(err, unlockAll()))
 		}
+	}
+	// No writer of this agent can be alive now: remove the temp files of
+	// interrupted saves, serialised with this store's own saves.
+	e := f.entry(agentID)
+	e.mu.Lock()
+	removed, err := atomicfile.RemoveTemps(f.dir, agentID+".json")
+	e.mu.Unlock()
+	if len(removed) > 0 {
+		f.log.Info("identity: removed temp files of interrupted saves", "agent", agentID, "dir", f.dir, "files", removed)
+	}
+	if err != nil {
+		f.log.Warn("identity: removing temp files of interrupted saves", "agent", agentID, "dir", f.dir, "err", err)
 	}
 	return sync.OnceValue(unlockAll), nil
 }

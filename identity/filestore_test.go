@@ -674,3 +674,19 @@ func TestFileStoreLoadsOverCapSuffering(t *testing.T) {
 	assert.Len(t, got.Suffering.Active, 5)
 	assert.Len(t, got.Suffering.Resolved, 2)
 }
+
+func TestFileStoreLoadsIndentedDocuments(t *testing.T) {
+	// testdata/scout.v1-indented.json is a version-1 document as earlier
+	// versions wrote it (indented); it loads as the compact form does.
+	data, err := os.ReadFile(filepath.Join("testdata", "scout.v1-indented.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(data), "\n  ")
+	dir := t.TempDir()
+	writeFile(t, dir, "scout.json", data)
+	got, err := openStore(t, dir).Load(context.Background(), "scout")
+	require.NoError(t, err)
+	assert.Equal(t, stateJSON(t, sampleState("scout"), true), stateJSON(t, got, true))
+	pretty, err := IndentDocument(sampleDocument(t, "scout"))
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(pretty), "IndentDocument gives the readable form back")
+}

@@ -106,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.hollowTZ, "hollow-tz", "UTC", "time zone of the hollow-agentOS \"YYYY-MM-DD HH:MM\" timestamps")
 	fs.BoolVar(&o.verbose, "v", false, "also log every model call and cycle")
 	fs.DurationVar(&o.keepAlive, "keep-alive", -1, "with Ollama, how long the model stays loaded after a call (negative: forever, as the original)")
-	fs.BoolVar(&o.fresh, "fresh-on-corrupt", false, "move a corrupt agent state aside (timestamped) and start that agent afresh, instead of stopping")
+	fs.BoolVar(&o.fresh, "fresh-on-corrupt", false, "move a corrupt agent state or tasks.json aside (timestamped) and start afresh, instead of stopping")
 	fs.Func("task", "assign a task to the first free agent (repeatable)", func(s string) error {
 		if strings.TrimSpace(s) == "" {
 			return errors.New("empty task")

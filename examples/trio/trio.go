@@ -369,7 +369,9 @@ func openState(o *options, clock existence.Clock) (identity.Store, *taskqueue.Qu
 	if err != nil {
 		return nil, nil, err
 	}
-	tasks, err := taskqueue.Open(o.state, taskqueue.Options{Now: clock.Now})
+	// -fresh-on-corrupt applies to the task queue too (issue 10): a
+	// corrupt tasks.json is moved aside and the queue starts empty.
+	tasks, err := taskqueue.Open(o.state, taskqueue.Options{Now: clock.Now, FreshOnCorrupt: o.fresh})
 	if err != nil {
 		return nil, nil, err
 	}

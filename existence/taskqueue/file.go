@@ -39,9 +39,15 @@ const maxLiveSize = 3 << 20
 // and writes it back atomically and durably (temp file, fsync, atomic
 // rename, fsync of dir) before unlocking, so several processes and
 // goroutines can share the queue without losing tasks. Open reads the file
-// once to check it: a file that cannot be used gives a [*CorruptError]
-// (matching [ErrCorrupt]) and is left untouched. A missing file is an empty
-// queue.
+// once to check it: a file that cannot be used (invalid, too large, or a
+// FIFO, socket, device or directory, refused at once) gives a
+// [*CorruptError] (matching [ErrCorrupt]) naming the file, and is left
+// untouched, unless Options.FreshOnCorrupt moves it aside (see
+// [Quarantine]) and starts an empty queue. A missing file is an empty
+// queue. A lock file that is not a regular file is refused at once with an
+// error naming it. Temp files of interrupted writes (".tasks.json.tmp-*")
+// are removed when the lock is free, and the removal is logged
+// (Options.Logger, level Info).
 func Open(dir string, opts Options) (*Queue, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: empty queue directory", ErrInvalid)
@@ -57,9 +63,17 @@ func Open(dir string, opts Options) (*Queue, error) {
 		return nil, fmt.Errorf("taskqueue: %s is not a directory", dir)
 	}
 	lockPath := filepath.Join(dir, LockFileName)
-	if fi, err := os.Lstat(lockPath); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("taskqueue: lock file %s is not a regular file (%s)", lockPath, fi.Mode().Type())
+	// Only a regular lock file is used: a FIFO, socket, device or
+	// directory is refused at once (opened with O_NONBLOCK, checked with
+	// fstat), never waited on (issue 10).
+	if fi, err := os.Lstat(lockPath); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("taskqueue: lock file %s is not a regular file (a symlink)", lockPath)
 	}
+	lf, _, err := atomicfile.OpenRegular(dir, LockFileName, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("taskqueue: lock file: %w", err)
+	}
+	lf.Close()
 	s := &fileStore{
 		dir:     dir,
 		path:    filepath.Join(dir, FileName),
@@ -67,10 +81,67 @@ func Open(dir string, opts Options) (*Queue, error) {
 		maxFile: MaxFileSize,
 		maxLive: maxLiveSize,
 	}
-	if _, err := s.load(); err != nil {
+	q := newQueue(opts, s)
+	log := q.opts.Logger
+	// Under the lock no writer is alive: remove the temp files of
+	// interrupted writes. A busy lock just postpones it.
+	if ok, err := s.fl.TryLock(); err == nil && ok {
+		removed, rerr := atomicfile.RemoveTemps(dir, FileName)
+		s.unlock()
+		if len(removed) > 0 {
+			log.Info("taskqueue: removed temp files of interrupted writes", "dir", dir, "files", removed)
+		}
+		if rerr != nil {
+			log.Warn("taskqueue: removing temp files of interrupted writes", "dir", dir, "err", rerr)
+		}
+	}
+	_, err = s.load()
+	if err != nil && errors.Is(err, ErrCorrupt) && opts.FreshOnCorrupt {
+		moved, qerr := Quarantine(dir, q.opts.Now())
+		if qerr != nil {
+			return nil, fmt.Errorf("%w (and moving it aside failed: %v)", err, qerr)
+		}
+		log.Warn("taskqueue: corrupt queue file moved aside; starting with an empty queue", "file", s.path, "moved_to", moved, "reason", err)
+		q.quarantined = moved
+		_, err = s.load()
+	}
+	if err != nil {
 		return nil, err
 	}
-	return newQueue(opts, s), nil
+	return q, nil
+}
+
+// Quarantine moves the queue file of dir aside, to
+// "tasks.json.corrupt-{UTC time}" (for example
+// "tasks.json.corrupt-20261121T222300Z"), adding "-2", "-3", ... when that
+// name is taken, and returns the new path; the next [Open] starts with an
+// empty queue. It moves whatever is there (file, directory, FIFO, symlink)
+// and never deletes anything. Errors: an error matching [fs.ErrNotExist]
+// when there is no queue file.
+func Quarantine(dir string, now time.Time) (string, error) {
+	path := filepath.Join(dir, FileName)
+	if _, err := os.Lstat(path); err != nil {
+		return "", fmt.Errorf("taskqueue: quarantine %s: %w", path, err)
+	}
+	base := path + ".corrupt-" + now.UTC().Format("20060102T150405Z")
+	newPath := base
+	for n := 2; ; n++ {
+		_, err := os.Lstat(newPath)
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("taskqueue: quarantine %s: %w", path, err)
+		}
+		newPath = fmt.Sprintf("%s-%d", base, n)
+	}
+	if err := os.Rename(path, newPath); err != nil {
+		return "", fmt.Errorf("taskqueue: quarantine %s: %w", path, err)
+	}
+	if err := atomicfile.SyncDir(dir); err != nil {
+		return newPath, fmt.Errorf("taskqueue: quarantine %s: moved to %s but syncing the directory: %w", path, newPath, err)
+	}
+	return newPath, nil
 }
 
 // fileStore keeps the document in dir/tasks.json.
@@ -120,7 +191,11 @@ func (s *fileStore) load() (*document, error) {
 	case errors.Is(err, atomicfile.ErrTooLarge):
 		return nil, &CorruptError{Path: s.path, Reason: fmt.Sprintf("larger than %d bytes", s.maxFile), Err: err}
 	case errors.Is(err, atomicfile.ErrNotRegular):
-		return nil, &CorruptError{Path: s.path, Reason: "not a regular file", Err: err}
+		what := "not a regular file"
+		if st, serr := os.Stat(s.path); serr == nil { // stat never blocks on a FIFO
+			what = "a " + atomicfile.DescribeMode(st.Mode()) + ", not a regular file; refused at once"
+		}
+		return nil, &CorruptError{Path: s.path, Reason: what, Err: err}
 	case err != nil:
 		return nil, fmt.Errorf("taskqueue: read %s: %w", s.path, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -84,6 +85,15 @@ type Options struct {
 	// beyond it the oldest ended tasks are dropped first. Pending and
 	// assigned tasks are never dropped. Default 1000.
 	MaxTasks int
+	// FreshOnCorrupt makes [Open] move a corrupt queue file aside (see
+	// [Quarantine]) and start with an empty queue, instead of failing with
+	// a [*CorruptError]. The move is logged through Logger (level Warn)
+	// and reported by [Queue.Quarantined] (issue 10: the same policy as
+	// agent state).
+	FreshOnCorrupt bool
+	// Logger receives the reports of [Open] (a corrupt file moved aside,
+	// temp files removed). Nil means [slog.Default].
+	Logger *slog.Logger
 }
 
 // Defaults for [Options].
@@ -109,6 +119,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxTasks <= 0 {
 		o.MaxTasks = DefaultMaxTasks
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	return o
 }
@@ -166,7 +179,13 @@ type Queue struct {
 	sem chan struct{}
 	// store is where the document lives between calls.
 	store store
+	// quarantined is where Open moved a corrupt file (FreshOnCorrupt).
+	quarantined string
 }
+
+// Quarantined returns where [Open] moved a corrupt queue file aside under
+// Options.FreshOnCorrupt, or "" when it moved nothing.
+func (q *Queue) Quarantined() string { return q.quarantined }
 
 // store loads and saves the queue document. Updates are serialised by
 // Queue.sem, and lock adds the cross-process lock; load may also run

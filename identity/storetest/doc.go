@@ -1,0 +1,37 @@
+// Package storetest is the conformance suite of [identity.Store] (issue 10):
+// every store of the SDK ([identity.MemoryStore], [identity.FileStore],
+// identity/sqlitestore, the PostgreSQL store) passes [Run], and so must any
+// later one.
+//
+// A store's test calls
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) identity.Store {
+//			s, err := mystore.Open(t.TempDir())
+//			require.NoError(t, err)
+//			t.Cleanup(func() { s.Close() })
+//			return s
+//		})
+//	}
+//
+// and, for the promises that need to reach under the interface (corrupt
+// data, a newer schema, a second handle on the same data), [RunHarness]
+// with the hooks it can provide. A nil hook skips its subtests with a
+// message saying which hook is missing.
+//
+// What the suite checks, one subtest each:
+//   - empty store, not found, hostile ids and invalid states refused;
+//   - round trip of every field of [identity.State] (the fixture is checked
+//     to set every field, so a new field fails the suite until it is
+//     added here);
+//   - replace, copies in and out, list in lexical order;
+//   - caps on load: an over-cap state loads (never refused) and keeps its
+//     newest entries;
+//   - the lock against a second owner, when the store is an
+//     [identity.Locker]: a [*identity.LockedError] naming the agent;
+//   - concurrent saves of different agents, each kept whole;
+//   - corrupt data named in a [*identity.CorruptError], never replaced
+//     silently, other agents untouched;
+//   - a newer schema version refused with [identity.ErrFutureVersion];
+//   - context cancellation of Load, Save and List.
+package storetest
