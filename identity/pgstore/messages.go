@@ -211,4 +211,3 @@ func (s *Store) Listen(ctx context.Context, fn func(agentID string)) error {
 		fn(n.Payload)
 	}
 }
-

@@ -25,8 +25,16 @@ CREATE TABLE existence_states (
 	agent_id    text COLLATE "C" PRIMARY KEY,
 	doc         bytea NOT NULL,
 	doc_version int NOT NULL,
+	doc_sha256  bytea NOT NULL,
 	epoch       bigint NOT NULL,
 	updated_at  timestamptz NOT NULL
+);
+CREATE TABLE existence_quarantine (
+	id          bigserial PRIMARY KEY,
+	agent_id    text COLLATE "C" NOT NULL,
+	doc         bytea NOT NULL,
+	doc_version int NOT NULL,
+	moved_at    timestamptz NOT NULL DEFAULT now()
 );
 CREATE TABLE existence_leases (
 	agent_id    text COLLATE "C" PRIMARY KEY,

@@ -113,9 +113,10 @@ type held struct {
 }
 
 var (
-	_ identity.Store   = (*Store)(nil)
-	_ identity.Locker  = (*Store)(nil)
-	_ existence.Leases = (*Store)(nil)
+	_ identity.Store       = (*Store)(nil)
+	_ identity.Locker      = (*Store)(nil)
+	_ identity.Quarantiner = (*Store)(nil)
+	_ existence.Leases     = (*Store)(nil)
 )
 
 // Open connects to the database named by connString (a URL such as
@@ -258,18 +259,71 @@ func (s *Store) Load(ctx context.Context, agentID string) (*identity.State, erro
 	}
 	var doc []byte
 	var version int
-	err := s.pool.QueryRow(ctx, `SELECT doc, doc_version FROM existence_states WHERE agent_id = $1`, agentID).Scan(&doc, &version)
+	var sumOK bool
+	err := s.pool.QueryRow(ctx, `SELECT doc, doc_version, sha256(doc) = doc_sha256 FROM existence_states WHERE agent_id = $1`, agentID).Scan(&doc, &version, &sumOK)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %s", identity.ErrNotFound, agentID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: load %s: %w", agentID, err)
 	}
-	return decode(agentID, version, doc)
+	st, err := decode(agentID, version, doc)
+	if err == nil && !sumOK {
+		return nil, &identity.CorruptError{Path: rowPath(agentID), Reason: "the stored document was changed outside the store (checksum mismatch)"}
+	}
+	return st, err
+}
+
+// rowPath names an agent's row in errors.
+func rowPath(agentID string) string { return "postgres:existence_states/" + agentID }
+
+// Quarantine implements [identity.Quarantiner]: it moves agentID's stored
+// document, usable or not, to the table existence_quarantine (nothing is
+// deleted) and returns where it went, "postgres:existence_quarantine/{n}".
+// Errors: [identity.ErrInvalidID]; [identity.ErrNotFound]; [ErrFenced]
+// when another process holds a live lease on the agent; the database's
+// error.
+func (s *Store) Quarantine(agentID string) (string, error) {
+	if err := identity.ValidateID(agentID); err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ConnectTimeout)
+	defer cancel()
+	epoch, err := s.fenceOf(agentID)
+	if err != nil {
+		return "", err
+	}
+	var n int64
+	var fenced bool
+	err = s.pool.QueryRow(ctx, `
+		WITH fence AS (
+			SELECT 1 FROM existence_leases WHERE agent_id = $1 AND CASE WHEN $2::bigint >= 0
+				THEN epoch = $2 AND owner IS NOT NULL AND expires_at > now()
+				ELSE owner IS NULL OR expires_at <= now() END
+			FOR SHARE
+		), del AS (
+			DELETE FROM existence_states WHERE agent_id = $1 AND (EXISTS (SELECT 1 FROM fence)
+				OR NOT EXISTS (SELECT 1 FROM existence_leases WHERE agent_id = $1))
+			RETURNING agent_id, doc, doc_version
+		), ins AS (
+			INSERT INTO existence_quarantine (agent_id, doc, doc_version) SELECT * FROM del RETURNING id
+		)
+		SELECT coalesce((SELECT id FROM ins), 0), EXISTS (SELECT 1 FROM existence_states WHERE agent_id = $1)`,
+		agentID, epoch).Scan(&n, &fenced)
+	if err != nil {
+		return "", fmt.Errorf("pgstore: quarantine %s: %w", agentID, err)
+	}
+	if n == 0 && fenced {
+		return "", s.fenceError(ctx, agentID, epoch)
+	}
+	if n == 0 {
+		return "", fmt.Errorf("%w: %s", identity.ErrNotFound, agentID)
+	}
+	return fmt.Sprintf("postgres:existence_quarantine/%d", n), nil
 }
 
 func decode(agentID string, version int, doc []byte) (*identity.State, error) {
-	path := "postgres:existence_states/" + agentID
+	path := rowPath(agentID)
 	if version > identity.SchemaVersion {
 		return nil, fmt.Errorf("%w: %s has schema_version %d, this version reads at most %d; upgrade the SDK to load it",
 			identity.ErrFutureVersion, path, version, identity.SchemaVersion)
@@ -300,11 +354,12 @@ WITH fence AS (
 		ELSE owner IS NULL OR expires_at <= now() END
 	FOR SHARE
 ), up AS (
-	INSERT INTO existence_states (agent_id, doc, doc_version, epoch, updated_at)
-	SELECT $1, $3, $4, fence.epoch, $5 FROM fence
+	INSERT INTO existence_states (agent_id, doc, doc_version, doc_sha256, epoch, updated_at)
+	SELECT $1, $3, $4, sha256($3), fence.epoch, $5 FROM fence
 	ON CONFLICT (agent_id) DO UPDATE
-	SET doc = EXCLUDED.doc, doc_version = EXCLUDED.doc_version, epoch = EXCLUDED.epoch, updated_at = EXCLUDED.updated_at
-	WHERE existence_states.epoch <= EXCLUDED.epoch
+	SET doc = EXCLUDED.doc, doc_version = EXCLUDED.doc_version, doc_sha256 = EXCLUDED.doc_sha256,
+	    epoch = EXCLUDED.epoch, updated_at = EXCLUDED.updated_at
+	WHERE existence_states.epoch <= EXCLUDED.epoch AND sha256(existence_states.doc) = existence_states.doc_sha256
 	RETURNING 1
 ), ack AS (
 	UPDATE existence_messages m SET acked_at = now(), acked_epoch = fence.epoch
@@ -312,7 +367,8 @@ WITH fence AS (
 	WHERE m.id = ANY($6::bigint[]) AND m.agent_id = $1 AND m.acked_at IS NULL AND EXISTS (SELECT 1 FROM up)
 	RETURNING 1
 )
-SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM ack)`
+SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM ack),
+	coalesce((SELECT sha256(doc) <> doc_sha256 FROM existence_states WHERE agent_id = $1), false)`
 
 // Save implements [identity.Store]: it stores s under s.Identity.AgentID,
 // replacing the previous version atomically, and adds the agent to the
@@ -359,9 +415,13 @@ func (s *Store) Save(ctx context.Context, st *identity.State) error {
 		updated = time.Now()
 	}
 	var wrote, acked int64
-	err = s.pool.QueryRow(ctx, saveSQL, id, epoch, doc, identity.SchemaVersion, updated, ackIDs).Scan(&wrote, &acked)
+	var corrupt bool
+	err = s.pool.QueryRow(ctx, saveSQL, id, epoch, doc, identity.SchemaVersion, updated, ackIDs).Scan(&wrote, &acked, &corrupt)
 	if err != nil {
 		return fmt.Errorf("pgstore: save %s: %w", id, err)
+	}
+	if corrupt {
+		return &identity.CorruptError{Path: rowPath(id), Reason: "the stored document was changed outside the store (checksum mismatch); Quarantine it before saving a new one"}
 	}
 	if wrote == 0 {
 		return s.fenceError(ctx, id, epoch)
@@ -380,6 +440,9 @@ func (s *Store) List(ctx context.Context) ([]string, error) {
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: list: %w", err)
+	}
+	if ids == nil {
+		ids = []string{}
 	}
 	return ids, nil
 }
