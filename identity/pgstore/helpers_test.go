@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -30,3 +31,5 @@ func state(id, narrative string) *identity.State {
 	st.Identity.Narrative = narrative
 	return st
 }
+
+var discard = slog.New(slog.DiscardHandler)
