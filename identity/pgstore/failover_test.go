@@ -195,21 +195,33 @@ func worker() int {
 		deliver(l.AgentID) // messages sent while nobody held it
 	}
 
-	tick := time.NewTicker(cfg.Renew)
-	defer tick.Stop()
-	for {
-		rctx, cancel := context.WithTimeout(ctx, cfg.TTL/2)
-		lost, err := s.Renew(rctx)
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			logf(logLine{Ev: "renew-error", Err: err.Error()})
-		}
-		if len(lost) > 0 {
+	// Renewal runs on its own, so that starting agents never delays it.
+	go func() {
+		tick := time.NewTicker(cfg.Renew)
+		defer tick.Stop()
+		for {
+			rctx, cancel := context.WithTimeout(ctx, cfg.TTL/2)
+			lost, err := s.Renew(rctx)
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				logf(logLine{Ev: "renew-error", Err: err.Error()})
+			}
 			for _, id := range lost {
 				logf(logLine{Ev: "lost", Agent: id})
 			}
-			stopAgents(lost)
+			if len(lost) > 0 {
+				go stopAgents(lost)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
 		}
+	}()
+	tick := time.NewTicker(cfg.Renew)
+	defer tick.Stop()
+	for {
 		mu.Lock()
 		free := cfg.Max - len(agents)
 		mu.Unlock()
@@ -220,9 +232,15 @@ func worker() int {
 			if err != nil && ctx.Err() == nil {
 				logf(logLine{Ev: "claim-error", Err: err.Error()})
 			}
+			var wg sync.WaitGroup
 			for _, l := range ls {
-				start(l)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					start(l)
+				}()
 			}
+			wg.Wait()
 		}
 		select {
 		case <-ctx.Done():
@@ -248,12 +266,11 @@ func TestFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three processes")
 	}
-	const (
-		nAgents = 300
-		ttl     = 2 * time.Second
-		hb      = time.Second
-		renew   = 250 * time.Millisecond
-	)
+	const nAgents = 300
+	ttl, hb, renew := 2*time.Second, time.Second, 250*time.Millisecond
+	if raceEnabled {
+		ttl, hb, renew = 3*time.Second, 3*time.Second, 500*time.Millisecond
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	url := pgtest.New(t)
@@ -300,6 +317,22 @@ func TestFailover(t *testing.T) {
 	send(50)
 
 	dir := t.TempDir()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for i := range 3 {
+			counts := map[string]int{}
+			var errs []string
+			for _, l := range readLog(t, filepath.Join(dir, fmt.Sprintf("w%d.log", i))) {
+				counts[l.Ev]++
+				if l.Err != "" && len(errs) < 3 {
+					errs = append(errs, l.Ev+": "+l.Err)
+				}
+			}
+			t.Logf("worker-%d events %v; first errors %q", i, counts, errs)
+		}
+	})
 	procs := make([]*exec.Cmd, 3)
 	for i := range procs {
 		cfg := workerConfig{URL: url, Owner: fmt.Sprintf("worker-%d", i), Log: filepath.Join(dir, fmt.Sprintf("w%d.log", i)),
@@ -335,8 +368,10 @@ func TestFailover(t *testing.T) {
 		}
 		return n
 	}
-	waitFor("all agents running", 40*time.Second, func() bool {
-		return count(`SELECT count(DISTINCT agent_id) FROM save_log`) == nAgents
+	waitFor("all agents running, spread over the three processes", 40*time.Second, func() bool {
+		return count(`SELECT count(DISTINCT agent_id) FROM save_log`) == nAgents &&
+			count(`SELECT count(*) FROM leases WHERE live`) == nAgents &&
+			count(`SELECT count(DISTINCT owner) FROM leases WHERE live`) == 3
 	})
 	perOwner := map[string]int{}
 	rows, _ := db.Query(ctx, `SELECT owner, count(*) FROM leases WHERE live GROUP BY owner`)
