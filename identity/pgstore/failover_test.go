@@ -60,17 +60,16 @@ type logLine struct {
 	Err     string    `json:"err,omitempty"`
 }
 
-// logStore wraps the Store to log every save that returned.
+// logStore wraps an agent's fenced view to log every save that returned.
 type logStore struct {
-	*pgstore.Store
+	*pgstore.Fenced
 	log func(logLine)
 }
 
 func (l logStore) Save(ctx context.Context, st *identity.State) error {
-	err := l.Store.Save(ctx, st)
+	err := l.Fenced.Save(ctx, st)
 	if err == nil {
-		lease, _ := l.Held(st.Identity.AgentID)
-		l.log(logLine{Ev: "save", Agent: st.Identity.AgentID, Epoch: lease.Epoch, Updated: st.UpdatedAt})
+		l.log(logLine{Ev: "save", Agent: st.Identity.AgentID, Epoch: l.Lease().Epoch, Updated: st.UpdatedAt})
 	}
 	return err
 }
@@ -79,10 +78,9 @@ const workerReply = `{"action": "goal", "content": "map the workspace", "reasoni
   "worldview_update": "", "new_open_questions": [], "new_opinions": [],
   "suffering_assessment": {"new_stressors": [], "resolved": []}}`
 
-// worker runs agents leased from the database until SIGTERM (graceful:
-// stop every agent, release every lease) or SIGKILL. It is the lease loop
-// a Runner with Leases runs: claim up to Max by due time, renew every
-// Renew, stop the agents whose lease was lost.
+// worker runs agents leased from the database with an existence.Runner
+// until SIGTERM (graceful: save every agent, release every lease) or
+// SIGKILL.
 func worker() int {
 	var cfg workerConfig
 	if err := json.Unmarshal([]byte(os.Getenv(workerEnv)), &cfg); err != nil {
@@ -104,158 +102,53 @@ func worker() int {
 		f.Write(append(b, '\n')) // unbuffered: a SIGKILL loses nothing written
 		logMu.Unlock()
 	}
-	s, err := pgstore.Open(ctx, cfg.URL, pgstore.Options{Owner: cfg.Owner, TTL: cfg.TTL, MaxConns: 8})
+	s, err := pgstore.Open(ctx, cfg.URL, pgstore.Options{Owner: cfg.Owner, TTL: cfg.TTL, ClaimBatch: cfg.Batch, MaxConns: 8, Logger: discard})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 2
 	}
 	defer s.Close()
-	store := logStore{Store: s, log: logf}
-
-	type running struct {
-		agent  *existence.Agent
-		cancel context.CancelFunc
-		done   chan struct{}
+	r, err := existence.NewRunner(existence.RunnerConfig{
+		Leases: s, MaxAgents: cfg.Max, RenewEvery: cfg.Renew,
+		Heartbeat: cfg.Heartbeat, AutonomyWorkers: 4, PriorityWorkers: 2, NoStagger: true, Logger: discard,
+		NewAgent: func(ctx context.Context, l existence.Lease) (existence.Config, error) {
+			fake := llmtest.NewFake(llmtest.Reply{Text: workerReply})
+			fake.Repeat = true
+			fs := s.Fenced(l)
+			logf(logLine{Ev: "claim", Agent: l.AgentID, Epoch: l.Epoch})
+			return existence.Config{
+				ID: l.AgentID, Name: "N" + l.AgentID, Model: fake, Store: logStore{fs, logf}, Tasks: fs.Tasks(),
+				Retry: llm.RetryPolicy{Attempts: 1},
+			}, nil
+		},
+		Observer: func(e existence.Event) {
+			switch {
+			case e.Kind == existence.EventError && errors.Is(e.Err, pgstore.ErrFenced):
+				logf(logLine{Ev: "fenced", Agent: e.AgentID, Err: e.Error})
+			case e.Kind == existence.EventLeaseLost:
+				logf(logLine{Ev: "lost", Agent: e.AgentID})
+			case e.Kind == existence.EventTask && e.Err == nil && e.Status == "completed":
+				logf(logLine{Ev: "task-done", Agent: e.AgentID})
+			case e.Kind == existence.EventError && ctx.Err() == nil:
+				logf(logLine{Ev: "agent-error", Agent: e.AgentID, Err: e.Error})
+			}
+		},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		return 2
 	}
-	var mu sync.Mutex
-	agents := map[string]*running{}
-	deliver := func(id string) {
-		mu.Lock()
-		r := agents[id]
-		mu.Unlock()
-		if r == nil {
-			return
+	go s.Relay(ctx, cfg.Renew, func(id string) pgstore.Recipient {
+		if a := r.Agent(id); a != nil {
+			return a
 		}
-		_, err := s.DeliverPending(ctx, id, r.agent)
-		switch {
-		case err == nil || ctx.Err() != nil:
-		case errors.Is(err, pgstore.ErrFenced):
-			logf(logLine{Ev: "deliver-fenced", Agent: id, Err: err.Error()}) // being stopped
-		default:
-			logf(logLine{Ev: "deliver-error", Agent: id, Err: err.Error()})
-		}
+		return nil
+	})
+	if err := r.Run(ctx); err != nil {
+		logf(logLine{Ev: "run-error", Err: err.Error()})
 	}
-	go s.Listen(ctx, func(id string) { go deliver(id) })
-
-	stopAgents := func(ids []string) {
-		var rs []*running
-		mu.Lock()
-		for _, id := range ids {
-			if r := agents[id]; r != nil {
-				rs = append(rs, r)
-				delete(agents, id)
-			}
-		}
-		mu.Unlock()
-		for _, r := range rs {
-			r.cancel()
-			<-r.done
-		}
-		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := s.Release(rctx, ids...); err != nil {
-			logf(logLine{Ev: "release-error", Err: err.Error()})
-		}
-	}
-	start := func(l existence.Lease) {
-		fake := llmtest.NewFake(llmtest.Reply{Text: workerReply})
-		fake.Repeat = true
-		a, err := existence.New(ctx, existence.Config{
-			ID: l.AgentID, Name: "N" + l.AgentID, Model: fake, Store: store, Tasks: s.Tasks(),
-			Heartbeat: cfg.Heartbeat, Retry: llm.RetryPolicy{Attempts: 1},
-			Logger: discard,
-			Observer: func(e existence.Event) {
-				if e.Kind == existence.EventError && errors.Is(e.Err, pgstore.ErrFenced) {
-					logf(logLine{Ev: "fenced", Agent: e.AgentID, Epoch: l.Epoch, Err: e.Error})
-				}
-				if e.Kind == existence.EventTask && e.Err == nil && e.Status == "completed" {
-					logf(logLine{Ev: "task-done", Agent: e.AgentID, Epoch: l.Epoch})
-				}
-			},
-		})
-		if err != nil {
-			if ctx.Err() == nil {
-				logf(logLine{Ev: "start-error", Agent: l.AgentID, Err: err.Error()})
-			}
-			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			s.Release(rctx, l.AgentID)
-			return
-		}
-		actx, cancel := context.WithCancel(context.Background())
-		r := &running{agent: a, cancel: cancel, done: make(chan struct{})}
-		mu.Lock()
-		agents[l.AgentID] = r
-		mu.Unlock()
-		logf(logLine{Ev: "claim", Agent: l.AgentID, Epoch: l.Epoch})
-		go func() {
-			defer close(r.done)
-			a.Run(actx)
-		}()
-		deliver(l.AgentID) // messages sent while nobody held it
-	}
-
-	// Renewal runs on its own, so that starting agents never delays it.
-	go func() {
-		tick := time.NewTicker(cfg.Renew)
-		defer tick.Stop()
-		for {
-			rctx, cancel := context.WithTimeout(ctx, cfg.TTL/2)
-			lost, err := s.Renew(rctx)
-			cancel()
-			if err != nil && ctx.Err() == nil {
-				logf(logLine{Ev: "renew-error", Err: err.Error()})
-			}
-			for _, id := range lost {
-				logf(logLine{Ev: "lost", Agent: id})
-			}
-			if len(lost) > 0 {
-				go stopAgents(lost)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	tick := time.NewTicker(cfg.Renew)
-	defer tick.Stop()
-	for {
-		mu.Lock()
-		free := cfg.Max - len(agents)
-		mu.Unlock()
-		if free > 0 && ctx.Err() == nil {
-			cctx, cancel := context.WithTimeout(ctx, cfg.TTL/2)
-			ls, err := s.Claim(cctx, min(free, cfg.Batch))
-			cancel()
-			if err != nil && ctx.Err() == nil {
-				logf(logLine{Ev: "claim-error", Err: err.Error()})
-			}
-			var wg sync.WaitGroup
-			for _, l := range ls {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					start(l)
-				}()
-			}
-			wg.Wait()
-		}
-		select {
-		case <-ctx.Done():
-			mu.Lock()
-			var ids []string
-			for id := range agents {
-				ids = append(ids, id)
-			}
-			mu.Unlock()
-			stopAgents(ids)
-			logf(logLine{Ev: "exit"})
-			return 0
-		case <-tick.C:
-		}
-	}
+	logf(logLine{Ev: "exit"})
+	return 0
 }
 
 // TestFailover: three processes share 300 agents on a fast heartbeat; one
@@ -336,7 +229,7 @@ func TestFailover(t *testing.T) {
 	procs := make([]*exec.Cmd, 3)
 	for i := range procs {
 		cfg := workerConfig{URL: url, Owner: fmt.Sprintf("worker-%d", i), Log: filepath.Join(dir, fmt.Sprintf("w%d.log", i)),
-			Max: nAgents / 2, Batch: 20, TTL: ttl, Heartbeat: hb, Renew: renew}
+			Max: nAgents / 2, Batch: 40, TTL: ttl, Heartbeat: hb, Renew: renew}
 		b, _ := json.Marshal(cfg)
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), workerEnv+"="+string(b))
@@ -492,7 +385,7 @@ func TestFailover(t *testing.T) {
 				}
 			case "fenced":
 				fenced++
-			case "start-error", "deliver-error", "claim-error":
+			case "run-error", "agent-error":
 				t.Errorf("worker event %+v", l)
 			}
 		}

@@ -52,11 +52,17 @@ RETURNING l.agent_id, l.epoch, l.owner, l.expires_at`
 // agent due earliest first (the one whose state was saved longest ago,
 // never-saved agents first). Each claim moves the agent's epoch on by one,
 // which fences out the previous holder. The leases last Options.TTL unless
-// renewed. Errors: the database's error (nothing is claimed then).
+// renewed. At most Options.ClaimBatch are claimed per call when it is
+// set. Errors: the database's error (nothing is claimed then).
 func (s *Store) Claim(ctx context.Context, max int) ([]existence.Lease, error) {
+	if b := s.opts.ClaimBatch; b > 0 && max > b {
+		max = b
+	}
 	if max <= 0 {
 		return nil, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.TTL/2)
+	defer cancel()
 	start := time.Now()
 	rows, err := s.pool.Query(ctx, claimSQL, max, s.owner, s.host, s.pid, s.opts.TTL.Seconds())
 	if err != nil {
@@ -99,7 +105,8 @@ RETURNING l.agent_id`
 // write. Writes for a lost agent fail with [ErrFenced] until it is
 // released and claimed again.
 //
-// When the database cannot be reached, Renew returns its error together
+// Claim and Renew give up after TTL/2, so that a lost connection cannot
+// hold them past the leases. When the database cannot be reached, Renew returns its error together
 // with the agents whose lease has run out by this process's own clock (TTL
 // after the last claim or renewal was sent), so that a partitioned process
 // stops them without waiting for the database.
@@ -113,6 +120,8 @@ func (s *Store) Renew(ctx context.Context) (lost []string, err error) {
 		}
 	}
 	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, s.opts.TTL/2)
+	defer cancel()
 	start := time.Now()
 	var renewed []string
 	if len(ids) > 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -209,5 +210,82 @@ func (s *Store) Listen(ctx context.Context, fn func(agentID string)) error {
 			return fmt.Errorf("pgstore: listen: %w", err)
 		}
 		fn(n.Payload)
+	}
+}
+
+// Relay delivers the messages of [Store.Send] to the agents this process
+// runs, until ctx ends, and returns ctx's error: at once through
+// LISTEN/NOTIFY ([Store.Listen], reconnected after every after a failure),
+// and every `every` (default 1 s) by a sweep for pending messages of every
+// agent this Store holds, which catches those sent before the agent was
+// claimed or while the listening connection was down. find returns the
+// local agent of an id, or nil when it does not run here; with an
+// existence.Runner:
+//
+//	go store.Relay(ctx, time.Second, func(id string) pgstore.Recipient {
+//		if a := runner.Agent(id); a != nil {
+//			return a
+//		}
+//		return nil
+//	})
+//
+// Delivery errors are logged (Options.Logger); a message not delivered
+// stays pending for the next attempt or the next holder.
+func (s *Store) Relay(ctx context.Context, every time.Duration, find func(agentID string) Recipient) error {
+	if every <= 0 {
+		every = time.Second
+	}
+	deliver := func(id string) {
+		r := find(id)
+		if r == nil {
+			return
+		}
+		if _, err := s.DeliverPending(ctx, id, r); err != nil && ctx.Err() == nil && !errors.Is(err, ErrFenced) {
+			s.opts.Logger.Warn("pgstore: delivering messages failed", "agent", id, "err", err)
+		}
+	}
+	go func() {
+		for ctx.Err() == nil {
+			err := s.Listen(ctx, func(id string) { go deliver(id) })
+			if ctx.Err() != nil {
+				return
+			}
+			s.opts.Logger.Warn("pgstore: listening for messages failed; sweeping until it reconnects", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(every):
+			}
+		}
+	}()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		var held []string
+		for id, h := range s.held {
+			if !h.lost {
+				held = append(held, id)
+			}
+		}
+		s.mu.Unlock()
+		if len(held) > 0 {
+			rows, err := s.pool.Query(ctx, `SELECT DISTINCT agent_id FROM existence_messages
+				WHERE acked_at IS NULL AND agent_id = ANY($1)`, held)
+			var ids []string
+			if err == nil {
+				ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			}
+			if err != nil && ctx.Err() == nil {
+				s.opts.Logger.Warn("pgstore: sweeping for messages failed", "err", err)
+			}
+			for _, id := range ids {
+				deliver(id)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
 	}
 }

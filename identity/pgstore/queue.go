@@ -32,6 +32,18 @@ import (
 // as after a restart), so no task is lost.
 type Queue struct {
 	s *Store
+	// agent and epoch bind the queue to one agent's lease ([Fenced.Tasks]);
+	// epoch -1: the leases the Store holds.
+	agent string
+	epoch int64
+}
+
+// fenceAt returns the epoch agentID's writes are checked against.
+func (q *Queue) fenceAt(agentID string) (int64, error) {
+	if q.epoch >= 0 && agentID == q.agent {
+		return q.s.fenceAt(agentID, q.epoch)
+	}
+	return q.s.fenceOf(agentID)
 }
 
 var _ existence.TaskSource = (*Queue)(nil)
@@ -95,7 +107,7 @@ func (q *Queue) Submit(ctx context.Context, description, agentID string) (taskqu
 // [Store.Save]) and locks the lease row FOR SHARE until tx ends. It returns
 // the epoch written with the task.
 func (q *Queue) fence(ctx context.Context, tx pgx.Tx, agentID string) (int64, error) {
-	epoch, err := q.s.fenceOf(agentID)
+	epoch, err := q.fenceAt(agentID)
 	if err != nil {
 		return 0, err
 	}
@@ -141,7 +153,7 @@ func (q *Queue) Next(ctx context.Context, agentID string) (*taskqueue.Task, erro
 	if err := identity.ValidateID(agentID); err != nil {
 		return nil, fmt.Errorf("%w: %w", taskqueue.ErrInvalid, err)
 	}
-	if epoch, err := q.s.fenceOf(agentID); err == nil && epoch < 0 {
+	if epoch, err := q.fenceAt(agentID); err == nil && epoch < 0 {
 		if err := q.s.ensureAgent(ctx, agentID); err != nil {
 			return nil, err
 		}

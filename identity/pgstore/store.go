@@ -36,6 +36,11 @@ type Options struct {
 	// TTL is how long a lease lasts after it was claimed or last renewed;
 	// default 15 s. Renew well within it (a third of it is usual).
 	TTL time.Duration
+	// ClaimBatch caps how many agents one [Store.Claim] leases, whatever
+	// its max; 0 means no cap. Processes that start together spread the
+	// agents between them with a cap (each claims a batch per renewal
+	// round) instead of the first one taking its maximum at once.
+	ClaimBatch int
 	// ConnectTimeout bounds the single connection attempt of [Open];
 	// default 10 s.
 	ConnectTimeout time.Duration
@@ -156,7 +161,7 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	if s.owner == "" {
 		s.owner = host + ":" + strconv.Itoa(s.pid)
 	}
-	s.tasks = &Queue{s: s}
+	s.tasks = &Queue{s: s, epoch: -1}
 	if err := migrate(ctx, pool); err != nil {
 		pool.Close()
 		return nil, err
@@ -193,10 +198,19 @@ func (s *Store) Tasks() *Queue { return s.tasks }
 // epoch of the lease this Store holds, or -1 when it holds none (the write
 // is then allowed only while no live lease exists). It returns a
 // [*FencedError] when the lease was lost.
-func (s *Store) fenceOf(agentID string) (int64, error) {
+func (s *Store) fenceOf(agentID string) (int64, error) { return s.fenceAt(agentID, -1) }
+
+// fenceAt is fenceOf for a writer bound to the lease of epoch want ([Fenced]);
+// want < 0 means whatever this Store holds. A writer bound to an older
+// epoch than the one held (an agent dropped and claimed again) is fenced
+// too.
+func (s *Store) fenceAt(agentID string, want int64) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h, ok := s.held[agentID]
+	if want >= 0 && (!ok || h.epoch != want) {
+		return 0, &FencedError{AgentID: agentID, Epoch: want}
+	}
 	if !ok {
 		return -1, nil
 	}
@@ -386,6 +400,11 @@ SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM ack),
 // state that does not validate; [identity.ErrTooLarge]; the database's
 // error.
 func (s *Store) Save(ctx context.Context, st *identity.State) error {
+	return s.save(ctx, st, -1)
+}
+
+// save is Save for a writer bound to epoch want (-1: the held lease).
+func (s *Store) save(ctx context.Context, st *identity.State, want int64) error {
 	if st == nil {
 		return errors.New("pgstore: Save of a nil state")
 	}
@@ -400,7 +419,7 @@ func (s *Store) Save(ctx context.Context, st *identity.State) error {
 	if len(doc) > s.opts.MaxBytes {
 		return fmt.Errorf("%w: %s is %d bytes, the limit is %d", identity.ErrTooLarge, id, len(doc), s.opts.MaxBytes)
 	}
-	epoch, err := s.fenceOf(id)
+	epoch, err := s.fenceAt(id, want)
 	if err != nil {
 		return err
 	}
