@@ -143,7 +143,7 @@ func (s *Server) CreateDatabase(tb testing.TB) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := "pgtest_" + hex.EncodeToString(b[:])
-	if err := s.exec("CREATE DATABASE " + name); err != nil {
+	if err := s.exec("CREATE DATABASE " + name + " STRATEGY = FILE_COPY"); err != nil {
 		tb.Fatalf("pgtest: create database: %v", err)
 	}
 	tb.Cleanup(func() {
