@@ -201,3 +201,41 @@ func TestLockIsALease(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFencedViewOfAnOlderLease: an agent object left over from an earlier
+// lease of the same process (dropped, then the agent claimed again) cannot
+// write, while the view of the current lease can.
+func TestFencedViewOfAnOlderLease(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, pgtest.New(t), "host-a:1", time.Hour)
+	if err := s.Enroll(ctx, "scout"); err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Claim(ctx, 1)
+	if err != nil || len(first) != 1 {
+		t.Fatal(first, err)
+	}
+	old := s.Fenced(first[0])
+	if err := old.Save(ctx, state("scout", "v1")); err != nil {
+		t.Fatal(err)
+	}
+	expire(t, s, "scout")
+	second, err := s.Claim(ctx, 1)
+	if err != nil || len(second) != 1 || second[0].Epoch != first[0].Epoch+1 {
+		t.Fatal(second, err)
+	}
+	cur := s.Fenced(second[0])
+	if err := old.Save(ctx, state("scout", "zombie")); !errors.Is(err, pgstore.ErrFenced) {
+		t.Fatalf("the older lease's save = %v, want ErrFenced", err)
+	}
+	if _, err := old.Tasks().Next(ctx, "scout"); !errors.Is(err, pgstore.ErrFenced) {
+		t.Fatalf("the older lease's Next = %v, want ErrFenced", err)
+	}
+	if err := cur.Save(ctx, state("scout", "v2")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx, "scout")
+	if err != nil || got.Identity.Narrative != "v2" {
+		t.Fatalf("stored %v, %v", got, err)
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/existence-loop/sdk/existence"
@@ -464,10 +463,4 @@ func (s *Store) List(ctx context.Context) ([]string, error) {
 		ids = []string{}
 	}
 	return ids, nil
-}
-
-// isConnErr reports whether err means the server could not be reached.
-func isConnErr(err error) bool {
-	var ce *pgconn.ConnectError
-	return errors.As(err, &ce)
 }
