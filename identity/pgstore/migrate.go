@@ -1,0 +1,116 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// SchemaVersion is the database schema version this package migrates to;
+// a database at a higher version is refused with [ErrSchemaTooNew].
+var SchemaVersion = len(migrations)
+
+// advisoryKey is the pg_advisory_lock key held while migrating ("exist").
+const advisoryKey = 0x6578697374
+
+// migrations are applied in order, each in its own transaction; the
+// version of a database is the number applied. Never edit one that has
+// shipped: append.
+var migrations = []string{
+	// 1: states, leases, messages, tasks and the leases view.
+	`
+CREATE TABLE existence_states (
+	agent_id    text COLLATE "C" PRIMARY KEY,
+	doc         bytea NOT NULL,
+	doc_version int NOT NULL,
+	doc_sha256  bytea NOT NULL,
+	epoch       bigint NOT NULL,
+	updated_at  timestamptz NOT NULL
+);
+CREATE TABLE existence_quarantine (
+	id          bigserial PRIMARY KEY,
+	agent_id    text COLLATE "C" NOT NULL,
+	doc         bytea NOT NULL,
+	doc_version int NOT NULL,
+	moved_at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE existence_leases (
+	agent_id    text COLLATE "C" PRIMARY KEY,
+	epoch       bigint NOT NULL DEFAULT 0,
+	owner       text,
+	host        text,
+	pid         int,
+	acquired_at timestamptz,
+	expires_at  timestamptz NOT NULL DEFAULT '-infinity'
+);
+CREATE TABLE existence_messages (
+	id          bigserial PRIMARY KEY,
+	agent_id    text COLLATE "C" NOT NULL,
+	kind        text NOT NULL CHECK (kind IN ('peer', 'host')),
+	sender      text NOT NULL,
+	body        text NOT NULL,
+	sent_at     timestamptz NOT NULL,
+	acked_at    timestamptz,
+	acked_epoch bigint
+);
+CREATE INDEX existence_messages_pending ON existence_messages (agent_id, id) WHERE acked_at IS NULL;
+CREATE TABLE existence_tasks (
+	seq         bigserial PRIMARY KEY,
+	description text NOT NULL,
+	agent       text COLLATE "C" NOT NULL DEFAULT '',
+	status      text NOT NULL CHECK (status IN ('pending', 'assigned', 'completed', 'failed')),
+	assigned_to text COLLATE "C" NOT NULL DEFAULT '',
+	epoch       bigint NOT NULL DEFAULT 0,
+	submitted   timestamptz NOT NULL,
+	assigned    timestamptz,
+	ended       timestamptz,
+	result      text NOT NULL DEFAULT ''
+);
+CREATE INDEX existence_tasks_open ON existence_tasks (status, seq) WHERE status IN ('pending', 'assigned');
+CREATE VIEW leases AS
+SELECT l.agent_id, l.owner, l.host, l.pid, l.epoch, l.acquired_at, l.expires_at,
+       (l.owner IS NOT NULL AND l.expires_at > now()) AS live, s.updated_at AS saved_at
+FROM existence_leases l LEFT JOIN existence_states s USING (agent_id);
+`,
+}
+
+// migrate brings the schema up to date under an advisory lock, so that
+// concurrent starts apply each migration once.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: migrate: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(advisoryKey)); err != nil {
+		return fmt.Errorf("pgstore: migrate: taking the advisory lock: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(advisoryKey))
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS existence_migrations (
+		version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return fmt.Errorf("pgstore: migrate: %w", err)
+	}
+	var version int
+	if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM existence_migrations`).Scan(&version); err != nil {
+		return fmt.Errorf("pgstore: migrate: %w", err)
+	}
+	if version > len(migrations) {
+		return fmt.Errorf("%w: the database is at schema version %d, this version knows up to %d; upgrade the SDK",
+			ErrSchemaTooNew, version, len(migrations))
+	}
+	for v := version; v < len(migrations); v++ {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO existence_migrations (version) VALUES ($1)`, v+1)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("pgstore: migrate to schema version %d: %w", v+1, err)
+		}
+	}
+	return nil
+}
