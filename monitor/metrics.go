@@ -16,15 +16,15 @@ import (
 // every agent's [existence.Agent.Status]. Labels are bounded: no agent id
 // (10,000 agents would be 10,000 series per metric).
 type metrics struct {
-	cycles        prometheus.Counter
-	cycleSeconds  prometheus.Histogram
-	fallbacks     *prometheus.CounterVec
-	calls         *prometheus.CounterVec
-	callSeconds   *prometheus.HistogramVec
-	tokens        *prometheus.CounterVec
-	goals         *prometheus.CounterVec
-	toolCalls     *prometheus.CounterVec
-	events prometheus.Counter
+	cycles       prometheus.Counter
+	cycleSeconds prometheus.Histogram
+	fallbacks    *prometheus.CounterVec
+	calls        *prometheus.CounterVec
+	callSeconds  *prometheus.HistogramVec
+	tokens       *prometheus.CounterVec
+	goals        *prometheus.CounterVec
+	toolCalls    *prometheus.CounterVec
+	events       prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, m *Monitor) (*metrics, error) {
@@ -36,10 +36,10 @@ func newMetrics(reg prometheus.Registerer, m *Monitor) (*metrics, error) {
 		calls:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_model_calls_total", Help: "Model attempts, by purpose (cycle, executor) and outcome (ok or the error class)."}, []string{"purpose", "outcome"}),
 		callSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "existence_model_call_duration_seconds", Help: "Wall-clock time of one model attempt, by purpose.",
 			Buckets: []float64{0.05, 0.25, 1, 2.5, 5, 10, 20, 40, 80, 160, 320}}, []string{"purpose"}),
-		tokens:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_model_tokens_total", Help: "Tokens the provider reported, by purpose and direction (prompt, output)."}, []string{"purpose", "direction"}),
-		goals:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_goals_ended_total", Help: "Goals ended, by status (DONE, FAILED, ABANDONED)."}, []string{"status"}),
-		toolCalls:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_tool_calls_total", Help: "Tool calls by executors, by result (ok, failed)."}, []string{"result"}),
-		events: prometheus.NewCounter(prometheus.CounterOpts{Name: "existence_monitor_events_total", Help: "Events the monitor observed."}),
+		tokens:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_model_tokens_total", Help: "Tokens the provider reported, by purpose and direction (prompt, output)."}, []string{"purpose", "direction"}),
+		goals:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_goals_ended_total", Help: "Goals ended, by status (DONE, FAILED, ABANDONED)."}, []string{"status"}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_tool_calls_total", Help: "Tool calls by executors, by result (ok, failed)."}, []string{"result"}),
+		events:    prometheus.NewCounter(prometheus.CounterOpts{Name: "existence_monitor_events_total", Help: "Events the monitor observed."}),
 	}
 	for _, c := range []prometheus.Collector{mt.cycles, mt.cycleSeconds, mt.fallbacks, mt.calls, mt.callSeconds, mt.tokens, mt.goals, mt.toolCalls, mt.events, &stateCollector{m: m}} {
 		if err := reg.Register(c); err != nil {
