@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/workspace"
@@ -60,7 +61,7 @@ func worldText(workspaceDir string) string {
 	return strings.Join([]string{
 		"You are running as a Go program on a real computer, in the existence-loop SDK's trio example.",
 		"Your world is one workspace directory shared with your peers: " + workspaceDir + ". Every path you use is relative to it.",
-		"Your tools are read_file, write_file, append_file, list_files and delete_file, which work only inside the workspace, and send_message, which writes to a peer.",
+		"Your tools are read_file, write_file, append_file, list_files and delete_file, which work only inside the workspace, send_message, which writes to a peer, and ask_human and check_request, with which you ask your human for an approval, an answer or something only a person can build.",
 		"There is no network, no shell and no code execution: what you make is text files — notes, designs, data, code for a person to read.",
 		"There is no hardware layer accessible to you — no thermal sensors, no PMIC, no CPU registers, no bus arbiter.",
 		"Each agent keeps its own work in a folder named after its id (scout/, analyst/, builder/); design/ holds shared design specs. You may read everything.",
@@ -91,6 +92,10 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	reqs, err := openRequests(o, clock)
+	if err != nil {
+		return err
+	}
 	if o.importHollow != "" {
 		loc, err := time.LoadLocation(o.hollowTZ)
 		if err != nil {
@@ -115,6 +120,7 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	}
 	var runnerRef *existence.Runner
 	tools = append(tools, sendMessage(func() *existence.Runner { return runnerRef }))
+	tools = append(tools, requests.Tools(reqs)...)
 
 	base, url, err := newModel(o)
 	if err != nil {
@@ -122,11 +128,12 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	}
 	o.llmURL = url
 	out := newPrinter(o, stdout, stderr)
+	var late lateObservers // the monitor and the terminal view, once the runner exists
 	runner, err := existence.NewRunner(existence.RunnerConfig{
 		Store:     store,
 		Clock:     clock,
 		Heartbeat: o.heartbeat,
-		Observer:  out.observe,
+		Observer:  existence.Observers(out.observe, late.observe),
 		Logger:    log,
 	})
 	if err != nil {
@@ -191,9 +198,20 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-task: %w", err)
 		}
 	}
-	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; type a line to speak to the agents; Ctrl-C to stop\n", o.provider, o.llmURL, o.model, o.state, o.workspace)
+	if o.http != "" {
+		stop, err := serveMonitor(o, runner, tasks, reqs, &late, log, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if o.tui {
+		return runTUI(ctx, o, runner, reqs, &late, stderr)
+	}
+	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", o.provider, o.llmURL, o.model, o.state, o.workspace)
+	fmt.Fprintf(stderr, "trio: waiting for the model at %s…\n", o.llmURL)
 	if o.stdin != nil {
-		go listen(ctx, o.stdin, runner, stderr)
+		go listen(ctx, o.stdin, runner, reqs, stderr)
 	}
 	return runner.Run(ctx)
 }
@@ -230,12 +248,13 @@ func sendMessage(runner func() *existence.Runner) toolloop.Tool {
 }
 
 // listen turns each line of r into a host message: to every agent, or to
-// one with "@id text" or "@Name text".
-func listen(ctx context.Context, r io.Reader, runner *existence.Runner, stderr io.Writer) {
+// one with "@id text" or "@Name text". Lines starting with "/" are request
+// commands (see command).
+func listen(ctx context.Context, r io.Reader, runner *existence.Runner, reqs *requests.Queue, stderr io.Writer) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		if line == "" {
+		if line == "" || command(ctx, line, runner, reqs, stderr) {
 			continue
 		}
 		var to []string

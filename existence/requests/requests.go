@@ -223,6 +223,10 @@ func NewMemory(opts Options) *Queue { return newQueue(opts, &memStore{doc: newDo
 
 func (q *Queue) now() time.Time { return q.opts.Now().UTC().Round(0) }
 
+// Now returns the current time by the queue's clock ([Options].Now), for
+// computing a request's age with [Request.Age] or [Describe].
+func (q *Queue) Now() time.Time { return q.now() }
+
 // update runs fn on the current document under both locks and saves it when
 // fn reports a change.
 func (q *Queue) update(ctx context.Context, fn func(d *document, now time.Time) (bool, error)) error {
