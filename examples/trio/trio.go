@@ -128,6 +128,9 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	}
 	o.llmURL = url
 	out := newPrinter(o, stdout, stderr)
+	if o.tui { // the terminal view owns the screen
+		out = newPrinter(o, io.Discard, io.Discard)
+	}
 	var late lateObservers // the monitor and the terminal view, once the runner exists
 	runner, err := existence.NewRunner(existence.RunnerConfig{
 		Store:     store,
@@ -206,7 +209,7 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		defer stop()
 	}
 	if o.tui {
-		return runTUI(ctx, o, runner, reqs, &late, stderr)
+		return runTUI(ctx, o, runner, reqs, &late, stdout)
 	}
 	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", o.provider, o.llmURL, o.model, o.state, o.workspace)
 	fmt.Fprintf(stderr, "trio: waiting for the model at %s…\n", o.llmURL)
@@ -253,23 +256,30 @@ func sendMessage(runner func() *existence.Runner) toolloop.Tool {
 func listen(ctx context.Context, r io.Reader, runner *existence.Runner, reqs *requests.Queue, stderr io.Writer) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || command(ctx, line, runner, reqs, stderr) {
-			continue
+		handleLine(ctx, sc.Text(), runner, reqs, stderr)
+	}
+}
+
+// handleLine runs one line a person typed (on stdin or the -tui input
+// line): a request command, or a host message to every agent or to one
+// ("@id text", "@Name text"). Problems are written to w.
+func handleLine(ctx context.Context, line string, runner *existence.Runner, reqs *requests.Queue, w io.Writer) {
+	line = strings.TrimSpace(line)
+	if line == "" || command(ctx, line, runner, reqs, w) {
+		return
+	}
+	var to []string
+	if rest, ok := strings.CutPrefix(line, "@"); ok {
+		who, text, _ := strings.Cut(rest, " ")
+		id := agentID(runner, who)
+		if id == "" {
+			fmt.Fprintf(w, "trio: no agent %q (try @scout, @analyst or @builder)\n", who)
+			return
 		}
-		var to []string
-		if rest, ok := strings.CutPrefix(line, "@"); ok {
-			who, text, _ := strings.Cut(rest, " ")
-			id := agentID(runner, who)
-			if id == "" {
-				fmt.Fprintf(stderr, "trio: no agent %q (try @scout, @analyst or @builder)\n", who)
-				continue
-			}
-			to, line = []string{id}, strings.TrimSpace(text)
-		}
-		if err := runner.Say(ctx, line, to...); err != nil && ctx.Err() == nil {
-			fmt.Fprintln(stderr, "trio:", err)
-		}
+		to, line = []string{id}, strings.TrimSpace(text)
+	}
+	if err := runner.Say(ctx, line, to...); err != nil && ctx.Err() == nil {
+		fmt.Fprintln(w, "trio:", err)
 	}
 }
 
