@@ -179,7 +179,7 @@ func (m *Model) panes(w int) string {
 		return dimStyle.Render("no agents")
 	}
 	n := min(len(m.statuses), max(w/30, 1))
-	pw := w/n - 2 // border
+	pw := w/n - 2   // border
 	inner := pw - 2 // padding
 	var cols []string
 	for _, s := range m.statuses[:n] {
