@@ -161,7 +161,17 @@ func (m *Monitor) handleMessage(w http.ResponseWriter, r *http.Request) {
 	if len(to) == 0 {
 		to = []string{}
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"status": "delivered", "agents": to, "text": text})
+	writeJSON(w, http.StatusAccepted, MessageReply{Status: "delivered", Agents: to, Text: text})
+}
+
+// MessageReply is the body of a 202 answer to POST /api/messages.
+type MessageReply struct {
+	// Status is "delivered".
+	Status string `json:"status"`
+	// Agents are the ids told; empty means every agent.
+	Agents []string `json:"agents"`
+	// Text is the message as delivered (trimmed).
+	Text string `json:"text"`
 }
 
 // TaskRequest is the body of POST /api/tasks.
