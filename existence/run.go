@@ -10,8 +10,10 @@ import (
 // Run ticks every heartbeat (Config.Heartbeat, default 6 s) until ctx ends,
 // starting with an immediate tick; a host message ([Agent.Say]) triggers a
 // tick at once. It never returns because of a model error: failed cycles
-// use the fallback goal and the loop goes on. Save errors are reported as
-// [EventError] and logged, and the loop goes on.
+// use the fallback goal and the loop goes on, unless [Config].FailFast
+// stops it with a [*FailFastError] (matching [ErrFailFast]) on a cause
+// retrying cannot fix. Save errors are reported as [EventError] and
+// logged, and the loop goes on.
 //
 // Run drives the agent with the same scheduler as a [Runner] (issue 9), as
 // a runner of one agent with one worker per lane and no stagger: a host

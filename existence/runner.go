@@ -574,10 +574,14 @@ func (r *Runner) finish(n *node, j dispatched, end time.Time) {
 	}
 	a.mu.Unlock()
 
+	ff := a.stoppedErr() // Config.FailFast: this agent stops, the others go on
 	r.smu.Lock()
 	r.core.done(&n.e, j.lane, end)
 	r.cycles[j.lane]++
-	stop := done && !n.finished && !n.lost
+	stop := (done || ff != nil) && !n.finished && !n.lost
+	if stop && ff != nil {
+		r.errs = append(r.errs, ff)
+	}
 	if stop {
 		n.finished = true
 		r.active--

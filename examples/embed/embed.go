@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/workspace"
@@ -21,6 +23,7 @@ import (
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/llm/openai"
+	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/prompt"
 )
 
@@ -65,6 +68,10 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 	if err != nil {
 		return err
 	}
+	reqs, err := requests.Open(o.state, requests.Options{})
+	if err != nil {
+		return err
+	}
 	ws, err := workspace.Open(o.workspace, workspace.Limits{})
 	if err != nil {
 		return err
@@ -80,7 +87,7 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 	exec, err := toolloop.New(toolloop.Config{
 		// No Model: the executor uses the agent's, wrapped with its
 		// timeout, retry and per-attempt events.
-		Tools:       ws.Tools(),
+		Tools:       append(ws.Tools(), requests.Tools(reqs)...),
 		ToolTimeout: time.Minute,
 		World:       world,
 	})
@@ -88,8 +95,15 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 		return err
 	}
 
-	events := newHub(0, 0)
+	// The monitor needs the agent and the agent its observer: events reach
+	// the monitor once it exists.
+	var mon atomic.Pointer[monitor.Monitor]
 	out := &printer{w: stdout, verbose: o.verbose}
+	observe := func(e existence.Event) {
+		if m := mon.Load(); m != nil {
+			m.Observe(e)
+		}
+	}
 	agent, err := existence.New(ctx, existence.Config{
 		ID:      o.id,
 		Name:    o.name,
@@ -107,7 +121,7 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 		Tasks:       tasks,
 		Heartbeat:   o.heartbeat,
 		CallTimeout: o.llmTimeout,
-		Observer:    existence.Observers(events.publish, out.observe),
+		Observer:    existence.Observers(observe, out.observe),
 		Logger:      log,
 	})
 	if err != nil {
@@ -119,18 +133,23 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 		}
 	}()
 
+	m, err := monitor.New(monitor.Config{
+		Runner:   monitor.Single(agent),
+		Tasks:    tasks,
+		Requests: reqs,
+		Token:    o.token,
+		Logger:   log,
+	})
+	if err != nil {
+		return err
+	}
+	mon.Store(m)
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler: newServer(serverConfig{
-			Agent:  agent,
-			Tasks:  tasks,
-			Events: events,
-			Token:  o.token,
-			Logger: log,
-		}),
+		Handler:           m,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second, // event streams set their own deadlines
@@ -138,14 +157,15 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 		MaxHeaderBytes:    16 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	// Shutdown does not end streaming responses; closing the hub does.
-	srv.RegisterOnShutdown(events.close)
+	// Shutdown does not end streaming responses; closing the monitor does.
+	srv.RegisterOnShutdown(m.Close)
 
 	if w := authWarning(o.addr, o.token); w != "" {
 		fmt.Fprintln(stderr, "embed:", w)
 	}
 	fmt.Fprintf(stderr, "embed: %s (%s) listening on http://%s; %s at %s, model %s; state in %s, workspace %s; Ctrl-C to stop\n",
 		agent.Name(), agent.ID(), ln.Addr(), o.provider, o.llmURL, o.model, o.state, o.workspace)
+	fmt.Fprintf(stderr, "embed: dashboard at http://%s/ (open it with ?token=TOKEN when a token is set); waiting for the model at %s…\n", ln.Addr(), o.llmURL)
 
 	agentCtx, stopAgent := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopAgent()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/monitor"
 )
 
 // clearEnv empties the variables the flags read.
@@ -263,18 +264,21 @@ func TestRunServesAndShutsDown(t *testing.T) {
 		require.NoError(t, err)
 		return resp
 	}
-	resp := get("/agent")
-	var v agentView
+	resp := get("/api/agents/agent")
+	var v monitor.AgentDetail
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&v))
 	resp.Body.Close()
-	assert.Equal(t, "agent", v.ID)
-	assert.Equal(t, "Wren", v.Name)
+	assert.Equal(t, "agent", v.Status.ID)
+	assert.Equal(t, "Wren", v.Status.Name)
+	resp = get("/healthz")
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 
 	// Subscribed first, then a host message: a goal is chosen after it,
 	// whatever the agent was doing.
 	sctx, scancel := context.WithTimeout(context.Background(), streamTimeout)
 	defer scancel()
-	req, err := http.NewRequestWithContext(sctx, http.MethodGet, base+"/events?kind=goal_chosen", nil)
+	req, err := http.NewRequestWithContext(sctx, http.MethodGet, base+"/api/events?kind=goal_chosen", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer tok")
 	stream, err := http.DefaultClient.Do(req)
@@ -284,7 +288,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	c := &sseClient{t: t, resp: stream, r: bufio.NewReader(stream.Body)}
 	require.Equal(t, sseMessage{Comment: "connected"}, c.next())
 
-	req, err = http.NewRequest(http.MethodPost, base+"/messages", strings.NewReader(`{"text": "please write me an answer"}`))
+	req, err = http.NewRequest(http.MethodPost, base+"/api/messages", strings.NewReader(`{"text": "please write me an answer"}`))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer tok")
 	req.Header.Set("Content-Type", "application/json")

@@ -14,7 +14,12 @@
 // Talk to the agents by typing: each line on standard input is a host
 // message ("A PERSON SAID") to all three, or to one with "@scout text"
 // (also @analyst, @builder, or a name such as @Cedar). -task gives them a
-// task to work on.
+// task to work on. Agents file requests to you with their ask_human tool:
+// /requests lists the open ones, /answer N text, /approve N and
+// /reject N why answer them (the answer reaches the agent's inbox).
+//
+//	go run ./examples/trio -http 127.0.0.1:8080  # also serve the web dashboard (prints its address)
+//	go run ./examples/trio -tui                  # full-screen terminal view
 package main
 
 import (
@@ -80,6 +85,9 @@ type options struct {
 	tasks        []string
 	store        string // -store: "" (the -state directory) or "sqlite:PATH"
 	show         string // -show AGENT: print the agent's state pretty and exit
+	http         string // issue 12: serve the monitor here
+	httpToken    string
+	tui          bool
 
 	// stdin carries host messages, one per line (nil: none).
 	stdin io.Reader
@@ -118,6 +126,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		o.tasks = append(o.tasks, s)
 		return nil
 	})
+	fs.StringVar(&o.http, "http", "", "serve the monitor (dashboard, API, metrics) on this address, e.g. 127.0.0.1:8080")
+	fs.StringVar(&o.httpToken, "http-token", os.Getenv("EXISTENCE_TOKEN"), "bearer token the monitor requires (default $EXISTENCE_TOKEN; empty: none, fit only for loopback)")
+	fs.BoolVar(&o.tui, "tui", false, "full-screen terminal view: agent panes, thoughts stream, input line")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

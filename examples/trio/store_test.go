@@ -22,7 +22,7 @@ import (
 func TestTrioSQLiteStore(t *testing.T) {
 	t.Chdir(t.TempDir())
 	srv := newFakeOllama(t, map[string][]answer{
-		"Cedar":  {{text: `{"action":"goal","content":"map the workspace","reasoning":"r","worldview_update":"Maps first."}`}},
+		"Cedar":  {{text: `{"action":"goal","content":"map the workspace","reasoning":"r","worldview_update":"Maps come first, then the tools."}`}},
 		"Cipher": {{text: `{"action":"goal","content":"review the map","reasoning":"r"}`}},
 		"Vault":  {{text: `{"action":"goal","content":"build a tool","reasoning":"r"}`}},
 	})
@@ -46,7 +46,7 @@ func TestTrioSQLiteStore(t *testing.T) {
 	require.NoError(t, err)
 	var st identity.State
 	require.NoError(t, json.Unmarshal([]byte(out), &st))
-	assert.Equal(t, "Maps first.", st.Identity.Worldview)
+	assert.Equal(t, "Maps come first, then the tools.", st.Identity.Worldview)
 	assert.Contains(t, out, "\n  \"identity\": {", "indented")
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/workspace"
@@ -63,7 +64,7 @@ func worldText(workspaceDir string) string {
 	return strings.Join([]string{
 		"You are running as a Go program on a real computer, in the existence-loop SDK's trio example.",
 		"Your world is one workspace directory shared with your peers: " + workspaceDir + ". Every path you use is relative to it.",
-		"Your tools are read_file, write_file, append_file, list_files and delete_file, which work only inside the workspace, and send_message, which writes to a peer.",
+		"Your tools are read_file, write_file, append_file, list_files and delete_file, which work only inside the workspace, send_message, which writes to a peer, and ask_human and check_request, with which you ask your human for an approval, an answer or something only a person can build.",
 		"There is no network, no shell and no code execution: what you make is text files — notes, designs, data, code for a person to read.",
 		"There is no hardware layer accessible to you — no thermal sensors, no PMIC, no CPU registers, no bus arbiter.",
 		"Each agent keeps its own work in a folder named after its id (scout/, analyst/, builder/); design/ holds shared design specs. You may read everything.",
@@ -98,6 +99,10 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	if o.show != "" {
 		return showState(ctx, store, o.show, stdout)
 	}
+	reqs, err := openRequests(o, clock)
+	if err != nil {
+		return err
+	}
 	if o.importHollow != "" {
 		loc, err := time.LoadLocation(o.hollowTZ)
 		if err != nil {
@@ -125,6 +130,7 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	tools = append(tools, requests.Tools(reqs)...)
 
 	base, url, err := newModel(o)
 	if err != nil {
@@ -132,11 +138,15 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	}
 	o.llmURL = url
 	out := newPrinter(o, stdout, stderr)
+	if o.tui { // the terminal view owns the screen
+		out = newPrinter(o, io.Discard, io.Discard)
+	}
+	var late lateObservers // the monitor and the terminal view, once the runner exists
 	runner, err := existence.NewRunner(existence.RunnerConfig{
 		Store:     store,
 		Clock:     clock,
 		Heartbeat: o.heartbeat,
-		Observer:  out.observe,
+		Observer:  existence.Observers(out.observe, late.observe),
 		Logger:    log,
 	})
 	if err != nil {
@@ -201,35 +211,54 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-task: %w", err)
 		}
 	}
-	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; type a line to speak to the agents; Ctrl-C to stop\n", o.provider, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
+	if o.http != "" {
+		stop, err := serveMonitor(o, runner, tasks, reqs, &late, log, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if o.tui {
+		return runTUI(ctx, o, runner, reqs, &late, stdout)
+	}
+	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", o.provider, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
+	fmt.Fprintf(stderr, "trio: waiting for the model at %s…\n", o.llmURL)
 	if o.stdin != nil {
-		go listen(ctx, o.stdin, runner, stderr)
+		go listen(ctx, o.stdin, runner, reqs, stderr)
 	}
 	return runner.Run(ctx)
 }
 
 // listen turns each line of r into a host message: to every agent, or to
-// one with "@id text" or "@Name text".
-func listen(ctx context.Context, r io.Reader, runner *existence.Runner, stderr io.Writer) {
+// one with "@id text" or "@Name text". Lines starting with "/" are request
+// commands (see command).
+func listen(ctx context.Context, r io.Reader, runner *existence.Runner, reqs *requests.Queue, stderr io.Writer) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
+		handleLine(ctx, sc.Text(), runner, reqs, stderr)
+	}
+}
+
+// handleLine runs one line a person typed (on stdin or the -tui input
+// line): a request command, or a host message to every agent or to one
+// ("@id text", "@Name text"). Problems are written to w.
+func handleLine(ctx context.Context, line string, runner *existence.Runner, reqs *requests.Queue, w io.Writer) {
+	line = strings.TrimSpace(line)
+	if line == "" || command(ctx, line, runner, reqs, w) {
+		return
+	}
+	var to []string
+	if rest, ok := strings.CutPrefix(line, "@"); ok {
+		who, text, _ := strings.Cut(rest, " ")
+		id := agentID(runner, who)
+		if id == "" {
+			fmt.Fprintf(w, "trio: no agent %q (try @scout, @analyst or @builder)\n", who)
+			return
 		}
-		var to []string
-		if rest, ok := strings.CutPrefix(line, "@"); ok {
-			who, text, _ := strings.Cut(rest, " ")
-			id := agentID(runner, who)
-			if id == "" {
-				fmt.Fprintf(stderr, "trio: no agent %q (try @scout, @analyst or @builder)\n", who)
-				continue
-			}
-			to, line = []string{id}, strings.TrimSpace(text)
-		}
-		if err := runner.Say(ctx, line, to...); err != nil && ctx.Err() == nil {
-			fmt.Fprintln(stderr, "trio:", err)
-		}
+		to, line = []string{id}, strings.TrimSpace(text)
+	}
+	if err := runner.Say(ctx, line, to...); err != nil && ctx.Err() == nil {
+		fmt.Fprintln(w, "trio:", err)
 	}
 }
 

@@ -238,6 +238,7 @@ func TestTrioOllamaUnreachable(t *testing.T) {
 	require.NoError(t, err)
 	hints := strings.Count(stderr, "ollama serve")
 	assert.Equal(t, 1, hints, "one clear stderr line saying how to start Ollama:\n%s", stderr)
+	assert.Contains(t, stderr, "trio: waiting for the model at "+url+"…", "something is printed while the first calls retry")
 	n := 0
 	for _, e := range events(t, out) {
 		if e.Kind == existence.EventGoalChosen {
@@ -385,7 +386,7 @@ func TestListenTurnsLinesIntoHostMessages(t *testing.T) {
 		require.NoError(t, err)
 	}
 	var stderr bytes.Buffer
-	listen(ctx, strings.NewReader("hello all\n\n@cedar just you\n@builder  and you \n@nobody hm\n"), r, &stderr)
+	listen(ctx, strings.NewReader("hello all\n\n@cedar just you\n@builder  and you \n@nobody hm\n"), r, nil, &stderr)
 
 	host := func(id string) (texts []string) {
 		for _, m := range r.Agent(id).State().Host {

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/monitor"
+)
+
+// lateObservers forwards events to observers added after the runner was
+// built (the monitor and the terminal view need the runner first).
+type lateObservers struct {
+	obs atomic.Pointer[[]existence.Observer]
+}
+
+func (l *lateObservers) add(o existence.Observer) {
+	for {
+		old := l.obs.Load()
+		var next []existence.Observer
+		if old != nil {
+			next = append(next, *old...)
+		}
+		next = append(next, o)
+		if l.obs.CompareAndSwap(old, &next) {
+			return
+		}
+	}
+}
+
+func (l *lateObservers) observe(e existence.Event) {
+	if p := l.obs.Load(); p != nil {
+		for _, o := range *p {
+			o(e)
+		}
+	}
+}
+
+// serveMonitor serves the monitor (dashboard, API, metrics) on o.http and
+// prints its address. The returned stop shuts the server down.
+func serveMonitor(o *options, runner *existence.Runner, tasks monitor.Tasks, reqs *requests.Queue, late *lateObservers, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
+	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Token: o.httpToken, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	late.add(mon.Observe)
+	ln, err := net.Listen("tcp", o.http)
+	if err != nil {
+		return nil, fmt.Errorf("-http: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           mon,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	srv.RegisterOnShutdown(mon.Close)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("trio: the monitor stopped", "err", err)
+		}
+	}()
+	u := "http://" + ln.Addr().String() + "/"
+	if o.httpToken != "" {
+		u += "?token=" + url.QueryEscape(o.httpToken)
+	}
+	fmt.Fprintf(stderr, "trio: dashboard at %s (API under /api/, metrics at /metrics)\n", u)
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			_ = srv.Close()
+		}
+		<-done
+	}, nil
+}
