@@ -4,51 +4,37 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
+	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Request is one request from an agent to its human (issue 12): an
-// approval, a question or a build request, as list_requests shows it.
-type Request struct {
-	// ID identifies the request, e.g. "req-000042".
-	ID string `json:"id"`
-	// Agent is the id of the agent that asked.
-	Agent string `json:"agent"`
-	// Kind is "approval", "question" or "build_request".
-	Kind string `json:"kind"`
-	// Text is what the agent asks.
-	Text string `json:"text"`
-	// Status is "pending", "approved", "rejected" or "answered".
-	Status string `json:"status"`
-	// Answer is the person's answer or reason.
-	Answer string `json:"answer,omitempty"`
-	// Created is when the agent asked; Ended when it was answered (zero
-	// while pending).
-	Created time.Time `json:"created"`
-	Ended   time.Time `json:"ended,omitzero"`
+// Requests is the queue of the agents' requests to the human (issue 12,
+// package existence/requests); *requests.Queue implements it.
+type Requests interface {
+	// List returns the requests f selects, oldest first.
+	List(ctx context.Context, f requests.Filter) ([]requests.Request, error)
+	// Answer ends the pending request id with status and answer.
+	Answer(ctx context.Context, id string, status requests.Status, answer string) (requests.Request, error)
 }
 
-// Request statuses, as [Requests] takes them.
-const (
-	StatusPending  = "pending"
-	StatusApproved = "approved"
-	StatusRejected = "rejected"
-	StatusAnswered = "answered"
-)
+var _ Requests = (*requests.Queue)(nil)
 
-// Requests is the queue of the agents' requests to the human, the smallest
-// interface the request tools need.
-type Requests interface {
-	// List returns the requests of agentID ("" = every agent) with the
-	// given status ("" = every status), oldest first.
-	List(ctx context.Context, agentID, status string) ([]Request, error)
-	// Resolve ends the pending request id with status (StatusApproved,
-	// StatusRejected or StatusAnswered) and text (the answer, or a note),
-	// and tells the agent (its next prompt shows the answer). It returns
-	// the ended request. An unknown or already ended request is an error.
-	Resolve(ctx context.Context, id, status, text string) (Request, error)
+// resolve ends a request and delivers the answer to the asking agent's
+// inbox (requests.Deliver), so that its next prompt shows it.
+func (s *Server) resolve(ctx context.Context, id string, status requests.Status, text string) (*mcp.CallToolResult, any, error) {
+	r, err := s.cfg.Requests.Answer(ctx, id, status, text)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := s.cfg.Agents.Agent(r.Agent)
+	if a == nil {
+		return nil, nil, fmt.Errorf("%s is %s, but %w %q to tell", r.ID, r.Status, ErrNoAgent, r.Agent)
+	}
+	if err := requests.Deliver(ctx, a, r); err != nil {
+		return nil, nil, fmt.Errorf("%s is %s, but telling %s failed: %w", r.ID, r.Status, r.Agent, err)
+	}
+	return jsonResult(r)
 }
 
 func (s *Server) addRequestTools() {
@@ -64,13 +50,13 @@ func (s *Server) addRequestTools() {
 			if err := need("list_requests"); err != nil {
 				return nil, nil, err
 			}
-			status := strings.ToLower(strings.TrimSpace(in.Status))
+			status := requests.Status(strings.ToLower(strings.TrimSpace(in.Status)))
 			switch status {
 			case "":
-				status = StatusPending
+				status = requests.Pending
 			case "all":
 				status = ""
-			case StatusPending, StatusApproved, StatusRejected, StatusAnswered:
+			case requests.Pending, requests.Approved, requests.Rejected, requests.Answered:
 			default:
 				return nil, nil, fmt.Errorf("%w: status %q: want pending, approved, rejected, answered or all", ErrInvalid, in.Status)
 			}
@@ -79,33 +65,29 @@ func (s *Server) addRequestTools() {
 					return nil, nil, err
 				}
 			}
-			rs, err := s.cfg.Requests.List(ctx, in.AgentID, status)
+			rs, err := s.cfg.Requests.List(ctx, requests.Filter{Agent: in.AgentID, Status: status})
 			if err != nil {
 				return nil, nil, err
 			}
 			if rs == nil {
-				rs = []Request{}
+				rs = []requests.Request{}
 			}
 			return jsonResult(rs)
 		})
-	resolve := func(tool, status string) func(context.Context, *mcp.CallToolRequest, resolveArgs) (*mcp.CallToolResult, any, error) {
+	resolve := func(tool string, status requests.Status) func(context.Context, *mcp.CallToolRequest, resolveArgs) (*mcp.CallToolResult, any, error) {
 		return func(ctx context.Context, _ *mcp.CallToolRequest, in resolveArgs) (*mcp.CallToolResult, any, error) {
 			if err := need(tool); err != nil {
 				return nil, nil, err
 			}
-			r, err := s.cfg.Requests.Resolve(ctx, strings.TrimSpace(in.ID), status, strings.TrimSpace(in.Text))
-			if err != nil {
-				return nil, nil, err
-			}
-			return jsonResult(r)
+			return s.resolve(ctx, strings.TrimSpace(in.ID), status, in.Text)
 		}
 	}
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "approve_request",
 		Description: "Approve a pending request, with an optional note; the agent reads the approval in its next prompt."},
-		resolve("approve_request", StatusApproved))
+		resolve("approve_request", requests.Approved))
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "reject_request",
 		Description: "Reject a pending request, with the reason; the agent reads it in its next prompt."},
-		resolve("reject_request", StatusRejected))
+		resolve("reject_request", requests.Rejected))
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "answer_request",
 		Description: "Answer a pending request (a question or a build request) in words; the agent reads the answer in its next prompt."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in answerArgs) (*mcp.CallToolResult, any, error) {
@@ -115,10 +97,6 @@ func (s *Server) addRequestTools() {
 			if strings.TrimSpace(in.Answer) == "" {
 				return nil, nil, fmt.Errorf("%w: empty answer", ErrInvalid)
 			}
-			r, err := s.cfg.Requests.Resolve(ctx, strings.TrimSpace(in.ID), StatusAnswered, strings.TrimSpace(in.Answer))
-			if err != nil {
-				return nil, nil, err
-			}
-			return jsonResult(r)
+			return s.resolve(ctx, strings.TrimSpace(in.ID), requests.Answered, in.Answer)
 		})
 }

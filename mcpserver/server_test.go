@@ -13,6 +13,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
@@ -25,45 +26,12 @@ import (
 
 var t0 = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
-// fakeRequests is an in-memory [mcpserver.Requests].
-type fakeRequests struct {
-	mu   sync.Mutex
-	list []mcpserver.Request
-}
-
-func (f *fakeRequests) List(_ context.Context, agentID, status string) ([]mcpserver.Request, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []mcpserver.Request
-	for _, r := range f.list {
-		if (agentID == "" || r.Agent == agentID) && (status == "" || r.Status == status) {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-func (f *fakeRequests) Resolve(_ context.Context, id, status, text string) (mcpserver.Request, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i := range f.list {
-		if f.list[i].ID == id {
-			if f.list[i].Status != mcpserver.StatusPending {
-				return mcpserver.Request{}, fmt.Errorf("%s is already %s", id, f.list[i].Status)
-			}
-			f.list[i].Status, f.list[i].Answer, f.list[i].Ended = status, text, t0
-			return f.list[i], nil
-		}
-	}
-	return mcpserver.Request{}, fmt.Errorf("no request %q", id)
-}
-
 // fixture is a running Runner of two agents with a fake model, its MCP
 // server, and a client session connected to it in process.
 type fixture struct {
 	runner *existence.Runner
 	tasks  *taskqueue.Queue
-	reqs   *fakeRequests
+	reqs   *requests.Queue
 	server *mcpserver.Server
 	mu     sync.Mutex
 	seen   []existence.Event
@@ -97,9 +65,21 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{
 		tasks:  taskqueue.NewMemory(taskqueue.Options{}),
-		reqs:   &fakeRequests{list: []mcpserver.Request{{ID: "req-000001", Agent: "scout", Kind: "question", Text: "May I write to design/?", Status: "pending", Created: t0}, {ID: "req-000002", Agent: "analyst", Kind: "approval", Text: "Delete old notes?", Status: "pending", Created: t0}, {ID: "req-000003", Agent: "scout", Kind: "build_request", Text: "A search tool", Status: "pending", Created: t0}}},
+		reqs:   requests.NewMemory(requests.Options{Now: func() time.Time { return t0 }}),
 		used:   map[string]int{},
 		notify: make(chan struct{}, 1),
+	}
+	for _, r := range []struct {
+		agent string
+		kind  requests.Kind
+		text  string
+	}{
+		{"scout", requests.Question, "May I write to design/?"},
+		{"analyst", requests.Approval, "Delete old notes?"},
+		{"scout", requests.BuildRequest, "A search tool"},
+	} {
+		_, err := f.reqs.Submit(context.Background(), r.agent, r.kind, r.text)
+		require.NoError(t, err)
 	}
 	log := mcpserver.NewEventLog(0)
 	runner, err := existence.NewRunner(existence.RunnerConfig{
@@ -317,23 +297,28 @@ func TestTasks(t *testing.T) {
 func TestRequests(t *testing.T) {
 	f := newFixture(t)
 	cs := client(t, f.server)
-	open := decode[[]mcpserver.Request](t, call(t, cs, "list_requests", map[string]any{}, false))
+	open := decode[[]requests.Request](t, call(t, cs, "list_requests", map[string]any{}, false))
 	assert.Len(t, open, 3)
-	scout := decode[[]mcpserver.Request](t, call(t, cs, "list_requests", map[string]any{"agent_id": "scout"}, false))
+	scout := decode[[]requests.Request](t, call(t, cs, "list_requests", map[string]any{"agent_id": "scout"}, false))
 	assert.Len(t, scout, 2)
 
-	r := decode[mcpserver.Request](t, call(t, cs, "answer_request", map[string]any{"id": "req-000001", "answer": "yes, design/ is yours"}, false))
-	assert.Equal(t, "answered", r.Status)
+	r := decode[requests.Request](t, call(t, cs, "answer_request", map[string]any{"id": "req-000001", "answer": "yes, design/ is yours"}, false))
+	assert.Equal(t, requests.Answered, r.Status)
 	assert.Equal(t, "yes, design/ is yours", r.Answer)
-	r = decode[mcpserver.Request](t, call(t, cs, "approve_request", map[string]any{"id": "req-000002"}, false))
-	assert.Equal(t, "approved", r.Status)
-	r = decode[mcpserver.Request](t, call(t, cs, "reject_request", map[string]any{"id": "req-000003", "text": "not now"}, false))
-	assert.Equal(t, "rejected", r.Status)
+	// The answer is in the agent's inbox, for its next prompt.
+	e := f.waitEvent(t, existence.EventMessage, "scout")
+	assert.Equal(t, requests.MessageFrom, e.Peer)
+	assert.Contains(t, e.Text, "your request req-000001")
+	assert.Contains(t, e.Text, "was answered: yes, design/ is yours")
+	r = decode[requests.Request](t, call(t, cs, "approve_request", map[string]any{"id": "req-000002"}, false))
+	assert.Equal(t, requests.Approved, r.Status)
+	r = decode[requests.Request](t, call(t, cs, "reject_request", map[string]any{"id": "req-000003", "text": "not now"}, false))
+	assert.Equal(t, requests.Rejected, r.Status)
 	assert.Equal(t, "not now", r.Answer)
 
-	assert.Empty(t, decode[[]mcpserver.Request](t, call(t, cs, "list_requests", map[string]any{}, false)))
-	assert.Len(t, decode[[]mcpserver.Request](t, call(t, cs, "list_requests", map[string]any{"status": "all"}, false)), 3)
-	assert.Contains(t, call(t, cs, "approve_request", map[string]any{"id": "req-000002"}, true), "already approved")
+	assert.Empty(t, decode[[]requests.Request](t, call(t, cs, "list_requests", map[string]any{}, false)))
+	assert.Len(t, decode[[]requests.Request](t, call(t, cs, "list_requests", map[string]any{"status": "all"}, false)), 3)
+	assert.Contains(t, call(t, cs, "approve_request", map[string]any{"id": "req-000002"}, true), "is approved")
 	assert.Contains(t, call(t, cs, "answer_request", map[string]any{"id": "req-000001", "answer": " "}, true), "empty answer")
 	assert.Contains(t, call(t, cs, "list_requests", map[string]any{"status": "maybe"}, true), "want pending")
 }
