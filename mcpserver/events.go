@@ -33,8 +33,12 @@ func NewEventLog(perAgent int) *EventLog {
 }
 
 // Observe records e; it is an [existence.Observer]. Model-call events are
-// kept too, so that a person can see an outage.
+// kept too, so that a person can see an outage. On a nil EventLog it does
+// nothing.
 func (l *EventLog) Observe(e existence.Event) {
+	if l == nil {
+		return
+	}
 	if e.Err != nil && e.Error == "" {
 		e.Error = e.Err.Error()
 	}
@@ -56,6 +60,9 @@ func (l *EventLog) Observe(e existence.Event) {
 // keeping only the given kinds when kinds is not empty (limit 0 or less:
 // all that are kept).
 func (l *EventLog) Recent(agentID string, limit int, kinds ...existence.EventKind) []existence.Event {
+	if l == nil {
+		return nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.agents[agentID]

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -150,6 +151,17 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 func (s *Server) ServeStdio(ctx context.Context) error {
 	return s.mcp.Run(ctx, &mcp.StdioTransport{})
 }
+
+// Serve serves one client over r and w (newline-delimited JSON-RPC, as
+// over stdio) until the client disconnects (r ends) or ctx ends. Closing
+// is left to the caller.
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	return s.mcp.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}})
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
 
 // agent returns the agent with id, or an error naming the known ids.
 func (s *Server) agent(id string) (*existence.Agent, error) {

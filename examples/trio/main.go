@@ -78,6 +78,7 @@ type options struct {
 	keepAlive    time.Duration
 	fresh        bool
 	tasks        []string
+	mcp          mcpOptions // -mcp, -mcp-config, -mcp-serve (mcp.go)
 
 	// stdin carries host messages, one per line (nil: none).
 	stdin io.Reader
@@ -114,6 +115,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		o.tasks = append(o.tasks, s)
 		return nil
 	})
+	mcpFlags(fs, &o.mcp)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

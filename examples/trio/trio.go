@@ -113,6 +113,12 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		defer ws.Close()
 		tools = ws.Tools()
 	}
+	mcpTools, mcpWorld, closeMCP, err := connectMCP(ctx, o, log, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeMCP()
+	tools = append(tools, mcpTools...)
 	var runnerRef *existence.Runner
 	tools = append(tools, sendMessage(func() *existence.Runner { return runnerRef }))
 
@@ -121,12 +127,16 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		return err
 	}
 	o.llmURL = url
+	mcpOut := stdout
+	if o.mcp.serve {
+		stdout = stderr // stdout carries MCP
+	}
 	out := newPrinter(o, stdout, stderr)
 	runner, err := existence.NewRunner(existence.RunnerConfig{
 		Store:     store,
 		Clock:     clock,
 		Heartbeat: o.heartbeat,
-		Observer:  out.observe,
+		Observer:  existence.Observers(out.observe, o.mcp.events.Observe),
 		Logger:    log,
 	})
 	if err != nil {
@@ -140,6 +150,9 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	}()
 
 	world := worldText(filepath.ToSlash(filepath.Clean(o.workspace)) + "/")
+	if mcpWorld != "" {
+		world += "\n" + mcpWorld
+	}
 	for _, m := range members {
 		exec, err := toolloop.New(toolloop.Config{
 			// No Model: the executor uses the agent's, wrapped with its
@@ -192,7 +205,11 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; type a line to speak to the agents; Ctrl-C to stop\n", o.provider, o.llmURL, o.model, o.state, o.workspace)
-	if o.stdin != nil {
+	if o.mcp.serve {
+		if ctx, err = serveMCP(ctx, o, runner, tasks, mcpOut, stderr); err != nil {
+			return err
+		}
+	} else if o.stdin != nil {
 		go listen(ctx, o.stdin, runner, stderr)
 	}
 	return runner.Run(ctx)
