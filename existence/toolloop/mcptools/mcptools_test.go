@@ -513,3 +513,65 @@ func TestExecutorNeverHangs(t *testing.T) {
 	assert.False(t, calls[2].Failed)
 	assert.Equal(t, "ok", calls[2].Result)
 }
+
+// TestHTTPServerDownAndBack stops a streamable HTTP server after the
+// session started: calls fail and the server is marked down; once it is
+// back (a new process that knows nothing of the old session) and the
+// backoff has passed, a new session is made.
+func TestHTTPServerDownAndBack(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	serve := func(l net.Listener) *http.Server {
+		hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newServer() }, nil)}
+		go hs.Serve(l)
+		return hs
+	}
+	hs := serve(l)
+	clk := newClock()
+	ev := newEvents()
+	set := connect(t, mcptools.Config{
+		Servers: []mcptools.ServerConfig{{Name: "web", URL: "http://" + addr, Allow: []string{"echo"}}},
+		Now:     clk.Now, Observer: ev.observe,
+	})
+	echo := toolByName(t, set, "web__echo")
+	_, err = echo.Call(t.Context(), json.RawMessage(`{"text":"a"}`))
+	require.NoError(t, err)
+
+	require.NoError(t, hs.Close())
+	_, err = echo.Call(t.Context(), json.RawMessage(`{"text":"b"}`))
+	require.Error(t, err)
+	t.Log(err)
+	assert.Contains(t, err.Error(), "the connection to the server was lost")
+	ev.wait(t, mcptools.EventCrashed)
+	_, err = echo.Call(t.Context(), json.RawMessage(`{"text":"c"}`))
+	assert.ErrorIs(t, err, mcptools.ErrDown)
+
+	l, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("cannot listen on %s again: %v", addr, err)
+	}
+	hs = serve(l)
+	defer hs.Close()
+	clk.Advance(time.Minute)
+	out, err := echo.Call(t.Context(), json.RawMessage(`{"text":"back"}`))
+	require.NoError(t, err)
+	assert.Equal(t, "back", out)
+	ev.wait(t, mcptools.EventRestarted)
+
+	// A server that restarts between two calls has forgotten the session:
+	// the call fails, and the next one after the backoff starts a new one.
+	require.NoError(t, hs.Close())
+	l, err = net.Listen("tcp", addr)
+	require.NoError(t, err)
+	hs = serve(l)
+	defer hs.Close()
+	_, err = echo.Call(t.Context(), json.RawMessage(`{"text":"d"}`))
+	require.Error(t, err)
+	t.Log(err)
+	ev.wait(t, mcptools.EventCrashed)
+	clk.Advance(time.Minute)
+	out, err = echo.Call(t.Context(), json.RawMessage(`{"text":"again"}`))
+	require.NoError(t, err)
+	assert.Equal(t, "again", out)
+}

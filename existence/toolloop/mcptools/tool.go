@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -167,7 +169,10 @@ func (t *tool) call(ctx context.Context, args json.RawMessage) (string, error) {
 	}
 	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: t.remote, Arguments: args})
 	if err != nil {
-		if ctx.Err() == nil && (errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF)) {
+		if ctx.Err() == nil && connectionLost(err) {
+			// Not an answer from the server: the process or the connection
+			// is gone. Drop the session; the next call restarts it after
+			// the backoff.
 			t.server.lost(sess, err)
 			err = fmt.Errorf("the connection to the server was lost during the call (it may have crashed): %w", err)
 		}
@@ -183,6 +188,18 @@ func (t *tool) call(ctx context.Context, args json.RawMessage) (string, error) {
 	}
 	t.server.succeeded()
 	return text, nil
+}
+
+// connectionLost reports whether a call's error means the server process
+// or the connection is gone, rather than an answer the client could not
+// use: the connection closed (a stdio server exited), or an HTTP request
+// failed (the server is down, or restarted and forgot the session).
+func connectionLost(err error) bool {
+	var netErr net.Error
+	var urlErr *url.Error
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, mcp.ErrSessionMissing) ||
+		errors.As(err, &netErr) || errors.As(err, &urlErr)
 }
 
 // errTimeout is the cause of a call's ctx when the per-tool timeout passes.
