@@ -93,7 +93,7 @@ func (e *events) kinds() []mcptools.EventKind {
 }
 
 // inMemory returns a Transport factory serving srv in process.
-func inMemory(t *testing.T, srv func() *mcp.Server, wrap func(mcp.Transport) mcp.Transport) func() mcp.Transport {
+func inMemory(t testing.TB, srv func() *mcp.Server, wrap func(mcp.Transport) mcp.Transport) func() mcp.Transport {
 	return func() mcp.Transport {
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := srv().Connect(context.Background(), st, nil)
@@ -366,12 +366,16 @@ func TestServerDownAtStart(t *testing.T) {
 	ev.wait(t, mcptools.EventConnectFailed)
 }
 
+// serverDir holds the test server once built (see serverBinary).
+var serverDir atomic.Value // string
+
 // serverBinary builds testdata/server once per test run.
 var serverBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "mcptools-test")
 	if err != nil {
 		return "", err
 	}
+	serverDir.Store(dir)
 	bin := filepath.Join(dir, "server")
 	out, err := exec.Command("go", "build", "-o", bin, "./testdata/server").CombinedOutput()
 	if err != nil {
@@ -382,8 +386,8 @@ var serverBinary = sync.OnceValues(func() (string, error) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if bin, err := serverBinary(); err == nil {
-		os.RemoveAll(filepath.Dir(bin))
+	if dir, ok := serverDir.Load().(string); ok {
+		os.RemoveAll(dir)
 	}
 	os.Exit(code)
 }
