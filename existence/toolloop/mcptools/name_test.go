@@ -14,8 +14,8 @@ func TestModelName(t *testing.T) {
 	tests := []struct{ server, tool, want string }{
 		{"fs", "read_file", "fs__read_file"},
 		{"fs", "read-file", "fs__read-file"},
-		{"fs", "files.read", "fs__files_read_"},     // + hash
-		{"fs", "files/read", "fs__files_read_"},     // + another hash
+		{"fs", "files.read", "fs__files_read_"},    // + hash
+		{"fs", "files/read", "fs__files_read_"},    // + another hash
 		{"fs", long, "fs__" + long[:64-4-9] + "_"}, // cut + hash
 	}
 	seen := map[string]bool{}
