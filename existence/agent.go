@@ -120,6 +120,12 @@ type Config struct {
 	// derives from the goal history; Completed, Failed and Stalled always
 	// come from the goal history. Optional.
 	Observation func(id *identity.Identity) suffering.Observation
+	// FailFast stops [Agent.Run] with a [*FailFastError] when a cycle's
+	// model call fails with a cause retrying can never fix (see
+	// [Permanent]: the model is missing, the credentials are refused).
+	// By default the agent keeps going on the fallback goal, as the
+	// original does (issue 12).
+	FailFast bool
 	// FreshOnCorrupt makes [New] quarantine a corrupt stored state (when
 	// the store can, see [identity.FileStore.Quarantine]) and start a new
 	// identity. By default a corrupt state is an error and nothing starts.
@@ -156,6 +162,8 @@ type Agent struct {
 	cycles   int
 	hostSeen int     // host messages already pending when the goal was chosen
 	pending  []Event // events queued under mu, emitted by unlock
+
+	status statusState // guarded by mu; for Status (status.go)
 
 	wake chan struct{}
 }
@@ -240,14 +248,14 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		a.name = cfg.Name
 	}
 
-	a.model = a.stack(cfg.Model)
+	a.model = a.stack(cfg.Model, PurposeCycle)
 	if !cfg.NoRepair {
 		a.model = llm.WithRepair(a.model, prompt.ValidateResponse)
 	}
 	if cfg.ExecutorModel == nil {
 		cfg.ExecutorModel = cfg.Model
 	}
-	a.execModel = a.stack(cfg.ExecutorModel)
+	a.execModel = a.stack(cfg.ExecutorModel, PurposeExecutor)
 	return a, nil
 }
 
@@ -255,8 +263,8 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 // Limiter and WithRetry: the waiting for a slot counts neither in the
 // reported duration nor against the timeout, and no slot is held while
 // waiting to retry.
-func (a *Agent) stack(m llm.Model) llm.Model {
-	m = llm.Observe(m, "", a.onAttempt)
+func (a *Agent) stack(m llm.Model, purpose string) llm.Model {
+	m = llm.Observe(m, "", func(at llm.Attempt) { a.onAttempt(at, purpose) })
 	m = llm.WithTimeout(m, a.cfg.CallTimeout)
 	m = a.cfg.limiter.Limit(m)
 	return llm.WithRetry(m, a.cfg.Retry)
@@ -444,13 +452,14 @@ func (a *Agent) emit(e Event) {
 	a.cfg.Observer(e)
 }
 
-func (a *Agent) onAttempt(at llm.Attempt) {
+func (a *Agent) onAttempt(at llm.Attempt, purpose string) {
 	a.emit(Event{Kind: EventModelCall, Call: &ModelCall{
 		Model:        at.Model,
 		Duration:     at.Duration,
 		PromptTokens: at.PromptTokens,
 		OutputTokens: at.OutputTokens,
 		Outcome:      at.Outcome,
+		Purpose:      purpose,
 	}, Err: at.Err})
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/existence-loop/sdk/suffering"
 )
@@ -111,6 +112,9 @@ type Event struct {
 	//   - [EventStressorAdded] and [EventStressorResolved]: who made the
 	//     change, "self-report" (the model's suffering_assessment, spec §3)
 	//     or "assessment" (the assessment of observable behaviour, spec §4);
+	//   - [EventGoalChosen]: for the spec §6 fallback goal, the class of the
+	//     failure that caused it (as on the [EventFallback] before it);
+	//     empty for a goal the model chose;
 	//   - [EventFallback]: the class of the failure that caused the
 	//     fallback goal (spec §6): "prompt" when the prompt could not be
 	//     assembled (for example over its prompt.Budget),
@@ -198,7 +202,20 @@ type ModelCall struct {
 	// Outcome is "ok" or the error class from llm.Classify
 	// ("unavailable", "timeout", "truncated", "http_503", ...).
 	Outcome string `json:"outcome"`
+	// Purpose says which model stack made the call: [PurposeCycle] (an
+	// existence cycle) or [PurposeExecutor] (an executor pursuing a goal).
+	Purpose string `json:"purpose,omitempty"`
 }
+
+// Values of [ModelCall].Purpose.
+const (
+	PurposeCycle    = "cycle"
+	PurposeExecutor = "executor"
+)
+
+// MaxOutcomeChars caps the outcome summary a 🏁 line of the thoughts log
+// shows ([Event.String]), in characters; the event keeps it whole.
+const MaxOutcomeChars = 120
 
 // ToolCall is one tool invocation by an executor, reported as an
 // [EventToolCall]. existence/toolloop.Executor reports one per call, with
@@ -282,12 +299,15 @@ func (e Event) String() string {
 func (e Event) describe() string {
 	switch e.Kind {
 	case EventGoalChosen:
+		if e.Cause != "" && e.Reasoning == FallbackReasoning {
+			return e.Text + " — fallback goal: the model failed (" + e.Cause + ")"
+		}
 		if e.Reasoning != "" {
 			return e.Text + " — why: " + e.Reasoning
 		}
 		return e.Text
 	case EventGoalEnded:
-		return "[" + e.Status + "] " + e.Text
+		return "[" + e.Status + "] " + headChars(flat(e.Text), MaxOutcomeChars)
 	case EventOpinion:
 		return "[" + e.Domain + "] " + e.Text
 	case EventStressorAdded, EventStressorResolved:
@@ -303,7 +323,11 @@ func (e Event) describe() string {
 		return fmt.Sprintf("fallback goal (%s): %s", e.Cause, e.Error)
 	case EventCycle:
 		if c := e.Cycle; c != nil {
-			s := fmt.Sprintf("cycle in %v: prompt %d chars, %d+%d tokens", c.Total.Round(time.Millisecond), c.PromptChars, c.PromptTokens, c.OutputTokens)
+			s := fmt.Sprintf("cycle in %v: prompt %d chars, ", c.Total.Round(time.Millisecond), c.PromptChars)
+			if c.Fallback && c.PromptTokens+c.OutputTokens == 0 {
+				return s + "no usable reply, fallback"
+			}
+			s += fmt.Sprintf("%d+%d tokens", c.PromptTokens, c.OutputTokens)
 			if c.Fallback {
 				s += ", fallback"
 			}
@@ -312,6 +336,9 @@ func (e Event) describe() string {
 	case EventModelCall:
 		if c := e.Call; c != nil {
 			s := fmt.Sprintf("%s %s in %v", c.Model, c.Outcome, c.Duration.Round(time.Millisecond))
+			if c.Purpose != "" {
+				s = c.Purpose + " call: " + s
+			}
 			if c.PromptTokens+c.OutputTokens > 0 {
 				s += fmt.Sprintf(", %d+%d tokens", c.PromptTokens, c.OutputTokens)
 			}
@@ -339,8 +366,13 @@ func (e Event) describe() string {
 		}
 	}
 	if e.Error != "" {
-		if e.Text == "" {
+		// The text often already is the error's text (or ends with it):
+		// say it once.
+		if e.Text == "" || strings.Contains(e.Error, e.Text) {
 			return e.Error
+		}
+		if strings.Contains(e.Text, e.Error) {
+			return e.Text
 		}
 		return e.Text + ": " + e.Error
 	}
@@ -348,6 +380,16 @@ func (e Event) describe() string {
 		return "[" + e.Status + "] " + e.Text
 	}
 	return e.Text
+}
+
+// headChars returns s cut to n characters (code points), ending in "…"
+// when cut.
+func headChars(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
 }
 
 // flat replaces runs of whitespace containing newlines with one space.

@@ -2,13 +2,15 @@ package existence
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
 // Run ticks every heartbeat (Config.Heartbeat, default 6 s) until ctx ends,
 // starting with an immediate tick; a host message ([Agent.Say]) triggers a
 // tick at once. It never returns because of a model error: failed cycles
-// use the fallback goal and the loop goes on. Save errors are reported as
+// use the fallback goal and the loop goes on, unless [Config].FailFast
+// stops it with a [*FailFastError] on a cause retrying cannot fix. Save errors are reported as
 // [EventError] and logged, and the loop goes on.
 //
 // When ctx ends, Run stops the executing goal (it stays active in the stored
@@ -25,6 +27,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		if ctx.Err() != nil {
 			return a.stop()
+		}
+		if ff := a.stoppedErr(); ff != nil { // Config.FailFast
+			return errors.Join(ff, a.stop())
 		}
 		if a.finished() {
 			return a.stop()

@@ -282,6 +282,9 @@ func (a *Agent) cycle(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err() // stopping: choose nothing
 	}
+	if ff := a.failFast(cause, cerr); ff != nil {
+		return ff // Config.FailFast: Run stops with ff
+	}
 
 	t0 := time.Now()
 	now := a.cfg.Clock.Now()
@@ -331,13 +334,14 @@ func (a *Agent) cycle(ctx context.Context) error {
 		a.queue(Event{Kind: EventError, Text: "starting goal", Err: err})
 	} else {
 		g = *st.Identity.ActiveGoal()
-		a.queue(Event{Kind: EventGoalChosen, Text: g.Objective, Goal: g.Objective, Reasoning: reasoning, Load: st.Suffering.Load()})
+		a.queue(Event{Kind: EventGoalChosen, Text: g.Objective, Goal: g.Objective, Reasoning: reasoning, Cause: fallbackCause(cause, cerr), Load: st.Suffering.Load()})
 		a.hostSeen = len(st.Host) // these wait for the next cycle
 		a.startLocked(g)
 	}
 	serr := a.saveLocked(ctx)
 	stats.Apply = time.Since(t0)
 	stats.Total = time.Since(wall)
+	a.noteCycleLocked(now, stats, cause, cerr)
 	a.queue(Event{Kind: EventCycle, Cycle: stats})
 	a.unlock()
 	return serr

@@ -1,0 +1,236 @@
+package existence
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/suffering"
+)
+
+// Status is a snapshot of what an agent is doing and how it is faring: what
+// the monitor package shows for each agent (issue 12). Values are copies
+// the caller owns.
+type Status struct {
+	// ID and Name are the agent's id and display name.
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Goal is the active goal's objective, "" when none is active (between
+	// a goal's end and the next cycle); GoalStarted when it started, and
+	// GoalTask the assigned task it pursues ("" when none). GoalFallback
+	// reports the spec §6 fallback goal.
+	Goal         string    `json:"goal"`
+	GoalStarted  time.Time `json:"goal_started,omitzero"`
+	GoalTask     string    `json:"goal_task,omitempty"`
+	GoalFallback bool      `json:"goal_fallback,omitempty"`
+	// LastOutcome is the status and summary of the most recently ended
+	// goal, e.g. "DONE: wrote notes/a.md"; "" before the first.
+	LastOutcome string `json:"last_outcome,omitempty"`
+	// Load is the suffering load, 0–1, as of the last tick; Level its
+	// level: "none", "prominent", "constrained", "dominant" or "crisis"
+	// (spec §4).
+	Load  float64 `json:"load"`
+	Level string  `json:"level"`
+	// Stressors are the active stressors, most severe first.
+	Stressors []StressorStatus `json:"stressors"`
+	// Worldview is the agent's current worldview (at most 600 characters).
+	Worldview string `json:"worldview,omitempty"`
+	// Inbox and HostMessages count unread peer and host messages.
+	Inbox        int `json:"inbox"`
+	HostMessages int `json:"host_messages"`
+	// Cycles is the number of existence cycles since [New].
+	Cycles int `json:"cycles"`
+	// LastCycleAt is when the last existence cycle ended (by the agent's
+	// Clock), zero before the first; LastCycle its statistics (durations,
+	// tokens, and lateness once the scheduler reports it), nil before the
+	// first.
+	LastCycleAt time.Time   `json:"last_cycle_at,omitzero"`
+	LastCycle   *CycleStats `json:"last_cycle,omitempty"`
+	// ConsecutiveFallbacks counts the cycles in a row that used the
+	// spec §6 fallback goal (0 after a cycle the model answered).
+	ConsecutiveFallbacks int `json:"consecutive_fallbacks"`
+	// LastFallbackCause is the class of the last fallback's failure (see
+	// [Event].Cause on [EventFallback], e.g. "unavailable",
+	// "model_not_found", "http_401"), LastFallbackError its text and
+	// LastFallbackAt its time; empty before the first fallback. They are
+	// kept after the model recovers, so that a person can see what went
+	// wrong last.
+	LastFallbackCause string    `json:"last_fallback_cause,omitempty"`
+	LastFallbackError string    `json:"last_fallback_error,omitempty"`
+	LastFallbackAt    time.Time `json:"last_fallback_at,omitzero"`
+	// Lease is the lease under which this process runs the agent (see
+	// [Agent.SetLease]), nil when it runs without one.
+	Lease *Lease `json:"lease,omitempty"`
+	// Stopped is the error that stopped [Agent.Run] under
+	// [Config].FailFast, "" while it runs.
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// StressorStatus is one active stressor as [Status] shows it.
+type StressorStatus struct {
+	// Type is the normalised type, e.g. "repeated_failure".
+	Type string `json:"type"`
+	// Description says what hurts.
+	Description string `json:"description"`
+	// Severity is the current severity, 0–1.
+	Severity float64 `json:"severity"`
+	// Onset is when it was added.
+	Onset time.Time `json:"onset"`
+}
+
+// statusState is what the agent keeps for [Agent.Status] beyond its
+// identity.State; guarded by Agent.mu.
+type statusState struct {
+	lastCycleAt time.Time
+	lastCycle   *CycleStats
+	fallbacks   int
+	cause       string
+	causeErr    string
+	causeAt     time.Time
+	lease       *Lease
+	stopped     error
+}
+
+// Status returns a snapshot of the agent (see [Status]). It is cheap: it
+// copies a few fields under the agent's lock, without the goal history.
+func (a *Agent) Status() Status {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := a.state
+	s := Status{
+		ID:                   a.cfg.ID,
+		Name:                 a.name,
+		Load:                 st.Suffering.Load(),
+		Worldview:            st.Identity.Worldview,
+		Inbox:                len(st.Inbox),
+		HostMessages:         len(st.Host),
+		Cycles:               a.cycles,
+		LastCycleAt:          a.status.lastCycleAt,
+		ConsecutiveFallbacks: a.status.fallbacks,
+		LastFallbackCause:    a.status.cause,
+		LastFallbackError:    a.status.causeErr,
+		LastFallbackAt:       a.status.causeAt,
+		Stressors:            []StressorStatus{},
+	}
+	s.Level = suffering.LevelOf(s.Load).String()
+	for _, x := range st.Suffering.BySeverity() {
+		s.Stressors = append(s.Stressors, StressorStatus{Type: x.Type, Description: x.Description, Severity: x.Severity, Onset: x.Onset})
+	}
+	if g := st.Identity.ActiveGoal(); g != nil {
+		s.Goal, s.GoalStarted, s.GoalTask, s.GoalFallback = g.Objective, g.Started, g.TaskID, g.Fallback
+	}
+	if g := st.Identity.LastEnded(); g != nil {
+		s.LastOutcome = string(g.Status) + ": " + g.Outcome
+	}
+	if c := a.status.lastCycle; c != nil {
+		cc := *c
+		s.LastCycle = &cc
+	}
+	if l := a.status.lease; l != nil {
+		ll := *l
+		s.Lease = &ll
+	}
+	if a.status.stopped != nil {
+		s.Stopped = a.status.stopped.Error()
+	}
+	return s
+}
+
+// SetLease records the lease under which this process runs the agent, for
+// [Status] (nil: none). Whoever manages leases calls it when it claims,
+// renews or loses one.
+func (a *Agent) SetLease(l *Lease) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if l == nil {
+		a.status.lease = nil
+		return
+	}
+	c := *l
+	a.status.lease = &c
+}
+
+// ErrFailFast matches (with errors.Is) the [*FailFastError] that stops
+// [Agent.Run] under [Config].FailFast.
+var ErrFailFast = errors.New("existence: stopped by FailFast")
+
+// FailFastError is returned by [Agent.Run] under [Config].FailFast when a
+// cycle's model call failed with a cause that retrying can never fix
+// (see [Permanent]). It matches [ErrFailFast] and unwraps to the model's
+// error.
+type FailFastError struct {
+	// AgentID is the agent; Cause the failure's class (e.g.
+	// "model_not_found", "http_401"); Err the model's error.
+	AgentID string
+	Cause   string
+	Err     error
+}
+
+func (e *FailFastError) Error() string {
+	return fmt.Sprintf("existence: agent %s stopped (FailFast): %s, which retrying cannot fix: %v", e.AgentID, e.Cause, e.Err)
+}
+
+// Unwrap returns the model's error.
+func (e *FailFastError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrFailFast].
+func (e *FailFastError) Is(target error) bool { return target == ErrFailFast }
+
+// Permanent reports whether a fallback cause (an [llm.Classify] class) can
+// never succeed by retrying the same configuration: the server lacks the
+// model ("model_not_found", or "http_404" from servers that say so), or it
+// refused the credentials ("http_401", "http_403"). [Config].FailFast stops
+// the agent on these.
+func Permanent(cause string) bool {
+	switch cause {
+	case llm.OutcomeModelNotFound, "http_401", "http_403", "http_404":
+		return true
+	}
+	return false
+}
+
+// noteCycleLocked records the end of a cycle for [Agent.Status]: its time
+// and statistics, and the fallback count and cause. a.mu must be held.
+func (a *Agent) noteCycleLocked(now time.Time, stats *CycleStats, cause string, cerr error) {
+	a.status.lastCycleAt = now
+	c := *stats
+	a.status.lastCycle = &c
+	if cerr == nil {
+		a.status.fallbacks = 0
+		return
+	}
+	a.status.fallbacks++
+	a.status.cause, a.status.causeErr, a.status.causeAt = cause, cerr.Error(), now
+}
+
+// failFast returns the error that stops Run under Config.FailFast for a
+// cycle that failed with cause and err, recording it for Status; nil when
+// the agent goes on. a.mu must not be held.
+func (a *Agent) failFast(cause string, err error) error {
+	if !a.cfg.FailFast || err == nil || !Permanent(cause) {
+		return nil
+	}
+	ff := &FailFastError{AgentID: a.cfg.ID, Cause: cause, Err: err}
+	a.mu.Lock()
+	a.status.stopped = ff
+	a.mu.Unlock()
+	a.emit(Event{Kind: EventError, Cause: cause, Text: "stopping (FailFast): " + cause + " cannot be fixed by retrying", Err: err})
+	return ff
+}
+
+// stoppedErr returns the FailFast error that stops Run, or nil.
+func (a *Agent) stoppedErr() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.status.stopped
+}
+
+// fallbackCause is the Cause of the EventGoalChosen of a cycle that failed
+// with cause and err: the cause for a fallback goal, "" otherwise.
+func fallbackCause(cause string, err error) string {
+	if err == nil {
+		return ""
+	}
+	return cause
+}

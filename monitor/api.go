@@ -1,0 +1,382 @@
+package monitor
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/taskqueue"
+	"github.com/existence-loop/sdk/identity"
+)
+
+// AgentSummary is one agent in GET /api/agents: its [existence.Status],
+// its last thoughts and, with ?history=1, its load history.
+type AgentSummary struct {
+	existence.Status
+	// Thoughts are the agent's last thoughts-log lines, oldest first.
+	Thoughts []Thought `json:"thoughts"`
+	// History is the agent's load over time, oldest first (only with
+	// ?history=1).
+	History []Point `json:"history,omitempty"`
+}
+
+// AgentsPage is the body of GET /api/agents.
+type AgentsPage struct {
+	// Total is how many agents match the query; Offset and Limit the
+	// page's window.
+	Total  int `json:"total"`
+	Offset int `json:"offset"`
+	Limit  int `json:"limit"`
+	// Agents are the page's agents.
+	Agents []AgentSummary `json:"agents"`
+	// PendingRequests counts the requests waiting for an answer.
+	PendingRequests int `json:"pending_requests"`
+}
+
+// handleAgents serves GET /api/agents?q=&sort=&offset=&limit=&history=.
+func (m *Monitor) handleAgents(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	offset, err1 := intParam(q.Get("offset"), 0)
+	limit, err2 := intParam(q.Get("limit"), DefaultPageSize)
+	if err := errors.Join(err1, err2); err != nil || offset < 0 || limit < 1 || limit > MaxPageSize {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("offset must be 0 or more and limit 1 to %d", MaxPageSize))
+		return
+	}
+	sortBy := cmp.Or(q.Get("sort"), "load")
+	if sortBy != "load" && sortBy != "name" && sortBy != "fallbacks" {
+		writeError(w, http.StatusBadRequest, `sort must be "load" (heaviest first), "name" or "fallbacks"`)
+		return
+	}
+	needle := strings.ToLower(strings.TrimSpace(q.Get("q")))
+	var all []existence.Status
+	for _, a := range m.cfg.Runner.Agents() {
+		if needle != "" && !strings.Contains(strings.ToLower(a.Name()), needle) && !strings.Contains(a.ID(), needle) {
+			continue
+		}
+		all = append(all, a.Status())
+	}
+	slices.SortStableFunc(all, func(x, y existence.Status) int {
+		switch sortBy {
+		case "load":
+			if c := cmp.Compare(y.Load, x.Load); c != 0 {
+				return c
+			}
+		case "fallbacks":
+			if c := cmp.Compare(y.ConsecutiveFallbacks, x.ConsecutiveFallbacks); c != 0 {
+				return c
+			}
+		}
+		return cmp.Or(strings.Compare(strings.ToLower(x.Name), strings.ToLower(y.Name)), strings.Compare(x.ID, y.ID))
+	})
+	page := AgentsPage{Total: len(all), Offset: offset, Limit: limit, Agents: []AgentSummary{}}
+	withHistory := q.Get("history") == "1" || q.Get("history") == "true"
+	for _, s := range all[min(offset, len(all)):min(offset+limit, len(all))] {
+		as := AgentSummary{Status: s, Thoughts: m.hist.agentThoughts(s.ID)}
+		if withHistory {
+			as.History = m.hist.loads(s.ID)
+		}
+		page.Agents = append(page.Agents, as)
+	}
+	if m.cfg.Requests != nil {
+		if rs, err := m.cfg.Requests.List(r.Context(), requests.Filter{Status: requests.Pending}); err == nil {
+			page.PendingRequests = len(rs)
+		}
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// AgentDetail is the body of GET /api/agents/{id}.
+type AgentDetail struct {
+	Status existence.Status `json:"status"`
+	// Identity is the agent's identity with its goal history (the newest
+	// goals, as stored).
+	Identity identity.Identity `json:"identity"`
+	History  []Point           `json:"history"`
+	Thoughts []Thought         `json:"thoughts"`
+}
+
+func (m *Monitor) handleAgent(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	a := m.cfg.Runner.Agent(id)
+	if a == nil {
+		writeError(w, http.StatusNotFound, "no agent "+quote(id))
+		return
+	}
+	st := a.State()
+	writeJSON(w, http.StatusOK, AgentDetail{Status: a.Status(), Identity: st.Identity, History: m.hist.loads(id), Thoughts: m.hist.agentThoughts(id)})
+}
+
+func (m *Monitor) handleThoughts(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string][]Thought{"thoughts": m.hist.recentThoughts()})
+}
+
+func (m *Monitor) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "agents": len(m.cfg.Runner.Agents()), "uptime_seconds": int(m.clock.Now().Sub(m.started).Seconds())})
+}
+
+// MessageRequest is the body of POST /api/messages.
+type MessageRequest struct {
+	// Text is the host message ("A PERSON SAID"), at most 500 characters.
+	Text string `json:"text"`
+	// Agents are the ids to tell; empty means every agent.
+	Agents []string `json:"agents,omitempty"`
+}
+
+func (m *Monitor) handleMessage(w http.ResponseWriter, r *http.Request) {
+	var req MessageRequest
+	if !m.decode(w, r, &req) {
+		return
+	}
+	text := strings.TrimSpace(req.Text)
+	limit := identity.DefaultLimits().HostMessage
+	switch n := utf8.RuneCountInString(text); {
+	case text == "":
+		writeError(w, http.StatusBadRequest, `"text" is missing or blank`)
+		return
+	case n > limit:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf(`"text" is %d characters; an agent reads at most %d`, n, limit))
+		return
+	}
+	for _, id := range req.Agents {
+		if m.cfg.Runner.Agent(id) == nil {
+			writeError(w, http.StatusNotFound, "no agent "+quote(id))
+			return
+		}
+	}
+	if err := m.cfg.Runner.Say(r.Context(), text, req.Agents...); err != nil {
+		m.serverError(w, r, "the message was delivered but could not be saved, so a restart may lose it", err)
+		return
+	}
+	to := req.Agents
+	if len(to) == 0 {
+		to = []string{}
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"status": "delivered", "agents": to, "text": text})
+}
+
+// TaskRequest is the body of POST /api/tasks.
+type TaskRequest struct {
+	// Description is what to do.
+	Description string `json:"description"`
+	// Agent is the id of the agent the task is for; empty: any agent.
+	Agent string `json:"agent,omitempty"`
+}
+
+func (m *Monitor) handleTasks(w http.ResponseWriter, r *http.Request) {
+	if m.cfg.Tasks == nil {
+		writeError(w, http.StatusNotFound, "this monitor has no task queue")
+		return
+	}
+	ts, err := m.cfg.Tasks.List(r.Context())
+	if err != nil {
+		m.serverError(w, r, "listing the tasks failed", err)
+		return
+	}
+	if ts == nil {
+		ts = []taskqueue.Task{}
+	}
+	writeJSON(w, http.StatusOK, map[string][]taskqueue.Task{"tasks": ts})
+}
+
+func (m *Monitor) handleSubmitTask(w http.ResponseWriter, r *http.Request) {
+	if m.cfg.Tasks == nil {
+		writeError(w, http.StatusNotFound, "this monitor has no task queue")
+		return
+	}
+	var req TaskRequest
+	if !m.decode(w, r, &req) {
+		return
+	}
+	desc := strings.TrimSpace(req.Description)
+	switch n := utf8.RuneCountInString(desc); {
+	case desc == "":
+		writeError(w, http.StatusBadRequest, `"description" is missing or blank`)
+		return
+	case n > taskqueue.DefaultMaxDescription:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf(`"description" is %d characters; the limit is %d`, n, taskqueue.DefaultMaxDescription))
+		return
+	}
+	if req.Agent != "" && m.cfg.Runner.Agent(req.Agent) == nil {
+		writeError(w, http.StatusNotFound, "no agent "+quote(req.Agent))
+		return
+	}
+	t, err := m.cfg.Tasks.Submit(r.Context(), desc, req.Agent)
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusCreated, t)
+	case errors.Is(err, taskqueue.ErrInvalid):
+		writeError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, taskqueue.ErrFull):
+		writeError(w, http.StatusServiceUnavailable, "the task queue is full; try again when tasks have ended")
+	default:
+		m.serverError(w, r, "submitting the task failed", err)
+	}
+}
+
+// RequestView is one request in GET /api/requests: the request and its
+// age in seconds (until now while pending).
+type RequestView struct {
+	requests.Request
+	AgeSeconds float64 `json:"age_seconds"`
+}
+
+func (m *Monitor) handleRequests(w http.ResponseWriter, r *http.Request) {
+	if m.cfg.Requests == nil {
+		writeError(w, http.StatusNotFound, "this monitor has no request queue")
+		return
+	}
+	q := r.URL.Query()
+	f := requests.Filter{Agent: q.Get("agent"), Status: requests.Status(q.Get("status"))}
+	if f.Status == "all" {
+		f.Status = ""
+	}
+	rs, err := m.cfg.Requests.List(r.Context(), f)
+	if err != nil {
+		m.serverError(w, r, "listing the requests failed", err)
+		return
+	}
+	now := m.clock.Now()
+	out := make([]RequestView, 0, len(rs))
+	for _, x := range rs {
+		out = append(out, RequestView{Request: x, AgeSeconds: x.Age(now).Seconds()})
+	}
+	writeJSON(w, http.StatusOK, map[string][]RequestView{"requests": out})
+}
+
+// AnswerRequest is the body of POST /api/requests/{id}/answer.
+type AnswerRequest struct {
+	// Status is "approved", "rejected" or "answered".
+	Status requests.Status `json:"status"`
+	// Answer is the answer or the reason (required for "answered").
+	Answer string `json:"answer,omitempty"`
+}
+
+// handleAnswer answers a request and delivers the answer to the agent's
+// inbox (requests.Deliver) when the agent runs here.
+func (m *Monitor) handleAnswer(w http.ResponseWriter, r *http.Request) {
+	if m.cfg.Requests == nil {
+		writeError(w, http.StatusNotFound, "this monitor has no request queue")
+		return
+	}
+	var req AnswerRequest
+	if !m.decode(w, r, &req) {
+		return
+	}
+	x, err := m.cfg.Requests.Answer(r.Context(), r.PathValue("id"), req.Status, req.Answer)
+	switch {
+	case err == nil:
+	case errors.Is(err, requests.ErrNotFound):
+		writeError(w, http.StatusNotFound, err.Error())
+		return
+	case errors.Is(err, requests.ErrEnded):
+		writeError(w, http.StatusConflict, err.Error())
+		return
+	case errors.Is(err, requests.ErrInvalid):
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	default:
+		m.serverError(w, r, "answering the request failed", err)
+		return
+	}
+	delivered := false
+	if a := m.cfg.Runner.Agent(x.Agent); a != nil {
+		if err := requests.Deliver(r.Context(), a, x); err != nil {
+			m.serverError(w, r, "the request was answered but the answer could not be saved in the agent's inbox", err)
+			return
+		}
+		delivered = true
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"request": x, "delivered": delivered})
+}
+
+// decode reads the body as one JSON object into v: 415 for another media
+// type, 413 over the limit, 400 for invalid JSON, unknown fields or
+// trailing data. It writes the error and returns false on failure.
+func (m *Monitor) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, "the body must be JSON sent with Content-Type: application/json")
+		return false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, m.cfg.MaxBody)
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err = dec.Decode(v)
+	if err == nil {
+		if err = dec.Decode(&json.RawMessage{}); err == io.EOF {
+			return true
+		} else if err == nil {
+			err = errors.New("trailing data after the JSON object")
+		}
+	}
+	status, msg := http.StatusBadRequest, ""
+	var (
+		tooLarge *http.MaxBytesError
+		syntax   *json.SyntaxError
+		typ      *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &tooLarge):
+		status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large: the limit is %d bytes", tooLarge.Limit)
+	case errors.Is(err, io.EOF):
+		msg = "empty request body: send a JSON object"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		msg = "invalid JSON: unexpected end of the body"
+	case errors.As(err, &syntax):
+		msg = fmt.Sprintf("invalid JSON at byte %d: %v", syntax.Offset, err)
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			msg = fmt.Sprintf("invalid JSON: the body must be an object, not %s", typ.Value)
+		} else {
+			msg = fmt.Sprintf("invalid JSON: %q must be %s, not %s", typ.Field, typ.Type, typ.Value)
+		}
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		msg = "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ")
+	default:
+		msg = "invalid request body: " + err.Error()
+	}
+	writeError(w, status, msg)
+	return false
+}
+
+func (m *Monitor) serverError(w http.ResponseWriter, r *http.Request, msg string, err error) {
+	m.log.Error("monitor: "+msg, "method", r.Method, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusInternalServerError, msg)
+}
+
+func intParam(s string, def int) (int, error) {
+	if s == "" {
+		return def, nil
+	}
+	return strconv.Atoi(s)
+}
+
+// ErrorBody is the body of every error answer.
+type ErrorBody struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, ErrorBody{Error: msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":"encoding the response failed"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}

@@ -1,0 +1,68 @@
+// Package monitor lets people watch existence-loop agents live and talk to
+// them (issue 12): an http.Handler any application can mount, serving a
+// web dashboard, a JSON API, a server-sent event stream, /healthz and
+// Prometheus metrics.
+//
+//	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Token: token})
+//	// pass mon.Observe as the Runner's (or Agent's) Observer, then:
+//	srv := &http.Server{Addr: "127.0.0.1:8080", Handler: mon}
+//	srv.RegisterOnShutdown(mon.Close)
+//
+// # Endpoints
+//
+// JSON in and out; errors are {"error": "..."} with a 4xx or 5xx status.
+//
+//	GET  /                           the dashboard (embedded HTML, CSS and a small script; no build step)
+//	GET  /healthz                    {"status":"ok","agents":N,"uptime_seconds":S} (no token needed)
+//	GET  /metrics                    Prometheus metrics (github.com/prometheus/client_golang)
+//	GET  /api/agents                 one page of agents (AgentsPage): ?q= (name or id contains), ?sort=load|fallbacks|name,
+//	                                 ?offset=, ?limit= (default 24, at most 500), ?history=1 (load history for the chart)
+//	GET  /api/agents/{id}            one agent's full state (AgentDetail)
+//	GET  /api/events                 server-sent events, "event: {kind}" and "data: {json}" with the thoughts-log
+//	                                 "line"; ?agent=id,id and ?kind=kind,kind filter (both repeatable)
+//	GET  /api/thoughts               the last 200 thoughts-log lines of every agent
+//	POST /api/messages               {"text": "...", "agents": ["id"]}: a host message (A PERSON SAID); no agents = all (202)
+//	GET  /api/tasks                  the task queue
+//	POST /api/tasks                  {"description": "...", "agent": "optional id"}: assign a task (201)
+//	GET  /api/requests               requests to the human with their age: ?status=pending|approved|rejected|answered|all, ?agent=
+//	POST /api/requests/{id}/answer   {"status": "approved|rejected|answered", "answer": "..."}: answer; the answer
+//	                                 is delivered to the agent's inbox and appears in its next prompt
+//
+// The dashboard shows one page of agents at a time, heaviest suffering load
+// first, with search by name and paging, so that it stays usable with
+// 10,000 agents: never 10,000 cards. Each card has the agent's name, goal,
+// a suffering bar coloured by level, stressor bars, a chart of its load over
+// time (from a bounded in-memory history, [Config].History samples per
+// agent), its worldview and last thoughts, and a message box. A side panel
+// holds the live thoughts stream, the open requests with their age and
+// answer buttons, and the task queue.
+//
+// # Security
+//
+// Every request goes through [Auth] (exported so that other handlers, such
+// as an MCP endpoint, can reuse it with [Auth.Middleware]):
+//
+//   - Host-header allow-list against DNS rebinding: localhost, *.localhost,
+//     IP literals and [Config].AllowedHosts; anything else gets 421;
+//   - with [Config].Token, a bearer token (constant-time compare) on every
+//     request but /healthz; a browser opens /?token=TOKEN once and gets an
+//     HttpOnly, SameSite=Strict session cookie instead;
+//   - requests that change something need the bearer token or the page's
+//     CSRF token in X-CSRF-Token (the page sends it; other origins cannot
+//     read it);
+//   - JSON bodies only (415 otherwise), at most [Config].MaxBody bytes (413),
+//     unknown fields and trailing data refused (400).
+//
+// # Metrics
+//
+// Counters and histograms fed by [Monitor.Observe]: existence_cycles_total,
+// existence_cycle_duration_seconds, existence_fallbacks_total{cause},
+// existence_model_calls_total{purpose,outcome},
+// existence_model_call_duration_seconds{purpose},
+// existence_model_tokens_total{purpose,direction},
+// existence_goals_ended_total{status}, existence_tool_calls_total{result}.
+// Gauges computed when scraped: existence_agents{level},
+// existence_stressors_active{type}, existence_agents_falling_back,
+// existence_requests_pending, existence_monitor_streams. No metric has an
+// agent label, so series stay bounded at any number of agents.
+package monitor

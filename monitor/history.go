@@ -1,0 +1,135 @@
+package monitor
+
+import (
+	"sync"
+	"time"
+
+	"github.com/existence-loop/sdk/existence"
+)
+
+// Point is one sample of an agent's suffering load.
+type Point struct {
+	// Time is when the load was observed (the event's time).
+	Time time.Time `json:"t"`
+	// Load is the suffering load, 0–1.
+	Load float64 `json:"load"`
+}
+
+// Thought is one line of the thoughts log.
+type Thought struct {
+	// Time, AgentID and Agent say when and who.
+	Time    time.Time `json:"time"`
+	AgentID string    `json:"agent_id"`
+	Agent   string    `json:"agent"`
+	// Kind is the event kind; Line the thoughts-log line
+	// ([existence.Event.String]).
+	Kind string `json:"kind"`
+	Line string `json:"line"`
+}
+
+// history keeps, per agent, a bounded ring of load samples and the last
+// thoughts, and a bounded ring of recent thoughts of every agent. Memory is
+// bounded: points × agents samples.
+type history struct {
+	points, thoughts int
+
+	mu     sync.Mutex
+	agents map[string]*agentHistory
+	recent ring[Thought]
+}
+
+type agentHistory struct {
+	loads    ring[Point]
+	thoughts ring[Thought]
+}
+
+func newHistory(points, perAgent, recent int) *history {
+	return &history{points: points, thoughts: perAgent, agents: map[string]*agentHistory{}, recent: newRing[Thought](recent)}
+}
+
+// thoughtKinds are the events the thoughts stream shows.
+var thoughtKinds = map[existence.EventKind]bool{
+	existence.EventGoalChosen: true, existence.EventGoalEnded: true, existence.EventWorldview: true,
+	existence.EventQuestion: true, existence.EventOpinion: true, existence.EventStressorAdded: true,
+	existence.EventStressorResolved: true, existence.EventFallback: true, existence.EventCrisis: true,
+	existence.EventCrisisReset: true, existence.EventMessage: true, existence.EventTask: true,
+	existence.EventError: true, existence.EventToolCall: true, existence.EventAnticipation: true,
+}
+
+// loadKinds are the events whose Load is the agent's load at that time.
+var loadKinds = map[existence.EventKind]bool{
+	existence.EventGoalChosen: true, existence.EventStressorAdded: true,
+	existence.EventStressorResolved: true, existence.EventCrisis: true,
+}
+
+func (h *history) observe(e existence.Event) {
+	load, thought := loadKinds[e.Kind], thoughtKinds[e.Kind]
+	if !load && !thought {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ah := h.agents[e.AgentID]
+	if ah == nil {
+		ah = &agentHistory{loads: newRing[Point](h.points), thoughts: newRing[Thought](h.thoughts)}
+		h.agents[e.AgentID] = ah
+	}
+	if load {
+		ah.loads.add(Point{Time: e.Time, Load: e.Load})
+	}
+	if thought {
+		t := Thought{Time: e.Time, AgentID: e.AgentID, Agent: e.Agent, Kind: string(e.Kind), Line: e.String()}
+		ah.thoughts.add(t)
+		h.recent.add(t)
+	}
+}
+
+// loads returns the agent's load samples, oldest first.
+func (h *history) loads(id string) []Point {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ah := h.agents[id]; ah != nil {
+		return ah.loads.list()
+	}
+	return []Point{}
+}
+
+// agentThoughts returns the agent's last thoughts, oldest first.
+func (h *history) agentThoughts(id string) []Thought {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ah := h.agents[id]; ah != nil {
+		return ah.thoughts.list()
+	}
+	return []Thought{}
+}
+
+func (h *history) recentThoughts() []Thought {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.recent.list()
+}
+
+// ring is a bounded FIFO: adding beyond its capacity drops the oldest.
+type ring[T any] struct {
+	buf   []T
+	start int
+	cap   int
+}
+
+func newRing[T any](n int) ring[T] { return ring[T]{cap: max(n, 1)} }
+
+func (r *ring[T]) add(v T) {
+	if len(r.buf) < r.cap {
+		r.buf = append(r.buf, v)
+		return
+	}
+	r.buf[r.start] = v
+	r.start = (r.start + 1) % r.cap
+}
+
+func (r *ring[T]) list() []T {
+	out := make([]T, 0, len(r.buf))
+	out = append(out, r.buf[r.start:]...)
+	return append(out, r.buf[:r.start]...)
+}

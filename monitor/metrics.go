@@ -1,0 +1,141 @@
+package monitor
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/suffering"
+)
+
+// metrics are the Prometheus metrics of a monitor (issue 12). Counters and
+// histograms are fed by events; the gauges are computed when scraped, from
+// every agent's [existence.Agent.Status]. Labels are bounded: no agent id
+// (10,000 agents would be 10,000 series per metric).
+type metrics struct {
+	cycles       prometheus.Counter
+	cycleSeconds prometheus.Histogram
+	fallbacks    *prometheus.CounterVec
+	calls        *prometheus.CounterVec
+	callSeconds  *prometheus.HistogramVec
+	tokens       *prometheus.CounterVec
+	goals        *prometheus.CounterVec
+	toolCalls    *prometheus.CounterVec
+	events       prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer, m *Monitor) (*metrics, error) {
+	mt := &metrics{
+		cycles: prometheus.NewCounter(prometheus.CounterOpts{Name: "existence_cycles_total", Help: "Existence cycles run, by every agent."}),
+		cycleSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "existence_cycle_duration_seconds", Help: "Wall-clock time of an existence cycle, model exchange included.",
+			Buckets: []float64{0.05, 0.25, 1, 2.5, 5, 10, 20, 40, 80, 160, 320}}),
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_fallbacks_total", Help: "Cycles that used the spec §6 fallback goal, by cause (llm.Classify class)."}, []string{"cause"}),
+		calls:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_model_calls_total", Help: "Model attempts, by purpose (cycle, executor) and outcome (ok or the error class)."}, []string{"purpose", "outcome"}),
+		callSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "existence_model_call_duration_seconds", Help: "Wall-clock time of one model attempt, by purpose.",
+			Buckets: []float64{0.05, 0.25, 1, 2.5, 5, 10, 20, 40, 80, 160, 320}}, []string{"purpose"}),
+		tokens:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_model_tokens_total", Help: "Tokens the provider reported, by purpose and direction (prompt, output)."}, []string{"purpose", "direction"}),
+		goals:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_goals_ended_total", Help: "Goals ended, by status (DONE, FAILED, ABANDONED)."}, []string{"status"}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_tool_calls_total", Help: "Tool calls by executors, by result (ok, failed)."}, []string{"result"}),
+		events:    prometheus.NewCounter(prometheus.CounterOpts{Name: "existence_monitor_events_total", Help: "Events the monitor observed."}),
+	}
+	for _, c := range []prometheus.Collector{mt.cycles, mt.cycleSeconds, mt.fallbacks, mt.calls, mt.callSeconds, mt.tokens, mt.goals, mt.toolCalls, mt.events, &stateCollector{m: m}} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return mt, nil
+}
+
+// defaultRegistry is a fresh registry with the Go runtime and process
+// collectors.
+func defaultRegistry() *prometheus.Registry {
+	r := prometheus.NewRegistry()
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return r
+}
+
+func (mt *metrics) observe(e existence.Event) {
+	mt.events.Inc()
+	switch e.Kind {
+	case existence.EventCycle:
+		mt.cycles.Inc()
+		if e.Cycle != nil {
+			mt.cycleSeconds.Observe(e.Cycle.Total.Seconds())
+		}
+	case existence.EventFallback:
+		mt.fallbacks.WithLabelValues(e.Cause).Inc()
+	case existence.EventModelCall:
+		if c := e.Call; c != nil {
+			p := c.Purpose
+			if p == "" {
+				p = "unknown"
+			}
+			mt.calls.WithLabelValues(p, c.Outcome).Inc()
+			mt.callSeconds.WithLabelValues(p).Observe(c.Duration.Seconds())
+			mt.tokens.WithLabelValues(p, "prompt").Add(float64(c.PromptTokens))
+			mt.tokens.WithLabelValues(p, "output").Add(float64(c.OutputTokens))
+		}
+	case existence.EventGoalEnded:
+		mt.goals.WithLabelValues(e.Status).Inc()
+	case existence.EventToolCall:
+		if e.Tool != nil {
+			r := "ok"
+			if e.Tool.Failed {
+				r = "failed"
+			}
+			mt.toolCalls.WithLabelValues(r).Inc()
+		}
+	}
+}
+
+var (
+	descAgents    = prometheus.NewDesc("existence_agents", "Agents, by suffering level (none, prominent, constrained, dominant, crisis).", []string{"level"}, nil)
+	descStressors = prometheus.NewDesc("existence_stressors_active", "Active stressors over every agent, by type.", []string{"type"}, nil)
+	descFallbacks = prometheus.NewDesc("existence_agents_falling_back", "Agents whose last cycle used the fallback goal.", nil, nil)
+	descRequests  = prometheus.NewDesc("existence_requests_pending", "Requests to the human waiting for an answer.", nil, nil)
+	descStreams   = prometheus.NewDesc("existence_monitor_streams", "Open event streams.", nil, nil)
+)
+
+// stateCollector computes the gauges from the agents' status when scraped.
+type stateCollector struct{ m *Monitor }
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descAgents, descStressors, descFallbacks, descRequests, descStreams} {
+		ch <- d
+	}
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	levels := map[string]float64{}
+	for _, l := range []suffering.Level{suffering.LevelNone, suffering.LevelProminent, suffering.LevelConstrained, suffering.LevelDominant, suffering.LevelCrisis} {
+		levels[l.String()] = 0
+	}
+	types := map[string]float64{}
+	falling := 0.0
+	for _, a := range c.m.cfg.Runner.Agents() {
+		s := a.Status()
+		levels[s.Level]++
+		for _, x := range s.Stressors {
+			types[x.Type]++
+		}
+		if s.ConsecutiveFallbacks > 0 {
+			falling++
+		}
+	}
+	for l, n := range levels {
+		ch <- prometheus.MustNewConstMetric(descAgents, prometheus.GaugeValue, n, l)
+	}
+	for t, n := range types {
+		ch <- prometheus.MustNewConstMetric(descStressors, prometheus.GaugeValue, n, t)
+	}
+	ch <- prometheus.MustNewConstMetric(descFallbacks, prometheus.GaugeValue, falling)
+	if q := c.m.cfg.Requests; q != nil {
+		if rs, err := q.List(context.Background(), requests.Filter{Status: requests.Pending}); err == nil {
+			ch <- prometheus.MustNewConstMetric(descRequests, prometheus.GaugeValue, float64(len(rs)))
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(descStreams, prometheus.GaugeValue, float64(c.m.hub.count()))
+}

@@ -1,0 +1,270 @@
+package monitor
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/taskqueue"
+)
+
+// Runner is what the monitor needs of the agents it shows:
+// *existence.Runner satisfies it, and [Single] adapts one agent.
+type Runner interface {
+	// Agents returns every agent, in a stable order.
+	Agents() []*existence.Agent
+	// Agent returns the agent with the given id, or nil.
+	Agent(id string) *existence.Agent
+	// Say delivers a host message to the given agents, or to all when
+	// none is given (see existence.Runner.Say).
+	Say(ctx context.Context, text string, to ...string) error
+}
+
+var _ Runner = (*existence.Runner)(nil)
+
+// Single adapts one agent to [Runner], for an application that embeds a
+// single agent.
+func Single(a *existence.Agent) Runner { return single{a} }
+
+type single struct{ a *existence.Agent }
+
+func (s single) Agents() []*existence.Agent { return []*existence.Agent{s.a} }
+
+func (s single) Agent(id string) *existence.Agent {
+	if id == s.a.ID() {
+		return s.a
+	}
+	return nil
+}
+
+func (s single) Say(ctx context.Context, text string, to ...string) error {
+	for _, id := range to {
+		if id != s.a.ID() {
+			return fmt.Errorf("monitor: no agent %q", id)
+		}
+	}
+	return s.a.Say(ctx, text)
+}
+
+// Tasks is what the monitor needs of a task queue: *taskqueue.Queue
+// satisfies it.
+type Tasks interface {
+	Submit(ctx context.Context, description, agentID string) (taskqueue.Task, error)
+	List(ctx context.Context) ([]taskqueue.Task, error)
+}
+
+var _ Tasks = (*taskqueue.Queue)(nil)
+
+// Requests is what the monitor needs of the requests queue:
+// *requests.Queue satisfies it.
+type Requests interface {
+	List(ctx context.Context, f requests.Filter) ([]requests.Request, error)
+	Answer(ctx context.Context, id string, status requests.Status, answer string) (requests.Request, error)
+}
+
+var _ Requests = (*requests.Queue)(nil)
+
+// Defaults of [Config].
+const (
+	// DefaultHistory is how many load samples are kept per agent for the
+	// chart (one per goal chosen and per stressor change).
+	DefaultHistory = 120
+	// DefaultMaxBody limits request bodies, in bytes.
+	DefaultMaxBody = 64 << 10
+	// DefaultPageSize and MaxPageSize bound GET /api/agents pages.
+	DefaultPageSize = 24
+	MaxPageSize     = 500
+)
+
+// Config configures [New]. Only Runner is required.
+type Config struct {
+	// Runner gives the agents: an *existence.Runner, or [Single].
+	Runner Runner
+	// Tasks is the task queue to list and assign (optional: without it
+	// the task endpoints answer 404).
+	Tasks Tasks
+	// Requests is the queue of requests to the human (optional: without
+	// it the request endpoints answer 404).
+	Requests Requests
+	// Token, AllowedHosts: see [AuthConfig].
+	Token        string
+	AllowedHosts []string
+	// Registry receives the monitor's Prometheus metrics; default a fresh
+	// registry with the Go and process collectors. /metrics serves
+	// Gatherer (default the Registry when it is also a Gatherer).
+	Registry prometheus.Registerer
+	Gatherer prometheus.Gatherer
+	// Clock drives the event streams' keep-alive; default
+	// existence.SystemClock. KeepAlive is their interval, default 15 s.
+	Clock     existence.Clock
+	KeepAlive time.Duration
+	// History is how many load samples are kept per agent; default 120.
+	History int
+	// MaxBody limits request bodies in bytes; default 64 KiB.
+	MaxBody int64
+	// MaxSubscribers bounds the concurrent event streams; default 32.
+	MaxSubscribers int
+	// Logger receives diagnostics; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Monitor is the monitor: an http.Handler serving the dashboard, the JSON
+// API, the event stream, /healthz and /metrics (see the package
+// documentation). Feed it every agent's events with [Monitor.Observe].
+type Monitor struct {
+	cfg       Config
+	auth      *Auth
+	hub       *hub
+	hist      *history
+	met       *metrics
+	clock     existence.Clock
+	keepAlive time.Duration
+	log       *slog.Logger
+	mux       *http.ServeMux
+	page      *template.Template
+	started   time.Time
+}
+
+//go:embed web
+var webFS embed.FS
+
+// New returns a monitor over cfg.Runner. Errors: no Runner; a metrics
+// registration error (for example the same Registry used twice).
+func New(cfg Config) (*Monitor, error) {
+	if cfg.Runner == nil {
+		return nil, errors.New("monitor: Config.Runner is required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = existence.SystemClock
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = DefaultKeepAlive
+	}
+	if cfg.History <= 0 {
+		cfg.History = DefaultHistory
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Registry == nil {
+		r := defaultRegistry()
+		cfg.Registry = r
+		if cfg.Gatherer == nil {
+			cfg.Gatherer = r
+		}
+	}
+	if cfg.Gatherer == nil {
+		g, ok := cfg.Registry.(prometheus.Gatherer)
+		if !ok {
+			return nil, errors.New("monitor: Config.Gatherer is required with a Registry that is not a Gatherer")
+		}
+		cfg.Gatherer = g
+	}
+	m := &Monitor{
+		cfg:       cfg,
+		auth:      NewAuth(AuthConfig{Token: cfg.Token, AllowedHosts: cfg.AllowedHosts}),
+		hub:       newHub(0, cfg.MaxSubscribers),
+		hist:      newHistory(cfg.History, 5, 200),
+		clock:     cfg.Clock,
+		keepAlive: cfg.KeepAlive,
+		log:       cfg.Logger,
+		started:   cfg.Clock.Now(),
+	}
+	met, err := newMetrics(cfg.Registry, m)
+	if err != nil {
+		return nil, fmt.Errorf("monitor: metrics: %w", err)
+	}
+	m.met = met
+	m.page = template.Must(template.ParseFS(webFS, "web/index.html"))
+	m.routes()
+	return m, nil
+}
+
+// Observe feeds one event to the monitor (the event stream, the charts'
+// history, the thoughts and the metrics). It is an [existence.Observer]:
+// pass it as (or with [existence.Observers], next to) the Runner's or
+// Agent's Observer. It never blocks.
+func (m *Monitor) Observe(e existence.Event) {
+	m.met.observe(e)
+	m.hist.observe(e)
+	m.hub.publish(e)
+}
+
+// Auth returns the monitor's checks, to guard other handlers of the same
+// application with the same token and hosts (see [Auth.Middleware]).
+func (m *Monitor) Auth() *Auth { return m.auth }
+
+// Close ends every event stream (http.Server.Shutdown does not end
+// streaming responses); call it from http.Server.RegisterOnShutdown. It is
+// idempotent.
+func (m *Monitor) Close() { m.hub.close() }
+
+// ServeHTTP serves the monitor, behind the [Auth] checks (except /healthz,
+// which only checks the Host header).
+func (m *Monitor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	if r.URL.Path == "/healthz" {
+		if !m.auth.HostAllowed(r.Host) {
+			writeError(w, http.StatusMisdirectedRequest, "host "+quote(r.Host)+" is not allowed")
+			return
+		}
+		m.mux.ServeHTTP(w, r)
+		return
+	}
+	if r.URL.Path == "/" && r.Method == http.MethodGet && m.auth.HostAllowed(r.Host) && m.auth.Login(w, r) {
+		// Drop the token from the address; a relative Location keeps a
+		// prefix the monitor is mounted under.
+		w.Header().Set("Location", "./")
+		w.WriteHeader(http.StatusSeeOther)
+		return
+	}
+	m.auth.Middleware(m.mux).ServeHTTP(w, r)
+}
+
+func (m *Monitor) routes() {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(webFS, "web")
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /{$}", m.handlePage)
+	mux.HandleFunc("GET /healthz", m.handleHealth)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.cfg.Gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(m.log.Handler(), slog.LevelWarn)}))
+	mux.HandleFunc("GET /api/agents", m.handleAgents)
+	mux.HandleFunc("GET /api/agents/{id}", m.handleAgent)
+	mux.HandleFunc("GET /api/events", m.handleEvents)
+	mux.HandleFunc("GET /api/thoughts", m.handleThoughts)
+	mux.HandleFunc("POST /api/messages", m.handleMessage)
+	mux.HandleFunc("GET /api/tasks", m.handleTasks)
+	mux.HandleFunc("POST /api/tasks", m.handleSubmitTask)
+	mux.HandleFunc("GET /api/requests", m.handleRequests)
+	mux.HandleFunc("POST /api/requests/{id}/answer", m.handleAnswer)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (see GET /api/agents, /api/events, /api/tasks, /api/requests, POST /api/messages)", r.Method, quote(r.URL.Path)))
+	})
+	m.mux = mux
+}
+
+func (m *Monitor) handlePage(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'")
+	if err := m.page.Execute(w, map[string]any{"CSRF": m.auth.CSRFToken()}); err != nil {
+		m.log.Warn("monitor: rendering the page failed", "err", err)
+	}
+}

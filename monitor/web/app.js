@@ -1,0 +1,239 @@
+// The existence-loop monitor's dashboard: plain JavaScript, no build step.
+// It shows one page of agents at a time (never every card), refreshes the
+// visible cards when their events arrive, and streams the thoughts log.
+"use strict";
+(() => {
+  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const $ = (id) => document.getElementById(id);
+  const view = { q: "", sort: "load", offset: 0, limit: 24, total: 0 };
+  const cards = new Map(); // agent id → card element
+  const kinds = ["goal_chosen", "goal_ended", "worldview_changed", "question_added", "opinion_added",
+    "stressor_added", "stressor_resolved", "stressor_dropped", "fallback", "crisis", "crisis_reset",
+    "anticipation", "cycle", "model_call", "tool_call", "task", "message", "error", "dropped"];
+  const thoughtKinds = new Set(["goal_chosen", "goal_ended", "worldview_changed", "question_added",
+    "opinion_added", "stressor_added", "stressor_resolved", "fallback", "crisis", "crisis_reset",
+    "message", "task", "error", "tool_call", "anticipation"]);
+
+  async function api(method, path, body) {
+    const opts = { method, headers: { "X-CSRF-Token": csrf }, credentials: "same-origin" };
+    if (body !== undefined) {
+      opts.headers["Content-Type"] = "application/json";
+      opts.body = JSON.stringify(body);
+    }
+    const res = await fetch(path, opts);
+    const data = await res.json().catch(() => ({}));
+    if (!res.ok) throw new Error(data.error || res.status + " " + res.statusText);
+    return data;
+  }
+
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") e.className = v; else e.setAttribute(k, v);
+    }
+    for (const c of children) if (c != null) e.append(c);
+    return e;
+  }
+
+  function bar(fraction, cls) {
+    const fill = el("div", { class: cls || "" });
+    fill.style.width = Math.round(Math.max(0, Math.min(1, fraction)) * 100) + "%";
+    return el("div", { class: "bar" }, fill);
+  }
+
+  function age(seconds) {
+    if (seconds < 60) return Math.round(seconds) + "s";
+    if (seconds < 3600) return Math.round(seconds / 60) + "m";
+    if (seconds < 86400) return (seconds / 3600).toFixed(1) + "h";
+    return (seconds / 86400).toFixed(1) + "d";
+  }
+
+  // chart draws the load history as an SVG polyline (0–1 upwards), with the
+  // level thresholds as faint lines.
+  function chart(points) {
+    const ns = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("class", "chart");
+    svg.setAttribute("viewBox", "0 0 100 40");
+    svg.setAttribute("preserveAspectRatio", "none");
+    for (const t of [0.35, 0.55, 0.75, 0.9]) {
+      const l = document.createElementNS(ns, "line");
+      l.setAttribute("x1", 0); l.setAttribute("x2", 100);
+      l.setAttribute("y1", 40 - t * 40); l.setAttribute("y2", 40 - t * 40);
+      svg.append(l);
+    }
+    if (points && points.length) {
+      const n = points.length;
+      const pts = points.map((p, i) => ((n === 1 ? 100 : (i * 100) / (n - 1)).toFixed(1) + "," + (40 - p.load * 40).toFixed(1)));
+      if (n === 1) pts.unshift("0," + (40 - points[0].load * 40).toFixed(1));
+      const pl = document.createElementNS(ns, "polyline");
+      pl.setAttribute("points", pts.join(" "));
+      svg.append(pl);
+    }
+    return svg;
+  }
+
+  function card(a) {
+    let c = cards.get(a.id);
+    if (!c) {
+      c = el("article", { class: "card", "data-agent": a.id });
+      const form = el("form", { class: "say" },
+        el("input", { class: "msg", maxlength: "500", placeholder: "@" + a.name + " …", "aria-label": "message to " + a.name }),
+        el("button", { type: "submit" }, "send"));
+      form.addEventListener("submit", async (ev) => {
+        ev.preventDefault();
+        const input = form.querySelector("input");
+        const text = input.value.trim();
+        if (!text) return;
+        try {
+          await api("POST", "api/messages", { text, agents: [a.id] });
+          input.value = "";
+          status(c.querySelector(".card-status"), "delivered to " + a.name);
+        } catch (e) { status(c.querySelector(".card-status"), e.message); }
+      });
+      c.body = el("div", { class: "body" });
+      c.append(c.body, form, el("p", { class: "status card-status" }));
+      cards.set(a.id, c);
+    }
+    c.className = "card lvl-" + a.level;
+    const b = el("div", { class: "body" });
+    b.append(el("h3", {}, a.name + " ", el("span", { class: "id" }, a.id)));
+    b.append(el("div", { class: "goal" }, a.goal ? "🎯 " + a.goal : "— between goals —"));
+    b.append(el("div", { class: "meta" }, "suffering " + a.load.toFixed(2) + " (" + a.level + ")"));
+    b.append(bar(a.load, "lvl-" + a.level));
+    const ss = el("ul", { class: "stressors" });
+    for (const s of a.stressors.slice(0, 5)) {
+      ss.append(el("li", { class: "stressor", "data-type": s.type }, s.type + " " + s.severity.toFixed(2) + " — " + s.description, bar(s.severity)));
+    }
+    b.append(ss);
+    if (a.consecutive_fallbacks > 0) {
+      b.append(el("div", { class: "fallback" }, "⚠️ " + a.consecutive_fallbacks + " fallback(s) in a row: " + a.last_fallback_cause));
+    }
+    b.append(chart(a.history));
+    if (a.worldview) b.append(el("div", { class: "worldview" }, "🧠 " + a.worldview));
+    const th = el("ul", { class: "thoughts" });
+    for (const t of (a.thoughts || []).slice(-4)) th.append(el("li", {}, t.line));
+    b.append(th);
+    b.append(el("div", { class: "meta" }, "cycles " + a.cycles + (a.lease ? " · lease " + a.lease.owner : "") + (a.stopped ? " · STOPPED: " + a.stopped : "")));
+    c.body.replaceWith(b);
+    c.body = b;
+    return c;
+  }
+
+  function status(node, text) { if (node) node.textContent = text; }
+
+  let loading = null, again = false;
+  async function loadAgents() {
+    if (loading) { again = true; return loading; }
+    const p = new URLSearchParams({ q: view.q, sort: view.sort, offset: view.offset, limit: view.limit, history: "1" });
+    loading = api("GET", "api/agents?" + p).then((page) => {
+      view.total = page.total;
+      const box = $("cards"), seen = new Set();
+      page.agents.forEach((a, i) => {
+        const c = card(a);
+        seen.add(a.id);
+        if (box.children[i] !== c) box.insertBefore(c, box.children[i] || null);
+      });
+      for (const [id, c] of cards) if (!seen.has(id)) { c.remove(); cards.delete(id); }
+      const to = $("say-to"), chosen = to.value;
+      to.replaceChildren(el("option", { value: "" }, "every agent"), ...page.agents.map((a) => el("option", { value: a.id }, a.name)));
+      to.value = seen.has(chosen) ? chosen : "";
+      $("range").textContent = page.total === 0 ? "no agents" : (view.offset + 1) + "–" + (view.offset + page.agents.length) + " of " + page.total;
+      $("prev").disabled = view.offset === 0;
+      $("next").disabled = view.offset + view.limit >= page.total;
+      $("req-count").textContent = page.pending_requests;
+    }).catch((e) => { $("range").textContent = e.message; })
+      .finally(() => { loading = null; if (again) { again = false; loadAgents(); } });
+    return loading;
+  }
+
+  async function loadRequests() {
+    let data;
+    try { data = await api("GET", "api/requests?status=pending"); } catch (e) { return; }
+    const list = $("requests");
+    list.replaceChildren();
+    $("req-count").textContent = data.requests.length;
+    for (const r of data.requests) {
+      const text = el("textarea", { "aria-label": "answer to " + r.id, placeholder: "answer or reason" });
+      const li = el("li", { class: "request", "data-id": r.id },
+        el("div", {}, el("b", {}, r.id), " " + r.kind + " from " + r.agent + ", waiting " + age(r.age_seconds)),
+        el("div", {}, r.text), text);
+      const send = (st) => async () => {
+        try {
+          await api("POST", "api/requests/" + encodeURIComponent(r.id) + "/answer", { status: st, answer: text.value });
+          loadRequests();
+        } catch (e) { li.append(el("p", { class: "status" }, e.message)); }
+      };
+      for (const [label, st] of [["approve", "approved"], ["reject", "rejected"], ["answer", "answered"]]) {
+        const btn = el("button", { type: "button", class: st }, label);
+        btn.addEventListener("click", send(st));
+        li.append(btn, " ");
+      }
+      list.append(li);
+    }
+  }
+
+  async function loadTasks() {
+    let data;
+    try { data = await api("GET", "api/tasks"); } catch (e) { return; }
+    $("tasks").replaceChildren(...data.tasks.slice(-10).reverse().map((t) =>
+      el("li", {}, t.id + " [" + t.status + "] " + t.description + (t.assigned_to ? " → " + t.assigned_to : ""))));
+  }
+
+  function thought(line) {
+    const list = $("thoughts");
+    list.prepend(el("li", {}, line));
+    while (list.children.length > 200) list.lastChild.remove();
+  }
+
+  let refresh = null;
+  function soon() {
+    if (!refresh) refresh = setTimeout(() => { refresh = null; loadAgents(); }, 250);
+  }
+
+  function connect() {
+    const es = new EventSource("api/events");
+    es.onopen = () => { $("conn").textContent = "live"; $("conn").className = "conn live"; };
+    es.onerror = () => { $("conn").textContent = "reconnecting…"; $("conn").className = "conn"; };
+    for (const k of kinds) {
+      es.addEventListener(k, (m) => {
+        const e = JSON.parse(m.data);
+        if (thoughtKinds.has(k) && e.line) thought(e.line);
+        if (k === "dropped") return;
+        if (cards.has(e.agent_id) && k !== "model_call") soon();
+        if (k === "tool_call" && e.tool && e.tool.name === "ask_human") loadRequests();
+        if (k === "task") loadTasks();
+      });
+    }
+  }
+
+  $("search").addEventListener("input", () => { view.q = $("search").value; view.offset = 0; loadAgents(); });
+  $("sort").addEventListener("change", () => { view.sort = $("sort").value; view.offset = 0; loadAgents(); });
+  $("prev").addEventListener("click", () => { view.offset = Math.max(0, view.offset - view.limit); loadAgents(); });
+  $("next").addEventListener("click", () => { view.offset += view.limit; loadAgents(); });
+  $("say").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const to = $("say-to").value, text = $("say-text").value.trim();
+    try {
+      await api("POST", "api/messages", { text, agents: to ? [to] : [] });
+      $("say-text").value = "";
+      status($("say-status"), "delivered");
+    } catch (e) { status($("say-status"), e.message); }
+  });
+  $("task").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    try {
+      await api("POST", "api/tasks", { description: $("task-text").value });
+      $("task-text").value = "";
+      loadTasks();
+    } catch (e) { status($("say-status"), e.message); }
+  });
+
+  api("GET", "api/thoughts").then((d) => d.thoughts.forEach((t) => thought(t.line))).catch(() => {});
+  loadAgents();
+  loadRequests();
+  loadTasks();
+  connect();
+  setInterval(loadRequests, 10000);
+  setInterval(loadAgents, 15000);
+})();
