@@ -41,7 +41,8 @@
 //
 // [Server.Handler] serves the streamable HTTP transport and is reachable by
 // anything that can open a connection, so it applies the monitor's checks
-// to every request: a bearer token (required, compared in constant time)
-// and a Host header on an allow-list (loopback names by default), against
+// (monitor.Auth, shared with a monitor in the same process if wanted) to
+// every request: a bearer token (required, compared in constant time) and
+// a Host header naming localhost, an IP address or an allowed name, against
 // DNS rebinding from a browser.
 package mcpserver

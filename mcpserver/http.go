@@ -1,71 +1,46 @@
 package mcpserver
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
-	"net"
 	"net/http"
-	"slices"
-	"strings"
 
+	"github.com/existence-loop/sdk/monitor"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ErrNoToken is returned by [Server.Handler] when no token is configured:
-// the HTTP transport always needs one.
+// ErrNoToken is returned by [Server.Handler] when neither a token nor a
+// monitor.Auth is configured: the HTTP transport always needs one.
 var ErrNoToken = errors.New("mcpserver: the HTTP transport needs a bearer token")
 
 // HTTPConfig configures [Server.Handler].
 type HTTPConfig struct {
+	// Auth, when set, is the monitor's checks (issue 12) to share with a
+	// monitor served by the same process; Token and AllowedHosts are then
+	// ignored.
+	Auth *monitor.Auth
 	// Token is the bearer token every request must carry
-	// ("Authorization: Bearer TOKEN"); required.
+	// ("Authorization: Bearer TOKEN"); required unless Auth is set.
 	Token string
-	// Hosts are the Host header values accepted (a name or address,
-	// without the port), against DNS rebinding. Empty means loopback
-	// only: "localhost", "127.0.0.1" and "::1".
-	Hosts []string
+	// AllowedHosts are the host names a request's Host header may name
+	// beyond localhost, *.localhost and IP addresses (see
+	// monitor.AuthConfig).
+	AllowedHosts []string
 }
 
 // Handler serves the MCP streamable HTTP transport (mount it at one path,
-// e.g. /mcp). Every request must carry the bearer token (RFC 6750, compared
-// in constant time; 401 with a WWW-Authenticate challenge otherwise) and a
-// Host header in cfg.Hosts (403 otherwise): the same checks as the
-// monitor's. Errors: [ErrNoToken].
+// e.g. /mcp) behind the monitor's checks (monitor.Auth): every request must
+// name an allowed host in its Host header (421 otherwise, against DNS
+// rebinding) and carry the bearer token, compared in constant time (401
+// with a WWW-Authenticate challenge otherwise). Errors: [ErrNoToken].
 func (s *Server) Handler(cfg HTTPConfig) (http.Handler, error) {
-	if cfg.Token == "" {
-		return nil, ErrNoToken
+	auth := cfg.Auth
+	if auth == nil {
+		if cfg.Token == "" {
+			return nil, ErrNoToken
+		}
+		auth = monitor.NewAuth(monitor.AuthConfig{Token: cfg.Token, AllowedHosts: cfg.AllowedHosts})
 	}
-	hosts := cfg.Hosts
-	if len(hosts) == 0 {
-		hosts = []string{"localhost", "127.0.0.1", "::1"}
-	}
-	sum := sha256.Sum256([]byte(cfg.Token))
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{Logger: s.cfg.Logger})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		host = strings.Trim(host, "[]")
-		if !slices.ContainsFunc(hosts, func(h string) bool { return strings.EqualFold(h, host) }) {
-			http.Error(w, "host not allowed: "+r.Host, http.StatusForbidden)
-			return
-		}
-		scheme, cred, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		cred = strings.TrimSpace(cred)
-		if !ok || !strings.EqualFold(scheme, "Bearer") || cred == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="existence"`)
-			http.Error(w, `missing bearer token: send "Authorization: Bearer TOKEN"`, http.StatusUnauthorized)
-			return
-		}
-		got := sha256.Sum256([]byte(cred))
-		if subtle.ConstantTimeCompare(got[:], sum[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="existence", error="invalid_token"`)
-			http.Error(w, "invalid bearer token", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}), nil
+	return auth.Middleware(h), nil
 }

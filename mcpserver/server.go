@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/taskqueue"
@@ -188,68 +187,20 @@ func textResult(s string) (*mcp.CallToolResult, any, error) {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}, nil, nil
 }
 
-// AgentSummary is one entry of list_agents.
-type AgentSummary struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	// Cycles is the number of existence cycles run since the process
-	// started.
-	Cycles int `json:"cycles"`
-	// Load is the suffering load (0–1) and Level its name ("none",
-	// "mild", ..., "crisis").
-	Load  float64 `json:"load"`
-	Level string  `json:"level"`
-	// Stressors counts the active stressors.
-	Stressors int `json:"active_stressors"`
-	// Goal is the active goal's objective, or "" when none is active.
-	Goal string `json:"goal,omitempty"`
-	// LastGoal is the most recently ended goal: "STATUS: objective".
-	LastGoal string `json:"last_goal,omitempty"`
-	// Inbox and HostMessages count unread peer and host messages.
-	Inbox        int `json:"inbox"`
-	HostMessages int `json:"host_messages"`
-	// UpdatedAt is when the state was last saved.
-	UpdatedAt time.Time `json:"updated_at,omitzero"`
-}
-
-func summarize(a *existence.Agent) AgentSummary {
-	st := a.State()
-	sum := AgentSummary{
-		ID: a.ID(), Name: a.Name(), Cycles: a.Cycles(),
-		Load: round(st.Suffering.Load()), Level: st.Suffering.Level().String(),
-		Stressors: len(st.Suffering.Active),
-		Inbox:     len(st.Inbox), HostMessages: len(st.Host),
-		UpdatedAt: st.UpdatedAt,
-	}
-	for i := len(st.Identity.Goals) - 1; i >= 0; i-- {
-		g := st.Identity.Goals[i]
-		if g.Status == identity.Active && sum.Goal == "" && i == len(st.Identity.Goals)-1 {
-			sum.Goal = g.Objective
-			continue
-		}
-		if g.Status.Ended() {
-			sum.LastGoal = string(g.Status) + ": " + g.Objective
-			break
-		}
-	}
-	return sum
-}
-
-func round(f float64) float64 { return float64(int(f*1000+0.5)) / 1000 }
-
 // AgentState is the result of agent_state and the content of the
 // existence://agents/{id}/state resource: the identity (with only the
 // latest goals), the suffering state and the unread messages.
 type AgentState struct {
-	AgentSummary
+	// Status is the agent's status snapshot (existence.Agent.Status).
+	existence.Status
 	// Identity is the agent's identity with Goals cut to the latest
 	// [RecentGoals].
 	Identity identity.Identity `json:"identity"`
 	// Suffering is the active stressors and the resolved history.
 	Suffering any `json:"suffering"`
 	// Inbox and Host are the unread messages.
-	Inbox []identity.Message `json:"inbox_messages,omitempty"`
-	Host  []identity.Message `json:"host_messages_unread,omitempty"`
+	InboxMessages []identity.Message `json:"inbox_messages,omitempty"`
+	HostUnread    []identity.Message `json:"host_messages_unread,omitempty"`
 }
 
 func stateOf(a *existence.Agent) AgentState {
@@ -258,7 +209,7 @@ func stateOf(a *existence.Agent) AgentState {
 	if n := len(id.Goals); n > RecentGoals {
 		id.Goals = id.Goals[n-RecentGoals:]
 	}
-	return AgentState{AgentSummary: summarize(a), Identity: id, Suffering: st.Suffering, Inbox: st.Inbox, Host: st.Host}
+	return AgentState{Status: a.Status(), Identity: id, Suffering: st.Suffering, InboxMessages: st.Inbox, HostUnread: st.Host}
 }
 
 // Tool arguments. The jsonschema tags are the descriptions clients show.
@@ -301,11 +252,11 @@ var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true}
 
 func (s *Server) addTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "list_agents", Annotations: readOnly,
-		Description: "List the agents with their status: suffering load and level, active goal, last ended goal, unread messages."},
+		Description: "List the agents with their status: active goal, last outcome, suffering load, level and stressors, worldview, unread messages, cycles, model fallbacks (an outage shows here)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			out := []AgentSummary{}
+			out := []existence.Status{}
 			for _, a := range s.cfg.Agents.Agents() {
-				out = append(out, summarize(a))
+				out = append(out, a.Status())
 			}
 			return jsonResult(out)
 		})
@@ -327,7 +278,7 @@ func (s *Server) addTools() {
 			}
 			st := a.State()
 			return jsonResult(map[string]any{
-				"load": round(st.Suffering.Load()), "level": st.Suffering.Level().String(),
+				"load": st.Suffering.Load(), "level": st.Suffering.Level().String(),
 				"active": st.Suffering.Active, "resolved": st.Suffering.Resolved,
 				"crisis_cycles": st.Suffering.CrisisCycles,
 			})

@@ -19,6 +19,7 @@ import (
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/mcpserver"
+	"github.com/existence-loop/sdk/monitor"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -200,7 +201,7 @@ func TestReadTools(t *testing.T) {
 	f := newFixture(t)
 	cs := client(t, f.server)
 
-	agents := decode[[]mcpserver.AgentSummary](t, call(t, cs, "list_agents", map[string]any{}, false))
+	agents := decode[[]existence.Status](t, call(t, cs, "list_agents", map[string]any{}, false))
 	require.Len(t, agents, 2)
 	assert.Equal(t, "scout", agents[0].ID)
 	assert.Equal(t, "Cedar", agents[0].Name)
@@ -208,7 +209,9 @@ func TestReadTools(t *testing.T) {
 	for _, a := range agents {
 		assert.Equal(t, 1, a.Cycles)
 		assert.Equal(t, "map the workspace, pass 1", a.Goal)
-		assert.Equal(t, 1, a.Stressors)
+		require.Len(t, a.Stressors, 1)
+		assert.Equal(t, "invisibility", a.Stressors[0].Type)
+		assert.Equal(t, "the workspace is empty so far", a.Worldview)
 		assert.Greater(t, a.Load, 0.0)
 	}
 
@@ -378,7 +381,7 @@ func TestSingleAgent(t *testing.T) {
 	s, err := mcpserver.New(mcpserver.Config{Agents: mcpserver.SingleAgent(f.runner.Agent("scout"))})
 	require.NoError(t, err)
 	cs := client(t, s)
-	agents := decode[[]mcpserver.AgentSummary](t, call(t, cs, "list_agents", map[string]any{}, false))
+	agents := decode[[]existence.Status](t, call(t, cs, "list_agents", map[string]any{}, false))
 	require.Len(t, agents, 1)
 	assert.Equal(t, "scout", agents[0].ID)
 	call(t, cs, "send_message", map[string]any{"text": "hi"}, false)
@@ -411,7 +414,7 @@ func TestHTTPTransport(t *testing.T) {
 		{"no token", "", "", http.StatusUnauthorized},
 		{"wrong token", "Bearer nope", "", http.StatusUnauthorized},
 		{"not bearer", "Basic czNjcmV0", "", http.StatusUnauthorized},
-		{"foreign host", "Bearer s3cret", "evil.example:80", http.StatusForbidden},
+		{"foreign host", "Bearer s3cret", "evil.example:80", http.StatusMisdirectedRequest},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -443,6 +446,15 @@ func TestHTTPTransport(t *testing.T) {
 		&mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: bearer{"s3cret"}}}, nil)
 	require.NoError(t, err)
 	defer cs.Close()
-	agents := decode[[]mcpserver.AgentSummary](t, call(t, cs, "list_agents", map[string]any{}, false))
+	agents := decode[[]existence.Status](t, call(t, cs, "list_agents", map[string]any{}, false))
 	assert.Len(t, agents, 2)
+
+	// The checks can be shared with a monitor.
+	h, err = f.server.Handler(mcpserver.HTTPConfig{Auth: monitor.NewAuth(monitor.AuthConfig{Token: "other"})})
+	require.NoError(t, err)
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/", strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer s3cret")
+	h.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusUnauthorized, rec.Code)
 }
