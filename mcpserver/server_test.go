@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -26,6 +28,9 @@ import (
 )
 
 var t0 = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+// quiet discards the SDK's log of server activity.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // fixture is a running Runner of two agents with a fake model, its MCP
 // server, and a client session connected to it in process.
@@ -114,7 +119,7 @@ func newFixture(t *testing.T) *fixture {
 	f.waitEvent(t, existence.EventGoalChosen, "scout")
 	f.waitEvent(t, existence.EventGoalChosen, "analyst")
 
-	f.server, err = mcpserver.New(mcpserver.Config{Agents: runner, Tasks: f.tasks, Requests: f.reqs, Events: log})
+	f.server, err = mcpserver.New(mcpserver.Config{Agents: runner, Tasks: f.tasks, Requests: f.reqs, Events: log, Logger: quiet})
 	require.NoError(t, err)
 	return f
 }
@@ -328,7 +333,7 @@ func TestRequests(t *testing.T) {
 
 func TestNotConfigured(t *testing.T) {
 	f := newFixture(t)
-	s, err := mcpserver.New(mcpserver.Config{Agents: f.runner})
+	s, err := mcpserver.New(mcpserver.Config{Agents: f.runner, Logger: quiet})
 	require.NoError(t, err)
 	cs := client(t, s)
 	for tool, args := range map[string]map[string]any{
@@ -378,7 +383,7 @@ func TestResources(t *testing.T) {
 
 func TestSingleAgent(t *testing.T) {
 	f := newFixture(t)
-	s, err := mcpserver.New(mcpserver.Config{Agents: mcpserver.SingleAgent(f.runner.Agent("scout"))})
+	s, err := mcpserver.New(mcpserver.Config{Agents: mcpserver.SingleAgent(f.runner.Agent("scout")), Logger: quiet})
 	require.NoError(t, err)
 	cs := client(t, s)
 	agents := decode[[]existence.Status](t, call(t, cs, "list_agents", map[string]any{}, false))

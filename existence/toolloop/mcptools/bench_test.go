@@ -2,8 +2,6 @@ package mcptools_test
 
 import (
 	"encoding/json"
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/existence-loop/sdk/existence/toolloop/mcptools"
@@ -13,7 +11,6 @@ import (
 // in-process server (the SDK's in-memory transport) and to a stdio
 // subprocess.
 func BenchmarkCall(b *testing.B) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	args := json.RawMessage(`{"text":"hello"}`)
 	run := func(b *testing.B, s mcptools.ServerConfig) {
 		set, err := mcptools.Connect(b.Context(), mcptools.Config{Servers: []mcptools.ServerConfig{s}, Logger: quiet})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -111,8 +113,14 @@ func inMemory(t testing.TB, srv func() *mcp.Server, wrap func(mcp.Transport) mcp
 
 func newServer() *mcp.Server { return testserver.New(false) }
 
+// quiet discards a Set's log; the tests read its events instead.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
 func connect(t *testing.T, cfg mcptools.Config) *mcptools.Set {
 	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = quiet
+	}
 	set, err := mcptools.Connect(t.Context(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { set.Close() })
