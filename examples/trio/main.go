@@ -88,6 +88,7 @@ type options struct {
 	http         string // issue 12: serve the monitor here
 	httpToken    string
 	tui          bool
+	mcp          mcpOptions // -mcp, -mcp-config, -mcp-serve (mcp.go)
 
 	// stdin carries host messages, one per line (nil: none).
 	stdin io.Reader
@@ -129,6 +130,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.http, "http", "", "serve the monitor (dashboard, API, metrics) on this address, e.g. 127.0.0.1:8080")
 	fs.StringVar(&o.httpToken, "http-token", os.Getenv("EXISTENCE_TOKEN"), "bearer token the monitor requires (default $EXISTENCE_TOKEN; empty: none, fit only for loopback)")
 	fs.BoolVar(&o.tui, "tui", false, "full-screen terminal view: agent panes, thoughts stream, input line")
+	mcpFlags(fs, &o.mcp)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

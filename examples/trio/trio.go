@@ -125,6 +125,12 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		defer ws.Close()
 		tools = ws.Tools()
 	}
+	mcpTools, mcpWorld, closeMCP, err := connectMCP(ctx, o, log, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeMCP()
+	tools = append(tools, mcpTools...)
 	var runnerRef *existence.Runner
 	names, err := agentNames(ctx, store) // as stored (imported), else the defaults
 	if err != nil {
@@ -137,6 +143,10 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		return err
 	}
 	o.llmURL = url
+	mcpOut := stdout
+	if o.mcp.serve {
+		stdout = stderr // stdout carries MCP
+	}
 	out := newPrinter(o, stdout, stderr)
 	if o.tui { // the terminal view owns the screen
 		out = newPrinter(o, io.Discard, io.Discard)
@@ -146,7 +156,7 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		Store:     store,
 		Clock:     clock,
 		Heartbeat: o.heartbeat,
-		Observer:  existence.Observers(out.observe, late.observe),
+		Observer:  existence.Observers(out.observe, late.observe, o.mcp.events.Observe),
 		Logger:    log,
 	})
 	if err != nil {
@@ -160,6 +170,9 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	}()
 
 	world := worldText(filepath.ToSlash(filepath.Clean(o.workspace)) + "/")
+	if mcpWorld != "" {
+		world += "\n" + mcpWorld
+	}
 	for _, m := range members {
 		exec, err := toolloop.New(toolloop.Config{
 			// No Model: the executor uses the agent's, wrapped with its
@@ -223,7 +236,11 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", o.provider, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
 	fmt.Fprintf(stderr, "trio: waiting for the model at %s…\n", o.llmURL)
-	if o.stdin != nil {
+	if o.mcp.serve {
+		if ctx, err = serveMCP(ctx, o, runner, tasks, mcpOut, stderr); err != nil {
+			return err
+		}
+	} else if o.stdin != nil {
 		go listen(ctx, o.stdin, runner, reqs, stderr)
 	}
 	return runner.Run(ctx)

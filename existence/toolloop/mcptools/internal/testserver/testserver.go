@@ -1,0 +1,82 @@
+// Package testserver is the MCP server the mcptools tests talk to, in
+// process (through the SDK's in-memory transport) and as a real stdio
+// subprocess (testdata/server).
+package testserver
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// EchoArgs are echo's arguments.
+type EchoArgs struct {
+	Text string `json:"text" jsonschema:"the text to echo"`
+}
+
+// SizeArgs are big's arguments.
+type SizeArgs struct {
+	Bytes int `json:"bytes" jsonschema:"how many bytes to return"`
+}
+
+// New returns the test server. Its tools:
+//
+//   - echo {text}: returns text;
+//   - big {bytes}: returns that many "x";
+//   - slow: blocks until the call is cancelled;
+//   - fail: returns a tool error "disk on fire";
+//   - image: returns a text and a PNG image content;
+//   - pid: returns the server's process id;
+//   - crash: exits the process with status 3 (in a subprocess only; in
+//     process it returns a protocol error);
+//   - dotted.name: returns "dotted".
+func New(subprocess bool) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, nil)
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a EchoArgs) (*mcp.CallToolResult, any, error) {
+			return text(a.Text), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Return many bytes."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a SizeArgs) (*mcp.CallToolResult, any, error) {
+			return text(strings.Repeat("x", a.Bytes)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Never answer."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			<-ctx.Done()
+			return nil, nil, ctx.Err()
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Fail."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return nil, nil, errors.New("disk on fire")
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "image", Description: "Return a picture."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "a red dot:"},
+				&mcp.ImageContent{MIMEType: "image/png", Data: []byte("PNGDATA")},
+			}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Return the process id."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return text(strconv.Itoa(os.Getpid())), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Crash the server."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			if subprocess {
+				os.Exit(3)
+			}
+			return nil, nil, errors.New("cannot crash in process")
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "dotted.name", Description: "A name with a dot."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return text("dotted"), nil, nil
+		})
+	return s
+}

@@ -1,0 +1,48 @@
+// Package mcpserver lets people and AI assistants reach running
+// existence-loop agents through MCP (Model Context Protocol, issue 13): an
+// assistant pointed at it can read the agents' state, suffering and recent
+// thoughts, speak to them, give them tasks and answer their requests.
+//
+// [New] wraps an *existence.Runner (or one agent, [SingleAgent]) in an MCP
+// server built with the official Go SDK,
+// github.com/modelcontextprotocol/go-sdk. Its tools:
+//
+//   - list_agents: every agent with its status (suffering load and level,
+//     active goal, last ended goal, unread messages);
+//   - agent_state {agent_id}: one agent's identity (worldview, opinions,
+//     questions, narrative, discoveries, latest goals), suffering and unread
+//     messages;
+//   - agent_suffering {agent_id}: its load, level, active and resolved
+//     stressors;
+//   - agent_events {agent_id, limit, kinds}: its recent events (goals
+//     chosen with their reasoning, goals ended, tool calls, stressors,
+//     messages, errors), from an [EventLog] fed by the runner's Observer;
+//   - send_message {text, agent_ids}: a host message ("A PERSON SAID");
+//   - assign_task {description, agent_id}: a task for the queue;
+//   - list_tasks {status}: the task queue;
+//   - list_requests {status, agent_id}, approve_request {id, text},
+//     reject_request {id, text}, answer_request {id, answer}: the agents'
+//     requests to their human ([Requests]).
+//
+// Failures (an unknown agent, a missing queue, a blank message) come back as
+// tool errors with a message that says what to do. Each agent's state
+// document is also a resource, existence://agents/{id}/state
+// (application/json), listed and available through a resource template.
+//
+// # Transports and authentication
+//
+// [Server.ServeStdio] serves one client over standard input and output: the
+// assistant starts the process itself (for example `go run ./examples/trio
+// -mcp-serve`) and is the only party connected to its pipes. There is no
+// authentication over stdio, and none is needed: nothing listens on a
+// network or a socket, and whoever can start the process can already read
+// its state directory and run the agents as the same user. This is the MCP
+// specification's own position for the stdio transport.
+//
+// [Server.Handler] serves the streamable HTTP transport and is reachable by
+// anything that can open a connection, so it applies the monitor's checks
+// (monitor.Auth, shared with a monitor in the same process if wanted) to
+// every request: a bearer token (required, compared in constant time) and
+// a Host header naming localhost, an IP address or an allowed name, against
+// DNS rebinding from a browser.
+package mcpserver

@@ -1,0 +1,79 @@
+package mcpserver_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/taskqueue"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A runner's agents behind an MCP server, driven by an MCP client. Here
+// the client is in process; an assistant reaches the same server over
+// stdio (Server.ServeStdio) or streamable HTTP (Server.Handler).
+func ExampleNew() {
+	ctx := context.Background()
+	events := mcpserver.NewEventLog(0)
+	runner, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Observer: events.Observe})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer runner.Close()
+	model := llmtest.NewFake(llmtest.Reply{Text: `{"action":"goal","content":"map the workspace","reasoning":"I know nothing yet"}`})
+	scout, err := runner.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: model})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := scout.Tick(ctx); err != nil { // one existence cycle: a goal
+		fmt.Println(err)
+		return
+	}
+
+	srv, err := mcpserver.New(mcpserver.Config{
+		Agents: runner, Tasks: taskqueue.NewMemory(taskqueue.Options{}), Events: events,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	clientSide, serverSide := mcp.NewInMemoryTransports()
+	if _, err := srv.MCP().Connect(ctx, serverSide, nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "assistant", Version: "1"}, nil).Connect(ctx, clientSide, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cs.Close()
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "agent_events",
+		Arguments: map[string]any{"agent_id": "scout", "kinds": []string{"goal_chosen"}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text != "[]")
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "send_message",
+		Arguments: map[string]any{"text": "write down what you find"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	fmt.Println(scout.State().Host[0].Text)
+	// Output:
+	// true
+	// delivered to every agent
+	// write down what you find
+}

@@ -1,0 +1,407 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strings"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/taskqueue"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Errors of the tools; a tool's error reaches the MCP client as a tool
+// error (isError) with this text.
+var (
+	// ErrNoAgent: no agent has the given id.
+	ErrNoAgent = errors.New("no such agent")
+	// ErrNotConfigured: the tool needs a part of [Config] that was not
+	// given (Tasks, Requests or Events).
+	ErrNotConfigured = errors.New("not configured")
+	// ErrInvalid: the arguments are unusable (a blank message, ...).
+	ErrInvalid = errors.New("invalid arguments")
+)
+
+// Limits of the tools' arguments and results.
+const (
+	// MaxMessageChars is the longest host message send_message accepts,
+	// in characters: what the prompt shows of a host message
+	// (identity.Limits.HostMessage, 500; spec §2 row 16).
+	MaxMessageChars = 500
+	// RecentGoals is how many of the latest goals agent_state shows.
+	RecentGoals = 10
+)
+
+// TaskQueue is the task queue the assign_task and list_tasks tools use;
+// *taskqueue.Queue implements it.
+type TaskQueue interface {
+	// Submit adds a task for agentID ("" = the first free agent).
+	Submit(ctx context.Context, description, agentID string) (taskqueue.Task, error)
+	// List returns every task the queue keeps, in submission order.
+	List(ctx context.Context) ([]taskqueue.Task, error)
+}
+
+var _ TaskQueue = (*taskqueue.Queue)(nil)
+
+// Agents is what the server reads and drives: an *existence.Runner, or one
+// agent through [SingleAgent].
+type Agents interface {
+	// Agents returns the agents in a stable order.
+	Agents() []*existence.Agent
+	// Agent returns the agent with the given id, or nil.
+	Agent(id string) *existence.Agent
+	// Say delivers a host message to the agents with the given ids, or to
+	// every agent when none is given.
+	Say(ctx context.Context, text string, to ...string) error
+}
+
+var _ Agents = (*existence.Runner)(nil)
+
+// SingleAgent exposes one agent as [Agents].
+func SingleAgent(a *existence.Agent) Agents { return single{a} }
+
+type single struct{ a *existence.Agent }
+
+func (s single) Agents() []*existence.Agent { return []*existence.Agent{s.a} }
+func (s single) Agent(id string) *existence.Agent {
+	if id == s.a.ID() {
+		return s.a
+	}
+	return nil
+}
+func (s single) Say(ctx context.Context, text string, to ...string) error {
+	for _, id := range to {
+		if id != s.a.ID() {
+			return fmt.Errorf("%w: %q", ErrNoAgent, id)
+		}
+	}
+	return s.a.Say(ctx, text)
+}
+
+// Config configures a [Server].
+type Config struct {
+	// Agents are the agents served (required): an *existence.Runner, or
+	// [SingleAgent].
+	Agents Agents
+	// Tasks is the task queue of assign_task and list_tasks; nil makes
+	// those tools fail with [ErrNotConfigured].
+	Tasks TaskQueue
+	// Requests is the queue of the agents' requests to the human, for
+	// list_requests, approve_request, reject_request and answer_request;
+	// nil makes those tools fail with [ErrNotConfigured].
+	Requests Requests
+	// Events is the log of recent events behind agent_events; nil makes
+	// that tool fail with [ErrNotConfigured].
+	Events *EventLog
+	// Name and Version identify the server to clients (default
+	// "existence-loop", "1").
+	Name, Version string
+	// Logger receives diagnostics; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is an MCP server over a set of agents: its tools and resources are
+// listed in the package documentation. Serve it over stdio with
+// [Server.ServeStdio] or over streamable HTTP with [Server.Handler].
+type Server struct {
+	cfg Config
+	mcp *mcp.Server
+}
+
+// New returns a Server. It returns an error when cfg.Agents is nil.
+func New(cfg Config) (*Server, error) {
+	if cfg.Agents == nil {
+		return nil, errors.New("mcpserver: Config.Agents is required")
+	}
+	if cfg.Name == "" {
+		cfg.Name = "existence-loop"
+	}
+	if cfg.Version == "" {
+		cfg.Version = "1"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Version: cfg.Version}, &mcp.ServerOptions{
+		Instructions: "These tools observe and steer existence-loop agents: autonomous agents that choose their own goals every heartbeat. " +
+			"Start with list_agents. Read an agent with agent_state and agent_events; speak to it with send_message; give it work with assign_task; " +
+			"answer its requests to its human with list_requests and approve_request, reject_request or answer_request.",
+		Logger: cfg.Logger,
+	})
+	s.addTools()
+	s.addResources()
+	return s, nil
+}
+
+// MCP returns the underlying SDK server, to add tools or serve it over
+// another transport.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// ServeStdio serves one client over standard input and output until the
+// client disconnects or ctx ends. Nothing else may use os.Stdout meanwhile.
+// There is no authentication over stdio: see the package documentation.
+func (s *Server) ServeStdio(ctx context.Context) error {
+	return s.mcp.Run(ctx, &mcp.StdioTransport{})
+}
+
+// Serve serves one client over r and w (newline-delimited JSON-RPC, as
+// over stdio) until the client disconnects (r ends) or ctx ends. Closing
+// is left to the caller.
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	return s.mcp.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}})
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// agent returns the agent with id, or an error naming the known ids.
+func (s *Server) agent(id string) (*existence.Agent, error) {
+	if a := s.cfg.Agents.Agent(id); a != nil {
+		return a, nil
+	}
+	var ids []string
+	for _, a := range s.cfg.Agents.Agents() {
+		ids = append(ids, a.ID())
+	}
+	return nil, fmt.Errorf("%w %q; the agents are: %s", ErrNoAgent, id, strings.Join(ids, ", "))
+}
+
+// jsonResult is a tool result whose text is v as indented JSON.
+func jsonResult(v any) (*mcp.CallToolResult, any, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, nil, err
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+}
+
+func textResult(s string) (*mcp.CallToolResult, any, error) {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}, nil, nil
+}
+
+// AgentState is the result of agent_state and the content of the
+// existence://agents/{id}/state resource: the identity (with only the
+// latest goals), the suffering state and the unread messages.
+type AgentState struct {
+	// Status is the agent's status snapshot (existence.Agent.Status).
+	existence.Status
+	// Identity is the agent's identity with Goals cut to the latest
+	// [RecentGoals].
+	Identity identity.Identity `json:"identity"`
+	// Suffering is the active stressors and the resolved history.
+	Suffering any `json:"suffering"`
+	// Inbox and Host are the unread messages.
+	InboxMessages []identity.Message `json:"inbox_messages,omitempty"`
+	HostUnread    []identity.Message `json:"host_messages_unread,omitempty"`
+}
+
+func stateOf(a *existence.Agent) AgentState {
+	st := a.State()
+	id := st.Identity
+	if n := len(id.Goals); n > RecentGoals {
+		id.Goals = id.Goals[n-RecentGoals:]
+	}
+	return AgentState{Status: a.Status(), Identity: id, Suffering: st.Suffering, InboxMessages: st.Inbox, HostUnread: st.Host}
+}
+
+// Tool arguments. The jsonschema tags are the descriptions clients show.
+type (
+	agentArgs struct {
+		AgentID string `json:"agent_id" jsonschema:"the agent's id, from list_agents"`
+	}
+	eventsArgs struct {
+		AgentID string   `json:"agent_id" jsonschema:"the agent's id, from list_agents"`
+		Limit   int      `json:"limit,omitempty" jsonschema:"at most this many of the most recent events (default 50)"`
+		Kinds   []string `json:"kinds,omitempty" jsonschema:"only these event kinds, e.g. goal_chosen, goal_ended, worldview_changed, tool_call, stressor_added, message, error"`
+	}
+	messageArgs struct {
+		Text    string   `json:"text" jsonschema:"the message (at most 500 characters); the agents read it as A PERSON SAID"`
+		AgentID []string `json:"agent_ids,omitempty" jsonschema:"the agents to tell; empty means every agent"`
+	}
+	taskArgs struct {
+		Description string `json:"description" jsonschema:"what to do"`
+		AgentID     string `json:"agent_id,omitempty" jsonschema:"the agent that must do it; empty means the first free agent"`
+	}
+	tasksArgs struct {
+		Status string `json:"status,omitempty" jsonschema:"only tasks with this status: pending, assigned, completed or failed"`
+	}
+	requestsArgs struct {
+		Status  string `json:"status,omitempty" jsonschema:"only requests with this status: pending (the default), approved, rejected, answered, or all"`
+		AgentID string `json:"agent_id,omitempty" jsonschema:"only this agent's requests"`
+	}
+	resolveArgs struct {
+		ID   string `json:"id" jsonschema:"the request's id, from list_requests"`
+		Text string `json:"text,omitempty" jsonschema:"a note for the agent: the reason for a rejection, or a comment on an approval"`
+	}
+	answerArgs struct {
+		ID     string `json:"id" jsonschema:"the request's id, from list_requests"`
+		Answer string `json:"answer" jsonschema:"the answer the agent will read"`
+	}
+)
+
+// readOnly marks a tool that changes nothing.
+var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true}
+
+func (s *Server) addTools() {
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "list_agents", Annotations: readOnly,
+		Description: "List the agents with their status: active goal, last outcome, suffering load, level and stressors, worldview, unread messages, cycles, model fallbacks (an outage shows here)."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			out := []existence.Status{}
+			for _, a := range s.cfg.Agents.Agents() {
+				out = append(out, a.Status())
+			}
+			return jsonResult(out)
+		})
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "agent_state", Annotations: readOnly,
+		Description: "Read one agent's state: identity (worldview, opinions, open questions, narrative, discoveries, latest goals), suffering (active and resolved stressors) and unread messages."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in agentArgs) (*mcp.CallToolResult, any, error) {
+			a, err := s.agent(in.AgentID)
+			if err != nil {
+				return nil, nil, err
+			}
+			return jsonResult(stateOf(a))
+		})
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "agent_suffering", Annotations: readOnly,
+		Description: "Read one agent's suffering: its load (0–1), level, active stressors with severity and resolution condition, and resolved ones."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in agentArgs) (*mcp.CallToolResult, any, error) {
+			a, err := s.agent(in.AgentID)
+			if err != nil {
+				return nil, nil, err
+			}
+			st := a.State()
+			return jsonResult(map[string]any{
+				"load": st.Suffering.Load(), "level": st.Suffering.Level().String(),
+				"active": st.Suffering.Active, "resolved": st.Suffering.Resolved,
+				"crisis_cycles": st.Suffering.CrisisCycles,
+			})
+		})
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "agent_events", Annotations: readOnly,
+		Description: "Read one agent's recent thoughts and actions (events), oldest first: goals chosen with their reasoning, goals ended, worldview changes, stressors, tool calls, messages, errors."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in eventsArgs) (*mcp.CallToolResult, any, error) {
+			if s.cfg.Events == nil {
+				return nil, nil, fmt.Errorf("agent_events: %w: the server has no event log", ErrNotConfigured)
+			}
+			if _, err := s.agent(in.AgentID); err != nil {
+				return nil, nil, err
+			}
+			limit := in.Limit
+			if limit <= 0 {
+				limit = 50
+			}
+			var kinds []existence.EventKind
+			for _, k := range in.Kinds {
+				kinds = append(kinds, existence.EventKind(k))
+			}
+			evs := s.cfg.Events.Recent(in.AgentID, limit, kinds...)
+			if evs == nil {
+				evs = []existence.Event{}
+			}
+			return jsonResult(evs)
+		})
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "send_message",
+		Description: "Send a host message (A PERSON SAID) to every agent, or to the listed ones. It interrupts the goal each is pursuing; they answer at their next existence cycle."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in messageArgs) (*mcp.CallToolResult, any, error) {
+			text := strings.TrimSpace(in.Text)
+			if text == "" {
+				return nil, nil, fmt.Errorf("%w: empty message", ErrInvalid)
+			}
+			if n := len([]rune(text)); n > MaxMessageChars {
+				return nil, nil, fmt.Errorf("%w: the message has %d characters, the limit is %d", ErrInvalid, n, MaxMessageChars)
+			}
+			for _, id := range in.AgentID {
+				if _, err := s.agent(id); err != nil {
+					return nil, nil, err
+				}
+			}
+			if err := s.cfg.Agents.Say(ctx, text, in.AgentID...); err != nil {
+				return nil, nil, err
+			}
+			to := "every agent"
+			if len(in.AgentID) > 0 {
+				to = strings.Join(in.AgentID, ", ")
+			}
+			return textResult("delivered to " + to)
+		})
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "assign_task",
+		Description: "Assign a task: to one agent, or to the first free agent. The agent sees it as ASSIGNED TASK at its next existence cycle."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in taskArgs) (*mcp.CallToolResult, any, error) {
+			if s.cfg.Tasks == nil {
+				return nil, nil, fmt.Errorf("assign_task: %w: the server has no task queue", ErrNotConfigured)
+			}
+			if in.AgentID != "" {
+				if _, err := s.agent(in.AgentID); err != nil {
+					return nil, nil, err
+				}
+			}
+			t, err := s.cfg.Tasks.Submit(ctx, in.Description, in.AgentID)
+			if err != nil {
+				return nil, nil, err
+			}
+			return jsonResult(t)
+		})
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "list_tasks", Annotations: readOnly,
+		Description: "Read the task queue: every task with its status (pending, assigned, completed, failed), agent and result."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in tasksArgs) (*mcp.CallToolResult, any, error) {
+			if s.cfg.Tasks == nil {
+				return nil, nil, fmt.Errorf("list_tasks: %w: the server has no task queue", ErrNotConfigured)
+			}
+			ts, err := s.cfg.Tasks.List(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			out := []taskqueue.Task{}
+			for _, t := range ts {
+				if in.Status == "" || string(t.Status) == in.Status {
+					out = append(out, t)
+				}
+			}
+			return jsonResult(out)
+		})
+	s.addRequestTools()
+}
+
+// agentURI is the URI of an agent's state document.
+func agentURI(id string) string { return "existence://agents/" + url.PathEscape(id) + "/state" }
+
+func (s *Server) addResources() {
+	read := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		uri := req.Params.URI
+		rest, ok := strings.CutPrefix(uri, "existence://agents/")
+		id, ok2 := strings.CutSuffix(rest, "/state")
+		if !ok || !ok2 {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		id, err := url.PathUnescape(id)
+		if err != nil {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		a := s.cfg.Agents.Agent(id)
+		if a == nil {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		b, err := json.MarshalIndent(stateOf(a), "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
+	}
+	for _, a := range s.cfg.Agents.Agents() {
+		s.mcp.AddResource(&mcp.Resource{
+			URI: agentURI(a.ID()), Name: a.ID() + "-state", Title: a.Name() + "'s state",
+			Description: "The state document of agent " + a.ID() + " (" + a.Name() + "): identity, latest goals, suffering, unread messages.",
+			MIMEType:    "application/json",
+		}, read)
+	}
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: "existence://agents/{id}/state", Name: "agent-state",
+		Description: "The state document of the agent with the given id.", MIMEType: "application/json",
+	}, read)
+}
