@@ -1,0 +1,2 @@
+// Package simulate runs existence-loop agents for simulated days in seconds.
+package simulate
