@@ -15,7 +15,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
-
 )
 
 // Plot sizes, in pixels at [PlotDPI] (PNG) or in points scaled to the same
@@ -476,4 +475,3 @@ func Save(w io.Writer, p *plot.Plot, f Format) error {
 	}
 	return fmt.Errorf("simulate: unknown plot format %q", f)
 }
-

@@ -644,7 +644,7 @@ func (discardStore) Load(context.Context, string) (*identity.State, error) {
 	return nil, identity.ErrNotFound
 }
 func (discardStore) Save(context.Context, *identity.State) error { return nil }
-func (discardStore) List(context.Context) ([]string, error)     { return nil, nil }
+func (discardStore) List(context.Context) ([]string, error)      { return nil, nil }
 
 // simExec is the agent's executor: it runs the policy's pursuit, hands its
 // simulated duration to the driver, and returns only when the driver
@@ -759,4 +759,3 @@ var levelNames = func() []string {
 	}
 	return out
 }()
-
