@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
@@ -129,10 +130,12 @@ type Config struct {
 	Observer Observer
 	Logger   *slog.Logger
 
-	// peers, send and limiter are set by a Runner.
-	peers   func(self string) []prompt.Peer
+	// peers, send, limiter, lanes and lease are set by a Runner.
+	peers   func(self string) ([]prompt.Peer, int)
 	send    func(from *Agent, text string)
 	limiter *llm.Limiter
+	lanes   bool   // cycles run in the runner's lanes, not under limiter
+	lease   *Lease // the lease the agent runs under, with Leases
 }
 
 // Agent is one existence-loop agent: an identity, a suffering state, a
@@ -158,6 +161,14 @@ type Agent struct {
 	pending  []Event // events queued under mu, emitted by unlock
 
 	wake chan struct{}
+
+	laneModel llm.Model              // for cycles run by the scheduler: model without the limiter
+	wakeHook  atomic.Pointer[func()] // asks the scheduler for a priority cycle
+	parsedMu  sync.Mutex             // guards parsed
+	parsed    struct {               // the last reply validated, so it is parsed once
+		text string
+		resp *prompt.Response
+	}
 }
 
 // run is one goal being executed.
@@ -242,7 +253,15 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 
 	a.model = a.stack(cfg.Model)
 	if !cfg.NoRepair {
-		a.model = llm.WithRepair(a.model, prompt.ValidateResponse)
+		a.model = llm.WithRepair(a.model, a.checkReply)
+	}
+	if cfg.lanes {
+		// The lanes bound the scheduler's cycles: no limiter slot, so that
+		// a hung model holds one worker only (issue 9).
+		a.laneModel = stackWith(cfg.Model, a.onAttempt, cfg.CallTimeout, nil, cfg.Retry)
+		if !cfg.NoRepair {
+			a.laneModel = llm.WithRepair(a.laneModel, a.checkReply)
+		}
 	}
 	if cfg.ExecutorModel == nil {
 		cfg.ExecutorModel = cfg.Model
@@ -260,6 +279,68 @@ func (a *Agent) stack(m llm.Model) llm.Model {
 	m = llm.WithTimeout(m, a.cfg.CallTimeout)
 	m = a.cfg.limiter.Limit(m)
 	return llm.WithRetry(m, a.cfg.Retry)
+}
+
+// stackWith wraps m like [Agent.stack], with the given limiter (nil: none).
+func stackWith(m llm.Model, on func(llm.Attempt), timeout time.Duration, l *llm.Limiter, retry llm.RetryPolicy) llm.Model {
+	m = llm.Observe(m, "", on)
+	m = llm.WithTimeout(m, timeout)
+	m = l.Limit(m)
+	return llm.WithRetry(m, retry)
+}
+
+// checkReply validates a cycle's reply for the repair middleware and keeps
+// the parsed result, so that the cycle does not parse it again (issue 9:
+// validate a reply once).
+func (a *Agent) checkReply(text string) error {
+	r, err := prompt.ParseResponse(text)
+	if err != nil {
+		return err
+	}
+	a.parsedMu.Lock()
+	a.parsed.text, a.parsed.resp = text, r
+	a.parsedMu.Unlock()
+	return nil
+}
+
+// parseReply returns the parsed reply: the one checkReply kept for the same
+// text, else a fresh parse.
+func (a *Agent) parseReply(text string) (*prompt.Response, error) {
+	a.parsedMu.Lock()
+	r := a.parsed.resp
+	same := r != nil && a.parsed.text == text
+	a.parsed.text, a.parsed.resp = "", nil
+	a.parsedMu.Unlock()
+	if same {
+		return r, nil
+	}
+	return prompt.ParseResponse(text)
+}
+
+// Lease returns the lease the agent runs under (issue 11), as it was
+// claimed: a fenced store checks its Epoch. ok is false for an agent not
+// run under [RunnerConfig].Leases.
+func (a *Agent) Lease() (l Lease, ok bool) {
+	if a.cfg.lease == nil {
+		return Lease{}, false
+	}
+	return *a.cfg.lease, true
+}
+
+// abandon stops the executing goal and releases the store lock without
+// saving: the agent's lease was lost and another process owns it.
+func (a *Agent) abandon() {
+	a.mu.Lock()
+	r := a.running
+	a.running = nil
+	a.mu.Unlock()
+	if r != nil {
+		r.cancel()
+		<-r.done
+	}
+	if err := a.release(); err != nil {
+		a.log.Warn("releasing the store lock failed", "err", err)
+	}
 }
 
 func (a *Agent) load(ctx context.Context) (*identity.State, error) {
@@ -361,6 +442,9 @@ func (a *Agent) Say(ctx context.Context, text string) error {
 	select {
 	case a.wake <- struct{}{}:
 	default:
+	}
+	if f := a.wakeHook.Load(); f != nil {
+		(*f)() // the scheduler's priority lane (issue 9)
 	}
 	return err
 }

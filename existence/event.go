@@ -69,6 +69,10 @@ const (
 	// EventError: something failed that the loop survives, such as a
 	// failed save (Err).
 	EventError EventKind = "error"
+	// EventLeaseLost: the agent's lease was lost (another process took it
+	// over after it expired); the runner stopped the agent without a final
+	// save (issue 11).
+	EventLeaseLost EventKind = "lease_lost"
 )
 
 // Event is one observable thing that happened to an agent. Every event
@@ -179,6 +183,17 @@ type CycleStats struct {
 	// Fallback reports whether the cycle used the spec §6 fallback goal
 	// (an [EventFallback] says why).
 	Fallback bool `json:"fallback"`
+	// Lane is the scheduler lane that ran the cycle, "autonomy" or
+	// "priority" (issue 9); empty for a cycle run by [Agent.Tick] directly.
+	Lane string `json:"lane,omitempty"`
+	// Lateness is how late the cycle started against its due time (the
+	// heartbeat that brought it due, the end of its cooldown, or the
+	// moment of a host message), by the runner's clock; 0 outside the
+	// scheduler.
+	Lateness time.Duration `json:"lateness_ns,omitempty"`
+	// Coalesced is how many heartbeats fell due while this cycle was
+	// queued or running and were merged into it (none called the model).
+	Coalesced int `json:"coalesced,omitempty"`
 }
 
 // ModelCall is one model attempt.

@@ -113,6 +113,11 @@ func (systemClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
+// AfterFunc calls f after d ([TimerClock]).
+func (systemClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
+
 // TaskSource is the queue of assigned tasks an agent draws from (spec §2
 // row 1). *taskqueue.Queue implements it (a file or in memory); database
 // stores provide their own. Implementations are safe for concurrent use.

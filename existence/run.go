@@ -3,6 +3,8 @@ package existence
 import (
 	"context"
 	"time"
+
+	"github.com/existence-loop/sdk/prompt"
 )
 
 // Run ticks every heartbeat (Config.Heartbeat, default 6 s) until ctx ends,
@@ -11,32 +13,56 @@ import (
 // use the fallback goal and the loop goes on. Save errors are reported as
 // [EventError] and logged, and the loop goes on.
 //
+// Run drives the agent with the same scheduler as a [Runner] (issue 9), as
+// a runner of one agent with one worker per lane and no stagger: a host
+// message runs in the priority lane, heartbeats falling due during a cycle
+// are coalesced into it ([CycleStats].Coalesced), and each cycle's
+// lateness is reported ([CycleStats].Lateness).
+//
 // When ctx ends, Run stops the executing goal (it stays active in the stored
 // state, so it resumes after a restart), saves the state and returns nil, or
 // the error of that final save.
 // With Config.MaxCycles > 0, Run returns nil once that many existence cycles
 // have run and the last goal has ended.
 func (a *Agent) Run(ctx context.Context) error {
-	ticks, stop := a.cfg.Clock.NewTicker(a.cfg.Heartbeat)
-	defer stop()
-	for {
-		if err := a.Tick(ctx); err != nil && ctx.Err() == nil {
-			a.log.Warn("tick failed", "err", err)
-		}
-		if ctx.Err() != nil {
-			return a.stop()
-		}
-		if a.finished() {
-			return a.stop()
-		}
-		select {
-		case <-ctx.Done():
-			return a.stop()
-		case <-ticks:
-		case <-a.wake:
-		case <-a.lastGoalDone():
-		}
+	r := &Runner{
+		cfg: RunnerConfig{
+			Store: a.cfg.Store, Clock: a.cfg.Clock, Heartbeat: a.cfg.Heartbeat,
+			NoStagger: true, AutonomyWorkers: 1, PriorityWorkers: 1,
+			MaxPeersShown: DefaultMaxPeersShown, Logger: a.cfg.Logger,
+		},
+		byID: map[string]*node{},
+		core: newSchedCore(1, 1, 0),
+		kick: make(chan struct{}, 1),
 	}
+	r.core.classify = classifyNode
+	r.book.init(DefaultMaxPeersShown)
+	r.attach(a)
+	defer a.wakeHook.Store(nil)
+	return r.Run(ctx)
+}
+
+// attach puts an existing agent in r (see [Runner.Add]).
+func (r *Runner) attach(a *Agent) *node {
+	n := &node{a: a}
+	n.e = schedEntry{id: a.ID(), hb: a.cfg.Heartbeat, node: n, timerIdx: -1, queueIdx: -1}
+	r.mu.Lock()
+	r.byID[a.ID()] = n
+	r.agents = append(r.agents, a)
+	r.mu.Unlock()
+	a.mu.Lock()
+	r.book.set(a.ID(), prompt.Peer{ID: a.ID(), Name: a.state.Identity.Name, Narrative: a.state.Identity.Narrative})
+	n.host.Store(len(a.state.Host) > a.hostSeen)
+	a.mu.Unlock()
+	wake := func() { r.wakeNode(n) }
+	a.wakeHook.Store(&wake)
+	r.smu.Lock()
+	if r.started {
+		r.schedule(n, r.cfg.Clock.Now())
+	}
+	r.smu.Unlock()
+	r.poke()
+	return n
 }
 
 // finished reports whether MaxCycles cycles have run and no goal is active.
@@ -44,18 +70,6 @@ func (a *Agent) finished() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.cfg.MaxCycles > 0 && a.cycles >= a.cfg.MaxCycles && a.state.Identity.ActiveGoal() == nil
-}
-
-// lastGoalDone returns a channel closed when the executing goal returns,
-// once MaxCycles cycles have run (so Run can finish without waiting for a
-// heartbeat); otherwise nil, which blocks forever in a select.
-func (a *Agent) lastGoalDone() <-chan struct{} {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.cfg.MaxCycles > 0 && a.cycles >= a.cfg.MaxCycles && a.running != nil {
-		return a.running.done
-	}
-	return nil
 }
 
 // stop cancels the executing goal, waits for its executor and saves.

@@ -6,60 +6,218 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/suffering"
 )
 
-// RunnerConfig configures a [Runner]. Its fields are defaults for every
-// agent added; a field set in an agent's own [Config] wins.
+// Defaults of [RunnerConfig] (issue 9, issue 11).
+const (
+	// DefaultMaxPeersShown is how many peers a "YOUR PEERS" section shows
+	// at most.
+	DefaultMaxPeersShown = 8
+	// DefaultLeaseTTL is the lease time-to-live the default RenewEvery is
+	// a third of.
+	DefaultLeaseTTL = 15 * time.Second
+	// DefaultRenewEvery is how often a runner with Leases renews them and
+	// claims more: DefaultLeaseTTL/3.
+	DefaultRenewEvery = DefaultLeaseTTL / 3
+)
+
+// RunnerConfig configures a [Runner]. Its Store, Clock, Heartbeat, Observer
+// and Logger are defaults for every agent added; a field set in an agent's
+// own [Config] wins.
 type RunnerConfig struct {
-	// Store is shared by the agents (required). With an identity.FileStore
-	// each agent holds its own lock for the whole run.
+	// Store is shared by the agents (required unless every agent's Config
+	// sets its own, as a Leases NewAgent does). With an
+	// identity.FileStore each agent holds its own lock for the whole run.
 	Store identity.Store
-	// MaxInFlight bounds the model calls in flight across all agents,
-	// existence cycles and executors together (an [llm.Limiter]); default
-	// 1, which suits one local GPU.
+	// AutonomyWorkers is the size of the autonomy lane: how many ordinary
+	// existence cycles (and so model calls) run at once; default 1, which
+	// suits one local GPU. GLaDOS (seed 003) allows 1–16; any number is
+	// allowed. With a model of latency L and a heartbeat H, N agents need
+	// about N·L/H workers to keep up.
+	AutonomyWorkers int
+	// PriorityWorkers is the size of the priority lane, which runs the
+	// cycles answering host messages, assigned tasks announced with
+	// [Runner.Wake], and crisis cycles, ahead of all autonomy work;
+	// default 1.
+	PriorityWorkers int
+	// Cooldown is the minimum gap between the end of an agent's cycle and
+	// the start of its next autonomy cycle; default 0, the original's
+	// behaviour (GLaDOS uses 20 s). Priority cycles ignore it.
+	Cooldown time.Duration
+	// NoStagger starts every agent's first heartbeat at once instead of
+	// spreading the agents over one heartbeat (by a hash of their ids).
+	NoStagger bool
+	// MaxPeersShown bounds the "YOUR PEERS" section; default 8. Which
+	// peers are shown is described at [Runner].
+	MaxPeersShown int
+	// MaxInFlight bounds the model calls made outside the lanes: the
+	// executors' calls, and cycles run with [Agent.Tick] directly (an
+	// [llm.Limiter]); default 1. Cycles run by the scheduler are bounded
+	// by the lanes instead, so that a hung model holds one worker only.
 	MaxInFlight int
 	// Clock, Heartbeat, Observer and Logger are the agents' defaults (see
-	// [Config]).
+	// [Config]). The runner's Clock also drives the scheduler.
 	Clock     Clock
 	Heartbeat time.Duration
 	Observer  Observer
 	Logger    *slog.Logger
+
+	// Leases, when set, makes the runner share agents with other
+	// processes (issue 11): [Runner.Run] claims agents up to MaxAgents
+	// every RenewEvery, builds each claimed agent's Config with NewAgent,
+	// renews the leases on the same interval, stops an agent whose lease
+	// was lost without a final save (an [EventLeaseLost]), and on a
+	// graceful shutdown saves every agent and then releases every lease at
+	// once.
+	Leases Leases
+	// MaxAgents is the most agents this process runs with Leases; default
+	// 10,000.
+	MaxAgents int
+	// RenewEvery is the lease renewal and claim interval; default
+	// [DefaultRenewEvery] (5 s, a third of a 15 s TTL).
+	RenewEvery time.Duration
+	// NewAgent builds the Config of a claimed agent (required with
+	// Leases): typically a store fenced by l.Epoch. An error releases the
+	// lease and is logged.
+	NewAgent func(ctx context.Context, l Lease) (Config, error)
 }
 
-// Runner runs several agents as peers sharing one store. Each agent's
-// "YOUR PEERS" section comes from the other agents' identities, crisis
-// messages go to the other agents' inboxes, and model calls are bounded by
-// an [llm.Limiter]. Agents tick independently. Add agents before [Runner.Run].
+// Runner runs many agents as peers in one process (issue 9). Agents are
+// data: each heartbeat is a due time in a timer heap, and a goroutine runs
+// only while there is work (a cycle in a lane, or an executor pursuing a
+// goal). A heartbeat brings an agent's cycle due in a lane:
+//
+//   - the priority lane (PriorityWorkers) for an agent with an unread host
+//     message, a pending [Runner.Wake], or in crisis;
+//   - the autonomy lane (AutonomyWorkers) otherwise, not before Cooldown
+//     after the agent's previous cycle.
+//
+// An agent has at most one cycle queued or running: a heartbeat falling due
+// meanwhile is merged into it and counted ([CycleStats].Coalesced), and
+// never calls the model. In each lane the cycle due earliest runs first.
+// How late each cycle started is [CycleStats].Lateness. Agents added
+// together start spread over one heartbeat, deterministically from their
+// ids.
+//
+// Peers: each agent's "YOUR PEERS" section shows at most MaxPeersShown
+// others, from a snapshot updated after each cycle (building a prompt locks
+// no other agent). When all the others fit, all are shown, ordered by id.
+// Otherwise the section shows, in this order and without repeats: the
+// agents that messaged this one most recently (newest first); then agents
+// in crisis (by id, rotating with the agent's cycle count); then a stable
+// rotation through all agents by id, starting after the agent itself and
+// moving on by MaxPeersShown every cycle; and ends with "(and N others)". A
+// crisis message goes to the peers shown in the agent's last prompt only.
 type Runner struct {
 	cfg     RunnerConfig
 	limiter *llm.Limiter
+	book    peerBook
 
-	mu     sync.RWMutex
+	mu     sync.RWMutex // guards agents and byID
 	agents []*Agent
+	byID   map[string]*node
+
+	smu      sync.Mutex // guards core, the nodes' scheduler fields and the fields below
+	core     *schedCore
+	started  bool
+	virtual  bool
+	runCtx   context.Context
+	active   int // agents not finished
+	errs     []error
+	inflight inflightHeap
+	seq      uint64
+	cycles   [2]int64
+	kick     chan struct{}
+	wg       sync.WaitGroup
 }
 
-// NewRunner returns a Runner. It returns an error when cfg.Store is nil.
+// node is one agent in a runner.
+type node struct {
+	a      *Agent
+	e      schedEntry
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	host   atomic.Bool   // an unread host message is pending
+	crisis atomic.Bool   // the load was ≥ 0.90 after the last cycle
+	woken  atomic.Bool   // Runner.Wake was called
+	round  atomic.Uint64 // cycles dispatched, for the peer rotation
+
+	finished bool        // guarded by Runner.smu
+	lost     bool        // guarded by Runner.smu
+	cycle    *dispatched // the cycle running in real time, guarded by Runner.smu
+}
+
+// NewRunner returns a Runner. It returns an error when cfg.Store is nil and
+// no Leases.NewAgent provides the agents' stores, or when Leases is set
+// without NewAgent.
 func NewRunner(cfg RunnerConfig) (*Runner, error) {
-	if cfg.Store == nil {
+	if cfg.Leases != nil && cfg.NewAgent == nil {
+		return nil, errors.New("existence: RunnerConfig.NewAgent is required with Leases")
+	}
+	if cfg.Store == nil && cfg.Leases == nil {
 		return nil, errors.New("existence: RunnerConfig.Store is required")
 	}
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = 1
 	}
-	return &Runner{cfg: cfg, limiter: llm.NewLimiter(cfg.MaxInFlight)}, nil
+	if cfg.AutonomyWorkers <= 0 {
+		cfg.AutonomyWorkers = 1
+	}
+	if cfg.PriorityWorkers <= 0 {
+		cfg.PriorityWorkers = 1
+	}
+	if cfg.MaxPeersShown <= 0 {
+		cfg.MaxPeersShown = DefaultMaxPeersShown
+	}
+	if cfg.MaxAgents <= 0 {
+		cfg.MaxAgents = 10000
+	}
+	if cfg.RenewEvery <= 0 {
+		cfg.RenewEvery = DefaultRenewEvery
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	r := &Runner{
+		cfg:     cfg,
+		limiter: llm.NewLimiter(cfg.MaxInFlight),
+		byID:    map[string]*node{},
+		core:    newSchedCore(cfg.AutonomyWorkers, cfg.PriorityWorkers, cfg.Cooldown),
+		kick:    make(chan struct{}, 1),
+	}
+	r.core.classify = classifyNode
+	r.book.init(cfg.MaxPeersShown)
+	return r, nil
+}
+
+// classifyNode picks the lane of a cycle a heartbeat brings due.
+func classifyNode(e *schedEntry) Lane {
+	if n := e.node; n != nil && (n.host.Load() || n.crisis.Load() || n.woken.Load()) {
+		return LanePriority
+	}
+	return LaneAutonomy
 }
 
 // Add creates an agent with cfg (see [New]) in the runner: Store, Clock,
-// Heartbeat, Observer and Logger default to the runner's, and its model
-// calls (cycles and executors) are bounded by MaxInFlight. Agent ids must be
-// unique.
+// Heartbeat, Observer and Logger default to the runner's. Its executor's
+// model calls are bounded by MaxInFlight, its cycles by the lanes. Agent
+// ids must be unique. An agent added while the runner runs is scheduled at
+// once (its first heartbeat staggered like the others).
 func (r *Runner) Add(ctx context.Context, cfg Config) (*Agent, error) {
 	if r.Agent(cfg.ID) != nil {
 		return nil, fmt.Errorf("existence: agent %q added twice", cfg.ID)
@@ -82,14 +240,31 @@ func (r *Runner) Add(ctx context.Context, cfg Config) (*Agent, error) {
 	cfg.limiter = r.limiter
 	cfg.peers = r.peers
 	cfg.send = r.broadcast
+	cfg.lanes = true
 	a, err := New(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	r.agents = append(r.agents, a)
-	r.mu.Unlock()
+	if r.Agent(cfg.ID) != nil {
+		_ = a.release()
+		return nil, fmt.Errorf("existence: agent %q added twice", cfg.ID)
+	}
+	r.attach(a)
 	return a, nil
+}
+
+// schedule puts n in the scheduler; r.smu must be held.
+func (r *Runner) schedule(n *node, now time.Time) {
+	n.ctx, n.cancel = context.WithCancel(r.runCtx)
+	first := now
+	if !r.cfg.NoStagger {
+		first = now.Add(stagger(n.e.id, n.e.hb))
+	}
+	r.core.add(&n.e, first)
+	if n.host.Load() {
+		r.core.wake(&n.e, now)
+	}
+	r.active++
 }
 
 // Agents returns the agents in the order they were added.
@@ -99,36 +274,337 @@ func (r *Runner) Agents() []*Agent {
 	return slices.Clone(r.agents)
 }
 
-// Agent returns the agent with the given id, or nil.
+// Agent returns the agent with the given id, or nil. It is O(1).
 func (r *Runner) Agent(id string) *Agent {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	for _, a := range r.agents {
-		if a.ID() == id {
-			return a
-		}
+	if n := r.byID[id]; n != nil {
+		return n.a
 	}
 	return nil
 }
 
-// Run runs every agent until ctx ends (or each reaches its MaxCycles), then
-// returns. An agent's error does not stop the others; the errors are
-// joined.
+func (r *Runner) node(id string) *node {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.byID[id]
+}
+
+// Len returns the number of agents in the runner.
+func (r *Runner) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.agents)
+}
+
+// RunnerStats are a runner's scheduler counters since it started.
+type RunnerStats struct {
+	// Dispatched counts the ticks the scheduler handed to a worker, per
+	// lane ([LaneAutonomy], [LanePriority]); each runs an existence cycle
+	// unless the agent's goal is still being pursued or the run ended.
+	Dispatched [2]int64
+	// Coalesced counts the heartbeats merged into a cycle already queued
+	// or running (each called no model).
+	Coalesced int64
+	// Queued and Running are the cycles waiting and running now, per lane.
+	Queued, Running [2]int
+	// Agents is the number of agents scheduled and not finished.
+	Agents int
+}
+
+// Stats returns the scheduler's counters.
+func (r *Runner) Stats() RunnerStats {
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	return RunnerStats{Dispatched: r.cycles, Coalesced: r.core.coalescedTotal, Queued: r.core.queued(), Running: r.core.busy, Agents: r.active}
+}
+
+// start schedules every agent once; r.smu must not be held.
+func (r *Runner) start(ctx context.Context, virtual bool) error {
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	if r.started {
+		if r.virtual != virtual {
+			return errors.New("existence: a runner runs either in real time or virtually, not both")
+		}
+		return nil
+	}
+	r.started, r.virtual, r.runCtx = true, virtual, ctx
+	if virtual {
+		r.runCtx = context.WithoutCancel(ctx)
+	}
+	now := r.cfg.Clock.Now()
+	r.mu.RLock()
+	agents := slices.Clone(r.agents)
+	r.mu.RUnlock()
+	for _, a := range agents {
+		r.schedule(r.node(a.ID()), now)
+	}
+	return nil
+}
+
+// Run drives the agents in real time until ctx ends, or, without Leases,
+// until every agent has reached its MaxCycles (and its last goal ended).
+// When ctx ends, it waits for the cycles running, stops every agent's goal
+// (it stays active in the stored state), saves every agent and, with
+// Leases, releases every lease at once. An agent's error does not stop the
+// others; the errors of the final saves are joined. A model error never
+// stops it (the fallback goal is used).
 func (r *Runner) Run(ctx context.Context) error {
-	agents := r.Agents()
-	errs := make([]error, len(agents))
-	var wg sync.WaitGroup
-	for i, a := range agents {
-		wg.Add(1)
+	if err := r.start(ctx, false); err != nil {
+		return err
+	}
+	leasesDone := make(chan struct{})
+	if r.cfg.Leases != nil {
+		go func() { defer close(leasesDone); r.leaseLoop(ctx) }()
+	} else {
+		close(leasesDone)
+	}
+	for {
+		r.smu.Lock()
+		now := r.cfg.Clock.Now()
+		r.core.advance(now)
+		jobs := r.core.dispatch(now)
+		next, ok := r.core.nextAt()
+		over := r.active == 0 && r.cfg.Leases == nil
+		for i := range jobs {
+			n := jobs[i].e.node
+			jobs[i].ctx, jobs[i].cancel = context.WithCancel(n.ctx)
+			n.cycle = &jobs[i]
+		}
+		for _, j := range jobs {
+			r.wg.Add(1)
+			go r.work(j)
+		}
+		r.smu.Unlock()
+		if over {
+			break
+		}
+		var stop func() bool
+		if ok {
+			stop = afterFunc(r.cfg.Clock, next.Sub(now), r.poke)
+		}
+		select {
+		case <-ctx.Done():
+		case <-r.kick:
+		}
+		if stop != nil {
+			stop()
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	<-leasesDone
+	r.wg.Wait()
+	return r.shutdown()
+}
+
+// shutdown stops and saves every agent still running and releases the
+// leases.
+func (r *Runner) shutdown() error {
+	var ids []string
+	var errs []error
+	r.smu.Lock()
+	var left []*node
+	for _, a := range r.Agents() {
+		n := r.node(a.ID())
+		if n == nil || n.finished || n.lost {
+			continue
+		}
+		n.finished = true
+		r.active--
+		r.core.remove(&n.e)
+		left = append(left, n)
+	}
+	errs = append(errs, r.errs...)
+	r.errs = nil
+	r.smu.Unlock()
+	for _, n := range left {
+		if err := n.a.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", n.a.ID(), err))
+		}
+		if _, ok := n.a.Lease(); ok {
+			ids = append(ids, n.a.ID())
+		}
+	}
+	if r.cfg.Leases != nil && len(ids) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := r.cfg.Leases.Release(ctx, ids...); err != nil {
+			errs = append(errs, fmt.Errorf("existence: releasing %d leases: %w", len(ids), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// afterFunc calls f once d has passed on c: with c's AfterFunc when it is a
+// [TimerClock], else with a system timer.
+func afterFunc(c Clock, d time.Duration, f func()) func() bool {
+	if tc, ok := c.(TimerClock); ok {
+		return tc.AfterFunc(d, f)
+	}
+	return time.AfterFunc(d, f).Stop
+}
+
+// poke wakes the real-time driver.
+func (r *Runner) poke() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// work runs one dispatched cycle on its own goroutine (real time).
+func (r *Runner) work(j dispatched) {
+	defer r.wg.Done()
+	defer j.cancel()
+	n := j.e.node
+	r.tick(n, j, false)
+	r.smu.Lock()
+	if n.cycle != nil && n.cycle.ctx == j.ctx {
+		n.cycle = nil
+	}
+	r.smu.Unlock()
+	r.finish(n, j, r.cfg.Clock.Now())
+	r.poke()
+}
+
+type dispatchKey struct{}
+
+// dispatchFrom returns the scheduler's record of the cycle ctx runs, or nil
+// outside the scheduler.
+func dispatchFrom(ctx context.Context) *dispatched {
+	d, _ := ctx.Value(dispatchKey{}).(*dispatched)
+	return d
+}
+
+// clockKey carries the agent's clock to its model (see [ClockFrom]).
+type clockKey struct{}
+
+// ClockFrom returns the clock of the agent whose cycle ctx belongs to, or
+// nil. A simulated model uses it to take virtual time (issue 14): under
+// [Runner.RunVirtual], a model that calls Advance(latency) on that clock
+// (an existencetest.Clock, or any [SettableClock]) keeps the worker busy
+// for that long in virtual time.
+func ClockFrom(ctx context.Context) Clock {
+	c, _ := ctx.Value(clockKey{}).(Clock)
+	return c
+}
+
+// tick runs the dispatched cycle: the agent's Tick, then the snapshot
+// updates. When inline (the virtual driver), it waits for the goal's
+// executor so that nothing runs concurrently.
+func (r *Runner) tick(n *node, j dispatched, inline bool) (end time.Time) {
+	n.round.Add(1)
+	n.woken.Store(false)
+	base := j.ctx
+	if base == nil {
+		base = n.ctx
+	}
+	ctx := context.WithValue(base, dispatchKey{}, &j)
+	ctx = context.WithValue(ctx, clockKey{}, n.a.cfg.Clock)
+	if err := n.a.Tick(ctx); err != nil && base.Err() == nil {
+		n.a.log.Warn("tick failed", "err", err)
+	}
+	end = n.a.cfg.Clock.Now()
+	if inline {
+		_ = n.a.WaitGoal(n.ctx)
+	}
+	r.publish(n)
+	return end
+}
+
+// publish updates what the rest of the runner knows of n after a cycle:
+// its peer summary, its lane hints.
+func (r *Runner) publish(n *node) {
+	a := n.a
+	a.mu.Lock()
+	name, narrative := a.state.Identity.Name, a.state.Identity.Narrative
+	crisis := suffering.LevelOf(a.state.Suffering.Load()) == suffering.LevelCrisis
+	host := len(a.state.Host) > a.hostSeen
+	a.mu.Unlock()
+	n.host.Store(host)
+	n.crisis.Store(crisis)
+	r.book.update(a.ID(), name, narrative, crisis)
+}
+
+// finish frees the worker of a cycle that ended at end, and finishes an
+// agent that reached its MaxCycles.
+func (r *Runner) finish(n *node, j dispatched, end time.Time) {
+	a := n.a
+	a.mu.Lock()
+	reached := a.cfg.MaxCycles > 0 && a.cycles >= a.cfg.MaxCycles
+	done := reached && a.state.Identity.ActiveGoal() == nil
+	var goal chan struct{}
+	if reached && !done && a.running != nil {
+		goal = a.running.done
+	}
+	a.mu.Unlock()
+
+	r.smu.Lock()
+	r.core.done(&n.e, j.lane, end)
+	r.cycles[j.lane]++
+	stop := done && !n.finished && !n.lost
+	if stop {
+		n.finished = true
+		r.active--
+		r.core.remove(&n.e)
+	}
+	r.smu.Unlock()
+	if stop {
+		if err := a.stop(); err != nil {
+			r.smu.Lock()
+			r.errs = append(r.errs, fmt.Errorf("%s: %w", a.ID(), err))
+			r.smu.Unlock()
+		}
+	}
+	if goal != nil && !r.virtual {
+		// The last goal is running: tick as soon as it returns, so that
+		// Run can finish without waiting for a heartbeat.
 		go func() {
-			defer wg.Done()
-			if err := a.Run(ctx); err != nil {
-				errs[i] = fmt.Errorf("%s: %w", a.ID(), err)
+			select {
+			case <-goal:
+				r.wakeNode(n)
+			case <-n.ctx.Done():
 			}
 		}()
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+}
+
+// wakeNode asks for a priority cycle of n now (a host message). In real
+// time, an autonomy cycle of n already running is preempted: its model call
+// is cancelled and it chooses nothing, so that the person is answered within
+// one model call (issue 9).
+func (r *Runner) wakeNode(n *node) {
+	n.host.Store(true)
+	r.smu.Lock()
+	if r.started && !n.finished && !n.lost {
+		r.core.wake(&n.e, r.cfg.Clock.Now())
+		if c := n.cycle; c != nil && c.lane == LaneAutonomy && !r.virtual {
+			c.cancel()
+		}
+	}
+	r.smu.Unlock()
+	r.poke()
+}
+
+// Wake runs the agent's next cycle in the priority lane now, ahead of the
+// autonomy backlog: call it when a task was assigned to the agent (issue 9),
+// or for anything else it should answer at once. Errors: an unknown id.
+func (r *Runner) Wake(id string) error {
+	n := r.node(id)
+	if n == nil {
+		return fmt.Errorf("existence: no agent %q", id)
+	}
+	n.woken.Store(true)
+	r.smu.Lock()
+	if r.started && !n.finished && !n.lost {
+		r.core.wake(&n.e, r.cfg.Clock.Now())
+	}
+	r.smu.Unlock()
+	r.poke()
+	return nil
 }
 
 // Close closes every agent (see [Agent.Close]) and releases their locks.
@@ -141,8 +617,9 @@ func (r *Runner) Close() error {
 }
 
 // Say delivers a host message to the agents with the given ids, or to every
-// agent when none is given. Unknown ids are an error; the message is still
-// delivered to the known ones.
+// agent when none is given; each one's next cycle runs in the priority lane.
+// Unknown ids are an error; the message is still delivered to the known
+// ones.
 func (r *Runner) Say(ctx context.Context, text string, to ...string) error {
 	var errs []error
 	targets := r.Agents()
@@ -163,44 +640,168 @@ func (r *Runner) Say(ctx context.Context, text string, to ...string) error {
 	return errors.Join(errs...)
 }
 
-// peers returns what agent self knows of the others (spec §2 row 10): name
-// and narrative, ordered by id.
-func (r *Runner) peers(self string) []prompt.Peer {
-	var out []prompt.Peer
-	for _, a := range r.Agents() {
-		if a.ID() == self {
-			continue
-		}
-		a.mu.Lock()
-		out = append(out, prompt.Peer{ID: a.ID(), Name: a.state.Identity.Name, Narrative: a.state.Identity.Narrative})
-		a.mu.Unlock()
+// peers returns what agent self is shown of the others (spec §2 row 10,
+// issue 9): at most MaxPeersShown, chosen as [Runner] describes, and how
+// many others are not shown.
+func (r *Runner) peers(self string) ([]prompt.Peer, int) {
+	var round uint64
+	if n := r.node(self); n != nil {
+		round = n.round.Load()
 	}
-	slices.SortFunc(out, func(x, y prompt.Peer) int { return strings.Compare(x.ID, y.ID) })
-	return out
+	return r.book.choose(self, round)
 }
 
-// broadcast delivers text from one agent to every other agent's inbox.
+// broadcast delivers a crisis message from one agent to the peers shown in
+// its last prompt (at most MaxPeersShown; every other agent when they all
+// fit).
 func (r *Runner) broadcast(from *Agent, text string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, a := range r.Agents() {
-		if a == from {
+	for _, id := range r.book.shownTo(from.ID()) {
+		n := r.node(id)
+		if n == nil || n.a == from {
 			continue
 		}
-		if err := a.Deliver(ctx, identity.Message{From: from.Name(), Text: text}); err != nil {
-			from.emit(Event{Kind: EventError, Text: "delivering a message to " + a.ID(), Err: err})
+		if err := n.a.Deliver(ctx, identity.Message{From: from.Name(), Text: text}); err != nil {
+			from.emit(Event{Kind: EventError, Text: "delivering a message to " + id, Err: err})
 			continue
 		}
-		from.emit(Event{Kind: EventMessage, Cause: "sent", Text: text, Peer: a.Name()})
+		r.book.messaged(id, from.ID())
+		from.emit(Event{Kind: EventMessage, Cause: "sent", Text: text, Peer: n.a.Name()})
 	}
 }
 
 // Send delivers a message from one agent to another agent's inbox
-// (spec §2 row 15). Errors: unknown ids, or the save error.
+// (spec §2 row 15); the recipient then shows the sender first among its
+// peers. Errors: unknown ids, or the save error.
 func (r *Runner) Send(ctx context.Context, fromID, toID, text string) error {
 	from, to := r.Agent(fromID), r.Agent(toID)
 	if from == nil || to == nil {
 		return fmt.Errorf("existence: no agent %q or %q", fromID, toID)
 	}
-	return to.Deliver(ctx, identity.Message{From: from.Name(), Text: text})
+	if err := to.Deliver(ctx, identity.Message{From: from.Name(), Text: text}); err != nil {
+		return err
+	}
+	r.book.messaged(toID, fromID)
+	return nil
+}
+
+// drop stops an agent whose lease was lost: no final save (another process
+// owns it now), its goal cancelled, its store lock released, and an
+// [EventLeaseLost].
+func (r *Runner) drop(id string) {
+	n := r.node(id)
+	if n == nil {
+		return
+	}
+	r.smu.Lock()
+	if n.lost {
+		r.smu.Unlock()
+		return
+	}
+	n.lost = true
+	if !n.finished {
+		n.finished = true
+		r.active--
+	}
+	r.core.remove(&n.e)
+	if n.cancel != nil {
+		n.cancel()
+	}
+	r.smu.Unlock()
+	r.mu.Lock()
+	delete(r.byID, id)
+	r.agents = slices.DeleteFunc(r.agents, func(a *Agent) bool { return a == n.a })
+	r.mu.Unlock()
+	r.book.remove(id)
+	n.a.abandon()
+	n.a.emit(Event{Kind: EventLeaseLost, Text: "lease lost: another process runs this agent now; stopped without saving"})
+}
+
+// leaseLoop claims and renews leases every RenewEvery until ctx ends.
+func (r *Runner) leaseLoop(ctx context.Context) {
+	ticks, stop := r.cfg.Clock.NewTicker(r.cfg.RenewEvery)
+	defer stop()
+	for {
+		r.leaseRound(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticks:
+		}
+	}
+}
+
+// leaseRound renews the leases held, drops the lost ones, and claims new
+// agents up to MaxAgents.
+func (r *Runner) leaseRound(ctx context.Context) {
+	lost, err := r.cfg.Leases.Renew(ctx)
+	if err != nil && ctx.Err() == nil {
+		r.cfg.Logger.Error("renewing leases failed", "err", err)
+	}
+	for _, id := range lost {
+		r.drop(id)
+	}
+	want := r.cfg.MaxAgents - r.Len()
+	if want <= 0 || ctx.Err() != nil {
+		return
+	}
+	leases, err := r.cfg.Leases.Claim(ctx, want)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.cfg.Logger.Error("claiming agents failed", "err", err)
+		}
+		return
+	}
+	for _, l := range leases {
+		if err := r.adopt(ctx, l); err != nil {
+			r.cfg.Logger.Error("starting a claimed agent failed", "agent", l.AgentID, "err", err)
+			if rerr := r.cfg.Leases.Release(context.WithoutCancel(ctx), l.AgentID); rerr != nil {
+				r.cfg.Logger.Error("releasing a lease failed", "agent", l.AgentID, "err", rerr)
+			}
+		}
+	}
+}
+
+// adopt builds and adds the agent of a claimed lease.
+func (r *Runner) adopt(ctx context.Context, l Lease) error {
+	cfg, err := r.cfg.NewAgent(ctx, l)
+	if err != nil {
+		return err
+	}
+	if cfg.ID == "" {
+		cfg.ID = l.AgentID
+	}
+	if cfg.ID != l.AgentID {
+		return fmt.Errorf("existence: NewAgent built %q for the lease of %q", cfg.ID, l.AgentID)
+	}
+	lease := l
+	cfg.lease = &lease
+	_, err = r.Add(ctx, cfg)
+	return err
+}
+
+// inflight is a cycle running in virtual time, until end.
+type inflight struct {
+	end time.Time
+	seq uint64
+	j   dispatched
+}
+
+type inflightHeap []inflight
+
+func (h inflightHeap) Len() int { return len(h) }
+func (h inflightHeap) Less(i, j int) bool {
+	if !h[i].end.Equal(h[j].end) {
+		return h[i].end.Before(h[j].end)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h inflightHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *inflightHeap) Push(x any)   { *h = append(*h, x.(inflight)) }
+func (h *inflightHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }

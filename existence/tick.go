@@ -65,7 +65,14 @@ func (a *Agent) Tick(ctx context.Context) error {
 	if active != nil && a.running == nil {
 		a.startLocked(*active)
 	}
-	err := a.saveLocked(ctx)
+	// Save only what changed (issue 9): a heartbeat whose bookkeeping
+	// queued no event (no goal ended, no stressor changed) saves nothing,
+	// since escalation is recomputed from the elapsed time; and a tick that
+	// runs a cycle saves once, at the end of the cycle.
+	var err error
+	if !cycle && len(a.pending) > 0 {
+		err = a.saveLocked(ctx)
+	}
 	a.unlock()
 	if cycle {
 		err = errors.Join(err, a.cycle(ctx))
@@ -253,11 +260,16 @@ func (a *Agent) cycle(ctx context.Context) error {
 	}
 
 	var peers []prompt.Peer
+	var omitted int
 	if a.cfg.peers != nil {
-		peers = a.cfg.peers(a.cfg.ID) // before a.mu: it locks the other agents
+		peers, omitted = a.cfg.peers(a.cfg.ID) // from the runner's snapshot, before a.mu
+	}
+	if d := dispatchFrom(ctx); d != nil {
+		stats.Lane, stats.Lateness, stats.Coalesced = d.lane.String(), d.lateness(), d.coalesced
 	}
 	a.mu.Lock()
 	view := a.viewLocked(start, task, peers)
+	view.PeersOmitted = omitted
 	nInbox, nHost := len(a.state.Inbox), len(a.state.Host)
 	a.unlock()
 
@@ -357,7 +369,11 @@ func (a *Agent) generate(ctx context.Context, text string, stats *CycleStats) (*
 		Seed:        a.cfg.Seed,
 		MaxTokens:   a.cfg.MaxTokens,
 	}
-	resp, err := a.model.Generate(ctx, req)
+	m := a.model
+	if a.laneModel != nil && dispatchFrom(ctx) != nil {
+		m = a.laneModel // bounded by the scheduler's lanes
+	}
+	resp, err := m.Generate(ctx, req)
 	if resp != nil {
 		stats.PromptTokens, stats.OutputTokens = resp.PromptTokens, resp.OutputTokens
 	}
@@ -376,7 +392,7 @@ func (a *Agent) generate(ctx context.Context, text string, stats *CycleStats) (*
 		}
 		return nil, llm.Classify(err), err
 	}
-	r, err := prompt.ParseResponse(resp.Text)
+	r, err := a.parseReply(resp.Text) // validated once, by the repair middleware
 	if err != nil {
 		return nil, "invalid_output", err
 	}
@@ -509,14 +525,16 @@ func (a *Agent) Preview(ctx context.Context) (*prompt.Prompt, error) {
 		}
 	}
 	var peers []prompt.Peer
+	var omitted int
 	if a.cfg.peers != nil {
-		peers = a.cfg.peers(a.cfg.ID)
+		peers, omitted = a.cfg.peers(a.cfg.ID)
 	}
 	a.mu.Lock()
 	saved := a.state
 	a.state = saved.Clone()
 	a.sufferLocked(now)
 	v := a.viewLocked(now, task, peers)
+	v.PeersOmitted = omitted
 	a.state = saved
 	a.pending = nil // a preview reports nothing
 	a.mu.Unlock()

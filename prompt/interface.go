@@ -43,8 +43,12 @@ type View struct {
 	Identity *identity.Identity
 	// Suffering is the agent's suffering state (may be nil: no suffering).
 	Suffering *suffering.State
-	// Peers are the other agents, in a stable order (by id).
+	// Peers are the other agents, in a stable order (by id), or the ones
+	// chosen to be shown when there are too many (issue 9).
 	Peers []Peer
+	// PeersOmitted is how many other agents exist beyond Peers; when
+	// positive, the peers section ends with "(and N others)".
+	PeersOmitted int
 	// Inbox holds unread peer messages, oldest first.
 	Inbox []identity.Message
 	// Host holds unread host messages, oldest first. The host message

@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/existence-loop/sdk/identity"
@@ -473,6 +474,10 @@ func writePeers(b *strings.Builder, e *env) {
 		b.WriteByte('\n')
 		writePeer(b, p, e.l.PeerNarrative)
 	}
+	if e.v.PeersOmitted > 0 {
+		b.WriteByte('\n')
+		b.WriteString(othersLine(e.v.PeersOmitted))
+	}
 }
 
 func peerLines(e *env) []string {
@@ -482,7 +487,23 @@ func peerLines(e *env) []string {
 		writePeer(&b, p, e.l.PeerNarrative)
 		out[i] = b.String()
 	}
+	if e.v.PeersOmitted > 0 {
+		out = append(out, othersLine(e.v.PeersOmitted))
+	}
 	return out
+}
+
+// othersLine is the peers section's last line when peers are left out
+// (issue 9): "  (and 9,991 others)".
+func othersLine(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if n == 1 {
+		return "  (and 1 other)"
+	}
+	return "  (and " + s + " others)"
 }
 
 // ---- discoveries (row 11)

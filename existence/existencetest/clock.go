@@ -18,9 +18,20 @@ type Clock struct {
 	mu      sync.Mutex
 	now     time.Time
 	tickers []*ticker
+	timers  []*timer
 }
 
-var _ existence.Clock = (*Clock)(nil)
+type timer struct {
+	at      time.Time
+	f       func()
+	stopped bool
+}
+
+var (
+	_ existence.Clock         = (*Clock)(nil)
+	_ existence.TimerClock    = (*Clock)(nil)
+	_ existence.SettableClock = (*Clock)(nil)
+)
 
 type ticker struct {
 	c       chan time.Time
@@ -54,12 +65,52 @@ func (c *Clock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
 	}
 }
 
-// Advance moves the time forward by d and fires every ticker whose next
-// tick is due.
+// AfterFunc calls f on its own goroutine once [Clock.Advance] (or
+// [Clock.Set]) has moved the time d past now; a d ≤ 0 calls it at once.
+// The returned function cancels the call, reporting whether it stopped it.
+func (c *Clock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &timer{at: c.now.Add(d), f: f}
+	if d <= 0 {
+		t.stopped = true
+		go f()
+		return func() bool { return false }
+	}
+	c.timers = append(c.timers, t)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		was := !t.stopped
+		t.stopped = true
+		return was
+	}
+}
+
+// fireTimersLocked runs the due timers; c.mu must be held.
+func (c *Clock) fireTimersLocked() {
+	kept := c.timers[:0]
+	for _, t := range c.timers {
+		switch {
+		case t.stopped:
+		case !t.at.After(c.now):
+			t.stopped = true
+			go t.f()
+		default:
+			kept = append(kept, t)
+		}
+	}
+	clear(c.timers[len(kept):])
+	c.timers = kept
+}
+
+// Advance moves the time forward by d, fires every ticker whose next tick
+// is due and runs the due AfterFunc timers.
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+	c.fireTimersLocked()
 	for _, t := range c.tickers {
 		if t.stopped || t.every <= 0 {
 			continue
@@ -74,11 +125,13 @@ func (c *Clock) Advance(d time.Duration) {
 	}
 }
 
-// Set sets the time (it may go backwards) without firing tickers.
+// Set sets the time (it may go backwards) without firing tickers; it runs
+// the AfterFunc timers that are then due.
 func (c *Clock) Set(t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = t
+	c.fireTimersLocked()
 }
 
 // Recorder collects events; its Observe method is an [existence.Observer].

@@ -1,0 +1,158 @@
+package existence_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
+)
+
+// simModel answers every cycle after latency of virtual time, read from
+// the agent's clock (existence.ClockFrom), and counts its calls.
+type simModel struct {
+	mu      sync.Mutex
+	latency func(agent string, call int) time.Duration
+	calls   int
+}
+
+func (m *simModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	m.mu.Lock()
+	m.calls++
+	n := m.calls
+	m.mu.Unlock()
+	c, ok := existence.ClockFrom(ctx).(existence.SettableClock)
+	if !ok {
+		return nil, fmt.Errorf("no virtual clock in the context")
+	}
+	if m.latency != nil {
+		c.Advance(m.latency("", n))
+	}
+	return &llm.Response{Text: `{"action":"goal","content":"map the workspace","reasoning":"r"}`}, nil
+}
+
+func (m *simModel) Calls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.calls
+}
+
+func fixed(d time.Duration) func(string, int) time.Duration {
+	return func(string, int) time.Duration { return d }
+}
+
+// swarm is a runner of n agents on a manual clock with a simulated model.
+type swarm struct {
+	r     *existence.Runner
+	clock *existencetest.Clock
+	model *simModel
+	rec   *existencetest.Recorder
+}
+
+func newSwarm(t *testing.T, n int, cfg existence.RunnerConfig, latency time.Duration) *swarm {
+	t.Helper()
+	s := &swarm{clock: existencetest.NewClock(t0), model: &simModel{latency: fixed(latency)}, rec: &existencetest.Recorder{}}
+	cfg.Store = identity.NewMemoryStore()
+	cfg.Clock = s.clock
+	cfg.Observer = s.rec.Observe
+	cfg.Logger = discardLogger()
+	if cfg.Heartbeat == 0 {
+		cfg.Heartbeat = 6 * time.Second
+	}
+	r, err := existence.NewRunner(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	for i := range n {
+		id := fmt.Sprintf("a%03d", i)
+		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: s.model, Retry: llm.RetryPolicy{Attempts: 1}})
+		require.NoError(t, err)
+	}
+	s.r = r
+	return s
+}
+
+// cycles returns the cycle events, in order.
+func (s *swarm) cycles() []existence.Event { return s.rec.Kind(existence.EventCycle) }
+
+func TestRunVirtualIsDeterministic(t *testing.T) {
+	run := func() []byte {
+		s := newSwarm(t, 20, existence.RunnerConfig{AutonomyWorkers: 2}, 0)
+		s.model.latency = func(_ string, call int) time.Duration { return time.Duration(1000+call*37%3000) * time.Millisecond }
+		ctx := context.Background()
+		require.NoError(t, s.r.RunVirtual(ctx, t0.Add(30*time.Second)))
+		require.NoError(t, s.r.Say(ctx, "hello", "a007"))
+		require.NoError(t, s.r.RunVirtual(ctx, t0.Add(60*time.Second)))
+		var out []byte
+		for _, e := range s.rec.Events() {
+			if e.Cycle != nil {
+				// wall-clock durations differ from run to run
+				c := *e.Cycle
+				c.Assemble, c.Generate, c.Apply, c.Total = 0, 0, 0, 0
+				e.Cycle = &c
+			}
+			if e.Call != nil {
+				c := *e.Call
+				c.Duration = 0
+				e.Call = &c
+			}
+			e.Text, e.Goal = "", "" // goal ids are random
+			b, err := json.Marshal(e)
+			require.NoError(t, err)
+			out = append(append(out, b...), '\n')
+		}
+		assert.Equal(t, t0.Add(60*time.Second), s.clock.Now())
+		assert.Greater(t, len(s.cycles()), 20)
+		assert.Equal(t, s.model.Calls(), len(s.cycles()))
+		st := s.r.Stats()
+		t.Logf("cycles %v coalesced %d", st.Dispatched, st.Coalesced)
+		return out
+	}
+	first := run()
+	assert.NotEmpty(t, first)
+	assert.Equal(t, string(first), string(run()))
+}
+
+func TestRunVirtualNeedsASettableClock(t *testing.T) {
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})
+	require.NoError(t, err)
+	assert.ErrorIs(t, r.RunVirtual(context.Background(), t0), existence.ErrNotVirtual)
+}
+
+var _ = slices.Sort[[]int]
+var _ = llmtest.NewFake
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func TestPriorityLaneOvertakesAFullAutonomyBacklog(t *testing.T) {
+	// 100 agents, one autonomy worker and a 2 s model: the autonomy backlog
+	// is far longer than a heartbeat.
+	s := newSwarm(t, 100, existence.RunnerConfig{}, 2*time.Second)
+	ctx := context.Background()
+	require.NoError(t, s.r.RunVirtual(ctx, t0.Add(30*time.Second)))
+	st := s.r.Stats()
+	require.Greater(t, st.Queued[existence.LaneAutonomy], 50, "a full autonomy backlog")
+	require.NoError(t, s.r.Say(ctx, "hello", "a099"))
+	said := s.clock.Now()
+	require.NoError(t, s.r.RunVirtual(ctx, t0.Add(40*time.Second)))
+	var got []existence.Event
+	for _, e := range s.cycles() {
+		if e.AgentID == "a099" && e.Cycle.Lane == "priority" {
+			got = append(got, e)
+		}
+	}
+	require.Len(t, got, 1)
+	assert.Equal(t, time.Duration(0), got[0].Cycle.Lateness, "the priority worker was free")
+	assert.Equal(t, said.Add(2*time.Second), got[0].Time, "answered after the model latency")
+}
