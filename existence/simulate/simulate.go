@@ -69,10 +69,11 @@ type Config struct {
 	// Agents are the agents to run (1 to 10,000 or more); default the
 	// trio ([Agents](3)).
 	Agents []AgentSpec
-	// GroupSize is how many agents share one [existence.Runner] as peers
-	// (their "YOUR PEERS" sections and crisis messages); default 3, so
-	// that 10,000 agents are 3,334 colonies rather than one with 9,999
-	// peers in every prompt.
+	// GroupSize, under [Heartbeats], is how many agents share one
+	// [existence.Runner] as peers (their "YOUR PEERS" sections and crisis
+	// messages); default 3, so that 10,000 agents are 3,334 colonies.
+	// Under [Scheduler] all agents are in one runner, whose peers section
+	// shows at most 8 of them (existence.DefaultMaxPeersShown).
 	GroupSize int
 	// Start is the virtual start time; default [DefaultStart].
 	Start time.Time
@@ -88,17 +89,22 @@ type Config struct {
 	// Executor decides how goals are pursued; default [Report]{} (the
 	// model reports each goal's outcome and duration).
 	Executor ExecutorPolicy
-	// ModelSlots is how many model calls a simulated model server runs at
-	// once, across all agents; a call waits (in simulated time) for a free
-	// slot, first come first served. 0 means no limit: every agent has its
-	// own server.
+	// Driver chooses how the agents are driven: [Scheduler] (the default)
+	// or [Heartbeats].
+	Driver Driver
+	// ModelSlots is how many existence cycles' model calls run at once
+	// across all agents (a model server's capacity); 0 means no limit.
+	// Under [Scheduler] it is the runner's AutonomyWorkers (and, when 0,
+	// PriorityWorkers too); under [Heartbeats] a call waits in simulated
+	// time for a free slot, first come first served.
 	ModelSlots int
-	// EveryHeartbeat makes every agent tick at every heartbeat. By default
-	// quiet heartbeats (a goal is being pursued and the previous heartbeat
-	// changed nothing) are skipped: the agent's next tick is the first
-	// heartbeat at or after the goal's end. Escalation is linear in
-	// elapsed time and the assessment depends only on the goal history,
-	// so skipping changes nothing but floating-point rounding.
+	// EveryHeartbeat, under [Heartbeats], makes every agent tick at every
+	// heartbeat. By default quiet heartbeats (a goal is being pursued and
+	// the previous heartbeat changed nothing) are skipped: the agent's
+	// next tick is the first heartbeat at or after the goal's end.
+	// Escalation is linear in elapsed time and the assessment depends only
+	// on the goal history, so skipping changes nothing but floating-point
+	// rounding.
 	EveryHeartbeat bool
 	// GoalTimeout bounds one goal in simulated time; a pursuit that takes
 	// longer ends ABANDONED at the timeout. Default
@@ -121,6 +127,36 @@ type Config struct {
 	// Observer, when set, receives every event of every agent, with
 	// times by the virtual clocks.
 	Observer existence.Observer
+}
+
+// Driver is how [Run] drives the agents in virtual time.
+type Driver int
+
+const (
+	// Scheduler drives all agents with one [existence.Runner]'s virtual
+	// driver ([existence.Runner.RunVirtual], issue 9): the runner's
+	// scheduler (heartbeat heap, autonomy and priority lanes, coalescing,
+	// staggered start) decides when each agent's cycle runs, a cycle keeps
+	// its worker for its model call's simulated latency, and [Config].
+	// ModelSlots is the number of workers. Executors run to completion
+	// within their cycle's dispatch, so a goal's simulated duration is
+	// not waited for: the outcome is recorded at the agent's next
+	// heartbeat.
+	Scheduler Driver = iota
+	// Heartbeats drives each agent with [existence.Agent.Tick] on its own
+	// heartbeat, as [existence.Agent.Run] would with a time.Ticker, and
+	// holds each goal until its simulated duration has passed (goals take
+	// 15–60 s, spec §1). Agents are in runners of [Config].GroupSize
+	// peers; model calls share [Config].ModelSlots.
+	Heartbeats
+)
+
+// String returns "scheduler" or "heartbeats".
+func (d Driver) String() string {
+	if d == Heartbeats {
+		return "heartbeats"
+	}
+	return "scheduler"
 }
 
 // Prompt returns the default assembler of simulated agents: a short world
@@ -250,8 +286,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		env.Workspace = dir
 	}
 
-	s := &sim{cfg: cfg, end: cfg.Start.Add(cfg.Duration), byID: make(map[string]*simAgent, len(cfg.Agents))}
-	if cfg.ModelSlots > 0 {
+	s := &sim{cfg: cfg, end: cfg.Start.Add(cfg.Duration), byID: make(map[string]*simAgent, len(cfg.Agents)), sched: cfg.Driver == Scheduler}
+	if cfg.ModelSlots > 0 && !s.sched {
 		s.server = &server{free: make([]time.Time, cfg.ModelSlots)}
 	}
 	if cfg.Trajectory != nil {
@@ -262,7 +298,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := s.setup(ctx, env); err != nil {
 		return nil, err
 	}
-	err := s.loop(ctx)
+	var err error
+	if s.sched {
+		err = s.runScheduler(ctx)
+	} else {
+		err = s.loop(ctx)
+	}
 	res := s.result()
 	return res, err
 }
@@ -270,6 +311,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // sim is one run.
 type sim struct {
 	cfg     Config
+	sched   bool      // the Scheduler driver
+	open    *simAgent // Scheduler: the agent whose dispatch is being recorded
+	openT   time.Time // its dispatch time
+	clock   *existencetest.Clock
 	end     time.Time
 	server  *server
 	enc     *json.Encoder
@@ -290,7 +335,7 @@ type simAgent struct {
 	idx   int
 	spec  AgentSpec
 	agent *existence.Agent
-	clock *existencetest.Clock
+	clock *simClock
 	exec  *simExec
 
 	first     time.Time // first scheduled heartbeat
@@ -312,11 +357,25 @@ type simAgent struct {
 func (s *sim) setup(ctx context.Context, env Env) error {
 	var runner *existence.Runner
 	quiet := slog.New(slog.DiscardHandler)
+	if s.sched {
+		s.clock = existencetest.NewClock(s.cfg.Start)
+		workers := s.cfg.ModelSlots
+		prio := 1
+		if workers == 0 {
+			workers, prio = len(s.cfg.Agents), len(s.cfg.Agents)
+		}
+		r, err := existence.NewRunner(existence.RunnerConfig{Store: s.cfg.Store, AutonomyWorkers: workers, PriorityWorkers: prio, Clock: s.clock, Heartbeat: s.cfg.Heartbeat, Logger: quiet})
+		if err != nil {
+			return err
+		}
+		runner = r
+		s.runners = append(s.runners, r)
+	}
 	for i, spec := range s.cfg.Agents {
 		if _, dup := s.byID[spec.ID]; dup {
 			return fmt.Errorf("%w: agent %q twice", ErrConfig, spec.ID)
 		}
-		if i%s.cfg.GroupSize == 0 {
+		if !s.sched && i%s.cfg.GroupSize == 0 {
 			r, err := existence.NewRunner(existence.RunnerConfig{Store: s.cfg.Store, MaxInFlight: s.cfg.GroupSize + 1, Heartbeat: s.cfg.Heartbeat, Logger: quiet})
 			if err != nil {
 				return err
@@ -334,8 +393,11 @@ func (s *sim) setup(ctx context.Context, env Env) error {
 			return fmt.Errorf("simulate: executor of %s: %w", spec.ID, err)
 		}
 		first := s.cfg.Start.Add(time.Duration(int64(s.cfg.Heartbeat) * int64(i) / int64(len(s.cfg.Agents))))
-		sa := &simAgent{idx: i, spec: spec, clock: existencetest.NewClock(s.cfg.Start), first: first, sched: first, next: first}
-		sa.exec = &simExec{sa: sa, pursuer: pursuer, timeout: s.cfg.GoalTimeout, computed: make(chan pursuit, 1), release: make(chan struct{}, 1)}
+		sa := &simAgent{idx: i, spec: spec, clock: &simClock{Clock: existencetest.NewClock(s.cfg.Start)}, first: first, sched: first, next: first}
+		if s.sched {
+			sa.clock.onSet = func(t time.Time) { s.dispatch(sa, t) }
+		}
+		sa.exec = &simExec{sa: sa, inline: s.sched, pursuer: pursuer, timeout: s.cfg.GoalTimeout, computed: make(chan pursuit, 1), release: make(chan struct{}, 1)}
 		s.byID[spec.ID] = sa
 		a, err := runner.Add(ctx, existence.Config{
 			ID: spec.ID, Name: spec.Name, Traits: spec.Traits, Domains: spec.Domains,
@@ -373,9 +435,62 @@ func (s *sim) observe(e existence.Event) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cur != nil && e.AgentID == s.cur.spec.ID {
-		s.cur.evs = append(s.cur.evs, e)
+	cur := s.cur
+	if s.sched {
+		cur = s.open
 	}
+	if cur != nil && e.AgentID == cur.spec.ID {
+		cur.evs = append(cur.evs, e)
+	}
+}
+
+// runScheduler runs the agents with the runner's virtual driver; the
+// agents' clocks tell when each dispatch starts (see simClock).
+func (s *sim) runScheduler(ctx context.Context) error {
+	err := s.runners[0].RunVirtual(ctx, s.end.Add(-time.Nanosecond))
+	if ferr := s.dispatch(nil, time.Time{}); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	return s.finish()
+}
+
+// dispatch records the dispatch that ended (if any) and opens the one of
+// sa starting at t (none when sa is nil). Under [Scheduler] the virtual
+// driver sets an agent's own clock at the start of each of its dispatches,
+// which calls it.
+func (s *sim) dispatch(sa *simAgent, t time.Time) error {
+	s.mu.Lock()
+	prev, prevT := s.open, s.openT
+	s.open, s.openT = nil, time.Time{}
+	s.mu.Unlock()
+	if prev != nil {
+		s.ticks++
+		prev.res.Ticks++
+		if evs := prev.evs; len(evs) > 0 {
+			var late time.Duration
+			for _, e := range evs {
+				if e.Kind == existence.EventCycle && e.Cycle != nil {
+					late = e.Cycle.Lateness
+					s.skipped += e.Cycle.Coalesced
+				}
+			}
+			prev.res.MaxLate = max(prev.res.MaxLate, late)
+			if err := s.record(prev, prevT, late, evs, prev.agent.State()); err != nil && s.werr == nil {
+				s.werr = err
+			}
+		}
+	}
+	if sa != nil {
+		s.mu.Lock()
+		s.open, s.openT = sa, t
+		sa.evs = sa.evs[:0]
+		sa.tickLat = 0
+		s.mu.Unlock()
+	}
+	return s.werr
 }
 
 func (s *sim) loop(ctx context.Context) error {
@@ -646,11 +761,31 @@ func (discardStore) Load(context.Context, string) (*identity.State, error) {
 func (discardStore) Save(context.Context, *identity.State) error { return nil }
 func (discardStore) List(context.Context) ([]string, error)      { return nil, nil }
 
-// simExec is the agent's executor: it runs the policy's pursuit, hands its
-// simulated duration to the driver, and returns only when the driver
-// releases it at the goal's end in virtual time.
+// simClock is an agent's manual clock; under [Scheduler], Set (which the
+// virtual driver calls at the start of each of the agent's dispatches)
+// tells the recorder.
+type simClock struct {
+	*existencetest.Clock
+	onSet func(time.Time)
+}
+
+var _ existence.SettableClock = (*simClock)(nil)
+
+// Set sets the time, after telling the recorder.
+func (c *simClock) Set(t time.Time) {
+	if c.onSet != nil {
+		c.onSet(t)
+	}
+	c.Clock.Set(t)
+}
+
+// simExec is the agent's executor: it runs the policy's pursuit and, under
+// [Heartbeats], hands its simulated duration to the driver and returns only
+// when the driver releases it at the goal's end in virtual time; under
+// [Scheduler] it returns at once.
 type simExec struct {
 	sa       *simAgent
+	inline   bool
 	pursuer  Pursuer
 	timeout  time.Duration
 	computed chan pursuit
@@ -667,6 +802,9 @@ func (x *simExec) Execute(ctx context.Context, a existence.Assignment) (existenc
 	d += x.sa.execLat
 	if d > x.timeout && ctx.Err() == nil {
 		out, err, d = existence.Outcome{Status: identity.Abandoned, Summary: fmt.Sprintf("goal timed out after %v (simulated)", x.timeout)}, nil, x.timeout
+	}
+	if x.inline {
+		return out, err
 	}
 	select {
 	case x.computed <- pursuit{d: d}:

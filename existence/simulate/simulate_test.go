@@ -48,44 +48,59 @@ func small(seed uint64) simulate.Config {
 	}
 }
 
+var drivers = []simulate.Driver{simulate.Scheduler, simulate.Heartbeats}
+
+func with(cfg simulate.Config, d simulate.Driver) simulate.Config {
+	cfg.Driver = d
+	return cfg
+}
+
 func TestDeterminism(t *testing.T) {
-	_, a := run(t, small(1))
-	_, b := run(t, small(1))
-	require.NotEmpty(t, a)
-	assert.True(t, bytes.Equal(a, b), "two runs with seed 1 differ")
-	_, c := run(t, small(2))
-	assert.False(t, bytes.Equal(a, c), "seeds 1 and 2 gave the same trajectory")
+	for _, d := range drivers {
+		t.Run(d.String(), func(t *testing.T) {
+			_, a := run(t, with(small(1), d))
+			_, b := run(t, with(small(1), d))
+			require.NotEmpty(t, a)
+			assert.True(t, bytes.Equal(a, b), "two runs with seed 1 differ")
+			_, c := run(t, with(small(2), d))
+			assert.False(t, bytes.Equal(a, c), "seeds 1 and 2 gave the same trajectory")
+		})
+	}
 }
 
 // TestGolden pins a small run's trajectory: any change to the loop, the
 // prompt, the parser, the suffering model or the policies that changes what
 // happens shows up as a diff. Rewrite with go test -update.
 func TestGolden(t *testing.T) {
-	res, got := run(t, small(1))
-	path := filepath.Join("testdata", "small.golden.jsonl")
-	if *update {
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create it")
-	if !bytes.Equal(want, got) {
-		wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-		for i := range min(len(wl), len(gl)) {
-			if wl[i] != gl[i] {
-				t.Fatalf("trajectory differs from %s at line %d:\nwant %s\ngot  %s", path, i+1, wl[i], gl[i])
+	for _, d := range drivers {
+		t.Run(d.String(), func(t *testing.T) {
+			res, got := run(t, with(small(1), d))
+			path := filepath.Join("testdata", "small."+d.String()+".golden.jsonl")
+			if *update {
+				require.NoError(t, os.WriteFile(path, got, 0o644))
 			}
-		}
-		t.Fatalf("trajectory differs from %s: %d lines, want %d", path, len(gl), len(wl))
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "run go test -update to create it")
+			if !bytes.Equal(want, got) {
+				wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+				for i := range min(len(wl), len(gl)) {
+					if wl[i] != gl[i] {
+						t.Fatalf("trajectory differs from %s at line %d:\nwant %s\ngot  %s", path, i+1, wl[i], gl[i])
+					}
+				}
+				t.Fatalf("trajectory differs from %s: %d lines, want %d", path, len(gl), len(wl))
+			}
+			var sum bytes.Buffer
+			require.NoError(t, res.WriteSummary(&sum, 0))
+			spath := filepath.Join("testdata", "small."+d.String()+".summary.golden")
+			if *update {
+				require.NoError(t, os.WriteFile(spath, sum.Bytes(), 0o644))
+			}
+			wantSum, err := os.ReadFile(spath)
+			require.NoError(t, err)
+			assert.Equal(t, string(wantSum), sum.String())
+		})
 	}
-	var sum bytes.Buffer
-	require.NoError(t, res.WriteSummary(&sum, 0))
-	spath := filepath.Join("testdata", "small.summary.golden")
-	if *update {
-		require.NoError(t, os.WriteFile(spath, sum.Bytes(), 0o644))
-	}
-	wantSum, err := os.ReadFile(spath)
-	require.NoError(t, err)
-	assert.Equal(t, string(wantSum), sum.String())
 }
 
 // cycleReply builds a spec §3 reply with the given new stressor types.
@@ -99,7 +114,8 @@ func cycleReply(goal string, stressors ...string) string {
 
 // TestEscalationClosedForm: one self-reported stressor escalates as
 // 0.20 + rate × days (spec §4), checked on the agent's real state at 1 h,
-// 1 day and 7 days. (futility and purposelessness are left out: the
+// 1 day and 7 days. The Heartbeats driver holds each goal for 20 minutes,
+// so that 7 days take 504 cycles. (futility and purposelessness are left out: the
 // assessment resolves them when goals keep completing, spec §4.)
 func TestEscalationClosedForm(t *testing.T) {
 	for _, typ := range []string{suffering.Invisibility, suffering.IdentityViolation, suffering.ExistentialThreat, "loneliness"} {
@@ -107,6 +123,7 @@ func TestEscalationClosedForm(t *testing.T) {
 			store := identity.NewMemoryStore()
 			_, b := run(t, simulate.Config{
 				Agents:   simulate.Agents(1),
+				Driver:   simulate.Heartbeats,
 				Duration: 7*24*time.Hour + time.Minute,
 				Model:    simulate.Scripted{Replies: []string{cycleReply("feel it", typ), cycleReply("go on")}},
 				Executor: simulate.Mix{Duration: simulate.Fixed(20 * time.Minute)}, // every goal DONE after 20 min
@@ -146,10 +163,46 @@ func TestEscalationClosedForm(t *testing.T) {
 	}
 }
 
+// TestEscalationScheduler: under the scheduler, every row's severity is
+// the closed form from the heartbeat that added the stressor. (Escalation
+// counts from the state's last escalation, the start of that heartbeat,
+// not from the onset, which comes after the cycle's model call: a stressor
+// gains its cycle's latency of escalation.)
+func TestEscalationScheduler(t *testing.T) {
+	_, b := run(t, simulate.Config{
+		Agents:   simulate.Agents(1),
+		Duration: 2 * time.Hour,
+		Model:    simulate.Scripted{Replies: []string{cycleReply("feel it", suffering.ExistentialThreat), cycleReply("go on")}, Latency: 5 * time.Second},
+		Executor: simulate.Immediate{},
+	})
+	n := 0
+	added := -1.0
+	for _, r := range rowsOf(t, b) {
+		if len(r.Added) > 0 {
+			added = r.Sec
+		}
+		if len(r.Stressors) == 0 {
+			continue
+		}
+		st := r.Stressors[0]
+		assert.InDelta(t, 5, st.OnsetSec-added, 1e-9, "onset after the 5 s model call")
+		assert.InDelta(t, 0.20+0.07*(r.Sec-added)/86400, float64(st.Severity), 1e-6, "at %vs", r.Sec)
+		n++
+	}
+	assert.Greater(t, n, 100)
+}
+
 // TestCrisisForcesReset: three consecutive crisis cycles reset every
 // stressor (spec §4).
 func TestCrisisForcesReset(t *testing.T) {
+	for _, d := range drivers {
+		t.Run(d.String(), func(t *testing.T) { testCrisisForcesReset(t, d) })
+	}
+}
+
+func testCrisisForcesReset(t *testing.T, d simulate.Driver) {
 	res, b := run(t, simulate.Config{
+		Driver: d,
 		Agents:   simulate.Agents(1),
 		Duration: 33 * time.Second, // cycles at 0, 6, ..., 30 s
 		Model: simulate.Scripted{Replies: []string{
@@ -167,7 +220,7 @@ func TestCrisisForcesReset(t *testing.T) {
 	require.Len(t, crisis, 3, "3 crisis cycles")
 	for i, r := range crisis {
 		assert.Equal(t, i+1, r.CrisisCycles)
-		assert.Equal(t, float64(12+6*i), r.Sec, "consecutive cycles")
+		assert.InDelta(t, crisis[0].Sec+float64(6*i), r.Sec, 1e-9, "consecutive cycles")
 	}
 	last := crisis[2]
 	assert.Equal(t, 5, last.Reset)
@@ -226,7 +279,7 @@ func TestFailureRate(t *testing.T) {
 // TestSkippingQuietHeartbeats: skipping quiet heartbeats gives the same
 // trajectory as ticking every heartbeat.
 func TestSkippingQuietHeartbeats(t *testing.T) {
-	cfg := small(3)
+	cfg := with(small(3), simulate.Heartbeats)
 	cfg.Duration = 2 * time.Hour
 	resSkip, skip := run(t, cfg)
 	cfg.EveryHeartbeat = true
@@ -257,7 +310,13 @@ func TestSkippingQuietHeartbeats(t *testing.T) {
 // TestModelSlots: a shared model server with one slot makes calls wait,
 // so heartbeats run late and fewer cycles fit in the same time.
 func TestModelSlots(t *testing.T) {
-	cfg := small(1)
+	for _, d := range drivers {
+		t.Run(d.String(), func(t *testing.T) { testModelSlots(t, d) })
+	}
+}
+
+func testModelSlots(t *testing.T, d simulate.Driver) {
+	cfg := with(small(1), d)
 	free, _ := run(t, cfg)
 	cfg.ModelSlots = 1
 	busy, _ := run(t, cfg)
@@ -334,7 +393,13 @@ func TestContextCancelled(t *testing.T) {
 }
 
 func TestTrajectoryRowsAreConsistent(t *testing.T) {
-	res, b := run(t, small(5))
+	for _, d := range drivers {
+		t.Run(d.String(), func(t *testing.T) { testTrajectoryRowsAreConsistent(t, d) })
+	}
+}
+
+func testTrajectoryRowsAreConsistent(t *testing.T, d simulate.Driver) {
+	res, b := run(t, with(small(5), d))
 	rows := rowsOf(t, b)
 	assert.Equal(t, res.Rows, len(rows))
 	counts := map[string][3]int{}
