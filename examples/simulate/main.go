@@ -53,6 +53,7 @@ type options struct {
 	resolve      float64
 	modelFailure float64
 	slots        int
+	driver       string
 	executor     string
 	replay       string
 	hollow       string
@@ -75,7 +76,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.stressor, "stressor", 0.003, "probability that a cycle self-reports a stressor")
 	fs.Float64Var(&o.resolve, "resolve", 0.002, "probability that a cycle reports a visible stressor resolved")
 	fs.Float64Var(&o.modelFailure, "model-failure", 0.02, "probability that a cycle's model call fails (fallback goal)")
-	fs.IntVar(&o.slots, "slots", 0, "model calls the simulated server runs at once across agents (0: no limit)")
+	fs.IntVar(&o.slots, "slots", 1, "cycles' model calls run at once across agents, the scheduler's autonomy workers (1: one local GPU, as the trio; 0: no limit)")
+	fs.StringVar(&o.driver, "driver", "scheduler", "scheduler (the runner's virtual driver: lanes, workers, coalescing; goals take no simulated time) or heartbeats (Agent.Tick per heartbeat; goals take their simulated time)")
 	fs.StringVar(&o.executor, "executor", "report", "how goals are pursued: report (the model reports the outcome), mix (drawn without a model), immediate, toolloop (the real tool loop over a temporary workspace)")
 	fs.StringVar(&o.replay, "replay", "", "replay recorded replies from this JSON Lines file instead of drawing them")
 	fs.StringVar(&o.hollow, "hollow", "", "replay the goals and outcomes of this hollow-agentOS memory directory")
@@ -127,6 +129,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		cfg.Model = simulate.Replay{Records: recs}
 	}
+	switch o.driver {
+	case "scheduler":
+		cfg.Driver = simulate.Scheduler
+	case "heartbeats":
+		cfg.Driver = simulate.Heartbeats
+	default:
+		return fmt.Errorf("-driver %q: want scheduler or heartbeats", o.driver)
+	}
 	switch o.executor {
 	case "report":
 		cfg.Executor = simulate.Report{}
@@ -176,8 +186,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := sf.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n%d agents, %s simulated in %.1fs: %d heartbeats run, %d quiet ones skipped, %d trajectory rows\n",
-		len(res.Agents), res.End.Sub(res.Start), elapsed.Seconds(), res.Ticks, res.Skipped, res.Rows)
+	cycles := 0
+	for _, a := range res.Agents {
+		cycles += a.Cycles
+	}
+	fmt.Fprintf(stdout, "\n%d agents, %s simulated (%s driver) in %.1fs: %d cycles, %d heartbeats run, %d coalesced or skipped, %d trajectory rows\n",
+		len(res.Agents), res.End.Sub(res.Start), cfg.Driver, elapsed.Seconds(), cycles, res.Ticks, res.Skipped, res.Rows)
 	fmt.Fprintf(stdout, "trajectory: %s\nsummary:    %s\n", trajPath, summaryPath)
 	if o.noPlots {
 		return nil

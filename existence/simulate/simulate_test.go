@@ -202,7 +202,7 @@ func TestCrisisForcesReset(t *testing.T) {
 
 func testCrisisForcesReset(t *testing.T, d simulate.Driver) {
 	res, b := run(t, simulate.Config{
-		Driver: d,
+		Driver:   d,
 		Agents:   simulate.Agents(1),
 		Duration: 33 * time.Second, // cycles at 0, 6, ..., 30 s
 		Model: simulate.Scripted{Replies: []string{
