@@ -115,3 +115,33 @@ func TestRecordsFromHollow(t *testing.T) {
 	_, err = simulate.RecordsFromHollow(t.TempDir(), simulate.DefaultStart)
 	assert.Error(t, err)
 }
+
+// TestToolLoop: the real tool loop pursues the goals over a workspace; the
+// stochastic model plays out each drawn outcome with tool calls.
+func TestToolLoop(t *testing.T) {
+	ws := t.TempDir()
+	res, b := run(t, simulate.Config{
+		Agents:    simulate.Agents(1),
+		Duration:  30 * time.Minute,
+		Seed:      3,
+		Driver:    simulate.Heartbeats,
+		Model:     simulate.Stochastic{FailureRate: 0.5, AbandonShare: 0.5},
+		Executor:  simulate.ToolLoop{},
+		Workspace: ws,
+	})
+	a := res.Agents[0]
+	assert.Greater(t, a.Done, 0)
+	assert.Greater(t, a.Failed, 0)
+	assert.Greater(t, a.Abandoned, 0)
+	notes, err := filepath.Glob(filepath.Join(ws, "scout", "note-*.md"))
+	require.NoError(t, err)
+	assert.NotEmpty(t, notes, "DONE goals wrote notes with write_file")
+	calls := 0
+	for _, r := range rowsOf(t, b) {
+		if r.Chosen != nil {
+			calls = max(calls, r.Calls)
+		}
+	}
+	assert.GreaterOrEqual(t, calls, 5, "an abandoned goal takes a cycle call and 4 tool-loop turns")
+	assert.Greater(t, a.ModelCalls, a.Cycles)
+}

@@ -182,9 +182,11 @@ type Result struct {
 	Start, End time.Time
 	// Agents has one entry per agent, in [Config].Agents order.
 	Agents []AgentResult
-	// Ticks is the number of heartbeats run, Skipped the number of quiet
-	// heartbeats skipped (see [Config].EveryHeartbeat), Rows the number of
-	// trajectory rows written.
+	// Ticks is the number of heartbeats run (dispatches under
+	// [Scheduler]); Skipped the number of heartbeats that ran nothing:
+	// quiet ones skipped under [Heartbeats] (see [Config].EveryHeartbeat),
+	// or coalesced into a cycle queued or running under [Scheduler]; Rows
+	// the number of trajectory rows written.
 	Ticks, Skipped, Rows int
 }
 
