@@ -6,7 +6,7 @@
 //
 // writes, in sim/:
 //
-//	trajectory.jsonl   one row per agent per heartbeat that changed something (see simulate.Row)
+//	trajectory.jsonl.gz  one JSON line per agent per heartbeat that changed something (see simulate.Row; -gzip=false: trajectory.jsonl)
 //	load.png, .svg     suffering load over time per agent, with the 0.35/0.55/0.75/0.90 thresholds
 //	stressors.png, .svg  one row per stressor from onset to resolution, shaded by severity
 //	outcomes.png, .svg goal outcomes per simulated day
@@ -19,6 +19,7 @@ package main
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"errors"
 	"flag"
@@ -59,6 +60,7 @@ type options struct {
 	hollow       string
 	every        bool
 	noPlots      bool
+	gzip         bool
 	maxRows      int
 }
 
@@ -83,6 +85,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.hollow, "hollow", "", "replay the goals and outcomes of this hollow-agentOS memory directory")
 	fs.BoolVar(&o.every, "every-heartbeat", false, "tick every heartbeat instead of skipping quiet ones (slower, same behaviour)")
 	fs.BoolVar(&o.noPlots, "no-plots", false, "write no plots")
+	fs.BoolVar(&o.gzip, "gzip", true, "compress the trajectory (trajectory.jsonl.gz; zcat reads it)")
 	fs.IntVar(&o.maxRows, "summary-rows", 20, "agents shown in the summary table (0: all)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -154,15 +157,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	trajPath := filepath.Join(o.out, "trajectory.jsonl")
+	if o.gzip {
+		trajPath += ".gz"
+	}
 	f, err := os.Create(trajPath)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	bw := newBufWriter(f)
+	var zw *gzip.Writer
 	cfg.Trajectory = bw
+	if o.gzip {
+		zw = gzip.NewWriter(bw)
+		cfg.Trajectory = zw
+	}
 	wall := time.Now()
 	res, err := simulate.Run(ctx, cfg)
+	if zw != nil {
+		if zerr := zw.Close(); err == nil {
+			err = zerr
+		}
+	}
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}

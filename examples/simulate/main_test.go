@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +18,7 @@ func TestRun(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
 	require.NoError(t, run(context.Background(), []string{"-agents", "3", "-days", "0.05", "-seed", "1", "-out", dir}, &out, &errb))
-	for _, name := range []string{"trajectory.jsonl", "summary.txt", "load.png", "load.svg", "stressors.png", "stressors.svg", "outcomes.png", "outcomes.svg"} {
+	for _, name := range []string{"trajectory.jsonl.gz", "summary.txt", "load.png", "load.svg", "stressors.png", "stressors.svg", "outcomes.png", "outcomes.svg"} {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		require.NoError(t, err, name)
 		assert.Positive(t, fi.Size(), name)
@@ -25,17 +27,28 @@ func TestRun(t *testing.T) {
 	for _, agent := range []string{"Cedar", "Cipher", "Vault", "TOTAL"} {
 		assert.Contains(t, out.String(), agent)
 	}
-	first, err := os.ReadFile(filepath.Join(dir, "trajectory.jsonl"))
+	first, err := os.ReadFile(filepath.Join(dir, "trajectory.jsonl.gz"))
 	require.NoError(t, err)
 
 	// The same flags give the same bytes.
 	dir2 := t.TempDir()
 	out.Reset()
 	require.NoError(t, run(context.Background(), []string{"-agents", "3", "-days", "0.05", "-seed", "1", "-out", dir2, "-no-plots"}, &out, &errb))
-	second, err := os.ReadFile(filepath.Join(dir2, "trajectory.jsonl"))
+	second, err := os.ReadFile(filepath.Join(dir2, "trajectory.jsonl.gz"))
 	require.NoError(t, err)
 	assert.Equal(t, first, second)
 	assert.NotContains(t, out.String(), "load.png")
+
+	// Plain JSON Lines with -gzip=false, the same rows.
+	dir3 := t.TempDir()
+	require.NoError(t, run(context.Background(), []string{"-agents", "3", "-days", "0.05", "-seed", "1", "-out", dir3, "-no-plots", "-gzip=false"}, &out, &errb))
+	plain, err := os.ReadFile(filepath.Join(dir3, "trajectory.jsonl"))
+	require.NoError(t, err)
+	zr, err := gzip.NewReader(bytes.NewReader(first))
+	require.NoError(t, err)
+	unzipped, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	assert.Equal(t, string(plain), string(unzipped))
 }
 
 func TestRunDrivers(t *testing.T) {

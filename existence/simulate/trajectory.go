@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"bufio"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -143,9 +144,21 @@ func rowsOf(active []suffering.Stressor, start time.Time) []StressorRow {
 
 func secs(d time.Duration) float64 { return float64(d.Milliseconds()) / 1000 }
 
-// ReadTrajectory reads a trajectory file written by [Run]. Errors name the
-// line that is not a [Row].
+// ReadTrajectory reads a trajectory file written by [Run], plain or
+// gzip-compressed (recognised by its magic bytes). Errors name the line
+// that is not a [Row].
 func ReadTrajectory(r io.Reader) ([]Row, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("simulate: trajectory: %w", err)
+		}
+		defer zr.Close()
+		r = zr
+	} else {
+		r = br
+	}
 	var out []Row
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 8*1024*1024)
