@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"image/png"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,9 +17,20 @@ import (
 	"github.com/existence-loop/sdk/existence/simulate"
 )
 
-// plotRows is a run with stressors, crises and all three outcomes.
+var (
+	plotOnce sync.Once
+	plotData []simulate.Row
+)
+
+// plotRows is a run with stressors and all three outcomes (run once).
 func plotRows(t *testing.T) []simulate.Row {
 	t.Helper()
+	plotOnce.Do(func() { plotData = makePlotRows(t) })
+	require.NotEmpty(t, plotData)
+	return plotData
+}
+
+func makePlotRows(t *testing.T) []simulate.Row {
 	_, b := run(t, simulate.Config{
 		Duration: 12 * time.Hour,
 		Seed:     1,

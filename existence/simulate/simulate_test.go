@@ -240,9 +240,10 @@ func testCrisisForcesReset(t *testing.T, d simulate.Driver) {
 func TestFailureRate(t *testing.T) {
 	for _, rate := range []float64{1, 0} {
 		t.Run(fmt.Sprint(rate), func(t *testing.T) {
+			const dur = 6 * time.Hour
 			_, b := run(t, simulate.Config{
 				Agents:   simulate.Agents(1),
-				Duration: 24 * time.Hour,
+				Duration: dur,
 				Seed:     7,
 				Model:    simulate.Stochastic{FailureRate: rate, StressorRate: -1, ResolveRate: -1},
 			})
@@ -271,7 +272,7 @@ func TestFailureRate(t *testing.T) {
 			require.NotEmpty(t, sev, "repeated_failure never appeared")
 			assert.Less(t, onset, 600.0, "added after the first 4 failures")
 			assert.Greater(t, sev[len(sev)-1], sev[0], "it escalates")
-			assert.InDelta(t, 0.20+0.04*(86400-onset)/86400, sev[len(sev)-1], 1e-6, "end row")
+			assert.InDelta(t, 0.20+0.04*(dur.Seconds()-onset)/86400, sev[len(sev)-1], 1e-6, "end row")
 		})
 	}
 }
