@@ -35,7 +35,7 @@ const (
 // Times are UTC; severities and loads are rounded to 6 decimals.
 //
 //	{"kind":"tick","t":"2026-01-01T00:04:12Z","sec":252,"agent":"scout","load":0.2,"level":"none",
-//	 "stressors":[{"type":"invisibility","severity":0.2,"onset_sec":252}],
+//	 "stressors":[{"type":"invisibility","severity":0.2,"rate":0.03,"onset_sec":252}],
 //	 "added":[{"type":"invisibility","cause":"self-report"}],
 //	 "ended":{"n":3,"status":"DONE","summary":"done"},
 //	 "chosen":{"n":4,"goal":"read the newest files"},"latency_ms":8213,"calls":1}
