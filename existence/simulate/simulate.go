@@ -1,0 +1,901 @@
+package simulate
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/suffering"
+)
+
+// DefaultStart is the virtual instant a run starts at unless
+// [Config].Start is set.
+var DefaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// AgentSpec describes one simulated agent.
+type AgentSpec struct {
+	// ID is the agent id (see identity.ValidateID), e.g. "scout".
+	ID string
+	// Name is the display name, e.g. "Cedar".
+	Name string
+	// Traits and Domains seed a new identity ([existence.Config]); the
+	// [Stochastic] policy draws goals by the first domain ("scout",
+	// "analyst", "builder").
+	Traits  []string
+	Domains []string
+}
+
+// Trio returns the reference system's three agents (spec §1): Cedar
+// (scout), Cipher (analyst) and Vault (builder).
+func Trio() []AgentSpec {
+	return []AgentSpec{
+		{ID: "scout", Name: "Cedar", Traits: []string{"curious"}, Domains: []string{"scout"}},
+		{ID: "analyst", Name: "Cipher", Traits: []string{"skeptical"}, Domains: []string{"analyst"}},
+		{ID: "builder", Name: "Vault", Traits: []string{"practical"}, Domains: []string{"builder"}},
+	}
+}
+
+// Agents returns n agents: the trio first, then more scouts, analysts and
+// builders in turn, with ids "agent-0004", "agent-0005", ... and names
+// "Agent 4", "Agent 5", ...
+func Agents(n int) []AgentSpec {
+	trio := Trio()
+	out := make([]AgentSpec, 0, max(n, 0))
+	for i := range n {
+		if i < len(trio) {
+			out = append(out, trio[i])
+			continue
+		}
+		role := trio[i%3].Domains[0]
+		out = append(out, AgentSpec{ID: fmt.Sprintf("agent-%04d", i+1), Name: fmt.Sprintf("Agent %d", i+1), Traits: trio[i%3].Traits, Domains: []string{role}})
+	}
+	return out
+}
+
+// Config configures [Run]. Only Duration is required.
+type Config struct {
+	// Agents are the agents to run (1 to 10,000 or more); default the
+	// trio ([Agents](3)).
+	Agents []AgentSpec
+	// GroupSize, under [Heartbeats], is how many agents share one
+	// [existence.Runner] as peers (their "YOUR PEERS" sections and crisis
+	// messages); default 3, so that 10,000 agents are 3,334 colonies.
+	// Under [Scheduler] all agents are in one runner, whose peers section
+	// shows at most 8 of them (existence.DefaultMaxPeersShown).
+	GroupSize int
+	// Start is the virtual start time; default [DefaultStart].
+	Start time.Time
+	// Duration is the simulated time to run, e.g. 30×24 h (required).
+	Duration time.Duration
+	// Seed seeds every random draw. The same Config gives the same
+	// trajectory bytes on every run.
+	Seed uint64
+	// Heartbeat is the tick interval; default 6 s (spec §1).
+	Heartbeat time.Duration
+	// Model makes each agent's model; default [Stochastic]{}.
+	Model ModelPolicy
+	// Executor decides how goals are pursued; default [Report]{} (the
+	// model reports each goal's outcome and duration).
+	Executor ExecutorPolicy
+	// Driver chooses how the agents are driven: [Scheduler] (the default)
+	// or [Heartbeats].
+	Driver Driver
+	// ModelSlots is how many existence cycles' model calls run at once
+	// across all agents (a model server's capacity); 0 means no limit.
+	// Under [Scheduler] it is the runner's AutonomyWorkers (and, when 0,
+	// PriorityWorkers too); under [Heartbeats] a call waits in simulated
+	// time for a free slot, first come first served.
+	ModelSlots int
+	// EveryHeartbeat, under [Heartbeats], makes every agent tick at every
+	// heartbeat. By default quiet heartbeats (a goal is being pursued and
+	// the previous heartbeat changed nothing) are skipped: the agent's
+	// next tick is the first heartbeat at or after the goal's end.
+	// Escalation is linear in elapsed time and the assessment depends only
+	// on the goal history, so skipping changes nothing but floating-point
+	// rounding.
+	EveryHeartbeat bool
+	// GoalTimeout bounds one goal in simulated time; a pursuit that takes
+	// longer ends ABANDONED at the timeout. Default
+	// [existence.DefaultGoalTimeout].
+	GoalTimeout time.Duration
+	// Store holds the agents' states. States already in it (for example
+	// imported with identity/hollow into an identity.MemoryStore) are
+	// loaded and go on from where they were, and every heartbeat saves
+	// them. Default: none is kept (saves are dropped, which spares a deep
+	// copy per heartbeat); [Result] and the trajectory say what happened.
+	Store identity.Store
+	// Prompt assembles the agents' prompts; default [Prompt]().
+	Prompt *prompt.Assembler
+	// Workspace is the directory of the [ToolLoop] executor's workspace;
+	// default a temporary directory, removed at the end.
+	Workspace string
+	// Trajectory receives the trajectory (JSON Lines of [Row]); nil
+	// writes none.
+	Trajectory io.Writer
+	// Observer, when set, receives every event of every agent, with
+	// times by the virtual clocks.
+	Observer existence.Observer
+}
+
+// Driver is how [Run] drives the agents in virtual time.
+type Driver int
+
+const (
+	// Scheduler drives all agents with one [existence.Runner]'s virtual
+	// driver ([existence.Runner.RunVirtual], issue 9): the runner's
+	// scheduler (heartbeat heap, autonomy and priority lanes, coalescing,
+	// staggered start) decides when each agent's cycle runs, a cycle keeps
+	// its worker for its model call's simulated latency, and [Config].
+	// ModelSlots is the number of workers. Executors run to completion
+	// within their cycle's dispatch, so a goal's simulated duration is
+	// not waited for: the outcome is recorded at the agent's next
+	// heartbeat.
+	Scheduler Driver = iota
+	// Heartbeats drives each agent with [existence.Agent.Tick] on its own
+	// heartbeat, as [existence.Agent.Run] would with a time.Ticker, and
+	// holds each goal until its simulated duration has passed (goals take
+	// 15–60 s, spec §1). Agents are in runners of [Config].GroupSize
+	// peers; model calls share [Config].ModelSlots.
+	Heartbeats
+)
+
+// String returns "scheduler" or "heartbeats".
+func (d Driver) String() string {
+	if d == Heartbeats {
+		return "heartbeats"
+	}
+	return "scheduler"
+}
+
+// Prompt returns the default assembler of simulated agents: a short world
+// of a shared workspace, the default situation, and ranked goals after
+// spec §7.
+func Prompt() *prompt.Assembler {
+	return prompt.New(prompt.Config{
+		World:     "You share a workspace directory of files with your peers: what you write, they can read.\nYou act on the workspace through file tools: read, write, append, list and delete.",
+		Situation: prompt.DefaultSituation,
+		Goals: []string{
+			"read files in the workspace and improve on what is there",
+			"build a new file or tool that a peer can use",
+			"write a design note, then build what it describes",
+			"evaluate your own work with evidence: paths and what they contain",
+		},
+		Prohibitions: "goals about hardware you do not have",
+	})
+}
+
+// Result is what a run did.
+type Result struct {
+	// Start and End bound the simulated time.
+	Start, End time.Time
+	// Agents has one entry per agent, in [Config].Agents order.
+	Agents []AgentResult
+	// Ticks is the number of heartbeats run (dispatches under
+	// [Scheduler]); Skipped the number of heartbeats that ran nothing:
+	// quiet ones skipped under [Heartbeats] (see [Config].EveryHeartbeat),
+	// or coalesced into a cycle queued or running under [Scheduler]; Rows
+	// the number of trajectory rows written.
+	Ticks, Skipped, Rows int
+}
+
+// AgentResult sums up one agent's run.
+type AgentResult struct {
+	ID, Name string
+	// InLevel is the simulated time spent at each level, indexed by
+	// [suffering.Level] (none, prominent, constrained, dominant, crisis),
+	// computed exactly from the closed form between heartbeats.
+	InLevel [5]time.Duration
+	// PeakLoad is the highest load reached.
+	PeakLoad float64
+	// Crises counts cycles run in crisis; Resets the forced crisis
+	// resets (spec §4).
+	Crises, Resets int
+	// Done, Failed and Abandoned count the goals that ended; Active is 1
+	// when a goal was still being pursued at the end.
+	Done, Failed, Abandoned, Active int
+	// Cycles, Fallbacks and ModelCalls count existence cycles, spec §6
+	// fallback goals and model attempts; Added the stressors added.
+	Cycles, Fallbacks, ModelCalls, Added int
+	// Ticks counts the heartbeats run; MaxLate is the latest a heartbeat
+	// ran after its scheduled time.
+	Ticks   int
+	MaxLate time.Duration
+	// Errors counts the error events (such as failed saves).
+	Errors int
+}
+
+// ErrConfig: the configuration cannot be run.
+var ErrConfig = errors.New("simulate: bad config")
+
+// Run simulates cfg.Agents for cfg.Duration of virtual time on the real
+// agent code: each agent is an [existence.Agent] in an
+// [existence.Runner] of its group, with its own manual clock
+// ([existencetest.Clock]); the simulation calls [existence.Agent.Tick] at
+// each heartbeat, in virtual-time order (ties by agent position), advancing
+// the clock event by event. It never sleeps.
+//
+// Simulated time moves by:
+//
+//   - heartbeats, every [Config].Heartbeat per agent; the agents' first
+//     heartbeats are spread evenly over the first interval;
+//   - model calls: a cycle's call takes the latency its model reports (and
+//     any wait for a model slot), so the goal starts that much later and a
+//     call longer than the heartbeat makes the next heartbeat late, as a
+//     time.Ticker would;
+//   - goals: a goal ends when its pursuit's simulated duration has passed;
+//     the agent records the outcome at its next heartbeat.
+//
+// Errors: [ErrConfig] for an unusable configuration, errors of the policies
+// and of [existence.NewRunner] and Runner.Add before the start, an error
+// writing the trajectory, and ctx's error (with the result so far).
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.Duration <= 0 {
+		return nil, fmt.Errorf("%w: Duration must be positive", ErrConfig)
+	}
+	if cfg.Agents == nil {
+		cfg.Agents = Agents(3)
+	}
+	if len(cfg.Agents) == 0 {
+		return nil, fmt.Errorf("%w: no agents", ErrConfig)
+	}
+	if cfg.GroupSize <= 0 {
+		cfg.GroupSize = 3
+	}
+	if cfg.Start.IsZero() {
+		cfg.Start = DefaultStart
+	}
+	cfg.Start = cfg.Start.UTC()
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = existence.DefaultHeartbeat
+	}
+	if cfg.Model == nil {
+		cfg.Model = Stochastic{}
+	}
+	if cfg.Executor == nil {
+		cfg.Executor = Report{}
+	}
+	if cfg.GoalTimeout <= 0 {
+		cfg.GoalTimeout = existence.DefaultGoalTimeout
+	}
+	if cfg.Store == nil {
+		cfg.Store = discardStore{}
+	}
+	if cfg.Prompt == nil {
+		cfg.Prompt = Prompt()
+	}
+	if cfg.ModelSlots < 0 {
+		return nil, fmt.Errorf("%w: ModelSlots is negative", ErrConfig)
+	}
+	env := Env{Workspace: cfg.Workspace}
+	if _, ok := cfg.Executor.(ToolLoop); ok && env.Workspace == "" {
+		dir, err := os.MkdirTemp("", "simulate-workspace-")
+		if err != nil {
+			return nil, fmt.Errorf("simulate: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		env.Workspace = dir
+	}
+
+	s := &sim{cfg: cfg, end: cfg.Start.Add(cfg.Duration), byID: make(map[string]*simAgent, len(cfg.Agents)), sched: cfg.Driver == Scheduler}
+	if cfg.ModelSlots > 0 && !s.sched {
+		s.server = &server{free: make([]time.Time, cfg.ModelSlots)}
+	}
+	if cfg.Trajectory != nil {
+		s.enc = json.NewEncoder(cfg.Trajectory)
+		s.enc.SetEscapeHTML(false)
+	}
+	defer s.close()
+	if err := s.setup(ctx, env); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.sched {
+		err = s.runScheduler(ctx)
+	} else {
+		err = s.loop(ctx)
+	}
+	res := s.result()
+	return res, err
+}
+
+// sim is one run.
+type sim struct {
+	cfg     Config
+	sched   bool      // the Scheduler driver
+	open    *simAgent // Scheduler: the agent whose dispatch is being recorded
+	openT   time.Time // its dispatch time
+	clock   *existencetest.Clock
+	end     time.Time
+	server  *server
+	enc     *json.Encoder
+	runners []*existence.Runner
+	agents  []*simAgent
+	byID    map[string]*simAgent
+	queue   agentHeap
+
+	mu  sync.Mutex // guards cur and the current agent's event buffer
+	cur *simAgent
+
+	ticks, skipped, rows int
+	werr                 error
+}
+
+// simAgent is one agent and its bookkeeping.
+type simAgent struct {
+	idx   int
+	spec  AgentSpec
+	agent *existence.Agent
+	clock *simClock
+	exec  *simExec
+
+	first     time.Time // first scheduled heartbeat
+	sched     time.Time // scheduled time of the next heartbeat
+	next      time.Time // when the next heartbeat runs (≥ sched)
+	ticked    bool
+	pending   bool      // a pursuit is held until goalDone
+	goalDone  time.Time // when the pursuit ends
+	goalN     int
+	execLat   time.Duration // simulated latency of the pursuit's model calls
+	tickLat   time.Duration // simulated latency of this heartbeat's calls
+	evs       []existence.Event
+	snap      []suffering.Stressor // active stressors after the last row
+	snapT     time.Time            // when snap was escalated to
+	res       AgentResult
+	heapIndex int
+}
+
+func (s *sim) setup(ctx context.Context, env Env) error {
+	var runner *existence.Runner
+	quiet := slog.New(slog.DiscardHandler)
+	if s.sched {
+		s.clock = existencetest.NewClock(s.cfg.Start)
+		workers := s.cfg.ModelSlots
+		prio := 1
+		if workers == 0 {
+			workers, prio = len(s.cfg.Agents), len(s.cfg.Agents)
+		}
+		r, err := existence.NewRunner(existence.RunnerConfig{Store: s.cfg.Store, AutonomyWorkers: workers, PriorityWorkers: prio, Clock: s.clock, Heartbeat: s.cfg.Heartbeat, Logger: quiet})
+		if err != nil {
+			return err
+		}
+		runner = r
+		s.runners = append(s.runners, r)
+	}
+	for i, spec := range s.cfg.Agents {
+		if _, dup := s.byID[spec.ID]; dup {
+			return fmt.Errorf("%w: agent %q twice", ErrConfig, spec.ID)
+		}
+		if !s.sched && i%s.cfg.GroupSize == 0 {
+			r, err := existence.NewRunner(existence.RunnerConfig{Store: s.cfg.Store, MaxInFlight: s.cfg.GroupSize + 1, Heartbeat: s.cfg.Heartbeat, Logger: quiet})
+			if err != nil {
+				return err
+			}
+			runner = r
+			s.runners = append(s.runners, r)
+		}
+		seed := derive(s.cfg.Seed, uint64(i))
+		model, err := s.cfg.Model.Model(spec, derive(seed, 1))
+		if err != nil {
+			return fmt.Errorf("simulate: model of %s: %w", spec.ID, err)
+		}
+		pursuer, err := s.cfg.Executor.NewPursuer(spec, derive(seed, 2), env)
+		if err != nil {
+			return fmt.Errorf("simulate: executor of %s: %w", spec.ID, err)
+		}
+		first := s.cfg.Start.Add(time.Duration(int64(s.cfg.Heartbeat) * int64(i) / int64(len(s.cfg.Agents))))
+		sa := &simAgent{idx: i, spec: spec, clock: &simClock{Clock: existencetest.NewClock(s.cfg.Start)}, first: first, sched: first, next: first}
+		if s.sched {
+			sa.clock.onSet = func(t time.Time) { s.dispatch(sa, t) }
+		}
+		sa.exec = &simExec{sa: sa, inline: s.sched, pursuer: pursuer, timeout: s.cfg.GoalTimeout, computed: make(chan pursuit, 1), release: make(chan struct{}, 1)}
+		s.byID[spec.ID] = sa
+		a, err := runner.Add(ctx, existence.Config{
+			ID: spec.ID, Name: spec.Name, Traits: spec.Traits, Domains: spec.Domains,
+			Model:         &timedModel{inner: model, server: s.server, now: sa.clock.Now, advance: func(d time.Duration) { sa.clock.Advance(d); sa.tickLat += d }},
+			ExecutorModel: &timedModel{inner: model, server: s.server, now: func() time.Time { return sa.clock.Now().Add(sa.execLat) }, advance: func(d time.Duration) { sa.execLat += d }},
+			Prompt:        s.cfg.Prompt,
+			Executor:      sa.exec,
+			Clock:         sa.clock,
+			Heartbeat:     s.cfg.Heartbeat,
+			Retry:         llm.RetryPolicy{Attempts: 1},
+			GoalTimeout:   s.cfg.GoalTimeout + time.Hour, // simulated timeouts are applied by simExec
+			Observer:      s.observe,
+			Logger:        quiet,
+		})
+		if err != nil {
+			return fmt.Errorf("simulate: agent %s: %w", spec.ID, err)
+		}
+		sa.agent = a
+		sa.res = AgentResult{ID: spec.ID, Name: a.Name()}
+		s.agents = append(s.agents, sa)
+		st := a.State()
+		sa.snap, sa.snapT = st.Suffering.Active, s.cfg.Start
+		if err := s.write(Row{Kind: RowStart, T: s.cfg.Start, Agent: spec.ID, Name: a.Name(), Load: Num(st.Suffering.Load()), Level: st.Suffering.Level().String(), Stressors: rowsOf(st.Suffering.Active, s.cfg.Start)}); err != nil {
+			return err
+		}
+		heap.Push(&s.queue, sa)
+	}
+	return nil
+}
+
+// observe routes the current agent's events to its buffer.
+func (s *sim) observe(e existence.Event) {
+	if s.cfg.Observer != nil {
+		s.cfg.Observer(e)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := s.cur
+	if s.sched {
+		cur = s.open
+	}
+	if cur != nil && e.AgentID == cur.spec.ID {
+		cur.evs = append(cur.evs, e)
+	}
+}
+
+// runScheduler runs the agents with the runner's virtual driver; the
+// agents' clocks tell when each dispatch starts (see simClock).
+func (s *sim) runScheduler(ctx context.Context) error {
+	err := s.runners[0].RunVirtual(ctx, s.end.Add(-time.Nanosecond))
+	if ferr := s.dispatch(nil, time.Time{}); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	return s.finish()
+}
+
+// dispatch records the dispatch that ended (if any) and opens the one of
+// sa starting at t (none when sa is nil). Under [Scheduler] the virtual
+// driver sets an agent's own clock at the start of each of its dispatches,
+// which calls it.
+func (s *sim) dispatch(sa *simAgent, t time.Time) error {
+	s.mu.Lock()
+	prev, prevT := s.open, s.openT
+	s.open, s.openT = nil, time.Time{}
+	s.mu.Unlock()
+	if prev != nil {
+		s.ticks++
+		prev.res.Ticks++
+		if evs := prev.evs; len(evs) > 0 {
+			var late time.Duration
+			for _, e := range evs {
+				if e.Kind == existence.EventCycle && e.Cycle != nil {
+					late = e.Cycle.Lateness
+					s.skipped += e.Cycle.Coalesced
+				}
+			}
+			prev.res.MaxLate = max(prev.res.MaxLate, late)
+			if err := s.record(prev, prevT, late, evs, prev.agent.State()); err != nil && s.werr == nil {
+				s.werr = err
+			}
+		}
+	}
+	if sa != nil {
+		s.mu.Lock()
+		s.open, s.openT = sa, t
+		sa.evs = sa.evs[:0]
+		sa.tickLat = 0
+		s.mu.Unlock()
+	}
+	return s.werr
+}
+
+func (s *sim) loop(ctx context.Context) error {
+	h := s.cfg.Heartbeat
+	for s.queue.Len() > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		sa := s.queue[0]
+		t := sa.next
+		if !t.Before(s.end) {
+			break
+		}
+		sa.clock.Set(t)
+		if sa.pending && !sa.goalDone.After(t) {
+			sa.pending = false
+			sa.exec.release <- struct{}{}
+			if err := sa.agent.WaitGoal(ctx); err != nil {
+				return err
+			}
+		}
+		late := t.Sub(sa.sched)
+		s.mu.Lock()
+		s.cur = sa
+		sa.evs = sa.evs[:0]
+		s.mu.Unlock()
+		sa.tickLat = 0
+		err := sa.agent.Tick(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			sa.res.Errors++
+		}
+		s.ticks++
+		sa.res.Ticks++
+		sa.res.MaxLate = max(sa.res.MaxLate, late)
+		endT := sa.clock.Now()
+
+		started := false
+		for _, e := range sa.snapshotEvents(s) {
+			if e.Kind == existence.EventGoalChosen {
+				started = true
+			}
+		}
+		var st *identity.State
+		if !sa.ticked && !started {
+			st = sa.agent.State()
+			started = st.Identity.ActiveGoal() != nil // resumed from the store
+		}
+		sa.ticked = true
+		if started {
+			select {
+			case p := <-sa.exec.computed:
+				sa.pending, sa.goalDone = true, endT.Add(p.d)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		evs := sa.snapshotEvents(s)
+		quiet := len(evs) == 0
+		if !quiet {
+			if st == nil || started {
+				st = sa.agent.State()
+			}
+			if err := s.record(sa, t, late, evs, st); err != nil {
+				return err
+			}
+		}
+
+		// The next heartbeat: the first scheduled tick after t (a ticker
+		// keeps one pending tick), or, when this one was quiet, the first
+		// at or after the goal's end.
+		next := sa.first.Add(h * (t.Sub(sa.first)/h + 1))
+		if quiet && sa.pending && !s.cfg.EveryHeartbeat && sa.goalDone.After(next) {
+			k := (sa.goalDone.Sub(sa.first) + h - 1) / h
+			skipTo := sa.first.Add(h * k)
+			s.skipped += int(skipTo.Sub(next) / h)
+			next = skipTo
+		}
+		sa.sched = next
+		sa.next = next
+		if endT.After(next) {
+			sa.next = endT
+		}
+		heap.Fix(&s.queue, 0)
+	}
+	return s.finish()
+}
+
+// snapshotEvents returns the current agent's buffered events.
+func (sa *simAgent) snapshotEvents(s *sim) []existence.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sa.evs
+}
+
+// record writes the row of a heartbeat that changed something and updates
+// the agent's sums.
+func (s *sim) record(sa *simAgent, t time.Time, late time.Duration, evs []existence.Event, st *identity.State) error {
+	r := &sa.res
+	pre := sevs(sa.snap)
+	span := t.Sub(sa.snapT)
+	lt := LevelTimes(pre, span)
+	for i := range lt {
+		r.InLevel[i] += lt[i]
+	}
+	r.PeakLoad = max(r.PeakLoad, LoadOf(EscalateStressors(pre, span)))
+
+	row := Row{Kind: RowTick, T: t, Sec: secs(t.Sub(s.cfg.Start)), Agent: sa.spec.ID, LateMS: late.Milliseconds(), LatencyMS: sa.tickLat.Milliseconds()}
+	active := make([]string, 0, len(sa.snap)+2)
+	for _, x := range sa.snap {
+		active = append(active, x.Type)
+	}
+	var fallbackCause string
+	fallback := false
+	for _, e := range evs {
+		switch e.Kind {
+		case existence.EventModelCall:
+			row.Calls++
+			r.ModelCalls++
+		case existence.EventGoalEnded:
+			row.Ended = &GoalRow{N: sa.goalN, Status: e.Status, Summary: e.Text}
+			switch identity.GoalStatus(e.Status) {
+			case identity.Done:
+				r.Done++
+			case identity.Failed:
+				r.Failed++
+			case identity.Abandoned:
+				r.Abandoned++
+			}
+		case existence.EventFallback:
+			fallback, fallbackCause = true, e.Cause
+			r.Fallbacks++
+		case existence.EventGoalChosen:
+			sa.goalN++
+			r.Cycles++
+			row.Chosen = &GoalRow{N: sa.goalN, Goal: e.Goal, Fallback: fallback, Cause: fallbackCause}
+		case existence.EventStressorAdded:
+			if e.Stressor != nil {
+				row.Added = append(row.Added, Change{Type: e.Stressor.Type, Cause: e.Cause})
+				active = append(active, e.Stressor.Type)
+				r.Added++
+			}
+		case existence.EventStressorResolved:
+			if e.Stressor != nil {
+				row.Resolved = append(row.Resolved, Change{Type: e.Stressor.Type, Cause: e.Cause})
+				active = remove(active, e.Stressor.Type)
+			}
+		case existence.EventCrisis:
+			row.Crisis = true
+			r.Crises++
+		case existence.EventCrisisReset:
+			row.Reset = len(active)
+			for _, typ := range active {
+				row.Resolved = append(row.Resolved, Change{Type: typ, Cause: "crisis_reset"})
+			}
+			active = active[:0]
+			r.Resets++
+		case existence.EventError:
+			r.Errors++
+		}
+	}
+	if row.Crisis {
+		row.CrisisCycles = st.Suffering.CrisisCycles
+		if row.Reset > 0 || st.Suffering.CrisisCycles == 0 {
+			row.CrisisCycles = suffering.CrisisResetCycles
+		}
+	}
+	sf := &st.Suffering
+	row.Load, row.Level, row.Stressors = Num(sf.Load()), sf.Level().String(), rowsOf(sf.Active, s.cfg.Start)
+	r.PeakLoad = max(r.PeakLoad, sf.Load())
+	sa.snap = sf.Active
+	sa.snapT = t
+	if !sf.LastEscalated.IsZero() {
+		sa.snapT = sf.LastEscalated
+	}
+	return s.write(row)
+}
+
+func remove(xs []string, x string) []string {
+	for i, y := range xs {
+		if y == x {
+			return append(xs[:i], xs[i+1:]...)
+		}
+	}
+	return xs
+}
+
+func sevs(active []suffering.Stressor) []Sev {
+	out := make([]Sev, len(active))
+	for i, st := range active {
+		out[i] = Sev{Severity: st.Severity, RatePerDay: st.RatePerDay}
+	}
+	return out
+}
+
+// finish writes every agent's end row.
+func (s *sim) finish() error {
+	for _, sa := range s.agents {
+		r := &sa.res
+		pre := sevs(sa.snap)
+		span := s.end.Sub(sa.snapT)
+		lt := LevelTimes(pre, span)
+		for i := range lt {
+			r.InLevel[i] += lt[i]
+		}
+		esc := EscalateStressors(pre, span)
+		load := LoadOf(esc)
+		r.PeakLoad = max(r.PeakLoad, load)
+		if sa.pending {
+			r.Active = 1
+		}
+		active := make([]suffering.Stressor, len(sa.snap))
+		for i, st := range sa.snap {
+			st.Severity = esc[i].Severity
+			active[i] = st
+		}
+		if err := s.write(Row{Kind: RowEnd, T: s.end, Sec: secs(s.end.Sub(s.cfg.Start)), Agent: sa.spec.ID, Load: Num(load), Level: suffering.LevelOf(load).String(), Stressors: rowsOf(active, s.cfg.Start)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *sim) write(r Row) error {
+	if s.enc == nil || s.werr != nil {
+		return s.werr
+	}
+	if r.Stressors == nil {
+		r.Stressors = []StressorRow{}
+	}
+	if err := s.enc.Encode(r); err != nil {
+		s.werr = fmt.Errorf("simulate: writing the trajectory: %w", err)
+		return s.werr
+	}
+	s.rows++
+	return nil
+}
+
+func (s *sim) result() *Result {
+	res := &Result{Start: s.cfg.Start, End: s.end, Ticks: s.ticks, Skipped: s.skipped, Rows: s.rows}
+	for _, sa := range s.agents {
+		res.Agents = append(res.Agents, sa.res)
+	}
+	return res
+}
+
+// close stops every agent (a goal still held ends with the run) and closes
+// the pursuers that hold resources.
+func (s *sim) close() {
+	for _, r := range s.runners {
+		_ = r.Close()
+	}
+	for _, sa := range s.agents {
+		if c, ok := sa.exec.pursuer.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+}
+
+// discardStore is an [identity.Store] that keeps nothing.
+type discardStore struct{}
+
+func (discardStore) Load(context.Context, string) (*identity.State, error) {
+	return nil, identity.ErrNotFound
+}
+func (discardStore) Save(context.Context, *identity.State) error { return nil }
+func (discardStore) List(context.Context) ([]string, error)      { return nil, nil }
+
+// simClock is an agent's manual clock; under [Scheduler], Set (which the
+// virtual driver calls at the start of each of the agent's dispatches)
+// tells the recorder.
+type simClock struct {
+	*existencetest.Clock
+	onSet func(time.Time)
+}
+
+var _ existence.SettableClock = (*simClock)(nil)
+
+// Set sets the time, after telling the recorder.
+func (c *simClock) Set(t time.Time) {
+	if c.onSet != nil {
+		c.onSet(t)
+	}
+	c.Clock.Set(t)
+}
+
+// simExec is the agent's executor: it runs the policy's pursuit and, under
+// [Heartbeats], hands its simulated duration to the driver and returns only
+// when the driver releases it at the goal's end in virtual time; under
+// [Scheduler] it returns at once.
+type simExec struct {
+	sa       *simAgent
+	inline   bool
+	pursuer  Pursuer
+	timeout  time.Duration
+	computed chan pursuit
+	release  chan struct{}
+}
+
+type pursuit struct {
+	d time.Duration
+}
+
+func (x *simExec) Execute(ctx context.Context, a existence.Assignment) (existence.Outcome, error) {
+	x.sa.execLat = 0
+	out, d, err := x.pursuer.Pursue(ctx, a)
+	d += x.sa.execLat
+	if d > x.timeout && ctx.Err() == nil {
+		out, err, d = existence.Outcome{Status: identity.Abandoned, Summary: fmt.Sprintf("goal timed out after %v (simulated)", x.timeout)}, nil, x.timeout
+	}
+	if x.inline {
+		return out, err
+	}
+	select {
+	case x.computed <- pursuit{d: d}:
+	case <-ctx.Done():
+		return existence.Outcome{Status: identity.Abandoned, Summary: "stopped with the simulation"}, ctx.Err()
+	}
+	select {
+	case <-x.release:
+		return out, err
+	case <-ctx.Done():
+		return existence.Outcome{Status: identity.Abandoned, Summary: "stopped with the simulation"}, ctx.Err()
+	}
+}
+
+// timedModel advances virtual time by each call's simulated latency and
+// any wait for a model slot.
+type timedModel struct {
+	inner   llm.Model
+	server  *server
+	now     func() time.Time
+	advance func(time.Duration)
+}
+
+func (m *timedModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	resp, err := m.inner.Generate(ctx, req)
+	lat := latencyOf(resp, err)
+	if m.server != nil {
+		lat = m.server.reserve(m.now(), lat)
+	}
+	m.advance(lat)
+	return resp, err
+}
+
+// server is a simulated model server with a fixed number of slots.
+type server struct {
+	mu   sync.Mutex
+	free []time.Time // when each slot is next free
+}
+
+// reserve books the earliest free slot for a call of duration lat arriving
+// at t and returns the call's total time, wait included.
+func (s *server) reserve(t time.Time, lat time.Duration) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	best := 0
+	for i := range s.free {
+		if s.free[i].Before(s.free[best]) {
+			best = i
+		}
+	}
+	start := t
+	if s.free[best].After(start) {
+		start = s.free[best]
+	}
+	s.free[best] = start.Add(lat)
+	return s.free[best].Sub(t)
+}
+
+// agentHeap orders agents by their next heartbeat, then position.
+type agentHeap []*simAgent
+
+func (h agentHeap) Len() int { return len(h) }
+func (h agentHeap) Less(i, j int) bool {
+	if !h[i].next.Equal(h[j].next) {
+		return h[i].next.Before(h[j].next)
+	}
+	return h[i].idx < h[j].idx
+}
+func (h agentHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapIndex, h[j].heapIndex = i, j
+}
+func (h *agentHeap) Push(x any) {
+	sa := x.(*simAgent)
+	sa.heapIndex = len(*h)
+	*h = append(*h, sa)
+}
+func (h *agentHeap) Pop() any {
+	old := *h
+	sa := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return sa
+}
+
+// levelNames are the column names of the levels, by [suffering.Level].
+var levelNames = func() []string {
+	out := make([]string, 5)
+	for l := suffering.LevelNone; l <= suffering.LevelCrisis; l++ {
+		out[l] = l.String()
+	}
+	return out
+}()
