@@ -259,4 +259,3 @@ func TestHollowGoalsRaiseStressors(t *testing.T) {
 		})
 	}
 }
-
