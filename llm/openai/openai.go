@@ -121,6 +121,7 @@ func New(cfg Config) (*Model, error) {
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
+		option.WithMiddleware(catchErrors),
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
