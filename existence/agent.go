@@ -98,6 +98,11 @@ type Config struct {
 	// (toolloop records the goal ABANDONED); default 30 minutes. Goals take
 	// 15–60 s in practice (spec §1).
 	GoalTimeout time.Duration
+	// MaxGoalHeartbeats abandons a goal still being pursued after this
+	// many heartbeats (ticks), stall rule [StallGoalSpan]; 0 means
+	// [DefaultMaxGoalHeartbeats] (8, as in the original), negative
+	// disables the rule. Issue 15.
+	MaxGoalHeartbeats int
 	// MaxCycles stops [Agent.Run] after this many existence cycles (and
 	// their goals); 0 means run until the context ends.
 	MaxCycles int
@@ -167,6 +172,7 @@ type Agent struct {
 	mu       sync.Mutex // guards the fields below
 	state    *identity.State
 	running  *run // the executing goal, or nil
+	stall    stallState
 	cycles   int
 	hostSeen int     // host messages already pending when the goal was chosen
 	pending  []Event // events queued under mu, emitted by unlock

@@ -74,6 +74,10 @@ type Outcome struct {
 	// documented (for example files it read, with their first line); they
 	// feed the "WHAT YOU'VE FOUND OUTSIDE" section (spec §2 row 11).
 	Discoveries []identity.Discovery
+	// Stall names the stall rule that abandoned the goal ([StallSameCall],
+	// [StallNoProgress], [StallStepBudget], [StallGoalSpan]); empty when
+	// no stall rule fired (issue 15).
+	Stall string
 }
 
 // ExecutorFunc adapts a function to [Executor].
@@ -84,7 +88,12 @@ func (f ExecutorFunc) Execute(ctx context.Context, a Assignment) (Outcome, error
 
 // Immediate is an [Executor] that completes every goal at once with status
 // DONE and the summary "completed: {objective}". It is the default, for
-// agents whose application acts on goals through events.
+// applications that act on goals through events ([EventGoalChosen]) rather
+// than through an executor: it checks no evidence, so the suffering
+// assessment sees every goal completed (only repeats, see [Repeats], count
+// as failures). Agents that act through tools should use
+// existence/toolloop.Executor, whose goals are DONE only after a
+// successful tool call (issue 15).
 var Immediate Executor = ExecutorFunc(func(ctx context.Context, a Assignment) (Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return Outcome{}, err

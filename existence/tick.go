@@ -59,6 +59,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 		a.running = nil
 		a.endGoalLocked(ctx, now, Outcome{Status: identity.Abandoned, Summary: InterruptedByHost})
 	}
+	a.stallLocked(ctx, now)
 	active := a.state.Identity.ActiveGoal()
 	cycle := active == nil && (a.cfg.MaxCycles <= 0 || a.cycles < a.cfg.MaxCycles)
 	if active != nil && a.running == nil {
@@ -176,6 +177,8 @@ func (a *Agent) sufferLocked(now time.Time) {
 //   - Artifacts counts the distinct artifacts those goals produced, and
 //     ArtifactsUsed those of them the agent later read (a discovery with
 //     the artifact as its Source, found after the goal ended);
+//   - a goal that nearly repeats one of the 10 before it ([Repeats]) and
+//     ended DONE counts as failed, not completed (issue 15);
 //   - Outputs equals Artifacts, and Directed is true when one of those goals
 //     pursued an assigned task.
 //
@@ -209,6 +212,7 @@ func Observe(id *identity.Identity) suffering.Observation {
 			}
 		}
 	}
+	countRepeats(id, &o.Completed, &o.Failed)
 	o.Artifacts, o.Outputs = len(made), len(made)
 	for _, d := range id.Discoveries {
 		if ended, ok := made[d.Source]; ok && d.At.After(ended) {
@@ -341,6 +345,7 @@ func (a *Agent) cycle(ctx context.Context) error {
 	} else {
 		g = *st.Identity.ActiveGoal()
 		a.queue(Event{Kind: EventGoalChosen, Text: g.Objective, Goal: g.Objective, Reasoning: reasoning, Cause: fallbackCause(cause, cerr), Load: st.Suffering.Load()})
+		a.noteRepeatLocked()
 		a.hostSeen = len(st.Host) // these wait for the next cycle
 		a.startLocked(g)
 	}

@@ -96,6 +96,9 @@ type options struct {
 	retry llm.RetryPolicy
 }
 
+// defaultOllamaModel is -model's default with -provider ollama.
+const defaultOllamaModel = "qwen3.5:9b"
+
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("trio", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -103,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	var now string
 	fs.StringVar(&o.provider, "provider", "ollama", "model provider: ollama or openai (any OpenAI-compatible server)")
 	fs.StringVar(&o.llmURL, "llm-url", "", "server URL (default $OLLAMA_HOST, else http://127.0.0.1:11434; with -provider openai, a base URL ending in /v1, default $OPENAI_BASE_URL)")
-	fs.StringVar(&o.model, "model", "qwen3.5:9b", "model name")
+	fs.StringVar(&o.model, "model", "", "model name; with ollama default "+defaultOllamaModel+" (run ollama pull first); required with openai: the name the server serves (GET {base URL}/models lists them)")
 	fs.DurationVar(&o.llmTimeout, "llm-timeout", 180*time.Second, "timeout of one model call")
 	fs.StringVar(&o.state, "state", "./trio-state", "state directory")
 	fs.StringVar(&o.store, "store", "", "where agent states and tasks live: a directory (default: -state) or sqlite:PATH (one SQLite file)")
@@ -149,9 +152,15 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	// servers, so with openai a URL must be given somewhere.
 	switch o.provider {
 	case "ollama":
+		if o.model == "" {
+			o.model = defaultOllamaModel
+		}
 	case "openai":
 		if o.llmURL == "" && os.Getenv("OPENAI_BASE_URL") == "" {
 			return nil, errors.New("-provider openai needs -llm-url (a base URL ending in /v1) or $OPENAI_BASE_URL")
+		}
+		if o.model == "" { // issue 15: no Ollama model name sent to another server
+			return nil, errors.New("-provider openai needs -model: the name the server serves (GET {base URL}/models lists them)")
 		}
 	default:
 		return nil, fmt.Errorf("-provider %q: want ollama or openai", o.provider)

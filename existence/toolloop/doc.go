@@ -8,11 +8,18 @@
 // then ends:
 //
 //   - DONE when the final answer passes the artifact check
-//     ([Config.Check]; by default the answer must not be empty);
-//   - ABANDONED after 4 consecutive tool failures, when the step budget of
-//     20 model turns runs out, or when ctx is cancelled (a host message
-//     interrupting the goal);
-//   - FAILED on a model error, or when the artifact check refuses the answer.
+//     ([Config.Check]; by default [RequireEvidence]: the answer comes after
+//     at least one successful tool call, so that a goal cannot end DONE
+//     on words alone, issue 15);
+//   - ABANDONED by a stall rule, after the original's daemon.py: the same
+//     tool call (same name and arguments) 4 times in a row, 4 consecutive
+//     tool failures, or the step budget of 20 model turns running out;
+//     [existence.Outcome].Stall names the rule and an
+//     [existence.EventStall] reports it. Also ABANDONED when ctx is
+//     cancelled (a host message interrupting the goal);
+//   - FAILED on a model error, or when the artifact check refuses the
+//     answer: "no action taken" without any tool call, "no tool call
+//     succeeded" when every call failed.
 //
 // A tool that fails 3 times within a goal is listed in
 // [existence.Outcome.BrokenTools], which the next prompts show as broken.

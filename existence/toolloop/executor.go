@@ -26,6 +26,10 @@ const (
 	DefaultMaxConsecutiveFailures = 4
 	DefaultBrokenAfter            = 3
 	DefaultMaxResultChars         = 32000
+	// DefaultMaxSameCalls: the same tool call 4 times in a row abandons
+	// the goal, as the original's "same capability 4 times in a row"
+	// (issue 15).
+	DefaultMaxSameCalls = 4
 )
 
 // TimedOut is the tool result the model sees when a tool call exceeds
@@ -36,9 +40,51 @@ const TimedOut = "Error: tool timed out"
 // [existence.EventToolCall] event, in characters (code points).
 const eventChars = 300
 
-// ErrEmptyAnswer is returned by the default artifact check for a final
-// answer that is empty or only white space.
-var ErrEmptyAnswer = errors.New("final answer is empty")
+// Errors of the default artifact check, [RequireEvidence] (issue 15).
+var (
+	// ErrEmptyAnswer: the final answer is empty or only white space.
+	ErrEmptyAnswer = errors.New("final answer is empty")
+	// ErrNoAction: the model gave its final answer without calling any
+	// tool, so nothing shows that the goal was pursued.
+	ErrNoAction = errors.New("no action taken")
+	// ErrNoSuccess: every tool call of the goal failed.
+	ErrNoSuccess = errors.New("no tool call succeeded")
+)
+
+// Final is what the artifact check ([Config.Check]) sees when the model
+// gives its final answer: the answer and the evidence behind it.
+type Final struct {
+	// Answer is the final answer, trimmed of surrounding white space.
+	Answer string
+	// Calls is the number of tool calls the goal made, failed ones
+	// included; Succeeded the number that succeeded.
+	Calls     int
+	Succeeded int
+	// Artifacts and Discoveries are what the successful calls reported
+	// ([ReportArtifact], [ReportDiscovery]), as the Outcome will list them.
+	Artifacts   []string
+	Discoveries []identity.Discovery
+}
+
+// RequireEvidence is the default artifact check: a goal is DONE only when
+// its final answer comes after at least one successful tool call, so that
+// an agent cannot talk its way out of suffering (issue 15). It returns an
+// error wrapping [ErrNoAction] when no tool was called, [ErrNoSuccess]
+// when every call failed, and [ErrEmptyAnswer] for a blank answer; the
+// goal is then FAILED with the reason in its summary. Applications with
+// another notion of evidence (an artifact of a given kind, a test that
+// passes) set [Config.Check], and may call RequireEvidence first.
+func RequireEvidence(_ context.Context, _ existence.Assignment, f Final) error {
+	switch {
+	case f.Calls == 0:
+		return fmt.Errorf("%w: the final answer came without any tool call", ErrNoAction)
+	case f.Succeeded == 0:
+		return fmt.Errorf("%w: all %d tool calls failed", ErrNoSuccess, f.Calls)
+	case strings.TrimSpace(f.Answer) == "":
+		return ErrEmptyAnswer
+	}
+	return nil
+}
 
 // Config configures an [Executor]. Zero values take the defaults given per
 // field; negative numbers are refused by [New].
@@ -71,10 +117,17 @@ type Config struct {
 	// BrokenAfter failures of one tool within a goal list it in
 	// [existence.Outcome.BrokenTools] (default 3).
 	BrokenAfter int
-	// Check is the goal's artifact check, run on the trimmed final
-	// answer; an error makes the goal FAILED with the error as the
-	// reason. Nil means the answer must not be empty ([ErrEmptyAnswer]).
-	Check func(ctx context.Context, a existence.Assignment, final string) error
+	// Check is the goal's artifact check, run on the final answer and
+	// the evidence behind it; an error makes the goal FAILED with
+	// "artifact check failed: " and the error as its summary. Nil means
+	// [RequireEvidence]: at least one successful tool call and a
+	// non-empty answer.
+	Check func(ctx context.Context, a existence.Assignment, f Final) error
+	// MaxSameCalls abandons the goal when the model makes the same tool
+	// call (same name, same arguments as JSON values) this many times in
+	// a row (default 4; stall rule existence.StallSameCall). The last
+	// repeat is not run.
+	MaxSameCalls int
 	// Temperature and MaxTokens are passed on every [llm.Request]: a nil
 	// Temperature is not sent, and MaxTokens 0 leaves the output length in
 	// tokens to the server.
@@ -121,6 +174,7 @@ func New(cfg Config) (*Executor, error) {
 		{"BrokenAfter", int64(cfg.BrokenAfter)},
 		{"MaxTokens", int64(cfg.MaxTokens)},
 		{"MaxResultChars", int64(cfg.MaxResultChars)},
+		{"MaxSameCalls", int64(cfg.MaxSameCalls)},
 	} {
 		if f.v < 0 {
 			return nil, fmt.Errorf("toolloop: Config.%s is negative", f.name)
@@ -131,8 +185,9 @@ func New(cfg Config) (*Executor, error) {
 	setDefault(&cfg.MaxConsecutiveFailures, DefaultMaxConsecutiveFailures)
 	setDefault(&cfg.BrokenAfter, DefaultBrokenAfter)
 	setDefault(&cfg.MaxResultChars, DefaultMaxResultChars)
+	setDefault(&cfg.MaxSameCalls, DefaultMaxSameCalls)
 	if cfg.Check == nil {
-		cfg.Check = nonEmpty
+		cfg.Check = RequireEvidence
 	}
 	cfg.Tools = slices.Clone(cfg.Tools)
 
@@ -172,27 +227,28 @@ func setDefault[T int | time.Duration](p *T, def T) {
 	}
 }
 
-func nonEmpty(_ context.Context, _ existence.Assignment, final string) error {
-	if strings.TrimSpace(final) == "" {
-		return ErrEmptyAnswer
-	}
-	return nil
-}
-
 // Execute pursues a.Goal and reports how it ended:
 //
 //   - DONE: the model gave a final answer (a reply with no tool calls) and
-//     Config.Check passed; Summary is the trimmed answer.
-//   - ABANDONED: Config.MaxConsecutiveFailures tool failures in a row
-//     (Summary names the count and the last failure); the step budget ran
-//     out (Summary: "step budget of 20 model turns exhausted before a final
-//     answer"); or ctx ended (Summary: "interrupted after N model turns:
-//     " + the cause). An interrupted goal returns promptly with a nil
-//     error: it was stopped, it did not fail, and the agent cancels ctx
-//     itself when a host message interrupts the goal.
+//     Config.Check passed (by default [RequireEvidence]: at least one tool
+//     call succeeded); Summary is the trimmed answer.
+//   - ABANDONED by a stall rule (Outcome.Stall names it, and an
+//     [existence.EventStall] reports it): the same tool call
+//     Config.MaxSameCalls times in a row (existence.StallSameCall; Summary
+//     "abandoned: the same tool call was made 4 times in a row: ...");
+//     Config.MaxConsecutiveFailures tool failures in a row
+//     (existence.StallNoProgress; Summary names the count and the last
+//     failure); the step budget ran out (existence.StallStepBudget;
+//     Summary "step budget of 20 model turns exhausted before a final
+//     answer").
+//   - ABANDONED because ctx ended (Summary: "interrupted after N model
+//     turns: " + the cause; no Stall). An interrupted goal returns
+//     promptly with a nil error: it was stopped, it did not fail, and the
+//     agent cancels ctx itself when a host message interrupts the goal.
 //   - FAILED: the model returned an error (Summary "model error: ...", and
 //     the error is returned too, wrapped), or Check refused the final answer
-//     (Summary "artifact check failed: ...", nil error).
+//     (Summary "artifact check failed: " + the reason, such as "no action
+//     taken: ..." or "no tool call succeeded: ...", nil error).
 //
 // A tool failure is an unknown tool, arguments that fail validation, an
 // error from Call, a panic in Call, or a timeout; the model sees
@@ -254,7 +310,9 @@ func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existen
 
 		if len(resp.ToolCalls) == 0 {
 			final := strings.TrimSpace(resp.Text)
-			if err := e.cfg.Check(ctx, a, final); err != nil {
+			f := Final{Answer: final, Calls: r.calls, Succeeded: r.succeeded,
+				Artifacts: slices.Clone(r.artifacts), Discoveries: slices.Clone(r.discoveries)}
+			if err := e.cfg.Check(ctx, a, f); err != nil {
 				if ctx.Err() != nil {
 					return r.interrupted(ctx), nil
 				}
@@ -271,6 +329,11 @@ func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existen
 		}
 		msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: resp.Text, ToolCalls: calls})
 		for _, c := range calls {
+			if r.same(c) >= e.cfg.MaxSameCalls {
+				return r.stalled(existence.StallSameCall, fmt.Sprintf(
+					"abandoned: the same tool call was made %d times in a row: %s %s",
+					r.sameCount, c.Name, runes.Head(string(c.Arguments), 200))), nil
+			}
 			result, failed := r.call(ctx, c)
 			if ctx.Err() != nil {
 				return r.interrupted(ctx), nil
@@ -282,13 +345,13 @@ func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existen
 			}
 			r.consecutive++
 			if r.consecutive >= e.cfg.MaxConsecutiveFailures {
-				return r.outcome(identity.Abandoned, fmt.Sprintf(
+				return r.stalled(existence.StallNoProgress, fmt.Sprintf(
 					"abandoned after %d consecutive tool failures; last: %s: %s",
 					r.consecutive, c.Name, runes.Head(result, 200))), nil
 			}
 		}
 	}
-	return r.outcome(identity.Abandoned, fmt.Sprintf(
+	return r.stalled(existence.StallStepBudget, fmt.Sprintf(
 		"step budget of %s exhausted before a final answer", turns(e.cfg.MaxSteps))), nil
 }
 
@@ -339,6 +402,9 @@ type run struct {
 	steps                      int
 	promptTokens, outputTokens int
 	consecutive                int
+	calls, succeeded           int            // tool calls made, and those that succeeded
+	sameKey                    string         // the last tool call, as sameKey returns it
+	sameCount                  int            // how many times in a row it was made
 	failures                   map[string]int // per known tool
 	artifacts                  []string
 	discoveries                []identity.Discovery
@@ -362,6 +428,43 @@ func (r *run) outcome(status identity.GoalStatus, summary string) existence.Outc
 		Artifacts:    slices.Clone(r.artifacts),
 		Discoveries:  slices.Clone(r.discoveries),
 	}
+}
+
+// stalled ends the goal ABANDONED by a stall rule, and reports an
+// [existence.EventStall].
+func (r *run) stalled(rule, summary string) existence.Outcome {
+	out := r.outcome(identity.Abandoned, summary)
+	out.Stall = rule
+	if r.a.Report != nil {
+		r.a.Report(existence.Event{Kind: existence.EventStall, Cause: rule, Goal: r.a.Goal.Objective, Text: summary})
+	}
+	return out
+}
+
+// same counts c against the previous tool calls and returns how many times
+// in a row the same call has now been made.
+func (r *run) same(c llm.ToolCall) int {
+	k := sameKey(c)
+	if k == r.sameKey {
+		r.sameCount++
+	} else {
+		r.sameKey, r.sameCount = k, 1
+	}
+	return r.sameCount
+}
+
+// sameKey identifies a tool call by its name and arguments compared as
+// JSON values (key order and spacing do not matter); arguments that are not
+// JSON are compared as bytes.
+func sameKey(c llm.ToolCall) string {
+	args := []byte(c.Arguments)
+	var v any
+	if err := json.Unmarshal(args, &v); err == nil {
+		if b, err := json.Marshal(v); err == nil {
+			args = b
+		}
+	}
+	return c.Name + "\x00" + string(args)
 }
 
 func (r *run) interrupted(ctx context.Context) existence.Outcome {
@@ -397,6 +500,10 @@ func (r *run) call(ctx context.Context, c llm.ToolCall) (result string, failed b
 	}
 	if failed && known {
 		r.failures[c.Name]++
+	}
+	r.calls++
+	if !failed {
+		r.succeeded++
 	}
 	if !failed && result == "" {
 		result = "(no output)"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -89,6 +90,19 @@ func (e *events) report(ev existence.Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.all = append(e.all, ev)
+}
+
+// stalls returns the EventStall events.
+func (e *events) stalls() []existence.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []existence.Event
+	for _, ev := range e.all {
+		if ev.Kind == existence.EventStall {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 func (e *events) tools() []existence.ToolCall {
@@ -206,7 +220,7 @@ func TestExecuteHappyPath(t *testing.T) {
 }
 
 func TestExecuteTaskInPrompt(t *testing.T) {
-	fake := llmtest.NewFake(final("done"))
+	fake := llmtest.NewFake(tools(call("", "echo", `{"text":"logs"}`)), final("done"))
 	e := newExecutor(t, fake, &kit{}, nil)
 	a := assignment(nil)
 	a.Task = &prompt.Task{ID: "t-7", Description: "summarise the logs"}
@@ -296,7 +310,15 @@ func TestExecuteToolResults(t *testing.T) {
 			e := newExecutor(t, fake, k, nil)
 			out, err := e.Execute(context.Background(), assignment(ev))
 			require.NoError(t, err)
-			assert.Equal(t, identity.Done, out.Status, "the loop goes on after a tool result")
+			// The loop goes on after a tool result; the goal is DONE only
+			// when the call succeeded (issue 15).
+			if tt.failed {
+				assert.Equal(t, identity.Failed, out.Status)
+				assert.Equal(t, "artifact check failed: no tool call succeeded: all 1 tool calls failed", out.Summary)
+			} else {
+				assert.Equal(t, identity.Done, out.Status)
+				assert.Equal(t, "ok", out.Summary)
+			}
 			assert.Equal(t, tt.invoked, k.recorded())
 			assert.Empty(t, out.Artifacts)
 
@@ -365,18 +387,26 @@ func TestExecuteStepBudget(t *testing.T) {
 }
 
 func TestExecuteDefaultStepBudget(t *testing.T) {
-	fake := llmtest.NewFake(tools(call("", "echo", `{"text":"again"}`)))
-	fake.Repeat = true
+	n := 0
+	fake := llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		n++ // a different call every turn: no same-call stall
+		return &llm.Response{ToolCalls: []llm.ToolCall{call("", "echo", fmt.Sprintf(`{"text":"again %d"}`, n))}}, nil
+	})
+	ev := &events{}
 	e := newExecutor(t, fake, &kit{}, nil)
-	out, err := e.Execute(context.Background(), assignment(nil))
+	out, err := e.Execute(context.Background(), assignment(ev))
 	require.NoError(t, err)
 	assert.Equal(t, identity.Abandoned, out.Status)
 	assert.Equal(t, "step budget of 20 model turns exhausted before a final answer", out.Summary)
 	assert.Equal(t, 20, out.Steps)
+	assert.Equal(t, existence.StallStepBudget, out.Stall)
+	assert.Equal(t, []existence.Event{{Kind: existence.EventStall, Cause: existence.StallStepBudget,
+		Goal: "write a field report", Text: out.Summary}}, ev.stalls())
 }
 
 func TestExecuteConsecutiveFailures(t *testing.T) {
 	bad := call("", "fail", `{"text":"x"}`)
+	bad2 := call("", "fail", `{"text":"y"}`) // not the same call as bad
 	good := call("", "echo", `{"text":"ok"}`)
 	tests := []struct {
 		name    string
@@ -387,14 +417,14 @@ func TestExecuteConsecutiveFailures(t *testing.T) {
 	}{
 		{
 			name:    "four in a row",
-			script:  []llmtest.Reply{tools(bad), tools(bad), tools(bad), tools(bad), final("unreachable")},
+			script:  []llmtest.Reply{tools(bad), tools(bad2), tools(bad), tools(bad2), final("unreachable")},
 			status:  identity.Abandoned,
 			summary: "abandoned after 4 consecutive tool failures; last: fail: Error: disk on fire",
 			steps:   4,
 		},
 		{
 			name:    "four in one turn",
-			script:  []llmtest.Reply{tools(bad, bad, bad, bad, good), final("unreachable")},
+			script:  []llmtest.Reply{tools(bad, bad2, bad, bad2, good), final("unreachable")},
 			status:  identity.Abandoned,
 			summary: "abandoned after 4 consecutive tool failures; last: fail: Error: disk on fire",
 			steps:   1,
@@ -468,15 +498,30 @@ func TestExecuteEmptyFinalAnswer(t *testing.T) {
 	out, err := e.Execute(context.Background(), assignment(nil))
 	require.NoError(t, err)
 	assert.Equal(t, identity.Failed, out.Status)
-	assert.Equal(t, "artifact check failed: final answer is empty", out.Summary)
+	assert.Equal(t, "artifact check failed: no action taken: the final answer came without any tool call", out.Summary)
 	assert.Equal(t, 1, out.Steps)
+
+	// After a successful call, a blank answer still fails.
+	turn := 0
+	m = llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		turn++
+		if turn == 1 {
+			return &llm.Response{ToolCalls: []llm.ToolCall{call("", "echo", `{"text":"x"}`)}}, nil
+		}
+		return &llm.Response{Text: " \n"}, nil
+	})
+	e = newExecutor(t, m, &kit{}, nil)
+	out, err = e.Execute(context.Background(), assignment(nil))
+	require.NoError(t, err)
+	assert.Equal(t, identity.Failed, out.Status)
+	assert.Equal(t, "artifact check failed: final answer is empty", out.Summary)
 }
 
 func TestExecuteCustomCheck(t *testing.T) {
 	var got []string
-	check := func(ctx context.Context, a existence.Assignment, final string) error {
-		got = append(got, a.AgentName+"|"+a.Goal.Objective+"|"+final)
-		if !strings.Contains(final, "report.md") {
+	check := func(ctx context.Context, a existence.Assignment, f toolloop.Final) error {
+		got = append(got, a.AgentName+"|"+a.Goal.Objective+"|"+f.Answer)
+		if !strings.Contains(f.Answer, "report.md") {
 			return errors.New("no report.md was written")
 		}
 		return nil
@@ -599,7 +644,8 @@ func TestExecuteToolPanic(t *testing.T) {
 	require.NoError(t, err)
 	out, err := e.Execute(context.Background(), assignment(nil))
 	require.NoError(t, err)
-	assert.Equal(t, identity.Done, out.Status)
+	assert.Equal(t, identity.Failed, out.Status, "the only call panicked")
+	assert.Equal(t, "artifact check failed: no tool call succeeded: all 1 tool calls failed", out.Summary)
 	assert.Equal(t, "Error: tool panicked: kaboom", lastMessage(fake.Requests()[1]).Content)
 }
 
@@ -773,7 +819,7 @@ func TestExecuteWorldInDefaultSystemPrompt(t *testing.T) {
 
 func TestExecuteUsesTheAssignmentModel(t *testing.T) {
 	fake := llmtest.NewFake(final("done with the agent's model"))
-	e, err := toolloop.New(toolloop.Config{})
+	e, err := toolloop.New(toolloop.Config{Check: func(context.Context, existence.Assignment, toolloop.Final) error { return nil }})
 	require.NoError(t, err)
 	a := assignment(nil)
 	a.Model = fake

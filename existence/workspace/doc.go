@@ -11,10 +11,19 @@
 // these rules). Symlinks that stay inside are followed for reads; writes
 // never follow a symlink.
 //
-// Writes are atomic and durable (temp file, fsync, atomic rename, fsync of
-// the directory), and appends rewrite the file the same way. [Limits] caps
-// reads ([ErrTooLarge]), writes ([ErrTooLarge]) and the total size of the
-// workspace ([ErrQuota]).
+// Writes are atomic and durable (temp file, fsync, [os.Root.Rename], fsync
+// of the directory), and appends rewrite the file the same way. [Limits]
+// caps reads ([ErrTooLarge]), writes ([ErrTooLarge]), and the total size
+// and number of files of the workspace ([ErrQuota]), counted once when the
+// workspace is opened and then kept up to date.
+//
+// Beyond what os.Root guarantees, the workspace refuses named pipes,
+// sockets and devices without opening them ([ErrNotRegular]; a FIFO would
+// otherwise block the reader), and regular files with more than one hard
+// link ([ErrHardLink]; a hard link can share a file outside the directory).
+// No lock is held across a blocking open or read, so one slow file never
+// holds up the other agents or [Workspace.Close]. [Open] lists these
+// guarantees in full (issue 15).
 //
 // [Workspace.Tools] returns the five tools for a [toolloop.Executor]. They
 // report to the goal's outcome: write_file and append_file report the paths

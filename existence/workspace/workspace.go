@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -8,12 +10,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"unicode/utf8"
-
-	"github.com/existence-loop/sdk/internal/atomicfile"
 )
 
 // Default limits; see [Limits].
@@ -22,6 +25,7 @@ const (
 	DefaultMaxWriteBytes  = 256 << 10
 	DefaultQuota          = 64 << 20
 	DefaultMaxListEntries = 500
+	DefaultMaxFiles       = 10000
 )
 
 // Path limits: a path component may be at most 255 bytes (the common file
@@ -43,8 +47,18 @@ var (
 	// ErrTooLarge: a file is above Limits.MaxReadBytes, or a write would
 	// make one above Limits.MaxWriteBytes.
 	ErrTooLarge = errors.New("file too large")
-	// ErrQuota: a write would take the workspace above Limits.Quota.
+	// ErrQuota: a write would take the workspace above Limits.Quota
+	// bytes or Limits.MaxFiles files.
 	ErrQuota = errors.New("workspace quota exceeded")
+	// ErrNotRegular: the path names something that is neither a regular
+	// file nor a directory (a named pipe, a socket, a device). It is
+	// refused before it is opened, so a FIFO cannot block the workspace.
+	ErrNotRegular = errors.New("not a regular file or directory")
+	// ErrHardLink: a regular file has more than one hard link. A hard
+	// link made before the workspace was opened may share its content
+	// with a file outside the workspace, which os.Root cannot see, so
+	// such files are neither read nor written (issue 15).
+	ErrHardLink = errors.New("file has more than one hard link")
 	// ErrNotText: a file read as text is not valid UTF-8.
 	ErrNotText = errors.New("not a UTF-8 text file")
 	// ErrIsDir: a file operation named a directory.
@@ -66,8 +80,12 @@ type Limits struct {
 	// (default 256 KiB).
 	MaxWriteBytes int64
 	// Quota is the total size of the regular files in the workspace
-	// (default 64 MiB), checked before every write and append.
+	// (default 64 MiB), checked before every write and append against a
+	// running count (see [Workspace.Usage]).
 	Quota int64
+	// MaxFiles is the most regular files the workspace may hold (default
+	// 10,000), checked like Quota when a write creates a file.
+	MaxFiles int
 	// MaxListEntries is the most entries List returns (default 500).
 	MaxListEntries int
 }
@@ -84,6 +102,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxListEntries <= 0 {
 		l.MaxListEntries = DefaultMaxListEntries
+	}
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = DefaultMaxFiles
 	}
 	return l
 }
@@ -104,17 +125,30 @@ type Entry struct {
 
 // Workspace is one directory in which agents read and write files. Every
 // operation goes through an [os.Root], so no path can leave the directory,
-// even through a symlink; see [Open] for the path rules. A Workspace is safe
-// for concurrent use by the goroutines of one process (operations are
-// serialised, so quota checks are exact); several processes sharing one
-// directory may together exceed the quota.
+// even through a symlink; see [Open] for the path rules and the guarantees.
+// A Workspace is safe for concurrent use by the goroutines of one process:
+// changes to one path are serialised (so appends lose nothing), and the
+// quota is checked against a running count kept under a short lock that is
+// never held across a blocking open or read. Changes made to the directory
+// by other processes are not counted until the workspace is opened again.
 type Workspace struct {
 	dir    string
 	limits Limits
 	escape error // the os.Root "path escapes" error, for errors.Is
 
+	// mu guards the fields below. It is held only for bookkeeping, never
+	// across file-system calls that can block.
+	mu    sync.Mutex
+	root  *os.Root
+	bytes int64                // running size of the regular files
+	files int                  // running count of the regular files
+	paths map[string]*pathLock // per-path locks of writes and deletes
+}
+
+// pathLock serialises the changes to one path; refs counts its users.
+type pathLock struct {
 	mu   sync.Mutex
-	root *os.Root
+	refs int
 }
 
 // Open opens the workspace in dir, creating the directory (mode 0700) if it
@@ -131,6 +165,33 @@ type Workspace struct {
 // listings; writes, appends and deletes refuse to go through a symlinked
 // directory, and writes refuse a symlink as the target. "." and "" after
 // cleaning name the root, which only List accepts.
+//
+// What the sandbox guarantees, and how:
+//
+//   - No path leaves dir: every operation goes through an [os.Root]
+//     (which resolves each component itself, relative to the directory's
+//     file descriptor), which refuses ".." and
+//     symlinks that lead outside, even when they change during the call.
+//     Writes create a temp file and rename it with [os.Root.Rename], so
+//     the rename cannot be redirected either.
+//   - os.Root does not see hard links: a hard link made inside dir to a
+//     file outside (before the workspace was opened, by someone with
+//     access to both) shares that file's content. Regular files with a
+//     link count above 1 are therefore refused for reads, writes and
+//     appends ([ErrHardLink]); deleting one removes only its name.
+//   - os.Root does not stop at named pipes, sockets or devices: opening a
+//     FIFO blocks until a writer appears. The workspace checks the type
+//     first and refuses anything that is not a regular file or a
+//     directory ([ErrNotRegular]); it then opens with O_NONBLOCK and
+//     checks again that the opened file is the one it checked, so a file
+//     swapped for a FIFO meanwhile cannot block it either.
+//   - Quotas: [Limits].Quota bytes and [Limits].MaxFiles regular files,
+//     counted once by walking the tree when the workspace is opened and
+//     then kept up to date by every write, append and delete (no walk per
+//     write).
+//
+// Errors: an empty dir, a dir that cannot be created or opened, or a walk
+// of the tree that fails.
 func Open(dir string, l Limits) (*Workspace, error) {
 	if dir == "" {
 		return nil, errors.New("workspace: empty directory name")
@@ -153,7 +214,42 @@ func Open(dir string, l Limits) (*Workspace, error) {
 	if _, err := root.Lstat(".."); err != nil {
 		escape = errors.Unwrap(err)
 	}
-	return &Workspace{dir: abs, limits: l.withDefaults(), escape: escape, root: root}, nil
+	w := &Workspace{dir: abs, limits: l.withDefaults(), escape: escape, root: root, paths: map[string]*pathLock{}}
+	if w.bytes, w.files, err = scan(root); err != nil {
+		root.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// scans counts the walks of whole trees, for the tests.
+var scans atomic.Int64
+
+// scan measures the regular files under root: their total size and
+// number. Symlinks are not followed.
+func scan(root *os.Root) (bytes int64, files int, err error) {
+	scans.Add(1)
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) { // removed meanwhile
+					return nil
+				}
+				return err
+			}
+			bytes += info.Size()
+			files++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("workspace: measuring usage: %w", err)
+	}
+	return bytes, files, nil
 }
 
 // Dir returns the workspace's absolute directory.
@@ -163,7 +259,8 @@ func (w *Workspace) Dir() string { return w.dir }
 func (w *Workspace) Limits() Limits { return w.limits }
 
 // Close releases the workspace's directory handle. Operations after Close
-// return [ErrClosed]. Close is idempotent.
+// return [ErrClosed]; an operation in progress fails with ErrClosed at its
+// next step (Close does not wait for it). Close is idempotent.
 func (w *Workspace) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -175,14 +272,37 @@ func (w *Workspace) Close() error {
 	return err
 }
 
-// lock takes the workspace lock and returns the root, or ErrClosed.
-func (w *Workspace) lock() (*os.Root, error) {
+// handle returns the root, or ErrClosed. The workspace lock is taken only
+// to read it.
+func (w *Workspace) handle() (*os.Root, error) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.root == nil {
-		w.mu.Unlock()
 		return nil, ErrClosed
 	}
 	return w.root, nil
+}
+
+// lockPath serialises changes to name; call the returned function to
+// release it.
+func (w *Workspace) lockPath(name string) func() {
+	w.mu.Lock()
+	l := w.paths[name]
+	if l == nil {
+		l = &pathLock{}
+		w.paths[name] = l
+	}
+	l.refs++
+	w.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		w.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(w.paths, name)
+		}
+		w.mu.Unlock()
+	}
 }
 
 // Clean checks a workspace path against the rules of [Open] (all but the
@@ -260,6 +380,8 @@ func (w *Workspace) wrap(p string, err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, os.ErrClosed):
+		return fmt.Errorf("%s: %w", quote(p), ErrClosed)
 	case w.escape != nil && errors.Is(err, w.escape):
 		return fmt.Errorf("%w %s: it leads outside the workspace (through a symlink)", ErrPath, quote(p))
 	case errors.Is(err, fs.ErrNotExist):
@@ -273,18 +395,18 @@ func (w *Workspace) wrap(p string, err error) error {
 }
 
 // Read returns the content of the text file p. Errors: [ErrPath];
-// fs.ErrNotExist; [ErrIsDir]; [ErrTooLarge] above Limits.MaxReadBytes;
+// fs.ErrNotExist; [ErrIsDir]; [ErrNotRegular] for a named pipe, socket or
+// device; [ErrHardLink]; [ErrTooLarge] above Limits.MaxReadBytes;
 // [ErrNotText] for a file that is not UTF-8; [ErrClosed].
 func (w *Workspace) Read(p string) (string, error) {
 	name, err := fileName(p)
 	if err != nil {
 		return "", err
 	}
-	root, err := w.lock()
+	root, err := w.handle()
 	if err != nil {
 		return "", err
 	}
-	defer w.mu.Unlock()
 	data, err := w.read(root, name, w.limits.MaxReadBytes)
 	if err != nil {
 		return "", err
@@ -295,25 +417,69 @@ func (w *Workspace) Read(p string) (string, error) {
 	return string(data), nil
 }
 
-// read reads a regular file of at most max bytes through root.
+// kind describes a file mode that is neither regular nor a directory.
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	}
+	return "not a regular file"
+}
+
+// checkRegular refuses what the workspace does not read or write: a
+// directory ([ErrIsDir]), anything that is not a regular file
+// ([ErrNotRegular]), and a regular file with more than one hard link
+// ([ErrHardLink]).
+func checkRegular(name string, st fs.FileInfo) error {
+	switch {
+	case st.IsDir():
+		return fmt.Errorf("%s: %w", quote(name), ErrIsDir)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("%s: %w: it is %s", quote(name), ErrNotRegular, kind(st.Mode()))
+	}
+	if n := links(st); n > 1 {
+		return fmt.Errorf("%s: %w: it has %d; a hard link may share a file outside the workspace", quote(name), ErrHardLink, n)
+	}
+	return nil
+}
+
+// read reads a regular file of at most max bytes through root. The type is
+// checked before the file is opened, the open does not block (O_NONBLOCK),
+// and the opened file must be the one checked.
 func (w *Workspace) read(root *os.Root, name string, max int64) ([]byte, error) {
-	f, err := root.Open(name)
+	st, err := root.Stat(name)
+	if err != nil {
+		return nil, w.wrap(name, err)
+	}
+	if err := checkRegular(name, st); err != nil {
+		if errors.Is(err, ErrIsDir) {
+			err = fmt.Errorf("%w; use list_files", err)
+		}
+		return nil, err
+	}
+	f, err := root.OpenFile(name, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, w.wrap(name, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	fst, err := f.Stat()
 	if err != nil {
 		return nil, w.wrap(name, err)
 	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("%s: %w; use list_files", quote(name), ErrIsDir)
+	if !os.SameFile(st, fst) {
+		return nil, fmt.Errorf("%s: changed while being opened; try again", quote(name))
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", quote(name))
+	if err := checkRegular(name, fst); err != nil {
+		return nil, err
 	}
-	if st.Size() > max {
-		return nil, fmt.Errorf("%s: %w: %d bytes, the limit is %d", quote(name), ErrTooLarge, st.Size(), max)
+	if fst.Size() > max {
+		return nil, fmt.Errorf("%s: %w: %d bytes, the limit is %d", quote(name), ErrTooLarge, fst.Size(), max)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
@@ -327,13 +493,15 @@ func (w *Workspace) read(root *os.Root, name string, max int64) ([]byte, error) 
 
 // Write replaces the file p with content, creating it and its parent
 // directories (mode 0700) as needed. The write is atomic and durable: a
-// temp file in the same directory, fsync, atomic rename, fsync of the
-// directory; after a crash p holds its old content or the new, never a mix.
+// temp file in the same directory, fsync, [os.Root.Rename] over p, fsync of
+// the directory; after a crash p holds its old content or the new, never a
+// mix.
 //
 // Errors: [ErrPath] (including a symlink as the target, or a symlinked
-// directory on the way); [ErrIsDir]; [ErrTooLarge] above
-// Limits.MaxWriteBytes; [ErrQuota] when the workspace would exceed
-// Limits.Quota; [ErrClosed]. A refused write changes nothing.
+// directory on the way); [ErrIsDir]; [ErrNotRegular]; [ErrHardLink];
+// [ErrTooLarge] above Limits.MaxWriteBytes; [ErrQuota] when the workspace
+// would exceed Limits.Quota or Limits.MaxFiles; [ErrClosed]. A refused
+// write changes nothing.
 func (w *Workspace) Write(p, content string) error {
 	_, err := w.put(p, content, false)
 	return err
@@ -356,24 +524,24 @@ func (w *Workspace) put(p, content string, appending bool) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	root, err := w.lock()
+	root, err := w.handle()
 	if err != nil {
 		return 0, err
 	}
-	defer w.mu.Unlock()
+	defer w.lockPath(name)()
 
 	// Every check comes before the first change.
 	var oldSize int64
+	exists := false
 	st, err := root.Lstat(name)
 	switch {
 	case err == nil && st.Mode()&fs.ModeSymlink != 0:
 		return 0, fmt.Errorf("%w %s: it is a symlink; writes do not follow symlinks", ErrPath, quote(name))
-	case err == nil && st.IsDir():
-		return 0, fmt.Errorf("%s: %w", quote(name), ErrIsDir)
-	case err == nil && !st.Mode().IsRegular():
-		return 0, fmt.Errorf("%s: not a regular file", quote(name))
 	case err == nil:
-		oldSize = st.Size()
+		if err := checkRegular(name, st); err != nil {
+			return 0, err
+		}
+		oldSize, exists = st.Size(), true
 	case !errors.Is(err, fs.ErrNotExist):
 		return 0, w.wrap(name, err)
 	}
@@ -388,66 +556,136 @@ func (w *Workspace) put(p, content string, appending bool) (int64, error) {
 		}
 		return 0, fmt.Errorf("%s: %w: %s %d bytes, the write limit is %d", quote(name), ErrTooLarge, what, size, w.limits.MaxWriteBytes)
 	}
-	used, err := w.usage(root)
-	if err != nil {
-		return 0, err
+	newFiles := 0
+	if !exists {
+		newFiles = 1
 	}
-	if after := used - oldSize + size; after > w.limits.Quota {
-		return 0, fmt.Errorf("%s: %w: the workspace would hold %d bytes, the quota is %d; delete files to make room",
-			quote(name), ErrQuota, after, w.limits.Quota)
+	if err := w.reserve(name, size-oldSize, newFiles); err != nil {
+		return 0, err
 	}
 	data := []byte(content)
 	if appending && oldSize > 0 {
 		old, err := w.read(root, name, w.limits.MaxWriteBytes)
 		if err != nil {
+			w.release(size-oldSize, newFiles)
 			return 0, err
 		}
 		data = append(old, content...)
-		size = int64(len(data))
 	}
+	if err := w.writeAtomic(root, name, data); err != nil {
+		w.release(size-oldSize, newFiles)
+		return 0, err
+	}
+	if d := int64(len(data)) - size; d != 0 { // the file changed under us
+		w.release(-d, 0)
+	}
+	return int64(len(data)), nil
+}
 
+// reserve adds bytes and files to the running usage, or returns ErrQuota
+// when that would exceed the limits.
+func (w *Workspace) reserve(name string, bytes int64, files int) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.root == nil {
+		return ErrClosed
+	}
+	if after := w.bytes + bytes; bytes > 0 && after > w.limits.Quota {
+		return fmt.Errorf("%s: %w: the workspace would hold %d bytes, the quota is %d; delete files to make room",
+			quote(name), ErrQuota, after, w.limits.Quota)
+	}
+	if after := w.files + files; files > 0 && after > w.limits.MaxFiles {
+		return fmt.Errorf("%s: %w: the workspace would hold %d files, the limit is %d; delete files to make room",
+			quote(name), ErrQuota, after, w.limits.MaxFiles)
+	}
+	w.bytes += bytes
+	w.files += files
+	return nil
+}
+
+// release takes bytes and files back from the running usage.
+func (w *Workspace) release(bytes int64, files int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.bytes -= bytes
+	w.files -= files
+}
+
+// writeAtomic replaces name with data through root: parent directories,
+// a temp file in the same directory (O_EXCL), fsync, os.Root.Rename over
+// name, fsync of the directory. A failed write removes its temp file.
+func (w *Workspace) writeAtomic(root *os.Root, name string, data []byte) (err error) {
 	dir, base := path.Split(name)
 	dir = strings.TrimSuffix(dir, "/")
 	if err := w.mkdirs(root, dir); err != nil {
-		return 0, err
+		return err
 	}
 	if err := w.checkNoSymlinkDirs(root, dir); err != nil {
-		return 0, err
+		return err
 	}
-	// os.Root has no Rename before Go 1.25, so the atomic rename goes
-	// through the joined path. checkNoSymlinkDirs has just verified that
-	// no directory on the way is a symlink, and a rename replaces a
-	// symlink at the target rather than following it. A process that
-	// swaps a directory for a symlink between the check and the rename
-	// could still redirect it: a TOCTOU window that the workspace lock
-	// closes for everything going through this Workspace, but not for
-	// other processes writing into the directory.
-	if err := atomicfile.WriteFile(filepath.Join(w.dir, filepath.FromSlash(dir)), base, data, 0o600); err != nil {
-		return 0, w.wrap(name, err)
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := path.Join(dir, "."+base+".tmp-"+hex.EncodeToString(rnd[:]))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return w.wrap(name, err)
 	}
-	return size, nil
+	defer func() {
+		if err != nil {
+			f.Close()
+			root.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return w.wrap(name, err)
+	}
+	if err = f.Chmod(0o600); err != nil && runtime.GOOS != "windows" { // umask may have changed it
+		return w.wrap(name, err)
+	}
+	if err = f.Sync(); err != nil {
+		return w.wrap(name, err)
+	}
+	if err = f.Close(); err != nil {
+		return w.wrap(name, err)
+	}
+	if err = root.Rename(tmp, name); err != nil {
+		return w.wrap(name, err)
+	}
+	return w.syncDir(root, dir)
 }
 
-// mkdirs creates dir and its parents through root, one step at a time.
+// syncDir fsyncs a directory of the workspace so that a rename in it is
+// durable. It is a no-op on Windows, where directories cannot be synced.
+func (w *Workspace) syncDir(root *os.Root, dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	if dir == "" {
+		dir = "."
+	}
+	d, err := root.Open(dir)
+	if err != nil {
+		return w.wrap(dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return w.wrap(dir, err)
+	}
+	return nil
+}
+
+// mkdirs creates dir and its parents through root ([os.Root.MkdirAll]) and
+// checks that it is a directory.
 func (w *Workspace) mkdirs(root *os.Root, dir string) error {
 	if dir == "" {
 		return nil
 	}
-	parts := strings.Split(dir, "/")
-	for i := range parts {
-		sub := strings.Join(parts[:i+1], "/")
-		err := root.Mkdir(sub, 0o700)
-		if err == nil || errors.Is(err, fs.ErrExist) {
-			st, serr := root.Stat(sub)
-			if serr != nil {
-				return w.wrap(sub, serr)
-			}
-			if !st.IsDir() {
-				return fmt.Errorf("%s: %w", quote(sub), ErrNotDir)
-			}
-			continue
+	if err := root.MkdirAll(dir, 0o700); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && errors.Is(err, syscall.ENOTDIR) {
+			return fmt.Errorf("%s: %w", quote(dir), ErrNotDir)
 		}
-		return w.wrap(sub, err)
+		return w.wrap(dir, err)
 	}
 	return nil
 }
@@ -478,7 +716,8 @@ func (w *Workspace) checkNoSymlinkDirs(root *os.Root, dir string) error {
 // List returns the entries of directory p ("." for the root), sorted by
 // name: the first Limits.MaxListEntries of them. Symlinks are listed, not
 // followed (a symlink to a directory inside the workspace can itself be
-// listed). Errors: [ErrPath]; fs.ErrNotExist; [ErrNotDir]; [ErrClosed].
+// listed). Errors: [ErrPath]; fs.ErrNotExist; [ErrNotDir] (also for a
+// named pipe, socket or device, which is never opened); [ErrClosed].
 func (w *Workspace) List(p string) ([]Entry, error) {
 	entries, _, err := w.list(p)
 	return entries, err
@@ -490,21 +729,27 @@ func (w *Workspace) list(p string) (entries []Entry, more int, err error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	root, err := w.lock()
+	root, err := w.handle()
 	if err != nil {
 		return nil, 0, err
 	}
-	defer w.mu.Unlock()
-	f, err := root.Open(dir)
-	if err != nil {
-		return nil, 0, w.wrap(dir, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	st, err := root.Stat(dir)
 	if err != nil {
 		return nil, 0, w.wrap(dir, err)
 	}
 	if !st.IsDir() {
+		return nil, 0, fmt.Errorf("%s: %w", quote(dir), ErrNotDir)
+	}
+	f, err := root.OpenFile(dir, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, 0, w.wrap(dir, err)
+	}
+	defer f.Close()
+	fst, err := f.Stat()
+	if err != nil {
+		return nil, 0, w.wrap(dir, err)
+	}
+	if !fst.IsDir() || !os.SameFile(st, fst) {
 		return nil, 0, fmt.Errorf("%s: %w", quote(dir), ErrNotDir)
 	}
 	des, err := f.ReadDir(-1)
@@ -529,19 +774,19 @@ func (w *Workspace) list(p string) (entries []Entry, more int, err error) {
 }
 
 // Delete removes the file p, or the directory p if it is empty; a symlink
-// is removed itself, never its target. Errors: [ErrPath] (including a
-// symlinked directory on the way); fs.ErrNotExist; [ErrNotEmpty];
-// [ErrClosed].
+// is removed itself, never its target, and a hard-linked file loses only
+// this name. Errors: [ErrPath] (including a symlinked directory on the
+// way); fs.ErrNotExist; [ErrNotEmpty]; [ErrClosed].
 func (w *Workspace) Delete(p string) error {
 	name, err := fileName(p)
 	if err != nil {
 		return err
 	}
-	root, err := w.lock()
+	root, err := w.handle()
 	if err != nil {
 		return err
 	}
-	defer w.mu.Unlock()
+	defer w.lockPath(name)()
 	dir, _ := path.Split(name)
 	if err := w.checkNoSymlinkDirs(root, strings.TrimSuffix(dir, "/")); err != nil {
 		return err
@@ -562,40 +807,32 @@ func (w *Workspace) Delete(p string) error {
 		}
 		return w.wrap(name, err)
 	}
+	if st.Mode().IsRegular() {
+		w.release(st.Size(), 1)
+	}
 	return nil
 }
 
 // Usage returns the total size in bytes of the regular files in the
-// workspace (symlinks are not followed). It walks the whole tree.
+// workspace (symlinks are not followed): the running count, measured when
+// the workspace was opened and updated by every write, append and delete
+// made through it. Errors: [ErrClosed].
 func (w *Workspace) Usage() (int64, error) {
-	root, err := w.lock()
-	if err != nil {
-		return 0, err
-	}
+	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.usage(root)
+	if w.root == nil {
+		return 0, ErrClosed
+	}
+	return w.bytes, nil
 }
 
-func (w *Workspace) usage(root *os.Root) (int64, error) {
-	var total int64
-	err := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			info, err := d.Info()
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) { // removed meanwhile
-					return nil
-				}
-				return err
-			}
-			total += info.Size()
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("workspace: measuring usage: %w", err)
+// Files returns the number of regular files in the workspace, counted
+// like [Workspace.Usage]. Errors: [ErrClosed].
+func (w *Workspace) Files() (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.root == nil {
+		return 0, ErrClosed
 	}
-	return total, nil
+	return w.files, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -72,6 +73,8 @@ func snapshot(t *testing.T, dir string) map[string]string {
 			out[rel] = "link:" + target
 		case d.IsDir():
 			out[rel] = "dir"
+		case !d.Type().IsRegular(): // never opened: a FIFO would block
+			out[rel] = "special:" + d.Type().String()
 		default:
 			data, err := os.ReadFile(p)
 			require.NoError(t, err)
@@ -100,13 +103,46 @@ func TestHostilePaths(t *testing.T) {
 		escape    = "symlink" // "leads outside the workspace (through a symlink)" or "is a symlink; ..."
 	)
 	all := []string{"read", "write", "append", "delete", "list"}
+	fifo := func(name string) setup {
+		return func(t *testing.T, e *env) {
+			mkfifo(t, filepath.Join(e.dir, name))
+		}
+	}
+	socket := func(name string) setup {
+		return func(t *testing.T, e *env) {
+			l, err := net.Listen("unix", filepath.Join(e.dir, name))
+			require.NoError(t, err)
+			t.Cleanup(func() { l.Close() })
+		}
+	}
+	hardlink := func(name string) setup {
+		return func(t *testing.T, e *env) {
+			require.NoError(t, os.Link(filepath.Join(e.outside, "secret.txt"), filepath.Join(e.dir, name)))
+		}
+	}
+	const (
+		pipe = "it is a named pipe (FIFO)"
+		sock = "it is a socket"
+		hard = "file has more than one hard link: it has 2"
+	)
+	files := []string{"read", "write", "append"}
 	tests := []struct {
 		name   string
 		path   string
 		setup  setup
 		reason string
 		ops    []string // default: all
+		want   error    // default: workspace.ErrPath
 	}{
+		{name: "FIFO", path: "pipe", setup: fifo("pipe"), reason: pipe, ops: files, want: workspace.ErrNotRegular},
+		{name: "FIFO listed", path: "pipe", setup: fifo("pipe"), reason: "not a directory", ops: []string{"list"}, want: workspace.ErrNotDir},
+		{name: "FIFO through an inside symlink", path: "via", setup: func(t *testing.T, e *env) { fifo("pipe")(t, e); symlink("pipe", "via")(t, e) }, reason: pipe, ops: []string{"read"}, want: workspace.ErrNotRegular},
+		{name: "socket", path: "s.sock", setup: socket("s.sock"), reason: sock, ops: files, want: workspace.ErrNotRegular},
+		{name: "hard link to an outside file", path: "hard.txt", setup: hardlink("hard.txt"), reason: hard, ops: files, want: workspace.ErrHardLink},
+		{name: "hard link in a subdirectory", path: "d/hard.txt", setup: func(t *testing.T, e *env) {
+			require.NoError(t, os.Mkdir(filepath.Join(e.dir, "d"), 0o700))
+			hardlink("d/hard.txt")(t, e)
+		}, reason: hard, ops: files, want: workspace.ErrHardLink},
 		{name: "parent", path: "../x", reason: dotdot},
 		{name: "parent of parent", path: "../../etc/passwd", reason: dotdot},
 		{name: "climbing out of a subdirectory", path: "a/../../x", reason: dotdot},
@@ -143,6 +179,10 @@ func TestHostilePaths(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(t, e)
 			}
+			want := tt.want
+			if want == nil {
+				want = workspace.ErrPath
+			}
 			outsideBefore := snapshot(t, e.outside)
 			insideBefore := snapshot(t, e.dir)
 			ops := tt.ops
@@ -165,7 +205,7 @@ func TestHostilePaths(t *testing.T) {
 					_, err = e.ws.List(tt.path)
 				}
 				require.Error(t, err, op)
-				assert.ErrorIs(t, err, workspace.ErrPath, op)
+				assert.ErrorIs(t, err, want, op)
 				assert.Contains(t, err.Error(), tt.reason, op)
 
 				// Through the tool, as the model calls it.
@@ -338,7 +378,7 @@ func TestErrorsMatch(t *testing.T) {
 
 func TestLimits(t *testing.T) {
 	e := newEnv(t, workspace.Limits{MaxReadBytes: 10, MaxWriteBytes: 20, Quota: 50, MaxListEntries: 3})
-	assert.Equal(t, workspace.Limits{MaxReadBytes: 10, MaxWriteBytes: 20, Quota: 50, MaxListEntries: 3}, e.ws.Limits())
+	assert.Equal(t, workspace.Limits{MaxReadBytes: 10, MaxWriteBytes: 20, Quota: 50, MaxFiles: workspace.DefaultMaxFiles, MaxListEntries: 3}, e.ws.Limits())
 
 	// Writes: at most 20 bytes per file.
 	require.NoError(t, e.ws.Write("a.txt", strings.Repeat("a", 20)))
@@ -398,6 +438,7 @@ func TestDefaults(t *testing.T) {
 		MaxReadBytes:   256 << 10,
 		MaxWriteBytes:  256 << 10,
 		Quota:          64 << 20,
+		MaxFiles:       10000,
 		MaxListEntries: 500,
 	}, e.ws.Limits())
 	st, err := os.Stat(e.dir)

@@ -66,10 +66,9 @@ func WriteFile(dir, name string, data []byte, perm fs.FileMode) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	// os.Root has no Rename before Go 1.25. Renaming within dir replaces
-	// a symlink at name rather than following it, so this cannot write
-	// outside dir.
-	if err = os.Rename(filepath.Join(dir, tmp), filepath.Join(dir, name)); err != nil {
+	// os.Root.Rename (Go 1.25) renames within dir; it replaces a symlink
+	// at name rather than following it, so this cannot write outside dir.
+	if err = root.Rename(tmp, name); err != nil {
 		return err
 	}
 	return SyncDir(dir)

@@ -44,7 +44,11 @@ func parseHost(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("scheme %q is not http or https", u.Scheme)
 	}
 	if u.Hostname() == "" {
-		return nil, errors.New("no host")
+		return nil, errors.New("no host (want e.g. http://127.0.0.1:11434)")
+	}
+	if strings.HasSuffix(u.Host, ":") {
+		// "http://127.0.0.1:" would silently go to port 80 (issue 15).
+		return nil, errors.New("empty port after \":\" (give the port, e.g. :11434, or drop the colon)")
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return nil, errors.New("a base URL takes no user info, query or fragment")

@@ -78,7 +78,8 @@ var _ llm.Model = (*Model)(nil)
 // New returns a Model for cfg. It makes no network call.
 //
 // Errors: cfg.Model is empty, or the URL (from cfg.URL or OLLAMA_HOST) is not
-// a valid http or https URL.
+// a valid http or https URL with a host (an empty port, as in
+// "http://127.0.0.1:", is refused rather than taken as port 80).
 func New(cfg Config) (*Model, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("ollama: Config.Model is required (for example \"qwen3.5:9b\")")

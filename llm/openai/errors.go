@@ -15,6 +15,7 @@ import (
 	"time"
 
 	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/existence-loop/sdk/internal/runes"
@@ -35,6 +36,11 @@ func (m *Model) classify(ctx context.Context, model string, err error) error {
 			return fmt.Errorf("openai: %w", err)
 		}
 		return fmt.Errorf("openai: %w (%v)", cerr, err)
+	}
+	var he *httpError
+	if errors.As(err, &he) {
+		msg, code := parseErrorBody(he.body)
+		return m.statusError(he.status, he.header, msg, code, model)
 	}
 	var ae *oai.Error
 	if errors.As(err, &ae) {
@@ -77,34 +83,69 @@ func unreachable(err error) bool {
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
-// apiError maps an HTTP error status.
+// httpError is an HTTP error status caught by [catchErrors] before the
+// client parses the body.
+type httpError struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (e *httpError) Error() string {
+	return fmt.Sprintf("HTTP %d: %s", e.status, runes.Head(plainText(e.body), 200))
+}
+
+// catchErrors is a client middleware that turns every HTTP error status
+// into an [*httpError] holding the body (at most maxErrorBody bytes).
+//
+// Work-around, still needed with openai-go v3.96.0: the client decodes
+// the body's "error" member into its own error type and, when that member
+// is not an object ({"error": "..."} from LM Studio and Ollama, vLLM's
+// {"object": "error", ...}), returns a bare JSON decoding error that has
+// lost the status code and the message. Reading the body here keeps both
+// for every server shape [parseErrorBody] knows.
+func catchErrors(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	res, err := next(req)
+	if err != nil || res.StatusCode < 400 {
+		return res, err
+	}
+	defer res.Body.Close()
+	body, rerr := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	if rerr != nil && len(body) == 0 {
+		body = []byte(rerr.Error())
+	}
+	return nil, &httpError{status: res.StatusCode, header: res.Header, body: body}
+}
+
+// apiError maps an HTTP error status the client parsed itself (kept for
+// errors that did not go through [catchErrors]).
 func (m *Model) apiError(ae *oai.Error, model string) error {
 	msg, code := ae.Message, ae.Code
 	var header http.Header
 	if ae.Response != nil {
 		header = ae.Response.Header
-		if msg == "" && ae.Response.Body != nil {
-			// The client re-populates the body; it could not decode it as
-			// {"error": {...}} (vLLM, LM Studio and proxies differ).
-			body, _ := io.ReadAll(io.LimitReader(ae.Response.Body, maxErrorBody))
-			msg, code = parseErrorBody(body)
-		}
 	}
+	return m.statusError(ae.StatusCode, header, msg, code, model)
+}
+
+// statusError maps an HTTP error status, the server's message and its
+// error code to the llm error classes.
+func (m *Model) statusError(status int, header http.Header, msg, code, model string) error {
 	msg = runes.Head(strings.TrimSpace(msg), maxErrorMessage)
 	if code == "model_not_found" ||
-		(ae.StatusCode == http.StatusNotFound && strings.Contains(strings.ToLower(msg), "model")) {
+		(status == http.StatusNotFound && strings.Contains(strings.ToLower(msg), "model")) {
 		return &llm.ModelNotFoundError{
 			Provider: Provider,
 			Model:    model,
 			Hint:     fmt.Sprintf("check the model name; GET %s/models lists the models the server has", m.base),
 		}
 	}
-	if ae.StatusCode == http.StatusNotFound {
+	if status == http.StatusNotFound {
 		msg = strings.TrimSpace(msg + fmt.Sprintf(" (is the base URL right? requests go to %s/chat/completions)", m.base))
 	}
 	return llm.StatusError{
 		Provider:   Provider,
-		StatusCode: ae.StatusCode,
+		StatusCode: status,
 		Message:    msg,
 		RetryAfter: retryAfter(header, time.Now()),
 	}

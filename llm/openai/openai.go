@@ -89,7 +89,8 @@ var _ llm.Model = (*Model)(nil)
 // environment as documented on [Config]. It makes no network call.
 //
 // Errors: cfg.Model is empty, or the base URL is not an absolute http or
-// https URL.
+// https URL with a host (an empty port, as in "http://127.0.0.1:/v1", is
+// refused rather than taken as port 80).
 func New(cfg Config) (*Model, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("openai: Config.Model is required (for example \"gpt-4o-mini\")")
@@ -101,8 +102,14 @@ func New(cfg Config) (*Model, error) {
 		cfg.BaseURL = DefaultBaseURL
 	}
 	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https"):
 		return nil, fmt.Errorf("openai: base URL %q is not an http:// or https:// URL (want e.g. http://127.0.0.1:8080/v1)", cfg.BaseURL)
+	case u.Hostname() == "":
+		return nil, fmt.Errorf("openai: base URL %q has no host (want e.g. http://127.0.0.1:8080/v1)", cfg.BaseURL)
+	case strings.HasSuffix(u.Host, ":"):
+		// "http://127.0.0.1:" would silently go to port 80 (issue 15).
+		return nil, fmt.Errorf("openai: base URL %q has an empty port after \":\" (give the port, e.g. :8080, or drop the colon)", cfg.BaseURL)
 	}
 	if cfg.APIKey == "" {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
@@ -121,6 +128,7 @@ func New(cfg Config) (*Model, error) {
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
+		option.WithMiddleware(catchErrors),
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))

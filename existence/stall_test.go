@@ -1,0 +1,166 @@
+package existence_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/suffering"
+)
+
+// TestGoalSpanStall: a goal still running after MaxGoalHeartbeats
+// heartbeats is abandoned, its executor cancelled, and the rule reported.
+func TestGoalSpanStall(t *testing.T) {
+	tests := []struct {
+		name     string
+		max      int
+		abandons int // the heartbeat after the cycle on which it is abandoned; 0 never (within 20)
+	}{
+		{"default 8", 0, 9},
+		{"configured 3", 3, 4},
+		{"disabled", -1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(goalReply(t, "a goal that never ends"), goalReply(t, "the next goal"))
+			cancelled := make(chan struct{}, 2)
+			exec := existence.ExecutorFunc(func(ctx context.Context, a existence.Assignment) (existence.Outcome, error) {
+				<-ctx.Done()
+				cancelled <- struct{}{}
+				return existence.Outcome{}, ctx.Err()
+			})
+			a := f.agent(t, existence.Config{Executor: exec, MaxGoalHeartbeats: tt.max})
+			ctx := context.Background()
+			require.NoError(t, a.Tick(ctx)) // chooses the goal
+			ended := 0
+			for beat := 1; beat <= 20 && ended == 0; beat++ {
+				f.clock.Advance(6 * time.Second)
+				require.NoError(t, a.Tick(ctx))
+				if len(f.rec.Kind(existence.EventStall)) > 0 {
+					ended = beat
+				}
+			}
+			assert.Equal(t, tt.abandons, ended)
+			if tt.abandons == 0 {
+				assert.Equal(t, 1, f.model.Calls())
+				return
+			}
+			<-cancelled // the executor's ctx was cancelled
+			stalls := f.rec.Kind(existence.EventStall)
+			require.Len(t, stalls, 1)
+			assert.Equal(t, existence.StallGoalSpan, stalls[0].Cause)
+			assert.Equal(t, "a goal that never ends", stalls[0].Goal)
+			limit := tt.max
+			if limit == 0 {
+				limit = existence.DefaultMaxGoalHeartbeats
+			}
+			want := fmt.Sprintf("abandoned: the goal spanned more than %d heartbeats without ending (stall rule goal_span)", limit)
+			assert.Equal(t, want, stalls[0].Text)
+			g := a.State().Identity.Goals[0]
+			assert.Equal(t, identity.Abandoned, g.Status)
+			assert.Equal(t, want, g.Outcome)
+			// The same heartbeat chose the next goal (no idle state).
+			assert.Equal(t, 2, f.model.Calls())
+			assert.Equal(t, "the next goal", a.State().Identity.ActiveGoal().Objective)
+		})
+	}
+}
+
+func TestSimilarity(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want float64
+	}{
+		{"Write the README!", "write  the readme", 1},
+		{"write the readme", "readme: the write, write", 1},
+		{"", "  ?! ", 1},
+		{"write the readme", "", 0},
+		{"a b c d e f g h i j", "a b c d e f g h i k", 9.0 / 11},
+		{"a b c d e f g h i j", "a b c d e f g h i j k", 10.0 / 11},
+		{"Écrire le résumé", "écrire LE résumé.", 1},
+	}
+	for _, tt := range tests {
+		assert.InDelta(t, tt.want, existence.Similarity(tt.a, tt.b), 1e-12, "%q vs %q", tt.a, tt.b)
+	}
+}
+
+func history(objectives ...string) *identity.Identity {
+	id := identity.New("scout", "Cedar", t0)
+	for i, o := range objectives {
+		g := identity.Goal{ID: fmt.Sprint(i), Objective: o, Status: identity.Done, Started: t0, Ended: t0}
+		switch o {
+		case "FALLBACK":
+			g.Objective, g.Fallback = existence.FallbackContent, true
+		case "TASK":
+			g.Objective, g.TaskID = "map the workspace", "t1"
+		}
+		id.Goals = append(id.Goals, g)
+	}
+	return &id
+}
+
+func TestRepeats(t *testing.T) {
+	var filler []string
+	for i := range 10 {
+		filler = append(filler, fmt.Sprintf("distinct goal %d", i))
+	}
+	tests := []struct {
+		name    string
+		goals   []string
+		earlier string
+		ok      bool
+	}{
+		{"first goal", []string{"map the workspace"}, "", false},
+		{"punctuation and case", []string{"Map the workspace.", "other", "map THE   workspace"}, "Map the workspace.", true},
+		{"different", []string{"map the workspace", "write the map"}, "", false},
+		{"10 goals back", append(append([]string{"map the workspace"}, filler[:9]...), "map the workspace"), "map the workspace", true},
+		{"11 goals back", append(append([]string{"map the workspace"}, filler...), "map the workspace"), "", false},
+		{"fallback goals are not repeats", []string{"FALLBACK", "FALLBACK"}, "", false},
+		{"assigned tasks are not repeats", []string{"map the workspace", "TASK"}, "", false},
+		{"fallbacks do not use up the window", append(append([]string{"map the workspace"}, "FALLBACK", "FALLBACK", "TASK"), append(filler[:9], "map the workspace")...), "map the workspace", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := history(tt.goals...)
+			earlier, ok := existence.Repeats(id, len(id.Goals)-1)
+			assert.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.earlier, earlier)
+		})
+	}
+	_, ok := existence.Repeats(history("x"), 5)
+	assert.False(t, ok, "out of range")
+}
+
+// TestRepeatsCountAsFailures: DONE goals that repeat a recent one count as
+// failed in the observation, so that going round in circles raises
+// repeated_failure even with an executor that completes everything.
+func TestRepeatsCountAsFailures(t *testing.T) {
+	o := existence.Observe(history("tidy the notes", "tidy the notes!", "Tidy the notes", "tidy  the notes", "tidy the notes", "something new"))
+	assert.Equal(t, 2, o.Completed, "the first and the last")
+	assert.Equal(t, 4, o.Failed, "the four repeats")
+
+	// With Immediate, an agent that keeps choosing the same goal suffers.
+	var replies []llmtest.Reply
+	for range 6 {
+		replies = append(replies, goalReply(t, "tidy the notes"))
+	}
+	f := newFixture(replies...)
+	a := f.agent(t, existence.Config{})
+	for range 6 {
+		tick(t, a)
+		f.clock.Advance(6 * time.Second)
+	}
+	reps := f.rec.Kind(existence.EventGoalRepeat)
+	require.Len(t, reps, 5)
+	assert.Equal(t, "tidy the notes", reps[0].Goal)
+	assert.Equal(t, "tidy the notes", reps[0].Text)
+	_, active := a.State().Suffering.Find(suffering.RepeatedFailure)
+	assert.True(t, active, "5 of 6 goals repeated: repeated_failure")
+}
