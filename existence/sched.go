@@ -59,6 +59,7 @@ type schedEntry struct {
 	queueIdx  int       // index in its lane's queue, -1 when out
 	coalesced int       // heartbeats merged into the wanted cycle
 	urgent    bool      // a priority wake arrived while the cycle ran
+	lateBeat  time.Time // the latest heartbeat seen while the cycle ran
 	coolUntil time.Time // no autonomy cycle starts before this
 	lastEnd   time.Time // when the last cycle ended
 	removed   bool
@@ -190,6 +191,12 @@ func (s *schedCore) advance(now time.Time) {
 // beat is one heartbeat of e falling due at at: it wants a cycle, or is
 // merged into the one already wanted, queued or running (coalescing).
 func (s *schedCore) beat(e *schedEntry, at time.Time) {
+	if e.st == slotRunning && at.After(e.lateBeat) {
+		// Whether it fell due while the cycle ran is known when the cycle
+		// ends (see done): a manual clock can move past the cycle's end
+		// before the driver sees that end.
+		e.lateBeat = at
+	}
 	if e.st != slotIdle || (!e.lastEnd.IsZero() && at.Before(e.lastEnd)) {
 		// Queued or running, or it fell due while the last cycle ran (and
 		// is seen only now): merged, counted, no model call.
@@ -265,9 +272,19 @@ func (s *schedCore) done(e *schedEntry, lane Lane, end time.Time) {
 	e.st = slotIdle
 	e.lastEnd = end
 	e.coolUntil = end.Add(s.cooldown)
-	if e.urgent {
+	late := e.lateBeat
+	e.lateBeat = time.Time{}
+	switch {
+	case e.urgent:
 		e.urgent = false
 		s.enqueue(e, LanePriority, end)
+	case !late.IsZero() && !late.Before(end):
+		// A heartbeat seen while the cycle ran but falling due at or
+		// after its end (a manual clock) did not fall due during it: it
+		// is a heartbeat of its own, not merged.
+		e.coalesced--
+		s.coalescedTotal--
+		s.beat(e, late)
 	}
 }
 
