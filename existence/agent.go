@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -171,7 +172,8 @@ type Agent struct {
 
 	mu       sync.Mutex // guards the fields below
 	state    *identity.State
-	running  *run // the executing goal, or nil
+	running  *run   // the executing goal, or nil
+	cut      []*run // executors cancelled but maybe still returning (see cutLocked)
 	stall    stallState
 	cycles   int
 	hostSeen int     // host messages already pending when the goal was chosen
@@ -344,17 +346,43 @@ func (a *Agent) Lease() (l Lease, ok bool) {
 	return *a.cfg.lease, true
 }
 
+// cutLocked cancels the executing goal without waiting for its executor
+// (a host message or a stall ended the goal): the executor is kept in
+// a.cut, so that [Agent.stop] waits for it and no event comes after Run
+// returns. a.mu must be held.
+func (a *Agent) cutLocked() {
+	a.cut = slices.DeleteFunc(a.cut, func(r *run) bool {
+		select {
+		case <-r.done:
+			return true
+		default:
+			return false
+		}
+	})
+	if a.running != nil {
+		a.running.cancel()
+		a.cut = append(a.cut, a.running)
+		a.running = nil
+	}
+}
+
+// halt cancels the executing goal and waits for it and for every executor
+// cut before.
+func (a *Agent) halt() {
+	a.mu.Lock()
+	a.cutLocked()
+	cut := a.cut
+	a.cut = nil
+	a.mu.Unlock()
+	for _, r := range cut {
+		<-r.done
+	}
+}
+
 // abandon stops the executing goal and releases the store lock without
 // saving: the agent's lease was lost and another process owns it.
 func (a *Agent) abandon() {
-	a.mu.Lock()
-	r := a.running
-	a.running = nil
-	a.mu.Unlock()
-	if r != nil {
-		r.cancel()
-		<-r.done
-	}
+	a.halt()
 	if err := a.release(); err != nil {
 		a.log.Warn("releasing the store lock failed", "err", err)
 	}

@@ -76,14 +76,7 @@ func (a *Agent) finished() bool {
 
 // stop cancels the executing goal, waits for its executor and saves.
 func (a *Agent) stop() error {
-	a.mu.Lock()
-	r := a.running
-	a.running = nil
-	a.mu.Unlock()
-	if r != nil {
-		r.cancel()
-		<-r.done
-	}
+	a.halt()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	a.mu.Lock()

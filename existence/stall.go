@@ -91,8 +91,7 @@ func (a *Agent) stallLocked(ctx context.Context, now time.Time) {
 	}
 	objective := g.Objective
 	summary := fmt.Sprintf("abandoned: the goal spanned more than %d heartbeats without ending (stall rule %s)", limit, StallGoalSpan)
-	a.running.cancel()
-	a.running = nil
+	a.cutLocked()
 	a.stall = stallState{}
 	a.queue(Event{Kind: EventStall, Cause: StallGoalSpan, Goal: objective, Text: summary})
 	a.endGoalLocked(ctx, now, Outcome{Status: identity.Abandoned, Summary: summary, Stall: StallGoalSpan})

@@ -55,8 +55,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	a.collectLocked(ctx, now)
 	a.sufferLocked(now)
 	if len(a.state.Host) > a.hostSeen && a.running != nil {
-		a.running.cancel()
-		a.running = nil
+		a.cutLocked()
 		a.endGoalLocked(ctx, now, Outcome{Status: identity.Abandoned, Summary: InterruptedByHost})
 	}
 	a.stallLocked(ctx, now)

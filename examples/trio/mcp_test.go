@@ -130,6 +130,6 @@ func TestMCPServe(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the trio did not stop when the MCP client disconnected")
 	}
-	assert.Contains(t, stderr.String(), `"kind":"goal_chosen"`)
+	assert.Contains(t, stderr.String(), `"kind":"message"`, "the host message event")
 	assert.True(t, strings.Contains(stderr.String(), "the MCP client disconnected"), stderr.String())
 }
