@@ -28,6 +28,7 @@ type agentRow struct {
 	identity, suffering        string
 	createdAt                  sql.NullString
 	updatedAt                  string
+	lastPresence               sql.NullString // State.LastPresence (issue 16), NULL when never
 }
 
 // encoded is a state ready to write: the agents row, and the child rows as
@@ -78,6 +79,7 @@ func encodeState(s *identity.State, updated time.Time) (*encoded, error) {
 			load: s.Suffering.Load(), crisis: s.Suffering.CrisisCycles,
 			identity: string(idj), suffering: string(sj),
 			createdAt: timeCol(id.CreatedAt), updatedAt: updated.Format(time.RFC3339Nano),
+			lastPresence: timeCol(s.LastPresence),
 		},
 		goals: id.Goals, discoveries: id.Discoveries, inbox: s.Inbox, host: s.Host,
 	}

@@ -12,10 +12,10 @@ import (
 // and reads, kept in SQLite's PRAGMA user_version. [Open] migrates an older
 // database to it, in one transaction, and refuses a newer one with an
 // error wrapping [identity.ErrFutureVersion].
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrations[v] takes a database from schema version v to v+1. Adding
-// version 2 means appending one script and raising [SchemaVersion]; a
+// version 3 means appending one script and raising [SchemaVersion]; a
 // script never changes once released.
 var migrations = [SchemaVersion]string{
 	0: `
@@ -97,6 +97,9 @@ CREATE TABLE tasks (
 );
 CREATE INDEX tasks_live ON tasks (status, seq);
 `,
+	// 1 → 2 (issue 16): State.LastPresence, RFC 3339, NULL when never. A
+	// row written by version 1 reads as never present.
+	1: `ALTER TABLE agents ADD COLUMN last_presence TEXT;`,
 }
 
 // migrate brings db to [SchemaVersion] in one immediate transaction, so

@@ -342,8 +342,8 @@ func (s *Store) read(ctx context.Context, id string) (*identity.State, *cache, e
 		r       agentRow
 		version int64
 	)
-	err = tx.QueryRowContext(ctx, `SELECT name, worldview, narrative, crisis_cycles, identity, suffering, created_at, updated_at, version
-		FROM agents WHERE id = ?`, id).Scan(&r.name, &r.worldview, &r.narrative, &r.crisis, &r.identity, &r.suffering, &r.createdAt, &r.updatedAt, &version)
+	err = tx.QueryRowContext(ctx, `SELECT name, worldview, narrative, crisis_cycles, identity, suffering, created_at, updated_at, version, last_presence
+		FROM agents WHERE id = ?`, id).Scan(&r.name, &r.worldview, &r.narrative, &r.crisis, &r.identity, &r.suffering, &r.createdAt, &r.updatedAt, &version, &r.lastPresence)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, fmt.Errorf("%w for agent %q (no row in %s)", identity.ErrNotFound, id, s.path)
 	}
@@ -369,6 +369,9 @@ func (s *Store) read(ctx context.Context, id string) (*identity.State, *cache, e
 	}
 	if st.UpdatedAt, err = parseTime(sql.NullString{String: r.updatedAt, Valid: true}); err != nil {
 		return nil, nil, corrupt(err, "column updated_at: %v", err)
+	}
+	if st.LastPresence, err = parseTime(r.lastPresence); err != nil {
+		return nil, nil, corrupt(err, "column last_presence: %v", err)
 	}
 	c := &cache{exists: true, version: version}
 
@@ -614,7 +617,7 @@ func (s *Store) Quarantine(agentID string) (string, error) {
 		SELECT a.id, ?,
 			json_object('name', a.name, 'load', a.load, 'crisis_cycles', a.crisis_cycles, 'active_goal', a.active_goal,
 				'worldview', a.worldview, 'narrative', a.narrative, 'identity', a.identity, 'suffering', a.suffering,
-				'created_at', a.created_at, 'updated_at', a.updated_at, 'version', a.version),
+				'created_at', a.created_at, 'updated_at', a.updated_at, 'version', a.version, 'last_presence', a.last_presence),
 			(SELECT json_group_array(json_object('seq', seq, 'goal_id', goal_id, 'objective', objective, 'status', status,
 				'started', started, 'ended', ended, 'outcome', outcome, 'task_id', task_id, 'fallback', fallback,
 				'cause', cause, 'broken_tools', broken_tools, 'artifacts', artifacts)) FROM goals WHERE agent_id = a.id),

@@ -114,10 +114,16 @@ func RunHarness(t *testing.T, h Harness) {
 		st.Identity.Discoveries = nil
 		st.Inbox = nil
 		st.Host = append(st.Host, identity.Message{From: "host", Text: "second", At: t0})
+		st.LastPresence = t0 // issue 16: a later presence replaces the earlier one
 		require.NoError(t, s.Save(ctx, st))
 		got, err := s.Load(ctx, "scout")
 		require.NoError(t, err)
 		assert.Equal(t, StateJSON(t, st), StateJSON(t, got), "the second save replaces the first whole")
+		st.LastPresence, st.Host = time.Time{}, nil
+		require.NoError(t, s.Save(ctx, st))
+		got, err = s.Load(ctx, "scout")
+		require.NoError(t, err)
+		assert.Equal(t, StateJSON(t, st), StateJSON(t, got), "a field saved zero reads back zero")
 	})
 
 	t.Run("copies", func(t *testing.T) {
@@ -437,9 +443,10 @@ func FullState(id string) *identity.State {
 			LastEscalated: t0.Add(-6 * time.Second),
 			CrisisCycles:  1,
 		},
-		Inbox:     []identity.Message{{From: "Cipher", Text: "found a pattern in the logs", At: t0.Add(-2 * time.Minute)}},
-		Host:      []identity.Message{{From: "host", Text: "hello, Cedar", At: t0.Add(-3 * time.Minute)}},
-		UpdatedAt: t0,
+		Inbox:        []identity.Message{{From: "Cipher", Text: "found a pattern in the logs", At: t0.Add(-2 * time.Minute)}},
+		Host:         []identity.Message{{From: "host", Text: "hello, Cedar", At: t0.Add(-3 * time.Minute)}},
+		LastPresence: t0.Add(-3 * time.Minute), // issue 16: the host message's arrival
+		UpdatedAt:    t0,
 	}
 }
 

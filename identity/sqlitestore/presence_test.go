@@ -1,0 +1,55 @@
+package sqlitestore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/identity/sqlitestore"
+	"github.com/existence-loop/sdk/identity/storetest"
+)
+
+// TestVersion1DatabaseMigrates: a database of schema version 1 (before
+// issue 16, no agents.last_presence column) opens, migrates to
+// [sqlitestore.SchemaVersion], loads every state as never present with
+// everything else intact, and the next save stores LastPresence.
+func TestVersion1DatabaseMigrates(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
+	require.NoError(t, err)
+	want := storetest.FullState("scout")
+	require.NoError(t, s.Save(ctx, want))
+	require.NoError(t, s.Close())
+
+	// Turn the file into what version 1 wrote.
+	db := rawDB(t, path)
+	_, err = db.Exec("ALTER TABLE agents DROP COLUMN last_presence")
+	require.NoError(t, err)
+	_, err = db.Exec("PRAGMA user_version = 1")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	s = open(t, path, sqlitestore.Options{})
+	var v int
+	require.NoError(t, s.DB().QueryRowContext(ctx, "PRAGMA user_version").Scan(&v))
+	assert.Equal(t, sqlitestore.SchemaVersion, v, "migrated on open")
+	got, err := s.Load(ctx, "scout")
+	require.NoError(t, err)
+	assert.True(t, got.LastPresence.IsZero(), "a version-1 row is never present")
+	want.LastPresence = time.Time{}
+	assert.Equal(t, storetest.StateJSON(t, want), storetest.StateJSON(t, got), "nothing else lost")
+
+	got.LastPresence = t0
+	require.NoError(t, s.Save(ctx, got))
+	again := open(t, path, sqlitestore.Options{})
+	st, err := again.Load(ctx, "scout")
+	require.NoError(t, err)
+	assert.Equal(t, t0, st.LastPresence, "stored after the migration")
+	var col string
+	require.NoError(t, s.DB().QueryRowContext(ctx, "SELECT last_presence FROM agents WHERE id = 'scout'").Scan(&col))
+	assert.Equal(t, t0.Format(time.RFC3339Nano), col, "a column a person can query")
+}
