@@ -32,7 +32,7 @@ func ExampleAgent_Run() {
 		Name:     "Cedar",
 		Model:    model,
 		Store:    store, // identity, suffering and goals survive restarts
-		Prompt:   prompt.New(prompt.Config{World: "You live inside a Go service. You have no tools yet."}),
+		Prompt:   prompt.Solo(prompt.Config{World: "You live inside a Go service. You have no tools yet."}),
 		Observer: func(e existence.Event) { fmt.Println(e) }, // the thoughts log
 	})
 	if err != nil {

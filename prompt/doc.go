@@ -28,6 +28,10 @@
 //	17 directive        ---, then "You must pick a goal. That is the only option." …
 //	18 response_format  Your response must be JSON: and the shape of spec §3
 //
+// For a single agent with no peers, [Solo] keeps the same sections but
+// shows peers and discoveries only when there are some, and uses
+// [SoloSituation], which does not mention peers (issue 15).
+//
 // The names are the constants [SectionTask] … [SectionResponseFormat]
 // ([DefaultOrder] lists them). The application supplies the world, the
 // situation ([DefaultSituation] otherwise), the ranked goals, the

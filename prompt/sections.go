@@ -506,7 +506,7 @@ func writePeer(b *strings.Builder, p Peer, max int) {
 
 func writePeers(b *strings.Builder, e *env) {
 	b.WriteString(headPeers)
-	if len(e.v.Peers) == 0 {
+	if len(e.v.Peers) == 0 && e.v.PeersOmitted == 0 { // only omitted peers: just "(and N others)"
 		b.WriteByte('\n')
 		b.WriteString(noPeers)
 		return
