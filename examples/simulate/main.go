@@ -53,6 +53,7 @@ type options struct {
 	stressor     float64
 	resolve      float64
 	modelFailure float64
+	repeat       float64
 	slots        int
 	driver       string
 	executor     string
@@ -78,6 +79,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.stressor, "stressor", 0.003, "probability that a cycle self-reports a stressor")
 	fs.Float64Var(&o.resolve, "resolve", 0.002, "probability that a cycle reports a visible stressor resolved")
 	fs.Float64Var(&o.modelFailure, "model-failure", 0.02, "probability that a cycle's model call fails (fallback goal)")
+	fs.Float64Var(&o.repeat, "repeat", 0, "probability that a cycle repeats the previous goal word for word (going round in circles: counts toward repeated_failure, issue 15)")
 	fs.IntVar(&o.slots, "slots", 1, "cycles' model calls run at once across agents, the scheduler's autonomy workers (1: one local GPU, as the trio; 0: no limit)")
 	fs.StringVar(&o.driver, "driver", "scheduler", "scheduler (the runner's virtual driver: lanes, workers, coalescing; goals take no simulated time) or heartbeats (Agent.Tick per heartbeat; goals take their simulated time)")
 	fs.StringVar(&o.executor, "executor", "report", "how goals are pursued: report (the model reports the outcome), mix (drawn without a model), immediate, toolloop (the real tool loop over a temporary workspace)")
@@ -120,6 +122,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Model: simulate.Stochastic{
 			FailureRate: o.failure, AbandonShare: o.abandon,
 			StressorRate: neg(o.stressor), ResolveRate: neg(o.resolve), ModelFailureRate: o.modelFailure,
+			RepeatRate: o.repeat,
 		},
 	}
 	switch {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/suffering"
 )
@@ -161,6 +162,11 @@ func tokens(s string) int { return (len(s) + 3) / 4 }
 // Scripted is a [ModelPolicy] whose models answer every request with the
 // next of Replies, starting over after the last; each agent has its own
 // position in the list. Every call takes Latency of simulated time.
+//
+// A list shorter than [existence.RepeatWindow]+1 distinct goals makes the
+// agent repeat its goals: each repeat is an [existence.EventGoalRepeat]
+// and counts as a failure toward repeated_failure (issue 15). Give at
+// least 11 different goals, or a policy of your own, to avoid that.
 type Scripted struct {
 	// Replies are the reply texts, in order (at least one).
 	Replies []string
@@ -208,7 +214,8 @@ var (
 // Stochastic is a seeded [ModelPolicy]. Its model draws, from its agent's
 // own random stream:
 //
-//   - for an existence cycle: a goal (from Goals), with probability
+//   - for an existence cycle: a goal (from Goals, made distinct from the
+//     model's last [existence.RepeatWindow] goals, see RepeatRate), with probability
 //     StressorRate one self-reported stressor (from StressorTypes), for
 //     each stressor the prompt's inner-state section shows, with
 //     probability ResolveRate a resolution, and now and then an opinion, an
@@ -223,8 +230,8 @@ var (
 // Zero fields take the defaults given per field.
 type Stochastic struct {
 	// FailureRate is the probability (0–1) that a goal does not succeed.
-	// With 1, every goal fails and repeated_failure appears; with 0, it
-	// never does.
+	// With 1, every goal fails and repeated_failure appears; with 0 (and
+	// RepeatRate 0), it never does.
 	FailureRate float64
 	// AbandonShare is the share (0–1) of unsuccessful goals that are
 	// ABANDONED rather than FAILED (ABANDONED counts as a stall).
@@ -247,8 +254,17 @@ type Stochastic struct {
 	// calls; default [DefaultGoalDuration].
 	GoalDuration Dist
 	// Goals are the goals drawn from; default a list by role (the agent's
-	// first domain: scout, analyst, builder).
+	// first domain: scout, analyst, builder). A drawn goal that would
+	// nearly repeat one of the model's last [existence.RepeatWindow] goals
+	// ([existence.Similarity] ≥ [existence.RepeatSimilarity]) gets a
+	// "(pass N)" suffix that makes it a new goal, so that a short list
+	// does not read as going round in circles (issue 15).
 	Goals []string
+	// RepeatRate is the probability (0–1) that a cycle's goal repeats the
+	// model's previous goal word for word instead: a model going round in
+	// circles, which the agent reports as an [existence.EventGoalRepeat]
+	// and counts toward repeated_failure (issue 15). 0 never repeats.
+	RepeatRate float64
 	// StressorTypes are the self-reported stressor types drawn from;
 	// default invisibility, identity_violation, existential_threat and
 	// uncertainty (the assessment owns repeated_failure, futility and
@@ -287,7 +303,7 @@ func (s Stochastic) Model(agent AgentSpec, seed uint64) (llm.Model, error) {
 	for _, p := range []struct {
 		name string
 		v    float64
-	}{{"FailureRate", s.FailureRate}, {"AbandonShare", s.AbandonShare}, {"StressorRate", s.StressorRate}, {"ResolveRate", s.ResolveRate}, {"ModelFailureRate", s.ModelFailureRate}} {
+	}{{"FailureRate", s.FailureRate}, {"AbandonShare", s.AbandonShare}, {"StressorRate", s.StressorRate}, {"ResolveRate", s.ResolveRate}, {"ModelFailureRate", s.ModelFailureRate}, {"RepeatRate", s.RepeatRate}} {
 		if math.IsNaN(p.v) || p.v > 1 || (p.v < 0 && p.name != "StressorRate" && p.name != "ResolveRate") {
 			return nil, fmt.Errorf("simulate: Stochastic.%s is %v, want 0–1", p.name, p.v)
 		}
@@ -305,11 +321,14 @@ type stochasticModel struct {
 	agent AgentSpec
 	goals []string
 
-	mu   sync.Mutex
-	rng  *rand.Rand
-	n    int    // cycles answered
-	plan string // the outcome being played out in a tool loop
-	turn int
+	mu  sync.Mutex
+	rng *rand.Rand
+	n   int // cycles answered
+	// recent are the model's last goals, newest last (at most
+	// existence.RepeatWindow).
+	recent []string
+	plan   string // the outcome being played out in a tool loop
+	turn   int
 }
 
 // shownStressor matches a stressor line of the inner-state fragment
@@ -427,6 +446,15 @@ func (m *stochasticModel) cycle(prompt string) string {
 	m.n++
 	r := m.rng
 	g := m.goals[r.IntN(len(m.goals))]
+	if len(m.recent) > 0 && m.cfg.RepeatRate > 0 && r.Float64() < m.cfg.RepeatRate {
+		g = m.recent[len(m.recent)-1]
+	} else {
+		g = m.distinct(g)
+	}
+	m.recent = append(m.recent, g)
+	if len(m.recent) > existence.RepeatWindow {
+		m.recent = m.recent[1:]
+	}
 	rep := reply{
 		Action:           "goal",
 		Content:          g,
@@ -457,6 +485,31 @@ func (m *stochasticModel) cycle(prompt string) string {
 	rep.SufferingAssessment = sa
 	b, _ := json.Marshal(rep)
 	return string(b)
+}
+
+// distinct returns g, or g with a "(pass N)" suffix (N the cycle number,
+// plus more cycle-unique words if needed) when g would nearly repeat one of
+// the model's recent goals.
+func (m *stochasticModel) distinct(g string) string {
+	out := g
+	for extra := 0; m.repeats(out); extra++ {
+		words := []string{fmt.Sprint("pass ", m.n)}
+		for j := 1; j <= extra; j++ {
+			words = append(words, fmt.Sprintf("%dx%d", m.n, j))
+		}
+		out = g + " (" + strings.Join(words, " ") + ")"
+	}
+	return out
+}
+
+// repeats reports whether g nearly repeats one of the model's recent goals.
+func (m *stochasticModel) repeats(g string) bool {
+	for _, r := range m.recent {
+		if existence.Similarity(g, r) >= existence.RepeatSimilarity {
+			return true
+		}
+	}
+	return false
 }
 
 // innerState returns the "YOUR INNER STATE:" section of a prompt (up to the

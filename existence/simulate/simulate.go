@@ -104,12 +104,20 @@ type Config struct {
 	// next tick is the first heartbeat at or after the goal's end.
 	// Escalation is linear in elapsed time and the assessment depends only
 	// on the goal history, so skipping changes nothing but floating-point
-	// rounding.
+	// rounding. A goal that may outlast the goal-span stall rule (issue 15,
+	// see MaxGoalHeartbeats) is ticked at every heartbeat, since that rule
+	// counts ticks.
 	EveryHeartbeat bool
 	// GoalTimeout bounds one goal in simulated time; a pursuit that takes
 	// longer ends ABANDONED at the timeout. Default
 	// [existence.DefaultGoalTimeout].
 	GoalTimeout time.Duration
+	// MaxGoalHeartbeats is every agent's [existence.Config].MaxGoalHeartbeats
+	// (issue 15's goal-span stall rule): a goal still pursued after this
+	// many heartbeats is abandoned. 0 means
+	// [existence.DefaultMaxGoalHeartbeats] (8), negative disables the rule
+	// (for goals meant to take longer than 8 heartbeats).
+	MaxGoalHeartbeats int
 	// Store holds the agents' states. States already in it (for example
 	// imported with identity/hollow into an identity.MemoryStore) are
 	// loaded and go on from where they were, and every heartbeat saves
@@ -346,6 +354,7 @@ type simAgent struct {
 	ticked    bool
 	pending   bool      // a pursuit is held until goalDone
 	goalDone  time.Time // when the pursuit ends
+	goalStart time.Time // the heartbeat that started the pursuit
 	goalN     int
 	execLat   time.Duration // simulated latency of the pursuit's model calls
 	tickLat   time.Duration // simulated latency of this heartbeat's calls
@@ -403,16 +412,17 @@ func (s *sim) setup(ctx context.Context, env Env) error {
 		s.byID[spec.ID] = sa
 		a, err := runner.Add(ctx, existence.Config{
 			ID: spec.ID, Name: spec.Name, Traits: spec.Traits, Domains: spec.Domains,
-			Model:         &timedModel{inner: model, server: s.server, now: sa.clock.Now, advance: func(d time.Duration) { sa.clock.Advance(d); sa.tickLat += d }},
-			ExecutorModel: &timedModel{inner: model, server: s.server, now: func() time.Time { return sa.clock.Now().Add(sa.execLat) }, advance: func(d time.Duration) { sa.execLat += d }},
-			Prompt:        s.cfg.Prompt,
-			Executor:      sa.exec,
-			Clock:         sa.clock,
-			Heartbeat:     s.cfg.Heartbeat,
-			Retry:         llm.RetryPolicy{Attempts: 1},
-			GoalTimeout:   s.cfg.GoalTimeout + time.Hour, // simulated timeouts are applied by simExec
-			Observer:      s.observe,
-			Logger:        quiet,
+			Model:             &timedModel{inner: model, server: s.server, now: sa.clock.Now, advance: func(d time.Duration) { sa.clock.Advance(d); sa.tickLat += d }},
+			ExecutorModel:     &timedModel{inner: model, server: s.server, now: func() time.Time { return sa.clock.Now().Add(sa.execLat) }, advance: func(d time.Duration) { sa.execLat += d }},
+			Prompt:            s.cfg.Prompt,
+			Executor:          sa.exec,
+			Clock:             sa.clock,
+			Heartbeat:         s.cfg.Heartbeat,
+			Retry:             llm.RetryPolicy{Attempts: 1},
+			GoalTimeout:       s.cfg.GoalTimeout + time.Hour, // simulated timeouts are applied by simExec
+			MaxGoalHeartbeats: s.cfg.MaxGoalHeartbeats,
+			Observer:          s.observe,
+			Logger:            quiet,
 		})
 		if err != nil {
 			return fmt.Errorf("simulate: agent %s: %w", spec.ID, err)
@@ -547,7 +557,7 @@ func (s *sim) loop(ctx context.Context) error {
 		if started {
 			select {
 			case p := <-sa.exec.computed:
-				sa.pending, sa.goalDone = true, endT.Add(p.d)
+				sa.pending, sa.goalDone, sa.goalStart = true, endT.Add(p.d), t
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -567,7 +577,7 @@ func (s *sim) loop(ctx context.Context) error {
 		// keeps one pending tick), or, when this one was quiet, the first
 		// at or after the goal's end.
 		next := sa.first.Add(h * (t.Sub(sa.first)/h + 1))
-		if quiet && sa.pending && !s.cfg.EveryHeartbeat && sa.goalDone.After(next) {
+		if quiet && sa.pending && !s.cfg.EveryHeartbeat && sa.goalDone.After(next) && s.spanSafe(sa, h) {
 			k := (sa.goalDone.Sub(sa.first) + h - 1) / h
 			skipTo := sa.first.Add(h * k)
 			s.skipped += int(skipTo.Sub(next) / h)
@@ -581,6 +591,24 @@ func (s *sim) loop(ctx context.Context) error {
 		heap.Fix(&s.queue, 0)
 	}
 	return s.finish()
+}
+
+// spanSafe reports whether the quiet heartbeats of sa's pursuit can be
+// skipped without changing the trajectory. The agent's goal-span stall
+// rule (issue 15, [existence.StallGoalSpan]) counts the heartbeats it
+// ticks during a goal and abandons the goal after [Config].MaxGoalHeartbeats
+// of them: a pursuit that may run that long must tick every heartbeat, as a
+// real agent would, or the rule would never fire. One heartbeat of margin
+// keeps the boundary on the safe side.
+func (s *sim) spanSafe(sa *simAgent, h time.Duration) bool {
+	limit := s.cfg.MaxGoalHeartbeats
+	switch {
+	case limit < 0:
+		return true
+	case limit == 0:
+		limit = existence.DefaultMaxGoalHeartbeats
+	}
+	return !sa.goalDone.After(sa.goalStart.Add(h * time.Duration(limit-1)))
 }
 
 // snapshotEvents returns the current agent's buffered events.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence/simulate"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/suffering"
 )
 
@@ -112,22 +114,51 @@ func cycleReply(goal string, stressors ...string) string {
 	return fmt.Sprintf(`{"action":"goal","content":%q,"reasoning":"scripted","worldview_update":null,"new_open_questions":[],"new_opinions":[],"suffering_assessment":{"new_stressors":[%s],"resolved":[]}}`, goal, strings.Join(ns, ","))
 }
 
+// oneStressor is a ModelPolicy whose model reports one stressor of type
+// typ in its first reply and then chooses a new goal every cycle ("go on
+// with step N"): a scripted model that repeats its goal would be going
+// round in circles, which adds repeated_failure (issue 15), and the
+// escalation tests follow one stressor alone.
+type oneStressor struct {
+	typ     string
+	latency time.Duration
+}
+
+func (p oneStressor) Model(simulate.AgentSpec, uint64) (llm.Model, error) {
+	return &oneStressorModel{p: p}, nil
+}
+
+type oneStressorModel struct {
+	p oneStressor
+	n atomic.Int64
+}
+
+func (m *oneStressorModel) Generate(ctx context.Context, _ *llm.Request) (*llm.Response, error) {
+	text := cycleReply("feel it", m.p.typ)
+	if n := m.n.Add(1); n > 1 {
+		text = cycleReply(fmt.Sprintf("go on with step %d", n))
+	}
+	return &llm.Response{Model: "one-stressor", Text: text, DoneReason: llm.DoneStop, Duration: m.p.latency}, ctx.Err()
+}
+
 // TestEscalationClosedForm: one self-reported stressor escalates as
 // 0.20 + rate × days (spec §4), checked on the agent's real state at 1 h,
 // 1 day and 7 days. The Heartbeats driver holds each goal for 20 minutes,
-// so that 7 days take 504 cycles. (futility and purposelessness are left out: the
+// so that 7 days take 504 cycles (the goal-span stall rule, which would
+// abandon them after 8 heartbeats, is off). (futility and purposelessness are left out: the
 // assessment resolves them when goals keep completing, spec §4.)
 func TestEscalationClosedForm(t *testing.T) {
 	for _, typ := range []string{suffering.Invisibility, suffering.IdentityViolation, suffering.ExistentialThreat, "loneliness"} {
 		t.Run(typ, func(t *testing.T) {
 			store := identity.NewMemoryStore()
 			_, b := run(t, simulate.Config{
-				Agents:   simulate.Agents(1),
-				Driver:   simulate.Heartbeats,
-				Duration: 7*24*time.Hour + time.Minute,
-				Model:    simulate.Scripted{Replies: []string{cycleReply("feel it", typ), cycleReply("go on")}},
-				Executor: simulate.Mix{Duration: simulate.Fixed(20 * time.Minute)}, // every goal DONE after 20 min
-				Store:    store,
+				Agents:            simulate.Agents(1),
+				Driver:            simulate.Heartbeats,
+				Duration:          7*24*time.Hour + time.Minute,
+				Model:             oneStressor{typ: typ},
+				Executor:          simulate.Mix{Duration: simulate.Fixed(20 * time.Minute)}, // every goal DONE after 20 min
+				MaxGoalHeartbeats: -1,
+				Store:             store,
 			})
 			rows := rowsOf(t, b)
 			rate := suffering.Rate(typ)
@@ -172,7 +203,7 @@ func TestEscalationScheduler(t *testing.T) {
 	_, b := run(t, simulate.Config{
 		Agents:   simulate.Agents(1),
 		Duration: 2 * time.Hour,
-		Model:    simulate.Scripted{Replies: []string{cycleReply("feel it", suffering.ExistentialThreat), cycleReply("go on")}, Latency: 5 * time.Second},
+		Model:    oneStressor{typ: suffering.ExistentialThreat, latency: 5 * time.Second},
 		Executor: simulate.Immediate{},
 	})
 	n := 0
@@ -277,6 +308,40 @@ func TestFailureRate(t *testing.T) {
 	}
 }
 
+// TestRepeatRate: a model that keeps choosing its previous goal goes round
+// in circles; the agent counts the repeats as failures and the assessment
+// adds repeated_failure although every goal ends DONE (issue 15). Without
+// repeats (TestFailureRate/0) it never appears.
+func TestRepeatRate(t *testing.T) {
+	_, b := run(t, simulate.Config{
+		Agents:   simulate.Agents(1),
+		Duration: time.Hour,
+		Seed:     7,
+		Model:    simulate.Stochastic{RepeatRate: 1, StressorRate: -1, ResolveRate: -1},
+		Executor: simulate.Immediate{},
+	})
+	var goals []string
+	added := false
+	for _, r := range rowsOf(t, b) {
+		if r.Chosen != nil {
+			goals = append(goals, r.Chosen.Goal)
+		}
+		if r.Ended != nil {
+			assert.Equal(t, "DONE", r.Ended.Status)
+		}
+		for _, c := range r.Added {
+			if c.Type == suffering.RepeatedFailure && c.Cause == "assessment" {
+				added = true
+			}
+		}
+	}
+	require.Greater(t, len(goals), 10)
+	for _, g := range goals[1:] {
+		assert.Equal(t, goals[0], g, "every goal repeats the first")
+	}
+	assert.True(t, added, "repeated_failure added by the assessment")
+}
+
 // TestSkippingQuietHeartbeats: skipping quiet heartbeats gives the same
 // trajectory as ticking every heartbeat.
 func TestSkippingQuietHeartbeats(t *testing.T) {
@@ -290,6 +355,13 @@ func TestSkippingQuietHeartbeats(t *testing.T) {
 	assert.Greater(t, resEvery.Ticks, resSkip.Ticks)
 	a, b := rowsOf(t, skip), rowsOf(t, every)
 	require.Len(t, b, len(a))
+	spans := 0
+	for _, r := range a {
+		if r.Ended != nil && strings.Contains(r.Ended.Summary, "stall rule goal_span") {
+			spans++
+		}
+	}
+	assert.Positive(t, spans, "goals longer than 8 heartbeats are abandoned when skipping too (issue 15)")
 	for i := range a {
 		// Rows are rounded to 6 decimals: a rounding boundary can differ
 		// by one unit.
