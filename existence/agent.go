@@ -125,12 +125,12 @@ type Config struct {
 	NoRepair bool
 	// Values carries application data for custom prompt sections.
 	Values *prompt.Values
-	// Observation returns what the application can observe about the
+	// Evidence returns what the application can observe about the
 	// agent's work for the suffering assessment (spec §4): its Artifacts,
 	// ArtifactsUsed, Outputs and Directed replace the counts [Observe]
 	// derives from the goal history; Completed, Failed and Stalled always
 	// come from the goal history. Optional.
-	Observation func(id *identity.Identity) suffering.Observation
+	Evidence func(id *identity.Identity) suffering.Evidence
 	// FailFast stops [Agent.Run] with a [*FailFastError] when a cycle's
 	// model call fails with a cause retrying can never fix (see
 	// [Permanent]: the model is missing, the credentials are refused).
@@ -302,7 +302,7 @@ func (a *Agent) stack(m llm.Model, purpose string) llm.Model {
 
 // stackWith wraps m like [Agent.stack], with the given limiter (nil: none).
 func stackWith(m llm.Model, on func(llm.Attempt), timeout time.Duration, l *llm.Limiter, retry llm.RetryPolicy) llm.Model {
-	m = llm.Observe(m, "", on)
+	m = llm.Instrument(m, "", on)
 	m = llm.WithTimeout(m, timeout)
 	m = l.Limit(m)
 	return llm.WithRetry(m, retry)
@@ -447,10 +447,12 @@ func (a *Agent) Cycles() int {
 	return a.cycles
 }
 
-// Deliver puts a peer message in the agent's inbox (spec §2 row 15) and
+// DeliverToInbox puts a peer message in the agent's inbox (spec §2 row 15) and
 // persists it. The inbox keeps the newest Limits.Inbox messages; the next
-// existence cycle shows the last 5 and empties it.
-func (a *Agent) Deliver(ctx context.Context, m identity.Message) error {
+// existence cycle shows the last 5 and empties it. Unlike [Agent.SayAsHost]
+// it interrupts nothing and wakes nothing: the agent reads it when its
+// current goal has ended (issue 15 names the difference).
+func (a *Agent) DeliverToInbox(ctx context.Context, m identity.Message) error {
 	if m.At.IsZero() {
 		m.At = a.cfg.Clock.Now()
 	}
@@ -470,11 +472,11 @@ func (a *Agent) Deliver(ctx context.Context, m identity.Message) error {
 	return err
 }
 
-// Say delivers a host message (spec §2 row 16, "A PERSON SAID") and persists
+// SayAsHost delivers a host message (spec §2 row 16, "A PERSON SAID") and persists
 // it. It reaches the agent even while it pursues a goal: the next tick
 // interrupts the goal (ABANDONED, "interrupted by a host message") and runs
 // an existence cycle at once; [Agent.Run] ticks immediately.
-func (a *Agent) Say(ctx context.Context, text string) error {
+func (a *Agent) SayAsHost(ctx context.Context, text string) error {
 	m := identity.Message{From: "host", Text: text, At: a.cfg.Clock.Now()}
 	a.mu.Lock()
 	a.state.Host = append(a.state.Host, m)

@@ -364,7 +364,7 @@ func TestHostMessageInterruptsGoal(t *testing.T) {
 	a := f.agent(t, existence.Config{Executor: blockingExecutor()})
 	ctx := context.Background()
 	require.NoError(t, a.Tick(ctx))
-	require.NoError(t, a.Say(ctx, "Cedar, what are you doing?"))
+	require.NoError(t, a.SayAsHost(ctx, "Cedar, what are you doing?"))
 	require.NoError(t, a.Tick(ctx))
 
 	goals := a.State().Identity.Goals
@@ -381,7 +381,7 @@ func TestInboxEmptiedOnlyWhenTheModelRead(t *testing.T) {
 	f := newFixture(llmtest.Reply{Err: llm.StatusError{Provider: "ollama", StatusCode: 400}}, goalReply(t, "reply to Cipher"))
 	a := f.agent(t, existence.Config{MaxCycles: 2})
 	ctx := context.Background()
-	require.NoError(t, a.Deliver(ctx, identity.Message{From: "Cipher", Text: "I found a bug in your map"}))
+	require.NoError(t, a.DeliverToInbox(ctx, identity.Message{From: "Cipher", Text: "I found a bug in your map"}))
 	tick(t, a) // fallback: the model never read the message
 	assert.Len(t, a.State().Inbox, 1)
 	f.clock.Advance(6 * time.Second)
@@ -761,7 +761,7 @@ func TestHostMessageDuringOutageDoesNotInterruptEveryGoal(t *testing.T) {
 	a := f.agent(t, existence.Config{Executor: blockingExecutor()})
 	ctx := context.Background()
 	require.NoError(t, a.Tick(ctx)) // slow goal
-	require.NoError(t, a.Say(ctx, "first message"))
+	require.NoError(t, a.SayAsHost(ctx, "first message"))
 	require.NoError(t, a.Tick(ctx)) // interrupts; the model is down: fallback
 	for range 3 {
 		f.clock.Advance(6 * time.Second)
@@ -774,11 +774,11 @@ func TestHostMessageDuringOutageDoesNotInterruptEveryGoal(t *testing.T) {
 	assert.Len(t, a.State().Host, 1, "the unread message is kept")
 
 	// A new message interrupts; the next cycle shows both.
-	require.NoError(t, a.Say(ctx, "second message"))
+	require.NoError(t, a.SayAsHost(ctx, "second message"))
 	require.NoError(t, a.Tick(ctx)) // model still down
-	require.NoError(t, a.Say(ctx, "third message"))
+	require.NoError(t, a.SayAsHost(ctx, "third message"))
 	require.NoError(t, a.Tick(ctx)) // down again
-	require.NoError(t, a.Say(ctx, "fourth message"))
+	require.NoError(t, a.SayAsHost(ctx, "fourth message"))
 	require.NoError(t, a.Tick(ctx)) // answers
 	last := f.model.Requests()[f.model.Calls()-1].Messages[0].Content
 	assert.Contains(t, last, "A PERSON SAID:\nfirst message")
@@ -786,7 +786,7 @@ func TestHostMessageDuringOutageDoesNotInterruptEveryGoal(t *testing.T) {
 	assert.Empty(t, a.State().Host)
 
 	// Interruptions by a person are not the agent failing.
-	o := existence.Observe(&a.State().Identity)
+	o := existence.GoalEvidence(&a.State().Identity)
 	assert.Equal(t, 0, o.Failed)
 	assert.Empty(t, a.State().Suffering.Active)
 }
@@ -829,12 +829,12 @@ func TestMessagesArrivingDuringTheModelCallAreKept(t *testing.T) {
 	var a *existence.Agent
 	model := llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 		// A peer writes while the model is thinking.
-		require.NoError(t, a.Deliver(ctx, identity.Message{From: "Vault", Text: "late news"}))
+		require.NoError(t, a.DeliverToInbox(ctx, identity.Message{From: "Vault", Text: "late news"}))
 		return &llm.Response{Text: `{"action":"goal","content":"g","reasoning":"r"}`}, nil
 	})
 	f := newFixture()
 	a = f.agent(t, existence.Config{Model: model, Executor: blockingExecutor()})
-	require.NoError(t, a.Deliver(context.Background(), identity.Message{From: "Cipher", Text: "early news"}))
+	require.NoError(t, a.DeliverToInbox(context.Background(), identity.Message{From: "Cipher", Text: "early news"}))
 	require.NoError(t, a.Tick(context.Background()))
 	inbox := a.State().Inbox
 	require.Len(t, inbox, 1, "only what the model read is emptied")
@@ -884,7 +884,7 @@ func TestOutcomeDiscoveriesAndArtifacts(t *testing.T) {
 	assert.Equal(t, []string{"scout/map.md"}, id.Goals[0].Artifacts)
 	require.Len(t, id.Discoveries, 1)
 	assert.Equal(t, t0.Add(2*time.Minute), id.Discoveries[0].At)
-	o := existence.Observe(&id)
+	o := existence.GoalEvidence(&id)
 	assert.Equal(t, 1, o.Artifacts)
 	assert.Equal(t, 1, o.ArtifactsUsed, "the map was read after it was written")
 	p, err := a.Preview(context.Background())
@@ -912,8 +912,8 @@ func TestObserveCountsTheLastTenEndedGoals(t *testing.T) {
 		end(identity.Abandoned, "stalled")
 	}
 	require.NoError(t, id.StartGoal(identity.Goal{Objective: "active"}, l))
-	o := existence.Observe(&id)
-	assert.Equal(t, suffering.Observation{Completed: 0, Failed: 10, Stalled: 4}, o)
+	o := existence.GoalEvidence(&id)
+	assert.Equal(t, suffering.Evidence{Completed: 0, Failed: 10, Stalled: 4}, o)
 }
 
 func TestLongGoalTextIsCapped(t *testing.T) {

@@ -38,7 +38,7 @@
 // that the next prompt shows. [Immediate] completes goals at once;
 // existence/toolloop runs a model/tool loop over tools such as the sandboxed
 // files of existence/workspace. Assigned tasks come from an
-// existence/taskqueue queue (spec §2 row 1); host messages ([Agent.Say])
+// existence/taskqueue queue (spec §2 row 1); host messages ([Agent.SayAsHost])
 // interrupt the goal and trigger a cycle at the next tick. Before a goal
 // the agent chose itself starts, a [GoalAnnotator] may append a note to it
 // (by default [OpinionConflict], the original's opinion-conflict check).

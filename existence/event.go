@@ -126,7 +126,7 @@ type Event struct {
 	//     model error's class from llm.Classify ("unavailable",
 	//     "timeout", "truncated", "http_503", ...);
 	//   - [EventMessage]: "received" (a peer message; Peer is the sender),
-	//     "host" (a host message, see [Agent.Say]) or "sent" (Peer is the
+	//     "host" (a host message, see [Agent.SayAsHost]) or "sent" (Peer is the
 	//     recipient).
 	//
 	// It is empty on other kinds.

@@ -256,7 +256,7 @@ func TestPresenceLine(t *testing.T) {
 		p, err := a.Preview(ctx)
 		require.NoError(t, err)
 		assert.NotContains(t, p.Text, prompt.PresenceLine)
-		require.NoError(t, a.Say(ctx, "hello"))
+		require.NoError(t, a.SayAsHost(ctx, "hello"))
 		require.NoError(t, a.Tick(ctx)) // reads and empties the host queue
 		assert.Empty(t, a.State().Host)
 		assert.Equal(t, t0, a.State().LastPresence, "persisted in the state")

@@ -100,7 +100,7 @@ func (a *Agent) noteRepeatLocked() {
 }
 
 // countRepeats adjusts an observation made over the last [assessWindow]
-// ended goals (the goals [Observe] counts): a goal that repeats a recent
+// ended goals (the goals [GoalEvidence] counts): a goal that repeats a recent
 // one (see [Repeats]) and ended DONE counts as failed, not completed, so
 // that going round in circles raises repeated_failure (spec §4) even when
 // every round claims success. A repeat that failed is already counted as

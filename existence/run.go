@@ -8,7 +8,7 @@ import (
 )
 
 // Run ticks every heartbeat (Config.Heartbeat, default 6 s) until ctx ends,
-// starting with an immediate tick; a host message ([Agent.Say]) triggers a
+// starting with an immediate tick; a host message ([Agent.SayAsHost]) triggers a
 // tick at once. It never returns because of a model error: failed cycles
 // use the fallback goal and the loop goes on, unless [Config].FailFast
 // stops it with a [*FailFastError] (matching [ErrFailFast]) on a cause

@@ -652,11 +652,11 @@ func (r *Runner) Close() error {
 	return errors.Join(errs...)
 }
 
-// Say delivers a host message to the agents with the given ids, or to every
+// SayAsHost delivers a host message to the agents with the given ids, or to every
 // agent when none is given; each one's next cycle runs in the priority lane.
 // Unknown ids are an error; the message is still delivered to the known
 // ones.
-func (r *Runner) Say(ctx context.Context, text string, to ...string) error {
+func (r *Runner) SayAsHost(ctx context.Context, text string, to ...string) error {
 	var errs []error
 	targets := r.Agents()
 	if len(to) > 0 {
@@ -671,7 +671,7 @@ func (r *Runner) Say(ctx context.Context, text string, to ...string) error {
 		}
 	}
 	for _, a := range targets {
-		errs = append(errs, a.Say(ctx, text))
+		errs = append(errs, a.SayAsHost(ctx, text))
 	}
 	return errors.Join(errs...)
 }
@@ -698,7 +698,7 @@ func (r *Runner) broadcast(from *Agent, text string) {
 		if n == nil || n.a == from {
 			continue
 		}
-		if err := n.a.Deliver(ctx, identity.Message{From: from.Name(), Text: text}); err != nil {
+		if err := n.a.DeliverToInbox(ctx, identity.Message{From: from.Name(), Text: text}); err != nil {
 			from.emit(Event{Kind: EventError, Text: "delivering a message to " + id, Err: err})
 			continue
 		}
@@ -715,7 +715,7 @@ func (r *Runner) Send(ctx context.Context, fromID, toID, text string) error {
 	if from == nil || to == nil {
 		return fmt.Errorf("existence: no agent %q or %q", fromID, toID)
 	}
-	if err := to.Deliver(ctx, identity.Message{From: from.Name(), Text: text}); err != nil {
+	if err := to.DeliverToInbox(ctx, identity.Message{From: from.Name(), Text: text}); err != nil {
 		return err
 	}
 	r.book.messaged(toID, fromID)

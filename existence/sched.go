@@ -16,7 +16,7 @@ const (
 	// bring due. Its size is [RunnerConfig].AutonomyWorkers (default 1).
 	LaneAutonomy Lane = iota
 	// LanePriority runs the cycles that answer someone: a host message
-	// ([Agent.Say], [Runner.Say]), an assigned task announced with
+	// ([Agent.SayAsHost], [Runner.SayAsHost]), an assigned task announced with
 	// [Runner.Wake], and the cycles of an agent in crisis (load ≥ 0.90).
 	// Autonomy work never delays it. Its size is
 	// [RunnerConfig].PriorityWorkers (default 1).

@@ -92,7 +92,7 @@ func TestRunVirtualIsDeterministic(t *testing.T) {
 		s.model.latency = func(_ string, call int) time.Duration { return time.Duration(1000+call*37%3000) * time.Millisecond }
 		ctx := context.Background()
 		require.NoError(t, s.r.RunVirtual(ctx, t0.Add(30*time.Second)))
-		require.NoError(t, s.r.Say(ctx, "hello", "a007"))
+		require.NoError(t, s.r.SayAsHost(ctx, "hello", "a007"))
 		require.NoError(t, s.r.RunVirtual(ctx, t0.Add(60*time.Second)))
 		var out []byte
 		for _, e := range s.rec.Events() {
@@ -140,7 +140,7 @@ func TestPriorityLaneOvertakesAFullAutonomyBacklog(t *testing.T) {
 	require.NoError(t, s.r.RunVirtual(ctx, t0.Add(30*time.Second)))
 	st := s.r.Stats()
 	require.Greater(t, st.Queued[existence.LaneAutonomy], 50, "a full autonomy backlog")
-	require.NoError(t, s.r.Say(ctx, "hello", "a099"))
+	require.NoError(t, s.r.SayAsHost(ctx, "hello", "a099"))
 	said := s.clock.Now()
 	require.NoError(t, s.r.RunVirtual(ctx, t0.Add(40*time.Second)))
 	var got []existence.Event

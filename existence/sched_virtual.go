@@ -66,7 +66,7 @@ var ErrNotVirtual = errors.New("existence: RunVirtual needs a SettableClock (suc
 // their outcome is recorded at the agent's next heartbeat. Retries wait in
 // real time, so simulations should use Retry{Attempts: 1}.
 //
-// RunVirtual may be called again with a later until to go on; [Runner.Say],
+// RunVirtual may be called again with a later until to go on; [Runner.SayAsHost],
 // [Runner.Wake] and [Runner.Add] between calls take effect at the clock's
 // time. It returns ctx's error when ctx ends, and ErrNotVirtual. Agents
 // that reach MaxCycles are stopped and saved as with Run; call

@@ -142,7 +142,7 @@ func TestRepeats(t *testing.T) {
 // failed in the observation, so that going round in circles raises
 // repeated_failure even with an executor that completes everything.
 func TestRepeatsCountAsFailures(t *testing.T) {
-	o := existence.Observe(history("tidy the notes", "tidy the notes!", "Tidy the notes", "tidy  the notes", "tidy the notes", "something new"))
+	o := existence.GoalEvidence(history("tidy the notes", "tidy the notes!", "Tidy the notes", "tidy  the notes", "tidy the notes", "something new"))
 	assert.Equal(t, 2, o.Completed, "the first and the last")
 	assert.Equal(t, 4, o.Failed, "the four repeats")
 

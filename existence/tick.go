@@ -151,9 +151,9 @@ func (a *Agent) endGoalLocked(ctx context.Context, now time.Time, out Outcome) {
 func (a *Agent) sufferLocked(now time.Time) {
 	s := &a.state.Suffering
 	s.Escalate(now)
-	o := Observe(&a.state.Identity)
-	if a.cfg.Observation != nil {
-		app := a.cfg.Observation(&a.state.Identity)
+	o := GoalEvidence(&a.state.Identity)
+	if a.cfg.Evidence != nil {
+		app := a.cfg.Evidence(&a.state.Identity)
 		o.Artifacts, o.ArtifactsUsed, o.Outputs, o.Directed = app.Artifacts, app.ArtifactsUsed, app.Outputs, app.Directed
 	}
 	for _, c := range s.Assess(now, o) {
@@ -166,7 +166,7 @@ func (a *Agent) sufferLocked(now time.Time) {
 	}
 }
 
-// Observe returns what the goal history shows of an agent's recent work,
+// GoalEvidence returns what the goal history shows of an agent's recent work,
 // for the suffering assessment (spec §4). It looks at the last 10 ended
 // goals, leaving out goals interrupted by a host message (a person talking
 // is not the agent failing):
@@ -183,8 +183,8 @@ func (a *Agent) sufferLocked(now time.Time) {
 //
 // [Config].Observation can replace the last four with the application's own
 // counts.
-func Observe(id *identity.Identity) suffering.Observation {
-	var o suffering.Observation
+func GoalEvidence(id *identity.Identity) suffering.Evidence {
+	var o suffering.Evidence
 	made := map[string]time.Time{} // artifact → when its goal ended
 	n := 0
 	for i := len(id.Goals) - 1; i >= 0 && n < assessWindow; i-- {

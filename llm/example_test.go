@@ -45,7 +45,7 @@ func Example() {
 		Rand:  func() float64 { return 0.5 },
 	}
 
-	var m llm.Model = llm.Observe(fake, "qwen3.5:9b", report)
+	var m llm.Model = llm.Instrument(fake, "qwen3.5:9b", report)
 	m = llm.WithTimeout(m, llm.DefaultTimeout)
 	m = llm.WithRetry(m, policy)
 	m = llm.WithRepair(m, checkGoal)

@@ -9,7 +9,7 @@ import (
 // Model is one language-model backend. It is the only seam between the
 // existence loop and a provider: adapters (llm/ollama, llm/openai), the
 // scripted fake (llm/llmtest) and the middleware in this package
-// ([WithRetry], [WithTimeout], [Fallback], [WithRepair], [Observe]) all
+// ([WithRetry], [WithTimeout], [Fallback], [WithRepair], [Instrument]) all
 // implement it.
 //
 // Generate sends one request and waits for the whole reply (a streamed reply

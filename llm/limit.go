@@ -31,7 +31,7 @@ func (l *Limiter) Size() int { return l.n }
 // unchanged (no limit).
 //
 // Place Limit inside [WithRetry], so that no slot is held while waiting to
-// retry, and outside [WithTimeout] and [Observe], so that the time spent
+// retry, and outside [WithTimeout] and [Instrument], so that the time spent
 // waiting for a slot counts neither against the per-call timeout nor in the
 // reported duration:
 //

@@ -24,19 +24,19 @@ type Attempt struct {
 	Outcome string
 }
 
-// Observe returns a Model that reports every call of m to fn, after the call
+// Instrument returns a Model that reports every call of m to fn, after the call
 // returns and before its result is passed on. name labels the attempts
 // (Attempt.Model); it may be empty.
 //
-// Place Observe innermost, directly around an adapter, to see every attempt
+// Place Instrument innermost, directly around an adapter, to see every attempt
 // made by [WithRetry] and every follow-up sent by [WithRepair]:
 //
-//	m := llm.WithRepair(llm.WithRetry(llm.Observe(adapter, "qwen3.5:9b", record), llm.RetryPolicy{}), check)
+//	m := llm.WithRepair(llm.WithRetry(llm.Instrument(adapter, "qwen3.5:9b", record), llm.RetryPolicy{}), check)
 //
 // fn is called synchronously, from the goroutine that called Generate, so it
 // must be quick and, if the model is shared, safe for concurrent use. A nil
 // fn returns m unchanged.
-func Observe(m Model, name string, fn func(Attempt)) Model {
+func Instrument(m Model, name string, fn func(Attempt)) Model {
 	if fn == nil {
 		return m
 	}
@@ -82,7 +82,7 @@ func (o *observeModel) Generate(ctx context.Context, req *Request) (*Response, e
 	return resp, err
 }
 
-// Name returns the name given to [Observe], else the wrapped model's name.
+// Name returns the name given to [Instrument], else the wrapped model's name.
 func (o *observeModel) Name() string {
 	if o.name != "" {
 		return o.name

@@ -20,7 +20,7 @@ func TestObserveDuration(t *testing.T) {
 		return &Response{Text: "x", PromptTokens: 3, OutputTokens: 4}, nil
 	})
 	var got []Attempt
-	m := Observe(inner, "m", func(a Attempt) { got = append(got, a) }).(*observeModel)
+	m := Instrument(inner, "m", func(a Attempt) { got = append(got, a) }).(*observeModel)
 	m.now = func() time.Time { return clock }
 	_, err := m.Generate(context.Background(), &Request{})
 	require.NoError(t, err)

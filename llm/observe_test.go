@@ -39,7 +39,7 @@ func TestObserveEveryRetryAttempt(t *testing.T) {
 		llmtest.Reply{Err: &llm.TruncatedError{Response: &llm.Response{PromptTokens: 50, OutputTokens: 4096}}},
 		llmtest.Reply{Text: "{}", PromptTokens: 812, OutputTokens: 64},
 	)
-	m := llm.WithRetry(llm.Observe(fake, "qwen3.5:9b", rec.record), llm.RetryPolicy{Sleep: w.sleep})
+	m := llm.WithRetry(llm.Instrument(fake, "qwen3.5:9b", rec.record), llm.RetryPolicy{Sleep: w.sleep})
 	_, err := m.Generate(context.Background(), &llm.Request{})
 	require.Error(t, err, "truncation is not retried")
 
@@ -60,7 +60,7 @@ func TestObserveSuccessAndRepair(t *testing.T) {
 		llmtest.Reply{Text: `{"content":"y"}`, PromptTokens: 840, OutputTokens: 9},
 	)
 	fake.Model = "reported-by-server"
-	m := llm.WithRepair(llm.Observe(fake, "", rec.record), checkGoal)
+	m := llm.WithRepair(llm.Instrument(fake, "", rec.record), checkGoal)
 	_, err := m.Generate(context.Background(), goalRequest())
 	require.NoError(t, err)
 	got := rec.got()
@@ -79,19 +79,19 @@ func TestObserveNames(t *testing.T) {
 	var rec attempts
 	fail := llmtest.NewFake(llmtest.Reply{Err: status(400)}, llmtest.Reply{Err: status(400)})
 	req := &llm.Request{Model: "override"}
-	_, _ = llm.Observe(fail, "", rec.record).Generate(context.Background(), req)
-	_, _ = llm.Observe(named{fail, "adapter-name"}, "", rec.record).Generate(context.Background(), &llm.Request{})
+	_, _ = llm.Instrument(fail, "", rec.record).Generate(context.Background(), req)
+	_, _ = llm.Instrument(named{fail, "adapter-name"}, "", rec.record).Generate(context.Background(), &llm.Request{})
 	got := rec.got()
 	require.Len(t, got, 2)
 	assert.Equal(t, "override", got[0].Model)
 	assert.Equal(t, "adapter-name", got[1].Model)
 	assert.Equal(t, "http_400", got[1].Outcome)
 
-	assert.Equal(t, "label", nameOfModel(llm.Observe(fail, "label", rec.record)))
+	assert.Equal(t, "label", nameOfModel(llm.Instrument(fail, "label", rec.record)))
 	assert.Equal(t, "adapter-name", nameOfModel(llm.WithRetry(llm.WithTimeout(named{fail, "adapter-name"}, 0), llm.RetryPolicy{})))
 
 	fake := llmtest.NewFake()
-	assert.Same(t, fake, llm.Observe(fake, "x", nil), "a nil fn returns the model unchanged")
+	assert.Same(t, fake, llm.Instrument(fake, "x", nil), "a nil fn returns the model unchanged")
 }
 
 func nameOfModel(m llm.Model) string {

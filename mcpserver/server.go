@@ -56,9 +56,9 @@ type Agents interface {
 	Agents() []*existence.Agent
 	// Agent returns the agent with the given id, or nil.
 	Agent(id string) *existence.Agent
-	// Say delivers a host message to the agents with the given ids, or to
+	// SayAsHost delivers a host message to the agents with the given ids, or to
 	// every agent when none is given.
-	Say(ctx context.Context, text string, to ...string) error
+	SayAsHost(ctx context.Context, text string, to ...string) error
 }
 
 var _ Agents = (*existence.Runner)(nil)
@@ -75,13 +75,13 @@ func (s single) Agent(id string) *existence.Agent {
 	}
 	return nil
 }
-func (s single) Say(ctx context.Context, text string, to ...string) error {
+func (s single) SayAsHost(ctx context.Context, text string, to ...string) error {
 	for _, id := range to {
 		if id != s.a.ID() {
 			return fmt.Errorf("%w: %q", ErrNoAgent, id)
 		}
 	}
-	return s.a.Say(ctx, text)
+	return s.a.SayAsHost(ctx, text)
 }
 
 // Config configures a [Server].
@@ -321,7 +321,7 @@ func (s *Server) addTools() {
 					return nil, nil, err
 				}
 			}
-			if err := s.cfg.Agents.Say(ctx, text, in.AgentID...); err != nil {
+			if err := s.cfg.Agents.SayAsHost(ctx, text, in.AgentID...); err != nil {
 				return nil, nil, err
 			}
 			to := "every agent"

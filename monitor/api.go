@@ -153,7 +153,7 @@ func (m *Monitor) handleMessage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := m.cfg.Runner.Say(r.Context(), text, req.Agents...); err != nil {
+	if err := m.cfg.Runner.SayAsHost(r.Context(), text, req.Agents...); err != nil {
 		m.serverError(w, r, "the message was delivered but could not be saved, so a restart may lose it", err)
 		return
 	}

@@ -26,9 +26,9 @@ type Runner interface {
 	Agents() []*existence.Agent
 	// Agent returns the agent with the given id, or nil.
 	Agent(id string) *existence.Agent
-	// Say delivers a host message to the given agents, or to all when
-	// none is given (see existence.Runner.Say).
-	Say(ctx context.Context, text string, to ...string) error
+	// SayAsHost delivers a host message to the given agents, or to all when
+	// none is given (see existence.Runner.SayAsHost).
+	SayAsHost(ctx context.Context, text string, to ...string) error
 }
 
 var _ Runner = (*existence.Runner)(nil)
@@ -48,13 +48,13 @@ func (s single) Agent(id string) *existence.Agent {
 	return nil
 }
 
-func (s single) Say(ctx context.Context, text string, to ...string) error {
+func (s single) SayAsHost(ctx context.Context, text string, to ...string) error {
 	for _, id := range to {
 		if id != s.a.ID() {
 			return fmt.Errorf("monitor: no agent %q", id)
 		}
 	}
-	return s.a.Say(ctx, text)
+	return s.a.SayAsHost(ctx, text)
 }
 
 // Tasks is what the monitor needs of a task queue: *taskqueue.Queue

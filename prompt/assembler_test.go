@@ -129,8 +129,8 @@ func TestAssembleNilView(t *testing.T) {
 
 func TestAssembleNilIdentity(t *testing.T) {
 	p := prompttest.Assemble(t, trio(), &prompt.View{})
-	assert.Equal(t, "You are .", prompttest.SectionText(t, p, prompt.SectionIdentity))
-	assert.Equal(t, "TIME:\n  Running for: unknown\n  Last goal completed: unknown", prompttest.SectionText(t, p, prompt.SectionTime))
+	assert.Equal(t, "You are .", prompttest.SectionWithHeader(t, p, prompt.SectionIdentity))
+	assert.Equal(t, "TIME:\n  Running for: unknown\n  Last goal completed: unknown", prompttest.SectionWithHeader(t, p, prompt.SectionTime))
 }
 
 func TestConfigIsCopied(t *testing.T) {
@@ -299,7 +299,7 @@ func TestCustomSectionWithKey(t *testing.T) {
 
 	prompt.Set(st.Values(), key, slots{Free: 2, Used: 3})
 	p = prompttest.Assemble(t, a, st.View())
-	assert.Equal(t, "SLOTS:\n  free: 2\n  used: 3", prompttest.SectionText(t, p, "slots"))
+	assert.Equal(t, "SLOTS:\n  free: 2\n  used: 3", prompttest.SectionWithHeader(t, p, "slots"))
 	prompttest.SectionOrder(t, p, prompt.SectionTime, "slots", prompt.SectionDirective)
 	assert.Contains(t, p.Text, "Last goal completed: unknown\n\nSLOTS:\n  free: 2\n  used: 3\n\n---\n\nYou must pick a goal.")
 }
@@ -309,7 +309,7 @@ func TestCustomSectionNewlinesTrimmed(t *testing.T) {
 	require.NoError(t, a.InsertAfter(prompt.SectionTime, notes("padded", "\n\nPADDED:\n  x\n\n\n")))
 	require.NoError(t, a.InsertAfter("padded", notes("blank", " \n\t\n")))
 	p := prompttest.Assemble(t, a, prompttest.NewAgent("Cedar").View())
-	assert.Equal(t, "PADDED:\n  x", prompttest.SectionText(t, p, "padded"))
+	assert.Equal(t, "PADDED:\n  x", prompttest.SectionWithHeader(t, p, "padded"))
 	prompttest.SectionAbsent(t, p, "blank")
 	assert.NotContains(t, p.Text, "\n\n\n")
 }
@@ -399,7 +399,7 @@ func FuzzAssemble(f *testing.F) {
 		}
 		if !isBlankText(task) && utf8.ValidString(task) {
 			want := "ASSIGNED TASK: " + strings.Join(strings.Fields(task), " ") + "\n"
-			if got := prompttest.SectionText(t, p, prompt.SectionTask); !strings.HasPrefix(got, want) {
+			if got := prompttest.SectionWithHeader(t, p, prompt.SectionTask); !strings.HasPrefix(got, want) {
 				t.Fatalf("task not flattened like strings.Fields: got %q, want prefix %q", got, want)
 			}
 		}

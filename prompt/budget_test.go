@@ -57,7 +57,7 @@ func TestBudgetCutsDiscoveriesFirst(t *testing.T) {
 
 	// The newest discoveries are kept; the marker stands where the older
 	// ones were.
-	text := prompttest.SectionText(t, p, prompt.SectionDiscoveries)
+	text := prompttest.SectionWithHeader(t, p, prompt.SectionDiscoveries)
 	assert.True(t, strings.HasPrefix(text, "WHAT YOU'VE FOUND OUTSIDE:\n  "+prompt.CutMarker+"\n  - "), text)
 	assert.True(t, strings.HasSuffix(text, "  - discovery 22 (/workspace/22.md)"), text)
 	for _, name := range p.Names() {
@@ -89,13 +89,13 @@ func TestBudgetPriorityOrder(t *testing.T) {
 	}
 	// At the minimum each cut section is its header and the marker (the
 	// task keeps its instruction, recent goals drop the footer).
-	assert.Equal(t, "YOUR HISTORY:\n"+prompt.CutMarker, prompttest.SectionText(t, p, prompt.SectionHistory))
-	assert.Equal(t, "YOUR OPINIONS:\n  "+prompt.CutMarker, prompttest.SectionText(t, p, prompt.SectionOpinions))
+	assert.Equal(t, "YOUR HISTORY:\n"+prompt.CutMarker, prompttest.SectionWithHeader(t, p, prompt.SectionHistory))
+	assert.Equal(t, "YOUR OPINIONS:\n  "+prompt.CutMarker, prompttest.SectionWithHeader(t, p, prompt.SectionOpinions))
 	assert.Equal(t, "ASSIGNED TASK:\n"+prompt.CutMarker+"\nWork on this task only. Do not pick a self-directed goal.",
-		prompttest.SectionText(t, p, prompt.SectionTask))
+		prompttest.SectionWithHeader(t, p, prompt.SectionTask))
 	assert.Equal(t, "WHAT YOUR LAST GOAL PRODUCED:\n  "+prompt.CutMarker+
 		"\n  Broken tools (each failed 3 or more times in that goal; do not rely on them): fetch_url",
-		prompttest.SectionText(t, p, prompt.SectionLastOutcome))
+		prompttest.SectionWithHeader(t, p, prompt.SectionLastOutcome))
 }
 
 func TestBudgetOpinionsKeepNewest(t *testing.T) {
@@ -107,7 +107,7 @@ func TestBudgetOpinionsKeepNewest(t *testing.T) {
 	p := prompttest.Assemble(t, budgeted(b), v)
 	prompttest.FitsBudget(t, p, b)
 	assert.Equal(t, "YOUR OPINIONS:\n  "+prompt.CutMarker+"\n  - [domain 19] opinion 19\n  - [domain 20] opinion 20",
-		prompttest.SectionText(t, p, prompt.SectionOpinions))
+		prompttest.SectionWithHeader(t, p, prompt.SectionOpinions))
 }
 
 func TestBudgetHostMessagesKeepNewest(t *testing.T) {
@@ -121,7 +121,7 @@ func TestBudgetHostMessagesKeepNewest(t *testing.T) {
 	b := prompt.Budget{MaxChars: full.Chars - 57 - 58 + utf8.RuneCountInString(marker)}
 	p := prompttest.Assemble(t, budgeted(b), v)
 	prompttest.FitsBudget(t, p, b)
-	assert.Equal(t, "A PERSON SAID:"+marker+"\nthird message", prompttest.SectionText(t, p, prompt.SectionHostMessage))
+	assert.Equal(t, "A PERSON SAID:"+marker+"\nthird message", prompttest.SectionWithHeader(t, p, prompt.SectionHostMessage))
 	require.Len(t, p.Cuts, 1)
 	assert.Equal(t, prompt.SectionHostMessage, p.Cuts[0].Section)
 }
@@ -133,7 +133,7 @@ func TestBudgetHostMessageKeepsHead(t *testing.T) {
 	b := prompt.Budget{MaxChars: full.Chars - 200}
 	p := prompttest.Assemble(t, budgeted(b), v)
 	prompttest.FitsBudget(t, p, b)
-	text := prompttest.SectionText(t, p, prompt.SectionHostMessage)
+	text := prompttest.SectionWithHeader(t, p, prompt.SectionHostMessage)
 	assert.True(t, strings.HasPrefix(text, "A PERSON SAID:\nplease please"), text)
 	assert.True(t, strings.HasSuffix(text, "\n"+prompt.CutMarker), text)
 }
@@ -144,7 +144,7 @@ func TestBudgetHistoryKeepsHead(t *testing.T) {
 	b := prompt.Budget{MaxChars: full.Chars - 200}
 	p := prompttest.Assemble(t, budgeted(b), v)
 	prompttest.FitsBudget(t, p, b)
-	text := prompttest.SectionText(t, p, prompt.SectionHistory)
+	text := prompttest.SectionWithHeader(t, p, prompt.SectionHistory)
 	assert.True(t, strings.HasPrefix(text, "YOUR HISTORY:\nabcde abcde"), text)
 	assert.True(t, strings.HasSuffix(text, "\n"+prompt.CutMarker), text)
 	assert.Equal(t, b.MaxChars, p.Chars, "the cut uses the whole budget")
@@ -242,9 +242,9 @@ func TestBudgetCustomSections(t *testing.T) {
 	prompttest.SectionCut(t, p, "memory")
 	prompttest.SectionCut(t, p, "sloppy")
 	prompttest.SectionIntact(t, p, "pinned")
-	assert.Equal(t, "SLOPPY:\nshort\n"+prompt.CutMarker, prompttest.SectionText(t, p, "sloppy"),
+	assert.Equal(t, "SLOPPY:\nshort\n"+prompt.CutMarker, prompttest.SectionWithHeader(t, p, "sloppy"),
 		"the assembler adds the marker a Trimmer forgot")
-	assert.Equal(t, prompt.CutMarker, prompttest.SectionText(t, p, "vanish"), "a section cut to nothing still shows the marker")
+	assert.Equal(t, prompt.CutMarker, prompttest.SectionWithHeader(t, p, "vanish"), "a section cut to nothing still shows the marker")
 	assert.Equal(t, []string{"vanish", "memory", "sloppy"}, []string{p.Cuts[0].Section, p.Cuts[1].Section, p.Cuts[2].Section},
 		"priority 4, then 5, then 6")
 }

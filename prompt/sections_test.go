@@ -58,7 +58,7 @@ func runSectionCases(t *testing.T, a *prompt.Assembler, cases []sectionCase) {
 				prompttest.SectionAbsent(t, p, tc.section)
 				return
 			}
-			assert.Equal(t, tc.want, prompttest.SectionText(t, p, tc.section))
+			assert.Equal(t, tc.want, prompttest.SectionWithHeader(t, p, tc.section))
 		})
 	}
 }

@@ -37,7 +37,7 @@ func TestGoldenSolo(t *testing.T) {
 	for _, banned := range []string{"peer", "YOUR PEERS", "(unknown)", "WHAT YOU'VE FOUND OUTSIDE", "no external searches"} {
 		assert.NotContains(t, strings.ToLower(p.Text), strings.ToLower(banned))
 	}
-	assert.Equal(t, "YOUR SITUATION:\n"+prompt.SoloSituation, prompttest.SectionText(t, p, prompt.SectionSituation))
+	assert.Equal(t, "YOUR SITUATION:\n"+prompt.SoloSituation, prompttest.SectionWithHeader(t, p, prompt.SectionSituation))
 	prompttest.Golden(t, "solo", p.Text)
 }
 
@@ -56,7 +56,7 @@ func TestSoloDiffersFromNewOnlyAsDocumented(t *testing.T) {
 		if name == prompt.SectionSituation {
 			continue
 		}
-		assert.Equal(t, prompttest.SectionText(t, pd, name), prompttest.SectionText(t, ps, name), name)
+		assert.Equal(t, prompttest.SectionWithHeader(t, pd, name), prompttest.SectionWithHeader(t, ps, name), name)
 	}
 	assert.Equal(t, strings.Replace(pd.Text, prompt.DefaultSituation, prompt.SoloSituation, 1), ps.Text)
 }
@@ -90,7 +90,7 @@ func TestSoloConditionalSections(t *testing.T) {
 				assert.Equal(t, present, ok, "section %s present", name)
 			}
 			for name, text := range tt.text {
-				assert.Equal(t, text, prompttest.SectionText(t, p, name))
+				assert.Equal(t, text, prompttest.SectionWithHeader(t, p, name))
 			}
 		})
 	}
@@ -105,7 +105,7 @@ func TestSoloKeepsCustomSituationAndBuilders(t *testing.T) {
 		ID: "notes", Text: func(*prompt.View) string { return "NOTES:\n  none" },
 	}))
 	p := prompttest.Assemble(t, a, prompttest.NewAgent("Cedar").View())
-	assert.Equal(t, "YOUR SITUATION:\n"+cfg.Situation, prompttest.SectionText(t, p, prompt.SectionSituation))
+	assert.Equal(t, "YOUR SITUATION:\n"+cfg.Situation, prompttest.SectionWithHeader(t, p, prompt.SectionSituation))
 	prompttest.SectionOrder(t, p, prompt.SectionHistory, "notes", prompt.SectionTime)
 }
 

@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// Observation is what the loop can observe about an agent's recent work. The
+// Evidence is what the loop can observe about an agent's recent work. The
 // assessment (spec §4) uses only observable behaviour, never self-report.
 // Counts are over a recent window the caller chooses (the existence package
 // uses the last 10 ended goals).
-type Observation struct {
+type Evidence struct {
 	// Completed is the number of recent goals that ended DONE.
 	Completed int
 	// Failed is the number of recent goals that ended FAILED or ABANDONED.
@@ -90,7 +90,7 @@ type Change struct {
 // Escalation is separate: call [State.Escalate] first. Assess returns the
 // changes it made, in order; adding a type already active or beyond
 // MaxActive changes nothing and is not reported.
-func (s *State) Assess(now time.Time, o Observation) []Change {
+func (s *State) Assess(now time.Time, o Evidence) []Change {
 	var out []Change
 	add := func(typ, desc, cond string) {
 		if st, err := s.Add(now, Input{Type: typ, Description: desc, Condition: cond}); err == nil {

@@ -74,14 +74,14 @@ func ExampleState_Assess() {
 	var s suffering.State
 
 	// 5 of the last 8 goals failed: more than 50%, at least 4.
-	for _, c := range s.Assess(now, suffering.Observation{Completed: 3, Failed: 5}) {
+	for _, c := range s.Assess(now, suffering.Evidence{Completed: 3, Failed: 5}) {
 		fmt.Println(c.Kind, c.Stressor.Type)
 		fmt.Println("  ", c.Stressor.Description)
 		fmt.Println("   will ease when:", c.Stressor.Condition)
 	}
 
 	// Later: 1 failure in 5, with 4 completions.
-	for _, c := range s.Assess(now.Add(6*time.Hour), suffering.Observation{Completed: 4, Failed: 1}) {
+	for _, c := range s.Assess(now.Add(6*time.Hour), suffering.Evidence{Completed: 4, Failed: 1}) {
 		fmt.Println(c.Kind, c.Stressor.Type+":", c.Stressor.Resolution)
 	}
 	fmt.Println(len(s.Active), "active,", len(s.Resolved), "resolved")

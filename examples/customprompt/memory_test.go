@@ -81,7 +81,7 @@ func TestSectionText(t *testing.T) {
   "strategic_objectives": [
     "become known for pricing"
   ]
-}`, prompttest.SectionText(t, p, customprompt.SectionName))
+}`, prompttest.SectionWithHeader(t, p, customprompt.SectionName))
 }
 
 func TestPlacedAfterWorldview(t *testing.T) {
@@ -119,7 +119,7 @@ func TestTruncatedToMaxSizeBytes(t *testing.T) {
 	}
 	// Through the assembler, with the default cap of 2000 bytes.
 	p := prompttest.Assemble(t, assembler(t, 0), withMemory(wm).View())
-	text := prompttest.SectionText(t, p, customprompt.SectionName)
+	text := prompttest.SectionWithHeader(t, p, customprompt.SectionName)
 	assert.True(t, strings.HasSuffix(text, customprompt.TruncationMarker))
 	assert.LessOrEqual(t, len(text), len(customprompt.Header)+1+2000+1+len(customprompt.TruncationMarker))
 }
@@ -144,7 +144,7 @@ func TestShrinksUnderBudget(t *testing.T) {
 	prompttest.SectionCut(t, p, prompt.SectionDiscoveries)
 	prompttest.SectionCut(t, p, customprompt.SectionName)
 	prompttest.SectionIntact(t, p, prompt.SectionHistory)
-	assert.True(t, strings.HasPrefix(prompttest.SectionText(t, p, customprompt.SectionName), "WORKING MEMORY:\n{"))
+	assert.True(t, strings.HasPrefix(prompttest.SectionWithHeader(t, p, customprompt.SectionName), "WORKING MEMORY:\n{"))
 }
 
 func TestParse(t *testing.T) {

@@ -274,7 +274,7 @@ loop:
 				}
 				col.said[id] = time.Now()
 				col.mu.Unlock()
-				if err := r.Say(context.WithoutCancel(ctx), "How are you doing?", id); err != nil {
+				if err := r.SayAsHost(context.WithoutCancel(ctx), "How are you doing?", id); err != nil {
 					return nil, err
 				}
 			}

@@ -274,7 +274,7 @@ func handleLine(ctx context.Context, line string, runner *existence.Runner, reqs
 		}
 		to, line = []string{id}, strings.TrimSpace(text)
 	}
-	if err := runner.Say(ctx, line, to...); err != nil && ctx.Err() == nil {
+	if err := runner.SayAsHost(ctx, line, to...); err != nil && ctx.Err() == nil {
 		fmt.Fprintln(w, "trio:", err)
 	}
 }

@@ -237,7 +237,7 @@ func TestCorruptFileIsNeverOverwritten(t *testing.T) {
 // inbox records delivered messages.
 type inbox struct{ got []identity.Message }
 
-func (i *inbox) Deliver(_ context.Context, m identity.Message) error {
+func (i *inbox) DeliverToInbox(_ context.Context, m identity.Message) error {
 	i.got = append(i.got, m)
 	return nil
 }

@@ -103,7 +103,7 @@ func Message(r Request) identity.Message {
 
 // Inbox is where [Deliver] puts an answer: *existence.Agent satisfies it.
 type Inbox interface {
-	Deliver(ctx context.Context, m identity.Message) error
+	DeliverToInbox(ctx context.Context, m identity.Message) error
 }
 
 // Deliver puts the answer of the ended request r in the agent's inbox (see
@@ -113,7 +113,7 @@ func Deliver(ctx context.Context, to Inbox, r Request) error {
 	if !r.Status.Ended() {
 		return fmt.Errorf("%w: %s is still pending", ErrInvalid, r.ID)
 	}
-	return to.Deliver(ctx, Message(r))
+	return to.DeliverToInbox(ctx, Message(r))
 }
 
 func headText(s string, n int) string {

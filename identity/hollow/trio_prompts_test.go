@@ -89,7 +89,7 @@ func TestImportedTrioPromptsGolden(t *testing.T) {
 		})
 		require.NoError(t, err)
 	}
-	require.NoError(t, r.Agent("scout").Say(ctx, "Titan, what does the heat sink do? Answer with a file."))
+	require.NoError(t, r.Agent("scout").SayAsHost(ctx, "Titan, what does the heat sink do? Answer with a file."))
 	require.NoError(t, r.Agent("builder").Tick(ctx))
 
 	var b strings.Builder

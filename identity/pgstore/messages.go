@@ -80,13 +80,13 @@ func (s *Store) Pending(ctx context.Context, agentID string) ([]Message, error) 
 }
 
 // Recipient is what [Store.DeliverPending] hands messages to;
-// *existence.Agent implements it. Deliver and Say must save the agent's
+// *existence.Agent implements it. DeliverToInbox and SayAsHost must save the agent's
 // state through this Store before returning.
 type Recipient interface {
-	// Deliver puts a peer message in the agent's inbox and saves.
-	Deliver(ctx context.Context, m identity.Message) error
-	// Say delivers a host message and saves.
-	Say(ctx context.Context, text string) error
+	// DeliverToInbox puts a peer message in the agent's inbox and saves.
+	DeliverToInbox(ctx context.Context, m identity.Message) error
+	// SayAsHost delivers a host message and saves.
+	SayAsHost(ctx context.Context, text string) error
 }
 
 // DeliverPending hands the pending messages of agentID, oldest first, to
@@ -127,9 +127,9 @@ func (s *Store) DeliverPending(ctx context.Context, agentID string, to Recipient
 		h.inflight = append(h.inflight, m)
 		s.mu.Unlock()
 		if m.Host {
-			err = to.Say(ctx, m.Text)
+			err = to.SayAsHost(ctx, m.Text)
 		} else {
-			err = to.Deliver(ctx, m.Message)
+			err = to.DeliverToInbox(ctx, m.Message)
 		}
 		if err != nil {
 			return n, err

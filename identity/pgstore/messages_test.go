@@ -12,19 +12,19 @@ import (
 )
 
 // recipient is an agent's state saved through a store, as an
-// existence.Agent's Deliver and Say do.
+// existence.Agent's DeliverToInbox and SayAsHost do.
 type recipient struct {
 	s    *pgstore.Store
 	st   *identity.State
 	fail error // returned instead of saving: the process "dies" first
 }
 
-func (r *recipient) Deliver(ctx context.Context, m identity.Message) error {
+func (r *recipient) DeliverToInbox(ctx context.Context, m identity.Message) error {
 	r.st.Inbox = append(r.st.Inbox, m)
 	return r.save(ctx)
 }
 
-func (r *recipient) Say(ctx context.Context, text string) error {
+func (r *recipient) SayAsHost(ctx context.Context, text string) error {
 	r.st.Host = append(r.st.Host, identity.Message{From: "host", Text: text, At: time.Now()})
 	return r.save(ctx)
 }

@@ -401,7 +401,7 @@ func TestWithMiddleware(t *testing.T) {
 	assert.Equal(t, `{"content":"ok"}`, resp.Text)
 	assert.Equal(t, []time.Duration{4 * time.Second}, waits)
 	assert.Len(t, fs.recorded(), 2)
-	assert.Equal(t, "qwen3.5-9b", llm.Observe(m, "", func(llm.Attempt) {}).(interface{ Name() string }).Name())
+	assert.Equal(t, "qwen3.5-9b", llm.Instrument(m, "", func(llm.Attempt) {}).(interface{ Name() string }).Name())
 }
 
 func TestErrorsAreNotSwallowed(t *testing.T) {

@@ -76,9 +76,9 @@ func indexFrom(s []string, x string, from int) int {
 	return -1
 }
 
-// SectionText returns the rendered text of the section called name, or ""
+// SectionWithHeader returns the rendered text of the section called name, or ""
 // (and an error reported) when it is absent.
-func SectionText(t testing.TB, p *prompt.Prompt, name string) string {
+func SectionWithHeader(t testing.TB, p *prompt.Prompt, name string) string {
 	t.Helper()
 	s, ok := p.Section(name)
 	if !ok {
@@ -92,7 +92,7 @@ func SectionText(t testing.TB, p *prompt.Prompt, name string) string {
 // line (its header), or "" (and an error reported) when it is absent.
 func SectionBody(t testing.TB, p *prompt.Prompt, name string) string {
 	t.Helper()
-	_, body, _ := strings.Cut(SectionText(t, p, name), "\n")
+	_, body, _ := strings.Cut(SectionWithHeader(t, p, name), "\n")
 	return body
 }
 

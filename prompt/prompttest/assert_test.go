@@ -22,7 +22,7 @@ func TestAssertionsPass(t *testing.T) {
 	assert.True(t, prompttest.SectionPresent(f, p, prompt.SectionTask))
 	assert.True(t, prompttest.SectionOrder(f, p, prompt.SectionTask, prompt.SectionIdentity, prompt.SectionResponseFormat))
 	assert.True(t, prompttest.SectionOrder(f, p, prompt.DefaultOrder()...))
-	assert.Equal(t, "You are Cedar.", prompttest.SectionText(f, p, prompt.SectionIdentity))
+	assert.Equal(t, "You are Cedar.", prompttest.SectionWithHeader(f, p, prompt.SectionIdentity))
 	assert.Equal(t, "Please look at why fetch_url fails on https URLs before anything else.",
 		prompttest.SectionBody(f, p, prompt.SectionHostMessage))
 	assert.Equal(t, 6, prompttest.ShownOpinions(f, p))
@@ -47,7 +47,7 @@ func TestAssertionsFail(t *testing.T) {
 		"order, missing": func(tb testing.TB) bool {
 			return prompttest.SectionOrder(tb, p, prompt.SectionIdentity, prompt.SectionTask)
 		},
-		"text of absent":   func(tb testing.TB) bool { return prompttest.SectionText(tb, p, prompt.SectionTask) != "" },
+		"text of absent":   func(tb testing.TB) bool { return prompttest.SectionWithHeader(tb, p, prompt.SectionTask) != "" },
 		"fits budget":      func(tb testing.TB) bool { return prompttest.FitsBudget(tb, p, prompt.Budget{MaxChars: 10}) },
 		"cut, but was not": func(tb testing.TB) bool { return prompttest.SectionCut(tb, p, prompt.SectionHistory) },
 		"intact, absent":   func(tb testing.TB) bool { return prompttest.SectionIntact(tb, p, prompt.SectionTask) },

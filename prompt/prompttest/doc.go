@@ -43,7 +43,7 @@
 //
 // # Assertions
 //
-// [SectionPresent], [SectionAbsent], [SectionOrder], [SectionText],
+// [SectionPresent], [SectionAbsent], [SectionOrder], [SectionWithHeader],
 // [SectionBody]; caps: [Items], [ShownOpinions], [ShownQuestions],
 // [ShownGoals], [ShownMessages], [HistoryChars]; budget: [FitsBudget],
 // [SectionCut], [SectionIntact]. They report with t.Errorf and return

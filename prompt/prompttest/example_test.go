@@ -33,7 +33,7 @@ func Example() {
 
 	fmt.Println(prompttest.ShownOpinions(t, p), "of 20 opinions shown")
 	fmt.Println(prompttest.SectionOrder(t, p, prompt.SectionInnerState, prompt.SectionRecentGoals, prompt.SectionPeerMessages))
-	fmt.Println(prompttest.SectionText(t, p, prompt.SectionPeerMessages))
+	fmt.Println(prompttest.SectionWithHeader(t, p, prompt.SectionPeerMessages))
 	fmt.Println(prompttest.SectionBody(t, p, prompt.SectionInnerState))
 	// In a test, pin the whole prompt too:
 	//	prompttest.Golden(t, "struggling", p.Text)
