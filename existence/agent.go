@@ -58,7 +58,7 @@ type Config struct {
 
 	// Model answers existence cycles (required): an adapter such as
 	// llm/ollama, or a chain built with [llm.Fallback]. The agent wraps it,
-	// innermost first, with [llm.Observe] (an [EventModelCall] per attempt),
+	// innermost first, with [llm.Instrument] (an [EventModelCall] per attempt),
 	// [llm.WithTimeout] (CallTimeout), the runner's [llm.Limiter] (when run
 	// by a [Runner]), [llm.WithRetry] (Retry) and [llm.WithRepair] (one
 	// repair follow-up per cycle, unless NoRepair).

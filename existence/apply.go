@@ -27,7 +27,7 @@ import (
 //     dropped (one event per reply and list).
 const EventCapped EventKind = "capped"
 
-// Apply applies a validated response to st (spec §3 field table, with the
+// apply applies a validated response to st (spec §3 field table, with the
 // original's caps on what the model writes, issue 16) and returns the
 // events describing each change:
 //
@@ -51,7 +51,7 @@ const EventCapped EventKind = "capped"
 //
 // content and reasoning are not applied here: the caller makes content the
 // new goal. Apply does not touch the goal history.
-func Apply(st *identity.State, r *prompt.Response, now time.Time, l identity.Limits) []Event {
+func apply(st *identity.State, r *prompt.Response, now time.Time, l identity.Limits) []Event {
 	var evs []Event
 	l = l.WithDefaults()
 	capped := func(cause, format string, args ...any) {

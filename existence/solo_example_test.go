@@ -28,7 +28,7 @@ func Example_solo() {
 		panic(err)
 	}
 	values := &prompt.Values{} // safe to Set while the agent runs
-	prompt.Set(values, Focus, "the open bugs listed in notes.md")
+	Focus.Set(values, "the open bugs listed in notes.md")
 
 	agent, err := existence.New(ctx, existence.Config{
 		ID: "solo", Name: "Cedar",

@@ -181,7 +181,7 @@ func (a *Agent) sufferLocked(now time.Time) {
 //   - Outputs equals Artifacts, and Directed is true when one of those goals
 //     pursued an assigned task.
 //
-// [Config].Observation can replace the last four with the application's own
+// [Config].Evidence can replace the last four with the application's own
 // counts.
 func GoalEvidence(id *identity.Identity) suffering.Evidence {
 	var o suffering.Evidence
@@ -317,7 +317,7 @@ func (a *Agent) cycle(ctx context.Context) error {
 		// has actually read them.
 		st.Inbox = slices.Delete(st.Inbox, 0, min(nInbox, len(st.Inbox)))
 		st.Host = slices.Delete(st.Host, 0, min(nHost, len(st.Host)))
-		for _, e := range Apply(st, resp, now, a.cfg.Limits) {
+		for _, e := range apply(st, resp, now, a.cfg.Limits) {
 			a.queue(e)
 		}
 		g = identity.Goal{Objective: resp.Content}

@@ -36,7 +36,7 @@ func (l *Limiter) Size() int { return l.n }
 // reported duration:
 //
 //	lim := llm.NewLimiter(1)
-//	m := llm.WithRetry(lim.Limit(llm.WithTimeout(llm.Observe(adapter, "", report), 0)), llm.RetryPolicy{})
+//	m := llm.WithRetry(lim.Limit(llm.WithTimeout(llm.Instrument(adapter, "", report), 0)), llm.RetryPolicy{})
 func (l *Limiter) Limit(m Model) Model {
 	if l == nil {
 		return m

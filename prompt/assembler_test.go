@@ -297,7 +297,7 @@ func TestCustomSectionWithKey(t *testing.T) {
 	p := prompttest.Assemble(t, a, st.View())
 	prompttest.SectionAbsent(t, p, "slots")
 
-	prompt.Set(st.Values(), key, slots{Free: 2, Used: 3})
+	key.Set(st.Values(), slots{Free: 2, Used: 3})
 	p = prompttest.Assemble(t, a, st.View())
 	assert.Equal(t, "SLOTS:\n  free: 2\n  used: 3", prompttest.SectionWithHeader(t, p, "slots"))
 	prompttest.SectionOrder(t, p, prompt.SectionTime, "slots", prompt.SectionDirective)

@@ -116,13 +116,13 @@ func (c Cut) String() string {
 	return fmt.Sprintf("%s: %d → %d characters", c.Section, c.Before, c.After)
 }
 
-// TrimText cuts a section's text to about maxChars characters for a
+// trimSection cuts a section's text to about maxChars characters for a
 // [Trimmer]: it keeps the first line (the header) and the beginning of the
 // rest, then a line with [CutMarker]. When even the header and the marker
 // do not fit, it returns just those (more than maxChars). A text that
 // already fits is returned unchanged. [SectionFunc] uses it when its Shrink
 // is nil.
-func TrimText(text string, maxChars int) string {
+func trimSection(text string, maxChars int) string {
 	if runes.Count(text) <= maxChars {
 		return text
 	}

@@ -86,7 +86,7 @@ func ExampleSectionFunc() {
 	}
 
 	var values prompt.Values
-	prompt.Set(&values, Memory, WorkingMemory{Goal: "price oracle", Steps: []string{"core logic", "tests"}})
+	Memory.Set(&values, WorkingMemory{Goal: "price oracle", Steps: []string{"core logic", "tests"}})
 	id := identity.New("builder", "Vault", time.Time{})
 	p, err := asm.Assemble(&prompt.View{Identity: &id, Values: &values})
 	if err != nil {
@@ -148,15 +148,4 @@ func ExampleBudget() {
 	//   - finding number 5, described at some length
 	// true
 	// true
-}
-
-func ExampleFormatDuration() {
-	for _, d := range []time.Duration{45 * time.Second, 192 * time.Second, 125 * time.Minute, 168*time.Hour + 9*time.Minute} {
-		fmt.Println(prompt.FormatDuration(d))
-	}
-	// Output:
-	// 45s
-	// 3m 12s
-	// 2h 5m
-	// 168h 9m
 }

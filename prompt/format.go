@@ -125,12 +125,12 @@ func writeInt(b *strings.Builder, n int64) {
 	b.Write(strconv.AppendInt(buf[:0], n, 10))
 }
 
-// FormatDuration renders d the way the TIME section does (spec §2): "45s"
+// formatDuration renders d the way the TIME section does (spec §2): "45s"
 // under a minute, "3m 12s" under an hour, and from an hour on in hours and
 // minutes, counting hours past a day as the original did: "2h 5m",
 // "168h 9m" (issue 16). Smaller units are truncated, never rounded; a
 // negative d renders as "0s".
-func FormatDuration(d time.Duration) string {
+func formatDuration(d time.Duration) string {
 	var b strings.Builder
 	writeDuration(&b, d)
 	return b.String()

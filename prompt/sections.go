@@ -881,7 +881,7 @@ type SectionFunc struct {
 	Priority int
 	// Shrink optionally cuts the section to at most maxChars characters
 	// under a budget, marking the cut with [CutMarker]; nil means
-	// [TrimText] (keep the first line and the beginning of the rest).
+	// [trimSection] (keep the first line and the beginning of the rest).
 	Shrink func(v *View, maxChars int) string
 }
 
@@ -903,7 +903,7 @@ func (f SectionFunc) Render(v *View) string {
 func (f SectionFunc) TrimPriority() int { return max(f.Priority, 0) }
 
 // Trim implements [Trimmer]: the rendered text when it fits in maxChars or
-// Priority is 0, otherwise Shrink(v, maxChars) or [TrimText].
+// Priority is 0, otherwise Shrink(v, maxChars) or [trimSection].
 func (f SectionFunc) Trim(v *View, maxChars int) string {
 	text := trimNewlines(f.Render(v))
 	if f.TrimPriority() == 0 || runes.Count(text) <= maxChars {
@@ -912,7 +912,7 @@ func (f SectionFunc) Trim(v *View, maxChars int) string {
 	if f.Shrink != nil {
 		return f.Shrink(v, maxChars)
 	}
-	return TrimText(text, maxChars)
+	return trimSection(text, maxChars)
 }
 
 // writeProse writes a header line, then text, or placeholder when text is

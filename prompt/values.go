@@ -8,8 +8,8 @@ import "sync"
 //
 //	var Memory = prompt.NewKey[WorkingMemory]("working_memory")
 //
-//	prompt.Set(values, Memory, wm)        // the application
-//	wm, ok := Memory.Get(view)            // a section's Render
+//	Memory.Set(values, wm)     // the application
+//	wm, ok := Memory.Get(view) // a section's Render
 //
 // Keys compare by identity: two keys with the same name are different keys.
 type Key[T any] struct{ k *keyName }
@@ -49,8 +49,9 @@ type Values struct {
 	m  map[*keyName]any
 }
 
-// Set stores val under k in vs. A nil vs is a no-op.
-func Set[T any](vs *Values, k Key[T], val T) {
+// Set stores val under k in vs. A nil vs is a no-op. (A method, like
+// [Key.Get]: issue 15.)
+func (k Key[T]) Set(vs *Values, val T) {
 	if vs == nil || k.k == nil {
 		return
 	}
@@ -62,8 +63,8 @@ func Set[T any](vs *Values, k Key[T], val T) {
 	vs.m[k.k] = val
 }
 
-// Delete removes the value stored under k.
-func Delete[T any](vs *Values, k Key[T]) {
+// Delete removes the value stored under k from vs. A nil vs is a no-op.
+func (k Key[T]) Delete(vs *Values) {
 	if vs == nil || k.k == nil {
 		return
 	}

@@ -27,7 +27,7 @@ func ExampleInstall() {
 		log.Fatal(err)
 	}
 	var values prompt.Values
-	prompt.Set(&values, customprompt.Key, wm)
+	customprompt.Key.Set(&values, wm)
 
 	id := identity.New("builder", "Vault", time.Time{})
 	p, err := asm.Assemble(&prompt.View{Identity: &id, Values: &values})

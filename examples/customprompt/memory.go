@@ -11,7 +11,7 @@
 //	if err := customprompt.Install(asm, customprompt.DefaultMaxSizeBytes); err != nil {
 //		return err
 //	}
-//	prompt.Set(values, customprompt.Key, wm) // before each cycle
+//	customprompt.Key.Set(values, wm) // before each cycle
 //
 // The package's tests show the whole prompt-testing workflow: exact section
 // text, truncation, placement, budget, and a golden file of the full prompt

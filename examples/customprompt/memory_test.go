@@ -47,7 +47,7 @@ func assembler(t *testing.T, maxBytes int) *prompt.Assembler {
 // withMemory returns Cedar's representative state carrying wm.
 func withMemory(wm customprompt.WorkingMemory) *prompttest.State {
 	st := prompttest.Cedar()
-	prompt.Set(st.Values(), customprompt.Key, wm)
+	customprompt.Key.Set(st.Values(), wm)
 	return st
 }
 

@@ -51,7 +51,7 @@
 //
 // # Responses
 //
-// [ParseResponse], [MustParse] and [ParseFails] run candidate model outputs
+// [MustParse] and [ParseFails] run candidate model outputs
 // through [prompt.ParseResponse] and check the classified error;
 // [ParseFiles] checks a directory of collected outputs still parses.
 package prompttest

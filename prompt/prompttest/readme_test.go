@@ -24,7 +24,7 @@ func TestToolNotes(t *testing.T) {
 	require.NoError(t, err)
 
 	st := prompttest.NewState("Cedar").Opinions(20).Stressor("repeated_failure", 0.6, "nothing works", "complete a goal")
-	prompt.Set(st.Values(), Notes, "read_file is slow on large files")
+	Notes.Set(st.Values(), "read_file is slow on large files")
 	p := prompttest.Assemble(t, asm, st.View())
 
 	prompttest.SectionOrder(t, p, prompt.SectionDiscoveries, "tool_notes", prompt.SectionTime)

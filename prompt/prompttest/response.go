@@ -10,18 +10,6 @@ import (
 	"github.com/existence-loop/sdk/prompt"
 )
 
-// ParseResponse parses raw model output with [prompt.ParseResponse] and
-// returns its result unchanged; a failure is logged (not reported as an
-// error) with its classification, so that a test can inspect it.
-func ParseResponse(t testing.TB, raw string) (*prompt.Response, error) {
-	t.Helper()
-	r, err := prompt.ParseResponse(raw)
-	if err != nil {
-		t.Logf("prompttest.ParseResponse: %s: %v", kindName(err), err)
-	}
-	return r, err
-}
-
 // MustParse parses raw and fails the test at once when it does not parse.
 func MustParse(t testing.TB, raw string) *prompt.Response {
 	t.Helper()

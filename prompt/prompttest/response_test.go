@@ -29,20 +29,6 @@ func TestMustParse(t *testing.T) {
 	assert.Contains(t, f.errs[0], "ErrNoJSON")
 }
 
-func TestParseResponseHelper(t *testing.T) {
-	f := &fakeTB{}
-	r, err := prompttest.ParseResponse(f, goodResponse)
-	require.NoError(t, err)
-	assert.Equal(t, "read existence.py", r.Content)
-	assert.Empty(t, f.logs)
-
-	_, err = prompttest.ParseResponse(f, `{"content": "", "reasoning": " "}`)
-	assert.ErrorIs(t, err, prompt.ErrEmptyGoal)
-	assert.False(t, f.failed(), "a parse failure is returned, not reported")
-	require.Len(t, f.logs, 1)
-	assert.Contains(t, f.logs[0], "ErrEmptyGoal")
-}
-
 func TestParseFails(t *testing.T) {
 	pe := prompttest.ParseFails(t, `{"content": "x", "reasoning": "y", "new_opinions": [{"domain": "d"}]}`, prompt.ErrSchema)
 	require.NotNil(t, pe)

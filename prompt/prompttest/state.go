@@ -241,9 +241,9 @@ func (s *State) Task(description string) *State {
 func (s *State) Limits(l identity.Limits) *State { s.limits = l; return s }
 
 // Values returns the application data the View will carry, for
-// [prompt.Set]:
+// [prompt.Key.Set]:
 //
-//	prompt.Set(st.Values(), MyKey, myValue)
+//	MyKey.Set(st.Values(), myValue)
 func (s *State) Values() *prompt.Values {
 	if s.values == nil {
 		s.values = &prompt.Values{}

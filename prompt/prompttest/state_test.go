@@ -102,7 +102,7 @@ func TestStateViewsAreIndependent(t *testing.T) {
 func TestStateEditAndValues(t *testing.T) {
 	key := prompt.NewKey[int]("n")
 	st := prompttest.NewState("Cedar").Edit(func(v *prompt.View) { v.Identity.Name = "Edited" })
-	prompt.Set(st.Values(), key, 42)
+	key.Set(st.Values(), 42)
 	v := st.View()
 	assert.Equal(t, "Edited", v.Identity.Name)
 	n, ok := key.Get(v)

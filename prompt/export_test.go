@@ -1,0 +1,7 @@
+package prompt
+
+// Internals the external tests (package prompt_test) check directly.
+var (
+	FormatDuration = formatDuration
+	TrimText       = trimSection
+)
