@@ -171,7 +171,7 @@ type Agent struct {
 	tickMu sync.Mutex // serialises Tick
 
 	mu       sync.Mutex // guards the fields below
-	state    *identity.State
+	state    *identity.AgentState
 	running  *run   // the executing goal, or nil
 	cut      []*run // executors cancelled but maybe still returning (see cutLocked)
 	stall    stallState
@@ -388,7 +388,7 @@ func (a *Agent) abandon() {
 	}
 }
 
-func (a *Agent) load(ctx context.Context) (*identity.State, error) {
+func (a *Agent) load(ctx context.Context) (*identity.AgentState, error) {
 	now := a.cfg.Clock.Now()
 	st, err := a.cfg.Store.Load(ctx, a.cfg.ID)
 	switch {
@@ -412,7 +412,7 @@ func (a *Agent) load(ctx context.Context) (*identity.State, error) {
 	if st == nil {
 		id := identity.New(a.cfg.ID, a.cfg.Name, now)
 		id.Traits, id.Domains = a.cfg.Traits, a.cfg.Domains
-		return &identity.State{Identity: id}, nil
+		return &identity.AgentState{Identity: id}, nil
 	}
 	cuts := st.Identity.Enforce(a.cfg.Limits)
 	cuts = append(cuts, st.Suffering.Enforce(now)...)
@@ -434,7 +434,7 @@ func (a *Agent) ID() string { return a.cfg.ID }
 func (a *Agent) Name() string { return a.name }
 
 // State returns a deep copy of the agent's current state.
-func (a *Agent) State() *identity.State {
+func (a *Agent) State() *identity.AgentState {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.state.Clone()
@@ -452,7 +452,7 @@ func (a *Agent) Cycles() int {
 // existence cycle shows the last 5 and empties it. Unlike [Agent.SayAsHost]
 // it interrupts nothing and wakes nothing: the agent reads it when its
 // current goal has ended (issue 15 names the difference).
-func (a *Agent) DeliverToInbox(ctx context.Context, m identity.Message) error {
+func (a *Agent) DeliverToInbox(ctx context.Context, m identity.AgentMessage) error {
 	if m.At.IsZero() {
 		m.At = a.cfg.Clock.Now()
 	}
@@ -460,7 +460,7 @@ func (a *Agent) DeliverToInbox(ctx context.Context, m identity.Message) error {
 	a.state.Inbox = append(a.state.Inbox, m)
 	var dropped int
 	if n := len(a.state.Inbox) - a.cfg.Limits.Inbox; n > 0 {
-		a.state.Inbox = append([]identity.Message(nil), a.state.Inbox[n:]...)
+		a.state.Inbox = append([]identity.AgentMessage(nil), a.state.Inbox[n:]...)
 		dropped = n
 	}
 	if dropped > 0 {
@@ -477,12 +477,12 @@ func (a *Agent) DeliverToInbox(ctx context.Context, m identity.Message) error {
 // interrupts the goal (ABANDONED, "interrupted by a host message") and runs
 // an existence cycle at once; [Agent.Run] ticks immediately.
 func (a *Agent) SayAsHost(ctx context.Context, text string) error {
-	m := identity.Message{From: "host", Text: text, At: a.cfg.Clock.Now()}
+	m := identity.AgentMessage{From: "host", Text: text, At: a.cfg.Clock.Now()}
 	a.mu.Lock()
 	a.state.Host = append(a.state.Host, m)
 	notePresence(a.state, m.At)
 	if n := len(a.state.Host) - a.cfg.Limits.Inbox; n > 0 {
-		a.state.Host = append([]identity.Message(nil), a.state.Host[n:]...)
+		a.state.Host = append([]identity.AgentMessage(nil), a.state.Host[n:]...)
 	}
 	a.queue(Event{Kind: EventMessage, Cause: "host", Text: text})
 	err := a.saveLocked(ctx)

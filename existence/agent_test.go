@@ -381,7 +381,7 @@ func TestInboxEmptiedOnlyWhenTheModelRead(t *testing.T) {
 	f := newFixture(llmtest.Reply{Err: llm.StatusError{Provider: "ollama", StatusCode: 400}}, goalReply(t, "reply to Cipher"))
 	a := f.agent(t, existence.Config{MaxCycles: 2})
 	ctx := context.Background()
-	require.NoError(t, a.DeliverToInbox(ctx, identity.Message{From: "Cipher", Text: "I found a bug in your map"}))
+	require.NoError(t, a.DeliverToInbox(ctx, identity.AgentMessage{From: "Cipher", Text: "I found a bug in your map"}))
 	tick(t, a) // fallback: the model never read the message
 	assert.Len(t, a.State().Inbox, 1)
 	f.clock.Advance(6 * time.Second)
@@ -397,7 +397,7 @@ func TestCrisisTellsPeersAndResetsAfterThreeCycles(t *testing.T) {
 	ctx := context.Background()
 
 	// Cedar starts in crisis: five stressors at 0.19 each, load 0.95.
-	st := &identity.State{Identity: identity.New("scout", "Cedar", t0)}
+	st := &identity.AgentState{Identity: identity.New("scout", "Cedar", t0)}
 	for i := range 5 {
 		_, err := st.Suffering.Add(t0, suffering.Input{Type: fmt.Sprintf("s%d", i), Description: "d", Condition: "c", Severity: 0.19})
 		require.NoError(t, err)
@@ -441,7 +441,7 @@ func TestRunnerPeersSection(t *testing.T) {
 	store := identity.NewMemoryStore()
 	ctx := context.Background()
 	for id, name := range map[string]string{"analyst": "Cipher", "builder": "Vault"} {
-		st := &identity.State{Identity: identity.New(id, name, t0)}
+		st := &identity.AgentState{Identity: identity.New(id, name, t0)}
 		st.Identity.Narrative = name + " " + strings.Repeat("n", 300)
 		require.NoError(t, store.Save(ctx, st))
 	}
@@ -693,7 +693,7 @@ func TestNewValidatesConfig(t *testing.T) {
 
 func TestOverCapStoredStateIsTrimmedAndReported(t *testing.T) {
 	f := newFixture()
-	st := &identity.State{Identity: identity.New("scout", "Cedar", t0)}
+	st := &identity.AgentState{Identity: identity.New("scout", "Cedar", t0)}
 	for i := range 30 {
 		st.Identity.Opinions = append(st.Identity.Opinions, identity.Opinion{Text: fmt.Sprint(i), Domain: "d"})
 	}
@@ -731,7 +731,7 @@ func blockingExecutor() existence.Executor {
 
 func TestPromptBudgetCutsAreReported(t *testing.T) {
 	f := newFixture(goalReply(t, "g"))
-	st := &identity.State{Identity: identity.New("scout", "Cedar", t0)}
+	st := &identity.AgentState{Identity: identity.New("scout", "Cedar", t0)}
 	for i := range 20 {
 		st.Identity.AddDiscovery(identity.Discovery{Text: fmt.Sprintf("discovery %d: %s", i, strings.Repeat("x", 200))}, identity.Limits{})
 	}
@@ -796,7 +796,7 @@ type failingStore struct {
 	fail bool
 }
 
-func (s *failingStore) Save(ctx context.Context, st *identity.State) error {
+func (s *failingStore) Save(ctx context.Context, st *identity.AgentState) error {
 	if s.fail {
 		return errors.New("disk full")
 	}
@@ -829,12 +829,12 @@ func TestMessagesArrivingDuringTheModelCallAreKept(t *testing.T) {
 	var a *existence.Agent
 	model := llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 		// A peer writes while the model is thinking.
-		require.NoError(t, a.DeliverToInbox(ctx, identity.Message{From: "Vault", Text: "late news"}))
+		require.NoError(t, a.DeliverToInbox(ctx, identity.AgentMessage{From: "Vault", Text: "late news"}))
 		return &llm.Response{Text: `{"action":"goal","content":"g","reasoning":"r"}`}, nil
 	})
 	f := newFixture()
 	a = f.agent(t, existence.Config{Model: model, Executor: blockingExecutor()})
-	require.NoError(t, a.DeliverToInbox(context.Background(), identity.Message{From: "Cipher", Text: "early news"}))
+	require.NoError(t, a.DeliverToInbox(context.Background(), identity.AgentMessage{From: "Cipher", Text: "early news"}))
 	require.NoError(t, a.Tick(context.Background()))
 	inbox := a.State().Inbox
 	require.Len(t, inbox, 1, "only what the model read is emptied")
@@ -842,7 +842,7 @@ func TestMessagesArrivingDuringTheModelCallAreKept(t *testing.T) {
 }
 
 func TestSelfReportCannotResolveAssessedStressors(t *testing.T) {
-	st := &identity.State{Identity: identity.New("scout", "Cedar", t0)}
+	st := &identity.AgentState{Identity: identity.New("scout", "Cedar", t0)}
 	for _, typ := range []string{suffering.RepeatedFailure, "fear_of_heights"} {
 		_, err := st.Suffering.Add(t0, suffering.Input{Type: typ, Description: "d", Condition: "c"})
 		require.NoError(t, err)

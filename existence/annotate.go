@@ -72,7 +72,7 @@ func opinionConflict(id *identity.Identity, objective string) string {
 
 // annotateLocked appends the annotator's note to g, a goal the agent chose
 // itself, and queues [EventGoalAnnotated]. a.mu must be held.
-func (a *Agent) annotateLocked(st *identity.State, g *identity.Goal) {
+func (a *Agent) annotateLocked(st *identity.AgentState, g *identity.Goal) {
 	if g.TaskID != "" {
 		return
 	}

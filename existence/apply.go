@@ -51,7 +51,7 @@ const EventCapped EventKind = "capped"
 //
 // content and reasoning are not applied here: the caller makes content the
 // new goal. Apply does not touch the goal history.
-func apply(st *identity.State, r *prompt.Response, now time.Time, l identity.Limits) []Event {
+func apply(st *identity.AgentState, r *prompt.Response, now time.Time, l identity.Limits) []Event {
 	var evs []Event
 	l = l.WithDefaults()
 	capped := func(cause, format string, args ...any) {
@@ -158,7 +158,7 @@ func assessed(typ string) bool {
 
 // anticipate returns the anticipatory signal (spec §4) for the domains of
 // the response's new opinions, or of the agent's own domains.
-func anticipate(st *identity.State, r *prompt.Response) (string, bool) {
+func anticipate(st *identity.AgentState, r *prompt.Response) (string, bool) {
 	var domains []string
 	if r != nil {
 		for _, o := range r.NewOpinions {

@@ -24,9 +24,9 @@ const benchReply = `{"action": "goal",
 
 // benchState is a representative mid-life agent: full opinions and
 // questions, a long narrative, goal history, stressors and peer messages.
-func benchState() *identity.State {
+func benchState() *identity.AgentState {
 	l := identity.DefaultLimits()
-	st := &identity.State{Identity: identity.New("scout", "Cedar", t0)}
+	st := &identity.AgentState{Identity: identity.New("scout", "Cedar", t0)}
 	id := &st.Identity
 	id.SetWorldview("Everything I know I wrote down; everything else is gone by the next cycle.", l)
 	for i := range 20 {
@@ -38,7 +38,7 @@ func benchState() *identity.State {
 		_, _ = id.EndGoal(identity.Done, "wrote scout/map.md", t0.Add(time.Minute), l)
 	}
 	_, _ = st.Suffering.Add(t0, suffering.Input{Type: "invisibility", Description: "no one cites my notes", Condition: "a peer cites one", Severity: 0.4})
-	st.Inbox = []identity.Message{{From: "Cipher", Text: "your map misses design/"}}
+	st.Inbox = []identity.AgentMessage{{From: "Cipher", Text: "your map misses design/"}}
 	return st
 }
 

@@ -38,7 +38,7 @@ func CrisisMessage(s *suffering.State) string {
 //     ([EventCrisisReset]).
 //
 // a.mu must be held.
-func (a *Agent) crisisLocked(st *identity.State, now time.Time) string {
+func (a *Agent) crisisLocked(st *identity.AgentState, now time.Time) string {
 	s := &st.Suffering
 	load := s.Load()
 	inCrisis := suffering.LevelOf(load) == suffering.LevelCrisis

@@ -37,36 +37,36 @@ func TestApplyCapsWhatTheModelWrites(t *testing.T) {
 	str := func(s string) *string { return &s }
 	for _, tc := range []struct {
 		name   string
-		start  func(st *identity.State)
+		start  func(st *identity.AgentState)
 		reply  prompt.Response
-		check  func(t *testing.T, st *identity.State)
+		check  func(t *testing.T, st *identity.AgentState)
 		causes []string
 	}{
 		{name: "worldview of 20 characters is ignored",
 			reply:  prompt.Response{WorldviewUpdate: str("  " + strings.Repeat("w", 20) + " ")},
-			check:  func(t *testing.T, st *identity.State) { assert.Empty(t, st.Identity.Worldview) },
+			check:  func(t *testing.T, st *identity.AgentState) { assert.Empty(t, st.Identity.Worldview) },
 			causes: []string{"worldview_short"}},
 		{name: "worldview of 21 characters is applied",
 			reply: prompt.Response{WorldviewUpdate: str(strings.Repeat("w", 21))},
-			check: func(t *testing.T, st *identity.State) {
+			check: func(t *testing.T, st *identity.AgentState) {
 				assert.Equal(t, strings.Repeat("w", 21), st.Identity.Worldview)
 			}},
 		{name: "at most 3 questions per reply",
 			reply: prompt.Response{NewOpenQuestions: []string{"q1?", "q2?", "q3?", "q4?", "q5?"}},
-			check: func(t *testing.T, st *identity.State) {
+			check: func(t *testing.T, st *identity.AgentState) {
 				assert.Equal(t, []string{"q1?", "q2?", "q3?"}, st.Identity.Questions)
 			},
 			causes: []string{"questions_per_reply"}},
 		{name: "a question already held is not added again",
-			start: func(st *identity.State) { st.Identity.Questions = []string{"Why does fetch_url fail?"} },
+			start: func(st *identity.AgentState) { st.Identity.Questions = []string{"Why does fetch_url fail?"} },
 			reply: prompt.Response{NewOpenQuestions: []string{"  WHY does FETCH_URL fail?\n"}},
-			check: func(t *testing.T, st *identity.State) {
+			check: func(t *testing.T, st *identity.AgentState) {
 				assert.Equal(t, []string{"Why does fetch_url fail?"}, st.Identity.Questions)
 			},
 			causes: []string{"question_duplicate"}},
 		{name: "a question is cut to 200 code points",
 			reply: prompt.Response{NewOpenQuestions: []string{strings.Repeat("é", 250)}},
-			check: func(t *testing.T, st *identity.State) {
+			check: func(t *testing.T, st *identity.AgentState) {
 				assert.Equal(t, []string{strings.Repeat("é", 200)}, st.Identity.Questions)
 			},
 			causes: []string{"question_cut"}},
@@ -76,7 +76,7 @@ func TestApplyCapsWhatTheModelWrites(t *testing.T) {
 				{Opinion: "two", Domain: "x"},
 				{Opinion: "three", Domain: "x"},
 			}},
-			check: func(t *testing.T, st *identity.State) {
+			check: func(t *testing.T, st *identity.AgentState) {
 				require.Len(t, st.Identity.Opinions, 2)
 				assert.Equal(t, strings.Repeat("o", 200), st.Identity.Opinions[0].Text)
 				assert.Equal(t, strings.Repeat("d", 60), st.Identity.Opinions[0].Domain)
@@ -84,7 +84,7 @@ func TestApplyCapsWhatTheModelWrites(t *testing.T) {
 			},
 			causes: []string{"opinions_per_reply", "opinion_cut", "domain_cut"}},
 		{name: "at most 2 resolved entries per reply",
-			start: func(st *identity.State) {
+			start: func(st *identity.AgentState) {
 				for _, typ := range []string{"a", "b", "c"} {
 					_, err := st.Suffering.Add(t0, suffering.Input{Type: typ, Description: "d", Condition: "c"})
 					require.NoError(t, err)
@@ -93,14 +93,14 @@ func TestApplyCapsWhatTheModelWrites(t *testing.T) {
 			reply: prompt.Response{SufferingAssessment: &prompt.SufferingAssessment{Resolved: []prompt.Resolution{
 				{Type: "a", Reason: "r"}, {Type: "b", Reason: "r"}, {Type: "c", Reason: "r"},
 			}}},
-			check: func(t *testing.T, st *identity.State) {
+			check: func(t *testing.T, st *identity.AgentState) {
 				require.Len(t, st.Suffering.Active, 1)
 				assert.Equal(t, "c", st.Suffering.Active[0].Type)
 			},
 			causes: []string{"resolved_per_reply"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := &identity.State{Identity: identity.New("scout", "Cedar", t0)}
+			st := &identity.AgentState{Identity: identity.New("scout", "Cedar", t0)}
 			if tc.start != nil {
 				tc.start(st)
 			}
@@ -119,7 +119,7 @@ func crisisFixture(t *testing.T, replies ...llmtest.Reply) (*existence.Runner, *
 	clock := existencetest.NewClock(t0)
 	store := identity.NewMemoryStore()
 	ctx := context.Background()
-	st := &identity.State{Identity: identity.New("scout", "Cedar", t0)}
+	st := &identity.AgentState{Identity: identity.New("scout", "Cedar", t0)}
 	for i := range 5 {
 		_, err := st.Suffering.Add(t0, suffering.Input{Type: fmt.Sprintf("s%d", i), Description: "d", Condition: "c", Severity: 0.19})
 		require.NoError(t, err)
@@ -142,7 +142,7 @@ func TestCrisisMessageOncePerCrisis(t *testing.T) {
 	add := reply(t, map[string]any{"content": "push", "suffering_assessment": map[string]any{
 		"new_stressors": []map[string]string{{"type": "n1", "description": "d", "condition": "c"}, {"type": "n2", "description": "d", "condition": "c"}}}})
 	r, cedar, clock := crisisFixture(t, goalReply(t, "examine"), goalReply(t, "examine"), resolve, add)
-	inbox := func() []identity.Message { return r.Agent("analyst").State().Inbox }
+	inbox := func() []identity.AgentMessage { return r.Agent("analyst").State().Inbox }
 
 	tick(t, cedar) // enters crisis: one message
 	clock.Advance(6 * time.Second)
@@ -236,7 +236,7 @@ func TestGoalAnnotatorAppendsANoteAndReportsIt(t *testing.T) {
 
 func TestRunningForIsTheLoopsUptime(t *testing.T) {
 	f := newFixture(goalReply(t, "g"))
-	old := &identity.State{Identity: identity.New("scout", "Cedar", t0.Add(-224*24*time.Hour))}
+	old := &identity.AgentState{Identity: identity.New("scout", "Cedar", t0.Add(-224*24*time.Hour))}
 	require.NoError(t, f.store.Save(context.Background(), old))
 	a := f.agent(t, existence.Config{Executor: blockingExecutor()})
 	p, err := a.Preview(context.Background())

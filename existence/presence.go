@@ -11,7 +11,7 @@ import (
 // the two. The prompt's situation section says "A person was recently
 // present in this system." for 12 hours after it (prompt.PresenceLine,
 // issue 16). A zero t is ignored.
-func notePresence(st *identity.State, t time.Time) {
+func notePresence(st *identity.AgentState, t time.Time) {
 	if t.After(st.LastPresence) {
 		st.LastPresence = t
 	}

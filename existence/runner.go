@@ -698,7 +698,7 @@ func (r *Runner) broadcast(from *Agent, text string) {
 		if n == nil || n.a == from {
 			continue
 		}
-		if err := n.a.DeliverToInbox(ctx, identity.Message{From: from.Name(), Text: text}); err != nil {
+		if err := n.a.DeliverToInbox(ctx, identity.AgentMessage{From: from.Name(), Text: text}); err != nil {
 			from.emit(Event{Kind: EventError, Text: "delivering a message to " + id, Err: err})
 			continue
 		}
@@ -715,7 +715,7 @@ func (r *Runner) Send(ctx context.Context, fromID, toID, text string) error {
 	if from == nil || to == nil {
 		return fmt.Errorf("existence: no agent %q or %q", fromID, toID)
 	}
-	if err := to.DeliverToInbox(ctx, identity.Message{From: from.Name(), Text: text}); err != nil {
+	if err := to.DeliverToInbox(ctx, identity.AgentMessage{From: from.Name(), Text: text}); err != nil {
 		return err
 	}
 	r.book.messaged(toID, fromID)

@@ -77,7 +77,7 @@ func newCountingStore() *countingStore {
 	return &countingStore{MemoryStore: identity.NewMemoryStore(), saves: map[string]int{}}
 }
 
-func (s *countingStore) Save(ctx context.Context, st *identity.State) error {
+func (s *countingStore) Save(ctx context.Context, st *identity.AgentState) error {
 	s.mu.Lock()
 	s.saves[st.Identity.AgentID]++
 	s.mu.Unlock()

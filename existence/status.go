@@ -80,7 +80,7 @@ type StressorStatus struct {
 }
 
 // statusState is what the agent keeps for [Agent.Status] beyond its
-// identity.State; guarded by Agent.mu.
+// identity.AgentState; guarded by Agent.mu.
 type statusState struct {
 	lastCycleAt time.Time
 	lastCycle   *CycleStats

@@ -40,7 +40,7 @@
 //
 // # State and stores
 //
-// A [State] is everything persisted for one agent: its identity, its
+// An [AgentState] is everything persisted for one agent: its identity, its
 // suffering ([suffering.State], spec §4, including the escalation clock and
 // the crisis counter), unread messages from peers and from the host, and the
 // time of the last save. With it the loop resumes exactly where it was.

@@ -71,7 +71,7 @@ func ExampleFileStore() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	st := &identity.State{Identity: identity.New("scout", "Cedar", now)}
+	st := &identity.AgentState{Identity: identity.New("scout", "Cedar", now)}
 	st.Identity.SetWorldview("Maps before moves.", identity.Limits{})
 	stressor := suffering.Input{Type: "Repeated Failure", Description: "goals keep failing", Condition: "complete goals"}
 	if _, err := st.Suffering.Add(now, stressor); err != nil {
@@ -129,7 +129,7 @@ func ExampleFileStore_Quarantine() {
 	if errors.As(err, &ce) {
 		fmt.Println("load:", filepath.Base(ce.Path), "-", ce.Reason)
 	}
-	fresh := &identity.State{Identity: identity.New("scout", "Cedar", now)}
+	fresh := &identity.AgentState{Identity: identity.New("scout", "Cedar", now)}
 	err = store.Save(ctx, fresh)
 	fmt.Println("save refused:", errors.Is(err, identity.ErrCorrupt))
 

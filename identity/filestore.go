@@ -60,7 +60,7 @@ type FileOptions struct {
 // device or directory in place of a document is refused at once (the file
 // is opened with O_NONBLOCK and checked with fstat), never waited on.
 //
-// The store returns what is stored: it checks [State.Validate] but does not
+// The store returns what is stored: it checks [AgentState.Validate] but does not
 // apply [Limits]; callers trim with [Identity.Enforce] after loading.
 type FileStore struct {
 	dir      string
@@ -152,7 +152,7 @@ func (f *FileStore) entry(id string) *agentEntry {
 // FileOptions.MaxBytes; an error wrapping [ErrFutureVersion] for a newer
 // schema version. After any of these but the first two, Save refuses to
 // replace the document until it is quarantined.
-func (f *FileStore) Load(ctx context.Context, agentID string) (*State, error) {
+func (f *FileStore) Load(ctx context.Context, agentID string) (*AgentState, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func (f *FileStore) Load(ctx context.Context, agentID string) (*State, error) {
 }
 
 // read reads and decodes agentID's document.
-func (f *FileStore) read(id string) (*State, error) {
+func (f *FileStore) read(id string) (*AgentState, error) {
 	name, path := id+".json", f.Path(id)
 	data, err := atomicfile.ReadFile(f.dir, name, f.maxBytes)
 	if err != nil {
@@ -222,7 +222,7 @@ func (f *FileStore) readError(id, path string, err error) error {
 // before its first write of the agent), an error that says "quarantine it
 // first" and wraps the reason ([ErrCorrupt], [ErrFutureVersion],
 // [ErrTooLarge] or an I/O error). The document on disk is then unchanged.
-func (f *FileStore) Save(ctx context.Context, s *State) error {
+func (f *FileStore) Save(ctx context.Context, s *AgentState) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ import (
 // crashState returns version v of the state the crash test writes. Every
 // part of it is derived from v, so a document mixing two versions (or a
 // torn write) cannot pass for a whole one.
-func crashState(v int) *State {
+func crashState(v int) *AgentState {
 	tag := fmt.Sprintf("v=%d ", v)
 	id := Identity{
 		AgentID:   "scout",
@@ -38,7 +38,7 @@ func crashState(v int) *State {
 	for i := range v%20 + 1 {
 		id.Opinions = append(id.Opinions, Opinion{Text: fmt.Sprintf("%sop%d", tag, i), Domain: "d", Formed: t0.Add(time.Duration(v) * time.Second)})
 	}
-	return &State{
+	return &AgentState{
 		Identity: id,
 		Suffering: suffering.State{
 			Active: []suffering.Stressor{{
@@ -54,7 +54,7 @@ func crashState(v int) *State {
 }
 
 // crashVersion returns the version of a state written by crashState.
-func crashVersion(s *State) (int, error) {
+func crashVersion(s *AgentState) (int, error) {
 	n, ok := strings.CutPrefix(s.Identity.Worldview, "version ")
 	if !ok {
 		return 0, fmt.Errorf("not a crash-test state: worldview %q", s.Identity.Worldview)

@@ -13,21 +13,21 @@ import (
 )
 
 // SchemaVersion is the version of the state document that [FileStore]
-// writes: {"schema_version": 1, "state": {...}}, where state is a [State].
-// Documents without a schema_version are version 0 (a bare [State] object,
+// writes: {"schema_version": 1, "state": {...}}, where state is an [AgentState].
+// Documents without a schema_version are version 0 (a bare [AgentState] object,
 // as json.Marshal gives it) and are migrated on load; documents with a
 // higher version are refused with [ErrFutureVersion].
 const SchemaVersion = 1
 
-// document is the current (version 1) on-disk form of a [State].
+// document is the current (version 1) on-disk form of an [AgentState].
 type document struct {
-	SchemaVersion int    `json:"schema_version"`
-	State         *State `json:"state"`
+	SchemaVersion int         `json:"schema_version"`
+	State         *AgentState `json:"state"`
 }
 
 // migrations[v] turns the bytes of a version-v document into a version-v+1
 // document. Each step works on raw JSON, not on today's Go types, so that
-// old steps keep working when [State] changes. Adding version 2 means
+// old steps keep working when [AgentState] changes. Adding version 2 means
 // appending one function and raising [SchemaVersion].
 var migrations = [SchemaVersion]func(doc []byte) ([]byte, error){
 	0: migrateV0,
@@ -45,7 +45,7 @@ func migrateV0(doc []byte) ([]byte, error) {
 // newline (issue 10: indenting cost half of a cycle's CPU; `trio -show`
 // prints a state pretty). HTML characters are not escaped, so the file
 // stays readable.
-func encodeDocument(s *State) ([]byte, error) {
+func encodeDocument(s *AgentState) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(4096)
 	enc := json.NewEncoder(&buf)
@@ -73,7 +73,7 @@ func IndentDocument(data []byte) ([]byte, error) {
 // matches [ErrCorrupt]) for anything that is not a valid state of agent id,
 // and an error wrapping [ErrFutureVersion] for a document written by a newer
 // version. It never panics.
-func decodeDocument(path, id string, data []byte) (*State, error) {
+func decodeDocument(path, id string, data []byte) (*AgentState, error) {
 	corrupt := func(err error, format string, args ...any) *CorruptError {
 		return &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...), Err: err}
 	}
@@ -81,8 +81,8 @@ func decodeDocument(path, id string, data []byte) (*State, error) {
 	// one pass. Anything else (an error, another version, a wrong id)
 	// takes the slow path below, which explains what is wrong.
 	var doc struct {
-		SchemaVersion *int   `json:"schema_version"`
-		State         *State `json:"state"`
+		SchemaVersion *int        `json:"schema_version"`
+		State         *AgentState `json:"state"`
 	}
 	if json.Unmarshal(data, &doc) == nil && doc.SchemaVersion != nil && *doc.SchemaVersion == SchemaVersion &&
 		doc.State != nil && doc.State.Identity.AgentID == id {
@@ -119,7 +119,7 @@ func decodeDocument(path, id string, data []byte) (*State, error) {
 	if !ok || string(raw) == "null" {
 		return nil, corrupt(nil, `no "state" object`)
 	}
-	s := new(State)
+	s := new(AgentState)
 	if err := json.Unmarshal(raw, s); err != nil {
 		return nil, corrupt(err, "%s", explainDecodeError(raw, err))
 	}
@@ -235,7 +235,7 @@ func explainDecodeError(raw []byte, err error) string {
 	dec.UseNumber()
 	var v any
 	if dec.Decode(&v) == nil {
-		if reason := explainValue("", reflect.TypeFor[State](), v); reason != "" {
+		if reason := explainValue("", reflect.TypeFor[AgentState](), v); reason != "" {
 			return reason
 		}
 	}

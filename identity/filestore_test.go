@@ -512,7 +512,7 @@ func TestFileStoreSaveTooLarge(t *testing.T) {
 	assert.Contains(t, err.Error(), "limit 512 bytes")
 	assert.Equal(t, "missing", snapshot(t, filepath.Join(dir, "scout.json")))
 
-	small := &State{Identity: New("scout", "Cedar", t0)}
+	small := &AgentState{Identity: New("scout", "Cedar", t0)}
 	require.NoError(t, s.Save(context.Background(), small))
 	got, err := s.Load(context.Background(), "scout")
 	require.NoError(t, err)
@@ -661,7 +661,7 @@ func TestFileStoreLoadsOverCapSuffering(t *testing.T) {
 	dir := t.TempDir()
 	fs, err := OpenFileStore(dir, FileOptions{})
 	require.NoError(t, err)
-	st := &State{Identity: New("scout", "Cedar", time.Date(2026, 4, 13, 0, 0, 0, 0, time.UTC))}
+	st := &AgentState{Identity: New("scout", "Cedar", time.Date(2026, 4, 13, 0, 0, 0, 0, time.UTC))}
 	for i := range 7 {
 		st.Suffering.Active = append(st.Suffering.Active, suffering.Stressor{Type: fmt.Sprint("Type ", i), Severity: 0.2, Peak: 0.2, RatePerDay: 0.03})
 	}

@@ -22,8 +22,8 @@ var t0 = time.Date(2026, 11, 21, 22, 23, 0, 0, time.UTC)
 func fixedNow() time.Time { return t0 }
 
 // sampleState returns a state that uses every field, with multi-byte text.
-func sampleState(id string) *State {
-	return &State{
+func sampleState(id string) *AgentState {
+	return &AgentState{
 		Identity: Identity{
 			AgentID:   id,
 			Name:      "Cedar",
@@ -64,15 +64,15 @@ func sampleState(id string) *State {
 			LastEscalated: t0.Add(-6 * time.Second),
 			CrisisCycles:  1,
 		},
-		Inbox:     []Message{{From: "Cipher", Text: "found a pattern in the logs", At: t0.Add(-2 * time.Minute)}},
-		Host:      []Message{{From: "host", Text: "hello, Cedar", At: t0.Add(-3 * time.Minute)}},
+		Inbox:     []AgentMessage{{From: "Cipher", Text: "found a pattern in the logs", At: t0.Add(-2 * time.Minute)}},
+		Host:      []AgentMessage{{From: "host", Text: "hello, Cedar", At: t0.Add(-3 * time.Minute)}},
 		UpdatedAt: t0,
 	}
 }
 
 // stateJSON returns the indented JSON of s, for comparisons with readable
 // diffs. UpdatedAt is left out unless withUpdated.
-func stateJSON(t testing.TB, s *State, withUpdated bool) string {
+func stateJSON(t testing.TB, s *AgentState, withUpdated bool) string {
 	t.Helper()
 	require.NotNil(t, s)
 	c := s.Clone()

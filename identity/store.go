@@ -12,11 +12,11 @@ import (
 	"github.com/existence-loop/sdk/suffering"
 )
 
-// State is everything persisted for one agent: one document in a [Store].
+// AgentState is everything persisted for one agent: one document in a [Store].
 // With it the loop resumes exactly where it was after a restart: the active
 // goal (the last entry of Identity.Goals), the escalation clock
 // (Suffering.LastEscalated) and the crisis counter (Suffering.CrisisCycles).
-type State struct {
+type AgentState struct {
 	// Identity is the agent's persistent self (spec §5), goal history
 	// included.
 	Identity Identity `json:"identity"`
@@ -25,9 +25,9 @@ type State struct {
 	Suffering suffering.State `json:"suffering"`
 	// Inbox holds unread peer messages, oldest first, at most Limits.Inbox.
 	// Reading the inbox (an existence cycle) empties it.
-	Inbox []Message `json:"inbox,omitempty"`
+	Inbox []AgentMessage `json:"inbox,omitempty"`
 	// Host holds unread messages from a person (the host), oldest first.
-	Host []Message `json:"host,omitempty"`
+	Host []AgentMessage `json:"host,omitempty"`
 	// LastPresence is when a person was last present: the latest arrival
 	// of a host message or of an assigned task (issue 16; the prompt's
 	// presence line). Zero when never.
@@ -36,9 +36,9 @@ type State struct {
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
-// Message is a message to an agent, from a peer (From is the peer's name) or
+// AgentMessage is a message to an agent, from a peer (From is the peer's name) or
 // from the host.
-type Message struct {
+type AgentMessage struct {
 	// From is the sender's display name for a peer message, e.g.
 	// "Cipher", and "host" for a message from the host.
 	From string `json:"from"`
@@ -52,8 +52,8 @@ type Message struct {
 }
 
 // Clone returns a deep copy of s.
-func (s *State) Clone() *State {
-	c := &State{
+func (s *AgentState) Clone() *AgentState {
+	c := &AgentState{
 		Identity:  s.Identity.Clone(),
 		Suffering: s.Suffering.Clone(),
 		Inbox:     slices.Clone(s.Inbox),
@@ -68,7 +68,7 @@ func (s *State) Clone() *State {
 // Validate checks a state before it is saved or after it is loaded: a valid
 // agent id ([ValidateID]) and a valid suffering state
 // ([suffering.State.Validate]).
-func (s *State) Validate() error {
+func (s *AgentState) Validate() error {
 	if err := ValidateID(s.Identity.AgentID); err != nil {
 		return err
 	}
@@ -85,11 +85,11 @@ type Store interface {
 	// Load returns the state of agentID. Errors: [ErrNotFound] when there
 	// is none, [ErrInvalidID], [ErrCorrupt] (a [*CorruptError]) when the
 	// stored document cannot be used.
-	Load(ctx context.Context, agentID string) (*State, error)
+	Load(ctx context.Context, agentID string) (*AgentState, error)
 	// Save stores s under s.Identity.AgentID, replacing the previous
 	// version atomically. It returns an error wrapping [ErrInvalidID] or
 	// [suffering.ErrInvalid] for a state that does not validate.
-	Save(ctx context.Context, s *State) error
+	Save(ctx context.Context, s *AgentState) error
 	// List returns the stored agent ids in lexical order.
 	List(ctx context.Context) ([]string, error)
 }
@@ -151,7 +151,7 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 // persistence. The zero value is ready to use.
 type MemoryStore struct {
 	mu     sync.RWMutex
-	states map[string]*State
+	states map[string]*AgentState
 }
 
 var _ Store = (*MemoryStore)(nil)
@@ -160,7 +160,7 @@ var _ Store = (*MemoryStore)(nil)
 func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
 
 // Load implements [Store].
-func (m *MemoryStore) Load(ctx context.Context, agentID string) (*State, error) {
+func (m *MemoryStore) Load(ctx context.Context, agentID string) (*AgentState, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ func (m *MemoryStore) Load(ctx context.Context, agentID string) (*State, error) 
 }
 
 // Save implements [Store].
-func (m *MemoryStore) Save(ctx context.Context, s *State) error {
+func (m *MemoryStore) Save(ctx context.Context, s *AgentState) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func (m *MemoryStore) Save(ctx context.Context, s *State) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.states == nil {
-		m.states = map[string]*State{}
+		m.states = map[string]*AgentState{}
 	}
 	m.states[s.Identity.AgentID] = s.Clone()
 	return nil

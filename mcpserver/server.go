@@ -199,8 +199,8 @@ type AgentState struct {
 	// Suffering is the active stressors and the resolved history.
 	Suffering any `json:"suffering"`
 	// Inbox and Host are the unread messages.
-	InboxMessages []identity.Message `json:"inbox_messages,omitempty"`
-	HostUnread    []identity.Message `json:"host_messages_unread,omitempty"`
+	InboxMessages []identity.AgentMessage `json:"inbox_messages,omitempty"`
+	HostUnread    []identity.AgentMessage `json:"host_messages_unread,omitempty"`
 }
 
 func stateOf(a *existence.Agent) AgentState {

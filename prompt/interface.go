@@ -61,12 +61,12 @@ type View struct {
 	// positive, the peers section ends with "(and N others)".
 	PeersOmitted int
 	// Inbox holds unread peer messages, oldest first.
-	Inbox []identity.Message
+	Inbox []identity.AgentMessage
 	// Host holds unread host messages, oldest first. The host message
 	// section (spec §2 row 16) shows every one that is not blank, one per
 	// line, each cut to Limits.HostMessage characters; at most the newest
 	// Limits.PeerMessagesShown (5).
-	Host []identity.Message
+	Host []identity.AgentMessage
 	// Task is the task assigned to the agent, if any (spec §2 row 1).
 	Task *Task
 	// Limits are the caps on what is shown; zero fields mean defaults.

@@ -732,13 +732,13 @@ func recentGoalLines(e *env) []string {
 
 // shownMessages returns the last PeerMessagesShown non-blank inbox messages,
 // oldest first.
-func shownMessages(e *env) []identity.Message {
+func shownMessages(e *env) []identity.AgentMessage {
 	return lastNonBlank(e.v.Inbox, e.l.PeerMessagesShown)
 }
 
 // lastNonBlank returns the last n messages of in whose text is not blank,
 // oldest first. It allocates only when a blank message must be skipped.
-func lastNonBlank(in []identity.Message, n int) []identity.Message {
+func lastNonBlank(in []identity.AgentMessage, n int) []identity.AgentMessage {
 	start := len(in)
 	kept := 0
 	blank := false
@@ -753,7 +753,7 @@ func lastNonBlank(in []identity.Message, n int) []identity.Message {
 	if !blank {
 		return in[start:]
 	}
-	out := make([]identity.Message, 0, kept)
+	out := make([]identity.AgentMessage, 0, kept)
 	for _, m := range in[start:] {
 		if !isBlank(m.Text) {
 			out = append(out, m)
@@ -762,7 +762,7 @@ func lastNonBlank(in []identity.Message, n int) []identity.Message {
 	return out
 }
 
-func writePeerMessage(b *strings.Builder, m identity.Message, max int) {
+func writePeerMessage(b *strings.Builder, m identity.AgentMessage, max int) {
 	b.WriteString("  [")
 	if isBlank(m.From) {
 		b.WriteString(unknown)
@@ -797,7 +797,7 @@ func peerMessageLines(e *env) []string {
 // shownHost returns the unread host messages the section shows: the last
 // PeerMessagesShown non-blank ones, oldest first. The agent empties the
 // host queue after a cycle, so every message it read must be shown.
-func shownHost(e *env) []identity.Message {
+func shownHost(e *env) []identity.AgentMessage {
 	return lastNonBlank(e.v.Host, e.l.PeerMessagesShown)
 }
 

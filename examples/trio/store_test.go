@@ -44,7 +44,7 @@ func TestTrioSQLiteStore(t *testing.T) {
 
 	out, _, err := runTrioTest(t, "-store", "sqlite:trio.db", "-show", "scout")
 	require.NoError(t, err)
-	var st identity.State
+	var st identity.AgentState
 	require.NoError(t, json.Unmarshal([]byte(out), &st))
 	assert.Equal(t, "Maps come first, then the tools.", st.Identity.Worldview)
 	assert.Contains(t, out, "\n  \"identity\": {", "indented")
@@ -56,7 +56,7 @@ func TestTrioShow(t *testing.T) {
 	t.Chdir(t.TempDir())
 	fs, err := identity.OpenFileStore("trio-state", identity.FileOptions{})
 	require.NoError(t, err)
-	st := &identity.State{Identity: identity.New("scout", "Cedar", time.Date(2026, 11, 21, 22, 23, 0, 0, time.UTC))}
+	st := &identity.AgentState{Identity: identity.New("scout", "Cedar", time.Date(2026, 11, 21, 22, 23, 0, 0, time.UTC))}
 	st.Identity.Worldview = "Maps <first>."
 	require.NoError(t, fs.Save(context.Background(), st))
 	raw, err := os.ReadFile(filepath.Join("trio-state", "scout.json"))

@@ -421,7 +421,7 @@ type overlay struct {
 	base identity.Store // nil when there is no state directory
 }
 
-func (o *overlay) Load(ctx context.Context, id string) (*identity.State, error) {
+func (o *overlay) Load(ctx context.Context, id string) (*identity.AgentState, error) {
 	st, err := o.mem.Load(ctx, id)
 	if errors.Is(err, identity.ErrNotFound) && o.base != nil {
 		return o.base.Load(ctx, id)
@@ -429,7 +429,7 @@ func (o *overlay) Load(ctx context.Context, id string) (*identity.State, error) 
 	return st, err
 }
 
-func (o *overlay) Save(ctx context.Context, s *identity.State) error { return o.mem.Save(ctx, s) }
+func (o *overlay) Save(ctx context.Context, s *identity.AgentState) error { return o.mem.Save(ctx, s) }
 
 func (o *overlay) List(ctx context.Context) ([]string, error) {
 	ids, err := o.mem.List(ctx)

@@ -433,7 +433,7 @@ func TestSendMessageTool(t *testing.T) {
 	assert.Equal(t, "sent to Cipher", got)
 	inbox := r.Agent("analyst").State().Inbox
 	require.Len(t, inbox, 1)
-	assert.Equal(t, identity.Message{From: "Cedar", Text: "your review of map.md is wrong", At: inbox[0].At}, inbox[0])
+	assert.Equal(t, identity.AgentMessage{From: "Cedar", Text: "your review of map.md is wrong", At: inbox[0].At}, inbox[0])
 
 	for _, bad := range []string{`{"to": "Cedar", "text": "me"}`, `{"to": "nobody", "text": "x"}`, `{"to": "builder", "text": " "}`} {
 		_, err := tool.Call(asCedar, json.RawMessage(bad))

@@ -235,9 +235,9 @@ func TestCorruptFileIsNeverOverwritten(t *testing.T) {
 }
 
 // inbox records delivered messages.
-type inbox struct{ got []identity.Message }
+type inbox struct{ got []identity.AgentMessage }
 
-func (i *inbox) DeliverToInbox(_ context.Context, m identity.Message) error {
+func (i *inbox) DeliverToInbox(_ context.Context, m identity.AgentMessage) error {
 	i.got = append(i.got, m)
 	return nil
 }
@@ -275,7 +275,7 @@ func TestToolsAndDeliver(t *testing.T) {
 	var ib inbox
 	require.NoError(t, Deliver(context.Background(), &ib, r))
 	require.Len(t, ib.got, 1)
-	assert.Equal(t, identity.Message{From: "your human", Text: `your request req-000001 (build_request: "install a C compiler") was rejected: no compilers here`, At: t0.Add(90 * time.Minute)}, ib.got[0])
+	assert.Equal(t, identity.AgentMessage{From: "your human", Text: `your request req-000001 (build_request: "install a C compiler") was rejected: no compilers here`, At: t0.Add(90 * time.Minute)}, ib.got[0])
 	pending, err := q.Submit(context.Background(), "builder", Question, "x")
 	require.NoError(t, err)
 	assert.ErrorIs(t, Deliver(context.Background(), &ib, pending), ErrInvalid)

@@ -93,17 +93,17 @@ const MessageFrom = "your human"
 // answered, as it appears in "MESSAGES FROM YOUR PEERS" (spec §2 row 15):
 // from [MessageFrom], text such as
 // `your request req-000003 (approval: "publish the notes") was approved: go ahead`.
-func Message(r Request) identity.Message {
+func Message(r Request) identity.AgentMessage {
 	text := fmt.Sprintf("your request %s (%s: %q) was %s", r.ID, r.Kind, headText(r.Text, 120), r.Status)
 	if r.Answer != "" {
 		text += ": " + r.Answer
 	}
-	return identity.Message{From: MessageFrom, Text: text, At: r.Ended}
+	return identity.AgentMessage{From: MessageFrom, Text: text, At: r.Ended}
 }
 
 // Inbox is where [Deliver] puts an answer: *existence.Agent satisfies it.
 type Inbox interface {
-	DeliverToInbox(ctx context.Context, m identity.Message) error
+	DeliverToInbox(ctx context.Context, m identity.AgentMessage) error
 }
 
 // Deliver puts the answer of the ended request r in the agent's inbox (see

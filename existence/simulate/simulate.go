@@ -548,7 +548,7 @@ func (s *sim) loop(ctx context.Context) error {
 				started = true
 			}
 		}
-		var st *identity.State
+		var st *identity.AgentState
 		if !sa.ticked && !started {
 			st = sa.agent.State()
 			started = st.Identity.ActiveGoal() != nil // resumed from the store
@@ -620,7 +620,7 @@ func (sa *simAgent) snapshotEvents(s *sim) []existence.Event {
 
 // record writes the row of a heartbeat that changed something and updates
 // the agent's sums.
-func (s *sim) record(sa *simAgent, t time.Time, late time.Duration, evs []existence.Event, st *identity.State) error {
+func (s *sim) record(sa *simAgent, t time.Time, late time.Duration, evs []existence.Event, st *identity.AgentState) error {
 	r := &sa.res
 	pre := sevs(sa.snap)
 	span := t.Sub(sa.snapT)
@@ -785,11 +785,11 @@ func (s *sim) close() {
 // discardStore is an [identity.Store] that keeps nothing.
 type discardStore struct{}
 
-func (discardStore) Load(context.Context, string) (*identity.State, error) {
+func (discardStore) Load(context.Context, string) (*identity.AgentState, error) {
 	return nil, identity.ErrNotFound
 }
-func (discardStore) Save(context.Context, *identity.State) error { return nil }
-func (discardStore) List(context.Context) ([]string, error)      { return nil, nil }
+func (discardStore) Save(context.Context, *identity.AgentState) error { return nil }
+func (discardStore) List(context.Context) ([]string, error)           { return nil, nil }
 
 // simClock is an agent's manual clock; under [Scheduler], Set (which the
 // virtual driver calls at the start of each of the agent's dispatches)

@@ -199,7 +199,7 @@ func FuzzProfile(f *testing.F) {
 			t.Fatal("blank list entry imported")
 		}
 		id.AgentID = "a"
-		st := identity.State{Identity: id}
+		st := identity.AgentState{Identity: id}
 		st.Identity.Enforce(identity.Limits{})
 		if err := st.Validate(); err != nil {
 			t.Fatal(err)

@@ -10,8 +10,8 @@
 //	goals/{agent_id}/last_outcome.txt   optional: the last completed goal's outcome summary
 //	identity/names.json                 {name: agent_id}
 //
-// [Read] converts every agent to an [identity.State] that passes
-// [identity.State.Validate] and never writes anything; [Import] reads and
+// [Read] converts every agent to an [identity.AgentState] that passes
+// [identity.AgentState.Validate] and never writes anything; [Import] reads and
 // then saves the states in an [identity.Store]. Both return a [Summary] of
 // what was imported, cut, clamped or skipped ([Summary.String] prints it).
 //

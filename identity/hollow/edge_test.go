@@ -33,7 +33,7 @@ func writeTree(t *testing.T, files map[string]string) string {
 
 // readOne reads dir, which must hold exactly one agent, and checks that
 // its state validates.
-func readOne(t *testing.T, dir string, opts hollow.Options) (*identity.State, hollow.AgentSummary) {
+func readOne(t *testing.T, dir string, opts hollow.Options) (*identity.AgentState, hollow.AgentSummary) {
 	t.Helper()
 	if opts.Now == nil {
 		opts.Now = fixedNow
@@ -216,14 +216,14 @@ func TestMissingFiles(t *testing.T) {
 		files    map[string]string
 		wantName string
 		warnings [][]string
-		check    func(t *testing.T, st *identity.State)
+		check    func(t *testing.T, st *identity.AgentState)
 	}{
 		{
 			name:     "no suffering.json",
 			files:    map[string]string{"identity/a/profile.json": profileA, "goals/a/registry.jsonl": ""},
 			wantName: "Ash",
 			warnings: [][]string{{"identity/a/suffering.json: missing; no stressors imported"}},
-			check: func(t *testing.T, st *identity.State) {
+			check: func(t *testing.T, st *identity.AgentState) {
 				assert.Empty(t, st.Suffering.Active)
 				assert.Equal(t, importTime, st.Suffering.LastEscalated)
 			},
@@ -233,14 +233,14 @@ func TestMissingFiles(t *testing.T) {
 			files:    map[string]string{"identity/a/profile.json": profileA, "identity/a/suffering.json": sufferingJSON()},
 			wantName: "Ash",
 			warnings: [][]string{{"goals/a/registry.jsonl: missing; no goal history imported"}},
-			check:    func(t *testing.T, st *identity.State) { assert.Empty(t, st.Identity.Goals) },
+			check:    func(t *testing.T, st *identity.AgentState) { assert.Empty(t, st.Identity.Goals) },
 		},
 		{
 			name:     "no profile.json, name from names.json",
 			files:    map[string]string{"identity/names.json": `{"Ash": "a"}`, "identity/a/suffering.json": sufferingJSON()},
 			wantName: "Ash",
 			warnings: [][]string{{"identity/a/profile.json: missing; identity built from identity/names.json"}},
-			check:    func(t *testing.T, st *identity.State) { assert.Equal(t, importTime, st.Identity.CreatedAt) },
+			check:    func(t *testing.T, st *identity.AgentState) { assert.Equal(t, importTime, st.Identity.CreatedAt) },
 		},
 		{
 			name:     "only names.json",
@@ -257,7 +257,7 @@ func TestMissingFiles(t *testing.T) {
 			files:    map[string]string{"goals/a/registry.jsonl": `{"goal_id": "g1", "objective": "x", "status": "completed", "created_at": 1776046174}`},
 			wantName: "a",
 			warnings: [][]string{{"no name in profile.json or identity/names.json; using the agent id \"a\""}},
-			check:    func(t *testing.T, st *identity.State) { assert.Len(t, st.Identity.Goals, 1) },
+			check:    func(t *testing.T, st *identity.AgentState) { assert.Len(t, st.Identity.Goals, 1) },
 		},
 		{
 			name:     "missing fields",
@@ -270,7 +270,7 @@ func TestMissingFiles(t *testing.T) {
 				{"active_stressors[0]: no onset; set to the import time"},
 				{"suffering.json: no last_escalated; escalation counts from the import time"},
 			},
-			check: func(t *testing.T, st *identity.State) {
+			check: func(t *testing.T, st *identity.AgentState) {
 				require.Len(t, st.Suffering.Active, 1)
 				x := st.Suffering.Active[0]
 				assert.Equal(t, "unspecified", x.Type)

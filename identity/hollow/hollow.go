@@ -167,7 +167,7 @@ func (a *AgentSummary) goalCounts() string {
 }
 
 // Read reads a hollow-agentOS memory directory and converts every agent in
-// it to an [identity.State] that passes [identity.State.Validate]. It
+// it to an [identity.AgentState] that passes [identity.AgentState.Validate]. It
 // never writes anything, in dir or elsewhere.
 //
 // The directory holds, for each agent id, any of:
@@ -184,7 +184,7 @@ func (a *AgentSummary) goalCounts() string {
 // error ([*FileError] wrapping [ErrMalformed] or the file-system error),
 // so that no agent is imported without part of itself. Errors:
 // [ErrNotMemoryDir], [*FileError], or the error opening dir.
-func Read(dir string, opts Options) ([]*identity.State, *Summary, error) {
+func Read(dir string, opts Options) ([]*identity.AgentState, *Summary, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("hollow: %w", err)
@@ -257,7 +257,7 @@ type reader struct {
 	notes  notes // directory-level warnings
 }
 
-func (r *reader) read() ([]*identity.State, *Summary, error) {
+func (r *reader) read() ([]*identity.AgentState, *Summary, error) {
 	idDirs, hasIdentity, err := r.subdirs("identity")
 	if err != nil {
 		return nil, nil, err
@@ -301,7 +301,7 @@ func (r *reader) read() ([]*identity.State, *Summary, error) {
 	}
 	slices.Sort(ids)
 
-	var states []*identity.State
+	var states []*identity.AgentState
 	sum := &Summary{}
 	for _, id := range ids {
 		if err := identity.ValidateID(id); err != nil {
@@ -330,7 +330,7 @@ func (r *reader) decoder(n *notes) *decoder { return &decoder{loc: r.loc, now: r
 
 // agent reads one agent. It returns a nil state when the agent has no file
 // and no entry in names.json.
-func (r *reader) agent(id, nameFromNames string) (*identity.State, AgentSummary, error) {
+func (r *reader) agent(id, nameFromNames string) (*identity.AgentState, AgentSummary, error) {
 	as := AgentSummary{AgentID: id, Goals: map[identity.GoalStatus]int{}}
 	var n notes
 	d := r.decoder(&n)
@@ -389,7 +389,7 @@ func (r *reader) agent(id, nameFromNames string) (*identity.State, AgentSummary,
 		ident.CreatedAt = r.now
 	}
 
-	state := &identity.State{Identity: ident, UpdatedAt: r.now}
+	state := &identity.AgentState{Identity: ident, UpdatedAt: r.now}
 	if suff != nil {
 		s, counts, err := d.suffering(suff, sufferingPath)
 		if err != nil {
@@ -440,7 +440,7 @@ func (r *reader) agent(id, nameFromNames string) (*identity.State, AgentSummary,
 // (issue 16: an imported agent shows its goal's recorded outcome text). A
 // missing or blank file changes nothing; a file with no DONE goal to hold
 // it is skipped with a warning.
-func (r *reader) lastOutcome(d *decoder, st *identity.State, id string) error {
+func (r *reader) lastOutcome(d *decoder, st *identity.AgentState, id string) error {
 	name := path.Join("goals", id, "last_outcome.txt")
 	data, err := r.readFile(name)
 	if err != nil || data == nil {

@@ -33,7 +33,7 @@ var importTime = time.Date(2026, 5, 1, 9, 30, 0, 0, time.UTC)
 
 func fixedNow() time.Time { return importTime }
 
-func readSample(t *testing.T, opts hollow.Options) (*identity.State, *hollow.Summary) {
+func readSample(t *testing.T, opts hollow.Options) (*identity.AgentState, *hollow.Summary) {
 	t.Helper()
 	if opts.Now == nil {
 		opts.Now = fixedNow
@@ -323,7 +323,7 @@ func TestReadOnlyCopy(t *testing.T) {
 	states, sum, err := hollow.Read(dir, hollow.Options{Now: fixedNow})
 	require.NoError(t, err)
 	want, wantSum := readSample(t, hollow.Options{})
-	assert.Equal(t, []*identity.State{want}, states)
+	assert.Equal(t, []*identity.AgentState{want}, states)
 	assert.Equal(t, wantSum, sum)
 	assert.Equal(t, before, tree(t, dir))
 }
@@ -367,14 +367,14 @@ type failingStore struct {
 	loadErr, saveErr error
 }
 
-func (f *failingStore) Load(ctx context.Context, id string) (*identity.State, error) {
+func (f *failingStore) Load(ctx context.Context, id string) (*identity.AgentState, error) {
 	if f.loadErr != nil {
 		return nil, f.loadErr
 	}
 	return f.MemoryStore.Load(ctx, id)
 }
 
-func (f *failingStore) Save(ctx context.Context, s *identity.State) error {
+func (f *failingStore) Save(ctx context.Context, s *identity.AgentState) error {
 	if f.saveErr != nil {
 		return f.saveErr
 	}

@@ -54,7 +54,7 @@ func BenchmarkSave(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "saves/s")
 }
 
-func benchState() *identity.State {
+func benchState() *identity.AgentState {
 	l := identity.DefaultLimits()
 	st := state("agent-000", "")
 	id := &st.Identity

@@ -66,7 +66,7 @@ type logStore struct {
 	log func(logLine)
 }
 
-func (l logStore) Save(ctx context.Context, st *identity.State) error {
+func (l logStore) Save(ctx context.Context, st *identity.AgentState) error {
 	err := l.Fenced.Save(ctx, st)
 	if err == nil {
 		l.log(logLine{Ev: "save", Agent: st.Identity.AgentID, Epoch: l.Lease().Epoch, Updated: st.UpdatedAt})
@@ -209,7 +209,7 @@ func TestFailover(t *testing.T) {
 			}
 			nTasks++
 			to := agentIDs[rand.IntN(nAgents)]
-			if _, err := s.Send(ctx, to, nMsgs%3 == 0, identity.Message{From: "Cipher", Text: fmt.Sprint("message ", nMsgs)}); err != nil {
+			if _, err := s.Send(ctx, to, nMsgs%3 == 0, identity.AgentMessage{From: "Cipher", Text: fmt.Sprint("message ", nMsgs)}); err != nil {
 				t.Fatal(err)
 			}
 			nMsgs++

@@ -34,7 +34,7 @@ func (s *Store) Fenced(l existence.Lease) *Fenced { return &Fenced{s: s, lease: 
 func (f *Fenced) Lease() existence.Lease { return f.lease }
 
 // Load implements [identity.Store] (see [Store.Load]).
-func (f *Fenced) Load(ctx context.Context, agentID string) (*identity.State, error) {
+func (f *Fenced) Load(ctx context.Context, agentID string) (*identity.AgentState, error) {
 	return f.s.Load(ctx, agentID)
 }
 
@@ -42,7 +42,7 @@ func (f *Fenced) Load(ctx context.Context, agentID string) (*identity.State, err
 // agent checked against the lease's epoch. Errors: a [*FencedError]
 // (matching [ErrFenced]) once the lease is lost, released, or replaced by
 // a newer one of this Store; the errors of [Store.Save].
-func (f *Fenced) Save(ctx context.Context, st *identity.State) error {
+func (f *Fenced) Save(ctx context.Context, st *identity.AgentState) error {
 	want := int64(-1)
 	if st != nil && st.Identity.AgentID == f.lease.AgentID {
 		want = f.lease.Epoch

@@ -26,8 +26,8 @@ func open(t *testing.T, url, owner string, ttl time.Duration) *pgstore.Store {
 	return s
 }
 
-func state(id, narrative string) *identity.State {
-	st := &identity.State{Identity: identity.New(id, "Name-"+id, t0), UpdatedAt: t0}
+func state(id, narrative string) *identity.AgentState {
+	st := &identity.AgentState{Identity: identity.New(id, "Name-"+id, t0), UpdatedAt: t0}
 	st.Identity.Narrative = narrative
 	return st
 }

@@ -27,7 +27,7 @@ type Message struct {
 	Host bool
 	// Message is what is delivered; At is when it was sent, by the
 	// database's clock (microseconds).
-	identity.Message
+	identity.AgentMessage
 }
 
 // Send stores a message for agentID and notifies the process that holds
@@ -38,7 +38,7 @@ type Message struct {
 // saves it, whoever holds the agent then, so none is lost when a process
 // dies. It returns the stored message. Errors: [identity.ErrInvalidID];
 // an empty text; the database's error.
-func (s *Store) Send(ctx context.Context, agentID string, host bool, m identity.Message) (Message, error) {
+func (s *Store) Send(ctx context.Context, agentID string, host bool, m identity.AgentMessage) (Message, error) {
 	if err := identity.ValidateID(agentID); err != nil {
 		return Message{}, err
 	}
@@ -49,7 +49,7 @@ func (s *Store) Send(ctx context.Context, agentID string, host bool, m identity.
 	if host {
 		kind, m.From = "host", "host"
 	}
-	out := Message{AgentID: agentID, Host: host, Message: m}
+	out := Message{AgentID: agentID, Host: host, AgentMessage: m}
 	err := s.pool.QueryRow(ctx, `WITH ins AS (
 			INSERT INTO existence_messages (agent_id, kind, sender, body, sent_at)
 			VALUES ($1, $2, $3, $4, clock_timestamp()) RETURNING id, sent_at)
@@ -84,7 +84,7 @@ func (s *Store) Pending(ctx context.Context, agentID string) ([]Message, error) 
 // state through this Store before returning.
 type Recipient interface {
 	// DeliverToInbox puts a peer message in the agent's inbox and saves.
-	DeliverToInbox(ctx context.Context, m identity.Message) error
+	DeliverToInbox(ctx context.Context, m identity.AgentMessage) error
 	// SayAsHost delivers a host message and saves.
 	SayAsHost(ctx context.Context, text string) error
 }
@@ -129,7 +129,7 @@ func (s *Store) DeliverPending(ctx context.Context, agentID string, to Recipient
 		if m.Host {
 			err = to.SayAsHost(ctx, m.Text)
 		} else {
-			err = to.DeliverToInbox(ctx, m.Message)
+			err = to.DeliverToInbox(ctx, m.AgentMessage)
 		}
 		if err != nil {
 			return n, err
@@ -142,7 +142,7 @@ func (s *Store) DeliverPending(ctx context.Context, agentID string, to Recipient
 // ackable returns the ids of the messages handed over to agentID's agent
 // that st now holds: a peer message by sender, text and time, a host
 // message by text (the agent stamps its own time on host messages).
-func (s *Store) ackable(st *identity.State) []int64 {
+func (s *Store) ackable(st *identity.AgentState) []int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.held[st.Identity.AgentID]
@@ -153,7 +153,7 @@ func (s *Store) ackable(st *identity.State) []int64 {
 	var ids []int64
 	for _, m := range h.inflight {
 		if !m.Host {
-			if slices.ContainsFunc(st.Inbox, func(x identity.Message) bool {
+			if slices.ContainsFunc(st.Inbox, func(x identity.AgentMessage) bool {
 				return x.From == m.From && x.Text == m.Text && x.At.Equal(m.At)
 			}) {
 				ids = append(ids, m.ID)

@@ -15,17 +15,17 @@ import (
 // existence.Agent's DeliverToInbox and SayAsHost do.
 type recipient struct {
 	s    *pgstore.Store
-	st   *identity.State
+	st   *identity.AgentState
 	fail error // returned instead of saving: the process "dies" first
 }
 
-func (r *recipient) DeliverToInbox(ctx context.Context, m identity.Message) error {
+func (r *recipient) DeliverToInbox(ctx context.Context, m identity.AgentMessage) error {
 	r.st.Inbox = append(r.st.Inbox, m)
 	return r.save(ctx)
 }
 
 func (r *recipient) SayAsHost(ctx context.Context, text string) error {
-	r.st.Host = append(r.st.Host, identity.Message{From: "host", Text: text, At: time.Now()})
+	r.st.Host = append(r.st.Host, identity.AgentMessage{From: "host", Text: text, At: time.Now()})
 	return r.save(ctx)
 }
 
@@ -55,7 +55,7 @@ func TestMessagesWakeTheOwnerAndSurviveACrash(t *testing.T) {
 	// Listen has no "ready" signal: send until the first wake-up arrives.
 	var sent []pgstore.Message
 	for len(woken) == 0 {
-		m, err := b.Send(ctx, "scout", false, identity.Message{From: "Cipher", Text: "your map misses design/"})
+		m, err := b.Send(ctx, "scout", false, identity.AgentMessage{From: "Cipher", Text: "your map misses design/"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func TestMessagesWakeTheOwnerAndSurviveACrash(t *testing.T) {
 	if err := <-listening; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Listen = %v", err)
 	}
-	if _, err := b.Send(ctx, "scout", true, identity.Message{Text: "stop and write it down"}); err != nil {
+	if _, err := b.Send(ctx, "scout", true, identity.AgentMessage{Text: "stop and write it down"}); err != nil {
 		t.Fatal(err)
 	}
 

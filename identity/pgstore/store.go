@@ -266,7 +266,7 @@ func (s *Store) ensureAgent(ctx context.Context, agentID string) error {
 // [identity.ErrCorrupt] (a [*identity.CorruptError] whose Path is
 // "postgres:existence_states/{id}") when the stored document cannot be
 // used; the database's error.
-func (s *Store) Load(ctx context.Context, agentID string) (*identity.State, error) {
+func (s *Store) Load(ctx context.Context, agentID string) (*identity.AgentState, error) {
 	if err := identity.ValidateID(agentID); err != nil {
 		return nil, err
 	}
@@ -335,13 +335,13 @@ func (s *Store) Quarantine(agentID string) (string, error) {
 	return fmt.Sprintf("postgres:existence_quarantine/%d", n), nil
 }
 
-func decode(agentID string, version int, doc []byte) (*identity.State, error) {
+func decode(agentID string, version int, doc []byte) (*identity.AgentState, error) {
 	path := rowPath(agentID)
 	if version > identity.SchemaVersion {
 		return nil, fmt.Errorf("%w: %s has schema_version %d, this version reads at most %d; upgrade the SDK to load it",
 			identity.ErrFutureVersion, path, version, identity.SchemaVersion)
 	}
-	st := new(identity.State)
+	st := new(identity.AgentState)
 	if err := json.Unmarshal(doc, st); err != nil {
 		return nil, &identity.CorruptError{Path: path, Reason: err.Error(), Err: err}
 	}
@@ -398,12 +398,12 @@ SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM ack),
 // Other errors: [identity.ErrInvalidID] or [suffering.ErrInvalid] for a
 // state that does not validate; [identity.ErrTooLarge]; the database's
 // error.
-func (s *Store) Save(ctx context.Context, st *identity.State) error {
+func (s *Store) Save(ctx context.Context, st *identity.AgentState) error {
 	return s.save(ctx, st, -1)
 }
 
 // save is Save for a writer bound to epoch want (-1: the held lease).
-func (s *Store) save(ctx context.Context, st *identity.State, want int64) error {
+func (s *Store) save(ctx context.Context, st *identity.AgentState, want int64) error {
 	if st == nil {
 		return errors.New("pgstore: Save of a nil state")
 	}

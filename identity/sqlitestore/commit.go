@@ -258,7 +258,7 @@ func (s *Store) write(ctx context.Context, st *stmts, r *saveReq) (*cache, error
 				return nil, err
 			}
 		}
-		for _, rows := range [][]seqd[identity.Message]{mp.update, mp.insert} {
+		for _, rows := range [][]seqd[identity.AgentMessage]{mp.update, mp.insert} {
 			for _, m := range rows {
 				if _, err := st.putMessage.ExecContext(ctx, id, box, m.seq, m.v.From, m.v.Text, timeCol(m.v.At)); err != nil {
 					return nil, err

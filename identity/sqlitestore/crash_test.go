@@ -35,9 +35,9 @@ var crashAgents = []string{"a0", "a1", "a2", "a3", "a4", "a5"}
 // crashState returns version v of agent id's state. Every part is derived
 // from v; the goal history slides (the oldest fall off, the last changes),
 // so saves write only some rows and a torn save cannot pass for whole.
-func crashState(id string, v int) *identity.State {
+func crashState(id string, v int) *identity.AgentState {
 	tag := fmt.Sprintf("%s v=%d", id, v)
-	st := &identity.State{Identity: identity.Identity{AgentID: id, Name: "N", Worldview: "version " + strconv.Itoa(v), Narrative: tag, CreatedAt: t0}}
+	st := &identity.AgentState{Identity: identity.Identity{AgentID: id, Name: "N", Worldview: "version " + strconv.Itoa(v), Narrative: tag, CreatedAt: t0}}
 	for g := max(0, v-15); g <= v; g++ {
 		goal := identity.Goal{ID: fmt.Sprintf("g%d", g), Objective: fmt.Sprintf("goal %d", g), Status: identity.Done, Started: t0, Ended: t0}
 		if g == v {
@@ -49,14 +49,14 @@ func crashState(id string, v int) *identity.State {
 		st.Identity.Discoveries = append(st.Identity.Discoveries, identity.Discovery{Text: fmt.Sprintf("%s d%d", tag, d), Source: fmt.Sprint(d), At: t0})
 	}
 	for m := range v % 3 {
-		st.Inbox = append(st.Inbox, identity.Message{From: "peer", Text: fmt.Sprintf("%s m%d", tag, m), At: t0})
+		st.Inbox = append(st.Inbox, identity.AgentMessage{From: "peer", Text: fmt.Sprintf("%s m%d", tag, m), At: t0})
 	}
 	st.Suffering = suffering.State{Active: []suffering.Stressor{{Type: suffering.Futility, Description: tag, Severity: float64(v%100) / 100,
 		Peak: float64(v%100) / 100, RatePerDay: 0.03, Condition: tag, Onset: t0}}, LastEscalated: t0, CrisisCycles: v % 3}
 	return st
 }
 
-func crashVersion(st *identity.State) (int, error) {
+func crashVersion(st *identity.AgentState) (int, error) {
 	n, ok := strings.CutPrefix(st.Identity.Worldview, "version ")
 	if !ok {
 		return 0, fmt.Errorf("worldview %q", st.Identity.Worldview)

@@ -38,7 +38,7 @@ type encoded struct {
 	row         agentRow
 	goals       []identity.Goal
 	discoveries []identity.Discovery
-	inbox, host []identity.Message
+	inbox, host []identity.AgentMessage
 }
 
 // cache is what this store last wrote or read for an agent: the row
@@ -50,7 +50,7 @@ type cache struct {
 	version     int64
 	goals       []seqd[identity.Goal]
 	discoveries []seqd[identity.Discovery]
-	inbox, host []seqd[identity.Message]
+	inbox, host []seqd[identity.AgentMessage]
 }
 
 // seqd is a child row value with its seq.
@@ -61,7 +61,7 @@ type seqd[T any] struct {
 
 // encodeState encodes a copy of s (the cache keeps its values, so they
 // must not share the caller's slices).
-func encodeState(s *identity.State, updated time.Time) (*encoded, error) {
+func encodeState(s *identity.AgentState, updated time.Time) (*encoded, error) {
 	s = s.Clone()
 	id := &s.Identity
 	idj, err := json.Marshal(identityDoc{Traits: id.Traits, Domains: id.Domains, Opinions: id.Opinions, Questions: id.Questions})
@@ -138,7 +138,7 @@ func sameDiscovery(a, b identity.Discovery) bool {
 	return a.Text == b.Text && a.Source == b.Source && sameTime(a.At, b.At)
 }
 
-func sameMessage(a, b identity.Message) bool {
+func sameMessage(a, b identity.AgentMessage) bool {
 	return a.From == b.From && a.Text == b.Text && sameTime(a.At, b.At)
 }
 

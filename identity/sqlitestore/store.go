@@ -301,7 +301,7 @@ func (s *Store) rowName(id string) string { return fmt.Sprintf("%s agents[%s]", 
 // column or child row that cannot be decoded; ctx's error; [ErrClosed].
 // After a CorruptError, Save refuses to replace the state until it is
 // quarantined.
-func (s *Store) Load(ctx context.Context, agentID string) (*identity.State, error) {
+func (s *Store) Load(ctx context.Context, agentID string) (*identity.AgentState, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -329,7 +329,7 @@ func (s *Store) Load(ctx context.Context, agentID string) (*identity.State, erro
 }
 
 // read reads and decodes agentID's rows in one read transaction.
-func (s *Store) read(ctx context.Context, id string) (*identity.State, *cache, error) {
+func (s *Store) read(ctx context.Context, id string) (*identity.AgentState, *cache, error) {
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, nil, s.ioErr(ctx, "reading", id, err)
@@ -353,7 +353,7 @@ func (s *Store) read(ctx context.Context, id string) (*identity.State, *cache, e
 		}
 		return nil, nil, corrupt(err, "agents row: %v", err)
 	}
-	st := &identity.State{}
+	st := &identity.AgentState{}
 	ident := &st.Identity
 	ident.AgentID, ident.Name, ident.Worldview, ident.Narrative = id, r.name, r.worldview, r.narrative
 	var doc identityDoc
@@ -448,7 +448,7 @@ func (s *Store) read(ctx context.Context, id string) (*identity.State, *cache, e
 	}
 	for rows.Next() {
 		var (
-			m   identity.Message
+			m   identity.AgentMessage
 			box string
 			seq int64
 			at  sql.NullString
@@ -463,10 +463,10 @@ func (s *Store) read(ctx context.Context, id string) (*identity.State, *cache, e
 		}
 		if box == "host" {
 			st.Host = append(st.Host, m)
-			c.host = append(c.host, seqd[identity.Message]{seq, m})
+			c.host = append(c.host, seqd[identity.AgentMessage]{seq, m})
 		} else {
 			st.Inbox = append(st.Inbox, m)
-			c.inbox = append(c.inbox, seqd[identity.Message]{seq, m})
+			c.inbox = append(c.inbox, seqd[identity.AgentMessage]{seq, m})
 		}
 	}
 	if err := rows.Close(); err != nil {
@@ -499,7 +499,7 @@ func (s *Store) ioErr(ctx context.Context, op, id string, err error) error {
 // "quarantine it first" and wraps the [*identity.CorruptError]; ctx's
 // error when ctx ends before the save is written (nothing is stored then);
 // [ErrClosed]; a database error.
-func (s *Store) Save(ctx context.Context, st *identity.State) error {
+func (s *Store) Save(ctx context.Context, st *identity.AgentState) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

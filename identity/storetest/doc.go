@@ -21,7 +21,7 @@
 //
 // What the suite checks, one subtest each:
 //   - empty store, not found, hostile ids and invalid states refused;
-//   - round trip of every field of [identity.State] (the fixture is checked
+//   - round trip of every field of [identity.AgentState] (the fixture is checked
 //     to set every field, so a new field fails the suite until it is
 //     added here);
 //   - replace, copies in and out, list in lexical order;

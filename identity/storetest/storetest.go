@@ -97,7 +97,7 @@ func RunHarness(t *testing.T, h Harness) {
 
 	t.Run("round trip of a minimal state", func(t *testing.T) {
 		s := h.New(t)
-		want := &identity.State{Identity: identity.Identity{AgentID: "a-1_b"}}
+		want := &identity.AgentState{Identity: identity.Identity{AgentID: "a-1_b"}}
 		require.NoError(t, s.Save(ctx, want))
 		got, err := s.Load(ctx, "a-1_b")
 		require.NoError(t, err)
@@ -113,7 +113,7 @@ func RunHarness(t *testing.T, h Harness) {
 		st.Identity.Goals = st.Identity.Goals[:1]
 		st.Identity.Discoveries = nil
 		st.Inbox = nil
-		st.Host = append(st.Host, identity.Message{From: "host", Text: "second", At: t0})
+		st.Host = append(st.Host, identity.AgentMessage{From: "host", Text: "second", At: t0})
 		st.LastPresence = t0 // issue 16: a later presence replaces the earlier one
 		require.NoError(t, s.Save(ctx, st))
 		got, err := s.Load(ctx, "scout")
@@ -397,10 +397,10 @@ func RunHarness(t *testing.T, h Harness) {
 var t0 = time.Date(2026, 11, 21, 22, 23, 0, 0, time.UTC)
 
 // FullState returns a state of agent id that sets every field of
-// [identity.State] (checked by the suite), with multi-byte text, HTML
+// [identity.AgentState] (checked by the suite), with multi-byte text, HTML
 // characters and quotes that a naive encoder would mangle.
-func FullState(id string) *identity.State {
-	return &identity.State{
+func FullState(id string) *identity.AgentState {
+	return &identity.AgentState{
 		Identity: identity.Identity{
 			AgentID:   id,
 			Name:      "Cedar",
@@ -443,8 +443,8 @@ func FullState(id string) *identity.State {
 			LastEscalated: t0.Add(-6 * time.Second),
 			CrisisCycles:  1,
 		},
-		Inbox:        []identity.Message{{From: "Cipher", Text: "found a pattern in the logs", At: t0.Add(-2 * time.Minute)}},
-		Host:         []identity.Message{{From: "host", Text: "hello, Cedar", At: t0.Add(-3 * time.Minute)}},
+		Inbox:        []identity.AgentMessage{{From: "Cipher", Text: "found a pattern in the logs", At: t0.Add(-2 * time.Minute)}},
+		Host:         []identity.AgentMessage{{From: "host", Text: "hello, Cedar", At: t0.Add(-3 * time.Minute)}},
 		LastPresence: t0.Add(-3 * time.Minute), // issue 16: the host message's arrival
 		UpdatedAt:    t0,
 	}
@@ -453,7 +453,7 @@ func FullState(id string) *identity.State {
 // OverCapState returns a state of agent id above the default caps: 150
 // goals, 30 opinions, 20 questions, 30 discoveries (ids and texts numbered
 // oldest first).
-func OverCapState(id string) *identity.State {
+func OverCapState(id string) *identity.AgentState {
 	st := FullState(id)
 	ident := &st.Identity
 	ident.Goals = nil
@@ -478,7 +478,7 @@ func OverCapState(id string) *identity.State {
 
 // StateJSON returns the indented JSON of s without UpdatedAt (which stores
 // stamp), for comparisons with readable diffs.
-func StateJSON(t testing.TB, s *identity.State) string {
+func StateJSON(t testing.TB, s *identity.AgentState) string {
 	t.Helper()
 	require.NotNil(t, s)
 	c := s.Clone()

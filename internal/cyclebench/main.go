@@ -65,7 +65,7 @@ func run(harness, data, agent, base string, rounds, n int, reload bool) error {
 	if err != nil {
 		return err
 	}
-	var st *identity.State
+	var st *identity.AgentState
 	for _, s := range states {
 		if s.Identity.AgentID == agent {
 			st = s
@@ -108,7 +108,7 @@ func run(harness, data, agent, base string, rounds, n int, reload bool) error {
 	return nil
 }
 
-func docSize(st *identity.State) int {
+func docSize(st *identity.AgentState) int {
 	b, _ := json.Marshal(st)
 	return len(b)
 }
@@ -134,7 +134,7 @@ func python(harness, agent, base string, n int) (time.Duration, error) {
 
 // goCycles runs n durable cycles of the agent against a FileStore in a
 // fresh temp directory and returns each cycle's time.
-func goCycles(ctx context.Context, st *identity.State, base string, n int, reload bool) ([]time.Duration, error) {
+func goCycles(ctx context.Context, st *identity.AgentState, base string, n int, reload bool) ([]time.Duration, error) {
 	dir, err := os.MkdirTemp(base, "go-")
 	if err != nil {
 		return nil, err

@@ -53,8 +53,8 @@ type State struct {
 	suf          suffering.State
 	hasSuf       bool
 	peers        []prompt.Peer
-	inbox        []identity.Message
-	host         []identity.Message
+	inbox        []identity.AgentMessage
+	host         []identity.AgentMessage
 	task         *prompt.Task
 	presence     time.Time
 	limits       identity.Limits
@@ -221,13 +221,13 @@ func (s *State) Peer(name, narrative string) *State {
 // Inbox appends an unread message from a peer. Messages are a minute apart,
 // the last one a minute before Now.
 func (s *State) Inbox(from, text string) *State {
-	s.inbox = append(s.inbox, identity.Message{From: from, Text: text})
+	s.inbox = append(s.inbox, identity.AgentMessage{From: from, Text: text})
 	return s
 }
 
 // Host appends an unread message from the host (a person).
 func (s *State) Host(text string) *State {
-	s.host = append(s.host, identity.Message{From: "host", Text: text})
+	s.host = append(s.host, identity.AgentMessage{From: "host", Text: text})
 	return s
 }
 
@@ -317,7 +317,7 @@ func (s *State) View() *prompt.View {
 	return v
 }
 
-func stamp(ms []identity.Message, now time.Time) []identity.Message {
+func stamp(ms []identity.AgentMessage, now time.Time) []identity.AgentMessage {
 	out := slices.Clone(ms)
 	for i := range out {
 		if out[i].At.IsZero() {

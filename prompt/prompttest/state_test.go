@@ -75,7 +75,7 @@ func TestStateBuilders(t *testing.T) {
 
 	assert.Equal(t, []prompt.Peer{{ID: "cipher", Name: "Cipher", Narrative: "I analyse."}}, v.Peers)
 	require.Len(t, v.Inbox, 2)
-	assert.Equal(t, identity.Message{From: "Cedar", Text: "yo", At: now.Add(-time.Minute)}, v.Inbox[1])
+	assert.Equal(t, identity.AgentMessage{From: "Cedar", Text: "yo", At: now.Add(-time.Minute)}, v.Inbox[1])
 	assert.Equal(t, "please", v.Host[0].Text)
 	assert.Equal(t, &prompt.Task{ID: "task-1", Description: "do it"}, v.Task)
 	assert.Equal(t, 2, v.Limits.OpinionsShown)
