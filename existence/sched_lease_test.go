@@ -117,6 +117,9 @@ func TestRunnerLeases(t *testing.T) {
 	l, ok := a1.Lease()
 	require.True(t, ok)
 	assert.EqualValues(t, 8, l.Epoch)
+	st := a1.Status()
+	require.NotNil(t, st.Lease, "Status shows the lease the runner claimed")
+	assert.Equal(t, "test:1", st.Lease.Owner)
 	assert.Nil(t, r.Agent("a3"), "MaxAgents is 2")
 
 	// a1's lease is lost: it stops without a final save, and a3 is claimed

@@ -1,6 +1,7 @@
 package existence
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -127,7 +128,7 @@ func (a *Agent) Status() Status {
 		cc := *c
 		s.LastCycle = &cc
 	}
-	if l := a.status.lease; l != nil {
+	if l := cmp.Or(a.status.lease, a.cfg.lease); l != nil { // set, else as claimed by the Runner
 		ll := *l
 		s.Lease = &ll
 	}
