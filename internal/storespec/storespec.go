@@ -1,11 +1,12 @@
 // Package storespec opens the agents' store and task queue named by a
 // store spec, the value of the examples' -store flag (issue 10):
 //
-//	DIR            a directory: identity.FileStore and a taskqueue file queue (the default)
-//	sqlite:PATH    one SQLite database file: identity/sqlitestore
+//	DIR              a directory: identity.FileStore and a taskqueue file queue (the default)
+//	sqlite:PATH      one SQLite database file: identity/sqlitestore
+//	postgres://...   a PostgreSQL database (also postgresql://): identity/pgstore,
+//	                 whose store is also an existence.Leases (see [Leases])
 //
-// The PostgreSQL store adds "postgres://..." here (issue 11). The trio and
-// examples/swarm share it.
+// The trio and examples/swarm share it.
 package storespec
 
 import (
@@ -20,6 +21,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/identity/sqlitestore"
 )
 
@@ -36,6 +38,7 @@ type Tasks interface {
 var (
 	_ Tasks = (*taskqueue.Queue)(nil)
 	_ Tasks = (*sqlitestore.Queue)(nil)
+	_ Tasks = (*pgstore.Queue)(nil)
 )
 
 // Options configure [Open]. The zero value gives the defaults.
@@ -48,24 +51,29 @@ type Options struct {
 	FreshOnCorrupt bool
 	// Logger receives the stores' reports; nil means slog.Default().
 	Logger *slog.Logger
+	// Postgres configures a postgres:// store (owner, lease TTL, claim
+	// batch, pool size); its Logger defaults to Logger.
+	Postgres pgstore.Options
 }
 
 // ErrSpec: a store spec that names no known kind of store.
 var ErrSpec = errors.New("storespec: invalid store spec")
 
-// Kind returns the kind of store spec names, "dir" or "sqlite", without
-// opening it. Errors: [ErrSpec].
+// Kind returns the kind of store spec names, "dir", "sqlite" or
+// "postgres", without opening it. Errors: [ErrSpec].
 func Kind(spec string) (string, error) {
 	switch {
 	case spec == "":
-		return "", fmt.Errorf("%w: empty (want DIR or sqlite:PATH)", ErrSpec)
+		return "", fmt.Errorf("%w: empty (want DIR, sqlite:PATH or postgres://...)", ErrSpec)
 	case strings.HasPrefix(spec, "sqlite:"):
 		if strings.TrimPrefix(spec, "sqlite:") == "" {
 			return "", fmt.Errorf("%w: %q has no path (want sqlite:PATH)", ErrSpec, spec)
 		}
 		return "sqlite", nil
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		return "postgres", nil
 	case strings.Contains(spec, "://"):
-		return "", fmt.Errorf("%w: %q: unknown scheme (want DIR or sqlite:PATH)", ErrSpec, spec)
+		return "", fmt.Errorf("%w: %q: unknown scheme (want DIR, sqlite:PATH or postgres://...)", ErrSpec, spec)
 	default:
 		return "dir", nil
 	}
@@ -84,6 +92,16 @@ func Open(ctx context.Context, spec string, opts Options) (identity.Store, Tasks
 		opts.Now = time.Now
 	}
 	switch kind {
+	case "postgres":
+		po := opts.Postgres
+		if po.Logger == nil {
+			po.Logger = opts.Logger
+		}
+		s, err := pgstore.Open(ctx, spec, po)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return s, s.Tasks(), closerFunc(func() error { s.Close(); return nil }), nil
 	case "sqlite":
 		s, err := sqlitestore.Open(ctx, strings.TrimPrefix(spec, "sqlite:"), sqlitestore.Options{Now: opts.Now, Logger: opts.Logger})
 		if err != nil {
@@ -103,3 +121,16 @@ func Open(ctx context.Context, spec string, opts Options) (identity.Store, Tasks
 		return fs, q, io.NopCloser(nil), nil
 	}
 }
+
+// Leases returns the store's leases when it hands agents out between
+// processes (a postgres:// store, issue 11), for [existence.RunnerConfig]
+// Leases; ok is false for the stores of one process.
+func Leases(store identity.Store) (l existence.Leases, ok bool) {
+	l, ok = store.(existence.Leases)
+	return l, ok
+}
+
+// closerFunc adapts a function to io.Closer.
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }

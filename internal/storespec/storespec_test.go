@@ -9,8 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/identity/sqlitestore"
 	"github.com/existence-loop/sdk/identity/storetest"
+	"github.com/existence-loop/sdk/internal/pgtest"
 	"github.com/existence-loop/sdk/internal/storespec"
 )
 
@@ -27,6 +29,8 @@ func TestOpen(t *testing.T) {
 		store, tasks, closer, err := storespec.Open(ctx, tc.spec, storespec.Options{})
 		require.NoError(t, err, tc.spec)
 		assert.IsType(t, tc.want, store, tc.spec)
+		_, shared := storespec.Leases(store)
+		assert.False(t, shared, "%s: one process's store has no leases", tc.spec)
 		require.NoError(t, store.Save(ctx, storetest.FullState("scout")))
 		task, err := tasks.Submit(ctx, "map the workspace", "")
 		require.NoError(t, err)
@@ -37,8 +41,30 @@ func TestOpen(t *testing.T) {
 	}
 }
 
+// TestOpenPostgres: a postgres:// spec opens identity/pgstore (a real
+// server, started by internal/pgtest), whose store hands out leases.
+func TestOpenPostgres(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.New(t)
+	store, tasks, closer, err := storespec.Open(ctx, url, storespec.Options{})
+	require.NoError(t, err)
+	defer closer.Close()
+	assert.IsType(t, &pgstore.Store{}, store)
+	_, shared := storespec.Leases(store)
+	assert.True(t, shared, "a PostgreSQL store hands out leases")
+	require.NoError(t, store.Save(ctx, storetest.FullState("scout")))
+	task, err := tasks.Submit(ctx, "map the workspace", "")
+	require.NoError(t, err)
+	got, err := tasks.Next(ctx, "scout")
+	require.NoError(t, err)
+	assert.Equal(t, task.ID, got.ID)
+
+	_, _, _, err = storespec.Open(ctx, "postgres://nobody@127.0.0.1:1/x?connect_timeout=1", storespec.Options{})
+	assert.ErrorIs(t, err, pgstore.ErrUnreachable)
+}
+
 func TestKind(t *testing.T) {
-	for spec, want := range map[string]string{"./trio-state": "dir", "sqlite:/x/state.db": "sqlite", "sqlite:rel.db": "sqlite"} {
+	for spec, want := range map[string]string{"./trio-state": "dir", "sqlite:/x/state.db": "sqlite", "sqlite:rel.db": "sqlite", "postgres://u@h/db": "postgres", "postgresql://h/db": "postgres"} {
 		got, err := storespec.Kind(spec)
 		require.NoError(t, err, spec)
 		assert.Equal(t, want, got, spec)
