@@ -41,6 +41,9 @@ type AgentsPage struct {
 	Agents []AgentSummary `json:"agents"`
 	// PendingRequests counts the requests waiting for an answer.
 	PendingRequests int `json:"pending_requests"`
+	// Scheduler is the scheduler's lanes (queue depth, lateness) when the
+	// Runner is a [Scheduler]; absent otherwise (issue 12).
+	Scheduler *SchedulerView `json:"scheduler,omitempty"`
 }
 
 // handleAgents serves GET /api/agents?q=&sort=&offset=&limit=&history=.
@@ -92,6 +95,7 @@ func (m *Monitor) handleAgents(w http.ResponseWriter, r *http.Request) {
 			page.PendingRequests = len(rs)
 		}
 	}
+	page.Scheduler = m.schedulerView()
 	writeJSON(w, http.StatusOK, page)
 }
 

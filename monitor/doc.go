@@ -35,7 +35,9 @@
 // time (from a bounded in-memory history, [Config].History samples per
 // agent), its worldview and last thoughts, and a message box. A side panel
 // holds the live thoughts stream, the open requests with their age and
-// answer buttons, and the task queue.
+// answer buttons, and the task queue. The header shows each scheduler lane's
+// queued and running cycles and the p50/p99 lateness of its last 256
+// cycles ([AgentsPage].Scheduler).
 //
 // # Security
 //
@@ -60,9 +62,16 @@
 // existence_model_calls_total{purpose,outcome},
 // existence_model_call_duration_seconds{purpose},
 // existence_model_tokens_total{purpose,direction},
-// existence_goals_ended_total{status}, existence_tool_calls_total{result}.
-// Gauges computed when scraped: existence_agents{level},
+// existence_goals_ended_total{status}, existence_tool_calls_total{result},
+// and existence_cycle_lateness_seconds{lane}: how late each scheduled cycle
+// started against its due time (existence.CycleStats.Lateness), by lane
+// (autonomy, priority). Computed when scraped: existence_agents{level},
 // existence_stressors_active{type}, existence_agents_falling_back,
-// existence_requests_pending, existence_monitor_streams. No metric has an
-// agent label, so series stay bounded at any number of agents.
+// existence_requests_pending, existence_monitor_streams; and, from the
+// Runner's [Scheduler] Stats (an optional interface: *existence.Runner has
+// it, [Single] does not), the lanes' queue depth existence_lane_queued{lane},
+// existence_lane_running{lane}, existence_lane_dispatched_total{lane} and
+// existence_heartbeats_coalesced_total (without a Scheduler, the latter is
+// summed from the cycle events). No metric has an agent label, so series
+// stay bounded at any number of agents.
 package monitor

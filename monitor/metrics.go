@@ -13,7 +13,8 @@ import (
 
 // metrics are the Prometheus metrics of a monitor (issue 12). Counters and
 // histograms are fed by events; the gauges are computed when scraped, from
-// every agent's [existence.Agent.Status]. Labels are bounded: no agent id
+// every agent's [existence.Agent.Status] and the Runner's [Scheduler]
+// Stats (lanes.go). Labels are bounded: no agent id
 // (10,000 agents would be 10,000 series per metric).
 type metrics struct {
 	cycles       prometheus.Counter
@@ -25,6 +26,8 @@ type metrics struct {
 	goals        *prometheus.CounterVec
 	toolCalls    *prometheus.CounterVec
 	events       prometheus.Counter
+	lateness     *prometheus.HistogramVec // by lane (lanes.go)
+	lanes        *laneTracker
 }
 
 func newMetrics(reg prometheus.Registerer, m *Monitor) (*metrics, error) {
@@ -40,8 +43,14 @@ func newMetrics(reg prometheus.Registerer, m *Monitor) (*metrics, error) {
 		goals:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_goals_ended_total", Help: "Goals ended, by status (DONE, FAILED, ABANDONED)."}, []string{"status"}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_tool_calls_total", Help: "Tool calls by executors, by result (ok, failed)."}, []string{"result"}),
 		events:    prometheus.NewCounter(prometheus.CounterOpts{Name: "existence_monitor_events_total", Help: "Events the monitor observed."}),
+		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "existence_cycle_lateness_seconds", Help: "How late a scheduled cycle started against its due time, by lane (autonomy, priority); heartbeats are 6 s apart.",
+			Buckets: []float64{0.01, 0.1, 0.5, 1, 2, 6, 12, 30, 60, 120, 300, 600}}, []string{"lane"}),
+		lanes: newLaneTracker(),
 	}
-	for _, c := range []prometheus.Collector{mt.cycles, mt.cycleSeconds, mt.fallbacks, mt.calls, mt.callSeconds, mt.tokens, mt.goals, mt.toolCalls, mt.events, &stateCollector{m: m}} {
+	for _, l := range lanes {
+		mt.lateness.WithLabelValues(l.String()) // both lanes' series exist from the start
+	}
+	for _, c := range []prometheus.Collector{mt.cycles, mt.cycleSeconds, mt.fallbacks, mt.calls, mt.callSeconds, mt.tokens, mt.goals, mt.toolCalls, mt.events, mt.lateness, &stateCollector{m: m}, &laneCollector{m: m}} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -64,6 +73,10 @@ func (mt *metrics) observe(e existence.Event) {
 		mt.cycles.Inc()
 		if e.Cycle != nil {
 			mt.cycleSeconds.Observe(e.Cycle.Total.Seconds())
+			if laneIndex(e.Cycle.Lane) >= 0 { // run by a scheduler, not by Agent.Tick directly
+				mt.lateness.WithLabelValues(e.Cycle.Lane).Observe(e.Cycle.Lateness.Seconds())
+				mt.lanes.observe(e.Cycle)
+			}
 		}
 	case existence.EventFallback:
 		mt.fallbacks.WithLabelValues(e.Cause).Inc()

@@ -120,6 +120,15 @@
     return c;
   }
 
+  // lanes summarises the scheduler for the header: "autonomy 3 queued, 1 running, late 0.4/2.1 s · …".
+  function lanes(s) {
+    if (!s) return "";
+    const sec = (x) => x < 10 ? x.toFixed(1) : Math.round(x).toString();
+    return s.lanes.map((l) => l.lane + " " + l.queued + " queued, " + l.running + " running" +
+      (l.cycles ? ", late " + sec(l.lateness_p50_seconds) + "/" + sec(l.lateness_p99_seconds) + " s" : "")).join(" · ") +
+      (s.coalesced ? " · " + s.coalesced + " coalesced" : "");
+  }
+
   function status(node, text) { if (node) node.textContent = text; }
 
   let loading = null, again = false;
@@ -142,6 +151,7 @@
       $("prev").disabled = view.offset === 0;
       $("next").disabled = view.offset + view.limit >= page.total;
       $("req-count").textContent = page.pending_requests;
+      $("lanes").textContent = lanes(page.scheduler);
     }).catch((e) => { $("range").textContent = e.message; })
       .finally(() => { loading = null; if (again) { again = false; loadAgents(); } });
     return loading;

@@ -1,0 +1,174 @@
+package monitor
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/existence-loop/sdk/existence"
+)
+
+// Scheduler is what the monitor shows of a runner's scheduler (issue 12:
+// lane queue depth and lateness). *existence.Runner satisfies it. It is
+// optional: the monitor asks its [Config].Runner for it with a type
+// assertion, so a [Runner] without Stats (such as [Single]) still works;
+// its lane gauges and the dashboard's lane summary are then left out.
+type Scheduler interface {
+	// Stats returns the scheduler's counters (see existence.RunnerStats).
+	Stats() existence.RunnerStats
+}
+
+var _ Scheduler = (*existence.Runner)(nil)
+
+// lanes are the scheduler's lanes, in the order of existence.RunnerStats'
+// arrays.
+var lanes = [...]existence.Lane{existence.LaneAutonomy, existence.LanePriority}
+
+// recentLateness is how many cycles per lane the dashboard's lateness
+// percentiles are computed over.
+const recentLateness = 256
+
+// LaneView is one scheduler lane in [SchedulerView].
+type LaneView struct {
+	// Lane is "autonomy" or "priority" (existence.Lane).
+	Lane string `json:"lane"`
+	// Queued and Running are the cycles waiting and running now.
+	Queued  int `json:"queued"`
+	Running int `json:"running"`
+	// Dispatched counts the ticks handed to a worker since the runner
+	// started.
+	Dispatched int64 `json:"dispatched"`
+	// Cycles is how many of the lane's last cycles (at most 256) the
+	// lateness percentiles are over; LatenessP50 and LatenessP99 are how
+	// late those cycles started against their due time, in seconds
+	// (existence.CycleStats.Lateness); 0 when Cycles is 0.
+	Cycles      int     `json:"cycles"`
+	LatenessP50 float64 `json:"lateness_p50_seconds"`
+	LatenessP99 float64 `json:"lateness_p99_seconds"`
+}
+
+// SchedulerView is the scheduler's state in GET /api/agents (the
+// dashboard's header): its two lanes and the heartbeats coalesced since it
+// started.
+type SchedulerView struct {
+	Lanes     []LaneView `json:"lanes"`
+	Coalesced int64      `json:"coalesced"`
+}
+
+// laneTracker keeps, per lane, the lateness of the last cycles (for the
+// dashboard's percentiles) and the heartbeats coalesced into cycles (for
+// the counter when the Runner is no [Scheduler]). Memory is bounded: 2 ×
+// 256 durations.
+type laneTracker struct {
+	mu        sync.Mutex
+	late      [len(lanes)]ring[time.Duration]
+	coalesced int64
+}
+
+func newLaneTracker() *laneTracker {
+	t := &laneTracker{}
+	for i := range t.late {
+		t.late[i] = newRing[time.Duration](recentLateness)
+	}
+	return t
+}
+
+// laneIndex returns the index of the lane named s ("autonomy" or
+// "priority"), or -1.
+func laneIndex(s string) int {
+	for i, l := range lanes {
+		if l.String() == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// observe records a cycle run by a scheduler (one with a lane).
+func (t *laneTracker) observe(c *existence.CycleStats) {
+	i := laneIndex(c.Lane)
+	if i < 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.late[i].add(c.Lateness)
+	t.coalesced += int64(c.Coalesced)
+}
+
+// view returns the scheduler view from st and the recent lateness.
+func (t *laneTracker) view(st existence.RunnerStats) *SchedulerView {
+	v := &SchedulerView{Coalesced: st.Coalesced}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, l := range lanes {
+		late := t.late[i].list()
+		slices.Sort(late)
+		v.Lanes = append(v.Lanes, LaneView{
+			Lane: l.String(), Queued: st.Queued[i], Running: st.Running[i], Dispatched: st.Dispatched[i],
+			Cycles: len(late), LatenessP50: percentile(late, 0.50).Seconds(), LatenessP99: percentile(late, 0.99).Seconds(),
+		})
+	}
+	return v
+}
+
+// percentile returns the nearest-rank q-quantile (0 < q ≤ 1) of sorted
+// durations, or 0 when there are none.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(q*float64(len(sorted)) + 0.999999) // ceil, without float noise
+	return sorted[min(max(rank, 1), len(sorted))-1]
+}
+
+func (t *laneTracker) coalescedTotal() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.coalesced
+}
+
+// schedulerView returns the dashboard's scheduler view, or nil when the
+// Runner is no [Scheduler].
+func (m *Monitor) schedulerView() *SchedulerView {
+	s, ok := m.cfg.Runner.(Scheduler)
+	if !ok {
+		return nil
+	}
+	return m.met.lanes.view(s.Stats())
+}
+
+var (
+	descLaneQueued     = prometheus.NewDesc("existence_lane_queued", "Cycles waiting in a scheduler lane now, by lane (autonomy, priority).", []string{"lane"}, nil)
+	descLaneRunning    = prometheus.NewDesc("existence_lane_running", "Cycles running on a scheduler lane's workers now, by lane.", []string{"lane"}, nil)
+	descLaneDispatched = prometheus.NewDesc("existence_lane_dispatched_total", "Ticks the scheduler handed to a lane's workers, by lane.", []string{"lane"}, nil)
+	descCoalesced      = prometheus.NewDesc("existence_heartbeats_coalesced_total", "Heartbeats merged into a cycle already queued or running (none called the model).", nil, nil)
+)
+
+// laneCollector computes the lane metrics when scraped: from the Runner's
+// [Scheduler] Stats when it has them; otherwise only the coalesced
+// heartbeats, summed from the cycle events.
+type laneCollector struct{ m *Monitor }
+
+func (c *laneCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descLaneQueued, descLaneRunning, descLaneDispatched, descCoalesced} {
+		ch <- d
+	}
+}
+
+func (c *laneCollector) Collect(ch chan<- prometheus.Metric) {
+	s, ok := c.m.cfg.Runner.(Scheduler)
+	if !ok {
+		ch <- prometheus.MustNewConstMetric(descCoalesced, prometheus.CounterValue, float64(c.m.met.lanes.coalescedTotal()))
+		return
+	}
+	st := s.Stats()
+	for i, l := range lanes {
+		ch <- prometheus.MustNewConstMetric(descLaneQueued, prometheus.GaugeValue, float64(st.Queued[i]), l.String())
+		ch <- prometheus.MustNewConstMetric(descLaneRunning, prometheus.GaugeValue, float64(st.Running[i]), l.String())
+		ch <- prometheus.MustNewConstMetric(descLaneDispatched, prometheus.CounterValue, float64(st.Dispatched[i]), l.String())
+	}
+	ch <- prometheus.MustNewConstMetric(descCoalesced, prometheus.CounterValue, float64(st.Coalesced))
+}
