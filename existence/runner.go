@@ -299,9 +299,10 @@ func (r *Runner) Len() int {
 
 // RunnerStats are a runner's scheduler counters since it started.
 type RunnerStats struct {
-	// Dispatched counts the ticks the scheduler handed to a worker, per
-	// lane ([LaneAutonomy], [LanePriority]); each runs an existence cycle
-	// unless the agent's goal is still being pursued or the run ended.
+	// Dispatched counts the ticks the scheduler handed to a worker and that
+	// have ended, per lane ([LaneAutonomy], [LanePriority]); each ran an
+	// existence cycle unless the agent's goal was still being pursued or
+	// the run ended.
 	Dispatched [2]int64
 	// Coalesced counts the heartbeats merged into a cycle already queued
 	// or running (each called no model).
