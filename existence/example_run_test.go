@@ -45,7 +45,8 @@ func ExampleAgent_Run() {
 }
 
 // Several agents as peers over one store: each sees the others in its
-// "YOUR PEERS" section, and at most MaxInFlight model calls run at once.
+// "YOUR PEERS" section, and the scheduler's autonomy lane runs at most
+// AutonomyWorkers existence cycles (model calls) at once.
 // Compiled but not run: it needs a running Ollama server.
 func ExampleRunner() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -59,7 +60,7 @@ func ExampleRunner() {
 		log.Fatal(err)
 	}
 
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: store, MaxInFlight: 1})
+	runner, err := existence.NewRunner(existence.RunnerConfig{Store: store, AutonomyWorkers: 1}) // one cycle at a time: one local GPU
 	if err != nil {
 		log.Fatal(err)
 	}
