@@ -30,6 +30,11 @@ import (
 // opinions, a peer and a host message, active and resolved stressors); each
 // save is a cycle's: the active goal ends, a new one starts (history kept
 // at 20 goals), the narrative, worldview and stressor severity change.
+//
+// Every benchmark also reports the process's CPU time per save or per full
+// load (cpu-µs/save, cpu-ms/load-all; rusage, all threads, GC included): on
+// a machine shared with other jobs the wall-time figures measure the
+// machine as much as the store.
 
 // benchAgents is the number of agents of the benchmarks.
 func benchAgents(b *testing.B) int { return envInt(b, "SQLITESTORE_BENCH_AGENTS", 300) }

@@ -14,7 +14,7 @@
 //
 // Flags: -harness (the harness.py, default
 // ../shared/bench/hollow-original/harness.py beside the repository),
-// -data (the snapshot), -agent, -rounds, -n (cycles per round and side),
+// -data (the snapshot, passed to the harness as HOLLOW_SNAPSHOT), -agent, -rounds, -n (cycles per round and side),
 // -base (parent of the temp state directories, default the system temp
 // dir, as the harness), -reload (also time a cycle that re-opens the agent
 // from the store every time), -stores (comma-separated, default
@@ -91,8 +91,11 @@ func run(harness, data, agent, base string, kinds []string, rounds, n int, reloa
 	var pyTimes []time.Duration
 	goTimes := map[string][]time.Duration{}
 	goReload := map[string][]time.Duration{}
+	// roundRatio[k] holds each round's Go/original ratio of medians: the
+	// two sides of one round ran back to back, under the same load.
+	roundRatio := map[string][]float64{}
 	for r := range rounds {
-		py, err := python(harness, agent, base, n)
+		py, err := python(harness, data, agent, base, n)
 		if err != nil {
 			return err
 		}
@@ -104,6 +107,7 @@ func run(harness, data, agent, base string, kinds []string, rounds, n int, reloa
 				return err
 			}
 			goTimes[k] = append(goTimes[k], g...)
+			roundRatio[k] = append(roundRatio[k], float64(median(g))/float64(py))
 			line += fmt.Sprintf(", go/%s median %v", k, median(g))
 			if reload {
 				g, err := goCycles(ctx, k, st, base, n, true)
@@ -123,6 +127,10 @@ func run(harness, data, agent, base string, kinds []string, rounds, n int, reloa
 		gm := median(goTimes[k])
 		fmt.Printf("Go steady cycle (Tick+goal end, %s store): median %v, p90 %v; ratio Go/original %.3f (%.1f× faster)\n",
 			k, gm, pct(goTimes[k], 0.9), float64(gm)/float64(pm), float64(pm)/float64(gm))
+		rr := slices.Clone(roundRatio[k])
+		slices.Sort(rr)
+		fmt.Printf("  per-round ratios Go/original (%s store): median %.3f (%.1f× faster), worst %.3f (%.1f×)\n",
+			k, rr[(len(rr)-1)/2], 1/rr[(len(rr)-1)/2], rr[len(rr)-1], 1/rr[len(rr)-1])
 		if reload {
 			rm := median(goReload[k])
 			fmt.Printf("Go cycle with reload (New+Tick+goal end+Close, %s store): median %v, ratio %.3f (%.1f× faster)\n",
@@ -137,9 +145,11 @@ func docSize(st *identity.AgentState) int {
 	return len(b)
 }
 
-// python runs n steady cycles of the original and returns its median.
-func python(harness, agent, base string, n int) (time.Duration, error) {
+// python runs n steady cycles of the original on the snapshot data and
+// returns its median.
+func python(harness, data, agent, base string, n int) (time.Duration, error) {
 	cmd := exec.Command("python3", harness, "--mode", "steady", "--n", fmt.Sprint(n), "--agent", agent, "--base", base, "--json", "--quiet")
+	cmd.Env = append(os.Environ(), "HOLLOW_SNAPSHOT="+data) // the same state on both sides
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
