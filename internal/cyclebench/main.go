@@ -5,16 +5,20 @@
 // both. The Go cycle is one [existence.Agent.Tick] and its goal's end
 // (WaitGoal) against an [identity.FileStore] on disk, fsync included; the
 // original's is harness.py --mode steady (which never fsyncs). It prints
-// the medians and their ratio.
+// the medians and their ratio. The Go side runs against each store that
+// -stores names: "file" (an [identity.FileStore] directory) and "sqlite"
+// (a [sqlitestore.Store] database file, WAL with synchronous=FULL).
 //
 //	go run ./internal/cyclebench -rounds 5 -n 40
+//	go run ./internal/cyclebench -rounds 5 -n 40 -agent analyst -stores file,sqlite
 //
 // Flags: -harness (the harness.py, default
 // ../shared/bench/hollow-original/harness.py beside the repository),
-// -data (the snapshot), -agent, -rounds, -n (cycles per round and side),
+// -data (the snapshot, passed to the harness as HOLLOW_SNAPSHOT), -agent, -rounds, -n (cycles per round and side),
 // -base (parent of the temp state directories, default the system temp
 // dir, as the harness), -reload (also time a cycle that re-opens the agent
-// from the store every time).
+// from the store every time), -stores (comma-separated, default
+// "file,sqlite").
 package main
 
 import (
@@ -26,11 +30,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/hollow"
+	"github.com/existence-loop/sdk/identity/sqlitestore"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 )
@@ -52,14 +58,22 @@ func main() {
 	n := flag.Int("n", 40, "cycles per round and implementation")
 	base := flag.String("base", os.TempDir(), "parent of the temp state directories")
 	reload := flag.Bool("reload", false, "also time the Go cycle that re-opens the agent from the store each time")
+	stores := flag.String("stores", "file,sqlite", "comma-separated stores of the Go side: file, sqlite")
 	flag.Parse()
-	if err := run(*harness, *data, *agent, *base, *rounds, *n, *reload); err != nil {
+	kinds := strings.Split(*stores, ",")
+	for _, k := range kinds {
+		if k != "file" && k != "sqlite" {
+			fmt.Fprintf(os.Stderr, "cyclebench: -stores: unknown store %q (want file or sqlite)\n", k)
+			os.Exit(2)
+		}
+	}
+	if err := run(*harness, *data, *agent, *base, kinds, *rounds, *n, *reload); err != nil {
 		fmt.Fprintln(os.Stderr, "cyclebench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(harness, data, agent, base string, rounds, n int, reload bool) error {
+func run(harness, data, agent, base string, kinds []string, rounds, n int, reload bool) error {
 	ctx := context.Background()
 	states, _, err := hollow.Read(data, hollow.Options{})
 	if err != nil {
@@ -74,36 +88,54 @@ func run(harness, data, agent, base string, rounds, n int, reload bool) error {
 	if st == nil {
 		return fmt.Errorf("agent %q not in %s", agent, data)
 	}
-	var goTimes, goReload, pyTimes []time.Duration
+	var pyTimes []time.Duration
+	goTimes := map[string][]time.Duration{}
+	goReload := map[string][]time.Duration{}
+	// roundRatio[k] holds each round's Go/original ratio of medians: the
+	// two sides of one round ran back to back, under the same load.
+	roundRatio := map[string][]float64{}
 	for r := range rounds {
-		py, err := python(harness, agent, base, n)
+		py, err := python(harness, data, agent, base, n)
 		if err != nil {
 			return err
 		}
 		pyTimes = append(pyTimes, py)
-		g, err := goCycles(ctx, st, base, n, false)
-		if err != nil {
-			return err
-		}
-		goTimes = append(goTimes, g...)
-		if reload {
-			g, err := goCycles(ctx, st, base, n, true)
+		line := fmt.Sprintf("round %d: python median %v", r+1, py)
+		for _, k := range kinds {
+			g, err := goCycles(ctx, k, st, base, n, false)
 			if err != nil {
 				return err
 			}
-			goReload = append(goReload, g...)
+			goTimes[k] = append(goTimes[k], g...)
+			roundRatio[k] = append(roundRatio[k], float64(median(g))/float64(py))
+			line += fmt.Sprintf(", go/%s median %v", k, median(g))
+			if reload {
+				g, err := goCycles(ctx, k, st, base, n, true)
+				if err != nil {
+					return err
+				}
+				goReload[k] = append(goReload[k], g...)
+			}
 		}
-		fmt.Fprintf(os.Stderr, "round %d: python median %v, go median %v\n", r+1, py, median(g))
+		fmt.Fprintln(os.Stderr, line)
 	}
-	pm, gm := median(pyTimes), median(goTimes)
+	pm := median(pyTimes)
 	fmt.Printf("agent %s (document %d bytes compact), %d rounds × %d cycles, state under %s, fsync on (Go) / off (original)\n",
 		agent, docSize(st), rounds, n, base)
 	fmt.Printf("original steady cycle: median %v\n", pm)
-	fmt.Printf("Go steady cycle (Tick+goal end, FileStore): median %v, p90 %v\n", gm, pct(goTimes, 0.9))
-	fmt.Printf("ratio Go/original: %.3f (%.1f× faster)\n", float64(gm)/float64(pm), float64(pm)/float64(gm))
-	if reload {
-		rm := median(goReload)
-		fmt.Printf("Go cycle with reload (New+Tick+goal end+Close): median %v, ratio %.3f\n", rm, float64(rm)/float64(pm))
+	for _, k := range kinds {
+		gm := median(goTimes[k])
+		fmt.Printf("Go steady cycle (Tick+goal end, %s store): median %v, p90 %v; ratio Go/original %.3f (%.1f× faster)\n",
+			k, gm, pct(goTimes[k], 0.9), float64(gm)/float64(pm), float64(pm)/float64(gm))
+		rr := slices.Clone(roundRatio[k])
+		slices.Sort(rr)
+		fmt.Printf("  per-round ratios Go/original (%s store): median %.3f (%.1f× faster), worst %.3f (%.1f×)\n",
+			k, rr[(len(rr)-1)/2], 1/rr[(len(rr)-1)/2], rr[len(rr)-1], 1/rr[len(rr)-1])
+		if reload {
+			rm := median(goReload[k])
+			fmt.Printf("Go cycle with reload (New+Tick+goal end+Close, %s store): median %v, ratio %.3f (%.1f× faster)\n",
+				k, rm, float64(rm)/float64(pm), float64(pm)/float64(rm))
+		}
 	}
 	return nil
 }
@@ -113,9 +145,11 @@ func docSize(st *identity.AgentState) int {
 	return len(b)
 }
 
-// python runs n steady cycles of the original and returns its median.
-func python(harness, agent, base string, n int) (time.Duration, error) {
+// python runs n steady cycles of the original on the snapshot data and
+// returns its median.
+func python(harness, data, agent, base string, n int) (time.Duration, error) {
 	cmd := exec.Command("python3", harness, "--mode", "steady", "--n", fmt.Sprint(n), "--agent", agent, "--base", base, "--json", "--quiet")
+	cmd.Env = append(os.Environ(), "HOLLOW_SNAPSHOT="+data) // the same state on both sides
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -132,18 +166,37 @@ func python(harness, agent, base string, n int) (time.Duration, error) {
 	return time.Duration(res.Cycle.Median * float64(time.Microsecond)), nil
 }
 
-// goCycles runs n durable cycles of the agent against a FileStore in a
-// fresh temp directory and returns each cycle's time.
-func goCycles(ctx context.Context, st *identity.AgentState, base string, n int, reload bool) ([]time.Duration, error) {
+// openStore opens a store of kind ("file" or "sqlite") in dir and returns
+// it with its closer.
+func openStore(ctx context.Context, kind, dir string) (identity.Store, func() error, error) {
+	if kind == "sqlite" {
+		s, err := sqlitestore.Open(ctx, filepath.Join(dir, "state.db"), sqlitestore.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, s.Close, nil
+	}
+	s, err := identity.OpenFileStore(filepath.Join(dir, "state"), identity.FileOptions{})
+	return s, func() error { return nil }, err
+}
+
+// goCycles runs n durable cycles of the agent against a store of kind
+// (see openStore) in a fresh temp directory and returns each cycle's time.
+func goCycles(ctx context.Context, kind string, st *identity.AgentState, base string, n int, reload bool) (_ []time.Duration, err error) {
 	dir, err := os.MkdirTemp(base, "go-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	store, err := identity.OpenFileStore(filepath.Join(dir, "state"), identity.FileOptions{})
+	store, closeStore, err := openStore(ctx, kind, dir)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if cerr := closeStore(); err == nil {
+			err = cerr
+		}
+	}()
 	if err := store.Save(ctx, st); err != nil {
 		return nil, err
 	}
