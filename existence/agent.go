@@ -127,7 +127,7 @@ type Config struct {
 	Values *prompt.Values
 	// Evidence returns what the application can observe about the
 	// agent's work for the suffering assessment (spec §4): its Artifacts,
-	// ArtifactsUsed, Outputs and Directed replace the counts [Observe]
+	// ArtifactsUsed, Outputs and Directed replace the counts [GoalEvidence]
 	// derives from the goal history; Completed, Failed and Stalled always
 	// come from the goal history. Optional.
 	Evidence func(id *identity.Identity) suffering.Evidence

@@ -37,7 +37,7 @@ const (
 	// EventGoalRepeat: a newly chosen goal nearly repeats one of the last
 	// 10 (see [Repeats]). Goal is the new goal, Text the earlier one it
 	// repeats. The repeat counts toward the repeated_failure assessment
-	// ([Observe]).
+	// ([GoalEvidence]).
 	EventGoalRepeat EventKind = "goal_repeat"
 )
 

@@ -109,7 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.model, "model", "", "model name; with ollama default "+defaultOllamaModel+" (run ollama pull first); required with openai: the name the server serves (GET {base URL}/models lists them)")
 	fs.DurationVar(&o.llmTimeout, "llm-timeout", 180*time.Second, "timeout of one model call")
 	fs.StringVar(&o.state, "state", "./trio-state", "state directory")
-	fs.StringVar(&o.store, "store", "", "where agent states and tasks live: a directory (default: -state) or sqlite:PATH (one SQLite file)")
+	fs.StringVar(&o.store, "store", "", "where agent states and tasks live: a directory (default: -state), sqlite:PATH (one SQLite file) or postgres://... (a PostgreSQL database shared by processes)")
 	fs.StringVar(&o.show, "show", "", "print the stored state of agent `AGENT` as indented JSON and exit")
 	fs.StringVar(&o.workspace, "workspace", "./trio-workspace", "the agents' shared workspace directory")
 	fs.DurationVar(&o.heartbeat, "heartbeat", 6*time.Second, "tick interval")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/internal/storespec"
 )
 
 // commandHelp lists the stdin (and -tui input line) commands.
@@ -22,13 +23,14 @@ func openRequests(o *options, clock existence.Clock) (*requests.Queue, error) {
 		return requests.NewMemory(requests.Options{Now: clock.Now}), nil
 	}
 	dir := o.state
-	if path, ok := strings.CutPrefix(o.store, "sqlite:"); ok {
+	switch kind, _ := storespec.Kind(o.store); {
+	case kind == "sqlite":
 		// requests.json sits next to the SQLite file: -store sqlite: keeps
 		// nothing in -state.
-		dir = filepath.Dir(path)
-	} else if o.store != "" {
+		dir = filepath.Dir(strings.TrimPrefix(o.store, "sqlite:"))
+	case kind == "dir":
 		dir = o.store
-	}
+	} // postgres://: the requests stay in -state, on this machine
 	return requests.Open(dir, requests.Options{Now: clock.Now})
 }
 

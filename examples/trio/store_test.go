@@ -14,7 +14,9 @@ import (
 
 	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/identity/sqlitestore"
+	"github.com/existence-loop/sdk/internal/pgtest"
 )
 
 // TestTrioSQLiteStore: -store sqlite:PATH keeps every agent, their goals
@@ -96,4 +98,37 @@ func TestTrioFreshOnCorruptTasks(t *testing.T) {
 	b, err := os.ReadFile(moved[0])
 	require.NoError(t, err)
 	assert.Equal(t, `{"version":1,"tasks":[`, string(b))
+}
+
+// TestTrioPostgresStore: -store postgres://... keeps the agents and the
+// tasks in PostgreSQL (a real server started by internal/pgtest), and
+// -show reads a state back from it.
+func TestTrioPostgresStore(t *testing.T) {
+	url := pgtest.New(t)
+	t.Chdir(t.TempDir())
+	srv := newFakeOllama(t, map[string][]answer{
+		"Cedar":  {{text: `{"action":"goal","content":"map the workspace","reasoning":"r","worldview_update":"Maps come first, then the tools."}`}},
+		"Cipher": {{text: `{"action":"goal","content":"review the map","reasoning":"r"}`}},
+		"Vault":  {{text: `{"action":"goal","content":"build a tool","reasoning":"r"}`}},
+	})
+	_, stderr, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1", "-store", url, "-task", "write a README")...)
+	require.NoError(t, err, stderr)
+
+	ctx := context.Background()
+	s, err := pgstore.Open(ctx, url, pgstore.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	ids, err := s.List(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"analyst", "builder", "scout"}, ids)
+	tasks, err := s.Tasks().List(ctx)
+	require.NoError(t, err)
+	require.Len(t, tasks, 1)
+	assert.NotEqual(t, taskqueue.Pending, tasks[0].Status, "an agent took the task")
+
+	out, _, err := runTrioTest(t, "-store", url, "-show", "scout")
+	require.NoError(t, err)
+	var st identity.AgentState
+	require.NoError(t, json.Unmarshal([]byte(out), &st))
+	assert.Equal(t, "Maps come first, then the tools.", st.Identity.Worldview)
 }
