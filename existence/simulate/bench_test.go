@@ -8,23 +8,32 @@ import (
 	"github.com/existence-loop/sdk/existence/simulate"
 )
 
-// BenchmarkTenThousandAgents simulates 10,000 agents for one day sharing a
-// model server of 8 slots with the default latency (log-normal around
-// 8 s): about 80,000 existence cycles, each through the real prompt
-// assembly, structured-output parsing and validation, suffering and goal
-// bookkeeping. It reports the cycles and the wall time per simulated day.
+// BenchmarkTenThousandAgents simulates 10,000 agents for one whole
+// simulated day (issue 14's target: under 60 s on the 2-core machine),
+// sharing a model server of 8 slots with the default latency (log-normal
+// around 8 s), each cycle through the real prompt assembly,
+// structured-output parsing and validation, suffering and goal
+// bookkeeping. Its configuration is that of
+//
+//	go run ./examples/simulate -agents 10000 -days 1 -seed 1 -slots 8 -driver DRIVER
+//
+// (the example defaults to 1 slot, the trio's one GPU; with 1 slot
+// 10,000 agents would get about one cycle each a day). It reports the
+// cycles run and the wall seconds per simulated day; nothing is
+// extrapolated.
 //
 // heartbeats is the Heartbeats driver, whose cost grows with the cycles
-// run; scheduler is the runner's virtual driver, whose scheduler also
-// processes every agent's every heartbeat (10,000 agents × 14,400
-// heartbeats a day, coalesced while the agents wait for a worker): it runs
-// one simulated hour, and its figure is per simulated day (× 24).
+// run (about 37,000: every model call, the cycle's and the outcome
+// report's, waits for one of the 8 slots, and goals take their simulated
+// time). scheduler is the runner's virtual driver (about 76,000 cycles:
+// the 8 slots are its workers, goals take no simulated time), whose
+// scheduler also processes every agent's every heartbeat: 10,000 agents ×
+// 14,400 heartbeats, coalesced while the agents wait for a worker. It is
+// the slower one: 128 s a simulated day on the shared 2-core machine
+// (load average 5–7; heartbeats: 11 s), over the issue's 60 s.
 func BenchmarkTenThousandAgents(b *testing.B) {
-	for _, d := range []struct {
-		driver simulate.Driver
-		dur    time.Duration
-	}{{simulate.Heartbeats, 24 * time.Hour}, {simulate.Scheduler, time.Hour}} {
-		b.Run(d.driver.String(), func(b *testing.B) { benchAgents(b, d.driver, d.dur) })
+	for _, driver := range []simulate.Driver{simulate.Heartbeats, simulate.Scheduler} {
+		b.Run(driver.String(), func(b *testing.B) { benchAgents(b, driver, 24*time.Hour) })
 	}
 }
 
@@ -35,7 +44,7 @@ func benchAgents(b *testing.B, driver simulate.Driver, dur time.Duration) {
 		Seed:       1,
 		Driver:     driver,
 		ModelSlots: 8,
-		Model:      simulate.Stochastic{FailureRate: 0.35, AbandonShare: 0.3},
+		Model:      simulate.Stochastic{FailureRate: 0.35, AbandonShare: 0.3, ModelFailureRate: 0.02},
 	}
 	var cycles int
 	for b.Loop() {

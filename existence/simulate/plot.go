@@ -61,8 +61,9 @@ const maxPlotAgents = 9
 
 // LoadPlot draws the suffering load over time (days) of the first 9 agents
 // of rows, one line each, with the four thresholds as horizontal lines in
-// [ThresholdColor]. Between rows the load follows the closed form of
-// escalation, so the saw-tooth of escalation and relief is exact.
+// [ThresholdColor] drawn over them. Between rows the load follows the
+// closed form of escalation, so the saw-tooth of escalation and relief is
+// exact.
 func LoadPlot(rows []Row) (*plot.Plot, error) {
 	series := loadSeries(rows)
 	if len(series) == 0 {
@@ -77,14 +78,6 @@ func LoadPlot(rows []Row) (*plot.Plot, error) {
 	for _, s := range series {
 		xmax = max(xmax, s.pts[len(s.pts)-1].X)
 	}
-	for _, th := range thresholds {
-		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: th}, {X: xmax, Y: th}})
-		if err != nil {
-			return nil, err
-		}
-		l.Color, l.Width = ThresholdColor, vg.Points(1.5)
-		p.Add(l)
-	}
 	for i, s := range series {
 		l, err := plotter.NewLine(s.pts)
 		if err != nil {
@@ -93,6 +86,15 @@ func LoadPlot(rows []Row) (*plot.Plot, error) {
 		l.Color, l.Width = SeriesColors[i%len(SeriesColors)], vg.Points(1)
 		p.Add(l)
 		p.Legend.Add(s.name, l)
+	}
+	// The thresholds are drawn over the series, so that a dense run hides none.
+	for _, th := range thresholds {
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: th}, {X: xmax, Y: th}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Width = ThresholdColor, vg.Points(1.5)
+		p.Add(l)
 	}
 	th, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}})
 	th.Color = ThresholdColor
