@@ -13,6 +13,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/monitor"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -50,39 +51,13 @@ type TaskQueue interface {
 var _ TaskQueue = (*taskqueue.Queue)(nil)
 
 // Agents is what the server reads and drives: an *existence.Runner, or one
-// agent through [SingleAgent].
-type Agents interface {
-	// Agents returns the agents in a stable order.
-	Agents() []*existence.Agent
-	// Agent returns the agent with the given id, or nil.
-	Agent(id string) *existence.Agent
-	// SayAsHost delivers a host message to the agents with the given ids, or to
-	// every agent when none is given.
-	SayAsHost(ctx context.Context, text string, to ...string) error
-}
+// agent through [SingleAgent]. It is the monitor's [monitor.Runner], so that
+// one value serves both.
+type Agents = monitor.Runner
 
-var _ Agents = (*existence.Runner)(nil)
-
-// SingleAgent exposes one agent as [Agents].
-func SingleAgent(a *existence.Agent) Agents { return single{a} }
-
-type single struct{ a *existence.Agent }
-
-func (s single) Agents() []*existence.Agent { return []*existence.Agent{s.a} }
-func (s single) Agent(id string) *existence.Agent {
-	if id == s.a.ID() {
-		return s.a
-	}
-	return nil
-}
-func (s single) SayAsHost(ctx context.Context, text string, to ...string) error {
-	for _, id := range to {
-		if id != s.a.ID() {
-			return fmt.Errorf("%w: %q", ErrNoAgent, id)
-		}
-	}
-	return s.a.SayAsHost(ctx, text)
-}
+// SingleAgent exposes one agent as [Agents] ([monitor.Single]): a host
+// message to another id fails.
+func SingleAgent(a *existence.Agent) Agents { return monitor.Single(a) }
 
 // Config configures a [Server].
 type Config struct {
