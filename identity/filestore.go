@@ -106,7 +106,7 @@ func OpenFileStore(dir string, opts FileOptions) (*FileStore, error) {
 		return nil, fmt.Errorf("identity: state directory %s: %w", dir, err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("identity: state directory %s is a %s, not a directory", dir, describeMode(st.Mode()))
+		return nil, fmt.Errorf("identity: state directory %s is a %s, not a directory", dir, atomicfile.DescribeMode(st.Mode()))
 	}
 	f := &FileStore{dir: dir, maxBytes: opts.MaxBytes, now: opts.Now, agents: map[string]*agentEntry{}}
 	if f.maxBytes <= 0 {
@@ -195,7 +195,7 @@ func (f *FileStore) readError(id, path string, err error) error {
 	case errors.Is(err, atomicfile.ErrNotRegular):
 		what := "not a regular file"
 		if st, serr := os.Stat(path); serr == nil { // stat never blocks on a FIFO
-			what = "a " + describeMode(st.Mode()) + ", not a regular file"
+			what = "a " + atomicfile.DescribeMode(st.Mode()) + ", not a regular file"
 		}
 		what += "; refused at once (move it away or quarantine it)"
 		return &CorruptError{Path: path, Reason: what, Err: err}
@@ -340,22 +340,3 @@ func (f *FileStore) Quarantine(agentID string) (newPath string, err error) {
 	return newPath, nil
 }
 
-// describeMode names the type of a file mode: "directory", "symlink", ...
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeSymlink != 0:
-		return "symlink"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	case m.IsRegular():
-		return "regular file"
-	default:
-		return "special file"
-	}
-}

@@ -82,7 +82,7 @@ func TestFileStoreHostileSpecialFiles(t *testing.T) {
 			require.NoError(t, err)
 			st, err := os.Lstat(moved)
 			require.NoError(t, err)
-			assert.Equal(t, kind, describeMode(st.Mode()), "the quarantine moved it, untouched")
+			assert.Equal(t, kind, atomicfile.DescribeMode(st.Mode()), "the quarantine moved it, untouched")
 			require.NoError(t, s.Save(ctx, sampleState("scout")), "a fresh start after the quarantine")
 			assert.Equal(t, before, snapshot(t, s.Path("analyst")), "the other agent is untouched")
 		})
