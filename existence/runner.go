@@ -476,7 +476,13 @@ func (r *Runner) work(j dispatched) {
 		r.smu.Lock()
 		var next []dispatched
 		if r.runCtx.Err() == nil {
-			next = r.core.dispatch(r.cfg.Clock.Now())
+			// Heartbeats fall due here too, not only when the driver
+			// loop runs: on a busy machine the driver is one goroutine
+			// among thousands, and a heartbeat it has not seen yet
+			// would wait behind it while this worker sits idle.
+			now := r.cfg.Clock.Now()
+			r.core.advance(now)
+			next = r.core.dispatch(now)
 			r.prepare(next)
 		}
 		r.smu.Unlock()
