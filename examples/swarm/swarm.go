@@ -41,6 +41,7 @@ type options struct {
 	seed            uint64
 	json            bool
 	cpuProfile      string
+	memProfile      string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -60,6 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the jitter and of the host message targets")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object at the end")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to this file at 90% of the run")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -151,6 +153,13 @@ type result struct {
 	// brought a tick due (dispatched, or still queued or running at the
 	// stop) or was coalesced into one.
 	Heartbeats int64 `json:"heartbeats"`
+	// HeapInuseMB, StackInuseMB and GoSysMB are the Go runtime's heap in
+	// use, goroutine stacks and memory obtained from the OS at the last
+	// RSS sample (runtime.MemStats), to tell what the RSS is made of.
+	HeapInuseMB  float64 `json:"heap_inuse_mb"`
+	StackInuseMB float64 `json:"stack_inuse_mb"`
+	GoSysMB      float64 `json:"go_sys_mb"`
+	NumGC        uint32  `json:"num_gc"`
 }
 
 // simModel answers after the latency ± jitter, honouring ctx.
@@ -297,6 +306,18 @@ func rssBytes() int64 {
 	return 0
 }
 
+func writeHeap(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -363,6 +384,7 @@ func run(ctx context.Context, o options) (*result, error) {
 	defer sample.Stop()
 	nextRSS := start
 	var samples int
+	var heapDone bool
 	var busySum, queuedSum, flightSum float64
 	var runErr error
 loop:
@@ -372,6 +394,15 @@ loop:
 			break loop
 		case <-sample.C:
 			res.GoroutinesMax = max(res.GoroutinesMax, runtime.NumGoroutine())
+			if rss := rssBytes(); rss > res.RSSBytes {
+				res.RSSBytes = rss // the peak while the agents run, not after the final saves
+			}
+			if o.memProfile != "" && !heapDone && time.Since(start) >= o.duration*9/10 {
+				heapDone = true
+				if err := writeHeap(o.memProfile); err != nil {
+					return nil, err
+				}
+			}
 			st := r.Stats()
 			samples++
 			busySum += float64(st.Running[existence.LaneAutonomy])
@@ -380,6 +411,9 @@ loop:
 			flightSum += float64(model.inFlight.Load())
 			if now := time.Now(); !now.Before(nextRSS) {
 				res.RSSSamplesMB = append(res.RSSSamplesMB, float64(rssBytes())/(1<<20))
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				res.HeapInuseMB, res.StackInuseMB, res.GoSysMB, res.NumGC = float64(ms.HeapInuse)/(1<<20), float64(ms.StackInuse)/(1<<20), float64(ms.Sys)/(1<<20), ms.NumGC
 				nextRSS = now.Add(o.duration / 10)
 			}
 			for len(sayAt) > 0 && time.Since(start) >= sayAt[0] {
@@ -401,7 +435,6 @@ loop:
 	elapsed := time.Since(start)
 	res.CPUSeconds = (cpuTime() - cpu0).Seconds()
 	res.CPUPercent = 100 * res.CPUSeconds / elapsed.Seconds()
-	res.RSSBytes = rssBytes()
 	res.RSSBytesPerAgent = (res.RSSBytes - rss0) / int64(o.agents)
 	st := r.Stats()
 	res.DurationS = elapsed.Seconds()
@@ -463,7 +496,8 @@ func (res *result) print(w io.Writer, asJSON bool) error {
 	fmt.Fprintf(w, "heartbeats    %d = %d ticks dispatched (host-message ticks included) + %d still queued at the stop + %d coalesced\n", res.Heartbeats, res.Ticks["autonomy"]+res.Ticks["priority"], res.Heartbeats-res.Coalesced-res.Ticks["autonomy"]-res.Ticks["priority"], res.Coalesced)
 	fmt.Fprintf(w, "model calls   %d (at most %d in flight; %d cancelled, most of them in flight at the stop)\n", res.ModelCalls, res.CallsInFlightMax, res.CallsInFlightAtEnd)
 	fmt.Fprintf(w, "  by purpose/outcome: %v; fallbacks %d\n", res.CallsByPurpose, res.Fallbacks)
-	fmt.Fprintf(w, "RSS           %.1f MB, %.1f KB per agent (samples %v MB)\n", float64(res.RSSBytes)/(1<<20), float64(res.RSSBytesPerAgent)/1024, res.RSSSamplesMB)
+	fmt.Fprintf(w, "RSS           peak %.1f MB while running, %.1f KB per agent above the start (samples %v MB)\n", float64(res.RSSBytes)/(1<<20), float64(res.RSSBytesPerAgent)/1024, res.RSSSamplesMB)
+	fmt.Fprintf(w, "  Go runtime at the last sample: heap in use %.0f MB, goroutine stacks %.0f MB, from the OS %.0f MB; %d GCs\n", res.HeapInuseMB, res.StackInuseMB, res.GoSysMB, res.NumGC)
 	fmt.Fprintf(w, "goroutines    at most %d\n", res.GoroutinesMax)
 	fmt.Fprintf(w, "CPU           %.1f s (%.0f%% of one core)\n", res.CPUSeconds, res.CPUPercent)
 	if res.HostReply != nil {
