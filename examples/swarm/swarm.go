@@ -150,8 +150,8 @@ type result struct {
 	QueuedMean        float64 `json:"queued_mean"`
 	QueuedMax         int     `json:"queued_max"`
 	// Heartbeats accounts for every heartbeat that fell due: each either
-	// brought a tick due (dispatched, or still queued or running at the
-	// stop) or was coalesced into one.
+	// brought a tick due (dispatched, or still queued at the last sample,
+	// at most 100 ms before the stop) or was coalesced into one.
 	Heartbeats int64 `json:"heartbeats"`
 	// HeapInuseMB, StackInuseMB and GoSysMB are the Go runtime's heap in
 	// use, goroutine stacks and memory obtained from the OS at the last
@@ -385,6 +385,7 @@ func run(ctx context.Context, o options) (*result, error) {
 	nextRSS := start
 	var samples int
 	var heapDone bool
+	var lastQueued int64 // at the last sample: the final Stats come after the stop emptied the queues
 	var busySum, queuedSum, flightSum float64
 	var runErr error
 loop:
@@ -404,6 +405,7 @@ loop:
 				}
 			}
 			st := r.Stats()
+			lastQueued = int64(st.Queued[0] + st.Queued[1])
 			samples++
 			busySum += float64(st.Running[existence.LaneAutonomy])
 			queuedSum += float64(st.Queued[existence.LaneAutonomy])
@@ -439,7 +441,7 @@ loop:
 	st := r.Stats()
 	res.DurationS = elapsed.Seconds()
 	res.Coalesced = st.Coalesced
-	res.Heartbeats = st.Dispatched[0] + st.Dispatched[1] + int64(st.Queued[0]+st.Queued[1]) + st.Coalesced
+	res.Heartbeats = st.Dispatched[0] + st.Dispatched[1] + lastQueued + st.Coalesced
 	res.ModelCalls = model.calls.Load()
 	res.CallsInFlightMax = model.maxInFlight.Load()
 	res.CallsInFlightAtEnd = model.cancelled.Load()
@@ -493,7 +495,7 @@ func (res *result) print(w io.Writer, asJSON bool) error {
 	fmt.Fprintf(w, "cycle time    beyond the model call: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", res.CycleOverhead.P50, res.CycleOverhead.P99, res.CycleOverhead.Max)
 	fmt.Fprintf(w, "order         %d autonomy cycles started after one due more than %v later\n", res.OutOfOrderStarts, orderTolerance)
 	fmt.Fprintf(w, "coalesced     %d heartbeats (merged into a queued or running cycle; no model call)\n", res.Coalesced)
-	fmt.Fprintf(w, "heartbeats    %d = %d ticks dispatched (host-message ticks included) + %d still queued at the stop + %d coalesced\n", res.Heartbeats, res.Ticks["autonomy"]+res.Ticks["priority"], res.Heartbeats-res.Coalesced-res.Ticks["autonomy"]-res.Ticks["priority"], res.Coalesced)
+	fmt.Fprintf(w, "heartbeats    %d = %d ticks dispatched (host-message ticks included) + %d queued at the stop + %d coalesced\n", res.Heartbeats, res.Ticks["autonomy"]+res.Ticks["priority"], res.Heartbeats-res.Coalesced-res.Ticks["autonomy"]-res.Ticks["priority"], res.Coalesced)
 	fmt.Fprintf(w, "model calls   %d (at most %d in flight; %d cancelled, most of them in flight at the stop)\n", res.ModelCalls, res.CallsInFlightMax, res.CallsInFlightAtEnd)
 	fmt.Fprintf(w, "  by purpose/outcome: %v; fallbacks %d\n", res.CallsByPurpose, res.Fallbacks)
 	fmt.Fprintf(w, "RSS           peak %.1f MB while running, %.1f KB per agent above the start (samples %v MB)\n", float64(res.RSSBytes)/(1<<20), float64(res.RSSBytesPerAgent)/1024, res.RSSSamplesMB)
