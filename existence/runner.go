@@ -465,15 +465,16 @@ func (r *Runner) work(j dispatched) {
 	for {
 		n := j.e.node
 		r.tick(n, j, false)
-		j.cancel()
+		j.cancel() // a host message arriving now cancels nothing left
+		r.finish(n, j, r.cfg.Clock.Now())
+
+		// One critical section for forgetting the cycle and taking the
+		// next: under CPU starvation every hand-off of r.smu costs a
+		// scheduling delay, and thousands of workers share it.
 		r.smu.Lock()
 		if n.cycle != nil && n.cycle.ctx == j.ctx {
 			n.cycle = nil
 		}
-		r.smu.Unlock()
-		r.finish(n, j, r.cfg.Clock.Now())
-
-		r.smu.Lock()
 		var next []dispatched
 		if r.runCtx.Err() == nil {
 			// Heartbeats fall due here too, not only when the driver
@@ -536,6 +537,12 @@ func ClockFrom(ctx context.Context) Clock {
 func (r *Runner) tick(n *node, j dispatched, inline bool) (end time.Time) {
 	n.round.Add(1)
 	n.woken.Store(false)
+	if now := n.a.cfg.Clock.Now(); !inline && now.After(j.start) {
+		// Lateness counts until the cycle actually starts: on a busy
+		// machine a worker goroutine may wait for a CPU after its
+		// dispatch.
+		j.start = now
+	}
 	base := j.ctx
 	if base == nil {
 		base = n.ctx
