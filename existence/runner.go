@@ -466,27 +466,7 @@ func (r *Runner) work(j dispatched) {
 		n := j.e.node
 		r.tick(n, j, false)
 		j.cancel() // a host message arriving now cancels nothing left
-		r.finish(n, j, r.cfg.Clock.Now())
-
-		// One critical section for forgetting the cycle and taking the
-		// next: under CPU starvation every hand-off of r.smu costs a
-		// scheduling delay, and thousands of workers share it.
-		r.smu.Lock()
-		if n.cycle != nil && n.cycle.ctx == j.ctx {
-			n.cycle = nil
-		}
-		var next []dispatched
-		if r.runCtx.Err() == nil {
-			// Heartbeats fall due here too, not only when the driver
-			// loop runs: on a busy machine the driver is one goroutine
-			// among thousands, and a heartbeat it has not seen yet
-			// would wait behind it while this worker sits idle.
-			now := r.cfg.Clock.Now()
-			r.core.advance(now)
-			next = r.core.dispatch(now)
-			r.prepare(next)
-		}
-		r.smu.Unlock()
+		next := r.finish(n, j, r.cfg.Clock.Now(), true)
 		if len(next) == 0 {
 			r.poke()
 			return
@@ -575,8 +555,13 @@ func (r *Runner) publish(n *node) {
 }
 
 // finish frees the worker of a cycle that ended at end, and finishes an
-// agent that reached its MaxCycles.
-func (r *Runner) finish(n *node, j dispatched, end time.Time) {
+// agent that reached its MaxCycles. With takeNext (the real-time driver's
+// workers), it also takes the cycles now due for the freed worker, in the
+// same critical section: a freed worker never sits idle while cycles
+// queue, which on a busy machine (every hand-off of r.smu costing a
+// scheduling delay, thousands of workers sharing it) wasted more of the
+// lane than its headroom.
+func (r *Runner) finish(n *node, j dispatched, end time.Time, takeNext bool) (next []dispatched) {
 	a := n.a
 	a.mu.Lock()
 	reached := a.cfg.MaxCycles > 0 && a.cycles >= a.cfg.MaxCycles
@@ -600,6 +585,21 @@ func (r *Runner) finish(n *node, j dispatched, end time.Time) {
 		r.active--
 		r.core.remove(&n.e)
 	}
+	if takeNext {
+		if n.cycle != nil && n.cycle.ctx == j.ctx {
+			n.cycle = nil
+		}
+		if r.runCtx.Err() == nil {
+			// Heartbeats fall due here too, not only when the driver
+			// loop runs: on a busy machine the driver is one goroutine
+			// among thousands, and a heartbeat it has not seen yet
+			// would wait behind it while this worker sits idle.
+			now := r.cfg.Clock.Now()
+			r.core.advance(now)
+			next = r.core.dispatch(now)
+			r.prepare(next)
+		}
+	}
 	r.smu.Unlock()
 	if stop {
 		if err := a.stop(); err != nil {
@@ -619,6 +619,7 @@ func (r *Runner) finish(n *node, j dispatched, end time.Time) {
 			}
 		}()
 	}
+	return next
 }
 
 // wakeNode asks for a priority cycle of n now (a host message). In real
