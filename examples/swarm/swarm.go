@@ -405,6 +405,9 @@ loop:
 				}
 			}
 			st := r.Stats()
+			if ctx.Err() != nil {
+				continue // stopping: the agents are being saved, not scheduled
+			}
 			lastQueued = int64(st.Queued[0] + st.Queued[1])
 			samples++
 			busySum += float64(st.Running[existence.LaneAutonomy])
@@ -481,7 +484,7 @@ func (res *result) print(w io.Writer, asJSON bool) error {
 		enc := json.NewEncoder(w)
 		return enc.Encode(res)
 	}
-	fmt.Fprintf(w, "agents %d, %.0f s, %d CPUs, %d autonomy workers, heartbeat %.0f s, model %.1f s\n", res.Agents, res.DurationS, res.CPUs, res.AutonomyWorkers, res.HeartbeatS, res.ModelLatencyS)
+	fmt.Fprintf(w, "agents %d, %.0f s, %d CPUs, %d autonomy workers, heartbeat %.1f s, model %.1f s\n", res.Agents, res.DurationS, res.CPUs, res.AutonomyWorkers, res.HeartbeatS, res.ModelLatencyS)
 	fmt.Fprintf(w, "cycles        %d (%.1f/s), %d agents had at least one\n", res.Cycles, res.CyclesPerS, res.AgentsCycled)
 	for _, lane := range []string{"autonomy", "priority"} {
 		q := res.Lateness[lane]
@@ -492,6 +495,13 @@ func (res *result) print(w io.Writer, asJSON bool) error {
 	fmt.Fprintf(w, "  autonomy p99 by tenth of the run: %v ms\n", res.LatenessByWindow)
 	fmt.Fprintf(w, "ticks         autonomy %d, priority %d dispatched; cycles autonomy %d, priority %d\n", res.Ticks["autonomy"], res.Ticks["priority"], res.CyclesByLane["autonomy"], res.CyclesByLane["priority"])
 	fmt.Fprintf(w, "workers       autonomy: %.0f busy on average (%.0f in a model call), %.0f cycles queued on average, at most %d\n", res.WorkersBusyMean, res.CallsInFlightMean, res.QueuedMean, res.QueuedMax)
+	if res.Ticks["autonomy"] > 0 && res.ModelCalls > 0 {
+		// Little's law: busy workers = ticks per second × how long each holds a worker.
+		perS := float64(res.Ticks["autonomy"]) / res.DurationS
+		hold := res.WorkersBusyMean / perS
+		fmt.Fprintf(w, "              so an autonomy tick held a worker %.3f s on average (a model call took %.3f s); this load needs about %.0f workers\n",
+			hold, res.CallsInFlightMean/(float64(res.ModelCalls)/res.DurationS), float64(res.Agents)/res.HeartbeatS*hold)
+	}
 	fmt.Fprintf(w, "cycle time    beyond the model call: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", res.CycleOverhead.P50, res.CycleOverhead.P99, res.CycleOverhead.Max)
 	fmt.Fprintf(w, "order         %d autonomy cycles started after one due more than %v later\n", res.OutOfOrderStarts, orderTolerance)
 	fmt.Fprintf(w, "coalesced     %d heartbeats (merged into a queued or running cycle; no model call)\n", res.Coalesced)
