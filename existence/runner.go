@@ -466,21 +466,8 @@ func (r *Runner) work(j dispatched) {
 	for {
 		n := j.e.node
 		r.tick(n, j, false)
-		j.cancel()
-		r.smu.Lock()
-		if n.cycle != nil && n.cycle.ctx == j.ctx {
-			n.cycle = nil
-		}
-		r.smu.Unlock()
-		r.finish(n, j, r.cfg.Clock.Now())
-
-		r.smu.Lock()
-		var next []dispatched
-		if r.runCtx.Err() == nil {
-			next = r.core.dispatch(r.cfg.Clock.Now())
-			r.prepare(next)
-		}
-		r.smu.Unlock()
+		j.cancel() // a host message arriving now cancels nothing left
+		next := r.finish(n, j, r.cfg.Clock.Now(), true)
 		if len(next) == 0 {
 			r.poke()
 			return
@@ -531,6 +518,12 @@ func ClockFrom(ctx context.Context) Clock {
 func (r *Runner) tick(n *node, j dispatched, inline bool) (end time.Time) {
 	n.round.Add(1)
 	n.woken.Store(false)
+	if now := n.a.cfg.Clock.Now(); !inline && now.After(j.start) {
+		// Lateness counts until the cycle actually starts: on a busy
+		// machine a worker goroutine may wait for a CPU after its
+		// dispatch.
+		j.start = now
+	}
 	base := j.ctx
 	if base == nil {
 		base = n.ctx
@@ -563,8 +556,13 @@ func (r *Runner) publish(n *node) {
 }
 
 // finish frees the worker of a cycle that ended at end, and finishes an
-// agent that reached its MaxCycles.
-func (r *Runner) finish(n *node, j dispatched, end time.Time) {
+// agent that reached its MaxCycles. With takeNext (the real-time driver's
+// workers), it also takes the cycles now due for the freed worker, in the
+// same critical section: a freed worker never sits idle while cycles
+// queue, which on a busy machine (every hand-off of r.smu costing a
+// scheduling delay, thousands of workers sharing it) wasted more of the
+// lane than its headroom.
+func (r *Runner) finish(n *node, j dispatched, end time.Time, takeNext bool) (next []dispatched) {
 	a := n.a
 	a.mu.Lock()
 	reached := a.cfg.MaxCycles > 0 && a.cycles >= a.cfg.MaxCycles
@@ -588,6 +586,21 @@ func (r *Runner) finish(n *node, j dispatched, end time.Time) {
 		r.active--
 		r.core.remove(&n.e)
 	}
+	if takeNext {
+		if n.cycle != nil && n.cycle.ctx == j.ctx {
+			n.cycle = nil
+		}
+		if r.runCtx.Err() == nil {
+			// Heartbeats fall due here too, not only when the driver
+			// loop runs: on a busy machine the driver is one goroutine
+			// among thousands, and a heartbeat it has not seen yet
+			// would wait behind it while this worker sits idle.
+			now := r.cfg.Clock.Now()
+			r.core.advance(now)
+			next = r.core.dispatch(now)
+			r.prepare(next)
+		}
+	}
 	r.smu.Unlock()
 	if stop {
 		if err := a.stop(); err != nil {
@@ -607,6 +620,7 @@ func (r *Runner) finish(n *node, j dispatched, end time.Time) {
 			}
 		}()
 	}
+	return next
 }
 
 // wakeNode asks for a priority cycle of n now (a host message). In real

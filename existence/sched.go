@@ -285,6 +285,9 @@ func (s *schedCore) done(e *schedEntry, lane Lane, end time.Time) {
 		e.coalesced--
 		s.coalescedTotal--
 		s.beat(e, late)
+		if e.st == slotDeferred && e.due.Before(e.timerAt) {
+			s.setTimer(e, e.due) // the end of the cooldown, not the next heartbeat
+		}
 	}
 }
 

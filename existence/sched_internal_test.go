@@ -168,3 +168,25 @@ func TestCoreRemoveWhileRunning(t *testing.T) {
 	assert.Empty(t, s.dispatch(st0.Add(time.Minute)))
 	assert.Equal(t, [2]int{0, 0}, s.busy)
 }
+
+// TestCoreLateBeatCooldown: a heartbeat seen while the cycle ran but
+// falling due at its end is a heartbeat of its own; deferred by a 2 s
+// cooldown, its cycle is queued when the cooldown ends, not at the next
+// heartbeat.
+func TestCoreLateBeatCooldown(t *testing.T) {
+	s, es := coreOf(1, 1, 1, 2*time.Second, 6*time.Second)
+	s.advance(st0)
+	require.Len(t, s.dispatch(st0), 1)
+	end := st0.Add(6 * time.Second)
+	s.advance(end) // the manual clock reached the cycle's end first
+	s.done(es[0], LaneAutonomy, end)
+	assert.EqualValues(t, 0, s.coalescedTotal)
+	at, ok := s.nextAt()
+	require.True(t, ok)
+	assert.Equal(t, end.Add(2*time.Second), at, "the end of the cooldown")
+	s.advance(at)
+	got := s.dispatch(at)
+	require.Len(t, got, 1)
+	assert.Equal(t, time.Duration(0), got[0].lateness(), "started when due")
+	assert.Equal(t, end.Add(2*time.Second), got[0].due)
+}

@@ -113,7 +113,7 @@ func (r *Runner) RunVirtual(ctx context.Context, until time.Time) error {
 		}
 		r.smu.Unlock()
 		for _, f := range ended {
-			r.finish(f.j.e.node, f.j, f.end)
+			r.finish(f.j.e.node, f.j, f.end, false)
 		}
 		r.smu.Lock()
 		r.core.advance(t)

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +40,8 @@ type options struct {
 	store           string
 	seed            uint64
 	json            bool
+	cpuProfile      string
+	memProfile      string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -56,6 +60,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.store, "store", "memory", `state store: "memory"`)
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the jitter and of the host message targets")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object at the end")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to this file at 90% of the run")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -114,6 +120,46 @@ type result struct {
 	ModelLatencyS    float64              `json:"model_latency_s"`
 	CPUs             int                  `json:"cpus"`
 	OutOfOrderStarts int64                `json:"out_of_order_starts"`
+
+	// Ticks are the scheduler's dispatches per lane (RunnerStats); a tick
+	// that found the agent's goal still pursued runs no cycle.
+	Ticks map[string]int64 `json:"ticks"`
+	// CyclesByLane are the existence cycles per lane.
+	CyclesByLane map[string]int64 `json:"cycles_by_lane"`
+	// CallsByPurpose are the model attempts by purpose ("cycle",
+	// "executor") and outcome, from the EventModelCall events:
+	// "cycle/ok", "cycle/canceled", ...
+	CallsByPurpose map[string]int64 `json:"calls_by_purpose"`
+	// CallsInFlightAtEnd are the model calls still running when the run
+	// stopped (cancelled; counted in model_calls, not in cycles).
+	CallsInFlightAtEnd int64 `json:"calls_in_flight_at_end"`
+	// Fallbacks counts the cycles that used the fallback goal.
+	Fallbacks int64 `json:"fallbacks"`
+	// CycleOverhead is each cycle's wall time beyond its model call
+	// (prompt assembly, apply, save), milliseconds.
+	CycleOverhead quantiles `json:"cycle_overhead_ms"`
+	// LatenessByWindow is the autonomy lane's lateness p99 in each tenth
+	// of the run, milliseconds: start-up versus steady state.
+	LatenessByWindow []float64 `json:"lateness_p99_by_tenth_ms"`
+	// WorkersBusyMean, CallsInFlightMean and QueuedMean are the autonomy
+	// lane's busy workers, the model calls in flight and the autonomy
+	// cycles waiting for a worker, averaged over samples every 100 ms: a
+	// busy worker outside a model call is scheduling or CPU overhead.
+	WorkersBusyMean   float64 `json:"workers_busy_mean"`
+	CallsInFlightMean float64 `json:"calls_in_flight_mean"`
+	QueuedMean        float64 `json:"queued_mean"`
+	QueuedMax         int     `json:"queued_max"`
+	// Heartbeats accounts for every heartbeat that fell due: each either
+	// brought a tick due (dispatched, or still queued at the last sample,
+	// at most 100 ms before the stop) or was coalesced into one.
+	Heartbeats int64 `json:"heartbeats"`
+	// HeapInuseMB, StackInuseMB and GoSysMB are the Go runtime's heap in
+	// use, goroutine stacks and memory obtained from the OS at the last
+	// RSS sample (runtime.MemStats), to tell what the RSS is made of.
+	HeapInuseMB  float64 `json:"heap_inuse_mb"`
+	StackInuseMB float64 `json:"stack_inuse_mb"`
+	GoSysMB      float64 `json:"go_sys_mb"`
+	NumGC        uint32  `json:"num_gc"`
 }
 
 // simModel answers after the latency ± jitter, honouring ctx.
@@ -122,6 +168,7 @@ type simModel struct {
 	seed            uint64
 	calls, inFlight atomic.Int64
 	maxInFlight     atomic.Int64
+	cancelled       atomic.Int64 // calls whose ctx ended before the reply
 }
 
 const reply = `{"action":"goal","content":"map the workspace and write down what exists","reasoning":"nothing is written down yet","worldview_update":null,"new_open_questions":[],"new_opinions":[],"suffering_assessment":{"new_stressors":[],"resolved":[]}}`
@@ -147,6 +194,7 @@ func (m *simModel) Generate(ctx context.Context, req *llm.Request) (*llm.Respons
 		select {
 		case <-t.C:
 		case <-ctx.Done():
+			m.cancelled.Add(1)
 			return nil, ctx.Err()
 		}
 	}
@@ -163,17 +211,70 @@ type collector struct {
 	said      map[string]time.Time
 	replies   []time.Duration
 	overhead  []time.Duration
-	lastStart time.Time
-	outOfOrd  int64
+	start     time.Time
+	span      time.Duration
+	windows   [10][]time.Duration
+	overheads []time.Duration
+	calls     map[string]int64
+	fallbacks int64
+	starts    []startDue // autonomy cycles
+}
+
+// startDue is when an autonomy cycle started (estimated as the cycle
+// event's time minus the cycle's Total) and when it fell due (start minus
+// Lateness).
+type startDue struct{ start, due time.Time }
+
+// orderTolerance is how much earlier than a cycle already started another
+// cycle may fall due and still count as in order: the start is estimated
+// from the event's time, which a busy machine delays.
+const orderTolerance = 100 * time.Millisecond
+
+// outOfOrder counts the autonomy cycles that started after a cycle that
+// fell due more than orderTolerance later (fairness: the lane takes the
+// earliest due first).
+func outOfOrder(sd []startDue) int64 {
+	slices.SortFunc(sd, func(a, b startDue) int { return a.start.Compare(b.start) })
+	var n int64
+	var latest time.Time
+	for _, x := range sd {
+		if x.due.Add(orderTolerance).Before(latest) {
+			n++
+		}
+		if x.due.After(latest) {
+			latest = x.due
+		}
+	}
+	return n
 }
 
 func (c *collector) observe(e existence.Event) {
-	if e.Kind != existence.EventCycle || e.Cycle == nil {
+	switch {
+	case e.Kind == existence.EventModelCall && e.Call != nil:
+		outcome := e.Call.Outcome
+		if outcome == "" {
+			outcome = "ok"
+		}
+		c.mu.Lock()
+		c.calls[e.Call.Purpose+"/"+outcome]++
+		c.mu.Unlock()
+		return
+	case e.Kind == existence.EventFallback:
+		c.mu.Lock()
+		c.fallbacks++
+		c.mu.Unlock()
+		return
+	case e.Kind != existence.EventCycle || e.Cycle == nil:
 		return
 	}
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.overheads = append(c.overheads, e.Cycle.Total-e.Cycle.Generate)
+	if e.Cycle.Lane != existence.LanePriority.String() {
+		st := now.Add(-e.Cycle.Total)
+		c.starts = append(c.starts, startDue{start: st, due: st.Add(-e.Cycle.Lateness)})
+	}
 	lane := 0
 	if e.Cycle.Lane == existence.LanePriority.String() {
 		lane = 1
@@ -185,6 +286,10 @@ func (c *collector) observe(e existence.Event) {
 	}
 	c.lateness[lane] = append(c.lateness[lane], e.Cycle.Lateness)
 	c.cycled[e.AgentID] = true
+	if lane == 0 && !c.start.IsZero() && c.span > 0 {
+		w := min(int(now.Sub(c.start)*10/c.span), 9)
+		c.windows[max(w, 0)] = append(c.windows[max(w, 0)], e.Cycle.Lateness)
+	}
 }
 
 func rssBytes() int64 {
@@ -201,6 +306,18 @@ func rssBytes() int64 {
 	return 0
 }
 
+func writeHeap(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -214,7 +331,7 @@ func run(ctx context.Context, o options) (*result, error) {
 	runtime.GC()
 	rss0 := rssBytes()
 	model := &simModel{latency: o.latency, jitter: o.jitter, seed: o.seed}
-	col := &collector{cycled: map[string]bool{}, said: map[string]time.Time{}}
+	col := &collector{cycled: map[string]bool{}, said: map[string]time.Time{}, calls: map[string]int64{}, span: o.duration}
 	r, err := existence.NewRunner(existence.RunnerConfig{
 		Store:           identity.NewMemoryStore(),
 		AutonomyWorkers: o.autonomyWorkers,
@@ -237,7 +354,21 @@ func run(ctx context.Context, o options) (*result, error) {
 
 	ctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start, cpu0 := time.Now(), cpuTime()
+	col.mu.Lock()
+	col.start = start
+	col.mu.Unlock()
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 
@@ -252,6 +383,10 @@ func run(ctx context.Context, o options) (*result, error) {
 	sample := time.NewTicker(100 * time.Millisecond)
 	defer sample.Stop()
 	nextRSS := start
+	var samples int
+	var heapDone bool
+	var lastQueued int64 // at the last sample: the final Stats come after the stop emptied the queues
+	var busySum, queuedSum, flightSum float64
 	var runErr error
 loop:
 	for {
@@ -260,8 +395,30 @@ loop:
 			break loop
 		case <-sample.C:
 			res.GoroutinesMax = max(res.GoroutinesMax, runtime.NumGoroutine())
+			if rss := rssBytes(); rss > res.RSSBytes {
+				res.RSSBytes = rss // the peak while the agents run, not after the final saves
+			}
+			if o.memProfile != "" && !heapDone && time.Since(start) >= o.duration*9/10 {
+				heapDone = true
+				if err := writeHeap(o.memProfile); err != nil {
+					return nil, err
+				}
+			}
+			st := r.Stats()
+			if ctx.Err() != nil {
+				continue // stopping: the agents are being saved, not scheduled
+			}
+			lastQueued = int64(st.Queued[0] + st.Queued[1])
+			samples++
+			busySum += float64(st.Running[existence.LaneAutonomy])
+			queuedSum += float64(st.Queued[existence.LaneAutonomy])
+			res.QueuedMax = max(res.QueuedMax, st.Queued[existence.LaneAutonomy])
+			flightSum += float64(model.inFlight.Load())
 			if now := time.Now(); !now.Before(nextRSS) {
 				res.RSSSamplesMB = append(res.RSSSamplesMB, float64(rssBytes())/(1<<20))
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				res.HeapInuseMB, res.StackInuseMB, res.GoSysMB, res.NumGC = float64(ms.HeapInuse)/(1<<20), float64(ms.StackInuse)/(1<<20), float64(ms.Sys)/(1<<20), ms.NumGC
 				nextRSS = now.Add(o.duration / 10)
 			}
 			for len(sayAt) > 0 && time.Since(start) >= sayAt[0] {
@@ -283,14 +440,27 @@ loop:
 	elapsed := time.Since(start)
 	res.CPUSeconds = (cpuTime() - cpu0).Seconds()
 	res.CPUPercent = 100 * res.CPUSeconds / elapsed.Seconds()
-	res.RSSBytes = rssBytes()
 	res.RSSBytesPerAgent = (res.RSSBytes - rss0) / int64(o.agents)
 	st := r.Stats()
 	res.DurationS = elapsed.Seconds()
 	res.Coalesced = st.Coalesced
+	res.Heartbeats = st.Dispatched[0] + st.Dispatched[1] + lastQueued + st.Coalesced
 	res.ModelCalls = model.calls.Load()
 	res.CallsInFlightMax = model.maxInFlight.Load()
+	res.CallsInFlightAtEnd = model.cancelled.Load()
+	if samples > 0 {
+		res.WorkersBusyMean, res.QueuedMean, res.CallsInFlightMean = busySum/float64(samples), queuedSum/float64(samples), flightSum/float64(samples)
+	}
 	col.mu.Lock()
+	res.Ticks = map[string]int64{"autonomy": st.Dispatched[existence.LaneAutonomy], "priority": st.Dispatched[existence.LanePriority]}
+	res.CyclesByLane = map[string]int64{"autonomy": int64(len(col.lateness[0])), "priority": int64(len(col.lateness[1]))}
+	res.CallsByPurpose = maps.Clone(col.calls)
+	res.Fallbacks = col.fallbacks
+	res.CycleOverhead = quantilesOf(col.overheads)
+	res.OutOfOrderStarts = outOfOrder(col.starts)
+	for _, w := range col.windows {
+		res.LatenessByWindow = append(res.LatenessByWindow, quantilesOf(w).P99)
+	}
 	res.Cycles = int64(len(col.lateness[0]) + len(col.lateness[1]))
 	res.CyclesPerS = float64(res.Cycles) / elapsed.Seconds()
 	res.Lateness = map[string]quantiles{"autonomy": quantilesOf(col.lateness[0]), "priority": quantilesOf(col.lateness[1])}
@@ -314,15 +484,32 @@ func (res *result) print(w io.Writer, asJSON bool) error {
 		enc := json.NewEncoder(w)
 		return enc.Encode(res)
 	}
-	fmt.Fprintf(w, "agents %d, %.0f s, %d CPUs, %d autonomy workers, heartbeat %.0f s, model %.1f s\n", res.Agents, res.DurationS, res.CPUs, res.AutonomyWorkers, res.HeartbeatS, res.ModelLatencyS)
+	fmt.Fprintf(w, "agents %d, %.0f s, %d CPUs, %d autonomy workers, heartbeat %.1f s, model %.1f s\n", res.Agents, res.DurationS, res.CPUs, res.AutonomyWorkers, res.HeartbeatS, res.ModelLatencyS)
 	fmt.Fprintf(w, "cycles        %d (%.1f/s), %d agents had at least one\n", res.Cycles, res.CyclesPerS, res.AgentsCycled)
 	for _, lane := range []string{"autonomy", "priority"} {
 		q := res.Lateness[lane]
 		fmt.Fprintf(w, "lateness %-9s p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d cycles)\n", lane, q.P50, q.P99, q.Max, q.N)
 	}
-	fmt.Fprintf(w, "coalesced     %d heartbeats\n", res.Coalesced)
-	fmt.Fprintf(w, "model calls   %d (at most %d in flight)\n", res.ModelCalls, res.CallsInFlightMax)
-	fmt.Fprintf(w, "RSS           %.1f MB, %.1f KB per agent (samples %v MB)\n", float64(res.RSSBytes)/(1<<20), float64(res.RSSBytesPerAgent)/1024, res.RSSSamplesMB)
+	fmt.Fprintf(w, "  (lateness: when a cycle started on a worker minus when it fell due: its\n")
+	fmt.Fprintf(w, "   heartbeat, the end of its cooldown, or the host message; the queueing delay)\n")
+	fmt.Fprintf(w, "  autonomy p99 by tenth of the run: %v ms\n", res.LatenessByWindow)
+	fmt.Fprintf(w, "ticks         autonomy %d, priority %d dispatched; cycles autonomy %d, priority %d\n", res.Ticks["autonomy"], res.Ticks["priority"], res.CyclesByLane["autonomy"], res.CyclesByLane["priority"])
+	fmt.Fprintf(w, "workers       autonomy: %.0f busy on average (%.0f in a model call), %.0f cycles queued on average, at most %d\n", res.WorkersBusyMean, res.CallsInFlightMean, res.QueuedMean, res.QueuedMax)
+	if res.Ticks["autonomy"] > 0 && res.ModelCalls > 0 {
+		// Little's law: busy workers = ticks per second × how long each holds a worker.
+		perS := float64(res.Ticks["autonomy"]) / res.DurationS
+		hold := res.WorkersBusyMean / perS
+		fmt.Fprintf(w, "              so an autonomy tick held a worker %.3f s on average (a model call took %.3f s); this load needs about %.0f workers\n",
+			hold, res.CallsInFlightMean/(float64(res.ModelCalls)/res.DurationS), float64(res.Agents)/res.HeartbeatS*hold)
+	}
+	fmt.Fprintf(w, "cycle time    beyond the model call: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", res.CycleOverhead.P50, res.CycleOverhead.P99, res.CycleOverhead.Max)
+	fmt.Fprintf(w, "order         %d autonomy cycles started after one due more than %v later\n", res.OutOfOrderStarts, orderTolerance)
+	fmt.Fprintf(w, "coalesced     %d heartbeats (merged into a queued or running cycle; no model call)\n", res.Coalesced)
+	fmt.Fprintf(w, "heartbeats    %d = %d ticks dispatched (host-message ticks included) + %d queued at the stop + %d coalesced\n", res.Heartbeats, res.Ticks["autonomy"]+res.Ticks["priority"], res.Heartbeats-res.Coalesced-res.Ticks["autonomy"]-res.Ticks["priority"], res.Coalesced)
+	fmt.Fprintf(w, "model calls   %d (at most %d in flight; %d cancelled, most of them in flight at the stop)\n", res.ModelCalls, res.CallsInFlightMax, res.CallsInFlightAtEnd)
+	fmt.Fprintf(w, "  by purpose/outcome: %v; fallbacks %d\n", res.CallsByPurpose, res.Fallbacks)
+	fmt.Fprintf(w, "RSS           peak %.1f MB while running, %.1f KB per agent above the start (samples %v MB)\n", float64(res.RSSBytes)/(1<<20), float64(res.RSSBytesPerAgent)/1024, res.RSSSamplesMB)
+	fmt.Fprintf(w, "  Go runtime at the last sample: heap in use %.0f MB, goroutine stacks %.0f MB, from the OS %.0f MB; %d GCs\n", res.HeapInuseMB, res.StackInuseMB, res.GoSysMB, res.NumGC)
 	fmt.Fprintf(w, "goroutines    at most %d\n", res.GoroutinesMax)
 	fmt.Fprintf(w, "CPU           %.1f s (%.0f%% of one core)\n", res.CPUSeconds, res.CPUPercent)
 	if res.HostReply != nil {

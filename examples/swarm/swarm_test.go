@@ -69,3 +69,24 @@ func BenchmarkSwarm(b *testing.B) {
 		}
 	}
 }
+
+func TestOutOfOrder(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	tests := []struct {
+		name string
+		sd   []startDue
+		want int64
+	}{
+		{"in order", []startDue{{at(10), at(0)}, {at(20), at(5)}, {at(30), at(30)}}, 0},
+		{"listed out of start order", []startDue{{at(30), at(30)}, {at(10), at(0)}}, 0},
+		{"within the tolerance", []startDue{{at(10), at(200)}, {at(20), at(150)}}, 0},
+		{"one inversion", []startDue{{at(10), at(500)}, {at(20), at(100)}, {at(30), at(600)}}, 1},
+		{"two after the same late one", []startDue{{at(10), at(900)}, {at(20), at(100)}, {at(30), at(200)}}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, outOfOrder(tt.sd))
+		})
+	}
+}
