@@ -36,7 +36,7 @@ func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
 	}{{&r.agent, qAgent}, {&r.goals, qGoals}, {&r.discoveries, qDiscoveries}, {&r.messages, qMessages}, {&r.list, qList}} {
 		st, err := db.PrepareContext(ctx, p.q)
 		if err != nil {
-			return nil, errors.Join(fmt.Errorf("sqlitestore: preparing %q: %w", p.q, err), r.close())
+			return nil, errors.Join(fmt.Errorf("preparing %q: %w", p.q, err), r.close())
 		}
 		*p.dst = st
 	}

@@ -194,6 +194,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	rq := url.Values{}
 	rq.Add("_pragma", "busy_timeout(10000)")
 	rq.Add("_pragma", "query_only(1)")
+	// Reads go through a memory map of the file (up to 256 MiB) rather
+	// than a pread per page: about a sixth less CPU to load 10,000 agents
+	// (issue 10). The writer keeps pwrite and fsync.
+	rq.Add("_pragma", "mmap_size(268435456)")
 	if s.rdb, err = sql.Open("sqlite", path+"?"+rq.Encode()); err != nil {
 		s.wdb.Close()
 		return nil, fmt.Errorf("sqlitestore: %s: %w", path, err)
@@ -201,7 +205,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	s.rdb.SetMaxOpenConns(opts.ReadConns)
 	s.rdb.SetMaxIdleConns(opts.ReadConns)
 	if s.rstmt, err = prepareReads(ctx, s.rdb); err != nil {
-		err = fmt.Errorf("sqlitestore: %s: %w", path, err)
+		err = fmt.Errorf("sqlitestore: opening %s: %w", path, err)
 		return nil, errors.Join(err, s.stmt.close(), s.rdb.Close(), s.wdb.Close())
 	}
 	s.tasks = &Queue{s: s}
