@@ -104,7 +104,8 @@ type Store struct {
 	tasks    *Queue
 	taskOpts taskqueue.Options
 
-	stmt *stmts
+	stmt  *stmts     // write statements, prepared once on wdb
+	rstmt *readStmts // read statements, prepared once on rdb
 
 	nSaves, nCommits, nRows atomic.Int64
 }
@@ -193,12 +194,20 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	rq := url.Values{}
 	rq.Add("_pragma", "busy_timeout(10000)")
 	rq.Add("_pragma", "query_only(1)")
+	// Reads go through a memory map of the file (up to 256 MiB) rather
+	// than a pread per page: about a sixth less CPU to load 10,000 agents
+	// (issue 10). The writer keeps pwrite and fsync.
+	rq.Add("_pragma", "mmap_size(268435456)")
 	if s.rdb, err = sql.Open("sqlite", path+"?"+rq.Encode()); err != nil {
 		s.wdb.Close()
 		return nil, fmt.Errorf("sqlitestore: %s: %w", path, err)
 	}
 	s.rdb.SetMaxOpenConns(opts.ReadConns)
 	s.rdb.SetMaxIdleConns(opts.ReadConns)
+	if s.rstmt, err = prepareReads(ctx, s.rdb); err != nil {
+		err = fmt.Errorf("sqlitestore: opening %s: %w", path, err)
+		return nil, errors.Join(err, s.stmt.close(), s.rdb.Close(), s.wdb.Close())
+	}
 	s.tasks = &Queue{s: s}
 	s.done.Add(2)
 	go s.writer()
@@ -264,7 +273,7 @@ func (s *Store) Close() error {
 			_, e := s.wdb.Exec("DELETE FROM locks WHERE agent_id = ? AND holder = ?", id, s.holder)
 			errs = append(errs, e)
 		}
-		errs = append(errs, s.rdb.Close(), s.wdb.Close())
+		errs = append(errs, s.rstmt.close(), s.stmt.close(), s.rdb.Close(), s.wdb.Close())
 		err = errors.Join(errs...)
 	})
 	return err
@@ -342,8 +351,7 @@ func (s *Store) read(ctx context.Context, id string) (*identity.AgentState, *cac
 		r       agentRow
 		version int64
 	)
-	err = tx.QueryRowContext(ctx, `SELECT name, worldview, narrative, crisis_cycles, identity, suffering, created_at, updated_at, version, last_presence
-		FROM agents WHERE id = ?`, id).Scan(&r.name, &r.worldview, &r.narrative, &r.crisis, &r.identity, &r.suffering, &r.createdAt, &r.updatedAt, &version, &r.lastPresence)
+	err = tx.StmtContext(ctx, s.rstmt.agent).QueryRowContext(ctx, id).Scan(&r.name, &r.worldview, &r.narrative, &r.crisis, &r.identity, &r.suffering, &r.createdAt, &r.updatedAt, &version, &r.lastPresence)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, fmt.Errorf("%w for agent %q (no row in %s)", identity.ErrNotFound, id, s.path)
 	}
@@ -375,8 +383,7 @@ func (s *Store) read(ctx context.Context, id string) (*identity.AgentState, *cac
 	}
 	c := &cache{exists: true, version: version}
 
-	rows, err := tx.QueryContext(ctx, `SELECT seq, goal_id, objective, status, started, ended, outcome, task_id, fallback, cause, broken_tools, artifacts
-		FROM goals WHERE agent_id = ? ORDER BY seq`, id)
+	rows, err := tx.StmtContext(ctx, s.rstmt.goals).QueryContext(ctx, id)
 	if err != nil {
 		return nil, nil, s.ioErr(ctx, "reading", id, err)
 	}
@@ -417,7 +424,7 @@ func (s *Store) read(ctx context.Context, id string) (*identity.AgentState, *cac
 		return nil, nil, s.ioErr(ctx, "reading", id, err)
 	}
 
-	rows, err = tx.QueryContext(ctx, `SELECT seq, text, source, at FROM discoveries WHERE agent_id = ? ORDER BY seq`, id)
+	rows, err = tx.StmtContext(ctx, s.rstmt.discoveries).QueryContext(ctx, id)
 	if err != nil {
 		return nil, nil, s.ioErr(ctx, "reading", id, err)
 	}
@@ -442,7 +449,7 @@ func (s *Store) read(ctx context.Context, id string) (*identity.AgentState, *cac
 		return nil, nil, s.ioErr(ctx, "reading", id, err)
 	}
 
-	rows, err = tx.QueryContext(ctx, `SELECT box, seq, sender, text, at FROM messages WHERE agent_id = ? ORDER BY box, seq`, id)
+	rows, err = tx.StmtContext(ctx, s.rstmt.messages).QueryContext(ctx, id)
 	if err != nil {
 		return nil, nil, s.ioErr(ctx, "reading", id, err)
 	}
@@ -564,7 +571,7 @@ func (s *Store) List(ctx context.Context) ([]string, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
 	}
-	rows, err := s.rdb.QueryContext(ctx, "SELECT id FROM agents ORDER BY id")
+	rows, err := s.rstmt.list.QueryContext(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
