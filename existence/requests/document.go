@@ -1,15 +1,13 @@
 package requests
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/internal/docfile"
 )
 
 // schemaVersion is the version of the file format written by this package;
@@ -25,12 +23,16 @@ type document struct {
 	Requests []Request `json:"requests"`
 }
 
-func newDocument() *document { return &document{Version: schemaVersion, Requests: []Request{}} }
-
-func (d *document) clone() *document {
-	c := *d
-	c.Requests = slices.Clone(d.Requests)
-	return &c
+// format is the requests file's format (see [docfile.Format]).
+var format = &docfile.Format[document, Request]{
+	Version:  schemaVersion,
+	List:     "requests",
+	Fields:   func(d *document) (*int, *[]Request) { return &d.Version, &d.Requests },
+	ID:       func(r Request) string { return r.ID },
+	Validate: validate,
+	Corrupt: func(path, reason string, err error) error {
+		return &CorruptError{Path: path, Reason: reason, Err: err}
+	},
 }
 
 func (d *document) index(id string) int {
@@ -63,70 +65,11 @@ func (d *document) trim(max int) {
 }
 
 // encode returns the file content: indented JSON and a newline.
-func encode(d *document) ([]byte, error) {
-	c := *d
-	c.Version = schemaVersion
-	if c.Requests == nil {
-		c.Requests = []Request{}
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(&c); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+func encode(d *document) ([]byte, error) { return format.Encode(d) }
 
 // decode parses and validates a requests file; every error is a
 // [*CorruptError] naming path.
-func decode(data []byte, path string) (*document, error) {
-	corrupt := func(err error, format string, args ...any) error {
-		return &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...), Err: err}
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, corrupt(nil, "empty file")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var d document
-	if err := dec.Decode(&d); err != nil {
-		var syn *json.SyntaxError
-		switch {
-		case errors.As(err, &syn):
-			return nil, corrupt(err, "%v (at byte %d)", err, syn.Offset)
-		case errors.Is(err, io.ErrUnexpectedEOF):
-			return nil, corrupt(err, "truncated JSON")
-		}
-		return nil, corrupt(err, "%v", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, corrupt(nil, "data after the JSON document (at byte %d)", dec.InputOffset())
-	}
-	switch {
-	case d.Version == 0:
-		return nil, corrupt(nil, "no schema version")
-	case d.Version > schemaVersion:
-		return nil, corrupt(nil, "schema version %d is newer than this SDK reads (%d); upgrade the SDK", d.Version, schemaVersion)
-	case d.Version < 0:
-		return nil, corrupt(nil, "invalid schema version %d", d.Version)
-	}
-	if d.Requests == nil {
-		d.Requests = []Request{}
-	}
-	seen := make(map[string]bool, len(d.Requests))
-	for i, r := range d.Requests {
-		if err := validate(r); err != nil {
-			return nil, corrupt(err, "requests[%d] (id %q): %v", i, r.ID, err)
-		}
-		if seen[r.ID] {
-			return nil, corrupt(nil, "requests[%d]: duplicate id %q", i, r.ID)
-		}
-		seen[r.ID] = true
-	}
-	return &d, nil
-}
+func decode(data []byte, path string) (*document, error) { return format.Decode(data, path) }
 
 // validate checks the invariants a stored request must meet.
 func validate(r Request) error {

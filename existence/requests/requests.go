@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/internal/docfile"
 	"github.com/existence-loop/sdk/internal/runes"
 )
 
@@ -206,11 +206,10 @@ type Queue struct {
 	store store
 }
 
-// store loads and saves the document (see taskqueue's for the contract).
+// store loads and saves the document: a file ([fileStore]) or memory.
 type store interface {
-	lock(ctx context.Context) (unlock func(), err error)
-	load() (*document, error)
-	save(d *document) error
+	docfile.Store[document]
+	Save(d *document) error
 }
 
 func newQueue(opts Options, s store) *Queue {
@@ -219,7 +218,7 @@ func newQueue(opts Options, s store) *Queue {
 
 // NewMemory returns a Queue kept in memory only; its requests are lost when
 // the process ends.
-func NewMemory(opts Options) *Queue { return newQueue(opts, &memStore{doc: newDocument()}) }
+func NewMemory(opts Options) *Queue { return newQueue(opts, docfile.NewMemory(format)) }
 
 func (q *Queue) now() time.Time { return q.opts.Now().UTC().Round(0) }
 
@@ -230,30 +229,14 @@ func (q *Queue) Now() time.Time { return q.now() }
 // update runs fn on the current document under both locks and saves it when
 // fn reports a change.
 func (q *Queue) update(ctx context.Context, fn func(d *document, now time.Time) (bool, error)) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	select {
-	case q.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-q.sem }()
-	unlock, err := q.store.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	d, err := q.store.load()
-	if err != nil {
-		return err
-	}
-	changed, err := fn(d, q.now())
-	if err != nil || !changed {
-		return err
-	}
-	d.trim(q.opts.MaxRequests)
-	return q.store.save(d)
+	return docfile.Update(ctx, q.sem, q.store, func(d *document) error {
+		changed, err := fn(d, q.now())
+		if err != nil || !changed {
+			return err
+		}
+		d.trim(q.opts.MaxRequests)
+		return q.store.Save(d)
+	})
 }
 
 // Submit files a request from agentID and returns it, [Pending]. The text is
@@ -371,26 +354,5 @@ func (q *Queue) snapshot(ctx context.Context) (*document, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return q.store.load()
-}
-
-// memStore keeps the document in memory.
-type memStore struct {
-	mu  sync.Mutex
-	doc *document
-}
-
-func (m *memStore) lock(context.Context) (func(), error) { return func() {}, nil }
-
-func (m *memStore) load() (*document, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.doc.clone(), nil
-}
-
-func (m *memStore) save(d *document) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.doc = d.clone()
-	return nil
+	return q.store.Load()
 }

@@ -1,16 +1,15 @@
 package taskqueue
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/internal/docfile"
 )
 
 // schemaVersion is the version of the queue file format written by this
@@ -28,12 +27,16 @@ type document struct {
 	Tasks []Task `json:"tasks"`
 }
 
-func newDocument() *document { return &document{Version: schemaVersion, Tasks: []Task{}} }
-
-func (d *document) clone() *document {
-	c := *d
-	c.Tasks = slices.Clone(d.Tasks)
-	return &c
+// format is the queue file's format (see [docfile.Format]).
+var format = &docfile.Format[document, Task]{
+	Version:  schemaVersion,
+	List:     "tasks",
+	Fields:   func(d *document) (*int, *[]Task) { return &d.Version, &d.Tasks },
+	ID:       func(t Task) string { return t.ID },
+	Validate: validateTask,
+	Corrupt: func(path, reason string, err error) error {
+		return &CorruptError{Path: path, Reason: reason, Err: err}
+	},
 }
 
 // index returns the position of task id, or -1.
@@ -144,70 +147,11 @@ func taskSize(t Task) int {
 }
 
 // encode returns the file content for d: indented JSON and a newline.
-func encode(d *document) ([]byte, error) {
-	c := *d
-	c.Version = schemaVersion
-	if c.Tasks == nil {
-		c.Tasks = []Task{}
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(&c); err != nil { // Encode adds the newline
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+func encode(d *document) ([]byte, error) { return format.Encode(d) }
 
 // decode parses and validates a queue file; path names it in errors, all
 // of which are [*CorruptError]s.
-func decode(data []byte, path string) (*document, error) {
-	corrupt := func(err error, format string, args ...any) error {
-		return &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...), Err: err}
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, corrupt(nil, "empty file")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var d document
-	if err := dec.Decode(&d); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			return nil, corrupt(err, "%v (at byte %d)", err, syn.Offset)
-		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, corrupt(err, "truncated JSON")
-		}
-		return nil, corrupt(err, "%v", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, corrupt(nil, "data after the JSON document (at byte %d)", dec.InputOffset())
-	}
-	switch {
-	case d.Version == 0:
-		return nil, corrupt(nil, "no schema version")
-	case d.Version > schemaVersion:
-		return nil, corrupt(nil, "schema version %d is newer than this SDK reads (%d); upgrade the SDK", d.Version, schemaVersion)
-	case d.Version < 0:
-		return nil, corrupt(nil, "invalid schema version %d", d.Version)
-	}
-	if d.Tasks == nil {
-		d.Tasks = []Task{}
-	}
-	seen := make(map[string]bool, len(d.Tasks))
-	for i, t := range d.Tasks {
-		if err := validateTask(t); err != nil {
-			return nil, corrupt(err, "tasks[%d] (id %q): %v", i, t.ID, err)
-		}
-		if seen[t.ID] {
-			return nil, corrupt(nil, "tasks[%d]: duplicate id %q", i, t.ID)
-		}
-		seen[t.ID] = true
-	}
-	return &d, nil
-}
+func decode(data []byte, path string) (*document, error) { return format.Decode(data, path) }
 
 // validateTask checks the invariants a stored task must meet.
 func validateTask(t Task) error {

@@ -1,19 +1,15 @@
 package taskqueue
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/existence-loop/sdk/internal/atomicfile"
+	"github.com/existence-loop/sdk/internal/docfile"
 )
 
 // File names inside the queue directory.
@@ -52,15 +48,8 @@ func Open(dir string, opts Options) (*Queue, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: empty queue directory", ErrInvalid)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("taskqueue: %w", err)
-	}
-	st, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("taskqueue: %w", err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("taskqueue: %s is not a directory", dir)
+	if err := docfile.PrepareDir(dir, "taskqueue"); err != nil {
+		return nil, err
 	}
 	lockPath := filepath.Join(dir, LockFileName)
 	// Only a regular lock file is used: a FIFO, socket, device or
@@ -75,9 +64,10 @@ func Open(dir string, opts Options) (*Queue, error) {
 	}
 	lf.Close()
 	s := &fileStore{
-		dir:     dir,
-		path:    filepath.Join(dir, FileName),
-		fl:      flock.New(lockPath, flock.SetPermissions(0o600)),
+		File: docfile.NewFile(docfile.Config[document, Task]{
+			Dir: dir, Name: FileName, LockName: LockFileName, Prefix: "taskqueue", Format: format,
+			DescribeIrregular: true,
+		}),
 		maxFile: MaxFileSize,
 		maxLive: maxLiveSize,
 	}
@@ -85,9 +75,9 @@ func Open(dir string, opts Options) (*Queue, error) {
 	log := q.opts.Logger
 	// Under the lock no writer is alive: remove the temp files of
 	// interrupted writes. A busy lock just postpones it.
-	if ok, err := s.fl.TryLock(); err == nil && ok {
+	if ok, err := s.TryLock(); err == nil && ok {
 		removed, rerr := atomicfile.RemoveTemps(dir, FileName)
-		s.unlock()
+		s.Unlock()
 		if len(removed) > 0 {
 			log.Info("taskqueue: removed temp files of interrupted writes", "dir", dir, "files", removed)
 		}
@@ -95,15 +85,15 @@ func Open(dir string, opts Options) (*Queue, error) {
 			log.Warn("taskqueue: removing temp files of interrupted writes", "dir", dir, "err", rerr)
 		}
 	}
-	_, err = s.load()
+	_, err = s.Load()
 	if err != nil && errors.Is(err, ErrCorrupt) && opts.FreshOnCorrupt {
 		moved, qerr := Quarantine(dir, q.opts.Now())
 		if qerr != nil {
 			return nil, fmt.Errorf("%w (and moving it aside failed: %v)", err, qerr)
 		}
-		log.Warn("taskqueue: corrupt queue file moved aside; starting with an empty queue", "file", s.path, "moved_to", moved, "reason", err)
+		log.Warn("taskqueue: corrupt queue file moved aside; starting with an empty queue", "file", s.Path(), "moved_to", moved, "reason", err)
 		q.quarantined = moved
-		_, err = s.load()
+		_, err = s.Load()
 	}
 	if err != nil {
 		return nil, err
@@ -119,96 +109,27 @@ func Open(dir string, opts Options) (*Queue, error) {
 // and never deletes anything. Errors: an error matching [fs.ErrNotExist]
 // when there is no queue file.
 func Quarantine(dir string, now time.Time) (string, error) {
-	path := filepath.Join(dir, FileName)
-	if _, err := os.Lstat(path); err != nil {
-		return "", fmt.Errorf("taskqueue: quarantine %s: %w", path, err)
-	}
-	base := path + ".corrupt-" + now.UTC().Format("20060102T150405Z")
-	newPath := base
-	for n := 2; ; n++ {
-		_, err := os.Lstat(newPath)
-		if errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			return "", fmt.Errorf("taskqueue: quarantine %s: %w", path, err)
-		}
-		newPath = fmt.Sprintf("%s-%d", base, n)
-	}
-	if err := os.Rename(path, newPath); err != nil {
-		return "", fmt.Errorf("taskqueue: quarantine %s: %w", path, err)
-	}
-	if err := atomicfile.SyncDir(dir); err != nil {
-		return newPath, fmt.Errorf("taskqueue: quarantine %s: moved to %s but syncing the directory: %w", path, newPath, err)
-	}
-	return newPath, nil
+	return docfile.Quarantine(dir, FileName, "taskqueue", now)
 }
 
-// fileStore keeps the document in dir/tasks.json.
+// fileStore keeps the document in dir/tasks.json; the embedded File
+// gives Lock.
 type fileStore struct {
-	dir, path string
-	fl        *flock.Flock
+	*docfile.File[document, Task]
 	// maxFile and maxLive are MaxFileSize and maxLiveSize; tests lower
 	// them.
 	maxFile, maxLive int
 }
 
-// lock takes the cross-process lock, polling with capped, jittered
-// exponential backoff so that waiting honours ctx.
-func (s *fileStore) lock(ctx context.Context) (func(), error) {
-	const maxDelay = 20 * time.Millisecond
-	delay := 500 * time.Microsecond
-	for {
-		ok, err := s.fl.TryLock()
-		if err != nil {
-			return nil, fmt.Errorf("taskqueue: lock %s: %w", s.fl.Path(), err)
-		}
-		if ok {
-			return s.unlock, nil
-		}
-		t := time.NewTimer(delay/2 + rand.N(delay))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-		delay = min(2*delay, maxDelay)
-	}
-}
+func (s *fileStore) Load() (*document, error) { return s.Read(s.maxFile) }
 
-func (s *fileStore) unlock() {
-	if err := s.fl.Unlock(); err != nil {
-		slog.Error("taskqueue: unlock failed", "file", s.fl.Path(), "err", err)
-	}
-}
-
-func (s *fileStore) load() (*document, error) {
-	data, err := atomicfile.ReadFile(s.dir, FileName, int64(s.maxFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return newDocument(), nil
-	case errors.Is(err, atomicfile.ErrTooLarge):
-		return nil, &CorruptError{Path: s.path, Reason: fmt.Sprintf("larger than %d bytes", s.maxFile), Err: err}
-	case errors.Is(err, atomicfile.ErrNotRegular):
-		what := "not a regular file"
-		if st, serr := os.Stat(s.path); serr == nil { // stat never blocks on a FIFO
-			what = "a " + atomicfile.DescribeMode(st.Mode()) + ", not a regular file; refused at once"
-		}
-		return nil, &CorruptError{Path: s.path, Reason: what, Err: err}
-	case err != nil:
-		return nil, fmt.Errorf("taskqueue: read %s: %w", s.path, err)
-	}
-	return decode(data, s.path)
-}
-
-// save writes d, first dropping the oldest ended tasks as needed to stay
+// Save writes d, first dropping the oldest ended tasks as needed to stay
 // within maxFile. With liveLimit (a submission) it refuses with ErrFull
 // when the pending and assigned tasks alone exceed maxLive.
-func (s *fileStore) save(d *document, liveLimit bool) error {
-	data, err := encode(d)
+func (s *fileStore) Save(d *document, liveLimit bool) error {
+	data, err := s.Encode(d)
 	if err != nil {
-		return fmt.Errorf("taskqueue: encode %s: %w", s.path, err)
+		return err
 	}
 	if liveLimit && len(data) > s.maxLive {
 		if n := d.liveSize(); n > s.maxLive {
@@ -217,14 +138,11 @@ func (s *fileStore) save(d *document, liveLimit bool) error {
 	}
 	for len(data) > s.maxFile {
 		if !d.shrink(len(data) - s.maxFile) {
-			return fmt.Errorf("%w: %s would take %d bytes, limit %d", ErrFull, s.path, len(data), s.maxFile)
+			return fmt.Errorf("%w: %s would take %d bytes, limit %d", ErrFull, s.Path(), len(data), s.maxFile)
 		}
-		if data, err = encode(d); err != nil {
-			return fmt.Errorf("taskqueue: encode %s: %w", s.path, err)
+		if data, err = s.Encode(d); err != nil {
+			return err
 		}
 	}
-	if err := atomicfile.WriteFile(s.dir, FileName, data, 0o600); err != nil {
-		return fmt.Errorf("taskqueue: write %s: %w", s.path, err)
-	}
-	return nil
+	return s.Write(data)
 }

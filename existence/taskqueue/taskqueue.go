@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/internal/docfile"
 	"github.com/existence-loop/sdk/internal/runes"
 )
 
@@ -188,12 +188,12 @@ type Queue struct {
 func (q *Queue) Quarantined() string { return q.quarantined }
 
 // store loads and saves the queue document. Updates are serialised by
-// Queue.sem, and lock adds the cross-process lock; load may also run
+// Queue.sem, and Lock adds the cross-process lock; Load may also run
 // concurrently with them (for reads) and must see a complete version.
+// Save's liveLimit applies the submission size limit (files only).
 type store interface {
-	lock(ctx context.Context) (unlock func(), err error)
-	load() (*document, error)
-	save(d *document, liveLimit bool) error
+	docfile.Store[document]
+	Save(d *document, liveLimit bool) error
 }
 
 func newQueue(opts Options, s store) *Queue {
@@ -203,7 +203,7 @@ func newQueue(opts Options, s store) *Queue {
 // NewMemory returns a Queue kept in memory only, for tests and for
 // embedding without persistence. Its tasks are lost when the process ends.
 func NewMemory(opts Options) *Queue {
-	return newQueue(opts, &memStore{doc: newDocument()})
+	return newQueue(opts, memStore{docfile.NewMemory(format)})
 }
 
 // now returns the current time in UTC without a monotonic reading, so
@@ -216,35 +216,19 @@ func (q *Queue) now() time.Time { return q.opts.Now().UTC() }
 // anything changed. fn must not change d when it returns an error; the
 // expiry is still saved then, so that readers see what the error reported.
 func (q *Queue) update(ctx context.Context, liveLimit bool, fn func(d *document, now time.Time, expired []Task) (changed bool, err error)) error {
-	if err := ctx.Err(); err != nil {
+	return docfile.Update(ctx, q.sem, q.store, func(d *document) error {
+		now := q.now()
+		expired := d.expire(now, q.opts.Timeout)
+		changed, err := fn(d, now, expired)
+		if !changed && len(expired) == 0 {
+			return err
+		}
+		d.trim(q.opts.MaxTasks)
+		if saveErr := q.store.Save(d, liveLimit && err == nil); saveErr != nil {
+			return errors.Join(err, saveErr)
+		}
 		return err
-	}
-	select {
-	case q.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-q.sem }()
-	unlock, err := q.store.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	d, err := q.store.load()
-	if err != nil {
-		return err
-	}
-	now := q.now()
-	expired := d.expire(now, q.opts.Timeout)
-	changed, err := fn(d, now, expired)
-	if !changed && len(expired) == 0 {
-		return err
-	}
-	d.trim(q.opts.MaxTasks)
-	if saveErr := q.store.save(d, liveLimit && err == nil); saveErr != nil {
-		return errors.Join(err, saveErr)
-	}
-	return err
+	})
 }
 
 // view runs fn on a snapshot of the document. Saves replace the file by
@@ -254,7 +238,7 @@ func (q *Queue) view(ctx context.Context, fn func(d *document)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	d, err := q.store.load()
+	d, err := q.store.Load()
 	if err != nil {
 		return err
 	}
@@ -450,24 +434,10 @@ func (q *Queue) List(ctx context.Context) ([]Task, error) {
 	return got, nil
 }
 
-// memStore keeps the document in memory. Its mutex guards doc for
-// readers; updates are already serialised by Queue.sem.
+// memStore keeps the document in memory; a submission's size limit does
+// not apply there.
 type memStore struct {
-	mu  sync.Mutex
-	doc *document
+	*docfile.Memory[document, Task]
 }
 
-func (m *memStore) lock(context.Context) (func(), error) { return func() {}, nil }
-
-func (m *memStore) load() (*document, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.doc.clone(), nil
-}
-
-func (m *memStore) save(d *document, _ bool) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.doc = d.clone()
-	return nil
-}
+func (m memStore) Save(d *document, _ bool) error { return m.Memory.Save(d) }
