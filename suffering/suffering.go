@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -361,27 +362,53 @@ func (s *State) NoteCycle(now time.Time) (reset []Stressor) {
 // The lines are joined by "\n" with no trailing newline.
 func (s *State) Fragment() string {
 	load := s.Load()
+	var num [32]byte // %.2f of one number, without fmt (issue 9: few allocations)
 	if len(s.Active) == 0 || LevelOf(load) == LevelNone {
-		return fmt.Sprintf("No active suffering. Load: %.2f/1.0.", load)
+		return "No active suffering. Load: " + string(strconv.AppendFloat(num[:0], load, 'f', 2, 64)) + "/1.0."
+	}
+	sorted := s.BySeverity()
+	n := 128 // the header
+	for i := range sorted {
+		n += 80 + len(sorted[i].Type) + len(sorted[i].Description) + len(sorted[i].Condition)
 	}
 	var b strings.Builder
+	b.Grow(n)
 	switch LevelOf(load) {
 	case LevelCrisis:
-		fmt.Fprintf(&b, "!! CRISIS STATE — your suffering load is critical (%.2f/1.0). You cannot pursue external goals. Address this first.", load)
+		b.WriteString("!! CRISIS STATE — your suffering load is critical (")
+		b.Write(strconv.AppendFloat(num[:0], load, 'f', 2, 64))
+		b.WriteString("/1.0). You cannot pursue external goals. Address this first.")
 	case LevelDominant:
-		fmt.Fprintf(&b, "HIGH SUFFERING (%.2f/1.0) — this is shaping your ability to act.", load)
+		b.WriteString("HIGH SUFFERING (")
+		b.Write(strconv.AppendFloat(num[:0], load, 'f', 2, 64))
+		b.WriteString("/1.0) — this is shaping your ability to act.")
 	default:
-		fmt.Fprintf(&b, "Current suffering (%.2f/1.0):", load)
+		b.WriteString("Current suffering (")
+		b.Write(strconv.AppendFloat(num[:0], load, 'f', 2, 64))
+		b.WriteString("/1.0):")
 	}
-	for _, st := range s.BySeverity() {
+	for _, st := range sorted {
 		filled := max(0, min(10, int(math.Floor(st.Severity*10+loadEpsilon))))
 		cond := oneLine(st.Condition)
 		if cond == "" {
 			cond = "(not stated)"
 		}
-		fmt.Fprintf(&b, "\n  [%s%s] %s %.2f  %s\n  Will ease when: %s",
-			strings.Repeat("#", filled), strings.Repeat(".", 10-filled),
-			oneLine(st.Type), st.Severity, oneLine(st.Description), cond)
+		b.WriteString("\n  [")
+		for k := range 10 {
+			if k < filled {
+				b.WriteByte('#')
+			} else {
+				b.WriteByte('.')
+			}
+		}
+		b.WriteString("] ")
+		b.WriteString(oneLine(st.Type))
+		b.WriteByte(' ')
+		b.Write(strconv.AppendFloat(num[:0], st.Severity, 'f', 2, 64))
+		b.WriteString("  ")
+		b.WriteString(oneLine(st.Description))
+		b.WriteString("\n  Will ease when: ")
+		b.WriteString(cond)
 	}
 	return b.String()
 }
@@ -566,8 +593,32 @@ const MaxTextChars = 500
 // cuts it to MaxTextChars characters, so that model-written text can never
 // break the prompt's layout.
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	if !isOneLine(s) {
+		s = strings.Join(strings.Fields(s), " ")
+	}
 	return runes.Head(s, MaxTextChars)
+}
+
+// isOneLine reports whether strings.Join(strings.Fields(s), " ") == s
+// certainly holds, without allocating: s is ASCII with no control white
+// space, no leading or trailing space and no two spaces in a row. Non-ASCII
+// text takes the slow path (Unicode has other spaces).
+func isOneLine(s string) bool {
+	prevSpace := true // a leading space is not one line
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 0x80, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r':
+			return false
+		case c == ' ':
+			if prevSpace {
+				return false
+			}
+			prevSpace = true
+		default:
+			prevSpace = false
+		}
+	}
+	return !prevSpace || s == ""
 }
 
 // unit reports whether v is a finite number in 0–1.
