@@ -35,11 +35,11 @@
 // (identity.FileStore, one file per agent), sqlite:PATH (one SQLite file,
 // group commit) or postgres://user@host:5432/db (PostgreSQL), opened by
 // internal/storespec. With a durable store each cycle also asks the store's
-// task queue for a task (none are submitted), as a real deployment does,
-// and the run prints the store's figures: saves until the stop and their
+// task queue for a task (none are submitted), as a real deployment does
+// (-no-tasks leaves the queue out), and the run prints the store's figures: saves until the stop and their
 // rate, the final saves of the shutdown, failed saves, each save's time,
 // and the start-up (loading the agents). -json has them as store, saves,
-// saves_per_s, final_saves, save_errors, save_ms and startup_s.
+// saves_per_s, final_saves, save_errors, save_ms, startup_s and tasks.
 //
 // With PostgreSQL the agents are not added but leased (issue 11): the
 // swarm enrolls agent-00000 … up to -agents in the database, and an

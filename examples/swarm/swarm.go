@@ -39,6 +39,7 @@ type options struct {
 	hostMessages    int
 	store           string
 	maxAgents       int
+	noTasks         bool
 	seed            uint64
 	json            bool
 	cpuProfile      string
@@ -62,6 +63,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		"or postgres://user@host:5432/db (PostgreSQL: the agents are leased, so several swarm processes\n"+
 		"on one database share one population of -agents agents, each agent in one process at a time;\n"+
 		"give each process -max-agents, and kill one to see its agents move to the others)")
+	fs.BoolVar(&o.noTasks, "no-tasks", false, "with a durable store: give the agents no task queue (by default each cycle asks the store's queue for a task; none are submitted)")
 	fs.IntVar(&o.maxAgents, "max-agents", 0, "with -store postgres://...: the most agents this process runs (leases it holds); default -agents")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the jitter and of the host message targets")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object at the end")
@@ -176,6 +178,9 @@ type result struct {
 	// Store is the kind of -store: "memory", "dir", "sqlite" or
 	// "postgres" (issues 10 and 11).
 	Store string `json:"store"`
+	// Tasks reports whether the agents asked the store's task queue for a
+	// task every cycle (a durable store without -no-tasks).
+	Tasks bool `json:"tasks"`
 	// StartupS is how long adding (loading) the agents took before the
 	// run, seconds; with PostgreSQL the agents are claimed during the run
 	// instead, and it is the enrolment.
@@ -431,8 +436,11 @@ func run(ctx context.Context, o options) (*result, error) {
 		}
 		rc.NewAgent = func(ctx context.Context, l existence.Lease) (existence.Config, error) {
 			f := db.pg.Fenced(l)
-			return existence.Config{ID: l.AgentID, Name: name(l.AgentID), Model: model, Retry: llm.RetryPolicy{Attempts: 1},
-				Store: countingStore{f, saves}, Tasks: f.Tasks()}, nil
+			cfg := existence.Config{ID: l.AgentID, Name: name(l.AgentID), Model: model, Retry: llm.RetryPolicy{Attempts: 1}, Store: countingStore{f, saves}}
+			if !o.noTasks {
+				cfg.Tasks = f.Tasks()
+			}
+			return cfg, nil
 		}
 	} else {
 		rc.Store = countingStore{db.store, saves}
@@ -445,7 +453,7 @@ func run(ctx context.Context, o options) (*result, error) {
 	if db.pg == nil {
 		for _, id := range ids {
 			cfg := existence.Config{ID: id, Name: name(id), Model: model, Retry: llm.RetryPolicy{Attempts: 1}}
-			if db.tasks != nil {
+			if db.tasks != nil && !o.noTasks {
 				cfg.Tasks = db.tasks
 			}
 			if _, err := r.Add(ctx, cfg); err != nil {
@@ -495,7 +503,7 @@ func run(ctx context.Context, o options) (*result, error) {
 	}
 
 	res := &result{Agents: o.agents, AutonomyWorkers: o.autonomyWorkers, HeartbeatS: o.heartbeat.Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
-		Store: db.kind, StartupS: startup.Seconds()}
+		Store: db.kind, Tasks: db.tasks != nil && !o.noTasks, StartupS: startup.Seconds()}
 	rng := rand.New(rand.NewPCG(o.seed, 42))
 	var sayAt []time.Duration
 	for i := range o.hostMessages {
@@ -633,7 +641,11 @@ func (res *result) print(w io.Writer, asJSON bool) error {
 		enc := json.NewEncoder(w)
 		return enc.Encode(res)
 	}
-	fmt.Fprintf(w, "agents %d, %.0f s, %d CPUs, %d autonomy workers, heartbeat %.1f s, model %.1f s, store %s\n", res.Agents, res.DurationS, res.CPUs, res.AutonomyWorkers, res.HeartbeatS, res.ModelLatencyS, res.Store)
+	queue := ""
+	if res.Tasks {
+		queue = " (and its task queue)"
+	}
+	fmt.Fprintf(w, "agents %d, %.0f s, %d CPUs, %d autonomy workers, heartbeat %.1f s, model %.1f s, store %s%s\n", res.Agents, res.DurationS, res.CPUs, res.AutonomyWorkers, res.HeartbeatS, res.ModelLatencyS, res.Store, queue)
 	fmt.Fprintf(w, "cycles        %d (%.1f/s), %d agents had at least one\n", res.Cycles, res.CyclesPerS, res.AgentsCycled)
 	for _, lane := range []string{"autonomy", "priority"} {
 		q := res.Lateness[lane]
