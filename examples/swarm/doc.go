@@ -30,5 +30,31 @@
 // rss_bytes_per_agent, goroutines_max, host_reply_ms ({"p50", "p99",
 // "max"}, with -host-messages), and more (see result).
 //
-// -store memory (the default) is the only store for now.
+// -store names where the agents' states are kept (issues 10 and 11):
+// memory (the default: identity.MemoryStore), a directory
+// (identity.FileStore, one file per agent), sqlite:PATH (one SQLite file,
+// group commit) or postgres://user@host:5432/db (PostgreSQL), opened by
+// internal/storespec. With a durable store each cycle also asks the store's
+// task queue for a task (none are submitted), as a real deployment does
+// (-no-tasks leaves the queue out), and the run prints the store's figures: saves until the stop and their
+// rate, the final saves of the shutdown, failed saves, each save's time,
+// and the start-up (loading the agents). -json has them as store, saves,
+// saves_per_s, final_saves, save_errors, save_ms, startup_s and tasks.
+//
+// With PostgreSQL the agents are not added but leased (issue 11): the
+// swarm enrolls agent-00000 … up to -agents in the database, and an
+// existence.Runner with the store's leases claims up to -max-agents of
+// them (default -agents), renews the leases every 5 s (15 s TTL), runs each
+// claimed agent on the store fenced by its lease (pgstore.Store.Fenced),
+// and at the stop saves every agent and releases every lease at once. So
+// several swarm processes on one database share one population, each
+// agent in one process at a time; kill one and its agents move to the
+// others after the TTL:
+//
+//	go run ./examples/swarm -store postgres://localhost/swarm -agents 1000 -max-agents 500 -duration 5m &
+//	go run ./examples/swarm -store postgres://localhost/swarm -agents 1000 -max-agents 500 -duration 5m
+//
+// It then also prints the most agents it held and the leases claimed,
+// lost and released (agents_held_max, leases_claimed, leases_lost,
+// leases_released), and host messages go to agents it holds.
 package main

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/llm"
 )
 
@@ -38,6 +38,8 @@ type options struct {
 	duration        time.Duration
 	hostMessages    int
 	store           string
+	maxAgents       int
+	noTasks         bool
 	seed            uint64
 	json            bool
 	cpuProfile      string
@@ -57,7 +59,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.cooldown, "cooldown", 0, "minimum gap between an agent's cycles")
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "how long to run")
 	fs.IntVar(&o.hostMessages, "host-messages", 0, "host messages to send to random agents during the run")
-	fs.StringVar(&o.store, "store", "memory", `state store: "memory"`)
+	fs.StringVar(&o.store, "store", "memory", "state store: \"memory\", a directory (identity.FileStore), sqlite:PATH (one SQLite file),\n"+
+		"or postgres://user@host:5432/db (PostgreSQL: the agents are leased, so several swarm processes\n"+
+		"on one database share one population of -agents agents, each agent in one process at a time;\n"+
+		"give each process -max-agents, and kill one to see its agents move to the others)")
+	fs.BoolVar(&o.noTasks, "no-tasks", false, "with a durable store: give the agents no task queue (by default each cycle asks the store's queue for a task; none are submitted)")
+	fs.IntVar(&o.maxAgents, "max-agents", 0, "with -store postgres://...: the most agents this process runs (leases it holds); default -agents")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the jitter and of the host message targets")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object at the end")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
@@ -72,8 +79,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-model-latency and -jitter must be ≥ 0, and -jitter ≤ -model-latency")
 	case o.heartbeat <= 0 || o.duration <= 0:
 		return o, errors.New("-heartbeat and -duration must be positive")
-	case o.store != "memory":
-		return o, fmt.Errorf("-store %q: only \"memory\" is supported for now", o.store)
+	case o.maxAgents < 0:
+		return o, errors.New("-max-agents must be ≥ 0")
+	}
+	kind, err := storeKind(o.store)
+	if err != nil {
+		return o, fmt.Errorf("-store: %w", err)
+	}
+	if o.maxAgents > 0 && kind != "postgres" {
+		return o, errors.New("-max-agents applies to -store postgres://... only")
 	}
 	return o, nil
 }
@@ -160,6 +174,41 @@ type result struct {
 	StackInuseMB float64 `json:"stack_inuse_mb"`
 	GoSysMB      float64 `json:"go_sys_mb"`
 	NumGC        uint32  `json:"num_gc"`
+
+	// Store is the kind of -store: "memory", "dir", "sqlite" or
+	// "postgres" (issues 10 and 11).
+	Store string `json:"store"`
+	// Tasks reports whether the agents asked the store's task queue for a
+	// task every cycle (a durable store without -no-tasks).
+	Tasks bool `json:"tasks"`
+	// StartupS is how long adding (loading) the agents took before the
+	// run, seconds; with PostgreSQL the agents are claimed during the run
+	// instead, and it is the enrolment.
+	StartupS float64 `json:"startup_s"`
+	// Saves are the agents' Save calls until the stop, SavesPerS their
+	// rate over the run, FinalSaves those of the shutdown (every agent
+	// saved once more), SaveErrors the calls that failed, and SaveLatency
+	// each call's time, milliseconds (all of them).
+	Saves       int64     `json:"saves"`
+	SavesPerS   float64   `json:"saves_per_s"`
+	FinalSaves  int64     `json:"final_saves"`
+	SaveErrors  int64     `json:"save_errors"`
+	SaveLatency quantiles `json:"save_ms"`
+	// Errors counts the agents' error events (EventError) but those of a
+	// context ended by the stop (Cancelled, a save or call cut short; the
+	// shutdown saves every agent again); FirstError is the first one's
+	// text. SavesCancelled are the saves among them.
+	Errors         int64  `json:"errors"`
+	FirstError     string `json:"first_error,omitempty"`
+	Cancelled      int64  `json:"errors_cancelled_at_stop"`
+	SavesCancelled int64  `json:"saves_cancelled_at_stop"`
+	// With PostgreSQL: the most agents this process ran at once, and the
+	// leases it claimed, lost (taken over by another process) and
+	// released (at the stop).
+	AgentsHeldMax  int   `json:"agents_held_max,omitempty"`
+	LeasesClaimed  int64 `json:"leases_claimed,omitempty"`
+	LeasesLost     int64 `json:"leases_lost,omitempty"`
+	LeasesReleased int64 `json:"leases_released,omitempty"`
 }
 
 // simModel answers after the latency ± jitter, honouring ctx.
@@ -218,6 +267,9 @@ type collector struct {
 	calls     map[string]int64
 	fallbacks int64
 	starts    []startDue // autonomy cycles
+	errors    int64
+	firstErr  string
+	cancelled int64
 }
 
 // startDue is when an autonomy cycle started (estimated as the cycle
@@ -257,6 +309,19 @@ func (c *collector) observe(e existence.Event) {
 		}
 		c.mu.Lock()
 		c.calls[e.Call.Purpose+"/"+outcome]++
+		c.mu.Unlock()
+		return
+	case e.Kind == existence.EventError && (errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded)):
+		c.mu.Lock()
+		c.cancelled++ // cut short by the stop
+		c.mu.Unlock()
+		return
+	case e.Kind == existence.EventError:
+		c.mu.Lock()
+		c.errors++
+		if c.firstErr == "" {
+			c.firstErr = e.AgentID + ": " + e.Text + ": " + e.Error
+		}
 		c.mu.Unlock()
 		return
 	case e.Kind == existence.EventFallback:
@@ -328,29 +393,75 @@ func cpuTime() time.Duration {
 
 // run runs the swarm for o.duration (or until ctx ends).
 func run(ctx context.Context, o options) (*result, error) {
+	discard := slog.New(slog.DiscardHandler)
+	t0 := time.Now()
+	db, err := openStore(ctx, o.store, discard)
+	if err != nil {
+		return nil, err
+	}
+	defer db.closer.Close()
 	runtime.GC()
 	rss0 := rssBytes()
 	model := &simModel{latency: o.latency, jitter: o.jitter, seed: o.seed}
 	col := &collector{cycled: map[string]bool{}, said: map[string]time.Time{}, calls: map[string]int64{}, span: o.duration}
-	r, err := existence.NewRunner(existence.RunnerConfig{
-		Store:           identity.NewMemoryStore(),
+	saves := &saveStats{}
+	ids := make([]string, o.agents)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("agent-%05d", i)
+	}
+	name := func(id string) string {
+		n, _ := strconv.Atoi(strings.TrimPrefix(id, "agent-"))
+		return "Agent " + strconv.Itoa(n)
+	}
+	rc := existence.RunnerConfig{
 		AutonomyWorkers: o.autonomyWorkers,
 		PriorityWorkers: o.priorityWorkers,
 		Cooldown:        o.cooldown,
 		Heartbeat:       o.heartbeat,
 		Observer:        col.observe,
-		Logger:          slog.New(slog.DiscardHandler),
-	})
+		Logger:          discard,
+	}
+	var leases *countingLeases
+	if db.pg != nil {
+		// Issue 11: enroll the population (idempotent, so every process
+		// may), then let the runner claim up to -max-agents of it and run
+		// each agent on the store fenced by its lease.
+		if err := db.pg.Enroll(ctx, ids...); err != nil {
+			return nil, err
+		}
+		leases = &countingLeases{Leases: db.pg}
+		rc.Leases, rc.MaxAgents = leases, o.agents
+		if o.maxAgents > 0 {
+			rc.MaxAgents = o.maxAgents
+		}
+		rc.NewAgent = func(ctx context.Context, l existence.Lease) (existence.Config, error) {
+			f := db.pg.Fenced(l)
+			cfg := existence.Config{ID: l.AgentID, Name: name(l.AgentID), Model: model, Retry: llm.RetryPolicy{Attempts: 1}, Store: countingStore{f, saves}}
+			if !o.noTasks {
+				cfg.Tasks = f.Tasks()
+			}
+			return cfg, nil
+		}
+	} else {
+		rc.Store = countingStore{db.store, saves}
+	}
+	r, err := existence.NewRunner(rc)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	for i := range o.agents {
-		id := fmt.Sprintf("agent-%05d", i)
-		if _, err := r.Add(ctx, existence.Config{ID: id, Name: "Agent " + strconv.Itoa(i), Model: model, Retry: llm.RetryPolicy{Attempts: 1}, NoRepair: false}); err != nil {
-			return nil, err
+	if db.pg == nil {
+		for _, id := range ids {
+			cfg := existence.Config{ID: id, Name: name(id), Model: model, Retry: llm.RetryPolicy{Attempts: 1}}
+			if db.tasks != nil && !o.noTasks {
+				cfg.Tasks = db.tasks
+			}
+			if _, err := r.Add(ctx, cfg); err != nil {
+				return nil, err
+			}
 		}
 	}
+	startup := time.Since(t0)
 
 	ctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
@@ -369,10 +480,30 @@ func run(ctx context.Context, o options) (*result, error) {
 	col.mu.Lock()
 	col.start = start
 	col.mu.Unlock()
+	// The saves until the stop; those after it are the shutdown's.
+	var savesAtStop atomic.Int64
+	var stopAt atomic.Int64
+	context.AfterFunc(ctx, func() { savesAtStop.Store(saves.saves.Load()); stopAt.Store(int64(time.Since(start))) })
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
+	relayed := make(chan error, 1)
+	if db.pg != nil {
+		// Messages sent to the agents through the database (Store.Send,
+		// by another program) reach the ones this process holds.
+		go func() {
+			relayed <- db.pg.Relay(ctx, time.Second, func(id string) pgstore.Recipient {
+				if a := r.Agent(id); a != nil {
+					return a
+				}
+				return nil
+			})
+		}()
+	} else {
+		relayed <- nil
+	}
 
-	res := &result{Agents: o.agents, AutonomyWorkers: o.autonomyWorkers, HeartbeatS: o.heartbeat.Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU()}
+	res := &result{Agents: o.agents, AutonomyWorkers: o.autonomyWorkers, HeartbeatS: o.heartbeat.Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
+		Store: db.kind, Tasks: db.tasks != nil && !o.noTasks, StartupS: startup.Seconds()}
 	rng := rand.New(rand.NewPCG(o.seed, 42))
 	var sayAt []time.Duration
 	for i := range o.hostMessages {
@@ -395,6 +526,7 @@ loop:
 			break loop
 		case <-sample.C:
 			res.GoroutinesMax = max(res.GoroutinesMax, runtime.NumGoroutine())
+			res.AgentsHeldMax = max(res.AgentsHeldMax, r.Len())
 			if rss := rssBytes(); rss > res.RSSBytes {
 				res.RSSBytes = rss // the peak while the agents run, not after the final saves
 			}
@@ -423,7 +555,15 @@ loop:
 			}
 			for len(sayAt) > 0 && time.Since(start) >= sayAt[0] {
 				sayAt = sayAt[1:]
-				id := fmt.Sprintf("agent-%05d", rng.IntN(o.agents))
+				id := ids[rng.IntN(o.agents)]
+				if db.pg != nil {
+					// Only the agents this process holds can be timed.
+					held := r.Agents()
+					if len(held) == 0 {
+						continue
+					}
+					id = held[rng.IntN(len(held))].ID()
+				}
 				col.mu.Lock()
 				if _, busy := col.said[id]; busy {
 					col.mu.Unlock()
@@ -440,7 +580,20 @@ loop:
 	elapsed := time.Since(start)
 	res.CPUSeconds = (cpuTime() - cpu0).Seconds()
 	res.CPUPercent = 100 * res.CPUSeconds / elapsed.Seconds()
-	res.RSSBytesPerAgent = (res.RSSBytes - rss0) / int64(o.agents)
+	if leases == nil {
+		res.AgentsHeldMax = 0 // every agent, all the run
+		res.RSSBytesPerAgent = (res.RSSBytes - rss0) / int64(o.agents)
+	} else {
+		res.RSSBytesPerAgent = (res.RSSBytes - rss0) / int64(max(res.AgentsHeldMax, 1))
+		res.LeasesClaimed, res.LeasesLost, res.LeasesReleased = leases.claimed.Load(), leases.lost.Load(), leases.released.Load()
+	}
+	res.Saves = savesAtStop.Load()
+	if d := time.Duration(stopAt.Load()); d > 0 {
+		res.SavesPerS = float64(res.Saves) / d.Seconds()
+	}
+	res.FinalSaves = saves.saves.Load() - res.Saves
+	res.SaveErrors, res.SavesCancelled = saves.errors.Load(), saves.cancelled.Load()
+	res.SaveLatency = saves.quantiles()
 	st := r.Stats()
 	res.DurationS = elapsed.Seconds()
 	res.Coalesced = st.Coalesced
@@ -456,6 +609,7 @@ loop:
 	res.CyclesByLane = map[string]int64{"autonomy": int64(len(col.lateness[0])), "priority": int64(len(col.lateness[1]))}
 	res.CallsByPurpose = maps.Clone(col.calls)
 	res.Fallbacks = col.fallbacks
+	res.Errors, res.FirstError, res.Cancelled = col.errors, col.firstErr, col.cancelled
 	res.CycleOverhead = quantilesOf(col.overheads)
 	res.OutOfOrderStarts = outOfOrder(col.starts)
 	for _, w := range col.windows {
@@ -473,6 +627,9 @@ loop:
 		res.HostUnanswered = len(col.said)
 	}
 	col.mu.Unlock()
+	if err := <-relayed; err != nil && ctx.Err() == nil {
+		runErr = errors.Join(runErr, err)
+	}
 	if runErr != nil && !errors.Is(runErr, context.DeadlineExceeded) {
 		return res, runErr
 	}
@@ -484,7 +641,11 @@ func (res *result) print(w io.Writer, asJSON bool) error {
 		enc := json.NewEncoder(w)
 		return enc.Encode(res)
 	}
-	fmt.Fprintf(w, "agents %d, %.0f s, %d CPUs, %d autonomy workers, heartbeat %.1f s, model %.1f s\n", res.Agents, res.DurationS, res.CPUs, res.AutonomyWorkers, res.HeartbeatS, res.ModelLatencyS)
+	queue := ""
+	if res.Tasks {
+		queue = " (and its task queue)"
+	}
+	fmt.Fprintf(w, "agents %d, %.0f s, %d CPUs, %d autonomy workers, heartbeat %.1f s, model %.1f s, store %s%s\n", res.Agents, res.DurationS, res.CPUs, res.AutonomyWorkers, res.HeartbeatS, res.ModelLatencyS, res.Store, queue)
 	fmt.Fprintf(w, "cycles        %d (%.1f/s), %d agents had at least one\n", res.Cycles, res.CyclesPerS, res.AgentsCycled)
 	for _, lane := range []string{"autonomy", "priority"} {
 		q := res.Lateness[lane]
@@ -510,6 +671,14 @@ func (res *result) print(w io.Writer, asJSON bool) error {
 	fmt.Fprintf(w, "  by purpose/outcome: %v; fallbacks %d\n", res.CallsByPurpose, res.Fallbacks)
 	fmt.Fprintf(w, "RSS           peak %.1f MB while running, %.1f KB per agent above the start (samples %v MB)\n", float64(res.RSSBytes)/(1<<20), float64(res.RSSBytesPerAgent)/1024, res.RSSSamplesMB)
 	fmt.Fprintf(w, "  Go runtime at the last sample: heap in use %.0f MB, goroutine stacks %.0f MB, from the OS %.0f MB; %d GCs\n", res.HeapInuseMB, res.StackInuseMB, res.GoSysMB, res.NumGC)
+	fmt.Fprintf(w, "store         %s: %d saves (%.1f/s) until the stop, %d at the shutdown, %d failed, %d cut short by the stop; a save took p50 %.1f ms, p99 %.1f ms, max %.1f ms; start-up %.1f s\n",
+		res.Store, res.Saves, res.SavesPerS, res.FinalSaves, res.SaveErrors, res.SavesCancelled, res.SaveLatency.P50, res.SaveLatency.P99, res.SaveLatency.Max, res.StartupS)
+	if res.Store == "postgres" {
+		fmt.Fprintf(w, "leases        held at most %d agents; %d claimed, %d lost to another process, %d released at the stop\n", res.AgentsHeldMax, res.LeasesClaimed, res.LeasesLost, res.LeasesReleased)
+	}
+	if res.Errors > 0 {
+		fmt.Fprintf(w, "errors        %d agent error events; the first: %s\n", res.Errors, res.FirstError)
+	}
 	fmt.Fprintf(w, "goroutines    at most %d\n", res.GoroutinesMax)
 	fmt.Fprintf(w, "CPU           %.1f s (%.0f%% of one core)\n", res.CPUSeconds, res.CPUPercent)
 	if res.HostReply != nil {

@@ -4,9 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/pgstore"
+	"github.com/existence-loop/sdk/identity/sqlitestore"
+	"github.com/existence-loop/sdk/internal/pgtest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,9 +24,130 @@ func TestFlags(t *testing.T) {
 	o, err := parseFlags([]string{"-agents", "10000", "-model-latency", "2s", "-heartbeat", "6s", "-autonomy-workers", "16", "-duration", "60s", "-host-messages", "3", "-json"}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, options{agents: 10000, latency: 2 * time.Second, jitter: 200 * time.Millisecond, heartbeat: 6 * time.Second, autonomyWorkers: 16, priorityWorkers: 1, duration: time.Minute, hostMessages: 3, store: "memory", seed: 1, json: true}, o)
-	for _, bad := range [][]string{{"-agents", "0"}, {"-store", "sqlite:x.db"}, {"-heartbeat", "0s"}, {"-model-latency", "1s", "-jitter", "2s"}} {
+	for _, bad := range [][]string{{"-agents", "0"}, {"-heartbeat", "0s"}, {"-model-latency", "1s", "-jitter", "2s"}} {
 		_, err := parseFlags(bad, io.Discard)
 		assert.Error(t, err, "%v", bad)
+	}
+}
+
+func TestStoreFlag(t *testing.T) {
+	tests := []struct {
+		args    []string
+		kind    string // "" = refused
+		wantErr string
+	}{
+		{nil, "memory", ""},
+		{[]string{"-store", "memory"}, "memory", ""},
+		{[]string{"-store", "/tmp/agents"}, "dir", ""},
+		{[]string{"-store", "sqlite:/tmp/swarm.db"}, "sqlite", ""},
+		{[]string{"-store", "postgres://u@localhost:5432/swarm"}, "postgres", ""},
+		{[]string{"-store", "postgresql://u@localhost/swarm", "-max-agents", "500"}, "postgres", ""},
+		{[]string{"-store", "sqlite:"}, "", "has no path"},
+		{[]string{"-store", ""}, "", "empty"},
+		{[]string{"-store", "mysql://u@localhost/swarm"}, "", "unknown scheme"},
+		{[]string{"-store", "sqlite:x.db", "-max-agents", "5"}, "", "postgres://... only"},
+		{[]string{"-store", "postgres://localhost/swarm", "-max-agents", "-1"}, "", "-max-agents must be"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			o, err := parseFlags(tt.args, io.Discard)
+			if tt.kind == "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			kind, err := storeKind(o.store)
+			require.NoError(t, err)
+			assert.Equal(t, tt.kind, kind)
+		})
+	}
+	var help bytes.Buffer
+	_, err := parseFlags([]string{"-h"}, &help)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	assert.Contains(t, help.String(), "share one population")
+}
+
+// short returns the options of a short run of 20 agents on a fast fake
+// model, on the given store.
+func short(t *testing.T, store string) options {
+	t.Helper()
+	o, err := parseFlags([]string{"-agents", "20", "-model-latency", "5ms", "-jitter", "0s", "-heartbeat", "50ms", "-autonomy-workers", "4", "-duration", "500ms", "-host-messages", "1", "-store", store}, io.Discard)
+	require.NoError(t, err)
+	return o
+}
+
+// TestDurableStores runs the swarm briefly on a directory and on SQLite
+// and checks every agent is stored afterwards (issue 10).
+func TestDurableStores(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		spec, kind string
+		list       func(t *testing.T) []string
+	}{
+		{filepath.Join(dir, "agents"), "dir", func(t *testing.T) []string {
+			fs, err := identity.OpenFileStore(filepath.Join(dir, "agents"), identity.FileOptions{})
+			require.NoError(t, err)
+			ids, err := fs.List(context.Background())
+			require.NoError(t, err)
+			return ids
+		}},
+		{"sqlite:" + filepath.Join(dir, "swarm.db"), "sqlite", func(t *testing.T) []string {
+			s, err := sqlitestore.Open(context.Background(), filepath.Join(dir, "swarm.db"), sqlitestore.Options{})
+			require.NoError(t, err)
+			defer s.Close()
+			ids, err := s.List(context.Background())
+			require.NoError(t, err)
+			return ids
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			res, err := run(context.Background(), short(t, tt.spec))
+			require.NoError(t, err)
+			assert.Equal(t, tt.kind, res.Store)
+			assert.Positive(t, res.Cycles)
+			assert.Positive(t, res.Saves)
+			assert.Zero(t, res.SaveErrors)
+			assert.GreaterOrEqual(t, res.FinalSaves, int64(20), "every agent is saved at the stop")
+			assert.Zero(t, res.Errors, res.FirstError)
+			ids := tt.list(t)
+			assert.Len(t, ids, 20)
+			assert.Contains(t, ids, "agent-00019")
+		})
+	}
+}
+
+// TestPostgres runs the swarm briefly on a real PostgreSQL server: the
+// agents are enrolled and leased, their states saved, and every lease
+// released at the stop (issue 11).
+func TestPostgres(t *testing.T) {
+	url := pgtest.New(t)
+	res, err := run(context.Background(), short(t, url))
+	require.NoError(t, err)
+	assert.Equal(t, "postgres", res.Store)
+	assert.EqualValues(t, 20, res.LeasesClaimed)
+	assert.EqualValues(t, 20, res.LeasesReleased)
+	assert.Zero(t, res.LeasesLost)
+	assert.Equal(t, 20, res.AgentsHeldMax)
+	assert.Positive(t, res.Cycles)
+	assert.Zero(t, res.SaveErrors)
+	assert.Zero(t, res.Errors, res.FirstError)
+
+	ctx := context.Background()
+	s, err := pgstore.Open(ctx, url, pgstore.Options{Owner: "checker"})
+	require.NoError(t, err)
+	defer s.Close()
+	ids, err := s.List(ctx)
+	require.NoError(t, err)
+	assert.Len(t, ids, 20, "every agent's state saved")
+	ls, err := s.Leases(ctx)
+	require.NoError(t, err)
+	require.Len(t, ls, 20)
+	for _, l := range ls {
+		assert.False(t, l.Live, "%s still leased by %s", l.AgentID, l.Owner)
+		assert.EqualValues(t, 1, l.Epoch, "%s claimed once", l.AgentID)
+		assert.False(t, l.Saved.IsZero(), "%s saved", l.AgentID)
 	}
 }
 
