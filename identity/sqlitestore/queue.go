@@ -195,6 +195,13 @@ func (q *Queue) Next(ctx context.Context, agentID string) (*taskqueue.Task, erro
 	if err := identity.ValidateID(agentID); err != nil {
 		return nil, fmt.Errorf("%w: %w", taskqueue.ErrInvalid, err)
 	}
+	// Most cycles find no task: answer that from a read (Peek) on a read
+	// connection, and take the single writer (outside the saves' group
+	// commit) only when there is a task to claim or resume. A task
+	// submitted meanwhile is found at the agent's next cycle.
+	if t, err := q.Peek(ctx, agentID); err != nil || t == nil {
+		return nil, err
+	}
 	var got *taskqueue.Task
 	_, err := q.update(ctx, func(tx *sql.Tx, now time.Time) error {
 		t, err := scanTask(tx.QueryRowContext(ctx, "SELECT "+taskCols+" FROM tasks WHERE status = 'assigned' AND assigned_to = ? ORDER BY seq LIMIT 1", agentID))
