@@ -499,11 +499,15 @@ func TestClosed(t *testing.T) {
 // succeed: the goal ends, the model reads the failures, and each call is
 // an event.
 func TestExecutorNeverHangs(t *testing.T) {
+	// "s" times out its calls after 20 ms (its slow tool never returns);
+	// "t" keeps the default timeout, so that a loaded machine cannot turn
+	// its quick answers into timeouts.
 	set := connect(t, mcptools.Config{Servers: []mcptools.ServerConfig{
-		{Name: "t", Transport: inMemory(t, newServer, nil), Timeout: mcptools.Duration(20 * time.Millisecond)},
+		{Name: "s", Transport: inMemory(t, newServer, nil), Timeout: mcptools.Duration(20 * time.Millisecond)},
+		{Name: "t", Transport: inMemory(t, newServer, nil)},
 	}})
 	model := llmtest.NewFake(
-		llmtest.Reply{ToolCalls: []llm.ToolCall{{Name: "t__slow", Arguments: json.RawMessage(`{}`)}}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{{Name: "s__slow", Arguments: json.RawMessage(`{}`)}}},
 		llmtest.Reply{ToolCalls: []llm.ToolCall{{Name: "t__fail", Arguments: json.RawMessage(`{}`)}}},
 		llmtest.Reply{ToolCalls: []llm.ToolCall{{Name: "t__echo", Arguments: json.RawMessage(`{"text":"ok"}`)}}},
 		llmtest.Reply{Text: "done"},
