@@ -317,7 +317,7 @@ type RunnerStats struct {
 func (r *Runner) Stats() RunnerStats {
 	r.smu.Lock()
 	defer r.smu.Unlock()
-	return RunnerStats{Dispatched: r.cycles, Coalesced: r.core.coalescedTotal, Queued: r.core.queued(), Running: r.core.busy, Agents: r.active}
+	return RunnerStats{Dispatched: r.cycles, Coalesced: r.core.coalesced(), Queued: r.core.queued(), Running: r.core.busy, Agents: r.active}
 }
 
 // start schedules every agent once; r.smu must not be held.
@@ -468,8 +468,10 @@ func (r *Runner) work(j dispatched) {
 		r.tick(n, j, false)
 		j.cancel() // a host message arriving now cancels nothing left
 		next := r.finish(n, j, r.cfg.Clock.Now(), true)
+		// The driver re-arms its timer: the agent's next heartbeat is
+		// back in the timer heap (out of it while the cycle ran).
+		r.poke()
 		if len(next) == 0 {
-			r.poke()
 			return
 		}
 		for _, o := range next[1:] {

@@ -56,8 +56,8 @@ func TestCoreCoalescing(t *testing.T) {
 	// the running cycle, and none queues another.
 	s.advance(st0.Add(20 * time.Second))
 	assert.Empty(t, s.dispatch(st0.Add(20*time.Second)))
-	assert.Equal(t, 3, es[0].coalesced)
-	assert.EqualValues(t, 3, s.coalescedTotal)
+	assert.Equal(t, 3, s.coalescedOf(es[0]))
+	assert.EqualValues(t, 3, s.coalesced())
 	s.done(es[0], LaneAutonomy, st0.Add(20*time.Second))
 	// The next cycle comes with the 24 s heartbeat, carrying the count.
 	s.advance(st0.Add(24 * time.Second))
@@ -65,7 +65,7 @@ func TestCoreCoalescing(t *testing.T) {
 	require.Len(t, d, 1)
 	assert.Equal(t, 3, d[0].coalesced)
 	assert.Equal(t, st0.Add(24*time.Second), d[0].due)
-	assert.Equal(t, 0, es[0].coalesced)
+	assert.Equal(t, 0, s.coalescedOf(es[0]))
 }
 
 func TestCoreCoalescingWhileQueued(t *testing.T) {
@@ -73,7 +73,7 @@ func TestCoreCoalescingWhileQueued(t *testing.T) {
 	s.advance(st0)
 	require.Len(t, s.dispatch(st0), 1) // a0 runs, a1 waits
 	s.advance(st0.Add(13 * time.Second))
-	assert.Equal(t, 2, es[1].coalesced, "a1's heartbeats at 6 and 12 s merge into its queued cycle")
+	assert.Equal(t, 2, s.coalescedOf(es[1]), "a1's heartbeats at 6 and 12 s merge into its queued cycle")
 	assert.Equal(t, [2]int{1, 0}, s.queued(), "one entry per agent")
 	s.done(es[0], LaneAutonomy, st0.Add(13*time.Second))
 	d := s.dispatch(st0.Add(13 * time.Second))
@@ -180,7 +180,7 @@ func TestCoreLateBeatCooldown(t *testing.T) {
 	end := st0.Add(6 * time.Second)
 	s.advance(end) // the manual clock reached the cycle's end first
 	s.done(es[0], LaneAutonomy, end)
-	assert.EqualValues(t, 0, s.coalescedTotal)
+	assert.EqualValues(t, 0, s.coalesced())
 	at, ok := s.nextAt()
 	require.True(t, ok)
 	assert.Equal(t, end.Add(2*time.Second), at, "the end of the cooldown")
