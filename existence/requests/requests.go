@@ -197,9 +197,9 @@ func NormalizeID(s string) string {
 
 func formatID(n uint64) string { return fmt.Sprintf("req-%06d", n) }
 
-// Queue is the request queue of one state directory. Create it with [Open]
-// or [NewMemory]. All methods are safe for concurrent use; it holds no
-// file open between calls.
+// Queue is the request queue of one state directory or database. Create it
+// with [Open], [OpenBackend] or [NewMemory]. All methods are safe for
+// concurrent use; it holds no file open between calls.
 type Queue struct {
 	opts  Options
 	sem   chan struct{} // in-process lock; a channel so waiting honours ctx
