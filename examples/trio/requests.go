@@ -5,33 +5,34 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/storespec"
 )
 
 // commandHelp lists the stdin (and -tui input line) commands.
 const commandHelp = `commands: /requests (open requests), /answer N text, /approve N [note], /reject N why, /help; a line without / is a host message, to every agent or to one with @name`
 
-// openRequests opens the queue of requests to the human in the state
-// directory (next to the task queue); a dry run keeps it in memory.
-func openRequests(o *options, clock existence.Clock) (*requests.Queue, error) {
+// openRequests opens the queue of requests to the human in the same store
+// as the task queue (issue 12): in the database of a sqlite: or postgres://
+// store (its documents table), else in the state directory next to
+// tasks.json. A dry run keeps it in memory.
+func openRequests(ctx context.Context, o *options, clock existence.Clock, store identity.Store) (*requests.Queue, error) {
 	if o.dryRun {
 		return requests.NewMemory(requests.Options{Now: clock.Now}), nil
 	}
+	opts := requests.Options{Now: clock.Now}
+	if q, ok, err := storespec.OpenRequests(ctx, store, opts); ok {
+		return q, err
+	}
 	dir := o.state
-	switch kind, _ := storespec.Kind(o.store); {
-	case kind == "sqlite":
-		// requests.json sits next to the SQLite file: -store sqlite: keeps
-		// nothing in -state.
-		dir = filepath.Dir(strings.TrimPrefix(o.store, "sqlite:"))
-	case kind == "dir":
+	if kind, _ := storespec.Kind(o.store); kind == "dir" {
 		dir = o.store
-	} // postgres://: the requests stay in -state, on this machine
-	return requests.Open(dir, requests.Options{Now: clock.Now})
+	}
+	return requests.Open(dir, opts)
 }
 
 // command runs one request command typed by a person (a line starting with

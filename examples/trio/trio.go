@@ -99,7 +99,7 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	if o.show != "" {
 		return showState(ctx, store, o.show, stdout)
 	}
-	reqs, err := openRequests(o, clock)
+	reqs, err := openRequests(ctx, o, clock, store)
 	if err != nil {
 		return err
 	}

@@ -33,5 +33,14 @@
 // [MaxFileSize]) is never overwritten: every operation returns a
 // [*CorruptError] naming the file and the reason, matching [ErrCorrupt].
 //
+// [OpenBackend] keeps the same document (same JSON, schema version, size
+// limit and errors) in a database instead, so that the requests live in
+// the same store as the tasks (issue 12): a [Backend] loads the document's
+// bytes and updates them in a write transaction that excludes every other
+// writer, in any process. identity/sqlitestore and identity/pgstore
+// provide one (their Document method, a row of a documents table) without
+// this package importing them; internal/storespec.OpenRequests picks it
+// for a sqlite: or postgres:// store.
+//
 // [NewMemory] gives the same queue without a file.
 package requests

@@ -197,13 +197,16 @@ func NormalizeID(s string) string {
 
 func formatID(n uint64) string { return fmt.Sprintf("req-%06d", n) }
 
-// Queue is the request queue of one state directory. Create it with [Open]
-// or [NewMemory]. All methods are safe for concurrent use; it holds no
-// file open between calls.
+// Queue is the request queue of one state directory or database. Create it
+// with [Open], [OpenBackend] or [NewMemory]. All methods are safe for
+// concurrent use; it holds no file open between calls.
 type Queue struct {
 	opts  Options
 	sem   chan struct{} // in-process lock; a channel so waiting honours ctx
 	store store
+	// backend, when set ([OpenBackend]), keeps the document instead of
+	// store.
+	backend Backend
 }
 
 // store loads and saves the document: a file ([fileStore]) or memory.
@@ -229,6 +232,15 @@ func (q *Queue) Now() time.Time { return q.now() }
 // update runs fn on the current document under both locks and saves it when
 // fn reports a change.
 func (q *Queue) update(ctx context.Context, fn func(d *document, now time.Time) (bool, error)) error {
+	if q.backend != nil {
+		return q.updateBackend(ctx, func(d *document) (bool, error) {
+			changed, err := fn(d, q.now())
+			if changed && err == nil {
+				d.trim(q.opts.MaxRequests)
+			}
+			return changed, err
+		})
+	}
 	return docfile.Update(ctx, q.sem, q.store, func(d *document) error {
 		changed, err := fn(d, q.now())
 		if err != nil || !changed {
@@ -353,6 +365,9 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]Request, error) {
 func (q *Queue) snapshot(ctx context.Context) (*document, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if q.backend != nil {
+		return q.loadBackend(ctx)
 	}
 	return q.store.Load()
 }

@@ -29,6 +29,8 @@ func TestVersion1DatabaseMigrates(t *testing.T) {
 	db := rawDB(t, path)
 	_, err = db.Exec("ALTER TABLE agents DROP COLUMN last_presence")
 	require.NoError(t, err)
+	_, err = db.Exec("DROP TABLE documents") // added by version 3
+	require.NoError(t, err)
 	_, err = db.Exec("PRAGMA user_version = 1")
 	require.NoError(t, err)
 	require.NoError(t, db.Close())

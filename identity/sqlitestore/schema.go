@@ -12,7 +12,7 @@ import (
 // and reads, kept in SQLite's PRAGMA user_version. [Open] migrates an older
 // database to it, in one transaction, and refuses a newer one with an
 // error wrapping [identity.ErrFutureVersion].
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[v] takes a database from schema version v to v+1. Adding
 // version 3 means appending one script and raising [SchemaVersion]; a
@@ -100,6 +100,15 @@ CREATE INDEX tasks_live ON tasks (status, seq);
 	// 1 → 2 (issue 16): State.LastPresence, RFC 3339, NULL when never. A
 	// row written by version 1 reads as never present.
 	1: `ALTER TABLE agents ADD COLUMN last_presence TEXT;`,
+	// 2 → 3 (issue 12): small named documents kept whole, such as the
+	// requests to the human ([Store.Document]).
+	2: `
+CREATE TABLE documents (
+	name       TEXT PRIMARY KEY,
+	data       BLOB NOT NULL,       -- the document's bytes, e.g. requests.json's JSON
+	updated_at TEXT NOT NULL        -- RFC 3339
+) WITHOUT ROWID;
+`,
 }
 
 // migrate brings db to [SchemaVersion] in one immediate transaction, so
