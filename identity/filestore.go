@@ -339,4 +339,3 @@ func (f *FileStore) Quarantine(agentID string) (newPath string, err error) {
 	e.checked, e.unusable = false, nil
 	return newPath, nil
 }
-
