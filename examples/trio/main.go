@@ -94,6 +94,10 @@ type options struct {
 	stdin io.Reader
 	// retry is the model retry policy; tests shorten its waits.
 	retry llm.RetryPolicy
+	// maxGoalHeartbeats is existence.Config.MaxGoalHeartbeats (0: the
+	// default 8); tests on a 5 ms heartbeat turn the goal-span stall rule
+	// off, so that a loaded machine does not abandon their goals.
+	maxGoalHeartbeats int
 }
 
 // defaultOllamaModel is -model's default with -provider ollama.

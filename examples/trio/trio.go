@@ -197,12 +197,13 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 				Prohibitions: trioProhibitions,
 				Grounding:    "The goal must be grounded in what actually exists in the workspace.",
 			}),
-			Executor:       exec,
-			Tasks:          tasks,
-			FreshOnCorrupt: o.fresh,
-			CallTimeout:    o.llmTimeout,
-			Retry:          o.retry,
-			MaxCycles:      o.cycles,
+			Executor:          exec,
+			Tasks:             tasks,
+			FreshOnCorrupt:    o.fresh,
+			CallTimeout:       o.llmTimeout,
+			Retry:             o.retry,
+			MaxCycles:         o.cycles,
+			MaxGoalHeartbeats: o.maxGoalHeartbeats,
 		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", m.id, err)
