@@ -52,8 +52,14 @@ const EventCapped EventKind = "capped"
 // content and reasoning are not applied here: the caller makes content the
 // new goal. Apply does not touch the goal history.
 func apply(st *identity.AgentState, r *prompt.Response, now time.Time, l identity.Limits) []Event {
-	var evs []Event
 	l = l.WithDefaults()
+	// One allocation for the usual events: a worldview, the questions and
+	// opinions taken, and the stressor entries (caps may add a few more).
+	n := 1 + min(len(r.NewOpenQuestions), l.QuestionsPerReply) + min(len(r.NewOpinions), l.OpinionsPerReply)
+	if sa := r.SufferingAssessment; sa != nil {
+		n += len(sa.NewStressors) + min(len(sa.Resolved), l.ResolvedPerReply)
+	}
+	evs := make([]Event, 0, n)
 	capped := func(cause, format string, args ...any) {
 		evs = append(evs, Event{Kind: EventCapped, Cause: cause, Text: fmt.Sprintf(format, args...)})
 	}

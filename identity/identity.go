@@ -184,7 +184,7 @@ func (id *Identity) AddOpinion(o Opinion, l Limits) bool {
 	if o.Text == "" {
 		return false
 	}
-	id.Opinions = keepLast(append(id.Opinions, o), l.Opinions)
+	id.Opinions = appendLast(id.Opinions, o, l.Opinions)
 	return true
 }
 
@@ -197,7 +197,7 @@ func (id *Identity) AddQuestion(q string, l Limits) bool {
 	if q == "" || id.HasQuestion(q) {
 		return false
 	}
-	id.Questions = keepLast(append(id.Questions, q), l.Questions)
+	id.Questions = appendLast(id.Questions, q, l.Questions)
 	return true
 }
 
@@ -227,7 +227,7 @@ func (id *Identity) AddDiscovery(d Discovery, l Limits) bool {
 	if d.Source != "" {
 		id.Discoveries = slices.DeleteFunc(id.Discoveries, func(x Discovery) bool { return x.Source == d.Source })
 	}
-	id.Discoveries = keepLast(append(id.Discoveries, d), l.Discoveries)
+	id.Discoveries = appendLast(id.Discoveries, d, l.Discoveries)
 	return true
 }
 
@@ -274,7 +274,7 @@ func (id *Identity) StartGoal(g Goal, l Limits) error {
 	g.Status = Active
 	g.Ended = time.Time{}
 	g.Objective = runes.Head(strings.TrimSpace(g.Objective), l.EntryChars)
-	id.Goals = keepLast(append(id.Goals, g), l.Goals)
+	id.Goals = appendLast(id.Goals, g, l.Goals)
 	return nil
 }
 
@@ -412,6 +412,26 @@ func (id *Identity) Clone() Identity {
 		c.Goals[i].Artifacts = slices.Clone(id.Goals[i].Artifacts)
 	}
 	return c
+}
+
+// appendLast appends v to s and keeps the last n elements, like
+// keepLast(append(s, v), n) but with one allocation every n/4 appends at
+// the cap instead of two per append: the window slides forward through
+// spare capacity (n/4 elements, at least 1), and only when that is used up
+// are the last n copied to a new array. Elements an older slice header of
+// s can see are never written, as with append.
+func appendLast[T any](s []T, v T, n int) []T {
+	switch {
+	case n <= 0 || len(s) > n:
+		return keepLast(append(s, v), n)
+	case len(s) < n || cap(s) > len(s):
+		s = append(s, v)
+		return s[len(s)-min(n, len(s)):]
+	}
+	out := make([]T, n, n+max(1, n/4))
+	copy(out, s[1:])
+	out[n-1] = v
+	return out
 }
 
 // keepLast returns the last n elements of s (n ≤ 0 keeps none).

@@ -3,6 +3,7 @@ package identity
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -389,5 +390,44 @@ func TestErrorsAreDistinct(t *testing.T) {
 		for j, b := range all {
 			assert.Equal(t, i == j, errors.Is(a, b), "%v vs %v", a, b)
 		}
+	}
+}
+
+// TestAppendLast checks appendLast against its definition,
+// keepLast(append(s, v), n), over long runs of appends for several caps,
+// and that no element an older slice header can see is ever written.
+func TestAppendLast(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 4, 8, 12, 20} {
+		var got, want []int
+		for i := range 5*n + 7 {
+			old := got
+			snapshot := slices.Clone(old)
+			got = appendLast(got, i, n)
+			want = keepLast(append(want, i), n)
+			if !slices.Equal(got, want) {
+				t.Fatalf("n=%d after %d appends: %v, want %v", n, i+1, got, want)
+			}
+			if !slices.Equal(old, snapshot) {
+				t.Fatalf("n=%d append %d changed an older header: %v, was %v", n, i, old, snapshot)
+			}
+		}
+	}
+	// A slice loaded over its cap is cut, as keepLast does.
+	if got := appendLast([]int{1, 2, 3, 4}, 5, 2); !slices.Equal(got, []int{4, 5}) {
+		t.Fatalf("over the cap: %v", got)
+	}
+}
+
+// BenchmarkAddOpinionAtCap measures adding an opinion to a full list, the
+// steady state of a long-lived agent (issue 9's cycle cost).
+func BenchmarkAddOpinionAtCap(b *testing.B) {
+	l := DefaultLimits()
+	id := New("a", "A", time.Unix(0, 0))
+	for i := range l.Opinions {
+		id.AddOpinion(Opinion{Text: fmt.Sprint("opinion ", i)}, l)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		id.AddOpinion(Opinion{Text: "one more opinion", Domain: "d"}, l)
 	}
 }

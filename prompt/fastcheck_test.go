@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // parseSlow is ParseResponse with the fastValid shortcut turned off: every
@@ -49,6 +50,12 @@ func checkFastAgainstSlow(t *testing.T, raw string) {
 		if !sc.closed {
 			continue
 		}
+		if r, ok := decodeFast(raw[i:sc.end]); ok {
+			want, err := decodeCandidate(raw[i:sc.end], i, true)
+			if err != nil || !reflect.DeepEqual(r, want) {
+				t.Fatalf("decodeFast(%q) = %#v, the general path gives %#v, %v", raw[i:sc.end], r, want, err)
+			}
+		}
 		var v any
 		if json.Unmarshal([]byte(raw[i:sc.end]), &v) != nil {
 			continue
@@ -84,6 +91,9 @@ func FuzzFastCheck(f *testing.F) {
 		f.Add(string(b))
 	}
 	for _, c := range fastValidCases {
+		f.Add(c.json)
+	}
+	for _, c := range fastDecodeCases {
 		f.Add(c.json)
 	}
 	f.Fuzz(checkFastAgainstSlow)
@@ -206,5 +216,108 @@ func TestFastValidSchemaGolden(t *testing.T) {
 	sum := sha256.Sum256(Schema())
 	if got := hex.EncodeToString(sum[:]); got != schemaSHA256 {
 		t.Fatalf("the response schema changed (sha256 %s): update fastValid (fastcheck.go) to its rules, then schemaSHA256", got)
+	}
+}
+
+// fastDecodeCases are candidate objects with whether decodeFast takes
+// them. Every one, taken or not, must give the general path's result.
+var fastDecodeCases = []struct {
+	name string
+	json string
+	fast bool
+}{
+	{"minimal", `{"action":"goal","content":"c","reasoning":"r"}`, true},
+	{"spaced", " {\n\t\"action\" : \"goal\" ,\r\n \"content\":\" c \", \"reasoning\" :\"r\" } ", true},
+	{"full", fastValidCases[1].json, true},
+	{"action other", `{"action":"act","content":"c","reasoning":"r"}`, true},
+	{"action missing", `{"content":"c","reasoning":"r"}`, true},
+	{"reasoning missing", `{"content":"c"}`, true},
+	{"reasoning null", `{"content":"c","reasoning":null}`, true},
+	{"worldview null", `{"content":"c","worldview_update":null}`, true},
+	{"worldview blank", `{"content":"c","worldview_update":"  "}`, true},
+	{"escapes", `{"content":"a\"b\\c\/d\be\ff\ng\rh\ti","reasoning":"\n"}`, true},
+	{"unicode", `{"content":"café — 雨","reasoning":"ok 🙂"}`, true},
+	{"empty lists", fastValidCases[2].json, true},
+	{"null lists", `{"content":"c","new_open_questions":null,"new_opinions":null,"suffering_assessment":{"new_stressors":null,"resolved":null}}`, true},
+	{"assessment null", `{"content":"c","suffering_assessment":null}`, true},
+	{"assessment empty", `{"content":"c","suffering_assessment":{}}`, true},
+	{"opinion string", `{"content":"c","new_opinions":["o",{"opinion":"p","domain":"d"}]}`, true},
+	{"entry defaults", `{"content":"c","new_opinions":[{"opinion":"o"},{"domain":null,"opinion":"p"}],"suffering_assessment":{"new_stressors":[{"type":"t"},{"type":"u","description":null,"condition":null}],"resolved":[{"type":"t"},{"type":"u","reason":null}]}}`, true},
+
+	{"empty object", `{}`, false},
+	{"content blank", `{"content":" ","reasoning":"r"}`, false},
+	{"content null", `{"content":null,"reasoning":"r"}`, false},
+	{"content number", `{"content":1,"reasoning":"r"}`, false},
+	{"action number", `{"action":1,"content":"c"}`, false},
+	{"unknown key", `{"content":"c","confidence":0.9}`, false},
+	{"duplicate key", `{"content":"c","content":"d"}`, false},
+	{"duplicate entry key", `{"content":"c","new_opinions":[{"opinion":"o","opinion":"p"}]}`, false},
+	{"u escape", `{"content":"\u00e9"}`, false},
+	{"bad escape", `{"content":"\x"}`, false},
+	{"escaped key", `{"con\u0074ent":"c"}`, false},
+	{"control char", "{\"content\":\"a\u0001b\"}", false},
+	{"invalid utf8", "{\"content\":\"a\xffb\"}", false},
+	{"surrogate utf8", "{\"content\":\"a\xed\xa0\x80b\"}", false},
+	{"wrapper", `{"thought":{"content":"c"}}`, false},
+	{"trailing text", `{"content":"c"} x`, false},
+	{"trailing comma", `{"content":"c",}`, false},
+	{"questions number", `{"content":"c","new_open_questions":[1]}`, false},
+	{"opinion missing text", `{"content":"c","new_opinions":[{"domain":"d"}]}`, false},
+	{"opinion extra key", `{"content":"c","new_opinions":[{"opinion":"o","x":"y"}]}`, false},
+	{"stressor missing type", `{"content":"c","suffering_assessment":{"new_stressors":[{"description":"d"}]}}`, false},
+	{"stressor string", `{"content":"c","suffering_assessment":{"new_stressors":["t"]}}`, false},
+	{"resolution missing type", `{"content":"c","suffering_assessment":{"resolved":[{"reason":"r"}]}}`, false},
+	{"assessment extra key", `{"content":"c","suffering_assessment":{"mood":"fine"}}`, false},
+	{"truncated", `{"content":"c"`, false},
+	{"null misspelt", `{"content":"c","reasoning":nul}`, false},
+}
+
+// TestFastDecode checks which objects decodeFast takes, and that each
+// gives exactly the general path's result (Response or error).
+func TestFastDecode(t *testing.T) {
+	for _, c := range fastDecodeCases {
+		t.Run(c.name, func(t *testing.T) {
+			text := strings.TrimSpace(c.json)
+			got, ok := decodeFast(text)
+			if ok != c.fast {
+				t.Fatalf("decodeFast took it = %v, want %v", ok, c.fast)
+			}
+			want, err := decodeCandidate(text, 0, true)
+			if ok && (err != nil || !reflect.DeepEqual(got, want)) {
+				t.Fatalf("decodeFast = %#v\ngeneral path = %#v, %v", got, want, err)
+			}
+			checkFastAgainstSlow(t, c.json)
+		})
+	}
+}
+
+// TestFastDecodeTakesTypical checks that the corpus's typical reply and
+// the benchmark's are decoded without a map (issue 9's cycle cost).
+func TestFastDecodeTakesTypical(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "responses", "typical.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := string(b)
+	i := strings.IndexByte(raw, '{')
+	sc := scanObject(raw, i, len(raw))
+	if _, ok := decodeFast(raw[i:sc.end]); !ok {
+		t.Fatalf("decodeFast refuses the typical reply %q", raw[i:sc.end])
+	}
+}
+
+// TestFastDecodeCopies checks that the decoded strings do not share the
+// reply's memory, which the agent's identity would otherwise keep alive.
+func TestFastDecodeCopies(t *testing.T) {
+	text := []byte(`{"content":"goal text","reasoning":"why","worldview_update":"w","new_open_questions":["q"]}`)
+	r, ok := decodeFast(unsafe.String(&text[0], len(text))) // aliases text
+	if !ok {
+		t.Fatal("not taken")
+	}
+	for i := range text {
+		text[i] = 'x'
+	}
+	if r.Content != "goal text" || r.Reasoning != "why" || *r.WorldviewUpdate != "w" || r.NewOpenQuestions[0] != "q" {
+		t.Fatalf("decoded strings changed with the input: %#v", r)
 	}
 }

@@ -74,23 +74,39 @@ func isFlat(s string) bool {
 	}
 	prevSpace := false
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == ' ':
+		switch flatClass[s[i]] {
+		case flatOK:
+			prevSpace = false
+		case flatSpace:
 			if prevSpace {
 				return false
 			}
 			prevSpace = true
-			continue
-		case c < ' ' && c >= '\t' && c <= '\r':
-			return false
-		case c == 0xC2 || c == 0xE1 || c == 0xE2 || c == 0xE3:
+		default:
 			return false
 		}
-		prevSpace = false
 	}
 	return true
 }
+
+// Byte classes for isFlat.
+const (
+	flatOK    = iota // any other byte
+	flatSpace        // ' '
+	flatBad          // other ASCII white space, or a lead byte of a Unicode space
+)
+
+// flatClass maps each byte to its isFlat class.
+var flatClass = func() (t [256]uint8) {
+	t[' '] = flatSpace
+	for c := '\t'; c <= '\r'; c++ {
+		t[c] = flatBad
+	}
+	for _, c := range []byte{0xC2, 0xE1, 0xE2, 0xE3} {
+		t[c] = flatBad
+	}
+	return t
+}()
 
 // isSpace is unicode.IsSpace with an ASCII fast path.
 func isSpace(r rune) bool {

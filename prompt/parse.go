@@ -146,8 +146,10 @@ func ValidateResponse(text string) error {
 //     specific error); a missing property points at where it should be
 //     ("/new_opinions/0/opinion"). A well-formed object is recognised
 //     first by a direct, allocation-free check of the schema's rules, and
-//     the validator runs only when that check fails (issue 9); what is
-//     accepted and every error are the same.
+//     the validator runs only when that check fails (issue 9). Before
+//     all of this, a plain well-formed reply (only the schema's keys, the
+//     right types, no \u escapes) is decoded straight into the Response
+//     without a map. What is accepted and every error are the same.
 //  9. The object is decoded into a Response; unknown keys are dropped, and
 //     white space around Content and Reasoning is trimmed.
 //
@@ -175,9 +177,15 @@ const maxUnwrap = 3
 
 // decodeCandidate turns one candidate JSON object text into a Response.
 // start is its byte offset in the raw input, for syntax error offsets. slow
-// skips the [fastValid] shortcut and always runs the jsonschema validator
-// (for the tests that prove the shortcut changes nothing).
+// skips the shortcuts ([decodeFast] and [fastValid]) and always decodes
+// into a map and runs the jsonschema validator (for the tests that prove
+// the shortcuts change nothing).
 func decodeCandidate(text string, start int, slow bool) (*Response, error) {
+	if !slow {
+		if r, ok := decodeFast(text); ok {
+			return r, nil
+		}
+	}
 	var v any
 	if err := json.Unmarshal([]byte(text), &v); err != nil {
 		pe := &ParseError{Kind: ErrSyntax, Detail: strings.TrimPrefix(err.Error(), "json: "), Offset: start}

@@ -1,6 +1,10 @@
 package runes
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 func TestHeadTail(t *testing.T) {
 	tests := []struct {
@@ -41,4 +45,24 @@ func FuzzHeadTail(f *testing.F) {
 			t.Fatalf("not a prefix/suffix")
 		}
 	})
+}
+
+// FuzzCount checks Count against utf8.RuneCountInString, the definition.
+func FuzzCount(f *testing.F) {
+	for _, s := range []string{"", "abc", "abcdefgh", "abcdefghé", "é—ü abcdefghijk", "\xff\xfeabcdefgh", "日本語テキストabcdefgh12345678"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := Count(s), utf8.RuneCountInString(s); got != want {
+			t.Fatalf("Count(%q) = %d, want %d", s, got, want)
+		}
+	})
+}
+
+func BenchmarkCount(b *testing.B) {
+	s := strings.Repeat("Everything I know I wrote down; everything else is gone. ", 64)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		Count(s)
+	}
 }
