@@ -71,10 +71,27 @@ func chosen(g identity.Goal) bool { return !g.Fallback && g.TaskID == "" }
 // repeated. The rule is a function of the stored goal history, so repeats
 // survive restarts and are recorded with the goals themselves.
 func Repeats(id *identity.Identity, i int) (earlier string, ok bool) {
+	return repeats(id, i, nil)
+}
+
+// repeats is [Repeats] with a cache of token sets by goal index (nil: no
+// cache), so that countRepeats tokenizes each goal of its window once
+// instead of once per comparison.
+func repeats(id *identity.Identity, i int, cache map[int]map[string]struct{}) (earlier string, ok bool) {
 	if i < 0 || i >= len(id.Goals) || !chosen(id.Goals[i]) {
 		return "", false
 	}
-	mine := Tokens(id.Goals[i].Objective)
+	tokens := func(j int) map[string]struct{} {
+		if t, ok := cache[j]; ok {
+			return t
+		}
+		t := Tokens(id.Goals[j].Objective)
+		if cache != nil {
+			cache[j] = t
+		}
+		return t
+	}
+	mine := tokens(i)
 	seen := 0
 	for j := i - 1; j >= 0 && seen < RepeatWindow; j-- {
 		g := id.Goals[j]
@@ -82,7 +99,7 @@ func Repeats(id *identity.Identity, i int) (earlier string, ok bool) {
 			continue
 		}
 		seen++
-		if jaccard(mine, Tokens(g.Objective)) >= RepeatSimilarity {
+		if jaccard(mine, tokens(j)) >= RepeatSimilarity {
 			return g.Objective, true
 		}
 	}
@@ -106,6 +123,7 @@ func (a *Agent) noteRepeatLocked() {
 // every round claims success. A repeat that failed is already counted as
 // failed.
 func countRepeats(id *identity.Identity, completed, failed *int) {
+	cache := make(map[int]map[string]struct{}, assessWindow+RepeatWindow)
 	n := 0
 	for i := len(id.Goals) - 1; i >= 0 && n < assessWindow; i-- {
 		g := id.Goals[i]
@@ -116,7 +134,7 @@ func countRepeats(id *identity.Identity, completed, failed *int) {
 		if g.Status != identity.Done {
 			continue
 		}
-		if _, ok := Repeats(id, i); ok {
+		if _, ok := repeats(id, i, cache); ok {
 			*completed--
 			*failed++
 		}

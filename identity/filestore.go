@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/existence-loop/sdk/internal/atomicfile"
@@ -81,6 +82,9 @@ type agentEntry struct {
 	// unusable is the error of the last read that found the document
 	// unusable; Save refuses while it is set.
 	unusable error
+	// size is the buffer size in bytes to encode the document into: the
+	// largest encoding so far plus a sixteenth.
+	size atomic.Int64
 }
 
 var (
@@ -233,18 +237,23 @@ func (f *FileStore) Save(ctx context.Context, s *AgentState) error {
 		return err
 	}
 	id := s.Identity.AgentID
-	stored := s.Clone()
+	// A shallow copy: encoding only reads it, and s must not change during
+	// Save anyway. A deep Clone of a large agent cost more than encoding.
+	stored := *s
 	stored.UpdatedAt = f.now().UTC()
-	data, err := encodeDocument(stored)
+	e := f.entry(id)
+	data, err := encodeDocument(&stored, int(e.size.Load()))
 	if err != nil {
 		return fmt.Errorf("identity: encoding state of %q: %w", id, err)
+	}
+	if n := int64(len(data)); n > e.size.Load() {
+		e.size.Store(n + n/16)
 	}
 	if int64(len(data)) > f.maxBytes {
 		return fmt.Errorf("%w: state of %q encodes to %d bytes, limit %d bytes (FileOptions.MaxBytes); not saved",
 			ErrTooLarge, id, len(data), f.maxBytes)
 	}
 
-	e := f.entry(id)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.checked && e.unusable == nil {

@@ -88,7 +88,9 @@ type Store interface {
 	Load(ctx context.Context, agentID string) (*AgentState, error)
 	// Save stores s under s.Identity.AgentID, replacing the previous
 	// version atomically. It returns an error wrapping [ErrInvalidID] or
-	// [suffering.ErrInvalid] for a state that does not validate.
+	// [suffering.ErrInvalid] for a state that does not validate. s is
+	// only read, and only during the call: the caller must not change it
+	// until Save returns, and the store keeps no reference to it.
 	Save(ctx context.Context, s *AgentState) error
 	// List returns the stored agent ids in lexical order.
 	List(ctx context.Context) ([]string, error)

@@ -18,7 +18,7 @@
 // -base (parent of the temp state directories, default the system temp
 // dir, as the harness), -reload (also time a cycle that re-opens the agent
 // from the store every time), -stores (comma-separated, default
-// "file,sqlite").
+// "file,sqlite"), -cpuprofile (write a CPU profile of the run).
 package main
 
 import (
@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -59,7 +60,19 @@ func main() {
 	base := flag.String("base", os.TempDir(), "parent of the temp state directories")
 	reload := flag.Bool("reload", false, "also time the Go cycle that re-opens the agent from the store each time")
 	stores := flag.String("stores", "file,sqlite", "comma-separated stores of the Go side: file, sqlite")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cyclebench: -cpuprofile:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	kinds := strings.Split(*stores, ",")
 	for _, k := range kinds {
 		if k != "file" && k != "sqlite" {
@@ -68,6 +81,7 @@ func main() {
 		}
 	}
 	if err := run(*harness, *data, *agent, *base, kinds, *rounds, *n, *reload); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "cyclebench:", err)
 		os.Exit(1)
 	}
