@@ -184,7 +184,7 @@ func writeDuration(b *strings.Builder, d time.Duration) {
 // allocates only when s has line breaks.
 func prose(s string, maxChars int) string {
 	s = strings.TrimSpace(s)
-	if strings.IndexFunc(s, isLineBreak) >= 0 {
+	if hasLineBreak(s) {
 		var b strings.Builder
 		b.Grow(len(s))
 		for rest := s; rest != ""; {
@@ -207,6 +207,21 @@ func prose(s string, maxChars int) string {
 		s = b.String()
 	}
 	return strings.TrimRightFunc(runes.Head(s, maxChars), unicode.IsSpace)
+}
+
+// hasLineBreak reports whether s holds a rune for which isLineBreak is
+// true, as strings.IndexFunc(s, isLineBreak) >= 0 does, without decoding
+// the runes of text that cannot hold one: a line break's encoding starts
+// with a byte in 0x0A–0x0D, 0xC2 (U+0085) or 0xE2 (U+2028, U+2029), and
+// none of those is a continuation byte, so decoding from it decodes what
+// decoding from the start would.
+func hasLineBreak(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= '\n' && c <= '\r' || c == 0xC2 || c == 0xE2 {
+			return strings.IndexFunc(s[i:], isLineBreak) >= 0
+		}
+	}
+	return false
 }
 
 // isLineBreak reports whether r ends a line: "\n", "\r", "\v", "\f",

@@ -157,3 +157,16 @@ func FuzzProse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHasLineBreak checks hasLineBreak against its definition,
+// strings.IndexFunc(s, isLineBreak) >= 0, on any bytes.
+func FuzzHasLineBreak(f *testing.F) {
+	for _, s := range []string{"", "a b", "a\nb", "\r", "a\u0085b", "x\u2028", "\u2029", "\xe2\x80", "\xc2", "é—ü", "\xf0\x9f\xe2\x80\xa8"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := hasLineBreak(s), strings.IndexFunc(s, isLineBreak) >= 0; got != want {
+			t.Fatalf("hasLineBreak(%q) = %v, want %v", s, got, want)
+		}
+	})
+}

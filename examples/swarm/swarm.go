@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -123,6 +124,7 @@ type result struct {
 	RSSBytes         int64                `json:"rss_bytes"`
 	RSSBytesPerAgent int64                `json:"rss_bytes_per_agent"`
 	RSSSamplesMB     []float64            `json:"rss_samples_mb"`
+	LiveHeapMB       []float64            `json:"live_heap_samples_mb"`
 	GoroutinesMax    int                  `json:"goroutines_max"`
 	CPUSeconds       float64              `json:"cpu_s"`
 	CPUPercent       float64              `json:"cpu_percent"`
@@ -548,6 +550,7 @@ loop:
 			flightSum += float64(model.inFlight.Load())
 			if now := time.Now(); !now.Before(nextRSS) {
 				res.RSSSamplesMB = append(res.RSSSamplesMB, float64(rssBytes())/(1<<20))
+				res.LiveHeapMB = append(res.LiveHeapMB, float64(liveHeapBytes())/(1<<20))
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
 				res.HeapInuseMB, res.StackInuseMB, res.GoSysMB, res.NumGC = float64(ms.HeapInuse)/(1<<20), float64(ms.StackInuse)/(1<<20), float64(ms.Sys)/(1<<20), ms.NumGC
@@ -670,6 +673,7 @@ func (res *result) print(w io.Writer, asJSON bool) error {
 	fmt.Fprintf(w, "model calls   %d (at most %d in flight; %d cancelled, most of them in flight at the stop)\n", res.ModelCalls, res.CallsInFlightMax, res.CallsInFlightAtEnd)
 	fmt.Fprintf(w, "  by purpose/outcome: %v; fallbacks %d\n", res.CallsByPurpose, res.Fallbacks)
 	fmt.Fprintf(w, "RSS           peak %.1f MB while running, %.1f KB per agent above the start (samples %v MB)\n", float64(res.RSSBytes)/(1<<20), float64(res.RSSBytesPerAgent)/1024, res.RSSSamplesMB)
+	fmt.Fprintf(w, "  live heap as of the last GC (what the agents hold; RSS also holds the garbage until the next GC): samples %v MB\n", res.LiveHeapMB)
 	fmt.Fprintf(w, "  Go runtime at the last sample: heap in use %.0f MB, goroutine stacks %.0f MB, from the OS %.0f MB; %d GCs\n", res.HeapInuseMB, res.StackInuseMB, res.GoSysMB, res.NumGC)
 	fmt.Fprintf(w, "store         %s: %d saves (%.1f/s) until the stop, %d at the shutdown, %d failed, %d cut short by the stop; a save took p50 %.1f ms, p99 %.1f ms, max %.1f ms; start-up %.1f s\n",
 		res.Store, res.Saves, res.SavesPerS, res.FinalSaves, res.SaveErrors, res.SavesCancelled, res.SaveLatency.P50, res.SaveLatency.P99, res.SaveLatency.Max, res.StartupS)
@@ -686,4 +690,17 @@ func (res *result) print(w io.Writer, asJSON bool) error {
 		fmt.Fprintf(w, "  beyond the model call: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", res.HostOverhead.P50, res.HostOverhead.P99, res.HostOverhead.Max)
 	}
 	return nil
+}
+
+// liveHeapBytes returns the heap bytes that were live at the end of the
+// last GC (runtime/metrics "/gc/heap/live:bytes"): the memory the agents
+// and the scheduler hold, without the garbage that RSS also counts until
+// the next collection.
+func liveHeapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
