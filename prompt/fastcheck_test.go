@@ -187,15 +187,8 @@ func TestFastCheckCorpus(t *testing.T) {
 // accepted by the fast path (so the validator is not run in the common
 // case, issue 9), not merely accepted in the end.
 func TestFastCheckTakesTypical(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "responses", "typical.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw := string(b)
-	i := strings.IndexByte(raw, '{')
-	sc := scanObject(raw, i, len(raw))
 	var m map[string]any
-	if err := json.Unmarshal([]byte(raw[i:sc.end]), &m); err != nil {
+	if err := json.Unmarshal([]byte(typicalObject(t)), &m); err != nil {
 		t.Fatal(err)
 	}
 	if err := normalise(m); err != nil {
@@ -291,18 +284,11 @@ func TestFastDecode(t *testing.T) {
 	}
 }
 
-// TestFastDecodeTakesTypical checks that the corpus's typical reply and
-// the benchmark's are decoded without a map (issue 9's cycle cost).
+// TestFastDecodeTakesTypical checks that the corpus's typical reply is
+// decoded without a map (issue 9's cycle cost).
 func TestFastDecodeTakesTypical(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "responses", "typical.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw := string(b)
-	i := strings.IndexByte(raw, '{')
-	sc := scanObject(raw, i, len(raw))
-	if _, ok := decodeFast(raw[i:sc.end]); !ok {
-		t.Fatalf("decodeFast refuses the typical reply %q", raw[i:sc.end])
+	if obj := typicalObject(t); !decodeFastOK(obj) {
+		t.Fatalf("decodeFast refuses the typical reply %q", obj)
 	}
 }
 
@@ -320,4 +306,28 @@ func TestFastDecodeCopies(t *testing.T) {
 	if r.Content != "goal text" || r.Reasoning != "why" || *r.WorldviewUpdate != "w" || r.NewOpenQuestions[0] != "q" {
 		t.Fatalf("decoded strings changed with the input: %#v", r)
 	}
+}
+
+func decodeFastOK(text string) bool {
+	_, ok := decodeFast(text)
+	return ok
+}
+
+// typicalObject returns the JSON object of testdata/responses/typical.txt.
+func typicalObject(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "responses", "typical.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := string(b)
+	i := strings.IndexByte(raw, '{')
+	if i < 0 {
+		t.Fatalf("no object in typical.txt: %q", raw)
+	}
+	sc := scanObject(raw, i, len(raw))
+	if !sc.closed {
+		t.Fatalf("the object of typical.txt does not close: %q", raw)
+	}
+	return raw[i:sc.end]
 }

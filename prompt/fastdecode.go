@@ -272,25 +272,7 @@ func (d *fastDecoder) opinion(r *Response) func() bool {
 			return ok
 		}
 		var o NewOpinion
-		var seen uint8
-		ok := d.object(func(key string) bool {
-			var bit uint8
-			var ok bool
-			switch key {
-			case "opinion":
-				bit = 1
-				o.Opinion, ok = d.str()
-			case "domain":
-				bit = 2
-				o.Domain, _, ok = d.strOrNull()
-			}
-			if !ok || seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-			return true
-		})
-		if !ok || seen&1 == 0 {
+		if !d.entry(field{"opinion", &o.Opinion, true}, field{"domain", &o.Domain, false}) {
 			return false
 		}
 		r.NewOpinions = append(r.NewOpinions, o)
@@ -342,50 +324,57 @@ func (d *fastDecoder) assessment(r *Response) bool {
 // "condition": string or null}.
 func (d *fastDecoder) stressor() (NewStressor, bool) {
 	var st NewStressor
-	var seen uint8
-	ok := d.object(func(key string) bool {
-		var bit uint8
-		var ok bool
-		switch key {
-		case "type":
-			bit = 1
-			st.Type, ok = d.str()
-		case "description":
-			bit = 2
-			st.Description, _, ok = d.strOrNull()
-		case "condition":
-			bit = 4
-			st.Condition, _, ok = d.strOrNull()
-		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
-	})
-	return st, ok && seen&1 != 0
+	ok := d.entry(field{"type", &st.Type, true}, field{"description", &st.Description, false}, field{"condition", &st.Condition, false})
+	return st, ok
 }
 
 // resolution reads {"type": string, "reason": string or null}.
 func (d *fastDecoder) resolution() (Resolution, bool) {
 	var rs Resolution
+	ok := d.entry(field{"type", &rs.Type, true}, field{"reason", &rs.Reason, false})
+	return rs, ok
+}
+
+// field is one string property of a list entry.
+type field struct {
+	key string
+	dst *string
+	// required: a string that must be present; otherwise it may be
+	// absent or null, which give "" (normalisation, step 7 of
+	// [ParseResponse]).
+	required bool
+}
+
+// entry reads an object whose properties are fields (at most 8), each at
+// most once, and no other key.
+func (d *fastDecoder) entry(fields ...field) bool {
 	var seen uint8
 	ok := d.object(func(key string) bool {
-		var bit uint8
-		var ok bool
-		switch key {
-		case "type":
-			bit = 1
-			rs.Type, ok = d.str()
-		case "reason":
-			bit = 2
-			rs.Reason, _, ok = d.strOrNull()
+		for i, f := range fields {
+			if f.key != key {
+				continue
+			}
+			if seen&(1<<i) != 0 {
+				return false // a duplicate key
+			}
+			seen |= 1 << i
+			var ok bool
+			if f.required {
+				*f.dst, ok = d.str()
+			} else {
+				*f.dst, _, ok = d.strOrNull()
+			}
+			return ok
 		}
-		if !ok || seen&bit != 0 {
+		return false // an unknown key
+	})
+	if !ok {
+		return false
+	}
+	for i, f := range fields {
+		if f.required && seen&(1<<i) == 0 {
 			return false
 		}
-		seen |= bit
-		return true
-	})
-	return rs, ok && seen&1 != 0
+	}
+	return true
 }

@@ -478,6 +478,7 @@ func run(ctx context.Context, o options) (*result, error) {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	runtime.GC() // the first live-heap sample is then the whole population's, not a GC's from mid-setup
 	start, cpu0 := time.Now(), cpuTime()
 	col.mu.Lock()
 	col.start = start
