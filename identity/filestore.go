@@ -83,7 +83,8 @@ type agentEntry struct {
 	// unusable; Save refuses while it is set.
 	unusable error
 	// size is the buffer size in bytes to encode the document into: the
-	// largest encoding so far plus a sixteenth.
+	// last encoding that was not refused as too large, plus a sixteenth.
+	// It is only a hint (it follows the agent down as well as up).
 	size atomic.Int64
 }
 
@@ -246,13 +247,11 @@ func (f *FileStore) Save(ctx context.Context, s *AgentState) error {
 	if err != nil {
 		return fmt.Errorf("identity: encoding state of %q: %w", id, err)
 	}
-	if n := int64(len(data)); n > e.size.Load() {
-		e.size.Store(n + n/16)
-	}
 	if int64(len(data)) > f.maxBytes {
 		return fmt.Errorf("%w: state of %q encodes to %d bytes, limit %d bytes (FileOptions.MaxBytes); not saved",
 			ErrTooLarge, id, len(data), f.maxBytes)
 	}
+	e.size.Store(int64(len(data) + len(data)/16))
 
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -690,3 +690,23 @@ func TestFileStoreLoadsIndentedDocuments(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(data), string(pretty), "IndentDocument gives the readable form back")
 }
+
+// TestFileStoreSizeHintFollowsSavedDocuments checks that the encoding
+// buffer hint comes from documents that were saved: a refused, too large
+// state must not make every later save of the agent allocate its size.
+func TestFileStoreSizeHintFollowsSavedDocuments(t *testing.T) {
+	s, err := OpenFileStore(t.TempDir(), FileOptions{Now: fixedNow, MaxBytes: 64 << 10})
+	require.NoError(t, err)
+	ctx := context.Background()
+	big := sampleState("a")
+	big.Identity.Narrative = strings.Repeat("x", 1<<20)
+	require.ErrorIs(t, s.Save(ctx, big), ErrTooLarge)
+	assert.Zero(t, s.entry("a").size.Load(), "a refused encoding set the hint")
+
+	require.NoError(t, s.Save(ctx, sampleState("a")))
+	data, err := os.ReadFile(s.Path("a"))
+	require.NoError(t, err)
+	got := s.entry("a").size.Load()
+	assert.GreaterOrEqual(t, got, int64(len(data)))
+	assert.Less(t, got, int64(len(data))*2)
+}

@@ -415,11 +415,14 @@ func (id *Identity) Clone() Identity {
 }
 
 // appendLast appends v to s and keeps the last n elements, like
-// keepLast(append(s, v), n) but with one allocation every n/4 appends at
-// the cap instead of two per append: the window slides forward through
-// spare capacity (n/4 elements, at least 1), and only when that is used up
-// are the last n copied to a new array. Elements an older slice header of
-// s can see are never written, as with append.
+// keepLast(append(s, v), n) but with one allocation every n/4+1 appends
+// at the cap instead of two for each (append growing the array, then the
+// copy): the window slides forward through spare capacity (n/4 elements,
+// at least 1), and only when that is used up are the last n copied to a
+// new array of that capacity. As with append, no element within an older
+// header's length is written; but results share one array, so two
+// shallow copies of an Identity must not both append (Clone copies the
+// lists).
 func appendLast[T any](s []T, v T, n int) []T {
 	switch {
 	case n <= 0 || len(s) > n:

@@ -18,7 +18,7 @@ import (
 // one. To keep that easy to see, decodeFast accepts only:
 //
 //   - strict JSON: white space is space, tab, CR or LF; strings hold valid
-//     UTF-8 and no control character, and their escapes are the two-
+//     UTF-8 and no byte below 0x20, and their escapes are the two-
 //     character ones (\" \\ \/ \b \f \n \r \t), never \u;
 //   - the keys of [Schema] and no other, each at most once, and the
 //     object ending the text;
