@@ -30,6 +30,11 @@
 // rss_bytes_per_agent, goroutines_max, host_reply_ms ({"p50", "p99",
 // "max"}, with -host-messages), and more (see result).
 //
+// Memory is sampled at every tenth of the run: RSS (rss_samples_mb), and
+// the heap that was live at the end of the last GC (live_heap_samples_mb,
+// from runtime/metrics), which shows what the agents hold without the
+// garbage that RSS keeps until the next collection.
+//
 // -store names where the agents' states are kept (issues 10 and 11):
 // memory (the default: identity.MemoryStore), a directory
 // (identity.FileStore, one file per agent), sqlite:PATH (one SQLite file,
