@@ -79,9 +79,11 @@ func TestImportedTrioPromptsGolden(t *testing.T) {
 	})
 	rec := &existencetest.Recorder{}
 	// The trio's default names: every imported agent keeps its own.
-	for id, name := range map[string]string{"scout": "Cedar", "analyst": "Cipher", "builder": "Vault"} {
+	// A fixed order (not a map's): r.Agents() lists the agents in the
+	// order they were added, which is the golden file's.
+	for _, a := range []struct{ id, name string }{{"scout", "Cedar"}, {"analyst", "Cipher"}, {"builder", "Vault"}} {
 		_, err := r.Add(ctx, existence.Config{
-			ID: id, Name: name,
+			ID: a.id, Name: a.name,
 			Model:    llmtest.NewFake(llmtest.Reply{Text: string(reply)}),
 			Prompt:   prompt.New(prompttest.HollowConfig()),
 			Executor: wait, Retry: llm.RetryPolicy{Attempts: 1},
