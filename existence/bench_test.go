@@ -3,6 +3,7 @@ package existence_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -43,8 +44,41 @@ func benchState() *identity.AgentState {
 }
 
 // BenchmarkCycle measures one full existence cycle without I/O: assemble
-// the prompt, parse the model's reply, apply it to the state.
+// the prompt, parse the model's reply, apply it to the state. It runs
+// alone in a tiny heap, where the GC runs every few hundred cycles; see
+// BenchmarkCyclePopulation for the same cycle in a process that holds a
+// population.
 func BenchmarkCycle(b *testing.B) {
+	benchCycle(b)
+}
+
+// BenchmarkCyclePopulation is BenchmarkCycle in a process that holds 10,000
+// agents in a Runner, as examples/swarm does at the start of a run (a
+// live heap of about 40 MB; the agents are added, not run). The GC then
+// runs far less often than in BenchmarkCycle's tiny heap, and marks more
+// when it does: what a cycle costs in the process issue 9 is about.
+func BenchmarkCyclePopulation(b *testing.B) {
+	ctx := context.Background()
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	model := llmtest.NewFake()
+	for i := range 10000 {
+		id := fmt.Sprintf("agent-%05d", i)
+		if _, err := r.Add(ctx, existence.Config{ID: id, Name: "Agent " + id, Model: model}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	benchCycle(b)
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-MB")
+}
+
+func benchCycle(b *testing.B) {
 	asm := prompt.New(prompt.Config{World: "A workspace directory.", Situation: prompt.DefaultSituation, Goals: []string{"read", "build"}, Prohibitions: "hardware"})
 	base := benchState()
 	peers := []prompt.Peer{{ID: "analyst", Name: "Cipher", Narrative: "I review."}, {ID: "builder", Name: "Vault", Narrative: "I build."}}
