@@ -1,8 +1,10 @@
 package existence
 
 import (
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/existence-loop/sdk/identity"
 )
@@ -42,17 +44,71 @@ func Tokens(objective string) map[string]struct{} {
 // distinct words: a 10-word goal with one word changed (9/11 ≈ 0.82) is
 // not a repeat, one with a word added (10/11 ≈ 0.91) is.
 func Similarity(a, b string) float64 {
-	return jaccard(Tokens(a), Tokens(b))
+	return jaccardSorted(tokenHashes(a), tokenHashes(b))
 }
 
-func jaccard(a, b map[string]struct{}) float64 {
+// tokenHashes returns the 64-bit FNV-1a hashes of objective's [Tokens],
+// sorted and without duplicates: the same set (up to a hash collision,
+// about 2⁻⁶⁴ for a pair of words), without a string or a map per goal.
+// Repeat detection runs on every heartbeat over the last goals, so this is
+// on the cycle's path (issue 10's durable cycle). FuzzTokenHashes checks
+// it against Tokens.
+func tokenHashes(objective string) []uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	out := make([]uint64, 0, 16)
+	h, in := uint64(offset), false
+	var enc [utf8.UTFMax]byte
+	for _, r := range objective { // invalid UTF-8 gives RuneError: a separator, as in Tokens
+		var word bool
+		if r < utf8.RuneSelf {
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			word = 'a' <= r && r <= 'z' || '0' <= r && r <= '9'
+			if word {
+				h = (h ^ uint64(r)) * prime
+			}
+		} else {
+			r = unicode.ToLower(r)
+			word = unicode.IsLetter(r) || unicode.IsDigit(r)
+			if word {
+				for _, c := range enc[:utf8.EncodeRune(enc[:], r)] {
+					h = (h ^ uint64(c)) * prime
+				}
+			}
+		}
+		switch {
+		case word:
+			in = true
+		case in:
+			out = append(out, h)
+			h, in = offset, false
+		}
+	}
+	if in {
+		out = append(out, h)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// jaccardSorted is the Jaccard index of two sorted sets without
+// duplicates; two empty sets are similar (1).
+func jaccardSorted(a, b []uint64) float64 {
 	if len(a) == 0 && len(b) == 0 {
 		return 1
 	}
 	inter := 0
-	for w := range a {
-		if _, ok := b[w]; ok {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] == b[j]:
 			inter++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
 		}
 	}
 	return float64(inter) / float64(len(a)+len(b)-inter)
@@ -77,15 +133,15 @@ func Repeats(id *identity.Identity, i int) (earlier string, ok bool) {
 // repeats is [Repeats] with a cache of token sets by goal index (nil: no
 // cache), so that countRepeats tokenizes each goal of its window once
 // instead of once per comparison.
-func repeats(id *identity.Identity, i int, cache map[int]map[string]struct{}) (earlier string, ok bool) {
+func repeats(id *identity.Identity, i int, cache map[int][]uint64) (earlier string, ok bool) {
 	if i < 0 || i >= len(id.Goals) || !chosen(id.Goals[i]) {
 		return "", false
 	}
-	tokens := func(j int) map[string]struct{} {
+	tokens := func(j int) []uint64 {
 		if t, ok := cache[j]; ok {
 			return t
 		}
-		t := Tokens(id.Goals[j].Objective)
+		t := tokenHashes(id.Goals[j].Objective)
 		if cache != nil {
 			cache[j] = t
 		}
@@ -99,7 +155,7 @@ func repeats(id *identity.Identity, i int, cache map[int]map[string]struct{}) (e
 			continue
 		}
 		seen++
-		if jaccard(mine, tokens(j)) >= RepeatSimilarity {
+		if jaccardSorted(mine, tokens(j)) >= RepeatSimilarity {
 			return g.Objective, true
 		}
 	}
@@ -123,7 +179,7 @@ func (a *Agent) noteRepeatLocked() {
 // every round claims success. A repeat that failed is already counted as
 // failed.
 func countRepeats(id *identity.Identity, completed, failed *int) {
-	cache := make(map[int]map[string]struct{}, assessWindow+RepeatWindow)
+	cache := make(map[int][]uint64, assessWindow+RepeatWindow)
 	n := 0
 	for i := len(id.Goals) - 1; i >= 0 && n < assessWindow; i-- {
 		g := id.Goals[i]
