@@ -70,16 +70,12 @@ func decodeFast(text string) (*Response, bool) {
 			}
 		case "new_open_questions":
 			bit = 1 << 4
-			if !d.list(func() bool {
-				s, ok := d.str()
-				r.NewOpenQuestions = append(r.NewOpenQuestions, s)
-				return ok
-			}) {
+			if !listOf(&d, &r.NewOpenQuestions, d.str) {
 				return false
 			}
 		case "new_opinions":
 			bit = 1 << 5
-			if !d.list(d.opinion(r)) {
+			if !listOf(&d, &r.NewOpinions, d.opinion) {
 				return false
 			}
 		case "suffering_assessment":
@@ -197,6 +193,16 @@ func (d *fastDecoder) list(entry func() bool) bool {
 	}
 }
 
+// listOf reads null (no entries) or a list of entries, each read by read
+// and appended to *dst.
+func listOf[T any](d *fastDecoder, dst *[]T, read func() (T, bool)) bool {
+	return d.list(func() bool {
+		v, ok := read()
+		*dst = append(*dst, v)
+		return ok
+	})
+}
+
 // strOrNull reads a string, or null (reported, with "").
 func (d *fastDecoder) strOrNull() (s string, null, ok bool) {
 	if d.null() {
@@ -261,23 +267,16 @@ func (d *fastDecoder) str() (string, bool) {
 	return "", false
 }
 
-// opinion returns the entry reader of new_opinions: a bare string (an
-// opinion without a domain), or {"opinion": string, "domain": string or
-// null}.
-func (d *fastDecoder) opinion(r *Response) func() bool {
-	return func() bool {
-		if d.skipSpace() < len(d.s) && d.s[d.i] == '"' {
-			s, ok := d.str()
-			r.NewOpinions = append(r.NewOpinions, NewOpinion{Opinion: s})
-			return ok
-		}
-		var o NewOpinion
-		if !d.entry(field{"opinion", &o.Opinion, true}, field{"domain", &o.Domain, false}) {
-			return false
-		}
-		r.NewOpinions = append(r.NewOpinions, o)
-		return true
+// opinion reads an entry of new_opinions: a bare string (an opinion
+// without a domain), or {"opinion": string, "domain": string or null}.
+func (d *fastDecoder) opinion() (NewOpinion, bool) {
+	if d.skipSpace() < len(d.s) && d.s[d.i] == '"' {
+		s, ok := d.str()
+		return NewOpinion{Opinion: s}, ok
 	}
+	var o NewOpinion
+	ok := d.entry(field{"opinion", &o.Opinion, true}, field{"domain", &o.Domain, false})
+	return o, ok
 }
 
 // assessment reads suffering_assessment: null (absent), or an object
@@ -294,18 +293,10 @@ func (d *fastDecoder) assessment(r *Response) bool {
 		switch key {
 		case "new_stressors":
 			bit = 1
-			ok = d.list(func() bool {
-				st, ok := d.stressor()
-				sa.NewStressors = append(sa.NewStressors, st)
-				return ok
-			})
+			ok = listOf(d, &sa.NewStressors, d.stressor)
 		case "resolved":
 			bit = 2
-			ok = d.list(func() bool {
-				rs, ok := d.resolution()
-				sa.Resolved = append(sa.Resolved, rs)
-				return ok
-			})
+			ok = listOf(d, &sa.Resolved, d.resolution)
 		}
 		if !ok || seen&bit != 0 {
 			return false
