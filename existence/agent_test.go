@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -936,4 +937,44 @@ func TestGoalTimeoutEndsTheExecutorsContext(t *testing.T) {
 	a := f.agent(t, existence.Config{Executor: exec, GoalTimeout: time.Hour})
 	tick(t, a)
 	assert.WithinDuration(t, before.Add(time.Hour), deadline, time.Minute)
+}
+
+// TestCustomSectionRunsOutsideTheLock checks the two ways a cycle
+// assembles its prompt: built-in sections under the agent's lock, from the
+// state itself; a custom section outside it, from a copy. A custom
+// section that takes the agent's lock (Status) must get it, and both ways
+// must send the prompt that Preview shows.
+func TestCustomSectionRunsOutsideTheLock(t *testing.T) {
+	for _, custom := range []bool{false, true} {
+		t.Run(fmt.Sprintf("custom=%v", custom), func(t *testing.T) {
+			f := newFixture(goalReply(t, "map the workspace"))
+			asm := prompt.New(prompt.Config{})
+			var a *existence.Agent
+			var underLock atomic.Bool
+			if custom {
+				require.NoError(t, asm.InsertAfter(prompt.SectionTime, prompt.SectionFunc{ID: "status", Text: func(*prompt.View) string {
+					got := make(chan int, 1)
+					go func() { got <- a.Status().Cycles }() // takes the agent's lock
+					select {
+					case n := <-got:
+						return fmt.Sprint("CYCLES: ", n)
+					case <-time.After(10 * time.Second): // only bounds a failure
+						underLock.Store(true)
+						return "LOCKED"
+					}
+				}}))
+			}
+			a = f.agent(t, existence.Config{Prompt: asm, Executor: blockingExecutor()})
+			want, err := a.Preview(context.Background())
+			require.NoError(t, err)
+
+			require.NoError(t, a.Tick(context.Background()))
+			require.False(t, underLock.Load(), "the custom section ran under the agent's lock")
+			sent := f.model.Requests()[0].Messages[0].Content
+			assert.Equal(t, want.Text, sent)
+			if custom {
+				assert.Contains(t, sent, "CYCLES: 0")
+			}
+		})
+	}
 }

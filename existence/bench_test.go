@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -43,11 +44,15 @@ func benchState() *identity.AgentState {
 	return st
 }
 
-// BenchmarkCycle measures one full existence cycle without I/O: assemble
-// the prompt, parse the model's reply, apply it to the state. It runs
-// alone in a tiny heap, where the GC runs every few hundred cycles; see
-// BenchmarkCyclePopulation for the same cycle in a process that holds a
-// population.
+// BenchmarkCycle measures one full existence cycle without I/O, as Tick
+// runs it with the built-in sections: assemble the prompt straight from the
+// state (under the agent's lock, no copy), parse the model's reply, apply
+// it to the state. The state is a mid-life agent at its caps, so every
+// cycle does the same work (an opinion slides in, the question is already
+// held, the stressor is already active). It runs alone in a tiny heap,
+// where the GC runs every few hundred cycles; see BenchmarkCyclePopulation
+// for the same cycle in a process that holds a population, and
+// BenchmarkCycleCustomSection for the copy a custom section adds.
 func BenchmarkCycle(b *testing.B) {
 	benchCycle(b)
 }
@@ -80,14 +85,34 @@ func BenchmarkCyclePopulation(b *testing.B) {
 
 func benchCycle(b *testing.B) {
 	asm := prompt.New(prompt.Config{World: "A workspace directory.", Situation: prompt.DefaultSituation, Goals: []string{"read", "build"}, Prohibitions: "hardware"})
-	base := benchState()
+	benchCycleWith(b, asm)
+}
+
+// BenchmarkCycleCustomSection is BenchmarkCycle with one custom section:
+// the cycle then copies the identity, suffering and messages for the
+// prompt, and assembles it outside the agent's lock.
+func BenchmarkCycleCustomSection(b *testing.B) {
+	asm := prompt.New(prompt.Config{World: "A workspace directory.", Situation: prompt.DefaultSituation, Goals: []string{"read", "build"}, Prohibitions: "hardware"})
+	if err := asm.InsertAfter(prompt.SectionTime, prompt.SectionFunc{ID: "mood", Text: func(*prompt.View) string { return "MOOD: curious" }}); err != nil {
+		b.Fatal(err)
+	}
+	benchCycleWith(b, asm)
+}
+
+func benchCycleWith(b *testing.B, asm *prompt.Assembler) {
+	st := benchState()
 	peers := []prompt.Peer{{ID: "analyst", Name: "Cipher", Narrative: "I review."}, {ID: "builder", Name: "Vault", Narrative: "I build."}}
 	now := t0.Add(time.Hour)
 	b.ReportAllocs()
 	for b.Loop() {
-		st := base.Clone()
 		v := &prompt.View{Now: now, Identity: &st.Identity, Suffering: &st.Suffering, Peers: peers, Inbox: st.Inbox}
-		if _, err := asm.Assemble(v); err != nil {
+		p, builtin, err := asm.AssembleBuiltin(v)
+		if !builtin {
+			id, sf := st.Identity.Clone(), st.Suffering.Clone()
+			v = &prompt.View{Now: now, Identity: &id, Suffering: &sf, Peers: peers, Inbox: slices.Clone(st.Inbox)}
+			p, err = asm.Assemble(v)
+		}
+		if err != nil || p == nil {
 			b.Fatal(err)
 		}
 		r, err := prompt.ParseResponse(benchReply)

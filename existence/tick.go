@@ -270,8 +270,17 @@ func (a *Agent) cycle(ctx context.Context) error {
 		stats.Lane, stats.Lateness, stats.Coalesced = d.lane.String(), d.lateness(), d.coalesced
 	}
 	a.mu.Lock()
-	view := a.viewLocked(start, task, peers)
-	view.PeersOmitted = omitted
+	// An assembler of built-in sections runs here, under a.mu, straight
+	// from the state; one with a custom section gets a copy of the state,
+	// outside the lock, so that no code of the caller's runs under it.
+	live := a.viewLocked(start, task, peers, false)
+	live.PeersOmitted = omitted
+	p, builtin, err := a.cfg.Prompt.AssembleBuiltin(live)
+	var view *prompt.View
+	if !builtin {
+		view = a.viewLocked(start, task, peers, true)
+		view.PeersOmitted = omitted
+	}
 	nInbox, nHost := len(a.state.Inbox), len(a.state.Host)
 	a.unlock()
 
@@ -280,7 +289,9 @@ func (a *Agent) cycle(ctx context.Context) error {
 		cause string
 		cerr  error
 	)
-	p, err := a.cfg.Prompt.Assemble(view)
+	if !builtin {
+		p, err = a.cfg.Prompt.Assemble(view)
+	}
 	stats.Assemble = time.Since(wall)
 	if err != nil {
 		cause, cerr = "prompt", err
@@ -401,17 +412,21 @@ func (a *Agent) generate(ctx context.Context, text string, stats *CycleStats) (*
 	return r, "", nil
 }
 
-// viewLocked builds the prompt view of the current state.
-func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer) *prompt.View {
+// viewLocked builds the prompt view of the current state: a copy of it
+// when copied, else a view into it, valid only while a.mu is held.
+func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer, copied bool) *prompt.View {
 	st := a.state
-	id := st.Identity.Clone()
-	sf := st.Suffering.Clone()
+	id, sf, inbox, host := &st.Identity, &st.Suffering, st.Inbox, st.Host
+	if copied {
+		idc, sfc := st.Identity.Clone(), st.Suffering.Clone()
+		id, sf, inbox, host = &idc, &sfc, slices.Clone(st.Inbox), slices.Clone(st.Host)
+	}
 	v := &prompt.View{
 		Now:       now,
-		Identity:  &id,
-		Suffering: &sf,
-		Inbox:     slices.Clone(st.Inbox),
-		Host:      slices.Clone(st.Host),
+		Identity:  id,
+		Suffering: sf,
+		Inbox:     inbox,
+		Host:      host,
 		Task:      task,
 		Limits:    a.cfg.Limits,
 		Values:    a.cfg.Values,
@@ -448,7 +463,7 @@ func (a *Agent) Preview(ctx context.Context) (*prompt.Prompt, error) {
 	saved := a.state
 	a.state = saved.Clone()
 	a.sufferLocked(now)
-	v := a.viewLocked(now, task, peers)
+	v := a.viewLocked(now, task, peers, true)
 	v.PeersOmitted = omitted
 	a.state = saved
 	a.pending = nil // a preview reports nothing

@@ -376,7 +376,46 @@ func (a *Assembler) Assemble(v *View) (*Prompt, error) {
 	if v == nil {
 		return nil, ErrNilView
 	}
+	return a.assemble(a.cur.Load(), v)
+}
+
+// AssembleBuiltin is [Assembler.Assemble] for a caller that holds a lock
+// over the state v points into: it assembles v only when Assemble would
+// run no code but the SDK's, that is when every section is built in (none
+// replaced or added with a custom [Section]) and the budget has no custom
+// Count. Then the caller may assemble straight from its state, under its
+// lock, instead of copying the state first; the existence package does so
+// on every cycle (issue 9's cycle cost). Otherwise it reports false and
+// does nothing, and the caller copies the state and calls Assemble outside
+// its lock. The check and the assembly use the same layout, so a section
+// added meanwhile by another goroutine is never run under the lock. The
+// errors are Assemble's.
+func (a *Assembler) AssembleBuiltin(v *View) (p *Prompt, ok bool, err error) {
+	if v == nil {
+		return nil, false, ErrNilView
+	}
 	l := a.cur.Load()
+	if !l.builtin() {
+		return nil, false, nil
+	}
+	p, err = a.assemble(l, v)
+	return p, true, err
+}
+
+// builtin reports whether assembling with l runs only the SDK's code.
+func (l *layout) builtin() bool {
+	if l.cfg.Budget.Count != nil {
+		return false
+	}
+	for _, s := range l.sections {
+		if _, ok := s.(*stdSection); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *Assembler) assemble(l *layout, v *View) (*Prompt, error) {
 	e := newEnv(v)
 
 	var b strings.Builder

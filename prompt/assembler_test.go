@@ -432,3 +432,64 @@ func FuzzAssemble(f *testing.F) {
 		}
 	})
 }
+
+// TestAssembleBuiltin checks that AssembleBuiltin assembles exactly what
+// Assemble does when every section is built in, and runs nothing (no
+// custom section's code) otherwise.
+func TestAssembleBuiltin(t *testing.T) {
+	v := prompttest.Cedar().View()
+	t.Run("built in", func(t *testing.T) {
+		a := trio()
+		p, ok, err := a.AssembleBuiltin(v)
+		require.NoError(t, err)
+		require.True(t, ok, "the default sections are built in")
+		assert.Equal(t, prompttest.Assemble(t, a, v).Text, p.Text)
+	})
+	t.Run("built in, reordered and one removed", func(t *testing.T) {
+		a := trio()
+		require.NoError(t, a.Remove(prompt.SectionDiscoveries))
+		require.NoError(t, a.MoveBefore(prompt.SectionTime, prompt.SectionWorld))
+		p, ok, err := a.AssembleBuiltin(v)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, prompttest.Assemble(t, a, v).Text, p.Text)
+	})
+	custom := func(called *bool) prompt.SectionFunc {
+		return prompt.SectionFunc{ID: "extra", Text: func(*prompt.View) string { *called = true; return "EXTRA" }}
+	}
+	t.Run("a custom section", func(t *testing.T) {
+		a := trio()
+		var called bool
+		require.NoError(t, a.InsertAfter(prompt.SectionTime, custom(&called)))
+		p, ok, err := a.AssembleBuiltin(v)
+		require.NoError(t, err)
+		assert.False(t, ok)
+		assert.Nil(t, p)
+		assert.False(t, called, "a custom section ran")
+	})
+	t.Run("a built-in section replaced", func(t *testing.T) {
+		a := trio()
+		var called bool
+		f := custom(&called)
+		f.ID = prompt.SectionWorldview
+		require.NoError(t, a.Replace(prompt.SectionWorldview, f))
+		_, ok, err := a.AssembleBuiltin(v)
+		require.NoError(t, err)
+		assert.False(t, ok)
+		assert.False(t, called)
+	})
+	t.Run("a custom token counter", func(t *testing.T) {
+		a := trio()
+		var counted bool
+		a.SetBudget(prompt.Budget{MaxTokens: 100000, Count: func(s string) int { counted = true; return len(s) / 4 }})
+		_, ok, err := a.AssembleBuiltin(v)
+		require.NoError(t, err)
+		assert.False(t, ok)
+		assert.False(t, counted)
+	})
+	t.Run("nil view", func(t *testing.T) {
+		_, ok, err := trio().AssembleBuiltin(nil)
+		require.ErrorIs(t, err, prompt.ErrNilView)
+		assert.False(t, ok)
+	})
+}
