@@ -124,12 +124,20 @@ func (c countingStore) Quarantine(agentID string) (string, error) {
 type countingLeases struct {
 	existence.Leases
 	claimed, lost, released atomic.Int64
+	rounds                  atomic.Int64 // Claim calls that returned
 }
 
 func (c *countingLeases) Claim(ctx context.Context, max int) ([]existence.Lease, error) {
 	ls, err := c.Leases.Claim(ctx, max)
 	c.claimed.Add(int64(len(ls)))
+	c.rounds.Add(1)
 	return ls, err
+}
+
+// adopted reports whether the runner has taken up every lease claimed so
+// far, after at least one claim: each is held by r or was released.
+func (c *countingLeases) adopted(held int) bool {
+	return c.rounds.Load() > 0 && int64(held)+c.released.Load() >= c.claimed.Load()
 }
 
 func (c *countingLeases) Renew(ctx context.Context) ([]string, error) {

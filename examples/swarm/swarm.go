@@ -184,8 +184,9 @@ type result struct {
 	// task every cycle (a durable store without -no-tasks).
 	Tasks bool `json:"tasks"`
 	// StartupS is how long adding (loading) the agents took before the
-	// run, seconds; with PostgreSQL the agents are claimed during the run
-	// instead, and it is the enrolment.
+	// run, seconds; with PostgreSQL it is the enrolment and the runner's
+	// first lease round, which claims the agents and loads them (the
+	// timed run starts once every agent claimed is held).
 	StartupS float64 `json:"startup_s"`
 	// Saves are the agents' Save calls until the stop, SavesPerS their
 	// rate over the run, FinalSaves those of the shutdown (every agent
@@ -463,10 +464,31 @@ func run(ctx context.Context, o options) (*result, error) {
 			}
 		}
 	}
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	done := make(chan error, 1)
+	if leases != nil {
+		// With leases, the runner's first lease round claims the agents
+		// and loads their states: that is start-up too, so the timed run
+		// starts once every agent claimed is held.
+		go func() { done <- r.Run(runCtx) }()
+		poll := time.NewTicker(5 * time.Millisecond)
+	adopt:
+		for !leases.adopted(r.Len()) {
+			select {
+			case err := <-done:
+				done <- err // Run ended early: reported at the end of the run
+				break adopt
+			case <-poll.C:
+			}
+		}
+		poll.Stop()
+	}
 	startup := time.Since(t0)
 
-	ctx, cancel := context.WithTimeout(ctx, o.duration)
+	ctx, cancel := context.WithTimeout(runCtx, o.duration)
 	defer cancel()
+	context.AfterFunc(ctx, stopRun)
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
@@ -487,8 +509,9 @@ func run(ctx context.Context, o options) (*result, error) {
 	var savesAtStop atomic.Int64
 	var stopAt atomic.Int64
 	context.AfterFunc(ctx, func() { savesAtStop.Store(saves.saves.Load()); stopAt.Store(int64(time.Since(start))) })
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
+	if leases == nil {
+		go func() { done <- r.Run(ctx) }()
+	}
 	relayed := make(chan error, 1)
 	if db.pg != nil {
 		// Messages sent to the agents through the database (Store.Send,
