@@ -273,13 +273,10 @@ func (a *Agent) cycle(ctx context.Context) error {
 	// An assembler of built-in sections runs here, under a.mu, straight
 	// from the state; one with a custom section gets a copy of the state,
 	// outside the lock, so that no code of the caller's runs under it.
-	live := a.viewLocked(start, task, peers, false)
-	live.PeersOmitted = omitted
-	p, builtin, err := a.cfg.Prompt.AssembleBuiltin(live)
+	p, builtin, err := a.cfg.Prompt.AssembleBuiltin(a.viewLocked(start, task, peers, omitted, false))
 	var view *prompt.View
 	if !builtin {
-		view = a.viewLocked(start, task, peers, true)
-		view.PeersOmitted = omitted
+		view = a.viewLocked(start, task, peers, omitted, true)
 	}
 	nInbox, nHost := len(a.state.Inbox), len(a.state.Host)
 	a.unlock()
@@ -412,9 +409,10 @@ func (a *Agent) generate(ctx context.Context, text string, stats *CycleStats) (*
 	return r, "", nil
 }
 
-// viewLocked builds the prompt view of the current state: a copy of it
-// when copied, else a view into it, valid only while a.mu is held.
-func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer, copied bool) *prompt.View {
+// viewLocked builds the prompt view of the current state, with omitted
+// peers beyond peers: a copy of the state when copied, else a view into
+// it, valid only while a.mu is held.
+func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer, omitted int, copied bool) *prompt.View {
 	st := a.state
 	id, sf, inbox, host := &st.Identity, &st.Suffering, st.Inbox, st.Host
 	if copied {
@@ -432,6 +430,7 @@ func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer
 		Values:    a.cfg.Values,
 		Peers:     peers,
 
+		PeersOmitted: omitted,
 		Started:      a.started,       // issue 16: "Running for"
 		LastPresence: st.LastPresence, // issue 16: the presence line
 	}
@@ -463,8 +462,7 @@ func (a *Agent) Preview(ctx context.Context) (*prompt.Prompt, error) {
 	saved := a.state
 	a.state = saved.Clone()
 	a.sufferLocked(now)
-	v := a.viewLocked(now, task, peers, true)
-	v.PeersOmitted = omitted
+	v := a.viewLocked(now, task, peers, omitted, true)
 	a.state = saved
 	a.pending = nil // a preview reports nothing
 	a.mu.Unlock()

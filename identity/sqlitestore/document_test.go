@@ -18,24 +18,16 @@ import (
 // documents.
 func TestVersion2DatabaseMigrates(t *testing.T) {
 	ctx := context.Background()
-	path := dbPath(t)
-	s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
-	require.NoError(t, err)
-	want := storetest.FullState("scout")
-	require.NoError(t, s.Save(ctx, want))
-	require.NoError(t, s.Close())
+	path, want := savedDatabase(t)
 
 	db := rawDB(t, path)
-	_, err = db.Exec("DROP TABLE documents")
+	_, err := db.Exec("DROP TABLE documents")
 	require.NoError(t, err)
 	_, err = db.Exec("PRAGMA user_version = 2")
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
-	s = open(t, path, sqlitestore.Options{})
-	var v int
-	require.NoError(t, s.DB().QueryRowContext(ctx, "PRAGMA user_version").Scan(&v))
-	assert.Equal(t, sqlitestore.SchemaVersion, v, "migrated on open")
+	s := migratedStore(t, path)
 	got, err := s.Load(ctx, "scout")
 	require.NoError(t, err)
 	assert.Equal(t, storetest.StateJSON(t, want), storetest.StateJSON(t, got), "nothing lost")

@@ -18,16 +18,11 @@ import (
 // everything else intact, and the next save stores LastPresence.
 func TestVersion1DatabaseMigrates(t *testing.T) {
 	ctx := context.Background()
-	path := dbPath(t)
-	s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
-	require.NoError(t, err)
-	want := storetest.FullState("scout")
-	require.NoError(t, s.Save(ctx, want))
-	require.NoError(t, s.Close())
+	path, want := savedDatabase(t)
 
 	// Turn the file into what version 1 wrote.
 	db := rawDB(t, path)
-	_, err = db.Exec("ALTER TABLE agents DROP COLUMN last_presence")
+	_, err := db.Exec("ALTER TABLE agents DROP COLUMN last_presence")
 	require.NoError(t, err)
 	_, err = db.Exec("DROP TABLE documents") // added by version 3
 	require.NoError(t, err)
@@ -35,10 +30,7 @@ func TestVersion1DatabaseMigrates(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
-	s = open(t, path, sqlitestore.Options{})
-	var v int
-	require.NoError(t, s.DB().QueryRowContext(ctx, "PRAGMA user_version").Scan(&v))
-	assert.Equal(t, sqlitestore.SchemaVersion, v, "migrated on open")
+	s := migratedStore(t, path)
 	got, err := s.Load(ctx, "scout")
 	require.NoError(t, err)
 	assert.True(t, got.LastPresence.IsZero(), "a version-1 row is never present")

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
@@ -22,6 +23,31 @@ func open(t testing.TB, path string, opts sqlitestore.Options) *sqlitestore.Stor
 	s, err := sqlitestore.Open(context.Background(), path, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return s
+}
+
+// savedDatabase returns the path of a closed database holding
+// storetest.FullState("scout"), and that state: the starting point of the
+// migration tests, which then turn the file into an older version.
+func savedDatabase(t *testing.T) (string, *identity.AgentState) {
+	t.Helper()
+	path := dbPath(t)
+	s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
+	require.NoError(t, err)
+	want := storetest.FullState("scout")
+	require.NoError(t, s.Save(context.Background(), want))
+	require.NoError(t, s.Close())
+	return path, want
+}
+
+// migratedStore opens the older database at path and checks it was
+// migrated to the current schema version on open.
+func migratedStore(t *testing.T, path string) *sqlitestore.Store {
+	t.Helper()
+	s := open(t, path, sqlitestore.Options{})
+	var v int
+	require.NoError(t, s.DB().QueryRow("PRAGMA user_version").Scan(&v))
+	assert.Equal(t, sqlitestore.SchemaVersion, v, "migrated on open")
 	return s
 }
 
