@@ -31,8 +31,16 @@ type FileOptions struct {
 	// names quarantined files. Nil means [time.Now].
 	Now func() time.Time
 	// Logger receives the reports of [FileStore.Lock] (temp files of
-	// interrupted saves removed). Nil means [slog.Default].
+	// interrupted saves removed) and of Load (the torn end of a journal
+	// ignored). Nil means [slog.Default].
 	Logger *slog.Logger
+	// JournalRecords is how many saves of an agent are appended to its
+	// journal ("{agent_id}.journal", see [FileStore]) before a save
+	// rewrites the document and truncates the journal (a compaction).
+	// Zero means [DefaultJournalRecords] (8); negative turns the journal
+	// off: every save rewrites the document. The journal on disk then
+	// holds at most this many documents of the agent.
+	JournalRecords int
 }
 
 // FileStore is a durable [Store] that keeps one JSON document per agent in
@@ -42,14 +50,27 @@ type FileOptions struct {
 // A document is {"schema_version": 1, "state": {...}} (see [SchemaVersion]),
 // compact JSON on one line (issue 10; [IndentDocument] gives the readable
 // form, and `go run ./examples/trio -show AGENT` prints it). Indented
-// documents written by earlier versions load as well. Documents of older versions are migrated on load; documents of
-// newer versions are refused with [ErrFutureVersion].
+// documents written by earlier versions load as well. Documents of older
+// versions are migrated on load; documents of newer versions are refused
+// with [ErrFutureVersion].
 //
-// Writes are atomic and durable (temp file in the same directory, fsync,
-// atomic rename, fsync of the directory): after a crash at any instant a
-// document holds its previous or its new version, never a mix. Saves of one
-// agent are serialised within the process; use [FileStore.Lock] to keep
-// other processes away.
+// Saves are durable when Save returns, and atomic: after a crash at any
+// instant, Load returns the state of a save that returned, or of the one
+// in progress, never a mix. Most saves append the whole document, as one
+// checksummed line, to the agent's journal, "{agent_id}.json"'s sibling
+// "{agent_id}.journal", and fdatasync it: one sync, no temp file, no
+// rename. Every FileOptions.JournalRecords saves (and at the first save of
+// an agent by a store), a save instead rewrites the document (temp file in
+// the same directory, fsync, atomic rename, fsync of the directory) and
+// truncates the journal. So "{agent_id}.json" may be a few saves behind:
+// read a state with Load (or `trio -show`), not from the file. A journal
+// record names the document it follows, so a document rewritten by an
+// older version of this package, which knows no journal, makes the journal
+// stale, and it is ignored. The torn end of a journal (a save interrupted
+// before it returned) is ignored and logged; a journal corrupt before its
+// end is reported like a corrupt document. Saves of one agent are
+// serialised within the process; use [FileStore.Lock] to keep other
+// processes away.
 //
 // A document that cannot be used (corrupt, of a future version, too large,
 // unreadable) is never overwritten or replaced silently: Save refuses to
@@ -64,10 +85,11 @@ type FileOptions struct {
 // The store returns what is stored: it checks [AgentState.Validate] but does not
 // apply [Limits]; callers trim with [Identity.Enforce] after loading.
 type FileStore struct {
-	dir      string
-	maxBytes int64
-	now      func() time.Time
-	log      *slog.Logger
+	dir            string
+	maxBytes       int64
+	journalRecords int // <= 0: no journal
+	now            func() time.Time
+	log            *slog.Logger
 
 	mu     sync.Mutex
 	agents map[string]*agentEntry
@@ -86,6 +108,15 @@ type agentEntry struct {
 	// last encoding that was not refused as too large, plus a sixteenth.
 	// It is only a hint (it follows the agent down as well as up).
 	size atomic.Int64
+
+	// The journal, as this store left it (see filestore_journal.go).
+	// base is the base of the document this store last wrote (0: none
+	// yet, or the journal is in an unknown state: the next save
+	// compacts).
+	base          uint64
+	journalExists bool
+	journalSize   int64 // bytes
+	records       int   // records appended since the document was written
 }
 
 var (
@@ -113,9 +144,12 @@ func OpenFileStore(dir string, opts FileOptions) (*FileStore, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("identity: state directory %s is a %s, not a directory", dir, atomicfile.DescribeMode(st.Mode()))
 	}
-	f := &FileStore{dir: dir, maxBytes: opts.MaxBytes, now: opts.Now, agents: map[string]*agentEntry{}}
+	f := &FileStore{dir: dir, maxBytes: opts.MaxBytes, journalRecords: opts.JournalRecords, now: opts.Now, agents: map[string]*agentEntry{}}
 	if f.maxBytes <= 0 {
 		f.maxBytes = DefaultMaxBytes
+	}
+	if f.journalRecords == 0 {
+		f.journalRecords = DefaultJournalRecords
 	}
 	if f.now == nil {
 		f.now = time.Now
@@ -177,12 +211,20 @@ func (f *FileStore) Load(ctx context.Context, agentID string) (*AgentState, erro
 	return s, err
 }
 
-// read reads and decodes agentID's document.
+// read reads and decodes agentID's state: the document, or the last
+// record of the journal that follows it. Only one of them is decoded.
 func (f *FileStore) read(id string) (*AgentState, error) {
 	name, path := id+".json", f.Path(id)
 	data, err := atomicfile.ReadFile(f.dir, name, f.maxBytes)
 	if err != nil {
 		return nil, f.readError(id, path, err)
+	}
+	journaled, err := f.readJournal(id, baseOf(data))
+	if err != nil {
+		return nil, err
+	}
+	if journaled != nil {
+		return decodeDocument(f.JournalPath(id), id, journaled)
 	}
 	return decodeDocument(path, id, data)
 }
@@ -218,15 +260,20 @@ func (f *FileStore) readError(id, path string, err error) error {
 }
 
 // Save implements [Store]: it stores s as agent s.Identity.AgentID's
-// document, atomically and durably. The stored copy's UpdatedAt is set to
-// FileOptions.Now(); s itself is not modified.
+// state, atomically and durably: appended to the agent's journal, or, at
+// the first save of the agent by this store and every
+// FileOptions.JournalRecords saves, by rewriting the document (see
+// [FileStore]). The stored copy's UpdatedAt is set to FileOptions.Now(); s
+// itself is not modified.
 //
 // Errors: [ErrInvalidID] or [suffering.ErrInvalid] when s does not validate;
 // [ErrTooLarge] when the encoding exceeds FileOptions.MaxBytes; and, when
-// the document on disk is unusable (a Load reported it, or Save found it so
-// before its first write of the agent), an error that says "quarantine it
-// first" and wraps the reason ([ErrCorrupt], [ErrFutureVersion],
-// [ErrTooLarge] or an I/O error). The document on disk is then unchanged.
+// the document or the journal on disk is unusable (a Load reported it, or
+// Save found it so before its first write of the agent), an error that
+// names the file, says "quarantine it first" and wraps the reason
+// ([ErrCorrupt], [ErrFutureVersion], [ErrTooLarge] or an I/O error). The
+// files on disk are then unchanged. A journal that is not a regular file
+// is refused with an error naming it.
 func (f *FileStore) Save(ctx context.Context, s *AgentState) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -243,15 +290,15 @@ func (f *FileStore) Save(ctx context.Context, s *AgentState) error {
 	stored := *s
 	stored.UpdatedAt = f.now().UTC()
 	e := f.entry(id)
-	data, err := encodeDocument(&stored, int(e.size.Load()))
+	buf, err := encodeDocument(&stored, recordPrefixLen, int(e.size.Load()))
 	if err != nil {
 		return fmt.Errorf("identity: encoding state of %q: %w", id, err)
 	}
-	if int64(len(data)) > f.maxBytes {
+	if n := len(buf) - recordPrefixLen; int64(n) > f.maxBytes {
 		return fmt.Errorf("%w: state of %q encodes to %d bytes, limit %d bytes (FileOptions.MaxBytes); not saved",
-			ErrTooLarge, id, len(data), f.maxBytes)
+			ErrTooLarge, id, n, f.maxBytes)
 	}
-	e.size.Store(int64(len(data) + len(data)/16))
+	e.size.Store(int64(len(buf) + len(buf)/16))
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -265,16 +312,17 @@ func (f *FileStore) Save(ctx context.Context, s *AgentState) error {
 		}
 	}
 	if e.unusable != nil {
-		return fmt.Errorf("identity: refusing to overwrite unusable document %s; quarantine it first (FileStore.Quarantine): %w",
-			f.Path(id), e.unusable)
+		what := "document " + f.Path(id)
+		if ce := (*CorruptError)(nil); errors.As(e.unusable, &ce) && ce.Path == f.JournalPath(id) {
+			what = "journal " + ce.Path
+		}
+		return fmt.Errorf("identity: refusing to overwrite unusable %s; quarantine it first (FileStore.Quarantine): %w",
+			what, e.unusable)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(f.dir, id+".json", data, 0o600); err != nil {
-		return fmt.Errorf("identity: saving %s: %w", f.Path(id), err)
-	}
-	return nil
+	return f.saveLocked(e, id, buf)
 }
 
 // List implements [Store]: it returns the ids of the documents in the
@@ -307,9 +355,12 @@ const quarantineLayout = "20060102T150405Z"
 // Quarantine moves agentID's document aside, to
 // "{agentID}.json.corrupt-{UTC time}" (for example
 // "scout.json.corrupt-20261121T222300Z", from FileOptions.Now), adding "-2",
-// "-3", ... when that name is taken, and returns the new path. It moves
-// whatever is there (a file, a directory or a symlink) and never deletes
-// anything. Afterwards Save may write a new document for agentID.
+// "-3", ... when that name is taken, and moves its journal aside the same
+// way ("{agentID}.journal.corrupt-{UTC time}"), since the journal follows
+// that document. It returns the document's new path, or the journal's when
+// there was only a journal. It moves whatever is there (a file, a
+// directory or a symlink) and never deletes anything. Afterwards Save may
+// write a new document for agentID.
 //
 // Errors: [ErrInvalidID]; [ErrNotFound] when there is nothing to move.
 func (f *FileStore) Quarantine(agentID string) (newPath string, err error) {
@@ -319,15 +370,41 @@ func (f *FileStore) Quarantine(agentID string) (newPath string, err error) {
 	e := f.entry(agentID)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	path := f.Path(agentID)
+	suffix := ".corrupt-" + f.now().UTC().Format(quarantineLayout)
+	moved := 0
+	for _, path := range []string{f.JournalPath(agentID), f.Path(agentID)} {
+		p, err := moveAside(path, suffix)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		newPath = p
+		moved++
+	}
+	if moved == 0 {
+		return "", fmt.Errorf("%w for agent %q: nothing to quarantine at %s", ErrNotFound, agentID, f.Path(agentID))
+	}
+	if err := atomicfile.SyncDir(f.dir); err != nil {
+		return newPath, fmt.Errorf("identity: quarantine %s: moved to %s but syncing the directory: %w", f.Path(agentID), newPath, err)
+	}
+	e.checked, e.unusable, e.base = false, nil, 0
+	return newPath, nil
+}
+
+// moveAside renames path to path+suffix, adding "-2", "-3", ... when that
+// name is taken, and returns the new path. It returns an error matching
+// [fs.ErrNotExist] when there is nothing at path.
+func moveAside(path, suffix string) (string, error) {
 	if _, err := os.Lstat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("%w for agent %q: nothing to quarantine at %s", ErrNotFound, agentID, path)
+			return "", err
 		}
 		return "", fmt.Errorf("identity: quarantine %s: %w", path, err)
 	}
-	base := path + ".corrupt-" + f.now().UTC().Format(quarantineLayout)
-	newPath = base
+	base := path + suffix
+	newPath := base
 	for n := 2; ; n++ {
 		_, err := os.Lstat(newPath)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -341,9 +418,5 @@ func (f *FileStore) Quarantine(agentID string) (newPath string, err error) {
 	if err := os.Rename(path, newPath); err != nil {
 		return "", fmt.Errorf("identity: quarantine %s: %w", path, err)
 	}
-	if err := atomicfile.SyncDir(f.dir); err != nil {
-		return newPath, fmt.Errorf("identity: quarantine %s: moved to %s but syncing the directory: %w", path, newPath, err)
-	}
-	e.checked, e.unusable = false, nil
 	return newPath, nil
 }

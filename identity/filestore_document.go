@@ -44,11 +44,14 @@ func migrateV0(doc []byte) ([]byte, error) {
 // encodeDocument returns the compact version-1 document for s, ending in a
 // newline (issue 10: indenting cost half of a cycle's CPU; `trio -show`
 // prints a state pretty). HTML characters are not escaped, so the file
-// stays readable. sizeHint is the expected length in bytes (0: unknown);
-// a right hint spares the buffer growing five times for a large agent.
-func encodeDocument(s *AgentState, sizeHint int) ([]byte, error) {
+// stays readable. The document starts after reserve bytes of the returned
+// buffer, left for a journal record's prefix. sizeHint is the expected
+// length in bytes (0: unknown); a right hint spares the buffer growing five
+// times for a large agent.
+func encodeDocument(s *AgentState, reserve, sizeHint int) ([]byte, error) {
 	var buf bytes.Buffer
-	buf.Grow(max(4096, sizeHint))
+	buf.Grow(reserve + max(4096, sizeHint) + 1)
+	buf.Write(make([]byte, reserve))
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(document{SchemaVersion: SchemaVersion, State: s}); err != nil {

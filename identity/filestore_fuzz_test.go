@@ -54,7 +54,7 @@ func FuzzDecodeDocument(f *testing.F) {
 		if err := s.Validate(); err != nil {
 			t.Fatalf("accepted an invalid state: %v", err)
 		}
-		enc, err := encodeDocument(s, 0)
+		enc, err := encodeDocument(s, 0, 0)
 		if err != nil {
 			t.Fatalf("accepted state does not encode: %v", err)
 		}
@@ -62,7 +62,7 @@ func FuzzDecodeDocument(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-encoded state does not decode: %v\n%s", err, enc)
 		}
-		enc2, err := encodeDocument(s2, 0)
+		enc2, err := encodeDocument(s2, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -87,7 +87,7 @@ func stateJSON(t testing.TB, s *AgentState, withUpdated bool) string {
 // sampleDocument returns the version-1 document of sampleState(id).
 func sampleDocument(t testing.TB, id string) []byte {
 	t.Helper()
-	b, err := encodeDocument(sampleState(id), 0)
+	b, err := encodeDocument(sampleState(id), 0, 0)
 	require.NoError(t, err)
 	return b
 }

@@ -60,7 +60,7 @@ func WriteFile(dir, name string, data []byte, perm fs.FileMode) (err error) {
 	if err = f.Chmod(perm); err != nil && runtime.GOOS != "windows" { // umask may have narrowed or widened it
 		return err
 	}
-	if err = datasync(f); err != nil {
+	if err = Datasync(f); err != nil {
 		return err
 	}
 	if err = f.Close(); err != nil {

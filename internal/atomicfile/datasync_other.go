@@ -4,5 +4,6 @@ package atomicfile
 
 import "os"
 
-// datasync is fsync where fdatasync is not available.
-func datasync(f *os.File) error { return f.Sync() }
+// Datasync is fsync where fdatasync is not available; see the Linux
+// version for what it makes durable.
+func Datasync(f *os.File) error { return f.Sync() }
