@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -548,24 +549,50 @@ func TestRestartResumesGoalAndEscalatesAcrossDowntime(t *testing.T) {
 	assert.InDelta(t, 0.20+2*0.025, sev, 1e-9, "two days of futility at 0.025/day")
 }
 
+// TestCorruptStateIsNotReplaced: a corrupt document, or a corrupt end of
+// its journal, stops New with an error naming the file; FreshOnCorrupt
+// moves the files aside and starts fresh.
 func TestCorruptStateIsNotReplaced(t *testing.T) {
-	dir := t.TempDir()
-	store, err := identity.OpenFileStore(dir, identity.FileOptions{})
-	require.NoError(t, err)
-	require.NoError(t, writeFile(dir+"/scout.json", `{"schema_version": 1, "state": {"identity": {"agent_id": "scout", "name": 5}}}`))
-	cfg := newFixture().config(existence.Config{Store: store})
+	for _, tc := range []struct {
+		name    string
+		file    string // the file the error names
+		corrupt func(t *testing.T, store *identity.FileStore)
+		kept    []string // prefixes of the files moved aside
+	}{
+		{"document", "scout.json", func(t *testing.T, store *identity.FileStore) {
+			require.NoError(t, writeFile(store.Path("scout"), `{"schema_version": 1, "state": {"identity": {"agent_id": "scout", "name": 5}}}`))
+		}, []string{"scout.json.corrupt-"}},
+		{"journal", "scout.journal", func(t *testing.T, store *identity.FileStore) {
+			ctx := context.Background()
+			st := &identity.AgentState{Identity: identity.New("scout", "Old name", time.Time{})}
+			require.NoError(t, store.Save(ctx, st))
+			require.NoError(t, store.Save(ctx, st))
+			require.NoError(t, writeFile(store.JournalPath("scout"), "bad\nbad\n"))
+		}, []string{"scout.json.corrupt-", "scout.journal.corrupt-"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			store, err := identity.OpenFileStore(dir, identity.FileOptions{})
+			require.NoError(t, err)
+			tc.corrupt(t, store)
+			cfg := newFixture().config(existence.Config{Store: store})
 
-	_, err = existence.New(context.Background(), cfg)
-	require.ErrorIs(t, err, identity.ErrCorrupt)
+			_, err = existence.New(context.Background(), cfg)
+			require.ErrorIs(t, err, identity.ErrCorrupt)
+			assert.Contains(t, err.Error(), filepath.Join(dir, tc.file))
 
-	cfg.FreshOnCorrupt = true
-	a, err := existence.New(context.Background(), cfg)
-	require.NoError(t, err)
-	defer a.Close()
-	assert.Equal(t, "Cedar", a.State().Identity.Name)
-	entries, err := readDir(dir)
-	require.NoError(t, err)
-	assert.True(t, hasPrefix(entries, "scout.json.corrupt-"), "corrupt document kept aside: %v", entries)
+			cfg.FreshOnCorrupt = true
+			a, err := existence.New(context.Background(), cfg)
+			require.NoError(t, err)
+			defer a.Close()
+			assert.Equal(t, "Cedar", a.State().Identity.Name)
+			entries, err := readDir(dir)
+			require.NoError(t, err)
+			for _, p := range tc.kept {
+				assert.True(t, hasPrefix(entries, p), "corrupt file kept aside as %s*: %v", p, entries)
+			}
+		})
+	}
 }
 
 func TestAssignedTaskBecomesTheGoal(t *testing.T) {

@@ -50,9 +50,15 @@
 // [FileStore], opened with [OpenFileStore], keeps one JSON document per
 // agent in a directory:
 //
-//   - Saves are atomic and durable: temp file in the same directory, fsync,
-//     atomic rename, fsync of the directory. After a crash at any instant a
-//     load returns the previous or the new version, never a mix.
+//   - Saves are atomic and durable when Save returns. Most append the
+//     whole document, as one checksummed line, to the agent's journal
+//     ("{id}.journal") and fdatasync it; every FileOptions.JournalRecords
+//     saves (8 by default), a save rewrites "{id}.json" instead (temp file
+//     in the same directory, fsync, atomic rename, fsync of the directory)
+//     and truncates the journal. After a crash at any instant a load
+//     returns the previous or the new version, never a mix. So read a
+//     state with Load, not from "{id}.json", which may be a few saves
+//     behind.
 //   - Documents are versioned ({"schema_version": 1, "state": ...}, see
 //     [SchemaVersion]). Older versions are migrated on load; a document
 //     from a newer version is refused with [ErrFutureVersion].
@@ -61,8 +67,10 @@
 //     file and the reason (truncated JSON, a wrong type with its field, a
 //     NaN or out-of-range severity, another agent's id, a directory or a
 //     symlink where the file should be). Save then refuses to replace the
-//     document until [FileStore.Quarantine] has moved it aside to
-//     "{id}.json.corrupt-{UTC time}". Nothing is ever deleted.
+//     document until [FileStore.Quarantine] has moved it (and its journal)
+//     aside to "{id}.json.corrupt-{UTC time}". The torn end of a journal,
+//     left by a save interrupted before it returned, is ignored and logged.
+//     Nothing is ever deleted.
 //   - One process per agent: [FileStore.Lock] takes an advisory file lock
 //     and records the holder's pid; a second holder gets a [*LockedError]
 //     ([ErrLocked]) that reads "already running (pid N)". A lock left by a
