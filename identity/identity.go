@@ -305,8 +305,20 @@ func (id *Identity) EndGoal(status GoalStatus, outcome string, now time.Time, l 
 // over-cap state written by older versions or other tools is trimmed, never
 // refused ("trimmed, never refused"). Lists keep their newest entries;
 // the worldview keeps its head and the narrative its tail.
+//
+// A list at its cap without spare capacity (as a store loads it, give or
+// take a size class) also gets the room its next additions would allocate (a quarter of the cap; it is
+// not a cut and not reported), so that an agent loaded at its caps takes
+// the memory before its first cycle that it takes after it (issue 9:
+// memory flat while a population runs).
 func (id *Identity) Enforce(l Limits) []string {
 	l = l.withDefaults()
+	defer func() {
+		id.Opinions = reserve(id.Opinions, l.Opinions)
+		id.Questions = reserve(id.Questions, l.Questions)
+		id.Discoveries = reserve(id.Discoveries, l.Discoveries)
+		id.Goals = reserve(id.Goals, l.Goals)
+	}()
 	var cuts []string
 	note := func(field string, from, to int) {
 		cuts = append(cuts, fmt.Sprintf("%s: %d → %d", field, from, to))
@@ -434,6 +446,20 @@ func appendLast[T any](s []T, v T, n int) []T {
 	out := make([]T, n, n+max(1, n/4))
 	copy(out, s[1:])
 	out[n-1] = v
+	return out
+}
+
+// reserve returns s, or a copy of it with the spare capacity appendLast
+// allocates (n/4 elements, at least 1), when s is at its cap n with less
+// room than that (a copy's array is rounded up to a size class, so it may
+// have a little).
+func reserve[T any](s []T, n int) []T {
+	room := max(1, n/4)
+	if n <= 0 || len(s) != n || cap(s) >= n+room {
+		return s
+	}
+	out := make([]T, n, n+room) // not slices.Grow, which would double a short list
+	copy(out, s)
 	return out
 }
 

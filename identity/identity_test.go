@@ -418,6 +418,32 @@ func TestAppendLast(t *testing.T) {
 	}
 }
 
+// TestEnforceReservesRoom: a list loaded at its cap without spare capacity
+// gets the room its next addition would allocate, so that the addition
+// slides within the same array (no allocation on the first cycle after a
+// load); lists below their caps, and lists with room, are left as they are.
+func TestEnforceReservesRoom(t *testing.T) {
+	l := DefaultLimits()
+	t0 := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	id := New("a", "A", t0)
+	for i := range l.Goals {
+		id.Goals = append(id.Goals, Goal{ID: fmt.Sprint("g", i), Objective: fmt.Sprint("goal ", i), Status: Done, Started: t0})
+	}
+	id.Goals = slices.Clip(id.Goals) // as a store loads it: no spare capacity
+	id.Questions = []string{"only one"}
+	assert.Empty(t, id.Enforce(l), "reserving room is not a cut")
+	assert.GreaterOrEqual(t, cap(id.Goals), l.Goals+l.Goals/4)
+	assert.Equal(t, 1, cap(id.Questions), "below its cap: untouched")
+	reserved := &id.Goals[0]
+	id.Enforce(l)
+	assert.Same(t, reserved, &id.Goals[0], "a list with room keeps its array")
+
+	first := &id.Goals[1]
+	require.NoError(t, id.StartGoal(Goal{ID: "new", Objective: "the next goal", Started: t0}, l))
+	require.Len(t, id.Goals, l.Goals)
+	assert.Same(t, first, &id.Goals[0], "the addition slid within the reserved array")
+}
+
 // BenchmarkAddOpinionAtCap measures adding an opinion to a full list, the
 // steady state of a long-lived agent (issue 9's cycle cost).
 func BenchmarkAddOpinionAtCap(b *testing.B) {

@@ -514,7 +514,9 @@ func (s *State) Validate() error {
 //     others move to the resolved history;
 //   - beyond MaxActive, the most severe stay active and the rest move to the
 //     resolved history, with a Resolution saying why;
-//   - the resolved history keeps its newest MaxResolved entries.
+//   - the resolved history keeps its newest MaxResolved entries (a full
+//     history without spare capacity gets room for MaxResolved/4 more, which
+//     the next resolution would allocate anyway; that is not a change).
 //
 // Resolved entries get ResolvedAt now when they had none.
 func (s *State) Enforce(now time.Time) []string {
@@ -581,6 +583,14 @@ func (s *State) Enforce(now time.Time) []string {
 	if n := len(s.Resolved) - MaxResolved; n > 0 {
 		s.Resolved = slices.Delete(s.Resolved, 0, n)
 		cuts = append(cuts, fmt.Sprintf("resolved history: %d → %d", n+MaxResolved, MaxResolved))
+	}
+	if len(s.Resolved) == MaxResolved && cap(s.Resolved) < MaxResolved+MaxResolved/4 {
+		// The room the next resolution's append would allocate (issue 9:
+		// an agent loaded at its caps takes the same memory before its
+		// first cycle as after it).
+		r := make([]Stressor, MaxResolved, MaxResolved+MaxResolved/4) // not slices.Grow, which would double it
+		copy(r, s.Resolved)
+		s.Resolved = r
 	}
 	return cuts
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -512,6 +513,21 @@ func TestEnforce(t *testing.T) {
 		before := s.Clone()
 		assert.Nil(t, s.Enforce(now))
 		assert.Equal(t, before, s)
+	})
+	t.Run("a full resolved history gets room, not a cut", func(t *testing.T) {
+		var s suffering.State
+		for i := range suffering.MaxResolved {
+			s.Resolved = append(s.Resolved, mk(fmt.Sprint("old_", i), 0.1))
+			s.Resolved[i].ResolvedAt = t0
+		}
+		s.Resolved = slices.Clip(s.Resolved) // as a store loads it
+		s.Active = []suffering.Stressor{mk("futility", 0.2)}
+		assert.Nil(t, s.Enforce(now))
+		assert.GreaterOrEqual(t, cap(s.Resolved), suffering.MaxResolved*5/4)
+		array := &s.Resolved[:cap(s.Resolved)][cap(s.Resolved)-1]
+		s.ForceReset(now, "reset")
+		require.Len(t, s.Resolved, suffering.MaxResolved)
+		assert.Same(t, array, &s.Resolved[:cap(s.Resolved)][cap(s.Resolved)-1], "the resolution used the room: no new array")
 	})
 	t.Run("over cap, mixed case, duplicates", func(t *testing.T) {
 		s := suffering.State{Active: []suffering.Stressor{

@@ -41,6 +41,8 @@ type options struct {
 	store           string
 	maxAgents       int
 	noTasks         bool
+	seasoned        bool
+	gcSamples       bool
 	seed            uint64
 	json            bool
 	cpuProfile      string
@@ -65,6 +67,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		"on one database share one population of -agents agents, each agent in one process at a time;\n"+
 		"give each process -max-agents, and kill one to see its agents move to the others)")
 	fs.BoolVar(&o.noTasks, "no-tasks", false, "with a durable store: give the agents no task queue (by default each cycle asks the store's queue for a task; none are submitted)")
+	fs.BoolVar(&o.seasoned, "seasoned", false, "start every agent with its lists at their caps (100 goals, 20 opinions, ...), as after a long life,\n"+
+		"so that the run measures steady-state memory (not with postgres://...)")
+	fs.BoolVar(&o.gcSamples, "gc-samples", false, "run a GC at each of the 10 memory samples (after reading RSS), so that the live heap samples are exact\n"+
+		"rather than as of the last GC (each GC costs CPU)")
 	fs.IntVar(&o.maxAgents, "max-agents", 0, "with -store postgres://...: the most agents this process runs (leases it holds); default -agents")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the jitter and of the host message targets")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object at the end")
@@ -89,6 +95,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.maxAgents > 0 && kind != "postgres" {
 		return o, errors.New("-max-agents applies to -store postgres://... only")
+	}
+	if o.seasoned && kind == "postgres" {
+		return o, errors.New("-seasoned applies to the memory, directory and sqlite: stores")
 	}
 	return o, nil
 }
@@ -125,6 +134,8 @@ type result struct {
 	RSSBytesPerAgent int64                `json:"rss_bytes_per_agent"`
 	RSSSamplesMB     []float64            `json:"rss_samples_mb"`
 	LiveHeapMB       []float64            `json:"live_heap_samples_mb"`
+	GCSamples        bool                 `json:"gc_samples,omitempty"` // -gc-samples
+	Seasoned         bool                 `json:"seasoned,omitempty"`   // -seasoned
 	GoroutinesMax    int                  `json:"goroutines_max"`
 	CPUSeconds       float64              `json:"cpu_s"`
 	CPUPercent       float64              `json:"cpu_percent"`
@@ -446,6 +457,11 @@ func run(ctx context.Context, o options) (*result, error) {
 			return cfg, nil
 		}
 	} else {
+		if o.seasoned {
+			if err := season(ctx, db.store, ids, name, t0); err != nil {
+				return nil, err
+			}
+		}
 		rc.Store = countingStore{db.store, saves}
 	}
 	r, err := existence.NewRunner(rc)
@@ -528,7 +544,7 @@ func run(ctx context.Context, o options) (*result, error) {
 		relayed <- nil
 	}
 
-	res := &result{Agents: o.agents, AutonomyWorkers: o.autonomyWorkers, HeartbeatS: o.heartbeat.Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
+	res := &result{Agents: o.agents, GCSamples: o.gcSamples, Seasoned: o.seasoned, AutonomyWorkers: o.autonomyWorkers, HeartbeatS: o.heartbeat.Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
 		Store: db.kind, Tasks: db.tasks != nil && !o.noTasks, StartupS: startup.Seconds()}
 	rng := rand.New(rand.NewPCG(o.seed, 42))
 	var sayAt []time.Duration
@@ -574,6 +590,9 @@ loop:
 			flightSum += float64(model.inFlight.Load())
 			if now := time.Now(); !now.Before(nextRSS) {
 				res.RSSSamplesMB = append(res.RSSSamplesMB, float64(rssBytes())/(1<<20))
+				if o.gcSamples {
+					runtime.GC()
+				}
 				res.LiveHeapMB = append(res.LiveHeapMB, float64(liveHeapBytes())/(1<<20))
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
@@ -698,6 +717,9 @@ func (res *result) print(w io.Writer, asJSON bool) error {
 	fmt.Fprintf(w, "  by purpose/outcome: %v; fallbacks %d\n", res.CallsByPurpose, res.Fallbacks)
 	fmt.Fprintf(w, "RSS           peak %.1f MB while running, %.1f KB per agent above the start (samples %v MB)\n", float64(res.RSSBytes)/(1<<20), float64(res.RSSBytesPerAgent)/1024, res.RSSSamplesMB)
 	fmt.Fprintf(w, "  live heap as of the last GC (what the agents hold; RSS also holds the garbage until the next GC): samples %v MB\n", res.LiveHeapMB)
+	if res.GCSamples {
+		fmt.Fprintln(w, "  (-gc-samples: a GC ran at each sample, so these are exact)")
+	}
 	fmt.Fprintf(w, "  Go runtime at the last sample: heap in use %.0f MB, goroutine stacks %.0f MB, from the OS %.0f MB; %d GCs\n", res.HeapInuseMB, res.StackInuseMB, res.GoSysMB, res.NumGC)
 	fmt.Fprintf(w, "store         %s: %d saves (%.1f/s) until the stop, %d at the shutdown, %d failed, %d cut short by the stop; a save took p50 %.1f ms, p99 %.1f ms, max %.1f ms; start-up %.1f s\n",
 		res.Store, res.Saves, res.SavesPerS, res.FinalSaves, res.SaveErrors, res.SavesCancelled, res.SaveLatency.P50, res.SaveLatency.P99, res.SaveLatency.Max, res.StartupS)

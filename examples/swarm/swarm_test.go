@@ -15,6 +15,7 @@ import (
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/identity/sqlitestore"
 	"github.com/existence-loop/sdk/internal/pgtest"
+	"github.com/existence-loop/sdk/suffering"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -218,4 +219,44 @@ func TestOutOfOrder(t *testing.T) {
 			assert.Equal(t, tt.want, outOfOrder(tt.sd))
 		})
 	}
+}
+
+// TestSeasonedState: a seasoned agent is valid and has every list at its
+// cap, so loading it cuts nothing.
+func TestSeasonedState(t *testing.T) {
+	st := seasonedState("agent-00001", "Agent 1", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC))
+	require.NoError(t, st.Validate())
+	l := identity.DefaultLimits()
+	id := st.Identity
+	assert.Len(t, id.Goals, l.Goals)
+	assert.Len(t, id.Opinions, l.Opinions)
+	assert.Len(t, id.Questions, l.Questions)
+	assert.Len(t, id.Discoveries, l.Discoveries)
+	assert.Len(t, st.Suffering.Resolved, suffering.MaxResolved)
+	assert.Equal(t, l.NarrativeKept, len(id.Narrative))
+	assert.Empty(t, st.Identity.Enforce(l), "within its caps")
+	assert.Empty(t, st.Suffering.Enforce(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)), "within its caps")
+}
+
+// TestSeasonedRun: with -seasoned the agents start from their seasoned
+// states (in a directory store, where they can be read back) and keep
+// their lists at the caps while they cycle; -gc-samples is reported.
+func TestSeasonedRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "agents")
+	o := short(t, dir)
+	o.seasoned, o.gcSamples = true, true
+	res, err := run(context.Background(), o)
+	require.NoError(t, err)
+	assert.True(t, res.Seasoned)
+	assert.True(t, res.GCSamples)
+	assert.Positive(t, res.Cycles)
+	assert.Zero(t, res.Errors, res.FirstError)
+	fs, err := identity.OpenFileStore(dir, identity.FileOptions{})
+	require.NoError(t, err)
+	st, err := fs.Load(context.Background(), "agent-00003")
+	require.NoError(t, err)
+	assert.Len(t, st.Identity.Goals, identity.DefaultLimits().Goals, "at the cap")
+	assert.Contains(t, st.Identity.Goals[0].Objective, "Agent 3, goal ", "the seasoned history, carried on")
+	_, err = parseFlags([]string{"-seasoned", "-store", "postgres://u@localhost/swarm"}, io.Discard)
+	require.ErrorContains(t, err, "-seasoned applies to")
 }
