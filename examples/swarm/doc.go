@@ -33,7 +33,18 @@
 // Memory is sampled at every tenth of the run: RSS (rss_samples_mb), and
 // the heap that was live at the end of the last GC (live_heap_samples_mb,
 // from runtime/metrics), which shows what the agents hold without the
-// garbage that RSS keeps until the next collection.
+// garbage that RSS keeps until the next collection. -gc-samples runs a
+// GC at each sample (after reading RSS), so that the live-heap samples are
+// exact rather than as of the last GC, which may be minutes old in a
+// large heap. -seasoned starts every agent with the lists of its identity
+// and its resolved stressors at their caps (100 goals, 20 opinions, 20
+// discoveries, 12 questions, 100 resolved stressors), as after a long
+// life: a fresh agent's state grows until its lists are full, which at 16
+// workers takes far longer than a run, so -seasoned is how a run measures
+// the memory of a population at steady state (issue 9: memory flat over
+// 5 minutes):
+//
+//	go run ./examples/swarm -agents 10000 -autonomy-workers 16 -duration 5m -seasoned -gc-samples
 //
 // -store names where the agents' states are kept (issues 10 and 11):
 // memory (the default: identity.MemoryStore), a directory
