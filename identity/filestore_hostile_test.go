@@ -55,62 +55,51 @@ func within(t *testing.T, what string, fn func()) {
 }
 
 // TestFileStoreHostileSpecialFiles covers issue 10's hostile cases: a FIFO,
-// socket, device or directory in place of a state file or a lock file is
+// socket, device or directory in place of a state file, a journal or a
+// lock file is
 // refused at once with an error naming the file and its type, and no other
 // agent's state is touched.
 func TestFileStoreHostileSpecialFiles(t *testing.T) {
 	ctx := context.Background()
 	for _, kind := range []string{"named pipe", "socket", "device", "directory"} {
-		t.Run("state file is a "+kind, func(t *testing.T) {
-			dir := t.TempDir()
-			s := openStore(t, dir)
-			require.NoError(t, s.Save(ctx, sampleState("analyst")))
-			before := snapshot(t, s.Path("analyst"))
-			special(t, kind, s.Path("scout"))
-			var err error
-			within(t, "Load", func() { _, err = s.Load(ctx, "scout") })
-			require.ErrorIs(t, err, ErrCorrupt)
-			assert.Contains(t, err.Error(), s.Path("scout"))
-			assert.Contains(t, err.Error(), "a "+kind+", not a regular file")
-			t.Logf("Load: %v", err)
-			within(t, "Save", func() { err = s.Save(ctx, sampleState("scout")) })
-			require.ErrorIs(t, err, ErrCorrupt, "Save refuses to replace it")
-			assert.Contains(t, err.Error(), "quarantine it first")
-			within(t, "Save with a new store", func() { err = openStore(t, dir).Save(ctx, sampleState("scout")) })
-			require.ErrorIs(t, err, ErrCorrupt, "a fresh store refuses too")
-			moved, err := s.Quarantine("scout")
-			require.NoError(t, err)
-			st, err := os.Lstat(moved)
-			require.NoError(t, err)
-			assert.Equal(t, kind, atomicfile.DescribeMode(st.Mode()), "the quarantine moved it, untouched")
-			require.NoError(t, s.Save(ctx, sampleState("scout")), "a fresh start after the quarantine")
-			assert.Equal(t, before, snapshot(t, s.Path("analyst")), "the other agent is untouched")
-		})
-		t.Run("journal is a "+kind, func(t *testing.T) {
-			dir := t.TempDir()
-			s := openStore(t, dir)
-			require.NoError(t, s.Save(ctx, sampleState("analyst")))
-			require.NoError(t, s.Save(ctx, sampleState("scout")))
-			before := snapshot(t, s.Path("analyst"))
-			special(t, kind, s.JournalPath("scout"))
-			var err error
-			within(t, "Load", func() { _, err = s.Load(ctx, "scout") })
-			require.ErrorIs(t, err, ErrCorrupt)
-			assert.Contains(t, err.Error(), s.JournalPath("scout"))
-			assert.Contains(t, err.Error(), "a "+kind+", not a regular file")
-			t.Logf("Load: %v", err)
-			within(t, "Save", func() { err = s.Save(ctx, sampleState("scout")) })
-			require.ErrorIs(t, err, ErrCorrupt, "Save refuses to write past it")
-			assert.Contains(t, err.Error(), "unusable journal "+s.JournalPath("scout"))
-			within(t, "Save with a new store", func() { err = openStore(t, dir).Save(ctx, sampleState("scout")) })
-			require.ErrorIs(t, err, ErrCorrupt, "a fresh store refuses too")
-			moved, err := s.Quarantine("scout")
-			require.NoError(t, err)
-			assert.FileExists(t, moved, "the document moved aside with its journal")
-			require.NoError(t, s.Save(ctx, sampleState("scout")), "a fresh start after the quarantine")
-			require.NoError(t, s.Save(ctx, sampleState("scout")), "and a journal again")
-			assert.Equal(t, before, snapshot(t, s.Path("analyst")), "the other agent is untouched")
-		})
+		for _, target := range []struct {
+			name, word string // the file; how Save's refusal names it
+			path       func(s *FileStore) string
+		}{
+			{"state file", "document", func(s *FileStore) string { return s.Path("scout") }},
+			{"journal", "journal", func(s *FileStore) string { return s.JournalPath("scout") }},
+		} {
+			t.Run(target.name+" is a "+kind, func(t *testing.T) {
+				dir := t.TempDir()
+				s := openStore(t, dir)
+				require.NoError(t, s.Save(ctx, sampleState("analyst")))
+				if target.word == "journal" {
+					require.NoError(t, s.Save(ctx, sampleState("scout"))) // the document the journal follows
+				}
+				before := snapshot(t, s.Path("analyst"))
+				path := target.path(s)
+				special(t, kind, path)
+				var err error
+				within(t, "Load", func() { _, err = s.Load(ctx, "scout") })
+				require.ErrorIs(t, err, ErrCorrupt)
+				assert.Contains(t, err.Error(), path)
+				assert.Contains(t, err.Error(), "a "+kind+", not a regular file")
+				t.Logf("Load: %v", err)
+				within(t, "Save", func() { err = s.Save(ctx, sampleState("scout")) })
+				require.ErrorIs(t, err, ErrCorrupt, "Save refuses to replace it")
+				assert.Contains(t, err.Error(), "unusable "+target.word+" "+path+"; quarantine it first")
+				within(t, "Save with a new store", func() { err = openStore(t, dir).Save(ctx, sampleState("scout")) })
+				require.ErrorIs(t, err, ErrCorrupt, "a fresh store refuses too")
+				_, err = s.Quarantine("scout")
+				require.NoError(t, err)
+				st, err := os.Lstat(path + ".corrupt-20261121T222300Z")
+				require.NoError(t, err)
+				assert.Equal(t, kind, atomicfile.DescribeMode(st.Mode()), "the quarantine moved it, untouched")
+				require.NoError(t, s.Save(ctx, sampleState("scout")), "a fresh start after the quarantine")
+				require.NoError(t, s.Save(ctx, sampleState("scout")), "and a journal again")
+				assert.Equal(t, before, snapshot(t, s.Path("analyst")), "the other agent is untouched")
+			})
+		}
 		t.Run("lock file is a "+kind, func(t *testing.T) {
 			dir := t.TempDir()
 			s := openStore(t, dir)
