@@ -56,9 +56,8 @@ func within(t *testing.T, what string, fn func()) {
 
 // TestFileStoreHostileSpecialFiles covers issue 10's hostile cases: a FIFO,
 // socket, device or directory in place of a state file, a journal or a
-// lock file is
-// refused at once with an error naming the file and its type, and no other
-// agent's state is touched.
+// lock file is refused at once with an error naming the file and its type,
+// and no other agent's state is touched.
 func TestFileStoreHostileSpecialFiles(t *testing.T) {
 	ctx := context.Background()
 	for _, kind := range []string{"named pipe", "socket", "device", "directory"} {

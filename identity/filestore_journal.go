@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/existence-loop/sdk/internal/atomicfile"
 )
@@ -54,7 +55,7 @@ func journalName(id string) string { return id + ".journal" }
 // JournalPath returns the file of agentID's journal: Dir()/{agentID}.journal
 // (see [FileOptions.JournalRecords]). It does not validate agentID.
 func (f *FileStore) JournalPath(agentID string) string {
-	return f.Path(agentID)[:len(f.Path(agentID))-len(".json")] + ".journal"
+	return filepath.Join(f.dir, journalName(agentID))
 }
 
 // baseOf returns the base of a document file's bytes: its CRC-32C in the
