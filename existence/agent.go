@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/suffering"
+	"github.com/existence-loop/sdk/task"
 )
 
 // Defaults of [Config].
@@ -69,7 +71,7 @@ type Config struct {
 	// observed, time-limited, bounded and retried the same way.
 	ExecutorModel llm.Model
 	// Store persists the agent's state; default an in-memory store. If the
-	// store is an [identity.Locker] (as [identity.FileStore] is), the agent
+	// store is an [identity.Locker] (as [filestore.Store] is), the agent
 	// holds the agent's lock until [Agent.Close].
 	Store identity.Store
 	// Prompt assembles the existence prompt; default prompt.New with
@@ -79,7 +81,7 @@ type Config struct {
 	Executor Executor
 	// Tasks is the optional queue of externally assigned tasks (spec §2
 	// row 1): an existence/taskqueue Queue, or a database-backed queue.
-	Tasks TaskSource
+	Tasks task.Source
 	// Clock is the time source; default [SystemClock].
 	Clock Clock
 	// Heartbeat is the tick interval of [Agent.Run]; default 6 s.
@@ -138,7 +140,7 @@ type Config struct {
 	// original does (issue 12).
 	FailFast bool
 	// FreshOnCorrupt makes [New] quarantine a corrupt stored state (when
-	// the store can, see [identity.FileStore.Quarantine]) and start a new
+	// the store can, see [filestore.Store.Quarantine]) and start a new
 	// identity. By default a corrupt state is an error and nothing starts.
 	FreshOnCorrupt bool
 	// Observer receives every event; Logger receives diagnostics (default
@@ -150,8 +152,8 @@ type Config struct {
 	peers   func(self string) ([]prompt.Peer, int)
 	send    func(from *Agent, text string)
 	limiter *llm.Limiter
-	lanes   bool   // cycles run in the runner's lanes, not under limiter
-	lease   *Lease // the lease the agent runs under, with Leases
+	lanes   bool         // cycles run in the runner's lanes, not under limiter
+	lease   *lease.Lease // the lease the agent runs under, with Leases
 }
 
 // Agent is one existence-loop agent: an identity, a suffering state, a
@@ -339,9 +341,9 @@ func (a *Agent) parseReply(text string) (*prompt.Response, error) {
 // Lease returns the lease the agent runs under (issue 11), as it was
 // claimed: a fenced store checks its Epoch. ok is false for an agent not
 // run under [RunnerConfig].Leases.
-func (a *Agent) Lease() (l Lease, ok bool) {
+func (a *Agent) Lease() (l lease.Lease, ok bool) {
 	if a.cfg.lease == nil {
-		return Lease{}, false
+		return lease.Lease{}, false
 	}
 	return *a.cfg.lease, true
 }

@@ -21,10 +21,12 @@ import (
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/suffering"
+	"github.com/existence-loop/sdk/task"
 )
 
 var t0 = time.Date(2026, 4, 13, 12, 0, 0, 0, time.UTC)
@@ -507,7 +509,7 @@ func TestRunnerBoundsModelCallsInFlight(t *testing.T) {
 
 func TestRestartResumesGoalAndEscalatesAcrossDowntime(t *testing.T) {
 	dir := t.TempDir()
-	store, err := identity.OpenFileStore(dir, identity.FileOptions{})
+	store, err := filestore.Open(dir, filestore.Options{})
 	require.NoError(t, err)
 	clock := existencetest.NewClock(t0)
 	ctx := context.Background()
@@ -556,13 +558,13 @@ func TestCorruptStateIsNotReplaced(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		file    string // the file the error names
-		corrupt func(t *testing.T, store *identity.FileStore)
+		corrupt func(t *testing.T, store *filestore.Store)
 		kept    []string // prefixes of the files moved aside
 	}{
-		{"document", "scout.json", func(t *testing.T, store *identity.FileStore) {
+		{"document", "scout.json", func(t *testing.T, store *filestore.Store) {
 			require.NoError(t, writeFile(store.Path("scout"), `{"schema_version": 1, "state": {"identity": {"agent_id": "scout", "name": 5}}}`))
 		}, []string{"scout.json.corrupt-"}},
-		{"journal", "scout.journal", func(t *testing.T, store *identity.FileStore) {
+		{"journal", "scout.journal", func(t *testing.T, store *filestore.Store) {
 			ctx := context.Background()
 			st := &identity.AgentState{Identity: identity.New("scout", "Old name", time.Time{})}
 			require.NoError(t, store.Save(ctx, st))
@@ -572,7 +574,7 @@ func TestCorruptStateIsNotReplaced(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			store, err := identity.OpenFileStore(dir, identity.FileOptions{})
+			store, err := filestore.Open(dir, filestore.Options{})
 			require.NoError(t, err)
 			tc.corrupt(t, store)
 			cfg := newFixture().config(existence.Config{Store: store})
@@ -599,7 +601,7 @@ func TestAssignedTaskBecomesTheGoal(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(goalReply(t, "something self-directed"))
 	q := taskqueue.NewMemory(taskqueue.Options{Now: f.clock.Now})
-	task, err := q.Submit(ctx, "summarise design/ in one page", "scout")
+	tk, err := q.Submit(ctx, "summarise design/ in one page", "scout")
 	require.NoError(t, err)
 	a := f.agent(t, existence.Config{Tasks: q, MaxCycles: 1})
 
@@ -608,12 +610,12 @@ func TestAssignedTaskBecomesTheGoal(t *testing.T) {
 	assert.True(t, strings.HasPrefix(p, "ASSIGNED TASK: summarise design/ in one page\n"), "task at the very top:\n%s", p[:100])
 	g := a.State().Identity.Goals[0]
 	assert.Equal(t, "summarise design/ in one page", g.Objective)
-	assert.Equal(t, task.ID, g.TaskID)
+	assert.Equal(t, tk.ID, g.TaskID)
 
 	require.NoError(t, a.Tick(ctx)) // records DONE and finishes the task
-	got, err := q.Get(ctx, task.ID)
+	got, err := q.Get(ctx, tk.ID)
 	require.NoError(t, err)
-	assert.Equal(t, taskqueue.Completed, got.Status)
+	assert.Equal(t, task.Completed, got.Status)
 	assert.Equal(t, "completed: summarise design/ in one page", got.Result)
 }
 

@@ -16,7 +16,7 @@
 //		ID:    "scout",
 //		Name:  "Cedar",
 //		Model: model, // e.g. from llm/ollama
-//		Store: store, // e.g. identity.OpenFileStore("./state", ...)
+//		Store: store, // e.g. filestore.Open("./state", ...)
 //	})
 //	if err != nil { ... }
 //	defer agent.Close()

@@ -105,7 +105,7 @@ type Event struct {
 	// Status is a status, by kind:
 	//   - [EventGoalEnded]: the goal's final identity.GoalStatus, "DONE",
 	//     "FAILED" or "ABANDONED";
-	//   - [EventTask]: the task's taskqueue.Status after the change,
+	//   - [EventTask]: the task's task.Status after the change,
 	//     "assigned" when the agent claimed it, "completed" or "failed"
 	//     when its goal ended (empty when the queue operation failed; Err
 	//     says why).

@@ -8,7 +8,7 @@ import (
 	"os/signal"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/prompt"
 )
@@ -23,7 +23,7 @@ func ExampleAgent_Run() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	store, err := identity.OpenFileStore("./state", identity.FileOptions{})
+	store, err := filestore.Open("./state", filestore.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func ExampleRunner() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	store, err := identity.OpenFileStore("./state", identity.FileOptions{})
+	store, err := filestore.Open("./state", filestore.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

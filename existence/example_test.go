@@ -9,7 +9,7 @@ import (
 )
 
 // Embedding one agent: a model, an agent, a loop. A real application passes
-// an llm/ollama model and an identity.FileStore, and calls Run instead of
+// an llm/ollama model and an filestore.Store, and calls Run instead of
 // Tick.
 func Example() {
 	ctx := context.Background()

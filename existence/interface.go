@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/existence-loop/sdk/existence/taskqueue"
-
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/prompt"
@@ -125,52 +123,4 @@ func (systemClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
 // AfterFunc calls f after d ([TimerClock]).
 func (systemClock) AfterFunc(d time.Duration, f func()) func() bool {
 	return time.AfterFunc(d, f).Stop
-}
-
-// TaskSource is the queue of assigned tasks an agent draws from (spec §2
-// row 1). *taskqueue.Queue implements it (a file or in memory); database
-// stores provide their own. Implementations are safe for concurrent use.
-type TaskSource interface {
-	// Next claims the oldest pending task assigned to agentID, or to any
-	// agent, marking it claimed; it returns nil, nil when there is none.
-	Next(ctx context.Context, agentID string) (*taskqueue.Task, error)
-	// Peek returns the task Next would claim, without claiming it (dry
-	// runs); nil, nil when there is none.
-	Peek(ctx context.Context, agentID string) (*taskqueue.Task, error)
-	// Finish records a claimed task's result: completed when ok, failed
-	// otherwise. Errors: taskqueue.ErrNotFound, or the backend's error.
-	Finish(ctx context.Context, id string, ok bool, result string) (taskqueue.Task, error)
-}
-
-var _ TaskSource = (*taskqueue.Queue)(nil)
-
-// Lease is one agent leased to this process by a [Leases] manager.
-type Lease struct {
-	// AgentID is the leased agent.
-	AgentID string
-	// Epoch is the fencing token: it grows by one at every change of
-	// owner, and every save and queue operation of the holder is checked
-	// against it, so that a holder that lost the lease can never write.
-	Epoch int64
-	// Owner names the holding process, e.g. "host-a:4242".
-	Owner string
-	// Expires is when the lease lapses unless renewed.
-	Expires time.Time
-}
-
-// Leases decides which agents this process runs, when agents are shared by
-// many processes (for example through PostgreSQL). A [Runner] given a
-// Leases claims agents up to its maximum, renews its leases on an interval,
-// stops the agents whose lease was lost, and releases every lease on a
-// graceful shutdown.
-type Leases interface {
-	// Claim leases up to max agents not held by a live owner, the agent due
-	// earliest first, and returns the new leases (possibly none).
-	Claim(ctx context.Context, max int) ([]Lease, error)
-	// Renew extends every lease this process holds and returns the ids of
-	// the agents whose lease was lost (taken over after it expired).
-	Renew(ctx context.Context) (lost []string, err error)
-	// Release gives up the leases of the given agents at once, so that
-	// other processes can take them without waiting for the TTL.
-	Release(ctx context.Context, agentIDs ...string) error
 }

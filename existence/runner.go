@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/suffering"
@@ -35,7 +36,7 @@ const (
 type RunnerConfig struct {
 	// Store is shared by the agents (required unless every agent's Config
 	// sets its own, as a Leases NewAgent does). With an
-	// identity.FileStore each agent holds its own lock for the whole run.
+	// filestore.Store each agent holds its own lock for the whole run.
 	Store identity.Store
 	// AutonomyWorkers is the size of the autonomy lane: how many ordinary
 	// existence cycles (and so model calls) run at once; default 1, which
@@ -77,7 +78,7 @@ type RunnerConfig struct {
 	// was lost without a final save (an [EventLeaseLost]), and on a
 	// graceful shutdown saves every agent and then releases every lease at
 	// once.
-	Leases Leases
+	Leases lease.Manager
 	// MaxAgents is the most agents this process runs with Leases; default
 	// 10,000.
 	MaxAgents int
@@ -87,7 +88,7 @@ type RunnerConfig struct {
 	// NewAgent builds the Config of a claimed agent (required with
 	// Leases): typically a store fenced by l.Epoch. An error releases the
 	// lease and is logged.
-	NewAgent func(ctx context.Context, l Lease) (Config, error)
+	NewAgent func(ctx context.Context, l lease.Lease) (Config, error)
 }
 
 // Runner runs many agents as peers in one process (issue 9). Agents are
@@ -817,7 +818,7 @@ func (r *Runner) leaseRound(ctx context.Context) {
 }
 
 // adopt builds and adds the agent of a claimed lease.
-func (r *Runner) adopt(ctx context.Context, l Lease) error {
+func (r *Runner) adopt(ctx context.Context, l lease.Lease) error {
 	cfg, err := r.cfg.NewAgent(ctx, l)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 )
@@ -30,16 +31,16 @@ type fakeLeases struct {
 	renewed  chan struct{}
 }
 
-func (f *fakeLeases) Claim(ctx context.Context, max int) ([]existence.Lease, error) {
+func (f *fakeLeases) Claim(ctx context.Context, max int) ([]lease.Lease, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.claims = append(f.claims, max)
-	var out []existence.Lease
+	var out []lease.Lease
 	for len(f.pool) > 0 && len(out) < max {
 		id := f.pool[0]
 		f.pool = f.pool[1:]
 		f.held = append(f.held, id)
-		out = append(out, existence.Lease{AgentID: id, Epoch: int64(7 + len(f.held)), Owner: "test:1", Expires: t0.Add(15 * time.Second)})
+		out = append(out, lease.Lease{AgentID: id, Epoch: int64(7 + len(f.held)), Owner: "test:1", Expires: t0.Add(15 * time.Second)})
 	}
 	return out, nil
 }
@@ -100,7 +101,7 @@ func TestRunnerLeases(t *testing.T) {
 	var epochs sync.Map
 	r, err := existence.NewRunner(existence.RunnerConfig{
 		Clock: clock, Leases: leases, MaxAgents: 2, NoStagger: true, RenewEvery: 5 * time.Second, Observer: rec.Observe, Logger: discardLogger(),
-		NewAgent: func(ctx context.Context, l existence.Lease) (existence.Config, error) {
+		NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 			epochs.Store(l.AgentID, l.Epoch)
 			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: store, Executor: blockingExecutor(), Retry: llm.RetryPolicy{Attempts: 1}}, nil
 		},

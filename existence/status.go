@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/suffering"
 )
@@ -62,7 +63,7 @@ type Status struct {
 	LastFallbackAt    time.Time `json:"last_fallback_at,omitzero"`
 	// Lease is the lease under which this process runs the agent (see
 	// [Agent.SetLease]), nil when it runs without one.
-	Lease *Lease `json:"lease,omitempty"`
+	Lease *lease.Lease `json:"lease,omitempty"`
 	// Stopped is the error that stopped [Agent.Run] under
 	// [Config].FailFast, "" while it runs.
 	Stopped string `json:"stopped,omitempty"`
@@ -89,7 +90,7 @@ type statusState struct {
 	cause       string
 	causeErr    string
 	causeAt     time.Time
-	lease       *Lease
+	lease       *lease.Lease
 	stopped     error
 }
 
@@ -141,7 +142,7 @@ func (a *Agent) Status() Status {
 // SetLease records the lease under which this process runs the agent, for
 // [Status] (nil: none). Whoever manages leases calls it when it claims,
 // renews or loses one.
-func (a *Agent) SetLease(l *Lease) {
+func (a *Agent) SetLease(l *lease.Lease) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if l == nil {

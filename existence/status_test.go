@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 )
@@ -55,7 +56,7 @@ func TestStatusCountsFallbacksAndKeepsTheLastCause(t *testing.T) {
 	assert.Equal(t, "invisibility", s.Stressors[0].Type)
 	assert.Greater(t, s.Load, 0.0)
 
-	a.SetLease(&existence.Lease{AgentID: "scout", Epoch: 3, Owner: "host-a:42"})
+	a.SetLease(&lease.Lease{AgentID: "scout", Epoch: 3, Owner: "host-a:42"})
 	assert.Equal(t, "host-a:42", a.Status().Lease.Owner)
 	a.SetLease(nil)
 	assert.Nil(t, a.Status().Lease)

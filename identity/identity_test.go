@@ -370,20 +370,6 @@ func TestEnforceNeverRefuses(t *testing.T) {
 	}
 }
 
-func TestIdentityCloneIsDeep(t *testing.T) {
-	orig := sampleState("scout").Identity
-	before := fmt.Sprintf("%#v", orig)
-	c := orig.Clone()
-	c.Traits[0] = "x"
-	c.Domains[0] = "x"
-	c.Opinions[0].Text = "x"
-	c.Questions[0] = "x"
-	c.Discoveries[0].Text = "x"
-	c.Goals[0].Objective = "x"
-	c.Goals[1].BrokenTools[0] = "x"
-	assert.Equal(t, before, fmt.Sprintf("%#v", orig))
-}
-
 func TestErrorsAreDistinct(t *testing.T) {
 	all := []error{ErrInvalidID, ErrNoActiveGoal, ErrGoalActive, ErrNotFound, ErrCorrupt, ErrLocked, ErrTooLarge, ErrFutureVersion}
 	for i, a := range all {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -115,9 +116,10 @@ type Quarantiner interface {
 var (
 	// ErrNotFound: no state is stored for the agent.
 	ErrNotFound = errors.New("identity: no stored state")
-	// ErrCorrupt: a stored document is unreadable or invalid. It is never
-	// overwritten or replaced silently.
-	ErrCorrupt = errors.New("identity: corrupt state document")
+	// ErrCorrupt: a stored document is unreadable or invalid (a
+	// [*CorruptError] says which and why). It is never overwritten or
+	// replaced silently.
+	ErrCorrupt = errors.New("corrupt document")
 	// ErrLocked: another process holds the agent's state (see
 	// [FileStore.Lock]).
 	ErrLocked = errors.New("identity: agent state is locked by another process")
@@ -127,9 +129,16 @@ var (
 	ErrFutureVersion = errors.New("identity: state document from a newer version")
 )
 
-// CorruptError reports a stored document that cannot be used: what file and
-// why. It matches [ErrCorrupt] with errors.Is.
+// CorruptError reports a stored document that cannot be used: which one,
+// where, and why. It matches [ErrCorrupt] with errors.Is. It is the one
+// corrupt-document error of the SDK: agent states (every [Store]), the task
+// queue file (existence/taskqueue) and the requests file
+// (existence/requests) all report it. The document is never overwritten or
+// replaced silently; it stays for a person to inspect or repair.
 type CorruptError struct {
+	// Kind names the document: "state document" (also when empty),
+	// "queue file" or "requests file".
+	Kind string
 	// Path is the document's file (or the agent id for non-file stores).
 	Path string
 	// Reason says what is wrong, e.g. "unexpected end of JSON input" or
@@ -140,7 +149,11 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("identity: corrupt state document %s: %s", e.Path, e.Reason)
+	kind := e.Kind
+	if kind == "" {
+		kind = "state document"
+	}
+	return fmt.Sprintf("corrupt %s %s: %s", kind, e.Path, e.Reason)
 }
 
 // Unwrap returns the underlying error.
@@ -212,3 +225,49 @@ func (m *MemoryStore) List(ctx context.Context) ([]string, error) {
 	sort.Strings(ids)
 	return ids, nil
 }
+
+// DefaultMaxBytes is the default size limit of one state document: 4 MiB.
+// A state within the default [Limits] encodes to a few tens of KiB.
+const DefaultMaxBytes = 4 << 20
+
+// SchemaVersion is the version of an [AgentState]'s stored encoding. The
+// file store writes {"schema_version": 1, "state": {...}}, where state is
+// an AgentState; the SQL stores record it with each row. Documents without
+// a schema_version are version 0 (a bare AgentState object, as
+// json.Marshal gives it) and are migrated on load; documents with a higher
+// version are refused with [ErrFutureVersion].
+const SchemaVersion = 1
+
+// LockedError reports that another process (or another Lock in this
+// process) holds an agent's lock (see [Locker]: the file, SQLite and
+// PostgreSQL stores implement it). It matches
+// [ErrLocked] with errors.Is.
+type LockedError struct {
+	// AgentID is the agent whose state is locked.
+	AgentID string
+	// Path is the lock file, Dir()/{agent id}.lock.
+	Path string
+	// PID is the holder's process id as written in the lock file, or 0
+	// when it is unknown.
+	PID int
+	// Holder names the holder when the store knows more than a pid, for
+	// example "host-a:4242:1a2b" for a lease row of identity/sqlitestore;
+	// "" for a lock file.
+	Holder string
+}
+
+// Error reads like `identity: agent "scout" is already running (pid 1234);
+// lock file /state/scout.lock`.
+func (e *LockedError) Error() string {
+	pid := "pid unknown"
+	if e.PID > 0 {
+		pid = "pid " + strconv.Itoa(e.PID)
+	}
+	if e.Holder != "" {
+		return fmt.Sprintf("identity: agent %q is already running (%s, holder %s); lock in %s", e.AgentID, pid, e.Holder, e.Path)
+	}
+	return fmt.Sprintf("identity: agent %q is already running (%s); lock file %s", e.AgentID, pid, e.Path)
+}
+
+// Is reports whether target is [ErrLocked].
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }

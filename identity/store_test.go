@@ -1,4 +1,4 @@
-package identity
+package identity_test
 
 import (
 	"context"
@@ -8,32 +8,35 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/storetest"
 	"github.com/existence-loop/sdk/suffering"
 )
 
 // The Store promises (round trip, copies, list, hostile ids, invalid
-// states, cancellation, concurrency) are checked for MemoryStore and
-// FileStore by identity/storetest (storetest_test.go).
+// states, cancellation, concurrency) are checked for MemoryStore by
+// identity/storetest (storetest_test.go), and for the other stores in
+// their own packages.
 
 func TestMemoryStoreZeroValue(t *testing.T) {
-	var m MemoryStore
+	var m identity.MemoryStore
 	ctx := context.Background()
 	_, err := m.Load(ctx, "scout")
-	require.ErrorIs(t, err, ErrNotFound)
-	require.NoError(t, m.Save(ctx, sampleState("scout")))
+	require.ErrorIs(t, err, identity.ErrNotFound)
+	require.NoError(t, m.Save(ctx, storetest.FullState("scout")))
 	ids, err := m.List(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"scout"}, ids)
 }
 
 func TestStateValidate(t *testing.T) {
-	st := sampleState("scout")
+	st := storetest.FullState("scout")
 	require.NoError(t, st.Validate())
 
 	st.Identity.AgentID = "Bad"
-	require.ErrorIs(t, st.Validate(), ErrInvalidID)
+	require.ErrorIs(t, st.Validate(), identity.ErrInvalidID)
 
-	st = sampleState("scout")
+	st = storetest.FullState("scout")
 	st.Suffering.Resolved[0].Peak = 1.5
 	err := st.Validate()
 	require.ErrorIs(t, err, suffering.ErrInvalid)
@@ -41,23 +44,37 @@ func TestStateValidate(t *testing.T) {
 }
 
 func TestStateCloneIsDeep(t *testing.T) {
-	orig := sampleState("scout")
-	before := stateJSON(t, orig, true)
+	orig := storetest.FullState("scout")
+	before := storetest.StateJSON(t, orig)
 	c := orig.Clone()
 	c.Identity.Questions[0] = "x"
 	c.Suffering.Active[0].Severity = 1
 	c.Suffering.Resolved[0].Type = "x"
 	c.Inbox[0].Text = "x"
 	c.Host[0].Text = "x"
-	assert.Equal(t, before, stateJSON(t, orig, true))
+	assert.Equal(t, before, storetest.StateJSON(t, orig))
 }
 
 func TestCorruptErrorMatching(t *testing.T) {
 	inner := fmt.Errorf("inner")
-	err := fmt.Errorf("wrapped: %w", &CorruptError{Path: "/s/scout.json", Reason: "truncated", Err: inner})
-	require.ErrorIs(t, err, ErrCorrupt)
+	err := fmt.Errorf("wrapped: %w", &identity.CorruptError{Path: "/s/scout.json", Reason: "truncated", Err: inner})
+	require.ErrorIs(t, err, identity.ErrCorrupt)
 	require.ErrorIs(t, err, inner)
-	var ce *CorruptError
+	var ce *identity.CorruptError
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "identity: corrupt state document /s/scout.json: truncated", ce.Error())
+	assert.Equal(t, "corrupt state document /s/scout.json: truncated", ce.Error())
+}
+
+func TestIdentityCloneIsDeep(t *testing.T) {
+	orig := storetest.FullState("scout").Identity
+	before := fmt.Sprintf("%#v", orig)
+	c := orig.Clone()
+	c.Traits[0] = "x"
+	c.Domains[0] = "x"
+	c.Opinions[0].Text = "x"
+	c.Questions[0] = "x"
+	c.Discoveries[0].Text = "x"
+	c.Goals[0].Objective = "x"
+	c.Goals[1].BrokenTools[0] = "x"
+	assert.Equal(t, before, fmt.Sprintf("%#v", orig))
 }

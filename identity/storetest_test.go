@@ -1,11 +1,7 @@
 package identity_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/storetest"
@@ -13,26 +9,4 @@ import (
 
 func TestMemoryStoreConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) identity.Store { return identity.NewMemoryStore() })
-}
-
-func TestFileStoreConformanceSuite(t *testing.T) {
-	open := func(t *testing.T, dir string) *identity.FileStore {
-		s, err := identity.OpenFileStore(dir, identity.FileOptions{})
-		require.NoError(t, err)
-		return s
-	}
-	storetest.RunHarness(t, storetest.Harness{
-		New: func(t *testing.T) identity.Store { return open(t, t.TempDir()) },
-		Corrupt: func(t *testing.T, s identity.Store, id string) {
-			require.NoError(t, os.WriteFile(s.(*identity.FileStore).Path(id), []byte(`{"schema_version": 1, "state": {`), 0o600))
-		},
-		FutureVersion: func(t *testing.T, s identity.Store, id string) error {
-			require.NoError(t, os.WriteFile(s.(*identity.FileStore).Path(id), []byte(`{"schema_version": 99, "state": {}}`), 0o600))
-			_, err := s.Load(t.Context(), id)
-			return err
-		},
-		Reopen: func(t *testing.T, s identity.Store) identity.Store {
-			return open(t, filepath.Clean(s.(*identity.FileStore).Dir()))
-		},
-	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/task"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -43,9 +44,9 @@ const (
 // *taskqueue.Queue implements it.
 type TaskQueue interface {
 	// Submit adds a task for agentID ("" = the first free agent).
-	Submit(ctx context.Context, description, agentID string) (taskqueue.Task, error)
+	Submit(ctx context.Context, description, agentID string) (task.Task, error)
 	// List returns every task the queue keeps, in submission order.
-	List(ctx context.Context) ([]taskqueue.Task, error)
+	List(ctx context.Context) ([]task.Task, error)
 }
 
 var _ TaskQueue = (*taskqueue.Queue)(nil)
@@ -332,7 +333,7 @@ func (s *Server) addTools() {
 			if err != nil {
 				return nil, nil, err
 			}
-			out := []taskqueue.Task{}
+			out := []task.Task{}
 			for _, t := range ts {
 				if in.Status == "" || string(t.Status) == in.Status {
 					out = append(out, t)

@@ -22,6 +22,7 @@ import (
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/mcpserver"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/task"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -281,24 +282,24 @@ func TestSendMessage(t *testing.T) {
 func TestTasks(t *testing.T) {
 	f := newFixture(t)
 	cs := client(t, f.server)
-	task := decode[taskqueue.Task](t, call(t, cs, "assign_task", map[string]any{"description": "write notes/index.md", "agent_id": "analyst"}, false))
-	assert.Equal(t, "analyst", task.Agent)
-	assert.Equal(t, taskqueue.Pending, task.Status)
+	tk := decode[task.Task](t, call(t, cs, "assign_task", map[string]any{"description": "write notes/index.md", "agent_id": "analyst"}, false))
+	assert.Equal(t, "analyst", tk.Agent)
+	assert.Equal(t, task.Pending, tk.Status)
 	call(t, cs, "assign_task", map[string]any{"description": "anyone: tidy up"}, false)
 	assert.Contains(t, call(t, cs, "assign_task", map[string]any{"description": "x", "agent_id": "ghost"}, true), "no such agent")
 	assert.Contains(t, call(t, cs, "assign_task", map[string]any{"description": "  "}, true), "blank task description")
 
-	all := decode[[]taskqueue.Task](t, call(t, cs, "list_tasks", map[string]any{}, false))
+	all := decode[[]task.Task](t, call(t, cs, "list_tasks", map[string]any{}, false))
 	require.Len(t, all, 2)
 	assert.Equal(t, "write notes/index.md", all[0].Description)
-	pending := decode[[]taskqueue.Task](t, call(t, cs, "list_tasks", map[string]any{"status": "completed"}, false))
+	pending := decode[[]task.Task](t, call(t, cs, "list_tasks", map[string]any{"status": "completed"}, false))
 	assert.Empty(t, pending)
 
 	// The host message wakes the analyst, whose next cycle claims the task.
 	call(t, cs, "send_message", map[string]any{"text": "check the queue", "agent_ids": []string{"analyst"}}, false)
 	e := f.waitEvent(t, existence.EventTask, "analyst")
 	assert.Equal(t, "assigned", e.Status)
-	got := decode[[]taskqueue.Task](t, call(t, cs, "list_tasks", map[string]any{"status": "assigned"}, false))
+	got := decode[[]task.Task](t, call(t, cs, "list_tasks", map[string]any{"status": "assigned"}, false))
 	require.Len(t, got, 1)
 	assert.Equal(t, "analyst", got[0].AssignedTo)
 }

@@ -15,8 +15,8 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/task"
 )
 
 // AgentSummary is one agent in GET /api/agents: its [existence.Status],
@@ -197,9 +197,9 @@ func (m *Monitor) handleTasks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ts == nil {
-		ts = []taskqueue.Task{}
+		ts = []task.Task{}
 	}
-	writeJSON(w, http.StatusOK, map[string][]taskqueue.Task{"tasks": ts})
+	writeJSON(w, http.StatusOK, map[string][]task.Task{"tasks": ts})
 }
 
 func (m *Monitor) handleSubmitTask(w http.ResponseWriter, r *http.Request) {
@@ -216,8 +216,8 @@ func (m *Monitor) handleSubmitTask(w http.ResponseWriter, r *http.Request) {
 	case desc == "":
 		writeError(w, http.StatusBadRequest, `"description" is missing or blank`)
 		return
-	case n > taskqueue.DefaultMaxDescription:
-		writeError(w, http.StatusBadRequest, fmt.Sprintf(`"description" is %d characters; the limit is %d`, n, taskqueue.DefaultMaxDescription))
+	case n > task.DefaultMaxDescription:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf(`"description" is %d characters; the limit is %d`, n, task.DefaultMaxDescription))
 		return
 	}
 	if req.Agent != "" && m.cfg.Runner.Agent(req.Agent) == nil {
@@ -228,9 +228,9 @@ func (m *Monitor) handleSubmitTask(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err == nil:
 		writeJSON(w, http.StatusCreated, t)
-	case errors.Is(err, taskqueue.ErrInvalid):
+	case errors.Is(err, task.ErrInvalid):
 		writeError(w, http.StatusBadRequest, err.Error())
-	case errors.Is(err, taskqueue.ErrFull):
+	case errors.Is(err, task.ErrFull):
 		writeError(w, http.StatusServiceUnavailable, "the task queue is full; try again when tasks have ended")
 	default:
 		m.serverError(w, r, "submitting the task failed", err)

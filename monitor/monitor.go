@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/existence/taskqueue"
+	"github.com/existence-loop/sdk/task"
 )
 
 // Runner is what the monitor needs of the agents it shows:
@@ -60,8 +61,8 @@ func (s single) SayAsHost(ctx context.Context, text string, to ...string) error 
 // Tasks is what the monitor needs of a task queue: *taskqueue.Queue
 // satisfies it.
 type Tasks interface {
-	Submit(ctx context.Context, description, agentID string) (taskqueue.Task, error)
-	List(ctx context.Context) ([]taskqueue.Task, error)
+	Submit(ctx context.Context, description, agentID string) (task.Task, error)
+	List(ctx context.Context) ([]task.Task, error)
 }
 
 var _ Tasks = (*taskqueue.Queue)(nil)

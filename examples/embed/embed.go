@@ -19,7 +19,7 @@ import (
 	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/workspace"
-	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/llm/openai"
@@ -60,7 +60,7 @@ const embedProhibitions = "goals referencing hardware, thermal sensors, PMIC, bu
 // agent and saves its state.
 func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error) {
 	log := logger(stderr)
-	store, err := identity.OpenFileStore(o.state, identity.FileOptions{})
+	store, err := filestore.Open(o.state, filestore.Options{})
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/monitor"
 )
 
@@ -314,7 +314,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	assert.Contains(t, stdout.String(), "🎯 "+goal)
 
 	// The state was saved and its lock released.
-	store, err := identity.OpenFileStore(dir+"/state", identity.FileOptions{})
+	store, err := filestore.Open(dir+"/state", filestore.Options{})
 	require.NoError(t, err)
 	unlock, err := store.Lock("agent")
 	require.NoError(t, err, "the agent's lock is released")

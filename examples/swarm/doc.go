@@ -48,7 +48,7 @@
 //
 // -store names where the agents' states are kept (issues 10 and 11):
 // memory (the default: identity.MemoryStore), a directory
-// (identity.FileStore, one file per agent), sqlite:PATH (one SQLite file,
+// (filestore.Store, one file per agent), sqlite:PATH (one SQLite file,
 // group commit) or postgres://user@host:5432/db (PostgreSQL), opened by
 // internal/storespec. With a durable store each cycle also asks the store's
 // task queue for a task (none are submitted), as a real deployment does

@@ -11,10 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/internal/storespec"
+	"github.com/existence-loop/sdk/lease"
 )
 
 // storeKind returns the kind of the -store value: "memory", or the
@@ -122,13 +122,13 @@ func (c countingStore) Quarantine(agentID string) (string, error) {
 
 // countingLeases counts the leases a runner claims, loses and releases.
 type countingLeases struct {
-	existence.Leases
+	lease.Manager
 	claimed, lost, released atomic.Int64
 	rounds                  atomic.Int64 // Claim calls that returned
 }
 
-func (c *countingLeases) Claim(ctx context.Context, max int) ([]existence.Lease, error) {
-	ls, err := c.Leases.Claim(ctx, max)
+func (c *countingLeases) Claim(ctx context.Context, max int) ([]lease.Lease, error) {
+	ls, err := c.Manager.Claim(ctx, max)
 	c.claimed.Add(int64(len(ls)))
 	c.rounds.Add(1)
 	return ls, err
@@ -141,13 +141,13 @@ func (c *countingLeases) adopted(held int) bool {
 }
 
 func (c *countingLeases) Renew(ctx context.Context) ([]string, error) {
-	lost, err := c.Leases.Renew(ctx)
+	lost, err := c.Manager.Renew(ctx)
 	c.lost.Add(int64(len(lost)))
 	return lost, err
 }
 
 func (c *countingLeases) Release(ctx context.Context, agentIDs ...string) error {
-	err := c.Leases.Release(ctx, agentIDs...)
+	err := c.Manager.Release(ctx, agentIDs...)
 	if err == nil {
 		c.released.Add(int64(len(agentIDs)))
 	}
@@ -157,5 +157,5 @@ func (c *countingLeases) Release(ctx context.Context, agentIDs ...string) error 
 var (
 	_ identity.Locker      = countingStore{}
 	_ identity.Quarantiner = countingStore{}
-	_ existence.Leases     = (*countingLeases)(nil)
+	_ lease.Manager        = (*countingLeases)(nil)
 )

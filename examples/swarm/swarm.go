@@ -24,6 +24,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity/pgstore"
+	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
 )
 
@@ -62,7 +63,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.cooldown, "cooldown", 0, "minimum gap between an agent's cycles")
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "how long to run")
 	fs.IntVar(&o.hostMessages, "host-messages", 0, "host messages to send to random agents during the run")
-	fs.StringVar(&o.store, "store", "memory", "state store: \"memory\", a directory (identity.FileStore), sqlite:PATH (one SQLite file),\n"+
+	fs.StringVar(&o.store, "store", "memory", "state store: \"memory\", a directory (filestore.Store), sqlite:PATH (one SQLite file),\n"+
 		"or postgres://user@host:5432/db (PostgreSQL: the agents are leased, so several swarm processes\n"+
 		"on one database share one population of -agents agents, each agent in one process at a time;\n"+
 		"give each process -max-agents, and kill one to see its agents move to the others)")
@@ -443,12 +444,12 @@ func run(ctx context.Context, o options) (*result, error) {
 		if err := db.pg.Enroll(ctx, ids...); err != nil {
 			return nil, err
 		}
-		leases = &countingLeases{Leases: db.pg}
+		leases = &countingLeases{Manager: db.pg}
 		rc.Leases, rc.MaxAgents = leases, o.agents
 		if o.maxAgents > 0 {
 			rc.MaxAgents = o.maxAgents
 		}
-		rc.NewAgent = func(ctx context.Context, l existence.Lease) (existence.Config, error) {
+		rc.NewAgent = func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 			f := db.pg.Fenced(l)
 			cfg := existence.Config{ID: l.AgentID, Name: name(l.AgentID), Model: model, Retry: llm.RetryPolicy{Attempts: 1}, Store: countingStore{f, saves}}
 			if !o.noTasks {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/identity/sqlitestore"
 	"github.com/existence-loop/sdk/internal/pgtest"
@@ -87,7 +88,7 @@ func TestDurableStores(t *testing.T) {
 		list       func(t *testing.T) []string
 	}{
 		{filepath.Join(dir, "agents"), "dir", func(t *testing.T) []string {
-			fs, err := identity.OpenFileStore(filepath.Join(dir, "agents"), identity.FileOptions{})
+			fs, err := filestore.Open(filepath.Join(dir, "agents"), filestore.Options{})
 			require.NoError(t, err)
 			ids, err := fs.List(context.Background())
 			require.NoError(t, err)
@@ -251,7 +252,7 @@ func TestSeasonedRun(t *testing.T) {
 	assert.True(t, res.GCSamples)
 	assert.Positive(t, res.Cycles)
 	assert.Zero(t, res.Errors, res.FirstError)
-	fs, err := identity.OpenFileStore(dir, identity.FileOptions{})
+	fs, err := filestore.Open(dir, filestore.Options{})
 	require.NoError(t, err)
 	st, err := fs.Load(context.Background(), "agent-00003")
 	require.NoError(t, err)

@@ -12,11 +12,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/identity/sqlitestore"
 	"github.com/existence-loop/sdk/internal/pgtest"
+	"github.com/existence-loop/sdk/task"
 )
 
 // TestTrioSQLiteStore: -store sqlite:PATH keeps every agent, their goals
@@ -41,7 +42,7 @@ func TestTrioSQLiteStore(t *testing.T) {
 	tasks, err := s.Tasks().List(context.Background())
 	require.NoError(t, err)
 	require.Len(t, tasks, 1)
-	assert.NotEqual(t, taskqueue.Pending, tasks[0].Status, "an agent took the task")
+	assert.NotEqual(t, task.Pending, tasks[0].Status, "an agent took the task")
 	require.NoError(t, s.Close())
 
 	out, _, err := runTrioTest(t, "-store", "sqlite:trio.db", "-show", "scout")
@@ -56,7 +57,7 @@ func TestTrioSQLiteStore(t *testing.T) {
 // unknown agent is an error naming it.
 func TestTrioShow(t *testing.T) {
 	t.Chdir(t.TempDir())
-	fs, err := identity.OpenFileStore("trio-state", identity.FileOptions{})
+	fs, err := filestore.Open("trio-state", filestore.Options{})
 	require.NoError(t, err)
 	st := &identity.AgentState{Identity: identity.New("scout", "Cedar", time.Date(2026, 11, 21, 22, 23, 0, 0, time.UTC))}
 	st.Identity.Worldview = "Maps <first>."
@@ -87,7 +88,7 @@ func TestTrioFreshOnCorruptTasks(t *testing.T) {
 	require.NoError(t, os.MkdirAll("trio-state", 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join("trio-state", "tasks.json"), []byte(`{"version":1,"tasks":[`), 0o600))
 	_, _, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1")...)
-	require.ErrorIs(t, err, taskqueue.ErrCorrupt)
+	require.ErrorIs(t, err, identity.ErrCorrupt)
 	assert.Contains(t, err.Error(), filepath.Join("trio-state", "tasks.json"))
 
 	_, stderr, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1", "-fresh-on-corrupt")...)
@@ -124,7 +125,7 @@ func TestTrioPostgresStore(t *testing.T) {
 	tasks, err := s.Tasks().List(ctx)
 	require.NoError(t, err)
 	require.Len(t, tasks, 1)
-	assert.NotEqual(t, taskqueue.Pending, tasks[0].Status, "an agent took the task")
+	assert.NotEqual(t, task.Pending, tasks[0].Status, "an agent took the task")
 
 	out, _, err := runTrioTest(t, "-store", url, "-show", "scout")
 	require.NoError(t, err)

@@ -23,6 +23,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/prompt/prompttest"
@@ -218,7 +219,7 @@ func TestTrioAgainstFakeOllama(t *testing.T) {
 	out, stderr, err = runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1")...)
 	require.NoError(t, err, stderr)
 	_ = events(t, out)
-	store, err := identity.OpenFileStore("trio-state", identity.FileOptions{})
+	store, err := filestore.Open("trio-state", filestore.Options{})
 	require.NoError(t, err)
 	st, err := store.Load(context.Background(), "scout")
 	require.NoError(t, err)
@@ -270,7 +271,7 @@ func TestTrioStopsOnCancelAndSaves(t *testing.T) {
 	cancel()
 	go io.Copy(io.Discard, pr)
 	require.NoError(t, <-done)
-	store, err := identity.OpenFileStore("trio-state", identity.FileOptions{})
+	store, err := filestore.Open("trio-state", filestore.Options{})
 	require.NoError(t, err)
 	ids, err := store.List(context.Background())
 	require.NoError(t, err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/existence-loop/sdk/identity"
 )
 
 // Backend keeps the requests document (the bytes of requests.json: the same
@@ -28,9 +30,9 @@ type Backend interface {
 }
 
 // OpenBackend opens the queue kept by b. It reads the document once to
-// check it: a document that cannot be used gives a [*CorruptError] (its
+// check it: a document that cannot be used gives a [*identity.CorruptError] (its
 // Path is b.Name()) and is left untouched, as with [Open]. No document is
-// an empty queue. Errors: [ErrInvalid] for a nil b, [ErrCorrupt], ctx's
+// an empty queue. Errors: [ErrInvalid] for a nil b, [identity.ErrCorrupt], ctx's
 // error, b's.
 func OpenBackend(ctx context.Context, b Backend, opts Options) (*Queue, error) {
 	if b == nil {
@@ -50,7 +52,7 @@ func (q *Queue) decodeBackend(data []byte) (*document, error) {
 		return format.New(), nil
 	}
 	if len(data) > MaxFileSize {
-		return nil, &CorruptError{Path: q.backend.Name(), Reason: fmt.Sprintf("larger than %d bytes", MaxFileSize)}
+		return nil, &identity.CorruptError{Kind: "requests file", Path: q.backend.Name(), Reason: fmt.Sprintf("larger than %d bytes", MaxFileSize)}
 	}
 	return decode(data, q.backend.Name())
 }

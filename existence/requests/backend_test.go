@@ -159,9 +159,9 @@ func TestBackends(t *testing.T) {
 			}
 			p.raw(t, []byte(`{"version":1,"seq":1,"requests":[],"extra":1}`))
 			_, err = q.Submit(ctx, "scout", requests.Question, "x")
-			var ce *requests.CorruptError
+			var ce *identity.CorruptError
 			require.ErrorAs(t, err, &ce)
-			assert.ErrorIs(t, err, requests.ErrCorrupt)
+			assert.ErrorIs(t, err, identity.ErrCorrupt)
 			assert.Contains(t, ce.Path, "#requests")
 			assert.Contains(t, ce.Reason, `unknown field "extra"`)
 			_, err = requests.OpenBackend(ctx, nil, opts())

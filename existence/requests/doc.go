@@ -31,7 +31,7 @@
 // atomic rename, fsync of the directory). A file that cannot be used (bad
 // JSON, unknown fields, a newer schema version, duplicate ids, larger than
 // [MaxFileSize]) is never overwritten: every operation returns a
-// [*CorruptError] naming the file and the reason, matching [ErrCorrupt].
+// [*identity.CorruptError] naming the file and the reason, matching [identity.ErrCorrupt].
 //
 // [OpenBackend] keeps the same document (same JSON, schema version, size
 // limit and errors) in a database instead, so that the requests live in

@@ -31,7 +31,7 @@ var format = &docfile.Format[document, Request]{
 	ID:       func(r Request) string { return r.ID },
 	Validate: validate,
 	Corrupt: func(path, reason string, err error) error {
-		return &CorruptError{Path: path, Reason: reason, Err: err}
+		return &identity.CorruptError{Kind: "requests file", Path: path, Reason: reason, Err: err}
 	},
 }
 
@@ -68,7 +68,7 @@ func (d *document) trim(max int) {
 func encode(d *document) ([]byte, error) { return format.Encode(d) }
 
 // decode parses and validates a requests file; every error is a
-// [*CorruptError] naming path.
+// [*identity.CorruptError] naming path.
 func decode(data []byte, path string) (*document, error) { return format.Decode(data, path) }
 
 // validate checks the invariants a stored request must meet.

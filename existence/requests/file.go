@@ -23,7 +23,7 @@ const MaxFileSize = 4 << 20
 
 // Open opens the durable queue in directory dir (creating it, 0700), usually
 // the state directory that also holds the task queue. It reads the file
-// once to check it: a file that cannot be used gives a [*CorruptError] and
+// once to check it: a file that cannot be used gives a [*identity.CorruptError] and
 // is left untouched. A missing file is an empty queue.
 func Open(dir string, opts Options) (*Queue, error) {
 	if dir == "" {

@@ -3,6 +3,8 @@ package requests
 import (
 	"errors"
 	"testing"
+
+	"github.com/existence-loop/sdk/identity"
 )
 
 // FuzzDecode checks that any file content either decodes to a document that
@@ -14,8 +16,8 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := decode(data, "requests.json")
 		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("error not ErrCorrupt: %v", err)
+			if !errors.Is(err, identity.ErrCorrupt) {
+				t.Fatalf("error not identity.ErrCorrupt: %v", err)
 			}
 			return
 		}

@@ -157,31 +157,7 @@ var (
 	// ErrFull: the agent already has [Options.MaxOpen] open requests, or
 	// the file would exceed its size limit.
 	ErrFull = errors.New("requests: too many open requests")
-	// ErrCorrupt: the queue file cannot be used (a [*CorruptError] says
-	// which and why). It is never overwritten.
-	ErrCorrupt = errors.New("requests: corrupt requests file")
 )
-
-// CorruptError reports a requests file that cannot be used. It matches
-// [ErrCorrupt]; the file is left untouched for a person to inspect.
-type CorruptError struct {
-	// Path is the file; Reason says what is wrong, e.g.
-	// "requests[2]: duplicate id req-000003".
-	Path   string
-	Reason string
-	// Err is the underlying error, if any.
-	Err error
-}
-
-func (e *CorruptError) Error() string {
-	return fmt.Sprintf("requests: corrupt requests file %s: %s", e.Path, e.Reason)
-}
-
-// Unwrap returns the underlying error.
-func (e *CorruptError) Unwrap() error { return e.Err }
-
-// Is reports whether target is [ErrCorrupt].
-func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 
 // NormalizeID turns what a person types ("3", "#3", "req-3", "req-000003")
 // into a request id ("req-000003"). Anything else is returned trimmed, as
@@ -253,7 +229,7 @@ func (q *Queue) update(ctx context.Context, fn func(d *document, now time.Time) 
 
 // Submit files a request from agentID and returns it, [Pending]. The text is
 // trimmed and cut to [Options.MaxText] characters. Errors: [ErrInvalid]
-// (blank text, bad kind or agent id), [ErrFull], [ErrCorrupt], ctx's error.
+// (blank text, bad kind or agent id), [ErrFull], [identity.ErrCorrupt], ctx's error.
 func (q *Queue) Submit(ctx context.Context, agentID string, kind Kind, text string) (Request, error) {
 	if err := identity.ValidateID(agentID); err != nil {
 		return Request{}, fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -292,7 +268,7 @@ func (q *Queue) Submit(ctx context.Context, agentID string, kind Kind, text stri
 // [Answered]) and the answer (trimmed, cut to [Options.MaxAnswer]). An
 // [Answered] status needs a non-blank answer. The id may be written as a
 // person types it (see [NormalizeID]). Errors: [ErrInvalid], [ErrNotFound],
-// [ErrEnded], [ErrCorrupt], ctx's error.
+// [ErrEnded], [identity.ErrCorrupt], ctx's error.
 func (q *Queue) Answer(ctx context.Context, id string, status Status, answer string) (Request, error) {
 	id = NormalizeID(id)
 	if !status.Ended() {
@@ -323,7 +299,7 @@ func (q *Queue) Answer(ctx context.Context, id string, status Status, answer str
 }
 
 // Get returns the request id (see [NormalizeID]). Errors: [ErrNotFound],
-// [ErrCorrupt], ctx's error.
+// [identity.ErrCorrupt], ctx's error.
 func (q *Queue) Get(ctx context.Context, id string) (Request, error) {
 	id = NormalizeID(id)
 	d, err := q.snapshot(ctx)
@@ -344,7 +320,7 @@ type Filter struct {
 	Status Status
 }
 
-// List returns the requests f selects, oldest first. Errors: [ErrCorrupt],
+// List returns the requests f selects, oldest first. Errors: [identity.ErrCorrupt],
 // ctx's error.
 func (q *Queue) List(ctx context.Context, f Filter) ([]Request, error) {
 	d, err := q.snapshot(ctx)

@@ -194,8 +194,8 @@ func TestCorruptFileIsNeverOverwritten(t *testing.T) {
 			path := filepath.Join(dir, FileName)
 			require.NoError(t, os.WriteFile(path, []byte(tt.data), 0o600))
 			_, err := Open(dir, Options{})
-			require.ErrorIs(t, err, ErrCorrupt)
-			var ce *CorruptError
+			require.ErrorIs(t, err, identity.ErrCorrupt)
+			var ce *identity.CorruptError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, path, ce.Path)
 			assert.Contains(t, ce.Reason, tt.reason)
@@ -219,7 +219,7 @@ func TestCorruptFileIsNeverOverwritten(t *testing.T) {
 		path := filepath.Join(dir, FileName)
 		require.NoError(t, os.WriteFile(path, []byte("{oops"), 0o600))
 		_, err = q.Submit(context.Background(), "scout", Question, "x")
-		assert.ErrorIs(t, err, ErrCorrupt)
+		assert.ErrorIs(t, err, identity.ErrCorrupt)
 		got, _ := os.ReadFile(path)
 		assert.Equal(t, "{oops", string(got))
 	})

@@ -9,19 +9,20 @@
 //
 // # Lifecycle
 //
-// A [Task] goes [Pending] → [Assigned] → [Completed] or [Failed]:
+// A [task.Task] goes [task.Pending] → [task.Assigned] → [task.Completed] or
+// [task.Failed]:
 //
-//   - [Queue.Submit] adds a Pending task. Its [Task.Agent] names the agent
+//   - [Queue.Submit] adds a pending task. Its Agent field names the agent
 //     it is for, or is empty for any agent.
-//   - [Queue.Next] claims the oldest Pending task for the agent (or for any
-//     agent) and marks it Assigned. An agent that already has an Assigned
+//   - [Queue.Next] claims the oldest pending task for the agent (or for any
+//     agent) and marks it assigned. An agent that already has an assigned
 //     task gets that one back, so it resumes its task after a restart.
-//   - [Queue.Finish] ends an Assigned task as Completed or Failed with a
-//     result. An ended task cannot be finished again ([ErrEnded]).
+//   - [Queue.Finish] ends an assigned task as completed or failed with a
+//     result. An ended task cannot be finished again ([task.ErrEnded]).
 //   - A task with no result 2 hours ([Options.Timeout]) after it was
 //     assigned is failed with the result "no result after 2h0m0s".
 //     [Queue.Expire] does this, and so does every other update before it
-//     changes anything, so a late result gets [ErrEnded].
+//     changes anything, so a late result gets [task.ErrEnded].
 //
 // Ended tasks are kept for reference, up to [Options.MaxTasks] (oldest
 // ended dropped first); pending and assigned tasks are never dropped.
@@ -41,8 +42,8 @@
 //
 // A queue file that cannot be used (bad JSON, wrong types, a newer schema
 // version, duplicate ids, larger than [MaxFileSize]) is never overwritten:
-// every operation returns a [*CorruptError] naming the file and the reason,
-// matching [ErrCorrupt], and the file stays as it is for a person to repair.
+// every operation returns a [*identity.CorruptError] naming the file and the reason,
+// matching [identity.ErrCorrupt], and the file stays as it is for a person to repair.
 //
 // [NewMemory] gives the same queue without a file, for tests and for
 // embedding without persistence.

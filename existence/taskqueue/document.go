@@ -10,6 +10,7 @@ import (
 
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/docfile"
+	"github.com/existence-loop/sdk/task"
 )
 
 // schemaVersion is the version of the queue file format written by this
@@ -24,24 +25,24 @@ type document struct {
 	// ids are never reused.
 	Seq uint64 `json:"seq"`
 	// Tasks are in submission order.
-	Tasks []Task `json:"tasks"`
+	Tasks []task.Task `json:"tasks"`
 }
 
 // format is the queue file's format (see [docfile.Format]).
-var format = &docfile.Format[document, Task]{
+var format = &docfile.Format[document, task.Task]{
 	Version:  schemaVersion,
 	List:     "tasks",
-	Fields:   func(d *document) (*int, *[]Task) { return &d.Version, &d.Tasks },
-	ID:       func(t Task) string { return t.ID },
+	Fields:   func(d *document) (*int, *[]task.Task) { return &d.Version, &d.Tasks },
+	ID:       func(t task.Task) string { return t.ID },
 	Validate: validateTask,
 	Corrupt: func(path, reason string, err error) error {
-		return &CorruptError{Path: path, Reason: reason, Err: err}
+		return &identity.CorruptError{Kind: "queue file", Path: path, Reason: reason, Err: err}
 	},
 }
 
 // index returns the position of task id, or -1.
 func (d *document) index(id string) int {
-	return slices.IndexFunc(d.Tasks, func(t Task) bool { return t.ID == id })
+	return slices.IndexFunc(d.Tasks, func(t task.Task) bool { return t.ID == id })
 }
 
 // newID returns an id not used in d and advances the sequence.
@@ -57,14 +58,14 @@ func (d *document) newID() string {
 
 // expire fails assigned tasks whose deadline (Assigned + timeout) is at or
 // before now, and returns copies of them in submission order.
-func (d *document) expire(now time.Time, timeout time.Duration) []Task {
-	var expired []Task
+func (d *document) expire(now time.Time, timeout time.Duration) []task.Task {
+	var expired []task.Task
 	for i := range d.Tasks {
 		t := &d.Tasks[i]
-		if t.Status != Assigned || now.Sub(t.Assigned) < timeout {
+		if t.Status != task.Assigned || now.Sub(t.Assigned) < timeout {
 			continue
 		}
-		t.Status = Failed
+		t.Status = task.Failed
 		t.Ended = t.Assigned.Add(timeout)
 		t.Result = "no result after " + timeout.String()
 		expired = append(expired, *t)
@@ -138,9 +139,9 @@ func (d *document) liveSize() int {
 }
 
 // taskSize is about how many bytes t takes in the encoded file.
-func taskSize(t Task) int {
+func taskSize(t task.Task) int {
 	b, err := json.MarshalIndent(t, "    ", "  ")
-	if err != nil { // cannot happen for a Task
+	if err != nil { // cannot happen for a task
 		return 0
 	}
 	return len(b) + len(",\n    ")
@@ -150,15 +151,15 @@ func taskSize(t Task) int {
 func encode(d *document) ([]byte, error) { return format.Encode(d) }
 
 // decode parses and validates a queue file; path names it in errors, all
-// of which are [*CorruptError]s.
+// of which are [*identity.CorruptError]s.
 func decode(data []byte, path string) (*document, error) { return format.Decode(data, path) }
 
 // validateTask checks the invariants a stored task must meet.
-func validateTask(t Task) error {
+func validateTask(t task.Task) error {
 	switch {
 	case strings.TrimSpace(t.ID) == "":
 		return errors.New("no id")
-	case !t.Status.valid():
+	case !t.Status.Valid():
 		return fmt.Errorf("unknown status %q", t.Status)
 	case strings.TrimSpace(t.Description) == "":
 		return errors.New("blank description")
@@ -169,11 +170,11 @@ func validateTask(t Task) error {
 		}
 	}
 	switch t.Status {
-	case Pending:
+	case task.Pending:
 		if t.AssignedTo != "" {
 			return fmt.Errorf("pending but assigned to %q", t.AssignedTo)
 		}
-	case Assigned:
+	case task.Assigned:
 		if err := identity.ValidateID(t.AssignedTo); err != nil {
 			return fmt.Errorf("assigned_to: %w", err)
 		}

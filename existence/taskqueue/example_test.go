@@ -23,14 +23,14 @@ func Example() {
 	}
 	fmt.Println(sub.ID, sub.Status)
 
-	task, err := q.Next(ctx, "cedar")
+	tk, err := q.Next(ctx, "cedar")
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("ASSIGNED TASK:", task.Description)
-	fmt.Println(task.Status, "to", task.AssignedTo)
+	fmt.Println("ASSIGNED TASK:", tk.Description)
+	fmt.Println(tk.Status, "to", tk.AssignedTo)
 
-	done, err := q.Finish(ctx, task.ID, true, "wrote reports/summary.md")
+	done, err := q.Finish(ctx, tk.ID, true, "wrote reports/summary.md")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -68,11 +68,11 @@ func ExampleOpen() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	task, err := agent.Next(ctx, "vault")
+	tk, err := agent.Next(ctx, "vault")
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(task.ID, task.Description, task.Status)
+	fmt.Println(tk.ID, tk.Description, tk.Status)
 	// Output:
 	// task-000001 Check the build assigned
 }
@@ -99,5 +99,5 @@ func ExampleQueue_Expire() {
 	fmt.Println(err)
 	// Output:
 	// task-000001 failed no result after 2h0m0s 11:00:00
-	// taskqueue: task already ended: task-000001 is failed
+	// task: already ended: task-000001 is failed
 }

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/atomicfile"
 	"github.com/existence-loop/sdk/internal/docfile"
+	"github.com/existence-loop/sdk/task"
 )
 
 // File names inside the queue directory.
@@ -22,7 +24,7 @@ const (
 
 // MaxFileSize is the size limit of the queue file in bytes (8 MiB). A
 // larger file is refused as corrupt. To stay below it, an update drops the
-// oldest ended tasks first, and [Queue.Submit] refuses with [ErrFull] once
+// oldest ended tasks first, and [Queue.Submit] refuses with [task.ErrFull] once
 // pending and assigned tasks alone take more than 3 MiB (leaving room for
 // them to be assigned and finished).
 const MaxFileSize = 8 << 20
@@ -37,7 +39,7 @@ const maxLiveSize = 3 << 20
 // goroutines can share the queue without losing tasks. Open reads the file
 // once to check it: a file that cannot be used (invalid, too large, or a
 // FIFO, socket, device or directory, refused at once) gives a
-// [*CorruptError] (matching [ErrCorrupt]) naming the file, and is left
+// [*identity.CorruptError] (matching [identity.ErrCorrupt]) naming the file, and is left
 // untouched, unless Options.FreshOnCorrupt moves it aside (see
 // [Quarantine]) and starts an empty queue. A missing file is an empty
 // queue. A lock file that is not a regular file is refused at once with an
@@ -46,7 +48,7 @@ const maxLiveSize = 3 << 20
 // (Options.Logger, level Info).
 func Open(dir string, opts Options) (*Queue, error) {
 	if dir == "" {
-		return nil, fmt.Errorf("%w: empty queue directory", ErrInvalid)
+		return nil, fmt.Errorf("%w: empty queue directory", task.ErrInvalid)
 	}
 	if err := docfile.PrepareDir(dir, "taskqueue"); err != nil {
 		return nil, err
@@ -64,7 +66,7 @@ func Open(dir string, opts Options) (*Queue, error) {
 	}
 	lf.Close()
 	s := &fileStore{
-		File: docfile.NewFile(docfile.Config[document, Task]{
+		File: docfile.NewFile(docfile.Config[document, task.Task]{
 			Dir: dir, Name: FileName, LockName: LockFileName, Prefix: "taskqueue", Format: format,
 			DescribeIrregular: true,
 		}),
@@ -86,7 +88,7 @@ func Open(dir string, opts Options) (*Queue, error) {
 		}
 	}
 	_, err = s.Load()
-	if err != nil && errors.Is(err, ErrCorrupt) && opts.FreshOnCorrupt {
+	if err != nil && errors.Is(err, identity.ErrCorrupt) && opts.FreshOnCorrupt {
 		moved, qerr := Quarantine(dir, q.opts.Now())
 		if qerr != nil {
 			return nil, fmt.Errorf("%w (and moving it aside failed: %v)", err, qerr)
@@ -115,7 +117,7 @@ func Quarantine(dir string, now time.Time) (string, error) {
 // fileStore keeps the document in dir/tasks.json; the embedded File
 // gives Lock.
 type fileStore struct {
-	*docfile.File[document, Task]
+	*docfile.File[document, task.Task]
 	// maxFile and maxLive are MaxFileSize and maxLiveSize; tests lower
 	// them.
 	maxFile, maxLive int
@@ -124,7 +126,7 @@ type fileStore struct {
 func (s *fileStore) Load() (*document, error) { return s.Read(s.maxFile) }
 
 // Save writes d, first dropping the oldest ended tasks as needed to stay
-// within maxFile. With liveLimit (a submission) it refuses with ErrFull
+// within maxFile. With liveLimit (a submission) it refuses with task.ErrFull
 // when the pending and assigned tasks alone exceed maxLive.
 func (s *fileStore) Save(d *document, liveLimit bool) error {
 	data, err := s.Encode(d)
@@ -133,12 +135,12 @@ func (s *fileStore) Save(d *document, liveLimit bool) error {
 	}
 	if liveLimit && len(data) > s.maxLive {
 		if n := d.liveSize(); n > s.maxLive {
-			return fmt.Errorf("%w: pending and assigned tasks take %d bytes, limit %d", ErrFull, n, s.maxLive)
+			return fmt.Errorf("%w: pending and assigned tasks take %d bytes, limit %d", task.ErrFull, n, s.maxLive)
 		}
 	}
 	for len(data) > s.maxFile {
 		if !d.shrink(len(data) - s.maxFile) {
-			return fmt.Errorf("%w: %s would take %d bytes, limit %d", ErrFull, s.Path(), len(data), s.maxFile)
+			return fmt.Errorf("%w: %s would take %d bytes, limit %d", task.ErrFull, s.Path(), len(data), s.maxFile)
 		}
 		if data, err = s.Encode(d); err != nil {
 			return err

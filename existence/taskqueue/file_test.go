@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/task"
 	"github.com/gofrs/flock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -128,8 +130,8 @@ func TestMultiProcess(t *testing.T) {
 	require.NoError(t, err)
 	all, err := q.List(context.Background())
 	require.NoError(t, err)
-	for _, task := range all {
-		submitted[task.ID]++
+	for _, tk := range all {
+		submitted[tk.ID]++
 	}
 	want := map[string]bool{}
 	for i := range children {
@@ -138,9 +140,9 @@ func TestMultiProcess(t *testing.T) {
 		}
 	}
 	got := map[string]bool{}
-	for _, task := range all {
-		assert.False(t, got[task.Description], "duplicate %q", task.Description)
-		got[task.Description] = true
+	for _, tk := range all {
+		assert.False(t, got[tk.Description], "duplicate %q", tk.Description)
+		got[tk.Description] = true
 	}
 	assert.Equal(t, want, got, "every task from every process is present exactly once")
 	checkNoneLost(t, q, submitted, claimed, children*count)
@@ -322,8 +324,8 @@ func pendingJSON(id string) string {
 
 func checkCorrupt(t *testing.T, err error, path, reason string, op ...string) {
 	t.Helper()
-	require.ErrorIs(t, err, ErrCorrupt, op)
-	var ce *CorruptError
+	require.ErrorIs(t, err, identity.ErrCorrupt, op)
+	var ce *identity.CorruptError
 	require.ErrorAs(t, err, &ce, op)
 	assert.Equal(t, path, ce.Path, op)
 	assert.Contains(t, err.Error(), path, op)
@@ -380,12 +382,12 @@ func TestUnusableFiles(t *testing.T) {
 	})
 	t.Run("empty dir name", func(t *testing.T) {
 		_, err := Open("", Options{})
-		require.ErrorIs(t, err, ErrInvalid)
+		require.ErrorIs(t, err, task.ErrInvalid)
 	})
 }
 
 // TestSizeLimits lowers the store's limits: a submission beyond the live
-// limit is refused with ErrFull and changes nothing, and the oldest ended
+// limit is refused with task.ErrFull and changes nothing, and the oldest ended
 // tasks are dropped to keep the file under its limit.
 func TestSizeLimits(t *testing.T) {
 	ctx := context.Background()
@@ -398,18 +400,18 @@ func TestSizeLimits(t *testing.T) {
 
 	var live []string
 	for {
-		task, err := q.Submit(ctx, desc, "")
+		tk, err := q.Submit(ctx, desc, "")
 		if err != nil {
-			require.ErrorIs(t, err, ErrFull)
+			require.ErrorIs(t, err, task.ErrFull)
 			break
 		}
-		live = append(live, task.ID)
+		live = append(live, tk.ID)
 		require.Less(t, len(live), 20, "never refused")
 	}
 	before, err := os.ReadFile(filepath.Join(dir, FileName))
 	require.NoError(t, err)
 	_, err = q.Submit(ctx, desc, "")
-	require.ErrorIs(t, err, ErrFull)
+	require.ErrorIs(t, err, task.ErrFull)
 	after, err := os.ReadFile(filepath.Join(dir, FileName))
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "a refused submission changes nothing")

@@ -7,10 +7,13 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/task"
 )
 
 // FuzzDecode feeds arbitrary bytes to the queue file decoder: it must never
-// panic, must report every refusal as a *CorruptError, and what it accepts
+// panic, must report every refusal as a *identity.CorruptError, and what it accepts
 // must survive the queue's operations and re-encode to a file that decodes
 // to the same document.
 func FuzzDecode(f *testing.F) {
@@ -40,7 +43,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := decode(data, "tasks.json")
 		if err != nil {
-			var ce *CorruptError
+			var ce *identity.CorruptError
 			if !errors.As(err, &ce) || ce.Path != "tasks.json" || ce.Reason == "" {
 				t.Fatalf("refusal is not a CorruptError naming the file: %v", err)
 			}
@@ -59,7 +62,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("encoding is not stable (%v):\n%s\n---\n%s", err, enc, enc2)
 		}
 		// The queue's operations work on whatever was accepted.
-		d2.expire(now, DefaultTimeout)
+		d2.expire(now, task.DefaultTimeout)
 		d2.trim(2)
 		_ = d2.newID()
 		d2.shrink(1000)

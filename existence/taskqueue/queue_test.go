@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/task"
 )
 
 var t0 = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -60,16 +61,16 @@ func TestLifecycle(t *testing.T) {
 	eachBackend(t, Options{}, func(t *testing.T, q *Queue, clock *fakeClock) {
 		sub, err := q.Submit(ctx, "  Summarise the logs  ", "")
 		require.NoError(t, err)
-		assert.Equal(t, Task{ID: "task-000001", Description: "Summarise the logs", Status: Pending, Submitted: t0}, sub)
+		assert.Equal(t, task.Task{ID: "task-000001", Description: "Summarise the logs", Status: task.Pending, Submitted: t0}, sub)
 
 		got, err := q.Next(ctx, "cedar")
 		require.NoError(t, err)
 		require.NotNil(t, got)
-		assert.Equal(t, Task{ID: "task-000001", Description: "Summarise the logs", Status: Assigned, AssignedTo: "cedar", Submitted: t0, Assigned: t0}, *got)
+		assert.Equal(t, task.Task{ID: "task-000001", Description: "Summarise the logs", Status: task.Assigned, AssignedTo: "cedar", Submitted: t0, Assigned: t0}, *got)
 
 		done, err := q.Finish(ctx, sub.ID, true, "wrote summary.md")
 		require.NoError(t, err)
-		assert.Equal(t, Completed, done.Status)
+		assert.Equal(t, task.Completed, done.Status)
 		assert.Equal(t, "wrote summary.md", done.Result)
 		assert.Equal(t, t0, done.Ended)
 
@@ -91,32 +92,32 @@ func TestFinish(t *testing.T) {
 		setup      func(t *testing.T, q *Queue, clock *fakeClock) string
 		ok         bool
 		wantErr    error
-		wantStatus Status
+		wantStatus task.Status
 		wantResult string
 	}{
 		{
 			name:       "assigned ok completes",
 			setup:      submitAndClaim,
 			ok:         true,
-			wantStatus: Completed,
+			wantStatus: task.Completed,
 			wantResult: "result",
 		},
 		{
 			name:       "assigned not ok fails",
 			setup:      submitAndClaim,
-			wantStatus: Failed,
+			wantStatus: task.Failed,
 			wantResult: "result",
 		},
 		{
 			name: "pending is not assigned",
 			setup: func(t *testing.T, q *Queue, _ *fakeClock) string {
-				task, err := q.Submit(ctx, "do it", "")
+				tk, err := q.Submit(ctx, "do it", "")
 				require.NoError(t, err)
-				return task.ID
+				return tk.ID
 			},
 			ok:         true,
-			wantErr:    ErrNotAssigned,
-			wantStatus: Pending,
+			wantErr:    task.ErrNotAssigned,
+			wantStatus: task.Pending,
 		},
 		{
 			name: "completed cannot end again",
@@ -127,8 +128,8 @@ func TestFinish(t *testing.T) {
 				return id
 			},
 			ok:         false,
-			wantErr:    ErrEnded,
-			wantStatus: Completed,
+			wantErr:    task.ErrEnded,
+			wantStatus: task.Completed,
 			wantResult: "first",
 		},
 		{
@@ -140,8 +141,8 @@ func TestFinish(t *testing.T) {
 				return id
 			},
 			ok:         true,
-			wantErr:    ErrEnded,
-			wantStatus: Failed,
+			wantErr:    task.ErrEnded,
+			wantStatus: task.Failed,
 			wantResult: "first",
 		},
 		{
@@ -152,8 +153,8 @@ func TestFinish(t *testing.T) {
 				return id
 			},
 			ok:         true,
-			wantErr:    ErrEnded,
-			wantStatus: Failed,
+			wantErr:    task.ErrEnded,
+			wantStatus: task.Failed,
 			wantResult: "no result after 2h0m0s",
 		},
 	}
@@ -165,7 +166,7 @@ func TestFinish(t *testing.T) {
 				if tt.wantErr != nil {
 					require.ErrorIs(t, err, tt.wantErr)
 					assert.Contains(t, err.Error(), id)
-					assert.Equal(t, Task{}, got)
+					assert.Equal(t, task.Task{}, got)
 				} else {
 					require.NoError(t, err)
 				}
@@ -181,22 +182,22 @@ func TestFinish(t *testing.T) {
 func submitAndClaim(t *testing.T, q *Queue, _ *fakeClock) string {
 	t.Helper()
 	ctx := context.Background()
-	task, err := q.Submit(ctx, "do it", "")
+	tk, err := q.Submit(ctx, "do it", "")
 	require.NoError(t, err)
 	got, err := q.Next(ctx, "cedar")
 	require.NoError(t, err)
 	require.NotNil(t, got)
-	require.Equal(t, task.ID, got.ID)
-	return task.ID
+	require.Equal(t, tk.ID, got.ID)
+	return tk.ID
 }
 
 func TestNotFound(t *testing.T) {
 	ctx := context.Background()
 	eachBackend(t, Options{}, func(t *testing.T, q *Queue, clock *fakeClock) {
 		_, err := q.Finish(ctx, "task-999999", true, "")
-		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, err, task.ErrNotFound)
 		_, err = q.Get(ctx, "task-999999")
-		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, err, task.ErrNotFound)
 		assert.Contains(t, err.Error(), "task-999999")
 	})
 }
@@ -223,7 +224,7 @@ func TestClaiming(t *testing.T) {
 				return ""
 			}
 			assert.Equal(t, agent, got.AssignedTo)
-			assert.Equal(t, Assigned, got.Status)
+			assert.Equal(t, task.Assigned, got.Status)
 			_, err = q.Finish(ctx, got.ID, true, "ok")
 			require.NoError(t, err)
 			return got.Description
@@ -271,7 +272,7 @@ func TestNextResumesAssignedTask(t *testing.T) {
 func TestExpireAfterExactlyTimeout(t *testing.T) {
 	ctx := context.Background()
 	eachBackend(t, Options{}, func(t *testing.T, q *Queue, clock *fakeClock) {
-		task, err := q.Submit(ctx, "slow work", "")
+		tk, err := q.Submit(ctx, "slow work", "")
 		require.NoError(t, err)
 		clock.Advance(10 * time.Minute) // waited in the queue: does not count
 		claimed, err := q.Next(ctx, "cedar")
@@ -283,21 +284,21 @@ func TestExpireAfterExactlyTimeout(t *testing.T) {
 		expired, err := q.Expire(ctx)
 		require.NoError(t, err)
 		assert.Empty(t, expired)
-		still, err := q.Get(ctx, task.ID)
+		still, err := q.Get(ctx, tk.ID)
 		require.NoError(t, err)
-		assert.Equal(t, Assigned, still.Status)
+		assert.Equal(t, task.Assigned, still.Status)
 
 		clock.Advance(time.Nanosecond) // exactly 2h after assignment
 		expired, err = q.Expire(ctx)
 		require.NoError(t, err)
 		require.Len(t, expired, 1)
-		want := Task{
-			ID: task.ID, Description: "slow work", Status: Failed, AssignedTo: "cedar",
+		want := task.Task{
+			ID: tk.ID, Description: "slow work", Status: task.Failed, AssignedTo: "cedar",
 			Submitted: t0, Assigned: assigned, Ended: assigned.Add(2 * time.Hour),
 			Result: "no result after 2h0m0s",
 		}
 		assert.Equal(t, want, expired[0])
-		stored, err := q.Get(ctx, task.ID)
+		stored, err := q.Get(ctx, tk.ID)
 		require.NoError(t, err)
 		assert.Equal(t, want, stored)
 
@@ -320,7 +321,7 @@ func TestNextExpiresBeforeResuming(t *testing.T) {
 		assert.Equal(t, next.ID, got.ID, "the overdue task is failed, not resumed")
 		stored, err := q.Get(ctx, old)
 		require.NoError(t, err)
-		assert.Equal(t, Failed, stored.Status)
+		assert.Equal(t, task.Failed, stored.Status)
 		assert.Equal(t, "no result after 1m0s", stored.Result)
 	})
 }
@@ -332,10 +333,10 @@ func TestSubmitValidation(t *testing.T) {
 		wantErr           error
 		wantDesc          string
 	}{
-		{name: "empty", desc: "", wantErr: ErrInvalid},
-		{name: "blank", desc: " \n\t ", wantErr: ErrInvalid},
+		{name: "empty", desc: "", wantErr: task.ErrInvalid},
+		{name: "blank", desc: " \n\t ", wantErr: task.ErrInvalid},
 		{name: "bad agent", desc: "x", agent: "../cedar", wantErr: identity.ErrInvalidID},
-		{name: "upper-case agent", desc: "x", agent: "Cedar", wantErr: ErrInvalid},
+		{name: "upper-case agent", desc: "x", agent: "Cedar", wantErr: task.ErrInvalid},
 		{name: "kept", desc: "line one\nline two", agent: "cedar", wantDesc: "line one\nline two"},
 		{name: "cut by code point", desc: strings.Repeat("日", 21), wantDesc: strings.Repeat("日", 20)},
 		{name: "trimmed then cut", desc: "  " + strings.Repeat("é", 25) + "  ", wantDesc: strings.Repeat("é", 20)},
@@ -345,7 +346,7 @@ func TestSubmitValidation(t *testing.T) {
 			got, err := q.Submit(ctx, tt.desc, tt.agent)
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr, tt.name)
-				require.ErrorIs(t, err, ErrInvalid, tt.name)
+				require.ErrorIs(t, err, task.ErrInvalid, tt.name)
 				continue
 			}
 			require.NoError(t, err, tt.name)
@@ -357,7 +358,7 @@ func TestSubmitValidation(t *testing.T) {
 		assert.Len(t, all, 3, "refused submissions leave nothing behind")
 
 		_, err = q.Next(ctx, "")
-		require.ErrorIs(t, err, ErrInvalid)
+		require.ErrorIs(t, err, task.ErrInvalid)
 	})
 }
 
@@ -391,8 +392,8 @@ func TestMaxTasksDropsOldestEnded(t *testing.T) {
 		all, err := q.List(ctx)
 		require.NoError(t, err)
 		var got []string
-		for _, task := range all {
-			got = append(got, fmt.Sprintf("%s:%s", task.Description, task.Status))
+		for _, tk := range all {
+			got = append(got, fmt.Sprintf("%s:%s", tk.Description, tk.Status))
 		}
 		// 3 and 1 ended first and were dropped; 4 and 0 are the 2 newest
 		// ended; 2 (assigned) and 5 (pending) are never dropped. Order is
@@ -481,13 +482,13 @@ func hammer(t *testing.T, queues []*Queue, goroutines, perG int) (submitted, cla
 				defer wg.Done()
 				agent := fmt.Sprintf("agent-%d-%d", qi, g)
 				for i := range perG {
-					task, err := q.Submit(ctx, fmt.Sprintf("q%d g%d n%d", qi, g, i), "")
+					tk, err := q.Submit(ctx, fmt.Sprintf("q%d g%d n%d", qi, g, i), "")
 					if err != nil {
 						t.Errorf("Submit: %v", err)
 						return
 					}
 					mu.Lock()
-					submitted[task.ID]++
+					submitted[tk.ID]++
 					mu.Unlock()
 					if i%2 == 1 {
 						continue
@@ -526,19 +527,19 @@ func checkNoneLost(t *testing.T, q *Queue, submitted, claimed map[string]int, wa
 	require.Len(t, all, want, "tasks lost or duplicated")
 	descs := map[string]bool{}
 	completed := 0
-	for _, task := range all {
-		assert.Equal(t, 1, submitted[task.ID], "unknown task %s", task.ID)
-		assert.False(t, descs[task.Description], "duplicate description %q", task.Description)
-		descs[task.Description] = true
-		switch task.Status {
-		case Completed:
+	for _, tk := range all {
+		assert.Equal(t, 1, submitted[tk.ID], "unknown task %s", tk.ID)
+		assert.False(t, descs[tk.Description], "duplicate description %q", tk.Description)
+		descs[tk.Description] = true
+		switch tk.Status {
+		case task.Completed:
 			completed++
-			assert.Equal(t, 1, claimed[task.ID])
-			assert.Equal(t, task.AssignedTo, task.Result, "finished by the agent that claimed it")
-		case Pending:
-			assert.Zero(t, claimed[task.ID])
+			assert.Equal(t, 1, claimed[tk.ID])
+			assert.Equal(t, tk.AssignedTo, tk.Result, "finished by the agent that claimed it")
+		case task.Pending:
+			assert.Zero(t, claimed[tk.ID])
 		default:
-			t.Errorf("task %s is %s", task.ID, task.Status)
+			t.Errorf("task %s is %s", tk.ID, tk.Status)
 		}
 	}
 	assert.Equal(t, len(claimed), completed)
@@ -574,14 +575,14 @@ func BenchmarkCycleFile(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		task, err := q.Submit(ctx, "benchmark task", "")
+		tk, err := q.Submit(ctx, "benchmark task", "")
 		if err != nil {
 			b.Fatal(err)
 		}
 		if _, err := q.Next(ctx, "cedar"); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := q.Finish(ctx, task.ID, true, "ok"); err != nil {
+		if _, err := q.Finish(ctx, tk.ID, true, "ok"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -597,7 +598,7 @@ func TestPeekDoesNotClaim(t *testing.T) {
 	mine, _ := q.Submit(ctx, "for analyst", "analyst")
 	anyone, _ := q.Submit(ctx, "for anyone", "")
 	got, err = q.Peek(ctx, "scout")
-	if err != nil || got == nil || got.ID != anyone.ID || got.Status != Pending {
+	if err != nil || got == nil || got.ID != anyone.ID || got.Status != task.Pending {
 		t.Fatalf("Peek(scout) = %+v, %v; want pending %s", got, err, anyone.ID)
 	}
 	got, _ = q.Peek(ctx, "analyst")
@@ -610,10 +611,10 @@ func TestPeekDoesNotClaim(t *testing.T) {
 		t.Fatalf("Next(analyst) = %+v, %v", next, err)
 	}
 	got, _ = q.Peek(ctx, "analyst")
-	if got == nil || got.ID != mine.ID || got.Status != Assigned {
+	if got == nil || got.ID != mine.ID || got.Status != task.Assigned {
 		t.Fatalf("Peek after Next = %+v, want the assigned task", got)
 	}
-	if _, err := q.Peek(ctx, "../x"); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("Peek(bad id) = %v, want ErrInvalid", err)
+	if _, err := q.Peek(ctx, "../x"); !errors.Is(err, task.ErrInvalid) {
+		t.Fatalf("Peek(bad id) = %v, want task.ErrInvalid", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/identity/hollow"
 	"github.com/existence-loop/sdk/prompt/prompttest"
 	"github.com/existence-loop/sdk/suffering"
@@ -410,7 +411,7 @@ func BenchmarkRead(b *testing.B) {
 
 func TestImportRespectsAgentLocks(t *testing.T) {
 	ctx := context.Background()
-	fs, err := identity.OpenFileStore(t.TempDir(), identity.FileOptions{})
+	fs, err := filestore.Open(t.TempDir(), filestore.Options{})
 	require.NoError(t, err)
 	unlock, err := fs.Lock("scout") // the agent is running
 	require.NoError(t, err)

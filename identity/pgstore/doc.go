@@ -11,9 +11,9 @@
 //   - an [identity.Store] (states as JSON documents with a checksum, in
 //     existence_states), passing identity/storetest, with
 //     [identity.Quarantiner];
-//   - an [existence.Leases] ([Store.Claim], [Store.Renew],
+//   - an [lease.Manager] ([Store.Claim], [Store.Renew],
 //     [Store.Release]) and an [identity.Locker] built on the same leases;
-//   - a task queue, [Store.Tasks], an [existence.TaskSource] with the
+//   - a task queue, [Store.Tasks], an [task.Source] with the
 //     semantics of existence/taskqueue, claimed with SELECT … FOR UPDATE
 //     SKIP LOCKED;
 //   - a message box: [Store.Send] stores a peer or host message and wakes

@@ -10,6 +10,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/pgstore"
+	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm/llmtest"
 )
 
@@ -31,7 +32,7 @@ func Example_runner() {
 	_ = store.Enroll(ctx, "scout", "analyst", "builder")
 	runner, err := existence.NewRunner(existence.RunnerConfig{
 		Leases: store, MaxAgents: 100, RenewEvery: 5 * time.Second,
-		NewAgent: func(ctx context.Context, l existence.Lease) (existence.Config, error) {
+		NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 			f := store.Fenced(l) // every write checked against l.Epoch
 			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: llmtest.NewFake(), Store: f, Tasks: f.Tasks()}, nil
 		},

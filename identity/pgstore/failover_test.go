@@ -22,6 +22,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/internal/pgtest"
+	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 )
@@ -111,7 +112,7 @@ func worker() int {
 	r, err := existence.NewRunner(existence.RunnerConfig{
 		Leases: s, MaxAgents: cfg.Max, RenewEvery: cfg.Renew,
 		Heartbeat: cfg.Heartbeat, AutonomyWorkers: 4, PriorityWorkers: 2, NoStagger: true, Logger: discard,
-		NewAgent: func(ctx context.Context, l existence.Lease) (existence.Config, error) {
+		NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 			fake := llmtest.NewFake(llmtest.Reply{Text: workerReply})
 			fake.Repeat = true
 			fs := s.Fenced(l)

@@ -3,8 +3,8 @@ package pgstore
 import (
 	"context"
 
-	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/lease"
 )
 
 // Fenced is the view of a [Store] bound to one claimed lease: its writes
@@ -13,7 +13,7 @@ import (
 // claimed again under a newer epoch) can never write either. It is what a
 // Runner's NewAgent gives each agent:
 //
-//	NewAgent: func(ctx context.Context, l existence.Lease) (existence.Config, error) {
+//	NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 //		f := store.Fenced(l)
 //		return existence.Config{ID: l.AgentID, Name: name(l.AgentID), Model: m, Store: f, Tasks: f.Tasks()}, nil
 //	}
@@ -21,17 +21,17 @@ import (
 // Fenced is not an [identity.Locker]: the lease is the lock.
 type Fenced struct {
 	s     *Store
-	lease existence.Lease
+	lease lease.Lease
 }
 
 var _ identity.Store = (*Fenced)(nil)
 
 // Fenced returns the view of s bound to lease l (as returned by
 // [Store.Claim]).
-func (s *Store) Fenced(l existence.Lease) *Fenced { return &Fenced{s: s, lease: l} }
+func (s *Store) Fenced(l lease.Lease) *Fenced { return &Fenced{s: s, lease: l} }
 
 // Lease returns the lease the view is bound to.
-func (f *Fenced) Lease() existence.Lease { return f.lease }
+func (f *Fenced) Lease() lease.Lease { return f.lease }
 
 // Load implements [identity.Store] (see [Store.Load]).
 func (f *Fenced) Load(ctx context.Context, agentID string) (*identity.AgentState, error) {

@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/lease"
 )
 
 // Enroll adds agents to the population that [Store.Claim] leases, without
@@ -47,14 +47,14 @@ SET epoch = l.epoch + 1, owner = $2, host = $3, pid = $4, acquired_at = now(),
 FROM c WHERE l.agent_id = c.agent_id
 RETURNING l.agent_id, l.epoch, l.owner, l.expires_at`
 
-// Claim implements [existence.Leases]: it leases up to max agents not held
+// Claim implements [lease.Manager]: it leases up to max agents not held
 // by a live owner (never leased, released, or whose lease expired), the
 // agent due earliest first (the one whose state was saved longest ago,
 // never-saved agents first). Each claim moves the agent's epoch on by one,
 // which fences out the previous holder. The leases last Options.TTL unless
 // renewed. At most Options.ClaimBatch are claimed per call when it is
 // set. Errors: the database's error (nothing is claimed then).
-func (s *Store) Claim(ctx context.Context, max int) ([]existence.Lease, error) {
+func (s *Store) Claim(ctx context.Context, max int) ([]lease.Lease, error) {
 	if b := s.opts.ClaimBatch; b > 0 && max > b {
 		max = b
 	}
@@ -68,9 +68,9 @@ func (s *Store) Claim(ctx context.Context, max int) ([]existence.Lease, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: claim: %w", err)
 	}
-	var out []existence.Lease
+	var out []lease.Lease
 	for rows.Next() {
-		var l existence.Lease
+		var l lease.Lease
 		if err := rows.Scan(&l.AgentID, &l.Epoch, &l.Owner, &l.Expires); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("pgstore: claim: %w", err)
@@ -99,7 +99,7 @@ FROM unnest($1::text[], $2::bigint[]) AS h(agent_id, epoch)
 WHERE l.agent_id = h.agent_id AND l.epoch = h.epoch AND l.owner IS NOT NULL AND l.expires_at > now()
 RETURNING l.agent_id`
 
-// Renew implements [existence.Leases]: it extends every lease this Store
+// Renew implements [lease.Manager]: it extends every lease this Store
 // holds by Options.TTL and returns the ids of the agents whose lease was
 // lost: taken over by another process, expired, or found lost by a fenced
 // write. Writes for a lost agent fail with [ErrFenced] until it is
@@ -159,7 +159,7 @@ func (s *Store) Renew(ctx context.Context) (lost []string, err error) {
 	return lost, err
 }
 
-// Release implements [existence.Leases]: it gives up the leases of the
+// Release implements [lease.Manager]: it gives up the leases of the
 // given agents at once (keeping their epochs), so that other processes can
 // claim them without waiting for the TTL. Afterwards this Store refuses
 // writes for them with [ErrFenced] until it claims them again. Agents it
@@ -195,14 +195,14 @@ func (s *Store) Release(ctx context.Context, agentIDs ...string) error {
 
 // Held returns the live lease this Store holds on agentID (as claimed),
 // and whether it holds one.
-func (s *Store) Held(agentID string) (existence.Lease, bool) {
+func (s *Store) Held(agentID string) (lease.Lease, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.held[agentID]
 	if h == nil || h.lost {
-		return existence.Lease{}, false
+		return lease.Lease{}, false
 	}
-	return existence.Lease{AgentID: agentID, Epoch: h.epoch, Owner: s.owner, Expires: h.deadline}, true
+	return lease.Lease{AgentID: agentID, Epoch: h.epoch, Owner: s.owner, Expires: h.deadline}, true
 }
 
 // Lock implements [identity.Locker] through leases, for programs that run

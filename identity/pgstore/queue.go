@@ -11,17 +11,16 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/runes"
+	"github.com/existence-loop/sdk/task"
 )
 
 // Queue is the task queue of a [Store], kept in the table existence_tasks
 // and shared by every process using the database. It behaves as
-// existence/taskqueue's Queue (same [taskqueue.Task] values, statuses,
+// existence/taskqueue's Queue (same [task.Task] values, statuses,
 // ids "task-000042", errors and 2-hour timeout) and implements
-// [existence.TaskSource]. Get it with [Store.Tasks].
+// [task.Source]. Get it with [Store.Tasks].
 //
 // A task is claimed with SELECT … FOR UPDATE SKIP LOCKED, so processes
 // claim at once without waiting for each other or claiming a task twice.
@@ -46,12 +45,12 @@ func (q *Queue) fenceAt(agentID string) (int64, error) {
 	return q.s.fenceOf(agentID)
 }
 
-var _ existence.TaskSource = (*Queue)(nil)
+var _ task.Source = (*Queue)(nil)
 
 const taskCols = `seq, description, agent, status, assigned_to, submitted, assigned, ended, result`
 
-func scanTask(r pgx.Row) (taskqueue.Task, error) {
-	var t taskqueue.Task
+func scanTask(r pgx.Row) (task.Task, error) {
+	var t task.Task
 	var seq int64
 	var status string
 	var submitted time.Time
@@ -59,7 +58,7 @@ func scanTask(r pgx.Row) (taskqueue.Task, error) {
 	if err := r.Scan(&seq, &t.Description, &t.Agent, &status, &t.AssignedTo, &submitted, &assigned, &ended, &t.Result); err != nil {
 		return t, err
 	}
-	t.ID, t.Status = taskID(seq), taskqueue.Status(status)
+	t.ID, t.Status = taskID(seq), task.Status(status)
 	t.Submitted = submitted.UTC()
 	if a := finite(assigned); !a.IsZero() {
 		t.Assigned = a.UTC()
@@ -75,30 +74,30 @@ func taskID(seq int64) string { return fmt.Sprintf("task-%06d", seq) }
 func parseTaskID(id string) (int64, error) {
 	n, err := strconv.ParseInt(strings.TrimPrefix(id, "task-"), 10, 64)
 	if err != nil || !strings.HasPrefix(id, "task-") || n <= 0 {
-		return 0, fmt.Errorf("%w: %q", taskqueue.ErrNotFound, id)
+		return 0, fmt.Errorf("%w: %q", task.ErrNotFound, id)
 	}
 	return n, nil
 }
 
 // Submit adds a task for agentID ("" = any agent) and returns it, Pending.
 // The description is trimmed and cut to Options.MaxDescription characters.
-// Errors: [taskqueue.ErrInvalid] for a blank description or a bad agent id;
+// Errors: [task.ErrInvalid] for a blank description or a bad agent id;
 // the database's error.
-func (q *Queue) Submit(ctx context.Context, description, agentID string) (taskqueue.Task, error) {
+func (q *Queue) Submit(ctx context.Context, description, agentID string) (task.Task, error) {
 	description = strings.TrimSpace(description)
 	if description == "" {
-		return taskqueue.Task{}, fmt.Errorf("%w: blank task description", taskqueue.ErrInvalid)
+		return task.Task{}, fmt.Errorf("%w: blank task description", task.ErrInvalid)
 	}
 	if agentID != "" {
 		if err := identity.ValidateID(agentID); err != nil {
-			return taskqueue.Task{}, fmt.Errorf("%w: %w", taskqueue.ErrInvalid, err)
+			return task.Task{}, fmt.Errorf("%w: %w", task.ErrInvalid, err)
 		}
 	}
 	description = runes.Head(description, q.s.opts.MaxDescription)
 	t, err := scanTask(q.s.pool.QueryRow(ctx, `INSERT INTO existence_tasks (description, agent, status, submitted)
 		VALUES ($1, $2, 'pending', date_trunc('milliseconds', now())) RETURNING `+taskCols, description, agentID))
 	if err != nil {
-		return taskqueue.Task{}, fmt.Errorf("pgstore: submit: %w", err)
+		return task.Task{}, fmt.Errorf("pgstore: submit: %w", err)
 	}
 	return t, nil
 }
@@ -127,7 +126,7 @@ func (q *Queue) fence(ctx context.Context, tx pgx.Tx, agentID string) (int64, er
 }
 
 // expire fails the assigned tasks overdue by Options.TaskTimeout.
-func (q *Queue) expire(ctx context.Context, tx pgx.Tx) ([]taskqueue.Task, error) {
+func (q *Queue) expire(ctx context.Context, tx pgx.Tx) ([]task.Task, error) {
 	d := q.s.opts.TaskTimeout
 	rows, err := tx.Query(ctx, `UPDATE existence_tasks
 		SET status = 'failed', ended = assigned + make_interval(secs => $1), result = $2
@@ -136,29 +135,29 @@ func (q *Queue) expire(ctx context.Context, tx pgx.Tx) ([]taskqueue.Task, error)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: expire: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (taskqueue.Task, error) { return scanTask(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (task.Task, error) { return scanTask(r) })
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: expire: %w", err)
 	}
 	return out, nil
 }
 
-// Next implements [existence.TaskSource]: it returns the task already
+// Next implements [task.Source]: it returns the task already
 // assigned to agentID (so the agent, or whoever took it over, resumes it),
 // else claims the oldest pending task for agentID or for any agent, or
 // returns nil when there is none. Overdue tasks are failed first. Errors:
-// [taskqueue.ErrInvalid] for a bad id; [ErrFenced] when this process lost
+// [task.ErrInvalid] for a bad id; [ErrFenced] when this process lost
 // the agent's lease (nothing is claimed); the database's error.
-func (q *Queue) Next(ctx context.Context, agentID string) (*taskqueue.Task, error) {
+func (q *Queue) Next(ctx context.Context, agentID string) (*task.Task, error) {
 	if err := identity.ValidateID(agentID); err != nil {
-		return nil, fmt.Errorf("%w: %w", taskqueue.ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %w", task.ErrInvalid, err)
 	}
 	if epoch, err := q.fenceAt(agentID); err == nil && epoch < 0 {
 		if err := q.s.ensureAgent(ctx, agentID); err != nil {
 			return nil, err
 		}
 	}
-	var got *taskqueue.Task
+	var got *task.Task
 	err := pgx.BeginFunc(ctx, q.s.pool, func(tx pgx.Tx) error {
 		epoch, err := q.fence(ctx, tx, agentID)
 		if err != nil {
@@ -197,11 +196,11 @@ func (q *Queue) Next(ctx context.Context, agentID string) (*taskqueue.Task, erro
 	return got, nil
 }
 
-// Peek implements [existence.TaskSource]: the task Next would return,
+// Peek implements [task.Source]: the task Next would return,
 // without claiming it or expiring anything; nil when there is none.
-func (q *Queue) Peek(ctx context.Context, agentID string) (*taskqueue.Task, error) {
+func (q *Queue) Peek(ctx context.Context, agentID string) (*task.Task, error) {
 	if err := identity.ValidateID(agentID); err != nil {
-		return nil, fmt.Errorf("%w: %w", taskqueue.ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %w", task.ErrInvalid, err)
 	}
 	t, err := scanTask(q.s.pool.QueryRow(ctx, `SELECT `+taskCols+` FROM existence_tasks
 		WHERE (status = 'assigned' AND assigned_to = $1) OR (status = 'pending' AND (agent = '' OR agent = $1))
@@ -215,39 +214,39 @@ func (q *Queue) Peek(ctx context.Context, agentID string) (*taskqueue.Task, erro
 	return &t, nil
 }
 
-// Finish implements [existence.TaskSource]: it ends the assigned task id,
+// Finish implements [task.Source]: it ends the assigned task id,
 // Completed when ok, else Failed, with result (cut to Options.MaxResult
 // characters). It is fenced by the lease of the agent the task is
-// assigned to. Errors: [taskqueue.ErrNotFound]; [taskqueue.ErrEnded]
-// (also for a result after the timeout); [taskqueue.ErrNotAssigned];
+// assigned to. Errors: [task.ErrNotFound]; [task.ErrEnded]
+// (also for a result after the timeout); [task.ErrNotAssigned];
 // [ErrFenced]; the database's error.
-func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (taskqueue.Task, error) {
+func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (task.Task, error) {
 	seq, err := parseTaskID(id)
 	if err != nil {
-		return taskqueue.Task{}, err
+		return task.Task{}, err
 	}
 	result = runes.Head(result, q.s.opts.MaxResult)
-	status := taskqueue.Failed
+	status := task.Failed
 	if ok {
-		status = taskqueue.Completed
+		status = task.Completed
 	}
-	var got taskqueue.Task
+	var got task.Task
 	err = pgx.BeginFunc(ctx, q.s.pool, func(tx pgx.Tx) error {
 		if _, err := q.expire(ctx, tx); err != nil {
 			return err
 		}
 		t, err := scanTask(tx.QueryRow(ctx, `SELECT `+taskCols+` FROM existence_tasks WHERE seq = $1 FOR UPDATE`, seq))
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("%w: %q", taskqueue.ErrNotFound, id)
+			return fmt.Errorf("%w: %q", task.ErrNotFound, id)
 		}
 		if err != nil {
 			return err
 		}
 		switch t.Status {
-		case taskqueue.Pending:
-			return fmt.Errorf("%w: %s is pending", taskqueue.ErrNotAssigned, id)
-		case taskqueue.Completed, taskqueue.Failed:
-			return fmt.Errorf("%w: %s is %s", taskqueue.ErrEnded, id, t.Status)
+		case task.Pending:
+			return fmt.Errorf("%w: %s is pending", task.ErrNotAssigned, id)
+		case task.Completed, task.Failed:
+			return fmt.Errorf("%w: %s is %s", task.ErrEnded, id, t.Status)
 		}
 		if _, err := q.fence(ctx, tx, t.AssignedTo); err != nil {
 			return err
@@ -257,15 +256,15 @@ func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (
 		return err
 	})
 	if err != nil {
-		return taskqueue.Task{}, wrap("finish", err)
+		return task.Task{}, wrap("finish", err)
 	}
 	return got, nil
 }
 
 // Expire fails every assigned task overdue by Options.TaskTimeout and
 // returns them (Next and Finish do it too).
-func (q *Queue) Expire(ctx context.Context) ([]taskqueue.Task, error) {
-	var out []taskqueue.Task
+func (q *Queue) Expire(ctx context.Context) ([]task.Task, error) {
+	var out []task.Task
 	err := pgx.BeginFunc(ctx, q.s.pool, func(tx pgx.Tx) error {
 		var err error
 		out, err = q.expire(ctx, tx)
@@ -274,30 +273,30 @@ func (q *Queue) Expire(ctx context.Context) ([]taskqueue.Task, error) {
 	return out, err
 }
 
-// Get returns the task id. Errors: [taskqueue.ErrNotFound]; the
+// Get returns the task id. Errors: [task.ErrNotFound]; the
 // database's error.
-func (q *Queue) Get(ctx context.Context, id string) (taskqueue.Task, error) {
+func (q *Queue) Get(ctx context.Context, id string) (task.Task, error) {
 	seq, err := parseTaskID(id)
 	if err != nil {
-		return taskqueue.Task{}, err
+		return task.Task{}, err
 	}
 	t, err := scanTask(q.s.pool.QueryRow(ctx, `SELECT `+taskCols+` FROM existence_tasks WHERE seq = $1`, seq))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return taskqueue.Task{}, fmt.Errorf("%w: %q", taskqueue.ErrNotFound, id)
+		return task.Task{}, fmt.Errorf("%w: %q", task.ErrNotFound, id)
 	}
 	if err != nil {
-		return taskqueue.Task{}, fmt.Errorf("pgstore: get: %w", err)
+		return task.Task{}, fmt.Errorf("pgstore: get: %w", err)
 	}
 	return t, nil
 }
 
 // List returns every task in submission order.
-func (q *Queue) List(ctx context.Context) ([]taskqueue.Task, error) {
+func (q *Queue) List(ctx context.Context) ([]task.Task, error) {
 	rows, err := q.s.pool.Query(ctx, `SELECT `+taskCols+` FROM existence_tasks ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: list tasks: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (taskqueue.Task, error) { return scanTask(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (task.Task, error) { return scanTask(r) })
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: list tasks: %w", err)
 	}
@@ -308,8 +307,8 @@ func (q *Queue) List(ctx context.Context) ([]taskqueue.Task, error) {
 // package's and taskqueue's typed errors as they are.
 func wrap(op string, err error) error {
 	var fe *FencedError
-	if errors.As(err, &fe) || errors.Is(err, taskqueue.ErrNotFound) || errors.Is(err, taskqueue.ErrEnded) ||
-		errors.Is(err, taskqueue.ErrNotAssigned) || strings.HasPrefix(err.Error(), "pgstore:") {
+	if errors.As(err, &fe) || errors.Is(err, task.ErrNotFound) || errors.Is(err, task.ErrEnded) ||
+		errors.Is(err, task.ErrNotAssigned) || strings.HasPrefix(err.Error(), "pgstore:") {
 		return err
 	}
 	return fmt.Errorf("pgstore: %s: %w", op, err)

@@ -8,16 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/internal/pgtest"
+	"github.com/existence-loop/sdk/task"
 )
 
 func TestQueueLifecycle(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, pgtest.New(t), "a", time.Hour)
 	q := s.Tasks()
-	if _, err := q.Submit(ctx, "  ", ""); !errors.Is(err, taskqueue.ErrInvalid) {
+	if _, err := q.Submit(ctx, "  ", ""); !errors.Is(err, task.ErrInvalid) {
 		t.Fatalf("blank Submit = %v", err)
 	}
 	t1, err := q.Submit(ctx, " map the workspace ", "")
@@ -28,14 +28,14 @@ func TestQueueLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if t1.ID != "task-000001" || t1.Status != taskqueue.Pending || t1.Description != "map the workspace" {
+	if t1.ID != "task-000001" || t1.Status != task.Pending || t1.Description != "map the workspace" {
 		t.Fatalf("submitted %+v", t1)
 	}
 	if p, err := q.Peek(ctx, "scout"); err != nil || p == nil || p.ID != t1.ID {
 		t.Fatalf("Peek = %+v, %v", p, err)
 	}
 	got, err := q.Next(ctx, "scout")
-	if err != nil || got == nil || got.ID != t1.ID || got.Status != taskqueue.Assigned || got.AssignedTo != "scout" {
+	if err != nil || got == nil || got.ID != t1.ID || got.Status != task.Assigned || got.AssignedTo != "scout" {
 		t.Fatalf("Next = %+v, %v", got, err)
 	}
 	again, err := q.Next(ctx, "scout")
@@ -45,20 +45,20 @@ func TestQueueLifecycle(t *testing.T) {
 	if none, err := q.Next(ctx, "builder"); err != nil || none != nil {
 		t.Fatalf("Next for builder = %+v, %v; want nothing (task-2 is for cipher)", none, err)
 	}
-	if _, err := q.Finish(ctx, t2.ID, true, "x"); !errors.Is(err, taskqueue.ErrNotAssigned) {
+	if _, err := q.Finish(ctx, t2.ID, true, "x"); !errors.Is(err, task.ErrNotAssigned) {
 		t.Fatalf("Finish of a pending task = %v", err)
 	}
 	done, err := q.Finish(ctx, t1.ID, true, "a map")
-	if err != nil || done.Status != taskqueue.Completed || done.Result != "a map" || done.Ended.IsZero() {
+	if err != nil || done.Status != task.Completed || done.Result != "a map" || done.Ended.IsZero() {
 		t.Fatalf("Finish = %+v, %v", done, err)
 	}
-	if _, err := q.Finish(ctx, t1.ID, false, "again"); !errors.Is(err, taskqueue.ErrEnded) {
+	if _, err := q.Finish(ctx, t1.ID, false, "again"); !errors.Is(err, task.ErrEnded) {
 		t.Fatalf("second Finish = %v", err)
 	}
-	if _, err := q.Get(ctx, "task-999"); !errors.Is(err, taskqueue.ErrNotFound) {
+	if _, err := q.Get(ctx, "task-999"); !errors.Is(err, task.ErrNotFound) {
 		t.Fatalf("Get of nothing = %v", err)
 	}
-	if _, err := q.Finish(ctx, "nonsense", true, ""); !errors.Is(err, taskqueue.ErrNotFound) {
+	if _, err := q.Finish(ctx, "nonsense", true, ""); !errors.Is(err, task.ErrNotFound) {
 		t.Fatalf("Finish of a bad id = %v", err)
 	}
 	all, err := q.List(ctx)
@@ -84,10 +84,10 @@ func TestQueueExpiresOverdueTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	exp, err := q.Expire(ctx)
-	if err != nil || len(exp) != 1 || exp[0].ID != tk.ID || exp[0].Status != taskqueue.Failed || exp[0].Result != "no result after 1h0m0s" {
+	if err != nil || len(exp) != 1 || exp[0].ID != tk.ID || exp[0].Status != task.Failed || exp[0].Result != "no result after 1h0m0s" {
 		t.Fatalf("Expire = %+v, %v", exp, err)
 	}
-	if _, err := q.Finish(ctx, tk.ID, true, "late"); !errors.Is(err, taskqueue.ErrEnded) {
+	if _, err := q.Finish(ctx, tk.ID, true, "late"); !errors.Is(err, task.ErrEnded) {
 		t.Fatalf("late Finish = %v, want ErrEnded", err)
 	}
 }

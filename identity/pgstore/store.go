@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/lease"
 )
 
 // Defaults of [Options].
@@ -88,7 +88,7 @@ func (o Options) withDefaults() Options {
 
 // Store keeps agent states, leases, the task queue and messages in one
 // PostgreSQL database. It implements [identity.Store], [identity.Locker]
-// and [existence.Leases]; [Store.Tasks] is its [existence.TaskSource]. Open
+// and [lease.Manager]; [Store.Tasks] is its [task.Source]. Open
 // it with [Open]; it is safe for concurrent use. Close it with
 // [Store.Close].
 type Store struct {
@@ -120,7 +120,7 @@ var (
 	_ identity.Store       = (*Store)(nil)
 	_ identity.Locker      = (*Store)(nil)
 	_ identity.Quarantiner = (*Store)(nil)
-	_ existence.Leases     = (*Store)(nil)
+	_ lease.Manager        = (*Store)(nil)
 )
 
 // Open connects to the database named by connString (a URL such as

@@ -8,61 +8,39 @@ import (
 	"strings"
 	"time"
 
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/runes"
+	"github.com/existence-loop/sdk/task"
 )
 
 // Queue is the task queue kept in a [Store]'s database (the tasks table),
-// with the methods and the semantics of [*taskqueue.Queue]: tasks are
+// with the methods and the semantics of existence/taskqueue.Queue: tasks are
 // "task-000001", "task-000002", ... and never reused; Next resumes a task
 // already assigned to the agent, else claims the oldest pending task for
 // it or for any agent; tasks assigned for Timeout without a result fail;
 // the oldest ended tasks beyond MaxTasks are dropped. It implements
-// existence.TaskSource. Every change is one durable transaction, so no
+// task.Source. Every change is one durable transaction, so no
 // task is lost when the process dies. Errors are taskqueue's
-// ([taskqueue.ErrNotFound], [taskqueue.ErrInvalid], ...).
+// ([task.ErrNotFound], [task.ErrInvalid], ...).
 type Queue struct {
 	s *Store
 }
 
 const taskCols = "id, description, agent, status, assigned_to, submitted, assigned, ended, result"
 
-// SetOptions sets the queue's options (Timeout, MaxDescription, MaxResult,
-// MaxTasks, Now; the rest is ignored). Zero fields take taskqueue's
-// defaults. Call it before using the queue.
-func (q *Queue) SetOptions(o taskqueue.Options) { q.s.taskOpts = o }
+// limits returns the store's task limits with their defaults.
+func (q *Queue) limits() task.Limits { return q.s.opts.TaskLimits.WithDefaults() }
 
-func (q *Queue) opts() taskqueue.Options {
-	o := q.s.taskOpts
-	if o.Now == nil {
-		o.Now = q.s.opts.Now
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = taskqueue.DefaultTimeout
-	}
-	if o.MaxDescription <= 0 {
-		o.MaxDescription = taskqueue.DefaultMaxDescription
-	}
-	if o.MaxResult <= 0 {
-		o.MaxResult = taskqueue.DefaultMaxResult
-	}
-	if o.MaxTasks <= 0 {
-		o.MaxTasks = taskqueue.DefaultMaxTasks
-	}
-	return o
-}
-
-func scanTask(sc interface{ Scan(...any) error }) (taskqueue.Task, error) {
+func scanTask(sc interface{ Scan(...any) error }) (task.Task, error) {
 	var (
-		t                 taskqueue.Task
+		t                 task.Task
 		status, submitted string
 		assigned, ended   sql.NullString
 	)
 	if err := sc.Scan(&t.ID, &t.Description, &t.Agent, &status, &t.AssignedTo, &submitted, &assigned, &ended, &t.Result); err != nil {
 		return t, err
 	}
-	t.Status = taskqueue.Status(status)
+	t.Status = task.Status(status)
 	var err error
 	if t.Submitted, err = time.Parse(time.RFC3339Nano, submitted); err != nil {
 		return t, fmt.Errorf("task %s: submitted: %w", t.ID, err)
@@ -77,15 +55,15 @@ func scanTask(sc interface{ Scan(...any) error }) (taskqueue.Task, error) {
 }
 
 // update runs fn in a write transaction after failing overdue tasks.
-func (q *Queue) update(ctx context.Context, fn func(tx *sql.Tx, now time.Time) error) ([]taskqueue.Task, error) {
+func (q *Queue) update(ctx context.Context, fn func(tx *sql.Tx, now time.Time) error) ([]task.Task, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if q.s.isClosed() {
 		return nil, ErrClosed
 	}
-	o := q.opts()
-	now := o.Now().UTC()
+	o := q.limits()
+	now := q.s.opts.Now().UTC()
 	tx, err := q.s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, q.err(ctx, err)
@@ -96,7 +74,7 @@ func (q *Queue) update(ctx context.Context, fn func(tx *sql.Tx, now time.Time) e
 		return nil, q.err(ctx, err)
 	}
 	if err := fn(tx, now); err != nil {
-		if len(expired) > 0 && (errors.Is(err, taskqueue.ErrNotFound) || errors.Is(err, taskqueue.ErrEnded) || errors.Is(err, taskqueue.ErrNotAssigned)) {
+		if len(expired) > 0 && (errors.Is(err, task.ErrNotFound) || errors.Is(err, task.ErrEnded) || errors.Is(err, task.ErrNotAssigned)) {
 			// Keep the expiry the error may report.
 			if cerr := tx.Commit(); cerr != nil {
 				return nil, q.err(ctx, cerr)
@@ -123,12 +101,12 @@ func (q *Queue) err(ctx context.Context, err error) error {
 }
 
 // expire fails the assigned tasks whose deadline has passed.
-func (q *Queue) expire(ctx context.Context, tx *sql.Tx, now time.Time, timeout time.Duration) ([]taskqueue.Task, error) {
+func (q *Queue) expire(ctx context.Context, tx *sql.Tx, now time.Time, timeout time.Duration) ([]task.Task, error) {
 	rows, err := tx.QueryContext(ctx, "SELECT "+taskCols+" FROM tasks WHERE status = 'assigned' ORDER BY seq")
 	if err != nil {
 		return nil, err
 	}
-	var due []taskqueue.Task
+	var due []task.Task
 	for rows.Next() {
 		t, err := scanTask(rows)
 		if err != nil {
@@ -144,7 +122,7 @@ func (q *Queue) expire(ctx context.Context, tx *sql.Tx, now time.Time, timeout t
 	}
 	for i := range due {
 		t := &due[i]
-		t.Status, t.Ended, t.Result = taskqueue.Failed, t.Assigned.Add(timeout), "no result after "+timeout.String()
+		t.Status, t.Ended, t.Result = task.Failed, t.Assigned.Add(timeout), "no result after "+timeout.String()
 		if _, err := tx.ExecContext(ctx, "UPDATE tasks SET status = 'failed', ended = ?, result = ? WHERE id = ?",
 			t.Ended.Format(time.RFC3339Nano), t.Result, t.ID); err != nil {
 			return nil, err
@@ -154,19 +132,19 @@ func (q *Queue) expire(ctx context.Context, tx *sql.Tx, now time.Time, timeout t
 }
 
 // Submit adds a task for agentID ("" = any agent) and returns it, Pending,
-// as [taskqueue.Queue.Submit] does.
-func (q *Queue) Submit(ctx context.Context, description, agentID string) (taskqueue.Task, error) {
+// as taskqueue.Queue.Submit does.
+func (q *Queue) Submit(ctx context.Context, description, agentID string) (task.Task, error) {
 	description = strings.TrimSpace(description)
 	if description == "" {
-		return taskqueue.Task{}, fmt.Errorf("%w: blank task description", taskqueue.ErrInvalid)
+		return task.Task{}, fmt.Errorf("%w: blank task description", task.ErrInvalid)
 	}
 	if agentID != "" {
 		if err := identity.ValidateID(agentID); err != nil {
-			return taskqueue.Task{}, fmt.Errorf("%w: %w", taskqueue.ErrInvalid, err)
+			return task.Task{}, fmt.Errorf("%w: %w", task.ErrInvalid, err)
 		}
 	}
-	description = runes.Head(description, q.opts().MaxDescription)
-	var t taskqueue.Task
+	description = runes.Head(description, q.limits().MaxDescription)
+	var t task.Task
 	_, err := q.update(ctx, func(tx *sql.Tx, now time.Time) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO tasks (id, description, agent, status, assigned_to, submitted, result)
 			VALUES ('new', ?, ?, 'pending', '', ?, '')`, description, agentID, now.Format(time.RFC3339Nano))
@@ -177,23 +155,23 @@ func (q *Queue) Submit(ctx context.Context, description, agentID string) (taskqu
 		if err != nil {
 			return q.err(ctx, err)
 		}
-		t = taskqueue.Task{ID: fmt.Sprintf("task-%06d", seq), Description: description, Agent: agentID, Status: taskqueue.Pending, Submitted: now}
+		t = task.Task{ID: fmt.Sprintf("task-%06d", seq), Description: description, Agent: agentID, Status: task.Pending, Submitted: now}
 		if _, err := tx.ExecContext(ctx, "UPDATE tasks SET id = ? WHERE seq = ?", t.ID, seq); err != nil {
 			return q.err(ctx, err)
 		}
 		return nil
 	})
 	if err != nil {
-		return taskqueue.Task{}, err
+		return task.Task{}, err
 	}
 	return t, nil
 }
 
 // Next returns the task agentID should work on, claiming it, as
-// [taskqueue.Queue.Next] does; nil, nil when there is none.
-func (q *Queue) Next(ctx context.Context, agentID string) (*taskqueue.Task, error) {
+// taskqueue.Queue.Next does; nil, nil when there is none.
+func (q *Queue) Next(ctx context.Context, agentID string) (*task.Task, error) {
 	if err := identity.ValidateID(agentID); err != nil {
-		return nil, fmt.Errorf("%w: %w", taskqueue.ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %w", task.ErrInvalid, err)
 	}
 	// Most cycles find no task: answer that from a read (Peek) on a read
 	// connection, and take the single writer (outside the saves' group
@@ -202,7 +180,7 @@ func (q *Queue) Next(ctx context.Context, agentID string) (*taskqueue.Task, erro
 	if t, err := q.Peek(ctx, agentID); err != nil || t == nil {
 		return nil, err
 	}
-	var got *taskqueue.Task
+	var got *task.Task
 	_, err := q.update(ctx, func(tx *sql.Tx, now time.Time) error {
 		t, err := scanTask(tx.QueryRowContext(ctx, "SELECT "+taskCols+" FROM tasks WHERE status = 'assigned' AND assigned_to = ? ORDER BY seq LIMIT 1", agentID))
 		if err == nil {
@@ -219,7 +197,7 @@ func (q *Queue) Next(ctx context.Context, agentID string) (*taskqueue.Task, erro
 		if err != nil {
 			return q.err(ctx, err)
 		}
-		t.Status, t.AssignedTo, t.Assigned = taskqueue.Assigned, agentID, now
+		t.Status, t.AssignedTo, t.Assigned = task.Assigned, agentID, now
 		if _, err := tx.ExecContext(ctx, "UPDATE tasks SET status = 'assigned', assigned_to = ?, assigned = ? WHERE id = ?",
 			agentID, now.Format(time.RFC3339Nano), t.ID); err != nil {
 			return q.err(ctx, err)
@@ -235,9 +213,9 @@ func (q *Queue) Next(ctx context.Context, agentID string) (*taskqueue.Task, erro
 
 // Peek returns the task Next would give agentID without claiming it; nil,
 // nil when there is none.
-func (q *Queue) Peek(ctx context.Context, agentID string) (*taskqueue.Task, error) {
+func (q *Queue) Peek(ctx context.Context, agentID string) (*task.Task, error) {
 	if err := identity.ValidateID(agentID); err != nil {
-		return nil, fmt.Errorf("%w: %w", taskqueue.ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %w", task.ErrInvalid, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -258,28 +236,28 @@ func (q *Queue) Peek(ctx context.Context, agentID string) (*taskqueue.Task, erro
 }
 
 // Finish ends the assigned task id, completed when ok, else failed, as
-// [taskqueue.Queue.Finish] does. Errors: [taskqueue.ErrNotFound],
-// [taskqueue.ErrEnded], [taskqueue.ErrNotAssigned], ctx's error.
-func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (taskqueue.Task, error) {
-	result = runes.Head(result, q.opts().MaxResult)
-	var got taskqueue.Task
+// taskqueue.Queue.Finish does. Errors: [task.ErrNotFound],
+// [task.ErrEnded], [task.ErrNotAssigned], ctx's error.
+func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (task.Task, error) {
+	result = runes.Head(result, q.limits().MaxResult)
+	var got task.Task
 	_, err := q.update(ctx, func(tx *sql.Tx, now time.Time) error {
 		t, err := scanTask(tx.QueryRowContext(ctx, "SELECT "+taskCols+" FROM tasks WHERE id = ?", id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: %q", taskqueue.ErrNotFound, id)
+			return fmt.Errorf("%w: %q", task.ErrNotFound, id)
 		}
 		if err != nil {
 			return q.err(ctx, err)
 		}
 		switch t.Status {
-		case taskqueue.Pending:
-			return fmt.Errorf("%w: %s is pending", taskqueue.ErrNotAssigned, id)
-		case taskqueue.Completed, taskqueue.Failed:
-			return fmt.Errorf("%w: %s is %s", taskqueue.ErrEnded, id, t.Status)
+		case task.Pending:
+			return fmt.Errorf("%w: %s is pending", task.ErrNotAssigned, id)
+		case task.Completed, task.Failed:
+			return fmt.Errorf("%w: %s is %s", task.ErrEnded, id, t.Status)
 		}
-		t.Status = taskqueue.Failed
+		t.Status = task.Failed
 		if ok {
-			t.Status = taskqueue.Completed
+			t.Status = task.Completed
 		}
 		t.Ended, t.Result = now, result
 		if _, err := tx.ExecContext(ctx, "UPDATE tasks SET status = ?, ended = ?, result = ? WHERE id = ?",
@@ -290,34 +268,34 @@ func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (
 		return nil
 	})
 	if err != nil {
-		return taskqueue.Task{}, err
+		return task.Task{}, err
 	}
 	return got, nil
 }
 
 // Expire fails every assigned task without a result for Timeout, as
-// [taskqueue.Queue.Expire] does, and returns them oldest first.
-func (q *Queue) Expire(ctx context.Context) ([]taskqueue.Task, error) {
+// taskqueue.Queue.Expire does, and returns them oldest first.
+func (q *Queue) Expire(ctx context.Context) ([]task.Task, error) {
 	return q.update(ctx, func(*sql.Tx, time.Time) error { return nil })
 }
 
-// Get returns the task id. Errors: [taskqueue.ErrNotFound]; ctx's error.
-func (q *Queue) Get(ctx context.Context, id string) (taskqueue.Task, error) {
+// Get returns the task id. Errors: [task.ErrNotFound]; ctx's error.
+func (q *Queue) Get(ctx context.Context, id string) (task.Task, error) {
 	if err := ctx.Err(); err != nil {
-		return taskqueue.Task{}, err
+		return task.Task{}, err
 	}
 	t, err := scanTask(q.s.rdb.QueryRowContext(ctx, "SELECT "+taskCols+" FROM tasks WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return taskqueue.Task{}, fmt.Errorf("%w: %q", taskqueue.ErrNotFound, id)
+		return task.Task{}, fmt.Errorf("%w: %q", task.ErrNotFound, id)
 	}
 	if err != nil {
-		return taskqueue.Task{}, q.err(ctx, err)
+		return task.Task{}, q.err(ctx, err)
 	}
 	return t, nil
 }
 
 // List returns every task kept, in submission order.
-func (q *Queue) List(ctx context.Context) ([]taskqueue.Task, error) {
+func (q *Queue) List(ctx context.Context) ([]task.Task, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -326,7 +304,7 @@ func (q *Queue) List(ctx context.Context) ([]taskqueue.Task, error) {
 		return nil, q.err(ctx, err)
 	}
 	defer rows.Close()
-	tasks := []taskqueue.Task{}
+	tasks := []task.Task{}
 	for rows.Next() {
 		t, err := scanTask(rows)
 		if err != nil {

@@ -15,10 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/sqlitestore"
 	"github.com/existence-loop/sdk/identity/storetest"
+	"github.com/existence-loop/sdk/task"
 )
 
 var t0 = time.Date(2026, 11, 21, 22, 23, 0, 0, time.UTC)
@@ -202,14 +202,13 @@ func TestQueue(t *testing.T) {
 	ctx := context.Background()
 	now := t0
 	path := dbPath(t)
-	s := open(t, path, sqlitestore.Options{})
+	s := open(t, path, sqlitestore.Options{Now: func() time.Time { return now }, TaskLimits: task.Limits{Timeout: time.Hour, MaxTasks: 2}})
 	q := s.Tasks()
-	q.SetOptions(taskqueue.Options{Now: func() time.Time { return now }, Timeout: time.Hour, MaxTasks: 2})
 
 	_, err := q.Submit(ctx, "  ", "")
-	require.ErrorIs(t, err, taskqueue.ErrInvalid)
+	require.ErrorIs(t, err, task.ErrInvalid)
 	_, err = q.Submit(ctx, "x", "../bad")
-	require.ErrorIs(t, err, taskqueue.ErrInvalid)
+	require.ErrorIs(t, err, task.ErrInvalid)
 	t1, err := q.Submit(ctx, "  map the workspace ", "")
 	require.NoError(t, err)
 	assert.Equal(t, "task-000001", t1.ID)
@@ -222,7 +221,7 @@ func TestQueue(t *testing.T) {
 	assert.Equal(t, t1.ID, p.ID)
 	n, err := q.Next(ctx, "scout")
 	require.NoError(t, err)
-	assert.Equal(t, taskqueue.Assigned, n.Status)
+	assert.Equal(t, task.Assigned, n.Status)
 	again, err := q.Next(ctx, "scout")
 	require.NoError(t, err)
 	assert.Equal(t, t1.ID, again.ID, "an agent resumes its task")
@@ -231,14 +230,14 @@ func TestQueue(t *testing.T) {
 	assert.Nil(t, none, "the analyst's task is not the builder's")
 
 	_, err = q.Finish(ctx, t2.ID, true, "x")
-	require.ErrorIs(t, err, taskqueue.ErrNotAssigned)
+	require.ErrorIs(t, err, task.ErrNotAssigned)
 	_, err = q.Finish(ctx, "task-999999", true, "x")
-	require.ErrorIs(t, err, taskqueue.ErrNotFound)
+	require.ErrorIs(t, err, task.ErrNotFound)
 	done, err := q.Finish(ctx, t1.ID, true, "mapped")
 	require.NoError(t, err)
-	assert.Equal(t, taskqueue.Completed, done.Status)
+	assert.Equal(t, task.Completed, done.Status)
 	_, err = q.Finish(ctx, t1.ID, true, "again")
-	require.ErrorIs(t, err, taskqueue.ErrEnded)
+	require.ErrorIs(t, err, task.ErrEnded)
 
 	a, err := q.Next(ctx, "analyst")
 	require.NoError(t, err)
@@ -266,9 +265,9 @@ func TestQueue(t *testing.T) {
 	require.NoError(t, s.Close())
 	got, err := open(t, path, sqlitestore.Options{}).Tasks().Get(ctx, "task-000005")
 	require.NoError(t, err)
-	assert.Equal(t, taskqueue.Failed, got.Status)
+	assert.Equal(t, task.Failed, got.Status)
 	_, err = open(t, path, sqlitestore.Options{}).Tasks().Get(ctx, "task-000001")
-	require.ErrorIs(t, err, taskqueue.ErrNotFound)
+	require.ErrorIs(t, err, task.ErrNotFound)
 }
 
 func TestClosed(t *testing.T) {

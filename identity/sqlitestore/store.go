@@ -17,8 +17,8 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/task"
 )
 
 // Options configure a [Store]. The zero value gives the defaults.
@@ -41,6 +41,11 @@ type Options struct {
 	// Logger receives reports (a lapsed lock taken over). Nil means
 	// [slog.Default].
 	Logger *slog.Logger
+	// TaskLimits caps the task queue ([Store.Tasks]): how long an
+	// assigned task may go without a result, the description and result
+	// lengths, and how many ended tasks are kept. Zero fields take the
+	// defaults of [task.Limits].
+	TaskLimits task.Limits
 }
 
 func (o Options) withDefaults() Options {
@@ -76,7 +81,7 @@ var ErrClosed = errors.New("sqlitestore: store is closed")
 // holds its save is on disk. A save writes the agents row and only the
 // goal, discovery and message rows that changed.
 //
-// The promises are those of [identity.FileStore]: one process per agent
+// The promises are those of [filestore.Store]: one process per agent
 // ([Store.Lock]: a lease row naming its holder); a stored state that
 // cannot be decoded is named in a [*identity.CorruptError] and never
 // replaced silently (Save refuses until [Store.Quarantine]); a database of
@@ -101,8 +106,7 @@ type Store struct {
 	agents map[string]*entry
 	held   map[string]bool // agents locked through this store
 
-	tasks    *Queue
-	taskOpts taskqueue.Options
+	tasks *Queue
 
 	stmt  *stmts     // write statements, prepared once on wdb
 	rstmt *readStmts // read statements, prepared once on rdb

@@ -9,13 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/sqlitestore"
 	"github.com/existence-loop/sdk/identity/storetest"
+	"github.com/existence-loop/sdk/task"
 )
 
-var _ existence.TaskSource = (*sqlitestore.Queue)(nil)
+var _ task.Source = (*sqlitestore.Queue)(nil)
 
 // open opens the store at path and closes it at the end of the test.
 func open(t testing.TB, path string, opts sqlitestore.Options) *sqlitestore.Store {

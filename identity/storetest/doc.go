@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite of [identity.Store] (issue 10):
-// every store of the SDK ([identity.MemoryStore], [identity.FileStore],
+// every store of the SDK ([identity.MemoryStore], [filestore.Store],
 // identity/sqlitestore, the PostgreSQL store) passes [Run], and so must any
 // later one.
 //

@@ -3,10 +3,10 @@
 // hollow-agentOS snapshot's agent), the same canned model reply, in one
 // run, alternating the two in rounds so that the machine's noise falls on
 // both. The Go cycle is one [existence.Agent.Tick] and its goal's end
-// (WaitGoal) against an [identity.FileStore] on disk, fsync included; the
+// (WaitGoal) against an [filestore.Store] on disk, fsync included; the
 // original's is harness.py --mode steady (which never fsyncs). It prints
 // the medians and their ratio. The Go side runs against each store that
-// -stores names: "file" (an [identity.FileStore] directory) and "sqlite"
+// -stores names: "file" (an [filestore.Store] directory) and "sqlite"
 // (a [sqlitestore.Store] database file, WAL with synchronous=FULL).
 //
 //	go run ./internal/cyclebench -rounds 5 -n 40
@@ -36,6 +36,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/identity/hollow"
 	"github.com/existence-loop/sdk/identity/sqlitestore"
 	"github.com/existence-loop/sdk/llm"
@@ -190,7 +191,7 @@ func openStore(ctx context.Context, kind, dir string) (identity.Store, func() er
 		}
 		return s, s.Close, nil
 	}
-	s, err := identity.OpenFileStore(filepath.Join(dir, "state"), identity.FileOptions{})
+	s, err := filestore.Open(filepath.Join(dir, "state"), filestore.Options{})
 	return s, func() error { return nil }, err
 }
 

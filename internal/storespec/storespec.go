@@ -1,10 +1,10 @@
 // Package storespec opens the agents' store and task queue named by a
 // store spec, the value of the examples' -store flag (issue 10):
 //
-//	DIR              a directory: identity.FileStore and a taskqueue file queue (the default)
+//	DIR              a directory: filestore.Store and a taskqueue file queue (the default)
 //	sqlite:PATH      one SQLite database file: identity/sqlitestore
 //	postgres://...   a PostgreSQL database (also postgresql://): identity/pgstore,
-//	                 whose store is also an existence.Leases (see [Leases])
+//	                 whose store is also an lease.Manager (see [Leases])
 //
 // The trio and examples/swarm share it.
 package storespec
@@ -18,21 +18,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/identity/sqlitestore"
+	"github.com/existence-loop/sdk/lease"
+	"github.com/existence-loop/sdk/task"
 )
 
-// Tasks is a store's task queue: [existence.TaskSource] and the methods of
+// Tasks is a store's task queue: [task.Source] and the methods of
 // [*taskqueue.Queue] the examples use. *taskqueue.Queue and
 // *sqlitestore.Queue implement it.
 type Tasks interface {
-	existence.TaskSource
-	Submit(ctx context.Context, description, agentID string) (taskqueue.Task, error)
-	List(ctx context.Context) ([]taskqueue.Task, error)
-	Get(ctx context.Context, id string) (taskqueue.Task, error)
+	task.Source
+	Submit(ctx context.Context, description, agentID string) (task.Task, error)
+	List(ctx context.Context) ([]task.Task, error)
+	Get(ctx context.Context, id string) (task.Task, error)
 }
 
 var (
@@ -107,10 +109,9 @@ func Open(ctx context.Context, spec string, opts Options) (identity.Store, Tasks
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		s.Tasks().SetOptions(taskqueue.Options{Now: opts.Now})
 		return s, s.Tasks(), s, nil
 	default:
-		fs, err := identity.OpenFileStore(spec, identity.FileOptions{Logger: opts.Logger})
+		fs, err := filestore.Open(spec, filestore.Options{Logger: opts.Logger})
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -125,8 +126,8 @@ func Open(ctx context.Context, spec string, opts Options) (identity.Store, Tasks
 // Leases returns the store's leases when it hands agents out between
 // processes (a postgres:// store, issue 11), for [existence.RunnerConfig]
 // Leases; ok is false for the stores of one process.
-func Leases(store identity.Store) (l existence.Leases, ok bool) {
-	l, ok = store.(existence.Leases)
+func Leases(store identity.Store) (l lease.Manager, ok bool) {
+	l, ok = store.(lease.Manager)
 	return l, ok
 }
 

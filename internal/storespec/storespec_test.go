@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/identity/sqlitestore"
 	"github.com/existence-loop/sdk/identity/storetest"
@@ -23,7 +23,7 @@ func TestOpen(t *testing.T) {
 		spec string
 		want any
 	}{
-		{filepath.Join(dir, "state"), &identity.FileStore{}},
+		{filepath.Join(dir, "state"), &filestore.Store{}},
 		{"sqlite:" + filepath.Join(dir, "state.db"), &sqlitestore.Store{}},
 	} {
 		store, tasks, closer, err := storespec.Open(ctx, tc.spec, storespec.Options{})

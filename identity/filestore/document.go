@@ -1,4 +1,4 @@
-package identity
+package filestore
 
 import (
 	"bytes"
@@ -10,26 +10,21 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// SchemaVersion is the version of the state document that [FileStore]
-// writes: {"schema_version": 1, "state": {...}}, where state is an [AgentState].
-// Documents without a schema_version are version 0 (a bare [AgentState] object,
-// as json.Marshal gives it) and are migrated on load; documents with a
-// higher version are refused with [ErrFutureVersion].
-const SchemaVersion = 1
+	"github.com/existence-loop/sdk/identity"
+)
 
 // document is the current (version 1) on-disk form of an [AgentState].
 type document struct {
-	SchemaVersion int         `json:"schema_version"`
-	State         *AgentState `json:"state"`
+	SchemaVersion int                  `json:"schema_version"`
+	State         *identity.AgentState `json:"state"`
 }
 
 // migrations[v] turns the bytes of a version-v document into a version-v+1
 // document. Each step works on raw JSON, not on today's Go types, so that
 // old steps keep working when [AgentState] changes. Adding version 2 means
 // appending one function and raising [SchemaVersion].
-var migrations = [SchemaVersion]func(doc []byte) ([]byte, error){
+var migrations = [identity.SchemaVersion]func(doc []byte) ([]byte, error){
 	0: migrateV0,
 }
 
@@ -48,13 +43,13 @@ func migrateV0(doc []byte) ([]byte, error) {
 // buffer, left for a journal record's prefix. sizeHint is the expected
 // length in bytes (0: unknown); a right hint spares the buffer growing five
 // times for a large agent.
-func encodeDocument(s *AgentState, reserve, sizeHint int) ([]byte, error) {
+func encodeDocument(s *identity.AgentState, reserve, sizeHint int) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(reserve + max(4096, sizeHint) + 1)
 	buf.Write(make([]byte, reserve))
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(document{SchemaVersion: SchemaVersion, State: s}); err != nil {
+	if err := enc.Encode(document{SchemaVersion: identity.SchemaVersion, State: s}); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -77,18 +72,18 @@ func IndentDocument(data []byte) ([]byte, error) {
 // matches [ErrCorrupt]) for anything that is not a valid state of agent id,
 // and an error wrapping [ErrFutureVersion] for a document written by a newer
 // version. It never panics.
-func decodeDocument(path, id string, data []byte) (*AgentState, error) {
-	corrupt := func(err error, format string, args ...any) *CorruptError {
-		return &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...), Err: err}
+func decodeDocument(path, id string, data []byte) (*identity.AgentState, error) {
+	corrupt := func(err error, format string, args ...any) *identity.CorruptError {
+		return &identity.CorruptError{Path: path, Reason: fmt.Sprintf(format, args...), Err: err}
 	}
 	// Fast path (issue 10, "decode once"): a current document decodes in
 	// one pass. Anything else (an error, another version, a wrong id)
 	// takes the slow path below, which explains what is wrong.
 	var doc struct {
-		SchemaVersion *int        `json:"schema_version"`
-		State         *AgentState `json:"state"`
+		SchemaVersion *int                 `json:"schema_version"`
+		State         *identity.AgentState `json:"state"`
 	}
-	if json.Unmarshal(data, &doc) == nil && doc.SchemaVersion != nil && *doc.SchemaVersion == SchemaVersion &&
+	if json.Unmarshal(data, &doc) == nil && doc.SchemaVersion != nil && *doc.SchemaVersion == identity.SchemaVersion &&
 		doc.State != nil && doc.State.Identity.AgentID == id {
 		if err := doc.State.Validate(); err != nil {
 			return nil, corrupt(err, "invalid state: %v", err)
@@ -105,11 +100,11 @@ func decodeDocument(path, id string, data []byte) (*AgentState, error) {
 	if err != nil {
 		return nil, corrupt(err, "%s", err)
 	}
-	if version > SchemaVersion {
+	if version > identity.SchemaVersion {
 		return nil, fmt.Errorf("%w: %s has schema_version %d, this version reads at most %d; upgrade the SDK to load it",
-			ErrFutureVersion, path, version, SchemaVersion)
+			identity.ErrFutureVersion, path, version, identity.SchemaVersion)
 	}
-	for v := version; v < SchemaVersion; v++ {
+	for v := version; v < identity.SchemaVersion; v++ {
 		if data, err = migrations[v](data); err != nil {
 			return nil, corrupt(err, "migrating schema_version %d to %d: %v", v, v+1, err)
 		}
@@ -123,7 +118,7 @@ func decodeDocument(path, id string, data []byte) (*AgentState, error) {
 	if !ok || string(raw) == "null" {
 		return nil, corrupt(nil, `no "state" object`)
 	}
-	s := new(AgentState)
+	s := new(identity.AgentState)
 	if err := json.Unmarshal(raw, s); err != nil {
 		return nil, corrupt(err, "%s", explainDecodeError(raw, err))
 	}
@@ -239,7 +234,7 @@ func explainDecodeError(raw []byte, err error) string {
 	dec.UseNumber()
 	var v any
 	if dec.Decode(&v) == nil {
-		if reason := explainValue("", reflect.TypeFor[AgentState](), v); reason != "" {
+		if reason := explainValue("", reflect.TypeFor[identity.AgentState](), v); reason != "" {
 			return reason
 		}
 	}

@@ -1,4 +1,4 @@
-package identity
+package filestore
 
 import (
 	"context"
@@ -14,15 +14,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/atomicfile"
 )
 
-// DefaultMaxBytes is the default size limit of one state document: 4 MiB.
-// A state within the default [Limits] encodes to a few tens of KiB.
-const DefaultMaxBytes = 4 << 20
-
-// FileOptions configures a [FileStore]. The zero value gives the defaults.
-type FileOptions struct {
+// Options configures a [Store]. The zero value gives the defaults.
+type Options struct {
 	// MaxBytes is the size limit of one document in bytes; Load refuses a
 	// larger file and Save a larger encoding, with [ErrTooLarge]. Zero or
 	// negative means [DefaultMaxBytes] (4 MiB).
@@ -30,12 +27,12 @@ type FileOptions struct {
 	// Now returns the current instant. It stamps State.UpdatedAt on Save and
 	// names quarantined files. Nil means [time.Now].
 	Now func() time.Time
-	// Logger receives the reports of [FileStore.Lock] (temp files of
+	// Logger receives the reports of [Store.Lock] (temp files of
 	// interrupted saves removed) and of Load (the torn end of a journal
 	// ignored). Nil means [slog.Default].
 	Logger *slog.Logger
 	// JournalRecords is how many saves of an agent are appended to its
-	// journal ("{agent_id}.journal", see [FileStore]) before a save
+	// journal ("{agent_id}.journal", see [Store]) before a save
 	// rewrites the document and truncates the journal (a compaction).
 	// Zero means [DefaultJournalRecords] (8); negative turns the journal
 	// off: every save rewrites the document. The journal on disk then
@@ -43,9 +40,9 @@ type FileOptions struct {
 	JournalRecords int
 }
 
-// FileStore is a durable [Store] that keeps one JSON document per agent in
+// Store is a durable [Store] that keeps one JSON document per agent in
 // a directory, named "{agent_id}.json" (permission 0600). Open one with
-// [OpenFileStore]; it is safe for concurrent use.
+// [Open]; it is safe for concurrent use.
 //
 // A document is {"schema_version": 1, "state": {...}} (see [SchemaVersion]),
 // compact JSON on one line (issue 10; [IndentDocument] gives the readable
@@ -59,7 +56,7 @@ type FileOptions struct {
 // in progress, never a mix. Most saves append the whole document, as one
 // checksummed line, to the agent's journal, "{agent_id}.json"'s sibling
 // "{agent_id}.journal", and fdatasync it: one sync, no temp file, no
-// rename. Every FileOptions.JournalRecords saves (and at the first save of
+// rename. Every Options.JournalRecords saves (and at the first save of
 // an agent by a store), a save instead rewrites the document (temp file in
 // the same directory, fsync, atomic rename, fsync of the directory) and
 // truncates the journal. So "{agent_id}.json" may be a few saves behind:
@@ -69,22 +66,22 @@ type FileOptions struct {
 // stale, and it is ignored. The torn end of a journal (a save interrupted
 // before it returned) is ignored and logged; a journal corrupt before its
 // end is reported like a corrupt document. Saves of one agent are
-// serialised within the process; use [FileStore.Lock] to keep other
+// serialised within the process; use [Store.Lock] to keep other
 // processes away.
 //
 // A document that cannot be used (corrupt, of a future version, too large,
 // unreadable) is never overwritten or replaced silently: Save refuses to
-// replace it until [FileStore.Quarantine] has moved it aside.
+// replace it until [Store.Quarantine] has moved it aside.
 //
 // Reads are confined to the directory: symlinks that leave it, and absolute
 // symlinks, are refused, and so is a document larger than
-// FileOptions.MaxBytes. Only regular files are opened: a FIFO, socket,
+// Options.MaxBytes. Only regular files are opened: a FIFO, socket,
 // device or directory in place of a document is refused at once (the file
 // is opened with O_NONBLOCK and checked with fstat), never waited on.
 //
 // The store returns what is stored: it checks [AgentState.Validate] but does not
 // apply [Limits]; callers trim with [Identity.Enforce] after loading.
-type FileStore struct {
+type Store struct {
 	dir            string
 	maxBytes       int64
 	journalRecords int // <= 0: no journal
@@ -120,16 +117,16 @@ type agentEntry struct {
 }
 
 var (
-	_ Store       = (*FileStore)(nil)
-	_ Locker      = (*FileStore)(nil)
-	_ Quarantiner = (*FileStore)(nil)
+	_ identity.Store       = (*Store)(nil)
+	_ identity.Locker      = (*Store)(nil)
+	_ identity.Quarantiner = (*Store)(nil)
 )
 
-// OpenFileStore opens the state directory dir, creating it (and its
+// Open opens the state directory dir, creating it (and its
 // parents) with permission 0700 if it does not exist. An existing directory
 // keeps its permissions. It returns an error when dir is empty, when dir or
 // a parent is not a directory, or when it cannot be created.
-func OpenFileStore(dir string, opts FileOptions) (*FileStore, error) {
+func Open(dir string, opts Options) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("identity: state directory is empty")
 	}
@@ -144,9 +141,9 @@ func OpenFileStore(dir string, opts FileOptions) (*FileStore, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("identity: state directory %s is a %s, not a directory", dir, atomicfile.DescribeMode(st.Mode()))
 	}
-	f := &FileStore{dir: dir, maxBytes: opts.MaxBytes, journalRecords: opts.JournalRecords, now: opts.Now, agents: map[string]*agentEntry{}}
+	f := &Store{dir: dir, maxBytes: opts.MaxBytes, journalRecords: opts.JournalRecords, now: opts.Now, agents: map[string]*agentEntry{}}
 	if f.maxBytes <= 0 {
-		f.maxBytes = DefaultMaxBytes
+		f.maxBytes = identity.DefaultMaxBytes
 	}
 	if f.journalRecords == 0 {
 		f.journalRecords = DefaultJournalRecords
@@ -160,16 +157,16 @@ func OpenFileStore(dir string, opts FileOptions) (*FileStore, error) {
 	return f, nil
 }
 
-// Dir returns the state directory (cleaned, as given to [OpenFileStore]).
-func (f *FileStore) Dir() string { return f.dir }
+// Dir returns the state directory (cleaned, as given to [Open]).
+func (f *Store) Dir() string { return f.dir }
 
 // Path returns the file of agentID's document: Dir()/{agentID}.json. It does
 // not validate agentID.
-func (f *FileStore) Path(agentID string) string {
+func (f *Store) Path(agentID string) string {
 	return filepath.Join(f.dir, agentID+".json")
 }
 
-func (f *FileStore) entry(id string) *agentEntry {
+func (f *Store) entry(id string) *agentEntry {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.agents[id]
@@ -188,14 +185,14 @@ func (f *FileStore) entry(id string) *agentEntry {
 // for a document that is not valid JSON, has wrong types, a NaN or
 // out-of-range severity, another agent's id, or is a directory or a symlink
 // leaving the state directory; an error wrapping [ErrTooLarge] above
-// FileOptions.MaxBytes; an error wrapping [ErrFutureVersion] for a newer
+// Options.MaxBytes; an error wrapping [ErrFutureVersion] for a newer
 // schema version. After any of these but the first two, Save refuses to
 // replace the document until it is quarantined.
-func (f *FileStore) Load(ctx context.Context, agentID string) (*AgentState, error) {
+func (f *Store) Load(ctx context.Context, agentID string) (*identity.AgentState, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := ValidateID(agentID); err != nil {
+	if err := identity.ValidateID(agentID); err != nil {
 		return nil, err
 	}
 	e := f.entry(agentID)
@@ -203,7 +200,7 @@ func (f *FileStore) Load(ctx context.Context, agentID string) (*AgentState, erro
 	defer e.mu.Unlock()
 	s, err := f.read(agentID)
 	switch {
-	case err == nil, errors.Is(err, ErrNotFound):
+	case err == nil, errors.Is(err, identity.ErrNotFound):
 		e.checked, e.unusable = true, nil
 	default:
 		e.checked, e.unusable = false, err
@@ -213,7 +210,7 @@ func (f *FileStore) Load(ctx context.Context, agentID string) (*AgentState, erro
 
 // read reads and decodes agentID's state: the document, or the last
 // record of the journal that follows it. Only one of them is decoded.
-func (f *FileStore) read(id string) (*AgentState, error) {
+func (f *Store) read(id string) (*identity.AgentState, error) {
 	name, path := id+".json", f.Path(id)
 	data, err := atomicfile.ReadFile(f.dir, name, f.maxBytes)
 	if err != nil {
@@ -230,7 +227,7 @@ func (f *FileStore) read(id string) (*AgentState, error) {
 }
 
 // readError turns an error of atomicfile.ReadFile into one of the store's.
-func (f *FileStore) readError(id, path string, err error) error {
+func (f *Store) readError(id, path string, err error) error {
 	lst, lerr := os.Lstat(path)
 	switch {
 	case errors.Is(err, atomicfile.ErrTooLarge):
@@ -238,22 +235,22 @@ func (f *FileStore) readError(id, path string, err error) error {
 		if st, serr := os.Stat(path); serr == nil {
 			size = fmt.Sprintf("%d bytes", st.Size())
 		}
-		return fmt.Errorf("%w: %s is %s, limit %d bytes (FileOptions.MaxBytes)", ErrTooLarge, path, size, f.maxBytes)
+		return fmt.Errorf("%w: %s is %s, limit %d bytes (Options.MaxBytes)", identity.ErrTooLarge, path, size, f.maxBytes)
 	case errors.Is(err, atomicfile.ErrNotRegular):
 		what := "not a regular file"
 		if st, serr := os.Stat(path); serr == nil { // stat never blocks on a FIFO
 			what = "a " + atomicfile.DescribeMode(st.Mode()) + ", not a regular file"
 		}
 		what += "; refused at once (move it away or quarantine it)"
-		return &CorruptError{Path: path, Reason: what, Err: err}
+		return &identity.CorruptError{Path: path, Reason: what, Err: err}
 	case lerr == nil && lst.Mode()&fs.ModeSymlink != 0 && !errors.Is(err, fs.ErrNotExist):
 		target, _ := os.Readlink(path)
 		if !filepath.IsLocal(target) {
-			return &CorruptError{Path: path, Reason: fmt.Sprintf("symlink to %q: symlinks that leave the state directory (or are absolute) are refused", target), Err: err}
+			return &identity.CorruptError{Path: path, Reason: fmt.Sprintf("symlink to %q: symlinks that leave the state directory (or are absolute) are refused", target), Err: err}
 		}
-		return &CorruptError{Path: path, Reason: fmt.Sprintf("symlink to %q cannot be read within the state directory: %v", target, err), Err: err}
+		return &identity.CorruptError{Path: path, Reason: fmt.Sprintf("symlink to %q cannot be read within the state directory: %v", target, err), Err: err}
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w for agent %q (%s does not exist)", ErrNotFound, id, path)
+		return fmt.Errorf("%w for agent %q (%s does not exist)", identity.ErrNotFound, id, path)
 	default:
 		return fmt.Errorf("identity: reading %s: %w", path, err)
 	}
@@ -262,19 +259,19 @@ func (f *FileStore) readError(id, path string, err error) error {
 // Save implements [Store]: it stores s as agent s.Identity.AgentID's
 // state, atomically and durably: appended to the agent's journal, or, at
 // the first save of the agent by this store and every
-// FileOptions.JournalRecords saves, by rewriting the document (see
-// [FileStore]). The stored copy's UpdatedAt is set to FileOptions.Now(); s
+// Options.JournalRecords saves, by rewriting the document (see
+// [Store]). The stored copy's UpdatedAt is set to Options.Now(); s
 // itself is not modified.
 //
 // Errors: [ErrInvalidID] or [suffering.ErrInvalid] when s does not validate;
-// [ErrTooLarge] when the encoding exceeds FileOptions.MaxBytes; and, when
+// [ErrTooLarge] when the encoding exceeds Options.MaxBytes; and, when
 // the document or the journal on disk is unusable (a Load reported it, or
 // Save found it so before its first write of the agent), an error that
 // names the file, says "quarantine it first" and wraps the reason
 // ([ErrCorrupt], [ErrFutureVersion], [ErrTooLarge] or an I/O error). The
 // files on disk are then unchanged. A journal that is not a regular file
 // is refused with an error naming it.
-func (f *FileStore) Save(ctx context.Context, s *AgentState) error {
+func (f *Store) Save(ctx context.Context, s *identity.AgentState) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -295,8 +292,8 @@ func (f *FileStore) Save(ctx context.Context, s *AgentState) error {
 		return fmt.Errorf("identity: encoding state of %q: %w", id, err)
 	}
 	if n := len(buf) - recordPrefixLen; int64(n) > f.maxBytes {
-		return fmt.Errorf("%w: state of %q encodes to %d bytes, limit %d bytes (FileOptions.MaxBytes); not saved",
-			ErrTooLarge, id, n, f.maxBytes)
+		return fmt.Errorf("%w: state of %q encodes to %d bytes, limit %d bytes (Options.MaxBytes); not saved",
+			identity.ErrTooLarge, id, n, f.maxBytes)
 	}
 	e.size.Store(int64(len(buf) + len(buf)/16))
 
@@ -305,7 +302,7 @@ func (f *FileStore) Save(ctx context.Context, s *AgentState) error {
 	if !e.checked && e.unusable == nil {
 		// First write of this agent by this store: make sure it does not
 		// replace a document nobody has looked at.
-		if _, err := f.read(id); err != nil && !errors.Is(err, ErrNotFound) {
+		if _, err := f.read(id); err != nil && !errors.Is(err, identity.ErrNotFound) {
 			e.unusable = err
 		} else {
 			e.checked = true
@@ -313,10 +310,10 @@ func (f *FileStore) Save(ctx context.Context, s *AgentState) error {
 	}
 	if e.unusable != nil {
 		what := "document " + f.Path(id)
-		if ce := (*CorruptError)(nil); errors.As(e.unusable, &ce) && ce.Path == f.JournalPath(id) {
+		if ce := (*identity.CorruptError)(nil); errors.As(e.unusable, &ce) && ce.Path == f.JournalPath(id) {
 			what = "journal " + ce.Path
 		}
-		return fmt.Errorf("identity: refusing to overwrite unusable %s; quarantine it first (FileStore.Quarantine): %w",
+		return fmt.Errorf("identity: refusing to overwrite unusable %s; quarantine it first (Store.Quarantine): %w",
 			what, e.unusable)
 	}
 	if err := ctx.Err(); err != nil {
@@ -330,7 +327,7 @@ func (f *FileStore) Save(ctx context.Context, s *AgentState) error {
 // (".{id}.json.tmp-*"), quarantined documents and lock files are not
 // documents. A listed id may still fail to Load (for example a directory
 // named "{id}.json").
-func (f *FileStore) List(ctx context.Context) ([]string, error) {
+func (f *Store) List(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -341,7 +338,7 @@ func (f *FileStore) List(ctx context.Context) ([]string, error) {
 	ids := []string{}
 	for _, ent := range entries {
 		id, ok := strings.CutSuffix(ent.Name(), ".json")
-		if ok && ValidateID(id) == nil {
+		if ok && identity.ValidateID(id) == nil {
 			ids = append(ids, id)
 		}
 	}
@@ -354,7 +351,7 @@ const quarantineLayout = "20060102T150405Z"
 
 // Quarantine moves agentID's document aside, to
 // "{agentID}.json.corrupt-{UTC time}" (for example
-// "scout.json.corrupt-20261121T222300Z", from FileOptions.Now), adding "-2",
+// "scout.json.corrupt-20261121T222300Z", from Options.Now), adding "-2",
 // "-3", ... when that name is taken, and moves its journal aside the same
 // way ("{agentID}.journal.corrupt-{UTC time}"), since the journal follows
 // that document. It returns the document's new path, or the journal's when
@@ -363,8 +360,8 @@ const quarantineLayout = "20060102T150405Z"
 // write a new document for agentID.
 //
 // Errors: [ErrInvalidID]; [ErrNotFound] when there is nothing to move.
-func (f *FileStore) Quarantine(agentID string) (newPath string, err error) {
-	if err := ValidateID(agentID); err != nil {
+func (f *Store) Quarantine(agentID string) (newPath string, err error) {
+	if err := identity.ValidateID(agentID); err != nil {
 		return "", err
 	}
 	e := f.entry(agentID)
@@ -384,7 +381,7 @@ func (f *FileStore) Quarantine(agentID string) (newPath string, err error) {
 		moved++
 	}
 	if moved == 0 {
-		return "", fmt.Errorf("%w for agent %q: nothing to quarantine at %s", ErrNotFound, agentID, f.Path(agentID))
+		return "", fmt.Errorf("%w for agent %q: nothing to quarantine at %s", identity.ErrNotFound, agentID, f.Path(agentID))
 	}
 	if err := atomicfile.SyncDir(f.dir); err != nil {
 		return newPath, fmt.Errorf("identity: quarantine %s: moved to %s but syncing the directory: %w", f.Path(agentID), newPath, err)

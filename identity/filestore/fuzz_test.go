@@ -1,10 +1,12 @@
-package identity
+package filestore
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/existence-loop/sdk/identity"
 )
 
 // FuzzDecodeDocument checks that the document decoder never panics, that
@@ -33,13 +35,13 @@ func FuzzDecodeDocument(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := decodeDocument("scout.json", "scout", data)
 		if err != nil {
-			var ce *CorruptError
+			var ce *identity.CorruptError
 			switch {
 			case errors.As(err, &ce):
 				if ce.Path != "scout.json" || ce.Reason == "" {
 					t.Fatalf("CorruptError without path or reason: %#v", ce)
 				}
-			case errors.Is(err, ErrFutureVersion):
+			case errors.Is(err, identity.ErrFutureVersion):
 			default:
 				t.Fatalf("unexpected error type %T: %v", err, err)
 			}

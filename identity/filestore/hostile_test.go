@@ -1,6 +1,6 @@
 //go:build unix
 
-package identity
+package filestore
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/atomicfile"
 )
 
@@ -63,10 +64,10 @@ func TestFileStoreHostileSpecialFiles(t *testing.T) {
 	for _, kind := range []string{"named pipe", "socket", "device", "directory"} {
 		for _, target := range []struct {
 			name, word string // the file; how Save's refusal names it
-			path       func(s *FileStore) string
+			path       func(s *Store) string
 		}{
-			{"state file", "document", func(s *FileStore) string { return s.Path("scout") }},
-			{"journal", "journal", func(s *FileStore) string { return s.JournalPath("scout") }},
+			{"state file", "document", func(s *Store) string { return s.Path("scout") }},
+			{"journal", "journal", func(s *Store) string { return s.JournalPath("scout") }},
 		} {
 			t.Run(target.name+" is a "+kind, func(t *testing.T) {
 				dir := t.TempDir()
@@ -80,15 +81,15 @@ func TestFileStoreHostileSpecialFiles(t *testing.T) {
 				special(t, kind, path)
 				var err error
 				within(t, "Load", func() { _, err = s.Load(ctx, "scout") })
-				require.ErrorIs(t, err, ErrCorrupt)
+				require.ErrorIs(t, err, identity.ErrCorrupt)
 				assert.Contains(t, err.Error(), path)
 				assert.Contains(t, err.Error(), "a "+kind+", not a regular file")
 				t.Logf("Load: %v", err)
 				within(t, "Save", func() { err = s.Save(ctx, sampleState("scout")) })
-				require.ErrorIs(t, err, ErrCorrupt, "Save refuses to replace it")
+				require.ErrorIs(t, err, identity.ErrCorrupt, "Save refuses to replace it")
 				assert.Contains(t, err.Error(), "unusable "+target.word+" "+path+"; quarantine it first")
 				within(t, "Save with a new store", func() { err = openStore(t, dir).Save(ctx, sampleState("scout")) })
-				require.ErrorIs(t, err, ErrCorrupt, "a fresh store refuses too")
+				require.ErrorIs(t, err, identity.ErrCorrupt, "a fresh store refuses too")
 				_, err = s.Quarantine("scout")
 				require.NoError(t, err)
 				st, err := os.Lstat(path + ".corrupt-20261121T222300Z")
@@ -126,7 +127,7 @@ func TestFileStoreLockRemovesStaleTemps(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	var logs bytes.Buffer
-	s, err := OpenFileStore(dir, FileOptions{Now: fixedNow, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	s, err := Open(dir, Options{Now: fixedNow, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	require.NoError(t, s.Save(ctx, sampleState("scout")))
 	require.NoError(t, s.Save(ctx, sampleState("analyst")))

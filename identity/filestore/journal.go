@@ -1,4 +1,4 @@
-package identity
+package filestore
 
 import (
 	"bytes"
@@ -11,11 +11,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/atomicfile"
 )
 
-// DefaultJournalRecords is the default of FileOptions.JournalRecords: how
-// many saves of an agent the [FileStore] appends to its journal before it
+// DefaultJournalRecords is the default of Options.JournalRecords: how
+// many saves of an agent the [Store] appends to its journal before it
 // rewrites the document.
 const DefaultJournalRecords = 8
 
@@ -33,7 +34,7 @@ const DefaultJournalRecords = 8
 //
 // A save appends one record and fdatasyncs the journal: no temp file, no
 // rename and no directory fsync, which is what made a save of a large
-// agent cost two fsyncs (issue 10). Every FileOptions.JournalRecords
+// agent cost two fsyncs (issue 10). Every Options.JournalRecords
 // appends, and on the first save of an agent by a store, the save is a
 // compaction instead: the document is rewritten atomically (temp file,
 // fsync, rename, directory fsync) and the journal is truncated. A crash
@@ -53,8 +54,8 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func journalName(id string) string { return id + ".journal" }
 
 // JournalPath returns the file of agentID's journal: Dir()/{agentID}.journal
-// (see [FileOptions.JournalRecords]). It does not validate agentID.
-func (f *FileStore) JournalPath(agentID string) string {
+// (see [Options.JournalRecords]). It does not validate agentID.
+func (f *Store) JournalPath(agentID string) string {
 	return filepath.Join(f.dir, journalName(agentID))
 }
 
@@ -163,7 +164,7 @@ func lastRecord(data []byte, tail bool) (journalTail, error) {
 	for bad := 0; end > 0; bad++ {
 		start := bytes.LastIndexByte(data[:end-1], '\n') + 1
 		if start == 0 && tail {
-			return t, errors.New("its last record is larger than the part read (FileOptions.MaxBytes)")
+			return t, errors.New("its last record is larger than the part read (Options.MaxBytes)")
 		}
 		base, doc, ok := parseRecord(data[start : end-1])
 		if ok {
@@ -184,7 +185,7 @@ func lastRecord(data []byte, tail bool) (journalTail, error) {
 // empty or stale. Errors: a [*CorruptError] naming the journal for a
 // journal that is not a regular file or whose end is corrupt; I/O errors.
 // A torn end is reported to the logger.
-func (f *FileStore) readJournal(id string, base uint64) ([]byte, error) {
+func (f *Store) readJournal(id string, base uint64) ([]byte, error) {
 	path := f.JournalPath(id)
 	jf, st, err := atomicfile.OpenRegular(f.dir, journalName(id), os.O_RDONLY, 0)
 	switch {
@@ -217,7 +218,7 @@ func (f *FileStore) readJournal(id string, base uint64) ([]byte, error) {
 	}
 	t, err := lastRecord(data, off > 0)
 	if err != nil {
-		return nil, &CorruptError{Path: path, Reason: err.Error(), Err: err}
+		return nil, &identity.CorruptError{Path: path, Reason: err.Error(), Err: err}
 	}
 	if t.torn > 0 {
 		f.log.Warn("identity: ignored the torn end of a journal (a save interrupted before it returned); the next save rewrites the document",
@@ -232,7 +233,7 @@ func (f *FileStore) readJournal(id string, base uint64) ([]byte, error) {
 // saveLocked stores the encoded document (in buf after recordPrefixLen
 // reserved bytes, ending in a newline) for agent id: appended to the
 // journal when e has a base and room, else by a compaction. e.mu is held.
-func (f *FileStore) saveLocked(e *agentEntry, id string, buf []byte) error {
+func (f *Store) saveLocked(e *agentEntry, id string, buf []byte) error {
 	if e.base != 0 && f.journalRecords > 0 && e.records < f.journalRecords {
 		appended, err := f.appendRecord(e, id, sealRecord(buf, e.base))
 		if appended || err != nil {
@@ -246,7 +247,7 @@ func (f *FileStore) saveLocked(e *agentEntry, id string, buf []byte) error {
 // appendRecord appends rec to agent id's journal and fdatasyncs it. It
 // returns false and no error when the journal is not as this store left
 // it (another process wrote to it), so that the caller compacts instead.
-func (f *FileStore) appendRecord(e *agentEntry, id string, rec []byte) (appended bool, err error) {
+func (f *Store) appendRecord(e *agentEntry, id string, rec []byte) (appended bool, err error) {
 	path := f.JournalPath(id)
 	flag := os.O_WRONLY | os.O_APPEND
 	if !e.journalExists {
@@ -288,7 +289,7 @@ func (f *FileStore) appendRecord(e *agentEntry, id string, rec []byte) (appended
 // When doc is the very document the journal follows (a clock that stood
 // still and a state that went back), the journal is truncated durably
 // instead, and the document is not rewritten.
-func (f *FileStore) compact(e *agentEntry, id string, doc []byte) error {
+func (f *Store) compact(e *agentEntry, id string, doc []byte) error {
 	base := baseOf(doc)
 	path, jpath := f.Path(id), f.JournalPath(id)
 	sameDoc := base == e.base && e.journalSize > 0

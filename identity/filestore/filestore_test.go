@@ -1,4 +1,4 @@
-package identity
+package filestore
 
 import (
 	"context"
@@ -13,14 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/suffering"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func openStore(t *testing.T, dir string) *FileStore {
+func openStore(t *testing.T, dir string) *Store {
 	t.Helper()
-	s, err := OpenFileStore(dir, FileOptions{Now: fixedNow})
+	s, err := Open(dir, Options{Now: fixedNow})
 	require.NoError(t, err)
 	return s
 }
@@ -28,7 +29,7 @@ func openStore(t *testing.T, dir string) *FileStore {
 func TestOpenFileStore(t *testing.T) {
 	t.Run("creates with 0700", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "a", "state")
-		s, err := OpenFileStore(dir, FileOptions{})
+		s, err := Open(dir, Options{})
 		require.NoError(t, err)
 		assert.Equal(t, dir, s.Dir())
 		st, err := os.Stat(dir)
@@ -40,26 +41,26 @@ func TestOpenFileStore(t *testing.T) {
 	})
 	t.Run("cleans the path", func(t *testing.T) {
 		dir := t.TempDir()
-		s, err := OpenFileStore(dir+"/./x/../", FileOptions{})
+		s, err := Open(dir+"/./x/../", Options{})
 		require.NoError(t, err)
 		assert.Equal(t, dir, s.Dir())
 		assert.Equal(t, filepath.Join(dir, "scout.json"), s.Path("scout"))
 	})
 	t.Run("dir is a file", func(t *testing.T) {
 		p := writeFile(t, t.TempDir(), "state", []byte("x"))
-		_, err := OpenFileStore(p, FileOptions{})
+		_, err := Open(p, Options{})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), p)
 		assert.Contains(t, err.Error(), "not a directory")
 	})
 	t.Run("parent is a file", func(t *testing.T) {
 		p := writeFile(t, t.TempDir(), "state", []byte("x"))
-		_, err := OpenFileStore(filepath.Join(p, "sub"), FileOptions{})
+		_, err := Open(filepath.Join(p, "sub"), Options{})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "not a directory")
 	})
 	t.Run("empty", func(t *testing.T) {
-		_, err := OpenFileStore("", FileOptions{})
+		_, err := Open("", Options{})
 		require.Error(t, err)
 	})
 }
@@ -88,7 +89,7 @@ func TestFileStoreDocumentGolden(t *testing.T) {
 
 	loaded, err := s.Load(context.Background(), "scout")
 	require.NoError(t, err)
-	assert.Equal(t, t0, loaded.UpdatedAt, "the stored copy is stamped with FileOptions.Now")
+	assert.Equal(t, t0, loaded.UpdatedAt, "the stored copy is stamped with Options.Now")
 	assert.Equal(t, stateJSON(t, sampleState("scout"), true), stateJSON(t, loaded, true))
 }
 
@@ -178,7 +179,7 @@ func TestFileStoreList(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"analyst", "builder", "scout"}, ids)
 	_, err = s.Load(ctx, "builder")
-	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, identity.ErrCorrupt)
 }
 
 func TestFileStoreListMissingDir(t *testing.T) {
@@ -234,31 +235,31 @@ func badDocuments() []struct {
 	}
 	return []doc{
 		{"truncated", func(t testing.TB) []byte { d := sampleDocument(t, "scout"); return d[:len(d)/2] },
-			ErrCorrupt, []string{"truncated JSON"}},
-		{"truncated to one byte", raw("{"), ErrCorrupt, []string{"truncated JSON: input ends after 1 bytes"}},
-		{"empty file", raw(""), ErrCorrupt, []string{"empty file (0 bytes)"}},
-		{"whitespace only", raw(" \n\t\n"), ErrCorrupt, []string{"empty file (4 bytes)"}},
-		{"NUL bytes", raw("\x00\x00\x00\x00"), ErrCorrupt, []string{"invalid JSON at line 1, column 1"}},
+			identity.ErrCorrupt, []string{"truncated JSON"}},
+		{"truncated to one byte", raw("{"), identity.ErrCorrupt, []string{"truncated JSON: input ends after 1 bytes"}},
+		{"empty file", raw(""), identity.ErrCorrupt, []string{"empty file (0 bytes)"}},
+		{"whitespace only", raw(" \n\t\n"), identity.ErrCorrupt, []string{"empty file (4 bytes)"}},
+		{"NUL bytes", raw("\x00\x00\x00\x00"), identity.ErrCorrupt, []string{"invalid JSON at line 1, column 1"}},
 		{"trailing garbage", func(t testing.TB) []byte { return append(sampleDocument(t, "scout"), "}x"...) },
-			ErrCorrupt, []string{"invalid JSON", "after top-level value"}},
+			identity.ErrCorrupt, []string{"invalid JSON", "after top-level value"}},
 		{"NaN literal", edit(func(m map[string]any) { jsonSet(m, "@@RAW:NaN@@", "state", "suffering", "active", 0, "severity") }),
-			ErrCorrupt, []string{"invalid JSON at line", "NaN is not a JSON number"}},
+			identity.ErrCorrupt, []string{"invalid JSON at line", "NaN is not a JSON number"}},
 		{"Infinity literal", edit(func(m map[string]any) {
 			jsonSet(m, "@@RAW:-Infinity@@", "state", "suffering", "active", 1, "peak_severity")
 		}),
-			ErrCorrupt, []string{"-Infinity is not a JSON number"}},
+			identity.ErrCorrupt, []string{"-Infinity is not a JSON number"}},
 		{"severity as string", edit(func(m map[string]any) { jsonSet(m, "high", "state", "suffering", "active", 0, "severity") }),
-			ErrCorrupt, []string{"suffering.active[0].severity: want number, got string"}},
+			identity.ErrCorrupt, []string{"suffering.active[0].severity: want number, got string"}},
 		{"peak NaN as string", edit(func(m map[string]any) { jsonSet(m, "NaN", "state", "suffering", "active", 1, "peak_severity") }),
-			ErrCorrupt, []string{"suffering.active[1].peak_severity: want number, got string"}},
+			identity.ErrCorrupt, []string{"suffering.active[1].peak_severity: want number, got string"}},
 		{"peak overflows to Inf", edit(func(m map[string]any) {
 			jsonSet(m, "@@RAW:1e999@@", "state", "suffering", "resolved", 0, "peak_severity")
 		}),
-			ErrCorrupt, []string{"suffering.resolved[0].peak_severity: number 1e999 is out of range"}},
+			identity.ErrCorrupt, []string{"suffering.resolved[0].peak_severity: number 1e999 is out of range"}},
 		{"severity 1.7", edit(func(m map[string]any) { jsonSet(m, 1.7, "state", "suffering", "active", 0, "severity") }),
-			ErrCorrupt, []string{"invalid state", "active[0].severity is 1.7, want 0–1"}},
+			identity.ErrCorrupt, []string{"invalid state", "active[0].severity is 1.7, want 0–1"}},
 		{"severity -0.2", edit(func(m map[string]any) { jsonSet(m, -0.2, "state", "suffering", "active", 1, "severity") }),
-			ErrCorrupt, []string{"active[1].severity is -0.2, want 0–1"}},
+			identity.ErrCorrupt, []string{"active[1].severity is -0.2, want 0–1"}},
 		{"severity -0.1 in v0", func(t testing.TB) []byte {
 			st := sampleState("scout")
 			b, err := json.Marshal(st)
@@ -266,45 +267,45 @@ func badDocuments() []struct {
 				t.Fatal(err)
 			}
 			return []byte(strings.Replace(string(b), `"severity":0.3`, `"severity":-0.1`, 1))
-		}, ErrCorrupt, []string{"active[0].severity is -0.1"}},
+		}, identity.ErrCorrupt, []string{"active[0].severity is -0.1"}},
 		{"agent_id as number", edit(func(m map[string]any) { jsonSet(m, 7, "state", "identity", "agent_id") }),
-			ErrCorrupt, []string{"identity.agent_id: want string, got number 7"}},
+			identity.ErrCorrupt, []string{"identity.agent_id: want string, got number 7"}},
 		{"opinions as object", edit(func(m map[string]any) { jsonSet(m, map[string]any{"a": 1}, "state", "identity", "opinions") }),
-			ErrCorrupt, []string{"identity.opinions: want array, got object"}},
+			identity.ErrCorrupt, []string{"identity.opinions: want array, got object"}},
 		{"question as number", edit(func(m map[string]any) { jsonSet(m, 3, "state", "identity", "open_questions", 1) }),
-			ErrCorrupt, []string{"identity.open_questions[1]: want string, got number 3"}},
+			identity.ErrCorrupt, []string{"identity.open_questions[1]: want string, got number 3"}},
 		{"onset as number", edit(func(m map[string]any) { jsonSet(m, 5, "state", "suffering", "active", 0, "onset") }),
-			ErrCorrupt, []string{"suffering.active[0].onset: want string (an RFC 3339 time), got number 5"}},
+			identity.ErrCorrupt, []string{"suffering.active[0].onset: want string (an RFC 3339 time), got number 5"}},
 		{"bad time", edit(func(m map[string]any) { jsonSet(m, "yesterday", "state", "identity", "created_at") }),
-			ErrCorrupt, []string{`identity.created_at: want an RFC 3339 time, got "yesterday"`}},
+			identity.ErrCorrupt, []string{`identity.created_at: want an RFC 3339 time, got "yesterday"`}},
 		{"crisis_cycles fractional", edit(func(m map[string]any) { jsonSet(m, 1.5, "state", "suffering", "crisis_cycles") }),
-			ErrCorrupt, []string{"suffering.crisis_cycles: want an integer in range, got 1.5"}},
+			identity.ErrCorrupt, []string{"suffering.crisis_cycles: want an integer in range, got 1.5"}},
 		{"crisis_cycles negative", edit(func(m map[string]any) { jsonSet(m, -1, "state", "suffering", "crisis_cycles") }),
-			ErrCorrupt, []string{"crisis_cycles is -1"}},
+			identity.ErrCorrupt, []string{"crisis_cycles is -1"}},
 		{"fallback as string", edit(func(m map[string]any) { jsonSet(m, "yes", "state", "identity", "goals", 2, "fallback") }),
-			ErrCorrupt, []string{"identity.goals[2].fallback: want boolean, got string"}},
+			identity.ErrCorrupt, []string{"identity.goals[2].fallback: want boolean, got string"}},
 		{"state as array", edit(func(m map[string]any) { jsonSet(m, []any{}, "state") }),
-			ErrCorrupt, []string{"state: want object, got array"}},
-		{"no state", edit(func(m map[string]any) { delete(m, "state") }), ErrCorrupt, []string{`no "state" object`}},
-		{"null state", edit(func(m map[string]any) { jsonSet(m, nil, "state") }), ErrCorrupt, []string{`no "state" object`}},
-		{"top level array", raw(`[1, 2]`), ErrCorrupt, []string{"the top level is array, want an object"}},
-		{"top level null", raw(`null`), ErrCorrupt, []string{"the top level is null, want an object"}},
+			identity.ErrCorrupt, []string{"state: want object, got array"}},
+		{"no state", edit(func(m map[string]any) { delete(m, "state") }), identity.ErrCorrupt, []string{`no "state" object`}},
+		{"null state", edit(func(m map[string]any) { jsonSet(m, nil, "state") }), identity.ErrCorrupt, []string{`no "state" object`}},
+		{"top level array", raw(`[1, 2]`), identity.ErrCorrupt, []string{"the top level is array, want an object"}},
+		{"top level null", raw(`null`), identity.ErrCorrupt, []string{"the top level is null, want an object"}},
 		{"schema_version string", edit(func(m map[string]any) { jsonSet(m, "1", "schema_version") }),
-			ErrCorrupt, []string{"schema_version: want a positive integer, got string"}},
+			identity.ErrCorrupt, []string{"schema_version: want a positive integer, got string"}},
 		{"schema_version zero", edit(func(m map[string]any) { jsonSet(m, 0, "schema_version") }),
-			ErrCorrupt, []string{"schema_version: want a positive integer, got 0"}},
+			identity.ErrCorrupt, []string{"schema_version: want a positive integer, got 0"}},
 		{"schema_version fractional", edit(func(m map[string]any) { jsonSet(m, 1.5, "schema_version") }),
-			ErrCorrupt, []string{"schema_version: want a positive integer, got 1.5"}},
+			identity.ErrCorrupt, []string{"schema_version: want a positive integer, got 1.5"}},
 		{"future version", edit(func(m map[string]any) { jsonSet(m, 2, "schema_version") }),
-			ErrFutureVersion, []string{"has schema_version 2, this version reads at most 1"}},
+			identity.ErrFutureVersion, []string{"has schema_version 2, this version reads at most 1"}},
 		{"far future version", edit(func(m map[string]any) { jsonSet(m, 99, "schema_version") }),
-			ErrFutureVersion, []string{"schema_version 99"}},
+			identity.ErrFutureVersion, []string{"schema_version 99"}},
 		{"id mismatch", edit(func(m map[string]any) { jsonSet(m, "analyst", "state", "identity", "agent_id") }),
-			ErrCorrupt, []string{`identity.agent_id is "analyst", want "scout" (the file's name)`}},
+			identity.ErrCorrupt, []string{`identity.agent_id is "analyst", want "scout" (the file's name)`}},
 		{"id missing", edit(func(m map[string]any) { delete(jsonAt(m, "state", "identity").(map[string]any), "agent_id") }),
-			ErrCorrupt, []string{`identity.agent_id is missing, want "scout"`}},
-		{"empty object (v0)", raw(`{}`), ErrCorrupt, []string{`identity.agent_id is missing`}},
-		{"deep nesting", raw(strings.Repeat("[", 20000) + strings.Repeat("]", 20000)), ErrCorrupt, []string{"invalid JSON"}},
+			identity.ErrCorrupt, []string{`identity.agent_id is missing, want "scout"`}},
+		{"empty object (v0)", raw(`{}`), identity.ErrCorrupt, []string{`identity.agent_id is missing`}},
+		{"deep nesting", raw(strings.Repeat("[", 20000) + strings.Repeat("]", 20000)), identity.ErrCorrupt, []string{"invalid JSON"}},
 	}
 }
 
@@ -321,7 +322,7 @@ func corruptCases() []corruptCase {
 				writeFile(t, filepath.Join(dir, "scout.json"), "keep.txt", []byte("keep"))
 				return ""
 			},
-			wantIs:  ErrCorrupt,
+			wantIs:  identity.ErrCorrupt,
 			reasons: []string{"a directory, not a regular file"},
 		},
 		corruptCase{
@@ -333,7 +334,7 @@ func corruptCases() []corruptCase {
 				}
 				return outside
 			},
-			wantIs:  ErrCorrupt,
+			wantIs:  identity.ErrCorrupt,
 			reasons: []string{"symlink to", "symlinks that leave the state directory (or are absolute) are refused"},
 		},
 		corruptCase{
@@ -346,7 +347,7 @@ func corruptCases() []corruptCase {
 				}
 				return outside
 			},
-			wantIs:  ErrCorrupt,
+			wantIs:  identity.ErrCorrupt,
 			reasons: []string{`symlink to "../x.json"`, "refused"},
 		},
 		corruptCase{
@@ -354,13 +355,13 @@ func corruptCases() []corruptCase {
 			setup: func(t *testing.T, dir string) string {
 				doc := sampleDocument(t, "scout")
 				big := mutateDocument(t, doc, func(m map[string]any) {
-					jsonSet(m, strings.Repeat("x", DefaultMaxBytes), "state", "identity", "narrative")
+					jsonSet(m, strings.Repeat("x", identity.DefaultMaxBytes), "state", "identity", "narrative")
 				})
 				writeFile(t, dir, "scout.json", big)
 				return ""
 			},
-			wantIs:  ErrTooLarge,
-			reasons: []string{"bytes, limit 4194304 bytes (FileOptions.MaxBytes)"},
+			wantIs:  identity.ErrTooLarge,
+			reasons: []string{"bytes, limit 4194304 bytes (Options.MaxBytes)"},
 		},
 	)
 	return cases
@@ -403,13 +404,13 @@ func TestFileStoreCorruptInputs(t *testing.T) {
 			require.Error(t, err)
 			assert.Nil(t, st)
 			require.ErrorIs(t, err, tt.wantIs)
-			assert.NotErrorIs(t, err, ErrNotFound)
+			assert.NotErrorIs(t, err, identity.ErrNotFound)
 			assert.Contains(t, err.Error(), path, "the error names the file")
 			for _, r := range tt.reasons {
 				assert.Contains(t, err.Error(), r)
 			}
-			if tt.wantIs == ErrCorrupt {
-				var ce *CorruptError
+			if tt.wantIs == identity.ErrCorrupt {
+				var ce *identity.CorruptError
 				require.ErrorAs(t, err, &ce)
 				assert.Equal(t, path, ce.Path)
 				assert.NotEmpty(t, ce.Reason)
@@ -437,7 +438,7 @@ func TestFileStoreCorruptInputs(t *testing.T) {
 			assert.Equal(t, "missing", snapshot(t, path))
 
 			_, err = s.Load(ctx, "scout")
-			require.ErrorIs(t, err, ErrNotFound)
+			require.ErrorIs(t, err, identity.ErrNotFound)
 			require.NoError(t, s.Save(ctx, sampleState("scout")), "after quarantine a new state can be saved")
 			got, err := s.Load(ctx, "scout")
 			require.NoError(t, err)
@@ -454,10 +455,10 @@ func TestFileStoreRefusalClearedBySuccessfulLoad(t *testing.T) {
 	p := writeFile(t, dir, "scout.json", []byte("{"))
 	s := openStore(t, dir)
 	_, err := s.Load(context.Background(), "scout")
-	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, identity.ErrCorrupt)
 	// Repaired by hand.
 	require.NoError(t, os.WriteFile(p, sampleDocument(t, "scout"), 0o600))
-	require.ErrorIs(t, s.Save(context.Background(), sampleState("scout")), ErrCorrupt, "still refused until loaded again")
+	require.ErrorIs(t, s.Save(context.Background(), sampleState("scout")), identity.ErrCorrupt, "still refused until loaded again")
 	_, err = s.Load(context.Background(), "scout")
 	require.NoError(t, err)
 	require.NoError(t, s.Save(context.Background(), sampleState("scout")))
@@ -466,7 +467,7 @@ func TestFileStoreRefusalClearedBySuccessfulLoad(t *testing.T) {
 func TestFileStoreQuarantineNaming(t *testing.T) {
 	dir := t.TempDir()
 	now := t0
-	s, err := OpenFileStore(dir, FileOptions{Now: func() time.Time { return now }})
+	s, err := Open(dir, Options{Now: func() time.Time { return now }})
 	require.NoError(t, err)
 	want := []string{
 		"scout.json.corrupt-20261121T222300Z",
@@ -490,9 +491,9 @@ func TestFileStoreQuarantineNaming(t *testing.T) {
 	assert.Equal(t, "scout.json.corrupt-20270101T220405Z", filepath.Base(p))
 
 	_, err = s.Quarantine("scout")
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, identity.ErrNotFound)
 	_, err = s.Quarantine("../scout")
-	require.ErrorIs(t, err, ErrInvalidID)
+	require.ErrorIs(t, err, identity.ErrInvalidID)
 
 	ids, err := s.List(context.Background())
 	require.NoError(t, err)
@@ -504,15 +505,15 @@ func TestFileStoreQuarantineNaming(t *testing.T) {
 
 func TestFileStoreSaveTooLarge(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir, FileOptions{MaxBytes: 512, Now: fixedNow})
+	s, err := Open(dir, Options{MaxBytes: 512, Now: fixedNow})
 	require.NoError(t, err)
 	err = s.Save(context.Background(), sampleState("scout"))
-	require.ErrorIs(t, err, ErrTooLarge)
+	require.ErrorIs(t, err, identity.ErrTooLarge)
 	assert.Contains(t, err.Error(), `state of "scout" encodes to`)
 	assert.Contains(t, err.Error(), "limit 512 bytes")
 	assert.Equal(t, "missing", snapshot(t, filepath.Join(dir, "scout.json")))
 
-	small := &AgentState{Identity: New("scout", "Cedar", t0)}
+	small := &identity.AgentState{Identity: identity.New("scout", "Cedar", t0)}
 	require.NoError(t, s.Save(context.Background(), small))
 	got, err := s.Load(context.Background(), "scout")
 	require.NoError(t, err)
@@ -522,10 +523,10 @@ func TestFileStoreSaveTooLarge(t *testing.T) {
 func TestFileStoreLoadTooLargeCustomLimit(t *testing.T) {
 	dir := t.TempDir()
 	p := writeFile(t, dir, "scout.json", sampleDocument(t, "scout"))
-	s, err := OpenFileStore(dir, FileOptions{MaxBytes: 100})
+	s, err := Open(dir, Options{MaxBytes: 100})
 	require.NoError(t, err)
 	_, err = s.Load(context.Background(), "scout")
-	require.ErrorIs(t, err, ErrTooLarge)
+	require.ErrorIs(t, err, identity.ErrTooLarge)
 	st, _ := os.Stat(p)
 	assert.Contains(t, err.Error(), fmt.Sprintf("%s is %d bytes, limit 100 bytes", p, st.Size()))
 }
@@ -625,7 +626,7 @@ func TestFileStoreLoadUnreadable(t *testing.T) {
 
 func TestDescribeSyntaxErrorPosition(t *testing.T) {
 	_, err := decodeDocument("f", "scout", []byte("{\n  \"a\": 1,\n  \"b\": NaN\n}"))
-	var ce *CorruptError
+	var ce *identity.CorruptError
 	require.ErrorAs(t, err, &ce)
 	assert.True(t, strings.HasPrefix(ce.Reason, "invalid JSON at line 3, column 8: "), ce.Reason)
 	assert.True(t, strings.HasSuffix(ce.Reason, "(NaN is not a JSON number)"), ce.Reason)
@@ -643,7 +644,7 @@ func BenchmarkFileStoreSave(b *testing.B) {
 		records int
 	}{{"journal", 0}, {"rewrite", -1}} {
 		b.Run(bc.name, func(b *testing.B) {
-			s, err := OpenFileStore(b.TempDir(), FileOptions{JournalRecords: bc.records})
+			s, err := Open(b.TempDir(), Options{JournalRecords: bc.records})
 			require.NoError(b, err)
 			st := sampleState("scout")
 			ctx := context.Background()
@@ -658,7 +659,7 @@ func BenchmarkFileStoreSave(b *testing.B) {
 }
 
 func BenchmarkFileStoreLoad(b *testing.B) {
-	s, err := OpenFileStore(b.TempDir(), FileOptions{})
+	s, err := Open(b.TempDir(), Options{})
 	require.NoError(b, err)
 	ctx := context.Background()
 	require.NoError(b, s.Save(ctx, sampleState("scout")))
@@ -675,9 +676,9 @@ func BenchmarkFileStoreLoad(b *testing.B) {
 // refused (issue 2: "trimmed, never refused").
 func TestFileStoreLoadsOverCapSuffering(t *testing.T) {
 	dir := t.TempDir()
-	fs, err := OpenFileStore(dir, FileOptions{})
+	fs, err := Open(dir, Options{})
 	require.NoError(t, err)
-	st := &AgentState{Identity: New("scout", "Cedar", time.Date(2026, 4, 13, 0, 0, 0, 0, time.UTC))}
+	st := &identity.AgentState{Identity: identity.New("scout", "Cedar", time.Date(2026, 4, 13, 0, 0, 0, 0, time.UTC))}
 	for i := range 7 {
 		st.Suffering.Active = append(st.Suffering.Active, suffering.Stressor{Type: fmt.Sprint("Type ", i), Severity: 0.2, Peak: 0.2, RatePerDay: 0.03})
 	}
@@ -711,12 +712,12 @@ func TestFileStoreLoadsIndentedDocuments(t *testing.T) {
 // buffer hint comes from documents that were saved: a refused, too large
 // state must not make every later save of the agent allocate its size.
 func TestFileStoreSizeHintFollowsSavedDocuments(t *testing.T) {
-	s, err := OpenFileStore(t.TempDir(), FileOptions{Now: fixedNow, MaxBytes: 64 << 10})
+	s, err := Open(t.TempDir(), Options{Now: fixedNow, MaxBytes: 64 << 10})
 	require.NoError(t, err)
 	ctx := context.Background()
 	big := sampleState("a")
 	big.Identity.Narrative = strings.Repeat("x", 1<<20)
-	require.ErrorIs(t, s.Save(ctx, big), ErrTooLarge)
+	require.ErrorIs(t, s.Save(ctx, big), identity.ErrTooLarge)
 	assert.Zero(t, s.entry("a").size.Load(), "a refused encoding set the hint")
 
 	require.NoError(t, s.Save(ctx, sampleState("a")))

@@ -1,4 +1,4 @@
-package identity
+package filestore
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/existence-loop/sdk/identity"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -45,13 +46,13 @@ func TestLockSemantics(t *testing.T) {
 	// A second Lock in the same process fails, through this store or
 	// another one on the same directory.
 	other := openStore(t, dir)
-	for _, st := range []*FileStore{s, other} {
+	for _, st := range []*Store{s, other} {
 		u, err := st.Lock("scout")
 		require.Nil(t, u)
-		require.ErrorIs(t, err, ErrLocked)
-		var le *LockedError
+		require.ErrorIs(t, err, identity.ErrLocked)
+		var le *identity.LockedError
 		require.ErrorAs(t, err, &le)
-		assert.Equal(t, &LockedError{AgentID: "scout", Path: path, PID: os.Getpid()}, le)
+		assert.Equal(t, &identity.LockedError{AgentID: "scout", Path: path, PID: os.Getpid()}, le)
 		assert.Equal(t, fmt.Sprintf(`identity: agent "scout" is already running (pid %d); lock file %s`, os.Getpid(), path), err.Error())
 	}
 
@@ -76,7 +77,7 @@ func TestLockSemantics(t *testing.T) {
 	require.NoError(t, unlock2())
 
 	_, err = s.Lock("../scout")
-	require.ErrorIs(t, err, ErrInvalidID)
+	require.ErrorIs(t, err, identity.ErrInvalidID)
 
 	ids, err := s.List(context.Background())
 	require.NoError(t, err)
@@ -84,10 +85,10 @@ func TestLockSemantics(t *testing.T) {
 }
 
 func TestLockedErrorUnknownPID(t *testing.T) {
-	err := &LockedError{AgentID: "vault", Path: "/s/vault.lock"}
+	err := &identity.LockedError{AgentID: "vault", Path: "/s/vault.lock"}
 	assert.Equal(t, `identity: agent "vault" is already running (pid unknown); lock file /s/vault.lock`, err.Error())
-	assert.ErrorIs(t, err, ErrLocked)
-	assert.NotErrorIs(t, err, ErrCorrupt)
+	assert.ErrorIs(t, err, identity.ErrLocked)
+	assert.NotErrorIs(t, err, identity.ErrCorrupt)
 }
 
 func TestLockRefusesSymlinkOutside(t *testing.T) {
@@ -118,7 +119,7 @@ func TestLockChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process of TestLockStaleAfterKill")
 	}
-	s, err := OpenFileStore(dir, FileOptions{})
+	s, err := Open(dir, Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
@@ -165,7 +166,7 @@ func TestLockStaleAfterKill(t *testing.T) {
 
 	s := openStore(t, dir)
 	_, err = s.Lock("scout")
-	var le *LockedError
+	var le *identity.LockedError
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, cmd.Process.Pid, le.PID, "the error names the holder's pid")
 	assert.Contains(t, err.Error(), "already running (pid "+strconv.Itoa(cmd.Process.Pid)+")")

@@ -1,4 +1,4 @@
-package identity
+package filestore
 
 import (
 	"bufio"
@@ -17,15 +17,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/suffering"
 )
 
 // crashState returns version v of the state the crash test writes. Every
 // part of it is derived from v, so a document mixing two versions (or a
 // torn write) cannot pass for a whole one.
-func crashState(v int) *AgentState {
+func crashState(v int) *identity.AgentState {
 	tag := fmt.Sprintf("v=%d ", v)
-	id := Identity{
+	id := identity.Identity{
 		AgentID:   "scout",
 		Name:      "Cedar",
 		Worldview: "version " + strconv.Itoa(v),
@@ -36,9 +37,9 @@ func crashState(v int) *AgentState {
 		id.Questions = append(id.Questions, fmt.Sprintf("%sq%d", tag, i))
 	}
 	for i := range v%20 + 1 {
-		id.Opinions = append(id.Opinions, Opinion{Text: fmt.Sprintf("%sop%d", tag, i), Domain: "d", Formed: t0.Add(time.Duration(v) * time.Second)})
+		id.Opinions = append(id.Opinions, identity.Opinion{Text: fmt.Sprintf("%sop%d", tag, i), Domain: "d", Formed: t0.Add(time.Duration(v) * time.Second)})
 	}
-	return &AgentState{
+	return &identity.AgentState{
 		Identity: id,
 		Suffering: suffering.State{
 			Active: []suffering.Stressor{{
@@ -54,7 +55,7 @@ func crashState(v int) *AgentState {
 }
 
 // crashVersion returns the version of a state written by crashState.
-func crashVersion(s *AgentState) (int, error) {
+func crashVersion(s *identity.AgentState) (int, error) {
 	n, ok := strings.CutPrefix(s.Identity.Worldview, "version ")
 	if !ok {
 		return 0, fmt.Errorf("not a crash-test state: worldview %q", s.Identity.Worldview)
@@ -76,7 +77,7 @@ func TestCrashChild(t *testing.T) {
 	}
 	// Two journal records per document: kills land in appends and in
 	// compactions alike.
-	s, err := OpenFileStore(dir, FileOptions{Now: fixedNow, JournalRecords: 2})
+	s, err := Open(dir, Options{Now: fixedNow, JournalRecords: 2})
 	if err != nil {
 		die(err)
 	}
@@ -89,7 +90,7 @@ func TestCrashChild(t *testing.T) {
 			die(err)
 		}
 		next = v + 1
-	case !errors.Is(err, ErrNotFound):
+	case !errors.Is(err, identity.ErrNotFound):
 		die(err)
 	}
 	for v := next; v < next+100_000; v++ { // bounded, in case the parent is gone
@@ -160,7 +161,7 @@ func TestCrashAtomicity(t *testing.T) {
 		require.False(t, ee.Exited(), "kill %d: child exited on its own (%v); stderr: %s", i, werr, stderr.String())
 
 		st, err := store.Load(ctx, "scout")
-		if reported == 0 && errors.Is(err, ErrNotFound) {
+		if reported == 0 && errors.Is(err, identity.ErrNotFound) {
 			continue // killed before the first save completed
 		}
 		require.NoError(t, err, "kill %d: the state must load after a crash", i)

@@ -1,4 +1,4 @@
-package identity
+package filestore
 
 import (
 	"bytes"
@@ -10,19 +10,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/existence-loop/sdk/identity"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // versioned returns the sample state of agent id with worldview "v{n}".
-func versioned(id string, n int) *AgentState {
+func versioned(id string, n int) *identity.AgentState {
 	s := sampleState(id)
 	s.Identity.Worldview = fmt.Sprintf("v%d", n)
 	return s
 }
 
 // loadedVersion loads agent id and returns its worldview ("v3").
-func loadedVersion(t *testing.T, s *FileStore, id string) string {
+func loadedVersion(t *testing.T, s *Store, id string) string {
 	t.Helper()
 	st, err := s.Load(context.Background(), id)
 	require.NoError(t, err)
@@ -30,7 +31,7 @@ func loadedVersion(t *testing.T, s *FileStore, id string) string {
 }
 
 // journalLines returns the lines of agent id's journal ("" when missing).
-func journalLines(t *testing.T, s *FileStore, id string) []string {
+func journalLines(t *testing.T, s *Store, id string) []string {
 	t.Helper()
 	b, err := os.ReadFile(s.JournalPath(id))
 	if os.IsNotExist(err) {
@@ -48,7 +49,7 @@ func journalLines(t *testing.T, s *FileStore, id string) []string {
 func TestFileStoreJournal(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	s, err := OpenFileStore(dir, FileOptions{Now: fixedNow, JournalRecords: 3})
+	s, err := Open(dir, Options{Now: fixedNow, JournalRecords: 3})
 	require.NoError(t, err)
 	docVersion := func() string {
 		t.Helper()
@@ -82,14 +83,14 @@ func TestFileStoreJournal(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(l), &rec), "a record is one JSON object")
 			assert.Len(t, rec.Base, 16)
 			assert.Len(t, rec.CRC32C, 8)
-			assert.Equal(t, SchemaVersion, rec.Document.SchemaVersion)
+			assert.Equal(t, identity.SchemaVersion, rec.Document.SchemaVersion)
 		}
 		assert.Equal(t, fmt.Sprintf("v%d", v), loadedVersion(t, s, "scout"), "save %d: Load", v)
 	}
 
 	// A new store (a new process) reads the journal, and its first save
 	// compacts.
-	s2, err := OpenFileStore(dir, FileOptions{Now: fixedNow, JournalRecords: 3})
+	s2, err := Open(dir, Options{Now: fixedNow, JournalRecords: 3})
 	require.NoError(t, err)
 	assert.Equal(t, "v6", loadedVersion(t, s2, "scout"))
 	require.NoError(t, s2.Save(ctx, versioned("scout", 7)))
@@ -104,7 +105,7 @@ func TestFileStoreJournal(t *testing.T) {
 // TestFileStoreJournalOff: a negative JournalRecords rewrites the document
 // on every save and never makes a journal.
 func TestFileStoreJournalOff(t *testing.T) {
-	s, err := OpenFileStore(t.TempDir(), FileOptions{Now: fixedNow, JournalRecords: -1})
+	s, err := Open(t.TempDir(), Options{Now: fixedNow, JournalRecords: -1})
 	require.NoError(t, err)
 	for v := 1; v <= 3; v++ {
 		require.NoError(t, s.Save(context.Background(), versioned("scout", v)))
@@ -117,10 +118,10 @@ func TestFileStoreJournalOff(t *testing.T) {
 
 // journaled returns a store whose agent "scout" has saved versions 1 (the
 // document) and 2 and 3 (journal records), and the log it writes to.
-func journaled(t *testing.T) (*FileStore, *bytes.Buffer) {
+func journaled(t *testing.T) (*Store, *bytes.Buffer) {
 	t.Helper()
 	var logs bytes.Buffer
-	s, err := OpenFileStore(t.TempDir(), FileOptions{Now: fixedNow, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	s, err := Open(t.TempDir(), Options{Now: fixedNow, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	for v := 1; v <= 3; v++ {
 		require.NoError(t, s.Save(context.Background(), versioned("scout", v)))
@@ -130,7 +131,7 @@ func journaled(t *testing.T) (*FileStore, *bytes.Buffer) {
 }
 
 // appendJournal appends raw bytes to agent scout's journal.
-func appendJournal(t *testing.T, s *FileStore, raw string) {
+func appendJournal(t *testing.T, s *Store, raw string) {
 	t.Helper()
 	f, err := os.OpenFile(s.JournalPath("scout"), os.O_WRONLY|os.O_APPEND, 0)
 	require.NoError(t, err)
@@ -183,13 +184,13 @@ func TestFileStoreJournalCorrupt(t *testing.T) {
 			before := snapshot(t, s.JournalPath("scout"))
 
 			_, err := fresh.Load(ctx, "scout")
-			var ce *CorruptError
+			var ce *identity.CorruptError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, s.JournalPath("scout"), ce.Path)
 			assert.Contains(t, err.Error(), "crc32c")
 
 			err = fresh.Save(ctx, versioned("scout", 9))
-			require.ErrorIs(t, err, ErrCorrupt)
+			require.ErrorIs(t, err, identity.ErrCorrupt)
 			assert.Contains(t, err.Error(), "unusable journal "+s.JournalPath("scout"))
 			assert.Equal(t, before, snapshot(t, s.JournalPath("scout")), "nothing written")
 
@@ -236,7 +237,7 @@ func TestFileStoreJournalOtherWriter(t *testing.T) {
 // so that the journal's records cannot come back as newer.
 func TestFileStoreJournalSameDocument(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenFileStore(t.TempDir(), FileOptions{Now: fixedNow, JournalRecords: 1})
+	s, err := Open(t.TempDir(), Options{Now: fixedNow, JournalRecords: 1})
 	require.NoError(t, err)
 	require.NoError(t, s.Save(ctx, versioned("scout", 1))) // the document
 	before, err := os.Stat(s.Path("scout"))
@@ -259,7 +260,7 @@ func TestFileStoreJournalQuarantineOnlyJournal(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, s.JournalPath("scout")+".corrupt-20261121T222300Z", p)
 	_, err = s.Quarantine("scout")
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, identity.ErrNotFound)
 }
 
 // TestRecordRoundTrip: a sealed record parses back to its base and

@@ -1,4 +1,4 @@
-package identity
+package filestore
 
 import (
 	"bytes"
@@ -13,41 +13,9 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/atomicfile"
 )
-
-// LockedError reports that another process (or another Lock in this
-// process) holds an agent's lock (see [FileStore.Lock]). It matches
-// [ErrLocked] with errors.Is.
-type LockedError struct {
-	// AgentID is the agent whose state is locked.
-	AgentID string
-	// Path is the lock file, Dir()/{agent id}.lock.
-	Path string
-	// PID is the holder's process id as written in the lock file, or 0
-	// when it is unknown.
-	PID int
-	// Holder names the holder when the store knows more than a pid, for
-	// example "host-a:4242:1a2b" for a lease row of identity/sqlitestore;
-	// "" for a lock file.
-	Holder string
-}
-
-// Error reads like `identity: agent "scout" is already running (pid 1234);
-// lock file /state/scout.lock`.
-func (e *LockedError) Error() string {
-	pid := "pid unknown"
-	if e.PID > 0 {
-		pid = "pid " + strconv.Itoa(e.PID)
-	}
-	if e.Holder != "" {
-		return fmt.Sprintf("identity: agent %q is already running (%s, holder %s); lock in %s", e.AgentID, pid, e.Holder, e.Path)
-	}
-	return fmt.Sprintf("identity: agent %q is already running (%s); lock file %s", e.AgentID, pid, e.Path)
-}
-
-// Is reports whether target is [ErrLocked].
-func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
 // heldLocks holds the absolute paths of the lock files locked by this
 // process, so that a second Lock in the same process fails on every
@@ -71,7 +39,7 @@ var heldLocks = struct {
 //
 // Once locked, no writer of the agent can be alive, so Lock removes the temp
 // files that interrupted saves left (".{agentID}.json.tmp-*") and reports
-// the removal through FileOptions.Logger at level Info ("identity: removed
+// the removal through Options.Logger at level Info ("identity: removed
 // temp files of interrupted saves", with the agent, the directory and the
 // file names); a failure to remove one is logged at level Warn and does not
 // fail the Lock (issue 10).
@@ -84,8 +52,8 @@ var heldLocks = struct {
 // another process, or an earlier Lock in this process, holds the lock; an
 // I/O error, for example when the lock file is a symlink that leaves the
 // directory.
-func (f *FileStore) Lock(agentID string) (unlock func() error, err error) {
-	if err := ValidateID(agentID); err != nil {
+func (f *Store) Lock(agentID string) (unlock func() error, err error) {
+	if err := identity.ValidateID(agentID); err != nil {
 		return nil, err
 	}
 	name := agentID + ".lock"
@@ -97,7 +65,7 @@ func (f *FileStore) Lock(agentID string) (unlock func() error, err error) {
 	heldLocks.Lock()
 	if heldLocks.paths[key] {
 		heldLocks.Unlock()
-		return nil, &LockedError{AgentID: agentID, Path: path, PID: os.Getpid()}
+		return nil, &identity.LockedError{AgentID: agentID, Path: path, PID: os.Getpid()}
 	}
 	heldLocks.paths[key] = true
 	heldLocks.Unlock()
@@ -139,7 +107,7 @@ func (f *FileStore) Lock(agentID string) (unlock func() error, err error) {
 		return fail(fmt.Errorf("identity: lock %s: %w", path, err))
 	}
 	if !ok {
-		return fail(&LockedError{AgentID: agentID, Path: path, PID: readPID(pidFile)})
+		return fail(&identity.LockedError{AgentID: agentID, Path: path, PID: readPID(pidFile)})
 	}
 	unlockAll := func() error {
 		var errs []error

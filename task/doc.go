@@ -1,0 +1,13 @@
+// Package task holds the contract of assigned tasks: the [Task] record, its
+// [Status] lifecycle, the [Source] interface an agent draws tasks from, and
+// the errors every backend returns.
+//
+// It sits below the loop and the stores, as database/sql/driver sits below
+// database/sql: package existence consumes a [Source]; backends implement
+// it — existence/taskqueue (a file or memory), identity/sqlitestore and
+// identity/pgstore. This package imports nothing else of the SDK.
+//
+// An assigned task is shown at the very top of the agent's prompt as
+// "ASSIGNED TASK: {description}" (spec §2 row 1), becomes the cycle's goal,
+// and ends with the goal's outcome through [Source.Finish].
+package task
