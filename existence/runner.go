@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/internal/heap"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/prompt"
@@ -133,7 +134,7 @@ type Runner struct {
 	runCtx   context.Context
 	active   int // agents not finished
 	errs     []error
-	inflight inflightHeap
+	inflight heap.Heap[inflight] // by end, then start order
 	seq      uint64
 	cycles   [2]int64
 	kick     chan struct{}
@@ -201,6 +202,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		core:    newSchedCore(cfg.AutonomyWorkers, cfg.PriorityWorkers, cfg.Cooldown),
 		kick:    make(chan struct{}, 1),
 	}
+	r.inflight.Less = inflightBefore
 	r.core.classify = classifyNode
 	r.book.init(cfg.MaxPeersShown)
 	return r, nil
@@ -842,20 +844,10 @@ type inflight struct {
 	j   dispatched
 }
 
-type inflightHeap []inflight
-
-func (h inflightHeap) Len() int { return len(h) }
-func (h inflightHeap) Less(i, j int) bool {
-	if !h[i].end.Equal(h[j].end) {
-		return h[i].end.Before(h[j].end)
+// inflightBefore orders cycles in flight: by end, then start order.
+func inflightBefore(a, b inflight) bool {
+	if !a.end.Equal(b.end) {
+		return a.end.Before(b.end)
 	}
-	return h[i].seq < h[j].seq
-}
-func (h inflightHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *inflightHeap) Push(x any)   { *h = append(*h, x.(inflight)) }
-func (h *inflightHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	return a.seq < b.seq
 }

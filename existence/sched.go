@@ -1,10 +1,11 @@
 package existence
 
 import (
-	"container/heap"
 	"context"
 	"hash/fnv"
 	"time"
+
+	"github.com/existence-loop/sdk/internal/heap"
 )
 
 // Lane is one of the scheduler's two bounded worker pools (issue 9, after
@@ -108,8 +109,8 @@ type schedCore struct {
 	cooldown time.Duration
 	workers  [2]int
 	busy     [2]int
-	timers   timerHeap
-	queues   [2]queueHeap
+	timers   heap.Heap[*schedEntry]    // by timerAt, then insertion
+	queues   [2]heap.Heap[*schedEntry] // by due time, then arrival (fairness)
 	seq      uint64
 	// classify picks the lane of a cycle a heartbeat brings due; nil means
 	// always the autonomy lane.
@@ -130,7 +131,28 @@ type schedCore struct {
 }
 
 func newSchedCore(autonomy, priority int, cooldown time.Duration) *schedCore {
-	return &schedCore{workers: [2]int{max(autonomy, 1), max(priority, 1)}, cooldown: max(cooldown, 0)}
+	s := &schedCore{workers: [2]int{max(autonomy, 1), max(priority, 1)}, cooldown: max(cooldown, 0)}
+	s.timers = heap.Heap[*schedEntry]{Less: timerBefore, SetIndex: func(e *schedEntry, i int) { e.timerIdx = i }}
+	for l := range s.queues {
+		s.queues[l] = heap.Heap[*schedEntry]{Less: dueBefore, SetIndex: func(e *schedEntry, i int) { e.queueIdx = i }}
+	}
+	return s
+}
+
+// timerBefore orders the timer heap: by timerAt, then insertion.
+func timerBefore(a, b *schedEntry) bool {
+	if !a.timerAt.Equal(b.timerAt) {
+		return a.timerAt.Before(b.timerAt)
+	}
+	return a.timerSeq < b.timerSeq
+}
+
+// dueBefore orders a lane's queue: by due time, then arrival (fairness).
+func dueBefore(a, b *schedEntry) bool {
+	if !a.due.Equal(b.due) {
+		return a.due.Before(b.due)
+	}
+	return a.seq < b.seq
 }
 
 // stagger returns the offset of an agent's first heartbeat within one
@@ -165,7 +187,7 @@ func (s *schedCore) remove(e *schedEntry) {
 	}
 	s.dropTimer(e)
 	if e.queueIdx >= 0 {
-		heap.Remove(&s.queues[e.lane], e.queueIdx)
+		s.queues[e.lane].Remove(e.queueIdx)
 	}
 	if e.st != slotRunning {
 		e.st = slotIdle
@@ -180,17 +202,17 @@ func (s *schedCore) setTimer(e *schedEntry, at time.Time) {
 	s.timerOps++
 	e.timerAt = at
 	if e.timerIdx >= 0 {
-		heap.Fix(&s.timers, e.timerIdx)
+		s.timers.Fix(e.timerIdx)
 		return
 	}
-	heap.Push(&s.timers, e)
+	s.timers.Push(e)
 }
 
 // dropTimer takes e out of the timer heap.
 func (s *schedCore) dropTimer(e *schedEntry) {
 	if e.timerIdx >= 0 {
 		s.timerOps++
-		heap.Remove(&s.timers, e.timerIdx)
+		s.timers.Remove(e.timerIdx)
 	}
 }
 
@@ -240,8 +262,8 @@ func (s *schedCore) settle(e *schedEntry) {
 func (s *schedCore) coalesced() int64 {
 	n := s.coalescedTotal
 	for l := range s.queues {
-		for _, e := range s.queues[l] {
-			n += int64(s.pending(e))
+		for i := range s.queues[l].Len() {
+			n += int64(s.pending(s.queues[l].At(i)))
 		}
 	}
 	for _, e := range s.running {
@@ -259,10 +281,10 @@ func (s *schedCore) coalescedOf(e *schedEntry) int {
 
 // nextAt returns the earliest time at which [schedCore.advance] has work.
 func (s *schedCore) nextAt() (time.Time, bool) {
-	if len(s.timers) == 0 {
+	if s.timers.Len() == 0 {
 		return time.Time{}, false
 	}
-	return s.timers[0].timerAt, true
+	return s.timers.Min().timerAt, true
 }
 
 // advance processes every heartbeat and deferral due at or before now:
@@ -272,8 +294,8 @@ func (s *schedCore) advance(now time.Time) {
 	if now.After(s.now) {
 		s.now = now
 	}
-	for len(s.timers) > 0 && !s.timers[0].timerAt.After(now) {
-		e := s.timers[0]
+	for s.timers.Len() > 0 && !s.timers.Min().timerAt.After(now) {
+		e := s.timers.Min()
 		for e.st == slotIdle && !e.next.After(now) {
 			if e.next.Before(e.lastEnd) {
 				// Heartbeats that fell due while the last cycle ran,
@@ -339,11 +361,11 @@ func (s *schedCore) beat(e *schedEntry, at time.Time) {
 func (s *schedCore) enqueue(e *schedEntry, lane Lane, due time.Time) {
 	s.dropTimer(e)
 	if e.queueIdx >= 0 {
-		heap.Remove(&s.queues[e.lane], e.queueIdx)
+		s.queues[e.lane].Remove(e.queueIdx)
 	}
 	s.seq++
 	e.st, e.lane, e.due, e.seq = slotQueued, lane, due, s.seq
-	heap.Push(&s.queues[lane], e)
+	s.queues[lane].Push(e)
 }
 
 // wake asks for a priority cycle of e at now (a host message, an assigned
@@ -374,7 +396,7 @@ func (s *schedCore) dispatch(now time.Time) []dispatched {
 	for _, lane := range [...]Lane{LanePriority, LaneAutonomy} {
 		q := &s.queues[lane]
 		for s.busy[lane] < s.workers[lane] && q.Len() > 0 {
-			e := heap.Pop(q).(*schedEntry)
+			e := q.Pop()
 			s.settle(e)
 			s.busy[lane]++
 			e.st = slotRunning
@@ -437,59 +459,3 @@ func (s *schedCore) ready() bool {
 
 // queued returns the number of cycles waiting in each lane.
 func (s *schedCore) queued() [2]int { return [2]int{s.queues[0].Len(), s.queues[1].Len()} }
-
-// timerHeap orders entries by timerAt, then insertion.
-type timerHeap []*schedEntry
-
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
-	if !h[i].timerAt.Equal(h[j].timerAt) {
-		return h[i].timerAt.Before(h[j].timerAt)
-	}
-	return h[i].timerSeq < h[j].timerSeq
-}
-func (h timerHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].timerIdx, h[j].timerIdx = i, j
-}
-func (h *timerHeap) Push(x any) {
-	e := x.(*schedEntry)
-	e.timerIdx = len(*h)
-	*h = append(*h, e)
-}
-func (h *timerHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	e.timerIdx = -1
-	return e
-}
-
-// queueHeap orders a lane's cycles by due time, then arrival (fairness).
-type queueHeap []*schedEntry
-
-func (h queueHeap) Len() int { return len(h) }
-func (h queueHeap) Less(i, j int) bool {
-	if !h[i].due.Equal(h[j].due) {
-		return h[i].due.Before(h[j].due)
-	}
-	return h[i].seq < h[j].seq
-}
-func (h queueHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].queueIdx, h[j].queueIdx = i, j
-}
-func (h *queueHeap) Push(x any) {
-	e := x.(*schedEntry)
-	e.queueIdx = len(*h)
-	*h = append(*h, e)
-}
-func (h *queueHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	e.queueIdx = -1
-	return e
-}

@@ -1,7 +1,6 @@
 package existence
 
 import (
-	"container/heap"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -154,10 +153,10 @@ func (s *refCore) add(e *schedEntry, first time.Time) {
 
 func (s *refCore) remove(e *schedEntry) {
 	if e.timerIdx >= 0 {
-		heap.Remove(&s.timers, e.timerIdx)
+		s.timers.Remove(e.timerIdx)
 	}
 	if e.queueIdx >= 0 {
-		heap.Remove(&s.queues[e.lane], e.queueIdx)
+		s.queues[e.lane].Remove(e.queueIdx)
 	}
 	if e.st != slotRunning {
 		e.st = slotIdle
@@ -168,17 +167,17 @@ func (s *refCore) remove(e *schedEntry) {
 func (s *refCore) setTimer(e *schedEntry, at time.Time) {
 	e.timerAt = at
 	if e.timerIdx >= 0 {
-		heap.Fix(&s.timers, e.timerIdx)
+		s.timers.Fix(e.timerIdx)
 		return
 	}
 	s.seq++
 	e.timerSeq = s.seq
-	heap.Push(&s.timers, e)
+	s.timers.Push(e)
 }
 
 func (s *refCore) advance(now time.Time) {
-	for len(s.timers) > 0 && !s.timers[0].timerAt.After(now) {
-		e := s.timers[0]
+	for s.timers.Len() > 0 && !s.timers.Min().timerAt.After(now) {
+		e := s.timers.Min()
 		for !e.next.After(now) {
 			s.beat(e, e.next)
 			e.next = e.next.Add(e.hb)
@@ -212,11 +211,11 @@ func (s *refCore) beat(e *schedEntry, at time.Time) {
 
 func (s *refCore) enqueue(e *schedEntry, lane Lane, due time.Time) {
 	if e.queueIdx >= 0 {
-		heap.Remove(&s.queues[e.lane], e.queueIdx)
+		s.queues[e.lane].Remove(e.queueIdx)
 	}
 	s.seq++
 	e.st, e.lane, e.due, e.seq = slotQueued, lane, due, s.seq
-	heap.Push(&s.queues[lane], e)
+	s.queues[lane].Push(e)
 }
 
 func (s *refCore) wake(e *schedEntry, now time.Time) {
@@ -240,7 +239,7 @@ func (s *refCore) dispatch(now time.Time) []dispatched {
 	for _, lane := range [...]Lane{LanePriority, LaneAutonomy} {
 		q := &s.queues[lane]
 		for s.busy[lane] < s.workers[lane] && q.Len() > 0 {
-			e := heap.Pop(q).(*schedEntry)
+			e := q.Pop()
 			s.busy[lane]++
 			e.st = slotRunning
 			out = append(out, dispatched{e: e, lane: lane, due: e.due, start: now, coalesced: e.coalesced})

@@ -1,7 +1,6 @@
 package existence
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"time"
@@ -87,8 +86,8 @@ func (r *Runner) RunVirtual(ctx context.Context, until time.Time) error {
 		now := sc.Now()
 		r.smu.Lock()
 		t, ok := r.core.nextAt()
-		if len(r.inflight) > 0 && (!ok || r.inflight[0].end.Before(t)) {
-			t, ok = r.inflight[0].end, true
+		if r.inflight.Len() > 0 && (!ok || r.inflight.Min().end.Before(t)) {
+			t, ok = r.inflight.Min().end, true
 		}
 		if r.core.ready() && (!ok || now.Before(t)) {
 			// Cycles queued now (a Say or Wake between calls) may find a
@@ -113,8 +112,8 @@ func (r *Runner) RunVirtual(ctx context.Context, until time.Time) error {
 		sc.Set(t)
 		r.smu.Lock()
 		var ended []inflight
-		for len(r.inflight) > 0 && !r.inflight[0].end.After(t) {
-			ended = append(ended, heap.Pop(&r.inflight).(inflight))
+		for r.inflight.Len() > 0 && !r.inflight.Min().end.After(t) {
+			ended = append(ended, r.inflight.Pop())
 		}
 		r.smu.Unlock()
 		for _, f := range ended {
@@ -140,7 +139,7 @@ func (r *Runner) RunVirtual(ctx context.Context, until time.Time) error {
 			sc.Set(t)
 			r.smu.Lock()
 			r.seq++
-			heap.Push(&r.inflight, inflight{end: end, seq: r.seq, j: j})
+			r.inflight.Push(inflight{end: end, seq: r.seq, j: j})
 			r.smu.Unlock()
 		}
 	}

@@ -176,16 +176,8 @@ var wrapperKeys = [...]string{"thought", "thinking", "response", "answer", "outp
 const maxUnwrap = 3
 
 // decodeCandidate turns one candidate JSON object text into a Response.
-// start is its byte offset in the raw input, for syntax error offsets. slow
-// skips the shortcuts ([decodeFast] and [fastValid]) and always decodes
-// into a map and runs the jsonschema validator (for the tests that prove
-// the shortcuts change nothing).
-func decodeCandidate(text string, start int, slow bool) (*Response, error) {
-	if !slow {
-		if r, ok := decodeFast(text); ok {
-			return r, nil
-		}
-	}
+// start is its byte offset in the raw input, for syntax error offsets.
+func decodeCandidate(text string, start int) (*Response, error) {
 	var v any
 	if err := json.Unmarshal([]byte(text), &v); err != nil {
 		pe := &ParseError{Kind: ErrSyntax, Detail: strings.TrimPrefix(err.Error(), "json: "), Offset: start}
@@ -211,11 +203,9 @@ func decodeCandidate(text string, start int, slow bool) (*Response, error) {
 	if err := normalise(m); err != nil {
 		return nil, err
 	}
-	if slow || !fastValid(m) {
-		cs := responseSchema()
-		if err := cs.validator.Validate(m); err != nil {
-			return nil, schemaError(err, cs.order)
-		}
+	cs := responseSchema()
+	if err := cs.validator.Validate(m); err != nil {
+		return nil, schemaError(err, cs.order)
 	}
 	return responseFromMap(m), nil
 }

@@ -24,8 +24,7 @@ const (
 // responseScanner finds JSON object candidates in raw model output.
 type responseScanner struct {
 	raw    string
-	budget int  // candidates left to try
-	slow   bool // always run the schema validator (tests; see fastValid)
+	budget int // candidates left to try
 }
 
 func newResponseScanner(raw string) *responseScanner {
@@ -155,16 +154,16 @@ func (s *responseScanner) search(r region) (resp *Response, found bool, err erro
 		var cerr error
 		switch {
 		case sc.closed || sc.mismatch:
-			resp, cerr = decodeCandidate(raw[i:sc.end], i, s.slow)
+			resp, cerr = decodeCandidate(raw[i:sc.end], i)
 		case sc.tooDeep:
 			cerr = &ParseError{Kind: ErrSyntax, Detail: "JSON nested too deeply", Offset: sc.end - 1}
 		case sc.inString:
 			cerr = &ParseError{Kind: ErrSyntax, Detail: "unexpected end of input inside a string", Offset: r.hi}
 		default:
 			if text, ok := repairTruncated(raw[i:r.hi], sc.stack); ok {
-				resp, cerr = decodeCandidate(text, i, s.slow)
+				resp, cerr = decodeCandidate(text, i)
 			} else {
-				_, cerr = decodeCandidate(raw[i:r.hi], i, s.slow)
+				_, cerr = decodeCandidate(raw[i:r.hi], i)
 			}
 		}
 		if cerr == nil && resp != nil {

@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/internal/heap"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/suffering"
@@ -297,6 +297,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	s := &sim{cfg: cfg, end: cfg.Start.Add(cfg.Duration), byID: make(map[string]*simAgent, len(cfg.Agents)), sched: cfg.Driver == Scheduler}
+	s.queue.Less = nextBefore
 	if cfg.ModelSlots > 0 && !s.sched {
 		s.server = &server{free: make([]time.Time, cfg.ModelSlots)}
 	}
@@ -331,7 +332,7 @@ type sim struct {
 	runners []*existence.Runner
 	agents  []*simAgent
 	byID    map[string]*simAgent
-	queue   agentHeap
+	queue   heap.Heap[*simAgent] // by next heartbeat, then position
 
 	mu  sync.Mutex // guards cur and the current agent's event buffer
 	cur *simAgent
@@ -362,7 +363,6 @@ type simAgent struct {
 	snap      []suffering.Stressor // active stressors after the last row
 	snapT     time.Time            // when snap was escalated to
 	res       AgentResult
-	heapIndex int
 }
 
 func (s *sim) setup(ctx context.Context, env Env) error {
@@ -435,7 +435,7 @@ func (s *sim) setup(ctx context.Context, env Env) error {
 		if err := s.write(Row{Kind: RowStart, T: s.cfg.Start, Agent: spec.ID, Name: a.Name(), Load: Num(st.Suffering.Load()), Level: st.Suffering.Level().String(), Stressors: rowsOf(st.Suffering.Active, s.cfg.Start)}); err != nil {
 			return err
 		}
-		heap.Push(&s.queue, sa)
+		s.queue.Push(sa)
 	}
 	return nil
 }
@@ -511,7 +511,7 @@ func (s *sim) loop(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		sa := s.queue[0]
+		sa := s.queue.Min()
 		t := sa.next
 		if !t.Before(s.end) {
 			break
@@ -588,7 +588,7 @@ func (s *sim) loop(ctx context.Context) error {
 		if endT.After(next) {
 			sa.next = endT
 		}
-		heap.Fix(&s.queue, 0)
+		s.queue.Fix(0)
 	}
 	return s.finish()
 }
@@ -893,30 +893,12 @@ func (s *server) reserve(t time.Time, lat time.Duration) time.Duration {
 	return s.free[best].Sub(t)
 }
 
-// agentHeap orders agents by their next heartbeat, then position.
-type agentHeap []*simAgent
-
-func (h agentHeap) Len() int { return len(h) }
-func (h agentHeap) Less(i, j int) bool {
-	if !h[i].next.Equal(h[j].next) {
-		return h[i].next.Before(h[j].next)
+// nextBefore orders the agents: by next heartbeat, then position.
+func nextBefore(a, b *simAgent) bool {
+	if !a.next.Equal(b.next) {
+		return a.next.Before(b.next)
 	}
-	return h[i].idx < h[j].idx
-}
-func (h agentHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIndex, h[j].heapIndex = i, j
-}
-func (h *agentHeap) Push(x any) {
-	sa := x.(*simAgent)
-	sa.heapIndex = len(*h)
-	*h = append(*h, sa)
-}
-func (h *agentHeap) Pop() any {
-	old := *h
-	sa := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return sa
+	return a.idx < b.idx
 }
 
 // levelNames are the column names of the levels, by [suffering.Level].

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/existence-loop/sdk/internal/atomicfile"
 )
 
 // Default limits; see [Limits].
@@ -417,21 +419,6 @@ func (w *Workspace) Read(p string) (string, error) {
 	return string(data), nil
 }
 
-// kind describes a file mode that is neither regular nor a directory.
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	}
-	return "not a regular file"
-}
-
 // checkRegular refuses what the workspace does not read or write: a
 // directory ([ErrIsDir]), anything that is not a regular file
 // ([ErrNotRegular]), and a regular file with more than one hard link
@@ -441,7 +428,7 @@ func checkRegular(name string, st fs.FileInfo) error {
 	case st.IsDir():
 		return fmt.Errorf("%s: %w", quote(name), ErrIsDir)
 	case !st.Mode().IsRegular():
-		return fmt.Errorf("%s: %w: it is %s", quote(name), ErrNotRegular, kind(st.Mode()))
+		return fmt.Errorf("%s: %w: it is a %s", quote(name), ErrNotRegular, atomicfile.DescribeMode(st.Mode()))
 	}
 	if n := links(st); n > 1 {
 		return fmt.Errorf("%s: %w: it has %d; a hard link may share a file outside the workspace", quote(name), ErrHardLink, n)

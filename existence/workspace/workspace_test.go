@@ -121,7 +121,7 @@ func TestHostilePaths(t *testing.T) {
 		}
 	}
 	const (
-		pipe = "it is a named pipe (FIFO)"
+		pipe = "it is a named pipe"
 		sock = "it is a socket"
 		hard = "file has more than one hard link: it has 2"
 	)
