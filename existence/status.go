@@ -12,7 +12,7 @@ import (
 )
 
 // Status is a snapshot of what an agent is doing and how it is faring: what
-// the monitor package shows for each agent (issue 12). Values are copies
+// the monitor package shows for each agent. Values are copies
 // the caller owns.
 type Status struct {
 	// ID and Name are the agent's id and display name.

@@ -431,7 +431,7 @@ func TestEnforceReservesRoom(t *testing.T) {
 }
 
 // BenchmarkAddOpinionAtCap measures adding an opinion to a full list, the
-// steady state of a long-lived agent (issue 9's cycle cost).
+// steady state of a long-lived agent (part of every cycle's cost).
 func BenchmarkAddOpinionAtCap(b *testing.B) {
 	l := DefaultLimits()
 	id := New("a", "A", time.Unix(0, 0))

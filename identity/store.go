@@ -30,8 +30,8 @@ type AgentState struct {
 	// Host holds unread messages from a person (the host), oldest first.
 	Host []AgentMessage `json:"host,omitempty"`
 	// LastPresence is when a person was last present: the latest arrival
-	// of a host message or of an assigned task (issue 16; the prompt's
-	// presence line). Zero when never.
+	// of a host message or of an assigned task (the prompt's presence
+	// line, spec §2 "Presence"). Zero when never.
 	LastPresence time.Time `json:"last_presence,omitzero"`
 	// UpdatedAt is when the state was last saved.
 	UpdatedAt time.Time `json:"updated_at,omitzero"`

@@ -1,5 +1,5 @@
 // Package monitor lets people watch existence-loop agents live and talk to
-// them (issue 12): an http.Handler any application can mount, serving a
+// them: an http.Handler any application can mount, serving a
 // web dashboard, a JSON API, a server-sent event stream, /healthz and
 // Prometheus metrics.
 //

@@ -30,7 +30,7 @@
 //
 // For a single agent with no peers, [Solo] keeps the same sections but
 // shows peers and discoveries only when there are some, and uses
-// [SoloSituation], which does not mention peers (issue 15).
+// [SoloSituation], which does not mention peers.
 //
 // The names are the constants [SectionTask] … [SectionResponseFormat]
 // ([DefaultOrder] lists them). The application supplies the world, the

@@ -9,9 +9,9 @@ import (
 	"github.com/existence-loop/sdk/internal/runes"
 )
 
-// fragmentReference is Fragment as it was written before issue 9's
-// allocation work (fmt, strings.Fields on every field): the rewrite must
-// produce exactly the same text.
+// fragmentReference is Fragment written the plain way (fmt,
+// strings.Fields on every field), before Fragment was rewritten to
+// allocate little: the rewrite must produce exactly the same text.
 func fragmentReference(s *State) string {
 	load := s.Load()
 	if len(s.Active) == 0 || LevelOf(load) == LevelNone {

@@ -117,7 +117,7 @@ func cycleReply(goal string, stressors ...string) string {
 // oneStressor is a ModelPolicy whose model reports one stressor of type
 // typ in its first reply and then chooses a new goal every cycle ("go on
 // with step N"): a scripted model that repeats its goal would be going
-// round in circles, which adds repeated_failure (issue 15), and the
+// round in circles, which adds repeated_failure (spec §4), and the
 // escalation tests follow one stressor alone.
 type oneStressor struct {
 	typ     string
@@ -310,7 +310,8 @@ func TestFailureRate(t *testing.T) {
 
 // TestRepeatRate: a model that keeps choosing its previous goal goes round
 // in circles; the agent counts the repeats as failures and the assessment
-// adds repeated_failure although every goal ends DONE (issue 15). Without
+// adds repeated_failure although every goal ends DONE (existence.Repeats
+// count as failures). Without
 // repeats (TestFailureRate/0) it never appears.
 func TestRepeatRate(t *testing.T) {
 	_, b := run(t, simulate.Config{

@@ -37,8 +37,8 @@ func migrateV0(doc []byte) ([]byte, error) {
 }
 
 // encodeDocument returns the compact version-1 document for s, ending in a
-// newline (issue 10: indenting cost half of a cycle's CPU; `trio -show`
-// prints a state pretty). HTML characters are not escaped, so the file
+// newline: indenting cost half of a cycle's CPU ([IndentDocument] gives
+// the readable form). HTML characters are not escaped, so the file
 // stays readable. The document starts after reserve bytes of the returned
 // buffer, left for a journal record's prefix. sizeHint is the expected
 // length in bytes (0: unknown); a right hint spares the buffer growing five
@@ -76,7 +76,7 @@ func decodeDocument(path, id string, data []byte) (*identity.AgentState, error) 
 	corrupt := func(err error, format string, args ...any) *identity.CorruptError {
 		return &identity.CorruptError{Path: path, Reason: fmt.Sprintf(format, args...), Err: err}
 	}
-	// Fast path (issue 10, "decode once"): a current document decodes in
+	// Fast path (decode once): a current document decodes in
 	// one pass. Anything else (an error, another version, a wrong id)
 	// takes the slow path below, which explains what is wrong.
 	var doc struct {

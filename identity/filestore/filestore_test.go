@@ -673,7 +673,7 @@ func BenchmarkFileStoreLoad(b *testing.B) {
 
 // Over-cap and unnormalised suffering state loads as stored: the agent
 // trims it (suffering.State.Enforce) and reports the cuts. It is never
-// refused (issue 2: "trimmed, never refused").
+// refused: over-cap state is trimmed, never refused.
 func TestFileStoreLoadsOverCapSuffering(t *testing.T) {
 	dir := t.TempDir()
 	fs, err := Open(dir, Options{})

@@ -55,7 +55,7 @@ func within(t *testing.T, what string, fn func()) {
 	}
 }
 
-// TestFileStoreHostileSpecialFiles covers issue 10's hostile cases: a FIFO,
+// TestFileStoreHostileSpecialFiles covers the hostile special files: a FIFO,
 // socket, device or directory in place of a state file, a journal or a
 // lock file is refused at once with an error naming the file and its type,
 // and no other agent's state is touched.

@@ -34,7 +34,7 @@ const DefaultJournalRecords = 8
 //
 // A save appends one record and fdatasyncs the journal: no temp file, no
 // rename and no directory fsync, which is what made a save of a large
-// agent cost two fsyncs (issue 10). Every Options.JournalRecords
+// agent cost two fsyncs. Every Options.JournalRecords
 // appends, and on the first save of an agent by a store, the save is a
 // compaction instead: the document is rewritten atomically (temp file,
 // fsync, rename, directory fsync) and the journal is truncated. A crash

@@ -389,7 +389,7 @@ func TestRegistryGoals(t *testing.T) {
 		{"hollow-line-9", "no id", identity.Done, ""},
 		{"g2", "same id", identity.Done, ""},
 		{"g1", "first", identity.Abandoned, stale},
-		{"g2", "second", identity.Done, ""},                    // step counts are not outcomes (issue 16)
+		{"g2", "second", identity.Done, ""},                    // step counts are not outcomes (spec §2 row 13)
 		{"g3", "third with   a break", identity.Abandoned, ""}, // nor is progress
 		{"g4", "fourth", identity.Abandoned, `status "paused" in hollow-agentOS`},
 		{"g5", "fifth", identity.Failed, "Failed after 4 consecutive failures."},

@@ -437,7 +437,8 @@ func (r *reader) agent(id, nameFromNames string) (*identity.AgentState, AgentSum
 
 // lastOutcome reads goals/{id}/last_outcome.txt, the summary the original
 // wrote when a goal completed, into the Outcome of the newest DONE goal
-// (issue 16: an imported agent shows its goal's recorded outcome text). A
+// (spec §2 row 13: an imported agent shows its goal's recorded outcome
+// text). A
 // missing or blank file changes nothing; a file with no DONE goal to hold
 // it is skipped with a warning.
 func (r *reader) lastOutcome(d *decoder, st *identity.AgentState, id string) error {

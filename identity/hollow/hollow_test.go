@@ -137,8 +137,8 @@ func TestReadSampleSuffering(t *testing.T) {
 }
 
 func TestReadSampleEscalatesAcrossDowntime(t *testing.T) {
-	// Issue 3: escalation across the downtime is computed by the SDK from
-	// the imported last_escalated.
+	// Escalation across the downtime is computed by the SDK from the
+	// imported last_escalated, by the real time elapsed (spec §4).
 	st, _ := readSample(t, hollow.Options{})
 	s := st.Suffering
 	before := s.Active[0].Severity

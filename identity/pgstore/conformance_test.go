@@ -10,7 +10,7 @@ import (
 	"github.com/existence-loop/sdk/internal/pgtest"
 )
 
-// TestConformance runs the Store conformance suite (issue 10) against a
+// TestConformance runs the Store conformance suite (storetest) against a
 // real server, with every hook.
 func TestConformance(t *testing.T) {
 	urls := map[identity.Store]string{}

@@ -1,7 +1,7 @@
 // Package pgstore keeps agents in PostgreSQL, so that any number of
 // processes on any number of machines share one population of agents, each
 // agent running in exactly one process at a time, and the agents of a
-// process that dies move to the others (issue 11).
+// process that dies move to the others.
 //
 // # One database, four things
 //

@@ -12,8 +12,8 @@ import (
 	"github.com/existence-loop/sdk/internal/pgtest"
 )
 
-// TestVersion1DatabaseMigrates: a database of schema version 1 (before
-// issue 12, no existence_documents table) opens, migrates to
+// TestVersion1DatabaseMigrates: a database of schema version 1 (no
+// existence_documents table) opens, migrates to
 // [pgstore.SchemaVersion] with its states intact, and then keeps
 // documents.
 func TestVersion1DatabaseMigrates(t *testing.T) {

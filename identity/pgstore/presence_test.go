@@ -9,8 +9,8 @@ import (
 	"github.com/existence-loop/sdk/internal/pgtest"
 )
 
-// TestDocumentWithoutLastPresence: a document written before issue 16 (no
-// "last_presence" key) loads as never present, everything else intact, and
+// TestDocumentWithoutLastPresence: a document written before State had
+// LastPresence (no "last_presence" key) loads as never present, everything else intact, and
 // the next save stores the field.
 func TestDocumentWithoutLastPresence(t *testing.T) {
 	ctx := context.Background()

@@ -1,6 +1,6 @@
 // Package sqlitestore is an [identity.Store] that keeps every agent's
 // state, the task queue and the agents' unread peer and host messages in
-// one SQLite database file (issue 10), through modernc.org/sqlite (pure
+// one SQLite database file, through modernc.org/sqlite (pure
 // Go) and database/sql.
 //
 // Saves are durable when they return and share transactions (group

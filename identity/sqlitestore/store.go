@@ -72,7 +72,7 @@ var ErrClosed = errors.New("sqlitestore: store is closed")
 
 // Store is an [identity.Store] that keeps every agent's state, the task
 // queue ([Store.Tasks]) and the agents' unread peer and host messages in
-// one SQLite database file (issue 10). Open one with [Open]; it is safe
+// one SQLite database file. Open one with [Open]; it is safe
 // for concurrent use, and several processes may open the same file.
 //
 // Saves are durable when they return: the database is in WAL mode with

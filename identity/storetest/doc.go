@@ -1,4 +1,4 @@
-// Package storetest is the conformance suite of [identity.Store] (issue 10):
+// Package storetest is the conformance suite of [identity.Store]:
 // every store of the SDK ([identity.MemoryStore], [filestore.Store],
 // identity/sqlitestore, the PostgreSQL store) passes [Run], and so must any
 // later one.

@@ -114,7 +114,7 @@ func RunHarness(t *testing.T, h Harness) {
 		st.Identity.Discoveries = nil
 		st.Inbox = nil
 		st.Host = append(st.Host, identity.AgentMessage{From: "host", Text: "second", At: t0})
-		st.LastPresence = t0 // issue 16: a later presence replaces the earlier one
+		st.LastPresence = t0 // a later presence replaces the earlier one
 		require.NoError(t, s.Save(ctx, st))
 		got, err := s.Load(ctx, "scout")
 		require.NoError(t, err)
@@ -445,7 +445,7 @@ func FullState(id string) *identity.AgentState {
 		},
 		Inbox:        []identity.AgentMessage{{From: "Cipher", Text: "found a pattern in the logs", At: t0.Add(-2 * time.Minute)}},
 		Host:         []identity.AgentMessage{{From: "host", Text: "hello, Cedar", At: t0.Add(-3 * time.Minute)}},
-		LastPresence: t0.Add(-3 * time.Minute), // issue 16: the host message's arrival
+		LastPresence: t0.Add(-3 * time.Minute), // the host message's arrival (spec §2 "Presence")
 		UpdatedAt:    t0,
 	}
 }

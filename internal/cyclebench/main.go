@@ -1,5 +1,5 @@
 // Command cyclebench measures the durable existence cycle of the SDK side by
-// side with the original's (issue 10): the same imported state (the
+// side with the original's: the same imported state (the
 // hollow-agentOS snapshot's agent), the same canned model reply, in one
 // run, alternating the two in rounds so that the machine's noise falls on
 // both. The Go cycle is one [existence.Agent.Tick] and its goal's end

@@ -19,7 +19,9 @@
 //     file; both satisfy [Store].
 //   - [Update] runs a change under the in-process lock and the store's
 //     lock; [PrepareDir] and [Quarantine] are the directory set-up and the
-//     move-aside policy for a corrupt file (issue 10).
+//     move-aside policy for a corrupt file (the same for every
+//     document: moved aside only when the caller asks, never
+//     overwritten).
 //
 // Size policies (what to drop, when to refuse a write) and error sentinels
 // stay in the packages that use docfile: they differ between them.

@@ -8,7 +8,7 @@ import "unicode/utf8"
 // Count returns the number of code points in s. Invalid UTF-8 bytes count as
 // one code point each, as in [utf8.RuneCountInString]. Runs of ASCII are
 // counted eight bytes at a time: prompts are mostly ASCII, and the
-// assembler counts every section (issue 9's cycle cost).
+// assembler counts every section on every cycle.
 func Count(s string) int {
 	n := 0
 	for len(s) > 0 {

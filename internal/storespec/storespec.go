@@ -1,5 +1,5 @@
 // Package storespec opens the agents' store and task queue named by a
-// store spec, the value of the examples' -store flag (issue 10):
+// store spec, the value of the command-line tools' -store flag:
 //
 //	DIR              a directory: filestore.Store and a taskqueue file queue (the default)
 //	sqlite:PATH      one SQLite database file: identity/sqlitestore
@@ -124,7 +124,7 @@ func Open(ctx context.Context, spec string, opts Options) (identity.Store, Tasks
 }
 
 // Leases returns the store's leases when it hands agents out between
-// processes (a postgres:// store, issue 11), for [existence.RunnerConfig]
+// processes (a postgres:// store), for [existence.RunnerConfig]
 // Leases; ok is false for the stores of one process.
 func Leases(store identity.Store) (l lease.Manager, ok bool) {
 	l, ok = store.(lease.Manager)
