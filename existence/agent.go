@@ -62,17 +62,22 @@ type Config struct {
 	// llm/ollama, or a chain built with [llm.Fallback]. The agent wraps it,
 	// innermost first, with [llm.Instrument] (an [EventModelCall] per attempt),
 	// [llm.WithTimeout] (CallTimeout), the runner's [llm.Limiter] (when run
-	// by a [Runner]), [llm.WithRetry] (Retry) and [llm.WithRepair] (one
-	// repair follow-up per cycle, unless NoRepair).
+	// by a [Runner], and only for cycles run with [Agent.Tick] directly:
+	// the cycles the runner schedules are bounded by its lanes instead),
+	// [llm.WithRetry] (Retry) and [llm.WithRepair] (one repair follow-up
+	// per cycle, unless NoRepair).
 	Model llm.Model
 	// ExecutorModel is the model executors use to pursue goals (default
 	// Model). The agent wraps it like Model, without the repair, and hands
 	// it to the executor as [Assignment].Model, so that executor calls are
 	// observed, time-limited, bounded and retried the same way.
 	ExecutorModel llm.Model
-	// Store persists the agent's state; default an in-memory store. If the
-	// store is an [identity.Locker] (as [filestore.Store] is), the agent
-	// holds the agent's lock until [Agent.Close].
+	// Store persists the agent's state; default an in-memory store
+	// ([identity.MemoryStore]). Durable stores are in identity/filestore,
+	// identity/sqlitestore and identity/pgstore. If the store is an
+	// [identity.Locker] (all three are), the agent holds the agent's lock
+	// from [New] until [Agent.Close]; [New] fails with an error matching
+	// [identity.ErrLocked] while another process runs the agent.
 	Store identity.Store
 	// Prompt assembles the existence prompt; default prompt.New with
 	// [prompt.DefaultSituation] and no world text.
@@ -141,8 +146,7 @@ type Config struct {
 	// (spec §1, §6).
 	FailFast bool
 	// FreshOnCorrupt makes [New] quarantine a corrupt stored state (when
-	// the store can, see [filestore.Store.Quarantine]) and start a new
-	// identity. By default a corrupt state is an error and nothing starts.
+	// the store is an [identity.Quarantiner]) and start a new identity. By default a corrupt state is an error and nothing starts.
 	FreshOnCorrupt bool
 	// Observer receives every event; Logger receives diagnostics (default
 	// slog.Default()).

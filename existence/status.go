@@ -169,6 +169,8 @@ type FailFastError struct {
 	Err     error
 }
 
+// Error reads like "existence: agent scout stopped (FailFast): model_not_found,
+// which retrying cannot fix: ..." with the model's error last.
 func (e *FailFastError) Error() string {
 	return fmt.Sprintf("existence: agent %s stopped (FailFast): %s, which retrying cannot fix: %v", e.AgentID, e.Cause, e.Err)
 }

@@ -63,7 +63,7 @@
 // existence_model_call_duration_seconds{purpose},
 // existence_model_tokens_total{purpose,direction},
 // existence_goals_ended_total{status}, existence_tool_calls_total{result},
-// and existence_cycle_lateness_seconds{lane}: how late each scheduled cycle
+// existence_monitor_events_total, and existence_cycle_lateness_seconds{lane}: how late each scheduled cycle
 // started against its due time (existence.CycleStats.Lateness), by lane
 // (autonomy, priority). Computed when scraped: existence_agents{level},
 // existence_stressors_active{type}, existence_agents_falling_back,

@@ -1,11 +1,13 @@
 // Package requests is a durable queue of requests from agents to their
 // human: approvals, questions and build requests that a person answers
-// later: a person wakes up to a log and decides what to approve.
+// later, on their own time (they wake up to a log and decide what to
+// approve).
 //
 // An agent files a request with the ask_human tool ([AskHuman]) while it
 // pursues a goal, and looks at it later with check_request
-// ([CheckRequest]). A person lists the open requests and answers them from
-// the monitor's dashboard or API, or from the trio's standard input
+// ([CheckRequest]); [Tools] returns both. A person lists the open requests
+// and answers them from the monitor's dashboard or API, over MCP
+// (package mcpserver), or from the trio's standard input
 // (/requests, /answer N text, /approve N, /reject N why). [Deliver] then
 // puts the answer in the agent's inbox, so that it appears in the agent's
 // next prompt.

@@ -14,7 +14,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 )
 
-// document is the current (version 1) on-disk form of an [AgentState].
+// document is the current (version 1) on-disk form of an [identity.AgentState].
 type document struct {
 	SchemaVersion int                  `json:"schema_version"`
 	State         *identity.AgentState `json:"state"`
@@ -22,8 +22,8 @@ type document struct {
 
 // migrations[v] turns the bytes of a version-v document into a version-v+1
 // document. Each step works on raw JSON, not on today's Go types, so that
-// old steps keep working when [AgentState] changes. Adding version 2 means
-// appending one function and raising [SchemaVersion].
+// old steps keep working when [identity.AgentState] changes. Adding version 2 means
+// appending one function and raising [identity.SchemaVersion].
 var migrations = [identity.SchemaVersion]func(doc []byte) ([]byte, error){
 	0: migrateV0,
 }
@@ -68,9 +68,9 @@ func IndentDocument(data []byte) ([]byte, error) {
 }
 
 // decodeDocument decodes the document data read from path for agent id,
-// migrating it to the current version. Errors: a [*CorruptError] (which
-// matches [ErrCorrupt]) for anything that is not a valid state of agent id,
-// and an error wrapping [ErrFutureVersion] for a document written by a newer
+// migrating it to the current version. Errors: a [*identity.CorruptError] (which
+// matches [identity.ErrCorrupt]) for anything that is not a valid state of agent id,
+// and an error wrapping [identity.ErrFutureVersion] for a document written by a newer
 // version. It never panics.
 func decodeDocument(path, id string, data []byte) (*identity.AgentState, error) {
 	corrupt := func(err error, format string, args ...any) *identity.CorruptError {
@@ -226,7 +226,7 @@ func jsonKindOfRaw(raw []byte) string {
 }
 
 // explainDecodeError returns a readable reason for err, the error of
-// decoding the well-formed JSON raw into a [State]: the path of the first
+// decoding the well-formed JSON raw into an [identity.AgentState]: the path of the first
 // value that does not fit, e.g. "suffering.active[0].severity: want number,
 // got string". It falls back to err's text when it finds no such value.
 func explainDecodeError(raw []byte, err error) string {

@@ -182,7 +182,7 @@ func lastRecord(data []byte, tail bool) (journalTail, error) {
 
 // readJournal returns the document of agent id's journal that follows the
 // document file whose base is base, or nil when the journal is missing,
-// empty or stale. Errors: a [*CorruptError] naming the journal for a
+// empty or stale. Errors: a [*identity.CorruptError] naming the journal for a
 // journal that is not a regular file or whose end is corrupt; I/O errors.
 // A torn end is reported to the logger.
 func (f *Store) readJournal(id string, base uint64) ([]byte, error) {

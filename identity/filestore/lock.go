@@ -48,7 +48,7 @@ var heldLocks = struct {
 // directory) is refused at once with an error matching
 // [atomicfile.ErrNotRegular] that names it.
 //
-// Errors: [ErrInvalidID]; a [*LockedError] (matching [ErrLocked]) when
+// Errors: [identity.ErrInvalidID]; a [*identity.LockedError] (matching [identity.ErrLocked]) when
 // another process, or an earlier Lock in this process, holds the lock; an
 // I/O error, for example when the lock file is a symlink that leaves the
 // directory.

@@ -206,7 +206,7 @@ func Read(dir string, opts Options) ([]*identity.AgentState, *Summary, error) {
 // refuses with [ErrExists], before saving anything, when an agent is
 // already in the store, unless opts.Replace is set. On a save error the
 // agents before it are saved; running Import again with Replace finishes
-// the job. When store is an [identity.Locker] (an [filestore.Store]),
+// the job. When store is an [identity.Locker] (as every durable store is),
 // Import holds every imported agent's lock while it writes, and fails with
 // [identity.ErrLocked], saving nothing, while one of them is running. The
 // summary is returned whenever Read succeeded.

@@ -397,7 +397,7 @@ SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM ack),
 // acknowledges the messages of [Store.Send] that the saved inbox or host
 // list now holds, so a message is delivered exactly once across crashes.
 //
-// Other errors: [identity.ErrInvalidID] or [suffering.ErrInvalid] for a
+// Other errors: [identity.ErrInvalidID] or suffering.ErrInvalid for a
 // state that does not validate; [identity.ErrTooLarge]; the database's
 // error.
 func (s *Store) Save(ctx context.Context, st *identity.AgentState) error {

@@ -97,7 +97,7 @@ CREATE TABLE tasks (
 );
 CREATE INDEX tasks_live ON tasks (status, seq);
 `,
-	// 1 → 2: State.LastPresence, RFC 3339, NULL when never. A
+	// 1 → 2: AgentState.LastPresence, RFC 3339, NULL when never. A
 	// row written by version 1 reads as never present.
 	1: `ALTER TABLE agents ADD COLUMN last_presence TEXT;`,
 	// 2 → 3: small named documents kept whole, such as the

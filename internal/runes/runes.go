@@ -1,6 +1,3 @@
-// Package runes cuts strings by Unicode code points, never splitting a
-// character. Every "characters" limit in the SDK (spec §3: "Characters" means
-// Unicode code points, never bytes) goes through it.
 package runes
 
 import "unicode/utf8"
