@@ -146,7 +146,9 @@ type Config struct {
 	// (spec §1, §6).
 	FailFast bool
 	// FreshOnCorrupt makes [New] quarantine a corrupt stored state (when
-	// the store is an [identity.Quarantiner]) and start a new identity. By default a corrupt state is an error and nothing starts.
+	// the store is an [identity.Quarantiner]) and start a new identity.
+	// By default a corrupt state is an error (matching
+	// [identity.ErrCorrupt]) and nothing starts.
 	FreshOnCorrupt bool
 	// Observer receives every event; Logger receives diagnostics (default
 	// slog.Default()).

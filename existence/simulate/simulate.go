@@ -102,21 +102,22 @@ type Config struct {
 	// heartbeat. By default quiet heartbeats (a goal is being pursued and
 	// the previous heartbeat changed nothing) are skipped: the agent's
 	// next tick is the first heartbeat at or after the goal's end.
-	// Escalation is linear in elapsed time and the assessment depends only
-	// on the goal history, so skipping changes nothing but floating-point
-	// rounding. A goal that may outlast the goal-span stall rule
-	// ([existence.StallGoalSpan], see MaxGoalHeartbeats) is ticked at every heartbeat, since that rule
-	// counts ticks.
+	// Escalation is linear in elapsed time and the assessment depends
+	// only on the goal history, so skipping changes nothing but
+	// floating-point rounding. A goal that may outlast the goal-span
+	// stall rule ([existence.StallGoalSpan], see MaxGoalHeartbeats) is
+	// ticked at every heartbeat, since that rule counts ticks.
 	EveryHeartbeat bool
 	// GoalTimeout bounds one goal in simulated time; a pursuit that takes
 	// longer ends ABANDONED at the timeout. Default
 	// [existence.DefaultGoalTimeout].
 	GoalTimeout time.Duration
-	// MaxGoalHeartbeats is every agent's [existence.Config].MaxGoalHeartbeats
-	// (the goal-span stall rule, [existence.StallGoalSpan]): a goal still pursued after this
-	// many heartbeats is abandoned. 0 means
-	// [existence.DefaultMaxGoalHeartbeats] (8), negative disables the rule
-	// (for goals meant to take longer than 8 heartbeats).
+	// MaxGoalHeartbeats is every agent's
+	// [existence.Config].MaxGoalHeartbeats (the goal-span stall rule,
+	// [existence.StallGoalSpan]): a goal still pursued after this many
+	// heartbeats is abandoned. 0 means
+	// [existence.DefaultMaxGoalHeartbeats] (8), negative disables the
+	// rule (for goals meant to take longer than 8 heartbeats).
 	MaxGoalHeartbeats int
 	// Store holds the agents' states. States already in it (for example
 	// imported with identity/hollow into an identity.MemoryStore) are

@@ -21,9 +21,9 @@ type document struct {
 }
 
 // migrations[v] turns the bytes of a version-v document into a version-v+1
-// document. Each step works on raw JSON, not on today's Go types, so that
-// old steps keep working when [identity.AgentState] changes. Adding version 2 means
-// appending one function and raising [identity.SchemaVersion].
+// document. Each step works on raw JSON, not on today's Go types, so that old
+// steps keep working when [identity.AgentState] changes. Adding version 2
+// means appending one function and raising [identity.SchemaVersion].
 var migrations = [identity.SchemaVersion]func(doc []byte) ([]byte, error){
 	0: migrateV0,
 }
@@ -68,10 +68,10 @@ func IndentDocument(data []byte) ([]byte, error) {
 }
 
 // decodeDocument decodes the document data read from path for agent id,
-// migrating it to the current version. Errors: a [*identity.CorruptError] (which
-// matches [identity.ErrCorrupt]) for anything that is not a valid state of agent id,
-// and an error wrapping [identity.ErrFutureVersion] for a document written by a newer
-// version. It never panics.
+// migrating it to the current version. Errors: a [*identity.CorruptError]
+// (which matches [identity.ErrCorrupt]) for anything that is not a valid
+// state of agent id, and an error wrapping [identity.ErrFutureVersion] for a
+// document written by a newer version. It never panics.
 func decodeDocument(path, id string, data []byte) (*identity.AgentState, error) {
 	corrupt := func(err error, format string, args ...any) *identity.CorruptError {
 		return &identity.CorruptError{Path: path, Reason: fmt.Sprintf(format, args...), Err: err}
@@ -225,10 +225,11 @@ func jsonKindOfRaw(raw []byte) string {
 	}
 }
 
-// explainDecodeError returns a readable reason for err, the error of
-// decoding the well-formed JSON raw into an [identity.AgentState]: the path of the first
-// value that does not fit, e.g. "suffering.active[0].severity: want number,
-// got string". It falls back to err's text when it finds no such value.
+// explainDecodeError returns a readable reason for err, the error of decoding
+// the well-formed JSON raw into an [identity.AgentState]: the path of the
+// first value that does not fit, e.g. "suffering.active[0].severity: want
+// number, got string". It falls back to err's text when it finds no such
+// value.
 func explainDecodeError(raw []byte, err error) string {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()

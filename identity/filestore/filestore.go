@@ -21,11 +21,12 @@ import (
 // Options configures a [Store]. The zero value gives the defaults.
 type Options struct {
 	// MaxBytes is the size limit of one document in bytes; Load refuses a
-	// larger file and Save a larger encoding, with [identity.ErrTooLarge]. Zero or
-	// negative means [identity.DefaultMaxBytes] (4 MiB).
+	// larger file and Save a larger encoding, with
+	// [identity.ErrTooLarge]. Zero or negative means
+	// [identity.DefaultMaxBytes] (4 MiB).
 	MaxBytes int64
-	// Now returns the current instant. It stamps AgentState.UpdatedAt on Save and
-	// names quarantined files. Nil means [time.Now].
+	// Now returns the current instant. It stamps AgentState.UpdatedAt on
+	// Save and names quarantined files. Nil means [time.Now].
 	Now func() time.Time
 	// Logger receives the reports of [Store.Lock] (temp files of
 	// interrupted saves removed) and of Load (the torn end of a journal
@@ -184,14 +185,15 @@ func (f *Store) entry(id string) *agentEntry {
 // Load implements [identity.Store]: it reads, migrates and validates agentID's
 // document and returns a state the caller owns. Limits are not applied.
 //
-// Errors: [identity.ErrInvalidID]; [identity.ErrNotFound] when there is no document; a
-// [*identity.CorruptError] (matching [identity.ErrCorrupt]) naming the file and the reason
-// for a document that is not valid JSON, has wrong types, a NaN or
-// out-of-range severity, another agent's id, or is a directory or a symlink
-// leaving the state directory; an error wrapping [identity.ErrTooLarge] above
-// Options.MaxBytes; an error wrapping [identity.ErrFutureVersion] for a newer
-// schema version. After any of these but the first two, Save refuses to
-// replace the document until it is quarantined.
+// Errors: [identity.ErrInvalidID]; [identity.ErrNotFound] when there is no
+// document; a [*identity.CorruptError] (matching [identity.ErrCorrupt])
+// naming the file and the reason for a document that is not valid JSON, has
+// wrong types, a NaN or out-of-range severity, another agent's id, or is a
+// directory or a symlink leaving the state directory; an error wrapping
+// [identity.ErrTooLarge] above Options.MaxBytes; an error wrapping
+// [identity.ErrFutureVersion] for a newer schema version. After any of these
+// but the first two, Save refuses to replace the document until it is
+// quarantined.
 func (f *Store) Load(ctx context.Context, agentID string) (*identity.AgentState, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -267,14 +269,15 @@ func (f *Store) readError(id, path string, err error) error {
 // [Store]). The stored copy's UpdatedAt is set to Options.Now(); s
 // itself is not modified.
 //
-// Errors: [identity.ErrInvalidID] or suffering.ErrInvalid when s does not validate;
-// [identity.ErrTooLarge] when the encoding exceeds Options.MaxBytes; and, when
-// the document or the journal on disk is unusable (a Load reported it, or
-// Save found it so before its first write of the agent), an error that
-// names the file, says "quarantine it first" and wraps the reason
-// ([identity.ErrCorrupt], [identity.ErrFutureVersion], [identity.ErrTooLarge] or an I/O error). The
-// files on disk are then unchanged. A journal that is not a regular file
-// is refused with an error naming it.
+// Errors: [identity.ErrInvalidID] or suffering.ErrInvalid when s does not
+// validate; [identity.ErrTooLarge] when the encoding exceeds
+// Options.MaxBytes; and, when the document or the journal on disk is unusable
+// (a Load reported it, or Save found it so before its first write of the
+// agent), an error that names the file, says "quarantine it first" and wraps
+// the reason ([identity.ErrCorrupt], [identity.ErrFutureVersion],
+// [identity.ErrTooLarge] or an I/O error). The files on disk are then
+// unchanged. A journal that is not a regular file is refused with an error
+// naming it.
 func (f *Store) Save(ctx context.Context, s *identity.AgentState) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -363,7 +366,8 @@ const quarantineLayout = "20060102T150405Z"
 // directory or a symlink) and never deletes anything. Afterwards Save may
 // write a new document for agentID.
 //
-// Errors: [identity.ErrInvalidID]; [identity.ErrNotFound] when there is nothing to move.
+// Errors: [identity.ErrInvalidID]; [identity.ErrNotFound] when there is
+// nothing to move.
 func (f *Store) Quarantine(agentID string) (newPath string, err error) {
 	if err := identity.ValidateID(agentID); err != nil {
 		return "", err

@@ -25,12 +25,12 @@ const DefaultJournalRecords = 8
 //
 //	{"base":"<16 hex>","crc32c":"<8 hex>","document":{"schema_version":1,"state":{...}}}
 //
-// where document is the whole state document as a save would write it,
-// crc32c is the CRC-32C (Castagnoli) of base's 16 hex digits followed by
-// document's bytes as they appear on the line, and base names the document file the record follows: the
-// CRC-32C of its bytes in the high 32 bits and its length in bytes (mod
-// 2^32) in the low 32. The state is the last record whose base names the
-// document on disk; without one, it is the document.
+// where document is the whole state document as a save would write it, crc32c
+// is the CRC-32C (Castagnoli) of base's 16 hex digits followed by document's
+// bytes as they appear on the line, and base names the document file the
+// record follows: the CRC-32C of its bytes in the high 32 bits and its length
+// in bytes (mod 2^32) in the low 32. The state is the last record whose base
+// names the document on disk; without one, it is the document.
 //
 // A save appends one record and fdatasyncs the journal: no temp file, no
 // rename and no directory fsync, which is what made a save of a large

@@ -48,10 +48,10 @@ var heldLocks = struct {
 // directory) is refused at once with an error matching
 // [atomicfile.ErrNotRegular] that names it.
 //
-// Errors: [identity.ErrInvalidID]; a [*identity.LockedError] (matching [identity.ErrLocked]) when
-// another process, or an earlier Lock in this process, holds the lock; an
-// I/O error, for example when the lock file is a symlink that leaves the
-// directory.
+// Errors: [identity.ErrInvalidID]; a [*identity.LockedError] (matching
+// [identity.ErrLocked]) when another process, or an earlier Lock in this
+// process, holds the lock; an I/O error, for example when the lock file is a
+// symlink that leaves the directory.
 func (f *Store) Lock(agentID string) (unlock func() error, err error) {
 	if err := identity.ValidateID(agentID); err != nil {
 		return nil, err
