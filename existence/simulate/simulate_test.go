@@ -86,11 +86,9 @@ func TestGolden(t *testing.T) {
 			if !bytes.Equal(want, got) {
 				wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
 				for i := range min(len(wl), len(gl)) {
-					if wl[i] != gl[i] {
-						t.Fatalf("trajectory differs from %s at line %d:\nwant %s\ngot  %s", path, i+1, wl[i], gl[i])
-					}
+					require.Equal(t, wl[i], gl[i], "trajectory differs from %s at line %d", path, i+1)
 				}
-				t.Fatalf("trajectory differs from %s: %d lines, want %d", path, len(gl), len(wl))
+				require.Fail(t, "trajectory differs", "%s: %d lines, want %d", path, len(gl), len(wl))
 			}
 			var sum bytes.Buffer
 			require.NoError(t, res.WriteSummary(&sum, 0))

@@ -46,7 +46,7 @@ func openWithin(t *testing.T, dir string, opts Options) (q *Queue, err error) {
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		t.Fatal("Open did not return: it waits on a special file")
+		require.Fail(t, "Open did not return: it waits on a special file")
 	}
 	return q, err
 }

@@ -51,7 +51,7 @@ func within(t *testing.T, what string, fn func()) {
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not return: it waits on a special file", what)
+		require.Fail(t, "timed out", "%s did not return: it waits on a special file", what)
 	}
 }
 

@@ -59,15 +59,12 @@ func Run(t *testing.T, newStore NewStore) {
 // subtest, named as in the package doc.
 func RunHarness(t *testing.T, h Harness) {
 	t.Helper()
-	if h.New == nil {
-		t.Fatal("storetest: Harness.New is nil")
-	}
+	require.NotNil(t, h.New, "storetest: Harness.New is nil")
 	ctx := context.Background()
 
 	t.Run("fixture sets every field", func(t *testing.T) {
-		if missing := zeroFields(reflect.ValueOf(*FullState("scout"))); len(missing) > 0 {
-			t.Fatalf("storetest.FullState leaves fields zero: %s (add them so the round trip covers them)", strings.Join(missing, ", "))
-		}
+		missing := zeroFields(reflect.ValueOf(*FullState("scout")))
+		require.Empty(t, missing, "storetest.FullState leaves fields zero: %s (add them so the round trip covers them)", strings.Join(missing, ", "))
 	})
 
 	t.Run("empty", func(t *testing.T) {
@@ -256,7 +253,7 @@ func RunHarness(t *testing.T, h Harness) {
 		wg.Wait()
 		close(errs)
 		for err := range errs {
-			t.Error(err)
+			assert.NoError(t, err)
 		}
 		ids, err := s.List(ctx)
 		require.NoError(t, err)
@@ -530,9 +527,8 @@ func zeroFields(v reflect.Value) []string {
 
 func assertSuffix(t *testing.T, what string, saved, loaded []string) {
 	t.Helper()
-	if len(loaded) > len(saved) || !slicesEqual(saved[len(saved)-len(loaded):], loaded) {
-		t.Errorf("%s: loaded %d entries that are not the newest of the %d saved: %v", what, len(loaded), len(saved), loaded)
-	}
+	assert.True(t, len(loaded) <= len(saved) && slicesEqual(saved[len(saved)-len(loaded):], loaded),
+		"%s: loaded %d entries that are not the newest of the %d saved: %v", what, len(loaded), len(saved), loaded)
 }
 
 func slicesEqual(a, b []string) bool {
