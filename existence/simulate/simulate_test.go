@@ -360,7 +360,7 @@ func TestSkippingQuietHeartbeats(t *testing.T) {
 			spans++
 		}
 	}
-	assert.Positive(t, spans, "goals longer than 8 heartbeats are abandoned when skipping too (issue 15)")
+	assert.Positive(t, spans, "goals longer than 8 heartbeats are abandoned when skipping too")
 	for i := range a {
 		// Rows are rounded to 6 decimals: a rounding boundary can differ
 		// by one unit.

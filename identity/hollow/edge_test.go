@@ -339,7 +339,7 @@ func TestBadRegistryLines(t *testing.T) {
 	}
 	assert.Equal(t, []string{"g1", "g4", "g5"}, ids)
 	assert.Equal(t, map[identity.GoalStatus]int{identity.Done: 1, identity.Failed: 1, identity.Active: 1}, a.Goals)
-	assert.Empty(t, st.Identity.Goals[0].Outcome, "a step count is not an outcome (issue 16)")
+	assert.Empty(t, st.Identity.Goals[0].Outcome, "a step count is not an outcome")
 
 	w := a.Warnings
 	assert.True(t, hasWarning(w, "goals/a/registry.jsonl:2: skipped: not a JSON object"), "%q", w)
