@@ -62,17 +62,22 @@ type Config struct {
 	// llm/ollama, or a chain built with [llm.Fallback]. The agent wraps it,
 	// innermost first, with [llm.Instrument] (an [EventModelCall] per attempt),
 	// [llm.WithTimeout] (CallTimeout), the runner's [llm.Limiter] (when run
-	// by a [Runner]), [llm.WithRetry] (Retry) and [llm.WithRepair] (one
-	// repair follow-up per cycle, unless NoRepair).
+	// by a [Runner], and only for cycles run with [Agent.Tick] directly:
+	// the cycles the runner schedules are bounded by its lanes instead),
+	// [llm.WithRetry] (Retry) and [llm.WithRepair] (one repair follow-up
+	// per cycle, unless NoRepair).
 	Model llm.Model
 	// ExecutorModel is the model executors use to pursue goals (default
 	// Model). The agent wraps it like Model, without the repair, and hands
 	// it to the executor as [Assignment].Model, so that executor calls are
 	// observed, time-limited, bounded and retried the same way.
 	ExecutorModel llm.Model
-	// Store persists the agent's state; default an in-memory store. If the
-	// store is an [identity.Locker] (as [filestore.Store] is), the agent
-	// holds the agent's lock until [Agent.Close].
+	// Store persists the agent's state; default an in-memory store
+	// ([identity.MemoryStore]). Durable stores are in identity/filestore,
+	// identity/sqlitestore and identity/pgstore. If the store is an
+	// [identity.Locker] (all three are), the agent holds the agent's lock
+	// from [New] until [Agent.Close]; [New] fails with an error matching
+	// [identity.ErrLocked] while another process runs the agent.
 	Store identity.Store
 	// Prompt assembles the existence prompt; default prompt.New with
 	// [prompt.DefaultSituation] and no world text.
@@ -104,7 +109,7 @@ type Config struct {
 	// MaxGoalHeartbeats abandons a goal still being pursued after this
 	// many heartbeats (ticks), stall rule [StallGoalSpan]; 0 means
 	// [DefaultMaxGoalHeartbeats] (8, as in the original), negative
-	// disables the rule. Issue 15.
+	// disables the rule.
 	MaxGoalHeartbeats int
 	// MaxCycles stops [Agent.Run] after this many existence cycles (and
 	// their goals); 0 means run until the context ends.
@@ -137,11 +142,13 @@ type Config struct {
 	// model call fails with a cause retrying can never fix (see
 	// [Permanent]: the model is missing, the credentials are refused).
 	// By default the agent keeps going on the fallback goal, as the
-	// original does (issue 12).
+	// original does: the loop never stops because of a model failure
+	// (spec §1, §6).
 	FailFast bool
 	// FreshOnCorrupt makes [New] quarantine a corrupt stored state (when
-	// the store can, see [filestore.Store.Quarantine]) and start a new
-	// identity. By default a corrupt state is an error and nothing starts.
+	// the store is an [identity.Quarantiner]) and start a new identity.
+	// By default a corrupt state is an error (matching
+	// [identity.ErrCorrupt]) and nothing starts.
 	FreshOnCorrupt bool
 	// Observer receives every event; Logger receives diagnostics (default
 	// slog.Default()).
@@ -168,7 +175,7 @@ type Agent struct {
 
 	log         *slog.Logger
 	unlockStore func() error
-	started     time.Time // when New ran: the prompt's "Running for" (issue 16)
+	started     time.Time // when New ran: the prompt's "Running for", the loop's uptime in this process (spec §2 row 12)
 
 	tickMu sync.Mutex // serialises Tick
 
@@ -281,7 +288,8 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	if cfg.lanes {
 		// The lanes bound the scheduler's cycles: no limiter slot, so that
-		// a hung model holds one worker only (issue 9).
+		// a hung model holds one worker only (the limiter bounds the calls
+		// made outside the lanes, RunnerConfig.MaxInFlight).
 		a.laneModel = stackWith(cfg.Model, func(at llm.Attempt) { a.onAttempt(at, PurposeCycle) }, cfg.CallTimeout, nil, cfg.Retry)
 		if !cfg.NoRepair {
 			a.laneModel = llm.WithRepair(a.laneModel, a.checkReply)
@@ -311,8 +319,8 @@ func stackWith(m llm.Model, on func(llm.Attempt), timeout time.Duration, l *llm.
 }
 
 // checkReply validates a cycle's reply for the repair middleware and keeps
-// the parsed result, so that the cycle does not parse it again (issue 9:
-// validate a reply once).
+// the parsed result, so that the cycle does not parse it again: a reply
+// is validated once.
 func (a *Agent) checkReply(text string) error {
 	r, err := prompt.ParseResponse(text)
 	if err != nil {
@@ -338,9 +346,10 @@ func (a *Agent) parseReply(text string) (*prompt.Response, error) {
 	return prompt.ParseResponse(text)
 }
 
-// Lease returns the lease the agent runs under (issue 11), as it was
-// claimed: a fenced store checks its Epoch. ok is false for an agent not
-// run under [RunnerConfig].Leases.
+// Lease returns the lease the agent runs under, as it was claimed by a
+// [Runner] with [RunnerConfig].Leases: a fenced store checks its Epoch
+// (the fencing token) on every write. ok is false for an agent not run
+// under [RunnerConfig].Leases.
 func (a *Agent) Lease() (l lease.Lease, ok bool) {
 	if a.cfg.lease == nil {
 		return lease.Lease{}, false
@@ -453,7 +462,7 @@ func (a *Agent) Cycles() int {
 // persists it. The inbox keeps the newest Limits.Inbox messages; the next
 // existence cycle shows the last 5 and empties it. Unlike [Agent.SayAsHost]
 // it interrupts nothing and wakes nothing: the agent reads it when its
-// current goal has ended (issue 15 names the difference).
+// current goal has ended. Only a person's message preempts a goal.
 func (a *Agent) DeliverToInbox(ctx context.Context, m identity.AgentMessage) error {
 	if m.At.IsZero() {
 		m.At = a.cfg.Clock.Now()
@@ -494,7 +503,7 @@ func (a *Agent) SayAsHost(ctx context.Context, text string) error {
 	default:
 	}
 	if f := a.wakeHook.Load(); f != nil {
-		(*f)() // the scheduler's priority lane (issue 9)
+		(*f)() // asks the runner's scheduler for a priority-lane cycle
 	}
 	return err
 }

@@ -435,7 +435,7 @@ func TestCrisisTellsPeersAndResetsAfterThreeCycles(t *testing.T) {
 	assert.Len(t, cedar.State().Suffering.Resolved, 5)
 
 	inbox := r.Agent("analyst").State().Inbox
-	require.Len(t, inbox, 1, "entering crisis tells each peer once (issue 16)")
+	require.Len(t, inbox, 1, "entering crisis tells each peer once")
 	assert.Equal(t, "Cedar", inbox[0].From)
 	assert.Equal(t, "I am in crisis (suffering 0.95/1.0). Active stressors: s0, s1, s2, s3, s4. I am stepping back from goals until my load drops.", inbox[0].Text)
 }

@@ -7,8 +7,8 @@ import (
 )
 
 // GoalAnnotator looks at a goal the model just chose, before it starts, and
-// may return a note to append to it (issue 16; the original's opinion
-// conflict check). The loop appends "\n\n" + note to the objective and
+// may return a note to append to it (spec §3 "Goal annotation"; the
+// original's opinion-conflict check). The loop appends "\n\n" + note to the objective and
 // reports an [EventGoalAnnotated]; "" means no note. It is called for goals
 // the agent chose itself (the spec §6 fallback included), never for an
 // assigned task's goal. id is the agent's identity after the reply was
@@ -44,7 +44,7 @@ var ConflictWords = []string{
 }
 
 // OpinionConflict is the default [GoalAnnotator], the original's rule
-// (issue 16): the first opinion, oldest first, whose non-empty domain
+// (spec §3 "Goal annotation"): the first opinion, oldest first, whose non-empty domain
 // appears in the objective and whose text contains one of [ConflictWords]
 // (both compared in lower case) gives the note
 //

@@ -12,7 +12,8 @@ import (
 )
 
 // EventCapped: part of a model reply was cut or left out by a cap on what
-// the model writes (issue 16, the original's caps; see [identity.Limits]).
+// the model writes (spec §3, the original's caps; see [identity.Limits]).
+// Every cap that applies is reported; nothing is dropped silently.
 // Cause names the cap, Text says what was cut:
 //   - "worldview_short": a worldview update of at most
 //     Limits.WorldviewIgnored (20) characters was ignored;
@@ -28,7 +29,7 @@ import (
 const EventCapped EventKind = "capped"
 
 // apply applies a validated response to st (spec §3 field table, with the
-// original's caps on what the model writes, issue 16) and returns the
+// original's caps on what the model writes) and returns the
 // events describing each change:
 //
 //   - worldview_update, when non-null and longer than

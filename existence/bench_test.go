@@ -61,7 +61,8 @@ func BenchmarkCycle(b *testing.B) {
 // agents in a Runner, as examples/swarm does at the start of a run (a
 // live heap of about 40 MB; the agents are added, not run). The GC then
 // runs far less often than in BenchmarkCycle's tiny heap, and marks more
-// when it does: what a cycle costs in the process issue 9 is about.
+// when it does: what a cycle costs in a process that runs thousands of
+// agents.
 func BenchmarkCyclePopulation(b *testing.B) {
 	ctx := context.Background()
 	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})

@@ -10,7 +10,7 @@ import (
 )
 
 // CrisisMessage returns the message an agent sends its peers when it enters
-// crisis (spec §4, issue 16), naming the active stressor types, as the
+// crisis (spec §4), naming the active stressor types, as the
 // original did:
 //
 //	I am in crisis (suffering 0.93/1.0). Active stressors: futility, invisibility. I am stepping back from goals until my load drops.
@@ -26,8 +26,8 @@ func CrisisMessage(s *suffering.State) string {
 		s.Load(), strings.Join(types, ", "))
 }
 
-// crisisLocked runs the crisis rules of one existence cycle (spec §4,
-// issue 16) on st and returns the message to send to the peers, or "":
+// crisisLocked runs the crisis rules of one existence cycle (spec §4)
+// on st and returns the message to send to the peers, or "":
 //
 //   - every cycle in crisis is reported as an [EventCrisis];
 //   - the [CrisisMessage] is sent once, on the cycle the agent enters

@@ -25,11 +25,36 @@
 // [Agent.Tick] runs one heartbeat, for callers with their own scheduler and
 // for tests; [Agent.Preview] shows the prompt the next cycle would read.
 //
+// [Agent.Run] drives the agent with the same scheduler as a [Runner] of
+// one agent. [Agent.Status] is a snapshot for dashboards (package monitor).
+//
 // # Several agents
 //
 // A [Runner] runs agents as peers over one store: each agent's "YOUR PEERS"
-// section shows the others' names and narratives, an agent entering crisis
-// tells the others once ([CrisisMessage]), and a semaphore bounds the model calls in flight.
+// section shows the others' names and narratives (at most
+// [RunnerConfig].MaxPeersShown, chosen as [Runner] describes), and an
+// agent entering crisis tells the others once ([CrisisMessage]). Agents
+// are data, not goroutines: heartbeats are due times in a timer heap, and
+// a due cycle waits in one of two [Lane]s, each a bounded worker pool.
+// The priority lane answers host messages, tasks announced with
+// [Runner.Wake] and agents in crisis ahead of all autonomy work; the
+// autonomy lane runs ordinary cycles ([RunnerConfig].AutonomyWorkers,
+// default 1, suits one local GPU), not before [RunnerConfig].Cooldown
+// after the agent's previous cycle. An agent has at most one cycle queued
+// or running: heartbeats falling due meanwhile are coalesced into it and
+// never call the model. The lanes bound the cycles' model calls; an
+// [llm.Limiter] of [RunnerConfig].MaxInFlight slots bounds the calls made
+// outside them (executors, and [Agent.Tick] called directly).
+// [Runner.Stats] and each cycle's [CycleStats] report dispatches,
+// coalesced heartbeats and lateness.
+//
+// With [RunnerConfig].Leases (a [lease.Manager], such as identity/pgstore's
+// store) several processes share one population: each agent runs in one
+// process at a time under a lease whose epoch fences its writes, and the
+// agents of a process that dies move to the others. [Runner.RunVirtual]
+// drives the same scheduler in virtual time, deterministically and
+// without sleeping (existence/simulate); existence/existencetest has a
+// manual clock and an event recorder for tests.
 //
 // # Goals
 //
@@ -37,11 +62,19 @@
 // heartbeats go on, and returns DONE, FAILED or ABANDONED with a summary
 // that the next prompt shows. [Immediate] completes goals at once;
 // existence/toolloop runs a model/tool loop over tools such as the sandboxed
-// files of existence/workspace. Assigned tasks come from an
-// existence/taskqueue queue (spec §2 row 1); host messages ([Agent.SayAsHost])
-// interrupt the goal and trigger a cycle at the next tick. Before a goal
-// the agent chose itself starts, a [GoalAnnotator] may append a note to it
-// (by default [OpinionConflict], the original's opinion-conflict check).
+// files of existence/workspace. Assigned tasks come from a [task.Source]
+// ([Config].Tasks: an existence/taskqueue queue, or the task queue of a
+// SQLite or PostgreSQL store; spec §2 row 1); host messages
+// ([Agent.SayAsHost]) interrupt the goal and trigger a cycle at the next
+// tick. Before a goal the agent chose itself starts, a [GoalAnnotator] may
+// append a note to it (by default [OpinionConflict], the original's
+// opinion-conflict check, spec §3).
+//
+// Stall rules, after the original's daemon, abandon a goal that goes
+// nowhere ([StallGoalSpan]: more than [Config].MaxGoalHeartbeats
+// heartbeats, 8 by default; toolloop adds the others), and a goal that
+// nearly repeats one of the last [RepeatWindow] goals ([Repeats]) counts
+// as a failure in the suffering assessment even when it ended DONE.
 //
 // # Events
 //
@@ -49,6 +82,7 @@
 // chosen and ended, worldview, questions and opinions, stressors, fallbacks
 // with their cause, caps applied to a reply ([EventCapped]), goal notes
 // ([EventGoalAnnotated]), crises, model calls with tokens and durations, tool
-// calls, and finished cycles. [Event.String] formats the one-line thoughts
-// log; events also marshal to JSON. Diagnostics go to a [log/slog] logger.
+// calls, stalls and repeats, lost leases, and finished cycles.
+// [Event.String] formats the one-line thoughts log; events also marshal to
+// JSON. Diagnostics go to a [log/slog] logger.
 package existence

@@ -83,7 +83,8 @@ const (
 	EventContextCompacted EventKind = "context_compacted"
 	// EventLeaseLost: the agent's lease was lost (another process took it
 	// over after it expired); the runner stopped the agent without a final
-	// save (issue 11).
+	// save, since its state now belongs to the new holder (a fenced store
+	// would refuse the write anyway).
 	EventLeaseLost EventKind = "lease_lost"
 )
 
@@ -202,7 +203,7 @@ type CycleStats struct {
 	// (an [EventFallback] says why).
 	Fallback bool `json:"fallback"`
 	// Lane is the scheduler lane that ran the cycle, "autonomy" or
-	// "priority" (issue 9); empty for a cycle run by [Agent.Tick] directly.
+	// "priority" (see [Lane]); empty for a cycle run by [Agent.Tick] directly.
 	Lane string `json:"lane,omitempty"`
 	// Lateness is how late the cycle started against its due time (the
 	// heartbeat that brought it due, the end of its cooldown, or the

@@ -1,7 +1,8 @@
 package existence_test
 
-// Tests of the rules of issue 16 (fidelity to the original): each fails if
-// its rule is removed.
+// Tests of the rules that keep the loop faithful to the original (spec §2,
+// §3, §4: the caps, the crisis message, presence, the goal annotation, the
+// uptime): each fails if its rule is removed.
 
 import (
 	"context"

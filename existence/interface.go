@@ -74,7 +74,7 @@ type Outcome struct {
 	Discoveries []identity.Discovery
 	// Stall names the stall rule that abandoned the goal ([StallSameCall],
 	// [StallNoProgress], [StallStepBudget], [StallGoalSpan]); empty when
-	// no stall rule fired (issue 15).
+	// no stall rule fired.
 	Stall string
 }
 
@@ -91,7 +91,7 @@ func (f ExecutorFunc) Execute(ctx context.Context, a Assignment) (Outcome, error
 // assessment sees every goal completed (only repeats, see [Repeats], count
 // as failures). Agents that act through tools should use
 // existence/toolloop.Executor, whose goals are DONE only after a
-// successful tool call (issue 15).
+// successful tool call (only observable behaviour counts, spec §4).
 var Immediate Executor = ExecutorFunc(func(ctx context.Context, a Assignment) (Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return Outcome{}, err

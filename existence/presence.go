@@ -10,7 +10,7 @@ import (
 // an assigned task arrived): the state's LastPresence becomes the later of
 // the two. The prompt's situation section says "A person was recently
 // present in this system." for 12 hours after it (prompt.PresenceLine,
-// issue 16). A zero t is ignored.
+// spec §2 "Presence"). A zero t is ignored.
 func notePresence(st *identity.AgentState, t time.Time) {
 	if t.After(st.LastPresence) {
 		st.LastPresence = t

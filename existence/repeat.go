@@ -9,7 +9,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 )
 
-// Repeat detection (issue 15): a new goal that nearly repeats a recent one
+// Repeat detection: a new goal that nearly repeats a recent one
 // is the agent going round in circles, which the assessment must see even
 // when each round ends DONE.
 const (
@@ -51,8 +51,8 @@ func Similarity(a, b string) float64 {
 // sorted and without duplicates: the same set (up to a hash collision,
 // about 2⁻⁶⁴ for a pair of words), without a string or a map per goal.
 // Repeat detection runs on every heartbeat over the last goals, so this is
-// on the cycle's path (issue 10's durable cycle). FuzzTokenHashes checks
-// it against Tokens.
+// on the cycle's path, whose cost counts in a process that runs thousands
+// of agents. FuzzTokenHashes checks it against Tokens.
 func tokenHashes(objective string) []uint64 {
 	const offset, prime = 14695981039346656037, 1099511628211
 	out := make([]uint64, 0, 16)

@@ -18,7 +18,7 @@ import (
 	"github.com/existence-loop/sdk/suffering"
 )
 
-// Defaults of [RunnerConfig] (issue 9, issue 11).
+// Defaults of [RunnerConfig]: the peers section and the leases.
 const (
 	// DefaultMaxPeersShown is how many peers a "YOUR PEERS" section shows
 	// at most.
@@ -73,7 +73,7 @@ type RunnerConfig struct {
 	Logger    *slog.Logger
 
 	// Leases, when set, makes the runner share agents with other
-	// processes (issue 11): [Runner.Run] claims agents up to MaxAgents
+	// processes, each agent run by one process at a time: [Runner.Run] claims agents up to MaxAgents
 	// every RenewEvery, builds each claimed agent's Config with NewAgent,
 	// renews the leases on the same interval, stops an agent whose lease
 	// was lost without a final save (an [EventLeaseLost]), and on a
@@ -92,7 +92,7 @@ type RunnerConfig struct {
 	NewAgent func(ctx context.Context, l lease.Lease) (Config, error)
 }
 
-// Runner runs many agents as peers in one process (issue 9). Agents are
+// Runner runs many agents as peers in one process. Agents are
 // data: each heartbeat is a due time in a timer heap, and a goroutine runs
 // only while there is work (a cycle in a lane, or an executor pursuing a
 // goal). A heartbeat brings an agent's cycle due in a lane:
@@ -508,7 +508,8 @@ func dispatchFrom(ctx context.Context) *dispatched {
 type clockKey struct{}
 
 // ClockFrom returns the clock of the agent whose cycle ctx belongs to, or
-// nil. A simulated model uses it to take virtual time (issue 14): under
+// nil. A simulated model (existence/simulate) uses it to take virtual
+// time: under
 // [Runner.RunVirtual], a model that calls Advance(latency) on that clock
 // (an existencetest.Clock, or any [SettableClock]) keeps the worker busy
 // for that long in virtual time.
@@ -631,7 +632,7 @@ func (r *Runner) finish(n *node, j dispatched, end time.Time, takeNext bool) (ne
 // wakeNode asks for a priority cycle of n now (a host message). In real
 // time, an autonomy cycle of n already running is preempted: its model call
 // is cancelled and it chooses nothing, so that the person is answered within
-// one model call (issue 9).
+// one model call.
 func (r *Runner) wakeNode(n *node) {
 	n.host.Store(true)
 	r.smu.Lock()
@@ -646,7 +647,7 @@ func (r *Runner) wakeNode(n *node) {
 }
 
 // Wake runs the agent's next cycle in the priority lane now, ahead of the
-// autonomy backlog: call it when a task was assigned to the agent (issue 9),
+// autonomy backlog: call it when a task was assigned to the agent,
 // or for anything else it should answer at once. Errors: an unknown id.
 func (r *Runner) Wake(id string) error {
 	n := r.node(id)
@@ -697,7 +698,7 @@ func (r *Runner) SayAsHost(ctx context.Context, text string, to ...string) error
 }
 
 // peers returns what agent self is shown of the others (spec §2 row 10,
-// issue 9): at most MaxPeersShown, chosen as [Runner] describes, and how
+// §8): at most MaxPeersShown, chosen as [Runner] describes, and how
 // many others are not shown.
 func (r *Runner) peers(self string) ([]prompt.Peer, int) {
 	var round uint64

@@ -8,8 +8,9 @@ import (
 	"github.com/existence-loop/sdk/internal/heap"
 )
 
-// Lane is one of the scheduler's two bounded worker pools (issue 9, after
-// seed 003's GLaDOS design).
+// Lane is one of the scheduler's two bounded worker pools (after seed 003's
+// GLaDOS design): a [Runner] queues each agent's due cycle in one of them,
+// and a cycle runs only on a free worker of its lane.
 type Lane uint8
 
 const (
@@ -99,7 +100,7 @@ func (d dispatched) lateness() time.Duration {
 	return 0
 }
 
-// schedCore is the scheduler as a pure data structure (issue 9): a heap of
+// schedCore is the scheduler as a pure data structure: a heap of
 // heartbeat due times, one queue per lane ordered by due time, and worker
 // slots. It runs nothing and knows no clock: drivers (the real-time one of
 // [Runner.Run] and [Agent.Run], the virtual one of [Runner.RunVirtual]) feed

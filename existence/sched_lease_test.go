@@ -153,7 +153,7 @@ func waitFor(t *testing.T, cond func() bool) {
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 10 s")
+			require.Fail(t, "condition not met in 10 s")
 		}
 		runtime.Gosched()
 	}

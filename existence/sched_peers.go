@@ -8,7 +8,7 @@ import (
 )
 
 // peerBook is the runner's snapshot of what agents know of each other
-// (issue 9): each agent's name and narrative, updated after its cycles, the
+// (spec §2 row 10): each agent's name and narrative, updated after its cycles, the
 // agents in crisis, who messaged whom, and who was shown to whom. Choosing
 // an agent's peers reads O(MaxPeersShown) entries and locks no agent.
 type peerBook struct {

@@ -194,7 +194,7 @@ func TestHungModelBlocksOnlyItsWorker(t *testing.T) {
 			case id := <-cycles:
 				got = append(got, id)
 			case <-time.After(10 * time.Second):
-				t.Fatalf("only %v of %v cycles", got, want)
+				require.Fail(t, "cycles missing", "only %v of %v cycles", got, want)
 			}
 		}
 		slices.Sort(got)

@@ -34,7 +34,7 @@ type TimerClock interface {
 var ErrNotVirtual = errors.New("existence: RunVirtual needs a SettableClock (such as existencetest.Clock) as RunnerConfig.Clock")
 
 // RunVirtual drives the agents in virtual time up to until, deterministically
-// (issue 9, for existence/simulate, issue 14): it runs on the calling
+// (for existence/simulate): it runs on the calling
 // goroutine, on the same scheduler as [Runner.Run] (heartbeat heap, lanes,
 // coalescing, cooldown, due-time fairness, staggered start), and never
 // sleeps. The runner's Clock must be a [SettableClock]; RunVirtual sets it.

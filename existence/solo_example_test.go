@@ -13,7 +13,7 @@ import (
 // Focus is application data for a custom prompt section.
 var Focus = prompt.NewKey[string]("focus")
 
-// Embedding one agent (issue 15): the solo prompt has no peers section,
+// Embedding one agent with prompt.Solo: the solo prompt has no peers section,
 // and Config.Values feeds a custom section the application inserted.
 func Example_solo() {
 	ctx := context.Background()

@@ -8,7 +8,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 )
 
-// Stall rules (issue 15, after the original's daemon.py, which abandons a
+// Stall rules (after the original's daemon.py, which abandons a
 // goal with no progress for 5 cycles, the same capability 4 times in a row,
 // or 8 cycles on one goal). [Outcome].Stall names the rule that abandoned a
 // goal, and an [EventStall] reports it with the rule as Cause.
@@ -26,7 +26,7 @@ const (
 	StallGoalSpan = "goal_span"
 )
 
-// Event kinds of stall and repeat detection (issue 15).
+// Event kinds of stall and repeat detection.
 const (
 	// EventStall: a stall rule abandoned the goal. Cause is the rule
 	// ([StallSameCall], [StallNoProgress], [StallStepBudget] or

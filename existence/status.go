@@ -12,7 +12,7 @@ import (
 )
 
 // Status is a snapshot of what an agent is doing and how it is faring: what
-// the monitor package shows for each agent (issue 12). Values are copies
+// the monitor package shows for each agent. Values are copies
 // the caller owns.
 type Status struct {
 	// ID and Name are the agent's id and display name.
@@ -169,6 +169,8 @@ type FailFastError struct {
 	Err     error
 }
 
+// Error reads like "existence: agent scout stopped (FailFast): model_not_found,
+// which retrying cannot fix: ..." with the model's error last.
 func (e *FailFastError) Error() string {
 	return fmt.Sprintf("existence: agent %s stopped (FailFast): %s, which retrying cannot fix: %v", e.AgentID, e.Cause, e.Err)
 }

@@ -64,7 +64,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	if active != nil && a.running == nil {
 		a.startLocked(*active)
 	}
-	// Save only what changed (issue 9): a heartbeat whose bookkeeping
+	// Save only what changed: a heartbeat whose bookkeeping
 	// queued no event (no goal ended, no stressor changed) saves nothing,
 	// since escalation is recomputed from the elapsed time; and a tick that
 	// runs a cycle saves once, at the end of the cycle.
@@ -177,7 +177,8 @@ func (a *Agent) sufferLocked(now time.Time) {
 //     ArtifactsUsed those of them the agent later read (a discovery with
 //     the artifact as its Source, found after the goal ended);
 //   - a goal that nearly repeats one of the 10 before it ([Repeats]) and
-//     ended DONE counts as failed, not completed (issue 15);
+//     ended DONE counts as failed, not completed: going round in
+//     circles is not progress, whatever the executor reported;
 //   - Outputs equals Artifacts, and Directed is true when one of those goals
 //     pursued an assigned task.
 //
@@ -332,13 +333,13 @@ func (a *Agent) cycle(ctx context.Context) error {
 	}
 	if task != nil {
 		g.Objective, g.TaskID = task.Description, task.ID
-		notePresence(st, task.Arrived) // issue 16: presence.go
+		notePresence(st, task.Arrived) // a task counts from when it was submitted (spec §2 "Presence")
 	}
 	g.ID = newGoalID(now)
 	g.Started = now
-	a.annotateLocked(st, &g) // issue 16: annotate.go
+	a.annotateLocked(st, &g) // spec §3 "Goal annotation": annotate.go
 
-	// Crisis (spec §4, issue 16): see crisis.go.
+	// Crisis (spec §4): see crisis.go.
 	if msg := a.crisisLocked(st, now); msg != "" && a.cfg.send != nil {
 		defer a.cfg.send(a, msg)
 	}
@@ -459,8 +460,8 @@ func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer
 		Peers:     peers,
 
 		PeersOmitted: omitted,
-		Started:      a.started,       // issue 16: "Running for"
-		LastPresence: st.LastPresence, // issue 16: the presence line
+		Started:      a.started,       // "Running for": the loop's uptime (spec §2 row 12)
+		LastPresence: st.LastPresence, // the presence line (spec §2 "Presence")
 	}
 	return v
 }

@@ -1,6 +1,10 @@
 package existence
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
 
 // jaccardSets is the definition that tokenHashes and jaccardSorted
 // implement: the Jaccard index of two Tokens sets.
@@ -33,12 +37,9 @@ func FuzzTokenHashes(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
 		ha, ta := tokenHashes(a), Tokens(a)
-		if len(ha) != len(ta) {
-			t.Fatalf("tokenHashes(%q) has %d words, Tokens %d: %v", a, len(ha), len(ta), ta)
-		}
-		if got, want := jaccardSorted(ha, tokenHashes(b)), jaccardSets(ta, Tokens(b)); got != want {
-			t.Fatalf("similarity of %q and %q = %v, want %v", a, b, got, want)
-		}
+		require.Len(t, ha, len(ta), "tokenHashes(%q) against Tokens %v", a, ta)
+		got, want := jaccardSorted(ha, tokenHashes(b)), jaccardSets(ta, Tokens(b))
+		require.Equal(t, want, got, "similarity of %q and %q", a, b)
 	})
 }
 

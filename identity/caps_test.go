@@ -9,7 +9,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 )
 
-// The original's caps on what the model writes (issue 16).
+// The original's caps on what the model writes (spec §3, §5).
 func TestQuestionAndOpinionCaps(t *testing.T) {
 	var l identity.Limits
 	var id identity.Identity

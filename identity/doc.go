@@ -1,4 +1,7 @@
-// Package identity holds an agent's persistent self and stores it durably.
+// Package identity holds an agent's persistent self, its caps, and the
+// contract of the stores that keep it: the [Store] interface, an in-memory
+// [MemoryStore], and the errors every store returns. The durable stores
+// live in subpackages.
 //
 // # Identity
 //
@@ -12,8 +15,9 @@
 // [Identity.AppendNarrative], [Identity.StartGoal], [Identity.EndGoal])
 // enforces its cap as it writes.
 //
-// Agent ids name files, so [ValidateID] accepts only 1–64 characters of
-// a-z, 0-9, "_" and "-"; anything else is refused with [ErrInvalidID].
+// Agent ids name files and rows, so [ValidateID] accepts only 1–64
+// characters of a-z, 0-9, "_" and "-", not starting with "_" or "-";
+// anything else is refused with [ErrInvalidID].
 //
 // # Limits
 //
@@ -22,15 +26,19 @@
 // (spec §3): a cut never splits a character. The stored caps are:
 //
 //   - worldview: 600 characters, overwritten, never appended (spec §3);
-//   - opinions: the newest 20 (spec §3);
-//   - open questions: the newest 12 (spec §3);
+//   - opinions: the newest 20, each at most 200 characters with a domain
+//     of at most 60 (spec §3);
+//   - open questions: the newest 12, each at most 200 characters, no
+//     duplicates (spec §3);
 //   - narrative: the last 800 characters are kept (spec §5);
 //   - discoveries: the newest 20, of 300 characters each (spec §5:
 //     "capped");
 //   - goal history: the newest 100 goals; outcome summaries 400
-//     characters (spec §2).
+//     characters (spec §2 row 13).
 //
-// Limits also holds what the prompt shows of the state (the first 400
+// Limits also holds the per-reply caps on what one model reply may write
+// (spec §3: 3 questions, 2 opinions, a worldview update of more than 20
+// characters) and what the prompt shows of the state (the first 400
 // characters of the narrative, the 6 newest opinions, ...; spec §2).
 //
 // State written by older versions, by hand or by other tools may exceed
@@ -42,44 +50,38 @@
 //
 // An [AgentState] is everything persisted for one agent: its identity, its
 // suffering ([suffering.State], spec §4, including the escalation clock and
-// the crisis counter), unread messages from peers and from the host, and the
-// time of the last save. With it the loop resumes exactly where it was.
+// the crisis counter), unread messages from peers and from the host, when a
+// person was last present, and the time of the last save. With it the loop
+// resumes exactly where it was.
 //
-// A [Store] loads, saves and lists states by agent id. [MemoryStore] keeps
-// them in memory, for tests and agents that need no persistence.
-// [FileStore], opened with [OpenFileStore], keeps one JSON document per
-// agent in a directory:
+// A [Store] loads, saves and lists states by agent id; every store is safe
+// for concurrent use, Load returns a copy the caller owns, and Save stores
+// a copy. [MemoryStore] keeps states in memory, for tests and for agents
+// that need no persistence. Stores that can do more implement [Locker]
+// (one process per agent: a second holder gets a [*LockedError], matching
+// [ErrLocked]) and [Quarantiner] (move an unusable document aside). The
+// durable stores are:
 //
-//   - Saves are atomic and durable when Save returns. Most append the
-//     whole document, as one checksummed line, to the agent's journal
-//     ("{id}.journal") and fdatasync it; every FileOptions.JournalRecords
-//     saves (8 by default), a save rewrites "{id}.json" instead (temp file
-//     in the same directory, fsync, atomic rename, fsync of the directory)
-//     and truncates the journal. After a crash at any instant a load
-//     returns the previous or the new version, never a mix. So read a
-//     state with Load, not from "{id}.json", which may be a few saves
-//     behind.
-//   - Documents are versioned ({"schema_version": 1, "state": ...}, see
-//     [SchemaVersion]). Older versions are migrated on load; a document
-//     from a newer version is refused with [ErrFutureVersion].
-//   - A document that cannot be used is never overwritten or replaced
-//     silently. Load returns a [*CorruptError] ([ErrCorrupt]) naming the
-//     file and the reason (truncated JSON, a wrong type with its field, a
-//     NaN or out-of-range severity, another agent's id, a directory or a
-//     symlink where the file should be). Save then refuses to replace the
-//     document until [FileStore.Quarantine] has moved it (and its journal)
-//     aside to "{id}.json.corrupt-{UTC time}". The torn end of a journal,
-//     left by a save interrupted before it returned, is ignored and logged.
-//     Nothing is ever deleted.
-//   - One process per agent: [FileStore.Lock] takes an advisory file lock
-//     and records the holder's pid; a second holder gets a [*LockedError]
-//     ([ErrLocked]) that reads "already running (pid N)". A lock left by a
-//     killed process does not block, since the operating system releases it.
-//   - Limits against hostile state directories: documents larger than
-//     FileOptions.MaxBytes (4 MiB by default) are refused with
-//     [ErrTooLarge]; symlinks that leave the directory are refused; files
-//     are created with permission 0600 and the directory with 0700.
+//   - identity/filestore: one JSON document per agent in a directory,
+//     with a journal, atomic and durable saves, and advisory file locks;
+//   - identity/sqlitestore: one SQLite database file holding every agent,
+//     the task queue and unread messages, with group commit;
+//   - identity/pgstore: PostgreSQL, shared by many processes on many
+//     machines through leases with fencing tokens (package lease).
 //
-// Every store is safe for concurrent use. Load returns a copy that the
-// caller owns, and Save stores a copy.
+// identity/storetest is the conformance suite every store passes, and
+// identity/hollow imports the Python original's memory into a store.
+//
+// # Errors
+//
+// The errors are shared by every store, so that callers test them once,
+// with errors.Is and errors.As: [ErrNotFound] (no state stored),
+// [ErrInvalidID], [ErrLocked] ([*LockedError]), [ErrTooLarge] (above a
+// store's size limit, [DefaultMaxBytes] by default), [ErrFutureVersion] (a
+// document of a newer [SchemaVersion]) and [ErrCorrupt]. [*CorruptError]
+// is the one corrupt-document error of the SDK: an agent state in any
+// store, the task queue file (existence/taskqueue) and the requests file
+// (existence/requests) all report it, naming the document and saying why.
+// A corrupt document is never overwritten or replaced silently: it stays
+// for a person to inspect, until it is quarantined.
 package identity

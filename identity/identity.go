@@ -48,7 +48,7 @@ type Identity struct {
 	Goals []Goal `json:"goals,omitempty"`
 	// CreatedAt is when the identity was created. Zero when unknown. (The
 	// prompt's "Running for" is the loop's uptime in this process, not
-	// the identity's age: prompt.View.Started, issue 16.)
+	// the identity's age: prompt.View.Started, spec §2 row 12.)
 	CreatedAt time.Time `json:"created_at,omitzero"`
 }
 
@@ -176,7 +176,7 @@ func (id *Identity) SetWorldview(text string, l Limits) bool {
 // AddOpinion appends o, its text cut to l.OpinionChars (200) and its
 // domain to l.DomainChars (60) characters (blank text is ignored), and drops
 // the oldest beyond l.Opinions. It reports whether o was added. The caps
-// are the original's (issue 16).
+// are the original's (spec §3, §5).
 func (id *Identity) AddOpinion(o Opinion, l Limits) bool {
 	l = l.withDefaults()
 	o.Text = runes.Head(strings.TrimSpace(o.Text), l.OpinionChars)
@@ -202,7 +202,7 @@ func (id *Identity) AddQuestion(q string, l Limits) bool {
 }
 
 // HasQuestion reports whether q is already among the open questions, after
-// trimming surrounding whitespace and case-folding both (issue 16: a
+// trimming surrounding whitespace and case-folding both (spec §3: a
 // question already held is not added again).
 func (id *Identity) HasQuestion(q string) bool {
 	q = strings.TrimSpace(q)
@@ -309,8 +309,8 @@ func (id *Identity) EndGoal(status GoalStatus, outcome string, now time.Time, l 
 // A list at its cap without spare capacity (as a store loads it, give or
 // take a size class) also gets the room its next additions would allocate (a quarter of the cap; it is
 // not a cut and not reported), so that an agent loaded at its caps takes
-// the memory before its first cycle that it takes after it (issue 9:
-// memory flat while a population runs).
+// the memory before its first cycle that it takes after it: memory stays
+// flat while a population runs.
 func (id *Identity) Enforce(l Limits) []string {
 	l = l.withDefaults()
 	defer func() {

@@ -390,18 +390,12 @@ func TestAppendLast(t *testing.T) {
 			snapshot := slices.Clone(old)
 			got = appendLast(got, i, n)
 			want = keepLast(append(want, i), n)
-			if !slices.Equal(got, want) {
-				t.Fatalf("n=%d after %d appends: %v, want %v", n, i+1, got, want)
-			}
-			if !slices.Equal(old, snapshot) {
-				t.Fatalf("n=%d append %d changed an older header: %v, was %v", n, i, old, snapshot)
-			}
+			require.Equal(t, want, got, "n=%d after %d appends", n, i+1)
+			require.Equal(t, snapshot, old, "n=%d append %d changed an older header", n, i)
 		}
 	}
 	// A slice loaded over its cap is cut, as keepLast does.
-	if got := appendLast([]int{1, 2, 3, 4}, 5, 2); !slices.Equal(got, []int{4, 5}) {
-		t.Fatalf("over the cap: %v", got)
-	}
+	require.Equal(t, []int{4, 5}, appendLast([]int{1, 2, 3, 4}, 5, 2), "over the cap")
 }
 
 // TestEnforceReservesRoom: a list loaded at its cap without spare capacity
@@ -431,7 +425,7 @@ func TestEnforceReservesRoom(t *testing.T) {
 }
 
 // BenchmarkAddOpinionAtCap measures adding an opinion to a full list, the
-// steady state of a long-lived agent (issue 9's cycle cost).
+// steady state of a long-lived agent (part of every cycle's cost).
 func BenchmarkAddOpinionAtCap(b *testing.B) {
 	l := DefaultLimits()
 	id := New("a", "A", time.Unix(0, 0))

@@ -16,12 +16,12 @@ type Limits struct {
 	Outcome        int // outcome summary characters: 400 (spec §2 row 13)
 	Inbox          int // unread peer and host messages kept per agent: 20
 	EntryChars     int // characters of one goal objective: 1000
-	QuestionChars  int // characters of one open question: 200 (the original's cap, issue 16)
-	OpinionChars   int // characters of one opinion: 200 (the original's cap, issue 16)
-	DomainChars    int // characters of an opinion's domain: 60 (the original's cap, issue 16)
+	QuestionChars  int // characters of one open question: 200 (the original's cap, spec §3)
+	OpinionChars   int // characters of one opinion: 200 (the original's cap, spec §3)
+	DomainChars    int // characters of an opinion's domain: 60 (the original's cap, spec §3)
 
 	// Caps on what one model reply may write (spec §3, the original's
-	// per-reply caps; issue 16). Entries beyond them are dropped, and the
+	// per-reply caps). Entries beyond them are dropped, and the
 	// existence loop reports each drop as an event.
 	WorldviewIgnored  int // a worldview update of at most this many characters is ignored: 20
 	QuestionsPerReply int // new open questions taken from one reply: 3
@@ -34,7 +34,7 @@ type Limits struct {
 	QuestionsShown    int // most recent open questions: 5
 	DiscoveriesShown  int // most recent discoveries: 5
 	GoalsShown        int // last goals in "WHAT YOU'VE BEEN DOING LATELY": 5
-	GoalChars         int // characters of an objective there: 80, and 5 fewer (75) after a status tag, as the original (issue 16)
+	GoalChars         int // characters of an objective there: 80, and 5 fewer (75) after a status tag, as the original (spec §2 row 14)
 	PeerNarrative     int // first characters of a peer's narrative: 150
 	PeerMessagesShown int // last inbox messages: 5
 	PeerMessage       int // characters per peer message: 200

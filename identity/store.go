@@ -30,8 +30,8 @@ type AgentState struct {
 	// Host holds unread messages from a person (the host), oldest first.
 	Host []AgentMessage `json:"host,omitempty"`
 	// LastPresence is when a person was last present: the latest arrival
-	// of a host message or of an assigned task (issue 16; the prompt's
-	// presence line). Zero when never.
+	// of a host message or of an assigned task (the prompt's presence
+	// line, spec §2 "Presence"). Zero when never.
 	LastPresence time.Time `json:"last_presence,omitzero"`
 	// UpdatedAt is when the state was last saved.
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
@@ -98,7 +98,8 @@ type Store interface {
 }
 
 // Locker is implemented by stores that can lock an agent's state against
-// other processes, such as [FileStore]. Lock returns [ErrLocked] (a
+// other processes: identity/filestore (a lock file), identity/sqlitestore
+// and identity/pgstore (a lease row). Lock returns [ErrLocked] (a
 // [*LockedError]) while another holder has the agent. The existence loop
 // holds the lock for as long as the agent runs; tools that write a store
 // (such as identity/hollow) take it too.
@@ -107,7 +108,9 @@ type Locker interface {
 }
 
 // Quarantiner is implemented by stores that can move an unusable document
-// aside, such as [FileStore]. Quarantine returns where it went.
+// aside so that a new state can be saved, as the file, SQLite and
+// PostgreSQL stores do. Quarantine returns where it went (a path, or the
+// name of the row it was moved to); it never deletes anything.
 type Quarantiner interface {
 	Quarantine(agentID string) (newPath string, err error)
 }
@@ -120,8 +123,8 @@ var (
 	// [*CorruptError] says which and why). It is never overwritten or
 	// replaced silently.
 	ErrCorrupt = errors.New("corrupt document")
-	// ErrLocked: another process holds the agent's state (see
-	// [FileStore.Lock]).
+	// ErrLocked: another process holds the agent's state (see [Locker]).
+	// A [*LockedError] says who.
 	ErrLocked = errors.New("identity: agent state is locked by another process")
 	// ErrTooLarge: a document exceeds the store's size limit.
 	ErrTooLarge = errors.New("identity: state document too large")
@@ -148,6 +151,9 @@ type CorruptError struct {
 	Err error
 }
 
+// Error reads like "corrupt state document /state/scout.json: unexpected
+// end of JSON input": the Kind ("state document" when empty), the Path and
+// the Reason.
 func (e *CorruptError) Error() string {
 	kind := e.Kind
 	if kind == "" {

@@ -29,7 +29,14 @@
 //   - [*TruncatedError] ([ErrTruncated]): the reply hit the token limit; it
 //     holds the partial Response;
 //   - [ErrEmpty]: no text and no tool calls;
-//   - [ErrTimeout]: a per-call timeout fired.
+//   - [*TimeoutError] ([ErrTimeout]): a per-call timeout of [WithTimeout]
+//     fired;
+//   - [*InvalidOutputError] ([ErrInvalidOutput]): the reply failed
+//     validation, even after the repair follow-up of [WithRepair].
+//
+// Middleware that gives up says why: [*RetryError] (the attempts made and
+// the last error) and [*FallbackError] (one error per model tried); both
+// unwrap, so errors.Is and errors.As see the causes.
 //
 // [Classify] maps any error to a short outcome name for logs and metrics,
 // and [Retryable] tells which failures may succeed on a retry.
@@ -45,8 +52,10 @@
 //   - [Fallback]: try model A, then model B;
 //   - [WithRepair]: when the reply fails validation, one follow-up quoting the
 //     error and asking for a corrected object;
-//   - [Observe]: reports every attempt (model, duration, tokens, outcome);
-//   - [Limiter]: bounds the number of calls in flight across models.
+//   - [Instrument]: reports every attempt ([Attempt]: model, duration,
+//     tokens, outcome);
+//   - [Limiter]: bounds the number of calls in flight across models (a
+//     concurrency limit in slots; [NewLimiter], [Limiter.Limit]).
 //
 // # Adapters and testing
 //

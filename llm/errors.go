@@ -38,6 +38,8 @@ type StatusError struct {
 	RetryAfter time.Duration
 }
 
+// Error reads like "ollama: HTTP 503: Service Unavailable": the provider,
+// the status code, and the server's message (else the status text).
 func (e StatusError) Error() string {
 	msg := e.Message
 	if msg == "" {
@@ -62,6 +64,9 @@ type UnavailableError struct {
 	Err error
 }
 
+// Error reads like "ollama: cannot reach http://127.0.0.1:11434: ... (is
+// Ollama running? start it with `ollama serve`)": the provider, the URL,
+// the network error and the Hint.
 func (e *UnavailableError) Error() string {
 	s := fmt.Sprintf("%s: cannot reach %s: %v", e.Provider, e.URL, e.Err)
 	if e.Hint != "" {
@@ -88,6 +93,9 @@ type ModelNotFoundError struct {
 	Hint string
 }
 
+// Error names the provider and the model, then the Hint in parentheses:
+//
+//	ollama: model "qwen3.5:9b" not found (run `ollama pull qwen3.5:9b`)
 func (e *ModelNotFoundError) Error() string {
 	s := fmt.Sprintf("%s: model %q not found", e.Provider, e.Model)
 	if e.Hint != "" {
@@ -108,6 +116,8 @@ type TruncatedError struct {
 	Response *Response
 }
 
+// Error reads "llm: reply truncated at the token limit after N output
+// tokens" (0 when the partial reply reports no count).
 func (e *TruncatedError) Error() string {
 	n := 0
 	if e.Response != nil {

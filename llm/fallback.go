@@ -16,6 +16,8 @@ type FallbackError struct {
 	Errs []error
 }
 
+// Error reads "llm: all N models failed", then each model's error on a line
+// of its own, in the order tried.
 func (e *FallbackError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "llm: all %d models failed", len(e.Errs))

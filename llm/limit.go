@@ -8,8 +8,10 @@ import (
 )
 
 // Limiter bounds the number of model calls in flight across every [Model]
-// it wraps, for example the models of several agents sharing one local GPU.
-// It is safe for concurrent use.
+// it wraps (a concurrency limit of n slots), for example the models of
+// several agents sharing one local GPU; existence.Runner uses one for the
+// calls made outside its lanes (RunnerConfig.MaxInFlight). It is safe for
+// concurrent use.
 type Limiter struct {
 	sem *semaphore.Weighted
 	n   int

@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// Attempt describes one call through [Observe]: one model call, so that cost
+// Attempt describes one call through [Instrument]: one model call, so that cost
 // and failure rates can be counted.
 type Attempt struct {
-	// Model is the name given to Observe, else the request's Model, else the
+	// Model is the name given to Instrument, else the request's Model, else the
 	// name the response reports, else the wrapped model's name.
 	Model string
 	// Duration is the wall-clock time of the call.

@@ -25,6 +25,9 @@ type InvalidOutputError struct {
 	Repaired bool
 }
 
+// Error reads "llm: invalid reply: " and the validation error, or "llm:
+// invalid reply after one repair: ..." when the repair follow-up failed
+// too.
 func (e *InvalidOutputError) Error() string {
 	if e.Repaired {
 		return fmt.Sprintf("llm: invalid reply after one repair: %v", e.Err)

@@ -141,6 +141,7 @@ type RetryError struct {
 	Err      error
 }
 
+// Error reads "llm: failed after N attempts: " and the last error.
 func (e *RetryError) Error() string {
 	s := "s"
 	if e.Attempts == 1 {

@@ -21,6 +21,7 @@ type TimeoutError struct {
 	Err error
 }
 
+// Error reads "llm: call timed out after 3m0s: " and the model's error.
 func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("llm: call timed out after %s: %v", e.Timeout, e.Err)
 }

@@ -1,5 +1,5 @@
 // Package mcpserver lets people and AI assistants reach running
-// existence-loop agents through MCP (Model Context Protocol, issue 13): an
+// existence-loop agents through MCP (Model Context Protocol): an
 // assistant pointed at it can read the agents' state, suffering and recent
 // thoughts, speak to them, give them tasks and answer their requests.
 //

@@ -14,7 +14,8 @@ var ErrNoToken = errors.New("mcpserver: the HTTP transport needs a bearer token"
 
 // HTTPConfig configures [Server.Handler].
 type HTTPConfig struct {
-	// Auth, when set, is the monitor's checks (issue 12) to share with a
+	// Auth, when set, is the monitor's checks (allowed hosts, bearer
+	// token; see [monitor.Auth]) to share with a
 	// monitor served by the same process; Token and AllowedHosts are then
 	// ignored.
 	Auth *monitor.Auth

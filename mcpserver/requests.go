@@ -9,8 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Requests is the queue of the agents' requests to the human (issue 12,
-// package existence/requests); *requests.Queue implements it.
+// Requests is the queue of the agents' requests to the human (package
+// existence/requests); *requests.Queue implements it.
 type Requests interface {
 	// List returns the requests f selects, oldest first.
 	List(ctx context.Context, f requests.Filter) ([]requests.Request, error)

@@ -149,7 +149,7 @@ func (f *fixture) waitEvent(t *testing.T, k existence.EventKind, agent string) e
 		select {
 		case <-f.notify:
 		case <-timeout:
-			t.Fatalf("no %s event from %s", k, agent)
+			require.Fail(t, "event missing", "no %s event from %s", k, agent)
 		}
 	}
 }

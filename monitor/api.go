@@ -42,7 +42,7 @@ type AgentsPage struct {
 	// PendingRequests counts the requests waiting for an answer.
 	PendingRequests int `json:"pending_requests"`
 	// Scheduler is the scheduler's lanes (queue depth, lateness) when the
-	// Runner is a [Scheduler]; absent otherwise (issue 12).
+	// Runner is a [Scheduler]; absent otherwise.
 	Scheduler *SchedulerView `json:"scheduler,omitempty"`
 }
 

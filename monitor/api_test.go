@@ -90,7 +90,8 @@ func sessionCookie(t testing.TB, e *env) string {
 
 func TestNoTokenStillNeedsCSRFAndHost(t *testing.T) {
 	e := newEnv(t, 1, monitor.Config{})
-	// The issue's reproduction: a rebinding page adds a task.
+	// DNS rebinding: a page on another name, rebound to loopback, tries
+	// to add a task to a monitor without a token.
 	status, _ := do(t, e.mon, "POST", "/api/tasks", `{"description":"rm -rf"}`, map[string]string{"Host": "attacker.example", "X-CSRF-Token": e.mon.Auth().CSRFToken()})
 	assert.Equal(t, http.StatusMisdirectedRequest, status)
 	status, _ = do(t, e.mon, "POST", "/api/tasks", `{"description":"rm -rf"}`, map[string]string{"Host": "127.0.0.1:8080"})

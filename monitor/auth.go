@@ -37,7 +37,7 @@ type AuthConfig struct {
 }
 
 // Auth holds the checks that keep a monitor (or any handler, such as an
-// MCP endpoint over HTTP) from being driven by someone else (issue 12):
+// MCP endpoint over HTTP) from being driven by someone else:
 //
 //   - the Host header must name an allowed host, so that a page on
 //     attacker.example whose name was rebound to 127.0.0.1 cannot reach a

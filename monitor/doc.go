@@ -1,5 +1,5 @@
 // Package monitor lets people watch existence-loop agents live and talk to
-// them (issue 12): an http.Handler any application can mount, serving a
+// them: an http.Handler any application can mount, serving a
 // web dashboard, a JSON API, a server-sent event stream, /healthz and
 // Prometheus metrics.
 //
@@ -63,15 +63,16 @@
 // existence_model_call_duration_seconds{purpose},
 // existence_model_tokens_total{purpose,direction},
 // existence_goals_ended_total{status}, existence_tool_calls_total{result},
-// and existence_cycle_lateness_seconds{lane}: how late each scheduled cycle
-// started against its due time (existence.CycleStats.Lateness), by lane
-// (autonomy, priority). Computed when scraped: existence_agents{level},
-// existence_stressors_active{type}, existence_agents_falling_back,
-// existence_requests_pending, existence_monitor_streams; and, from the
-// Runner's [Scheduler] Stats (an optional interface: *existence.Runner has
-// it, [Single] does not), the lanes' queue depth existence_lane_queued{lane},
+// existence_monitor_events_total, and existence_cycle_lateness_seconds{lane}:
+// how late each scheduled cycle started against its due time
+// (existence.CycleStats.Lateness), by lane (autonomy, priority). Computed
+// when scraped: existence_agents{level}, existence_stressors_active{type},
+// existence_agents_falling_back, existence_requests_pending,
+// existence_monitor_streams; and, from the Runner's [Scheduler] Stats (an
+// optional interface: *existence.Runner has it, [Single] does not), the
+// lanes' queue depth existence_lane_queued{lane},
 // existence_lane_running{lane}, existence_lane_dispatched_total{lane} and
 // existence_heartbeats_coalesced_total (without a Scheduler, the latter is
-// summed from the cycle events). No metric has an agent label, so series
-// stay bounded at any number of agents.
+// summed from the cycle events). No metric has an agent label, so series stay
+// bounded at any number of agents.
 package monitor

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/existence-loop/sdk/monitor"
 )
 
@@ -42,14 +44,11 @@ func FuzzServeHTTP(f *testing.F) {
 		req.Header.Set(monitor.CSRFHeader, csrf)
 		rec := httptest.NewRecorder()
 		e.mon.ServeHTTP(rec, req)
-		if rec.Code >= 500 {
-			t.Fatalf("%s %q: status %d: %s", method, path, rec.Code, rec.Body)
-		}
+		require.Less(t, rec.Code, 500, "%s %q: %s", method, path, rec.Body)
 		if rec.Code >= 400 && rec.Header().Get("Content-Type") == "application/json" {
 			var eb monitor.ErrorBody
-			if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil || eb.Error == "" {
-				t.Fatalf("status %d with body %q", rec.Code, rec.Body)
-			}
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &eb), "status %d with body %q", rec.Code, rec.Body)
+			require.NotEmpty(t, eb.Error, "status %d with body %q", rec.Code, rec.Body)
 		}
 	})
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/existence-loop/sdk/existence"
 )
 
-// Scheduler is what the monitor shows of a runner's scheduler (issue 12:
-// lane queue depth and lateness). *existence.Runner satisfies it. It is
+// Scheduler is what the monitor shows of a runner's scheduler: each
+// lane's queue depth and lateness. *existence.Runner satisfies it. It is
 // optional: the monitor asks its [Config].Runner for it with a type
 // assertion, so a [Runner] without Stats (such as [Single]) still works;
 // its lane gauges and the dashboard's lane summary are then left out.

@@ -3,6 +3,8 @@ package monitor
 import (
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestPercentile(t *testing.T) {
@@ -31,9 +33,7 @@ func TestPercentile(t *testing.T) {
 		{"p99 of three is the largest", s(1, 2, 3), 0.99, 3 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := percentile(tt.sorted, tt.q); got != tt.want {
-				t.Errorf("percentile(%v, %v) = %v, want %v", tt.sorted, tt.q, got, tt.want)
-			}
+			assert.Equal(t, tt.want, percentile(tt.sorted, tt.q), "percentile(%v, %v)", tt.sorted, tt.q)
 		})
 	}
 }

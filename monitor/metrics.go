@@ -11,7 +11,7 @@ import (
 	"github.com/existence-loop/sdk/suffering"
 )
 
-// metrics are the Prometheus metrics of a monitor (issue 12). Counters and
+// metrics are the Prometheus metrics of a monitor. Counters and
 // histograms are fed by events; the gauges are computed when scraped, from
 // every agent's [existence.Agent.Status] and the Runner's [Scheduler]
 // Stats (lanes.go). Labels are bounded: no agent id

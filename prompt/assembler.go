@@ -385,7 +385,7 @@ func (a *Assembler) Assemble(v *View) (*Prompt, error) {
 // replaced or added with a custom [Section]) and the budget has no custom
 // Count. Then the caller may assemble straight from its state, under its
 // lock, instead of copying the state first; the existence package does so
-// on every cycle (issue 9's cycle cost). Otherwise it reports false and
+// on every cycle. Otherwise it reports false and
 // does nothing, and the caller copies the state and calls Assemble outside
 // its lock. The check and the assembly use the same layout, so a section
 // added meanwhile by another goroutine is never run under the lock. The

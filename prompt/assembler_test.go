@@ -88,7 +88,7 @@ func TestAssembleConcurrent(t *testing.T) {
 	wg.Wait()
 	close(bad)
 	for e := range bad {
-		t.Error(e)
+		assert.Fail(t, e)
 	}
 	assert.Equal(t, want, prompttest.Assemble(t, a, v).Text)
 }
@@ -394,41 +394,28 @@ func FuzzAssemble(f *testing.F) {
 			Discovery(opinion, question).
 			Worldview(worldview).Narrative(narrative).Task(task)
 		p, err := a.Assemble(st.View())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !isBlankText(task) && utf8.ValidString(task) {
 			want := "ASSIGNED TASK: " + strings.Join(strings.Fields(task), " ") + "\n"
-			if got := prompttest.SectionWithHeader(t, p, prompt.SectionTask); !strings.HasPrefix(got, want) {
-				t.Fatalf("task not flattened like strings.Fields: got %q, want prefix %q", got, want)
-			}
+			got := prompttest.SectionWithHeader(t, p, prompt.SectionTask)
+			require.True(t, strings.HasPrefix(got, want), "task not flattened like strings.Fields: got %q, want prefix %q", got, want)
 		}
-		if strings.Contains(p.Text, "\n\n\n") {
-			t.Fatalf("a run of blank lines:\n%q", p.Text)
-		}
+		require.NotContains(t, p.Text, "\n\n\n", "a run of blank lines")
 		for _, s := range p.Sections {
 			switch s.Name {
 			case prompt.SectionWorld, prompt.SectionSituation, prompt.SectionDirective:
 				continue // the application's texts
 			}
-			if strings.Contains(s.Text, "\n\n") {
-				t.Fatalf("a blank line inside section %s:\n%q", s.Name, s.Text)
-			}
-			if strings.ContainsAny(s.Text, "\r\v\f\u0085\u2028\u2029") {
-				t.Fatalf("a line break other than \\n in section %s:\n%q", s.Name, s.Text)
-			}
-			if strings.HasPrefix(s.Text, "\n") || strings.HasSuffix(s.Text, "\n") {
-				t.Fatalf("section %s has a surrounding newline: %q", s.Name, s.Text)
-			}
+			require.NotContains(t, s.Text, "\n\n", "a blank line inside section %s", s.Name)
+			require.False(t, strings.ContainsAny(s.Text, "\r\v\f\u0085\u2028\u2029"), "a line break other than \\n in section %s:\n%q", s.Name, s.Text)
+			require.False(t, strings.HasPrefix(s.Text, "\n") || strings.HasSuffix(s.Text, "\n"), "section %s has a surrounding newline: %q", s.Name, s.Text)
 		}
 		// Budgets hold on hostile text too.
 		b := prompt.Budget{MaxChars: p.Chars / 2}
 		if bp, err := budgeted(b).Assemble(st.View()); err == nil {
-			if err := b.Check(bp.Text); err != nil {
-				t.Fatal(err)
-			}
-		} else if !errors.Is(err, prompt.ErrBudget) {
-			t.Fatal(err)
+			require.NoError(t, b.Check(bp.Text))
+		} else {
+			require.ErrorIs(t, err, prompt.ErrBudget)
 		}
 	})
 }

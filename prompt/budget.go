@@ -106,6 +106,8 @@ type BudgetError struct {
 	Max  int
 }
 
+// Error says by how much the minimal prompt is over the budget, in the
+// budget's unit (characters or tokens), with the need and the maximum.
 func (e *BudgetError) Error() string {
 	return fmt.Sprintf("prompt: over budget by %d %s: the prompt needs at least %d %s with every trimmable section at its minimum, the budget is %d",
 		e.Need-e.Max, e.Unit, e.Need, e.Unit, e.Max)

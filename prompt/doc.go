@@ -28,9 +28,13 @@
 //	17 directive        ---, then "You must pick a goal. That is the only option." …
 //	18 response_format  Your response must be JSON: and the shape of spec §3
 //
+// The situation section ends with [PresenceLine] when a person was present
+// (a host message or an assigned task arrived) within [PresenceWindow],
+// 12 hours ([Present]; spec §2 "Presence"), whatever the situation text.
+//
 // For a single agent with no peers, [Solo] keeps the same sections but
 // shows peers and discoveries only when there are some, and uses
-// [SoloSituation], which does not mention peers (issue 15).
+// [SoloSituation], which does not mention peers.
 //
 // The names are the constants [SectionTask] … [SectionResponseFormat]
 // ([DefaultOrder] lists them). The application supplies the world, the
@@ -107,7 +111,7 @@
 //     where it belongs.
 //  2. Build a situation with prompttest.NewState (a fixed clock, opinions,
 //     stressors, goals, peers, messages, a task) and assemble it.
-//  3. Assert what matters (prompttest.SectionOrder, SectionText,
+//  3. Assert what matters (prompttest.SectionOrder, SectionWithHeader,
 //     ShownOpinions, FitsBudget) and pin the whole text with
 //     prompttest.Golden(t, "name", p.Text).
 //  4. Run go test -update once to write testdata/name.golden, review it,

@@ -144,7 +144,7 @@ func writeInt(b *strings.Builder, n int64) {
 // formatDuration renders d the way the TIME section does (spec §2): "45s"
 // under a minute, "3m 12s" under an hour, and from an hour on in hours and
 // minutes, counting hours past a day as the original did: "2h 5m",
-// "168h 9m" (issue 16). Smaller units are truncated, never rounded; a
+// "168h 9m" (never days). Smaller units are truncated, never rounded; a
 // negative d renders as "0s".
 func formatDuration(d time.Duration) string {
 	var b strings.Builder

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/internal/runes"
 )
@@ -88,9 +89,7 @@ func FuzzFlat(f *testing.F) {
 		if max >= 0 {
 			want = strings.TrimRight(runes.Head(want, max), " ")
 		}
-		if got := flat(s, max); got != want {
-			t.Fatalf("flat(%q, %d) = %q, want %q", s, max, got, want)
-		}
+		require.Equal(t, want, flat(s, max), "flat(%q, %d)", s, max)
 	})
 }
 
@@ -135,25 +134,19 @@ func FuzzProse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string, max int) {
 		max %= 1 << 16
 		got := prose(s, max)
-		if runes.Count(got) > max && max >= 0 {
-			t.Fatalf("prose(%q, %d) = %q: too long", s, max, got)
+		if max >= 0 {
+			require.LessOrEqual(t, runes.Count(got), max, "prose(%q, %d) = %q: too long", s, max, got)
 		}
-		if utf8.ValidString(s) && !utf8.ValidString(got) {
-			t.Fatalf("prose(%q, %d) = %q: invalid UTF-8", s, max, got)
+		if utf8.ValidString(s) {
+			require.True(t, utf8.ValidString(got), "prose(%q, %d) = %q: invalid UTF-8", s, max, got)
 		}
 		for _, line := range strings.Split(got, "\n") {
 			if got == "" {
 				break
 			}
-			if strings.TrimSpace(line) == "" {
-				t.Fatalf("prose(%q, %d) = %q: blank line", s, max, got)
-			}
-			if strings.IndexFunc(line, isLineBreak) >= 0 {
-				t.Fatalf("prose(%q, %d) = %q: line break other than \\n", s, max, got)
-			}
-			if strings.TrimRightFunc(line, unicode.IsSpace) != line {
-				t.Fatalf("prose(%q, %d) = %q: trailing white space", s, max, got)
-			}
+			require.NotEmpty(t, strings.TrimSpace(line), "prose(%q, %d) = %q: blank line", s, max, got)
+			require.Equal(t, -1, strings.IndexFunc(line, isLineBreak), "prose(%q, %d) = %q: line break other than \\n", s, max, got)
+			require.Equal(t, line, strings.TrimRightFunc(line, unicode.IsSpace), "prose(%q, %d) = %q: trailing white space", s, max, got)
 		}
 	})
 }
@@ -165,8 +158,6 @@ func FuzzHasLineBreak(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := hasLineBreak(s), strings.IndexFunc(s, isLineBreak) >= 0; got != want {
-			t.Fatalf("hasLineBreak(%q) = %v, want %v", s, got, want)
-		}
+		require.Equal(t, strings.IndexFunc(s, isLineBreak) >= 0, hasLineBreak(s), "hasLineBreak(%q)", s)
 	})
 }

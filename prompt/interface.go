@@ -40,14 +40,14 @@ type View struct {
 	Now time.Time
 	// Started is when the agent's loop started in this process: the
 	// TIME section's "Running for" is Now − Started (spec §2 row 12, as
-	// the original's daemon uptime; issue 16). Zero: "unknown". It is not
+	// the original's daemon uptime). Zero: "unknown". It is not
 	// the identity's age (identity.Identity.CreatedAt).
 	Started time.Time
 	// LastPresence is when a person was last present: the latest arrival
 	// of a host message or of an assigned task. When it (or the delivery
 	// time of a message in Host) is less than [PresenceWindow] (12 h)
 	// before Now, the situation section ends with [PresenceLine]
-	// (spec §2 row 4; issue 16). Zero: unknown, no line.
+	// (spec §2 row 4, "Presence"). Zero: unknown, no line.
 	LastPresence time.Time
 	// Identity is the agent's identity (never nil when assembled by the
 	// existence package).
@@ -55,7 +55,8 @@ type View struct {
 	// Suffering is the agent's suffering state (may be nil: no suffering).
 	Suffering *suffering.State
 	// Peers are the other agents, in a stable order (by id), or the ones
-	// chosen to be shown when there are too many (issue 9).
+	// chosen to be shown when there are too many (spec §8; see
+	// existence.Runner).
 	Peers []Peer
 	// PeersOmitted is how many other agents exist beyond Peers; when
 	// positive, the peers section ends with "(and N others)".
@@ -110,6 +111,7 @@ type Task struct {
 	// section out.
 	Description string
 	// Arrived is when the task was submitted: a person's presence
-	// (see [View].LastPresence and [Present]; issue 16). Zero: unknown.
+	// (see [View].LastPresence and [Present]; spec §2 "Presence"). Zero:
+	// unknown.
 	Arrived time.Time
 }

@@ -144,12 +144,7 @@ func ValidateResponse(text string) error {
 //     asked for every field. On failure the error is [ErrSchema] with the
 //     JSON Pointer of the first bad field in document order (the most
 //     specific error); a missing property points at where it should be
-//     ("/new_opinions/0/opinion"). A well-formed object is recognised
-//     first by a direct, allocation-free check of the schema's rules, and
-//     the validator runs only when that check fails (issue 9). Before
-//     all of this, a plain well-formed reply (only the schema's keys, the
-//     right types, no \u escapes) is decoded straight into the Response
-//     without a map. What is accepted and every error are the same.
+//     ("/new_opinions/0/opinion").
 //  9. The object is decoded into a Response; unknown keys are dropped, and
 //     white space around Content and Reasoning is trimmed.
 //

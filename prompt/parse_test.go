@@ -606,24 +606,18 @@ func TestParseResponseConcurrent(t *testing.T) {
 func assertOneParseSentinel(t testing.TB, err error) {
 	t.Helper()
 	var pe *prompt.ParseError
-	if !errors.As(err, &pe) {
-		t.Fatalf("error %v (%T) is not a *prompt.ParseError", err, err)
-	}
+	require.ErrorAs(t, err, &pe, "error %v (%T) is not a *prompt.ParseError", err, err)
 	n := 0
 	for _, s := range parseSentinels {
 		if errors.Is(err, s) {
 			n++
 		}
 	}
-	if n != 1 {
-		t.Fatalf("error %v matches %d parseSentinels, want 1", err, n)
-	}
+	require.Equal(t, 1, n, "error %v: parseSentinels matched", err)
 	if pe.Kind == prompt.ErrSyntax {
-		if pe.Offset < 0 {
-			t.Fatalf("syntax error %v has no offset", err)
-		}
-	} else if pe.Offset != -1 {
-		t.Fatalf("non-syntax error %v has offset %d", err, pe.Offset)
+		require.GreaterOrEqual(t, pe.Offset, 0, "syntax error %v has no offset", err)
+	} else {
+		require.Equal(t, -1, pe.Offset, "non-syntax error %v has an offset", err)
 	}
 }
 
@@ -636,36 +630,23 @@ func FuzzParseResponse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		got, err := prompt.ParseResponse(raw)
 		if err != nil {
-			if got != nil {
-				t.Fatalf("both a response and an error: %v", err)
-			}
+			require.Nil(t, got, "both a response and an error: %v", err)
 			assertOneParseSentinel(t, err)
-			if v := prompt.ValidateResponse(raw); v == nil || v.Error() != err.Error() {
-				t.Fatalf("ValidateResponse = %v, ParseResponse = %v", v, err)
-			}
+			v := prompt.ValidateResponse(raw)
+			require.Error(t, v, "ValidateResponse = nil, ParseResponse = %v", err)
+			require.Equal(t, err.Error(), v.Error(), "ValidateResponse and ParseResponse disagree")
 			return
 		}
-		if got == nil {
-			t.Fatal("nil response and nil error")
-		}
-		if got.Action != "goal" {
-			t.Fatalf("Action = %q", got.Action)
-		}
-		if strings.TrimSpace(got.Content) == "" || got.Content != strings.TrimSpace(got.Content) {
-			t.Fatalf("Content = %q", got.Content)
-		}
+		require.NotNil(t, got, "nil response and nil error")
+		require.Equal(t, "goal", got.Action, "Action")
+		require.NotEmpty(t, strings.TrimSpace(got.Content), "Content = %q", got.Content)
+		require.Equal(t, strings.TrimSpace(got.Content), got.Content, "Content")
 		// The result is itself a valid response.
 		b, err := json.Marshal(got)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		again, err := prompt.ParseResponse(string(b))
-		if err != nil {
-			t.Fatalf("re-parse of %s: %v", b, err)
-		}
-		if again.Content != got.Content {
-			t.Fatalf("re-parse changed content %q -> %q", got.Content, again.Content)
-		}
+		require.NoError(t, err, "re-parse of %s", b)
+		require.Equal(t, got.Content, again.Content, "re-parse changed content")
 	})
 }
 

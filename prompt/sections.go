@@ -103,7 +103,7 @@ const ResponseShape = `{
 
 // PresenceLine ends the situation section (spec §2 row 4) when a person
 // was recently present (see [Present]), whatever the situation text: an
-// application that replaces the text keeps it (issue 16, as the original).
+// application that replaces the text keeps it (as the original).
 const PresenceLine = "A person was recently present in this system."
 
 // PresenceWindow is how recent a person's presence must be for
@@ -535,7 +535,7 @@ func peerLines(e *env) []string {
 }
 
 // othersLine is the peers section's last line when peers are left out
-// (issue 9): "  (and 9,991 others)".
+// (spec §8): "  (and 9,991 others)".
 func othersLine(n int) string {
 	s := strconv.Itoa(n)
 	for i := len(s) - 3; i > 0; i -= 3 {
@@ -645,8 +645,8 @@ func writeBroken(b *strings.Builder, tools []string) {
 }
 
 // writeLastOutcome writes the last ended goal's status tag and outcome
-// summary: "  [FAILED] {summary}" (issue 16: the status is always shown
-// with the summary the goal recorded).
+// summary: "  [FAILED] {summary}" (spec §2 row 13: the status is always
+// shown with the summary the goal recorded).
 func writeLastOutcome(b *strings.Builder, e *env) {
 	g := e.id.LastEnded()
 	b.WriteString(headOutcome)
@@ -689,7 +689,8 @@ func shownGoals(e *env) []identity.Goal {
 
 // writeGoal writes one line of the recent goals: the status tag of an
 // ended goal and the objective on one line, cut to l.GoalChars (80)
-// characters, or 5 fewer (75) after a tag, as the original (issue 16).
+// characters, or 5 fewer (75) after a tag, as the original (spec §2
+// row 14).
 func writeGoal(b *strings.Builder, g *identity.Goal, l *identity.Limits) {
 	b.WriteString("  - ")
 	n := l.GoalChars

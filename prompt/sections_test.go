@@ -104,7 +104,7 @@ func TestSectionSituation(t *testing.T) {
 	})
 	runSectionCases(t, prompt.New(prompt.Config{Situation: "You tend a garden."}), []sectionCase{
 		{"custom", agent(), prompt.SectionSituation, "YOUR SITUATION:\nYou tend a garden."},
-		// Issue 16: the presence line belongs to the section, so a custom
+		// Spec §2 row 4: the presence line belongs to the section, so a custom
 		// text keeps it.
 		{"custom keeps the presence line", agent().Host("hello"), prompt.SectionSituation,
 			"YOUR SITUATION:\nYou tend a garden.\n" + prompt.PresenceLine},
@@ -238,7 +238,7 @@ func TestSectionTime(t *testing.T) {
 			"TIME:\n  Running for: 2h 5m\n  Last goal completed: 15m 30s ago"},
 		{"hours past a day", prompttest.NewState("Cedar").Running(168*time.Hour + 9*time.Minute), prompt.SectionTime,
 			"TIME:\n  Running for: 168h 9m\n  Last goal completed: unknown"},
-		// Issue 16: "Running for" is the loop's uptime (View.Started),
+		// Spec §2 row 12: "Running for" is the loop's uptime (View.Started),
 		// not the identity's age.
 		{"loop uptime, not identity age", prompttest.NewState("Cedar").CreatedAt(prompttest.DefaultNow.Add(-224 * 24 * time.Hour)).
 			Edit(func(v *prompt.View) { v.Started = v.Now }), prompt.SectionTime,
@@ -302,7 +302,7 @@ func TestSectionRecentGoals(t *testing.T) {
 			"WHAT YOU'VE BEEN DOING LATELY:\n  - [FAILED] goal 3\n  - [DONE] goal 4\n  - [FAILED] goal 5\n  - [ABANDONED] goal 6\n  - goal 7\n" + footer},
 		{"objective flattened", agent().Goal(identity.Done, "read\nthe code"), prompt.SectionRecentGoals,
 			"WHAT YOU'VE BEEN DOING LATELY:\n  - [DONE] read the code\n" + footer},
-		// Issue 16: objectives are cut as the original cut them, 75
+		// Spec §2 row 14: objectives are cut as the original cut them, 75
 		// characters after a status tag and 80 without.
 		{"objective cut to 75 after a tag", agent().Goal(identity.Failed, strings.Repeat("é", 300)), prompt.SectionRecentGoals,
 			"WHAT YOU'VE BEEN DOING LATELY:\n  - [FAILED] " + strings.Repeat("é", 75) + "\n" + footer},
@@ -443,8 +443,8 @@ func TestSectionCapsCountCodePoints(t *testing.T) {
 	})
 }
 
-// Issue 16: under a budget the situation text shrinks, the presence line
-// stays.
+// Under a budget the situation text shrinks, the presence line stays: it
+// belongs to the section, not to the text (spec §2 row 4).
 func TestSituationTrimKeepsThePresenceLine(t *testing.T) {
 	s, ok := trio().Section(prompt.SectionSituation)
 	require.True(t, ok)

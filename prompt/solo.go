@@ -3,14 +3,13 @@ package prompt
 // SoloSituation is the text of the YOUR SITUATION section (spec §2 row 4)
 // of a [Solo] assembler when [Config].Situation is empty. It is
 // [DefaultSituation] without the peers: spec §2 row 4's "a mind with
-// persistent memory, peers and a history", for one agent on its own
-// (issue 15).
+// persistent memory, peers and a history", for one agent on its own.
 const SoloSituation = "You are a mind with persistent memory, and a history of your own: " +
 	"what you chose, what you found, what worked and what failed. " +
 	"Nothing here is assigned to you unless a task says so. What you do with your time is your own to decide."
 
 // Solo returns an assembler for a single agent with no peers, such as one
-// embedded in a service (issue 15). It is [New]'s layout, with the same 18
+// embedded in a service. It is [New]'s layout, with the same 18
 // section names in the same order, and differs in three ways only:
 //
 //   - YOUR SITUATION (spec §2 row 4): when cfg.Situation is empty the text

@@ -23,7 +23,7 @@ func soloConfig() prompt.Config {
 	}
 }
 
-// TestGoldenSolo pins the prompt of a brand-new lone agent (issue 15): no
+// TestGoldenSolo pins the prompt of a brand-new lone agent: no
 // peers section, no discoveries placeholder, no word about peers.
 // Regenerate with go test ./prompt -run GoldenSolo -update.
 func TestGoldenSolo(t *testing.T) {

@@ -50,7 +50,7 @@ type Values struct {
 }
 
 // Set stores val under k in vs. A nil vs is a no-op. (A method, like
-// [Key.Get]: issue 15.)
+// [Key.Get], so that the key's type parameter checks val.)
 func (k Key[T]) Set(vs *Values, val T) {
 	if vs == nil || k.k == nil {
 		return

@@ -15,4 +15,18 @@
 //
 // Severities and loads are in 0–1. Escalation rates are severity per day
 // ([Rate], [DefaultRate]). Stressor types are normalised by [Normalize].
+//
+// The state changes through [State.Add] (at most [MaxActive] (5) active
+// stressors, a new one at [InitialSeverity]; errors [ErrAlreadyActive],
+// [ErrFull], [ErrInvalid]), [State.Escalate] (by the time elapsed since the
+// last escalation), [State.Assess] (the spec §4 assessment from [Evidence]
+// of goal outcomes and artifacts: repeated_failure, futility,
+// purposelessness), [State.Resolve], and [State.NoteCycle] (the crisis
+// counter; after [CrisisResetCycles] (3) crisis cycles in a row every
+// stressor is force-reset). [State.Load] and [State.Level] give the
+// cumulative load and its threshold ([LevelOf]), [State.Fragment] the
+// prompt text, and [State.Anticipate] the anticipatory signal. Assess
+// returns what it added and resolved as [Change] values. [State.Enforce] trims
+// a loaded state to the caps and reports the cuts; [State.Validate] refuses
+// NaN or out-of-range severities.
 package suffering

@@ -6,12 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/existence-loop/sdk/internal/runes"
 )
 
-// fragmentReference is Fragment as it was written before issue 9's
-// allocation work (fmt, strings.Fields on every field): the rewrite must
-// produce exactly the same text.
+// fragmentReference is Fragment written the plain way (fmt,
+// strings.Fields on every field), before Fragment was rewritten to
+// allocate little: the rewrite must produce exactly the same text.
 func fragmentReference(s *State) string {
 	load := s.Load()
 	if len(s.Active) == 0 || LevelOf(load) == LevelNone {
@@ -55,9 +58,7 @@ func TestFragmentMatchesReference(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &State{Active: tc.active}
-			if got, want := s.Fragment(), fragmentReference(s); got != want {
-				t.Fatalf("Fragment:\n%q\nwant\n%q", got, want)
-			}
+			require.Equal(t, fragmentReference(s), s.Fragment(), "Fragment")
 		})
 	}
 }
@@ -72,20 +73,19 @@ func FuzzFragment(f *testing.F) {
 			{Type: typ, Description: desc, Condition: cond, Severity: sev},
 			{Type: typ2, Description: cond, Condition: desc, Severity: sev2},
 		}}
-		if got, want := s.Fragment(), fragmentReference(s); got != want {
-			t.Fatalf("Fragment:\n%q\nwant\n%q", got, want)
-		}
+		require.Equal(t, fragmentReference(s), s.Fragment(), "Fragment")
 	})
 }
 
 func TestIsOneLine(t *testing.T) {
 	for _, s := range []string{"", "a", "a b", " a", "a ", "a  b", "a\tb", "é", "a\u00a0b", " ", "ab cd ef"} {
 		want := strings.Join(strings.Fields(s), " ") == s
-		if got := isOneLine(s); got && !want {
-			t.Errorf("isOneLine(%q) = true, but Fields/Join changes it", s)
+		got := isOneLine(s)
+		if got {
+			assert.True(t, want, "isOneLine(%q) = true, but Fields/Join changes it", s)
 		}
-		if got := isOneLine(s); !got && want && s != "" && !strings.ContainsFunc(s, func(r rune) bool { return r >= 0x80 }) {
-			t.Errorf("isOneLine(%q) = false for plain one-line ASCII", s)
+		if want && s != "" && !strings.ContainsFunc(s, func(r rune) bool { return r >= 0x80 }) {
+			assert.True(t, got, "isOneLine(%q) = false for plain one-line ASCII", s)
 		}
 	}
 }

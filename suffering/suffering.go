@@ -362,7 +362,7 @@ func (s *State) NoteCycle(now time.Time) (reset []Stressor) {
 // The lines are joined by "\n" with no trailing newline.
 func (s *State) Fragment() string {
 	load := s.Load()
-	var num [32]byte // %.2f of one number, without fmt (issue 9: few allocations)
+	var num [32]byte // %.2f of one number, without fmt: few allocations per cycle
 	if len(s.Active) == 0 || LevelOf(load) == LevelNone {
 		return "No active suffering. Load: " + string(strconv.AppendFloat(num[:0], load, 'f', 2, 64)) + "/1.0."
 	}
@@ -585,9 +585,9 @@ func (s *State) Enforce(now time.Time) []string {
 		cuts = append(cuts, fmt.Sprintf("resolved history: %d → %d", n+MaxResolved, MaxResolved))
 	}
 	if len(s.Resolved) == MaxResolved && cap(s.Resolved) < MaxResolved+MaxResolved/4 {
-		// The room the next resolution's append would allocate (issue 9:
+		// The room the next resolution's append would allocate, so that
 		// an agent loaded at its caps takes the same memory before its
-		// first cycle as after it).
+		// first cycle as after it.
 		r := make([]Stressor, MaxResolved, MaxResolved+MaxResolved/4) // not slices.Grow, which would double it
 		copy(r, s.Resolved)
 		s.Resolved = r

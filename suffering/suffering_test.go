@@ -274,8 +274,9 @@ func TestEscalateSixSecondTicks(t *testing.T) {
 }
 
 func TestEscalateDowntime(t *testing.T) {
-	// Issue 3: after a restart two days later, stressors have escalated by
-	// two days' worth, from the persisted last-escalation instant.
+	// After a restart two days later, stressors have escalated by two
+	// days' worth, from the persisted last-escalation instant (spec §4:
+	// by the real time elapsed).
 	var s suffering.State
 	add(t, &s, t0, "repeated_failure", 0)
 	add(t, &s, t0, "identity_violation", 0.3)

@@ -1,6 +1,8 @@
 // Package task holds the contract of assigned tasks: the [Task] record, its
-// [Status] lifecycle, the [Source] interface an agent draws tasks from, and
-// the errors every backend returns.
+// [Status] lifecycle, the [Source] interface an agent draws tasks from, the
+// [Limits] every backend applies (timeout, text lengths in characters, how
+// many ended tasks are kept), and the errors every backend returns
+// ([ErrInvalid], [ErrNotFound], [ErrEnded], [ErrNotAssigned], [ErrFull]).
 //
 // It sits below the loop and the stores, as database/sql/driver sits below
 // database/sql: package existence consumes a [Source]; backends implement

@@ -1,6 +1,3 @@
-// Package existencetest provides test doubles for the existence package: a
-// manual [Clock] whose time moves only when the test says so, and a
-// [Recorder] that collects events.
 package existencetest
 
 import (

@@ -88,7 +88,7 @@ func (i *inbox) DeliverToInbox(_ context.Context, m identity.AgentMessage) error
 
 // TestBackends runs one request lifecycle (submit, list, answer, deliver,
 // reopen) on every backend, then two queues on one store submitting at
-// once, then a corrupt stored document (issue 12).
+// once, then a corrupt stored document (a *identity.CorruptError).
 func TestBackends(t *testing.T) {
 	ctx := context.Background()
 	for _, p := range places(t) {

@@ -1,11 +1,13 @@
 // Package requests is a durable queue of requests from agents to their
 // human: approvals, questions and build requests that a person answers
-// later ("you wake up to a log and decide what to approve", issue 12).
+// later, on their own time (they wake up to a log and decide what to
+// approve).
 //
 // An agent files a request with the ask_human tool ([AskHuman]) while it
 // pursues a goal, and looks at it later with check_request
-// ([CheckRequest]). A person lists the open requests and answers them from
-// the monitor's dashboard or API, or from the trio's standard input
+// ([CheckRequest]); [Tools] returns both. A person lists the open requests
+// and answers them from the monitor's dashboard or API, over MCP
+// (package mcpserver), or from the trio's standard input
 // (/requests, /answer N text, /approve N, /reject N why). [Deliver] then
 // puts the answer in the agent's inbox, so that it appears in the agent's
 // next prompt.
@@ -35,7 +37,7 @@
 //
 // [OpenBackend] keeps the same document (same JSON, schema version, size
 // limit and errors) in a database instead, so that the requests live in
-// the same store as the tasks (issue 12): a [Backend] loads the document's
+// the same store as the tasks: a [Backend] loads the document's
 // bytes and updates them in a write transaction that excludes every other
 // writer, in any process. identity/sqlitestore and identity/pgstore
 // provide one (their Document method, a row of a documents table) without

@@ -1,8 +1,9 @@
 package requests
 
 import (
-	"errors"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/identity"
 )
@@ -16,17 +17,12 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := decode(data, "requests.json")
 		if err != nil {
-			if !errors.Is(err, identity.ErrCorrupt) {
-				t.Fatalf("error not identity.ErrCorrupt: %v", err)
-			}
+			require.ErrorIs(t, err, identity.ErrCorrupt, "error not identity.ErrCorrupt")
 			return
 		}
 		b, err := encode(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := decode(b, "requests.json"); err != nil {
-			t.Fatalf("re-encoded document refused: %v", err)
-		}
+		require.NoError(t, err)
+		_, err = decode(b, "requests.json")
+		require.NoError(t, err, "re-encoded document refused")
 	})
 }

@@ -17,7 +17,7 @@ import (
 // Kind is what an agent asks of its human.
 type Kind string
 
-// Request kinds (issue 12).
+// Request kinds: what a person is asked to do with a request.
 const (
 	// Approval asks for a yes or no: approve or reject.
 	Approval Kind = "approval"

@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkTenThousandAgents simulates 10,000 agents for one whole
-// simulated day (issue 14's target: under 60 s on the 2-core machine),
+// simulated day (the target: under 60 s of wall time on a 2-core machine),
 // sharing a model server of 8 slots with the default latency (log-normal
 // around 8 s), each cycle through the real prompt assembly,
 // structured-output parsing and validation, suffering and goal
@@ -32,7 +32,7 @@ import (
 // in one division per cycle (out of the timer heap while a cycle is queued
 // or running), not one at a time. On the shared 2-core machine (load
 // average 6.6–8.6): scheduler 27–29 s a simulated day, heartbeats 11 s, both
-// under the issue's 60 s; counting each heartbeat one at a time, scheduler
+// under the 60 s target; counting each heartbeat one at a time, scheduler
 // took 165 s back to back with the 29 s (5.7×).
 // With -short (as CI runs it) it simulates one hour instead of a day.
 func BenchmarkTenThousandAgents(b *testing.B) {

@@ -165,7 +165,7 @@ func tokens(s string) int { return (len(s) + 3) / 4 }
 //
 // A list shorter than [existence.RepeatWindow]+1 distinct goals makes the
 // agent repeat its goals: each repeat is an [existence.EventGoalRepeat]
-// and counts as a failure toward repeated_failure (issue 15). Give at
+// and counts as a failure toward repeated_failure (spec §4). Give at
 // least 11 different goals, or a policy of your own, to avoid that.
 type Scripted struct {
 	// Replies are the reply texts, in order (at least one).
@@ -258,12 +258,12 @@ type Stochastic struct {
 	// nearly repeat one of the model's last [existence.RepeatWindow] goals
 	// ([existence.Similarity] ≥ [existence.RepeatSimilarity]) gets a
 	// "(pass N)" suffix that makes it a new goal, so that a short list
-	// does not read as going round in circles (issue 15).
+	// does not read as going round in circles ([existence.Repeats]).
 	Goals []string
 	// RepeatRate is the probability (0–1) that a cycle's goal repeats the
 	// model's previous goal word for word instead: a model going round in
 	// circles, which the agent reports as an [existence.EventGoalRepeat]
-	// and counts toward repeated_failure (issue 15). 0 never repeats.
+	// and counts toward repeated_failure (spec §4). 0 never repeats.
 	RepeatRate float64
 	// StressorTypes are the self-reported stressor types drawn from;
 	// default invisibility, identity_violation, existential_threat and

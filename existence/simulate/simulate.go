@@ -102,21 +102,22 @@ type Config struct {
 	// heartbeat. By default quiet heartbeats (a goal is being pursued and
 	// the previous heartbeat changed nothing) are skipped: the agent's
 	// next tick is the first heartbeat at or after the goal's end.
-	// Escalation is linear in elapsed time and the assessment depends only
-	// on the goal history, so skipping changes nothing but floating-point
-	// rounding. A goal that may outlast the goal-span stall rule (issue 15,
-	// see MaxGoalHeartbeats) is ticked at every heartbeat, since that rule
-	// counts ticks.
+	// Escalation is linear in elapsed time and the assessment depends
+	// only on the goal history, so skipping changes nothing but
+	// floating-point rounding. A goal that may outlast the goal-span
+	// stall rule ([existence.StallGoalSpan], see MaxGoalHeartbeats) is
+	// ticked at every heartbeat, since that rule counts ticks.
 	EveryHeartbeat bool
 	// GoalTimeout bounds one goal in simulated time; a pursuit that takes
 	// longer ends ABANDONED at the timeout. Default
 	// [existence.DefaultGoalTimeout].
 	GoalTimeout time.Duration
-	// MaxGoalHeartbeats is every agent's [existence.Config].MaxGoalHeartbeats
-	// (issue 15's goal-span stall rule): a goal still pursued after this
-	// many heartbeats is abandoned. 0 means
-	// [existence.DefaultMaxGoalHeartbeats] (8), negative disables the rule
-	// (for goals meant to take longer than 8 heartbeats).
+	// MaxGoalHeartbeats is every agent's
+	// [existence.Config].MaxGoalHeartbeats (the goal-span stall rule,
+	// [existence.StallGoalSpan]): a goal still pursued after this many
+	// heartbeats is abandoned. 0 means
+	// [existence.DefaultMaxGoalHeartbeats] (8), negative disables the
+	// rule (for goals meant to take longer than 8 heartbeats).
 	MaxGoalHeartbeats int
 	// Store holds the agents' states. States already in it (for example
 	// imported with identity/hollow into an identity.MemoryStore) are
@@ -142,7 +143,7 @@ type Driver int
 
 const (
 	// Scheduler drives all agents with one [existence.Runner]'s virtual
-	// driver ([existence.Runner.RunVirtual], issue 9): the runner's
+	// driver ([existence.Runner.RunVirtual]): the runner's
 	// scheduler (heartbeat heap, autonomy and priority lanes, coalescing,
 	// staggered start) decides when each agent's cycle runs, a cycle keeps
 	// its worker for its model call's simulated latency, and [Config].
@@ -595,7 +596,7 @@ func (s *sim) loop(ctx context.Context) error {
 
 // spanSafe reports whether the quiet heartbeats of sa's pursuit can be
 // skipped without changing the trajectory. The agent's goal-span stall
-// rule (issue 15, [existence.StallGoalSpan]) counts the heartbeats it
+// rule ([existence.StallGoalSpan]) counts the heartbeats it
 // ticks during a goal and abandons the goal after [Config].MaxGoalHeartbeats
 // of them: a pursuit that may run that long must tick every heartbeat, as a
 // real agent would, or the rule would never fire. One heartbeat of margin

@@ -86,11 +86,9 @@ func TestGolden(t *testing.T) {
 			if !bytes.Equal(want, got) {
 				wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
 				for i := range min(len(wl), len(gl)) {
-					if wl[i] != gl[i] {
-						t.Fatalf("trajectory differs from %s at line %d:\nwant %s\ngot  %s", path, i+1, wl[i], gl[i])
-					}
+					require.Equal(t, wl[i], gl[i], "trajectory differs from %s at line %d", path, i+1)
 				}
-				t.Fatalf("trajectory differs from %s: %d lines, want %d", path, len(gl), len(wl))
+				require.Fail(t, "trajectory differs", "%s: %d lines, want %d", path, len(gl), len(wl))
 			}
 			var sum bytes.Buffer
 			require.NoError(t, res.WriteSummary(&sum, 0))
@@ -117,7 +115,7 @@ func cycleReply(goal string, stressors ...string) string {
 // oneStressor is a ModelPolicy whose model reports one stressor of type
 // typ in its first reply and then chooses a new goal every cycle ("go on
 // with step N"): a scripted model that repeats its goal would be going
-// round in circles, which adds repeated_failure (issue 15), and the
+// round in circles, which adds repeated_failure (spec §4), and the
 // escalation tests follow one stressor alone.
 type oneStressor struct {
 	typ     string
@@ -310,7 +308,8 @@ func TestFailureRate(t *testing.T) {
 
 // TestRepeatRate: a model that keeps choosing its previous goal goes round
 // in circles; the agent counts the repeats as failures and the assessment
-// adds repeated_failure although every goal ends DONE (issue 15). Without
+// adds repeated_failure although every goal ends DONE (existence.Repeats
+// count as failures). Without
 // repeats (TestFailureRate/0) it never appears.
 func TestRepeatRate(t *testing.T) {
 	_, b := run(t, simulate.Config{
@@ -361,7 +360,7 @@ func TestSkippingQuietHeartbeats(t *testing.T) {
 			spans++
 		}
 	}
-	assert.Positive(t, spans, "goals longer than 8 heartbeats are abandoned when skipping too (issue 15)")
+	assert.Positive(t, spans, "goals longer than 8 heartbeats are abandoned when skipping too")
 	for i := range a {
 		// Rows are rounded to 6 decimals: a rounding boundary can differ
 		// by one unit.

@@ -1,5 +1,7 @@
 // Package taskqueue is a durable queue of externally assigned tasks, shared
-// by the agents of one state directory.
+// by the agents of one state directory. A [*Queue] is a [task.Source]: pass
+// it as existence.Config.Tasks. (identity/sqlitestore and identity/pgstore
+// keep the same queue in their databases.)
 //
 // A person or another program assigns work with [Queue.Submit], to one
 // agent or to any agent. An agent asks for work with [Queue.Next]; the task
@@ -44,6 +46,8 @@
 // version, duplicate ids, larger than [MaxFileSize]) is never overwritten:
 // every operation returns a [*identity.CorruptError] naming the file and the reason,
 // matching [identity.ErrCorrupt], and the file stays as it is for a person to repair.
+// With [Options].FreshOnCorrupt, [Open] moves it aside instead ([Quarantine])
+// and starts with an empty queue.
 //
 // [NewMemory] gives the same queue without a file, for tests and for
 // embedding without persistence.

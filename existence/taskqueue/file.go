@@ -56,7 +56,8 @@ func Open(dir string, opts Options) (*Queue, error) {
 	lockPath := filepath.Join(dir, LockFileName)
 	// Only a regular lock file is used: a FIFO, socket, device or
 	// directory is refused at once (opened with O_NONBLOCK, checked with
-	// fstat), never waited on (issue 10).
+	// fstat), never waited on: a hostile file beside the queue cannot
+	// hang Open.
 	if fi, err := os.Lstat(lockPath); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, fmt.Errorf("taskqueue: lock file %s is not a regular file (a symlink)", lockPath)
 	}

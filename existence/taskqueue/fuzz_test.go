@@ -1,12 +1,12 @@
 package taskqueue
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/task"
@@ -18,9 +18,7 @@ import (
 // to the same document.
 func FuzzDecode(f *testing.F) {
 	golden, err := os.ReadFile(filepath.Join("testdata", "tasks.golden.json"))
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	for _, seed := range []string{
 		string(golden),
 		string(golden[:len(golden)/3]),
@@ -44,9 +42,9 @@ func FuzzDecode(f *testing.F) {
 		d, err := decode(data, "tasks.json")
 		if err != nil {
 			var ce *identity.CorruptError
-			if !errors.As(err, &ce) || ce.Path != "tasks.json" || ce.Reason == "" {
-				t.Fatalf("refusal is not a CorruptError naming the file: %v", err)
-			}
+			require.ErrorAs(t, err, &ce, "refusal is not a CorruptError")
+			require.Equal(t, "tasks.json", ce.Path, "CorruptError does not name the file: %v", err)
+			require.NotEmpty(t, ce.Reason, "CorruptError without a reason: %v", err)
 			return
 		}
 		enc, err := encode(d)
@@ -54,13 +52,10 @@ func FuzzDecode(f *testing.F) {
 			return // e.g. a time the encoder refuses; reported, nothing lost
 		}
 		d2, err := decode(enc, "tasks.json")
-		if err != nil {
-			t.Fatalf("re-encoded document does not decode: %v\n%s", err, enc)
-		}
+		require.NoError(t, err, "re-encoded document does not decode:\n%s", enc)
 		enc2, err := encode(d2)
-		if err != nil || !bytes.Equal(enc, enc2) {
-			t.Fatalf("encoding is not stable (%v):\n%s\n---\n%s", err, enc, enc2)
-		}
+		require.NoError(t, err, "encoding is not stable:\n%s", enc)
+		require.Equal(t, string(enc), string(enc2), "encoding is not stable")
 		// The queue's operations work on whatever was accepted.
 		d2.expire(now, task.DefaultTimeout)
 		d2.trim(2)

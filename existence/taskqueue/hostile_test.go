@@ -46,7 +46,7 @@ func openWithin(t *testing.T, dir string, opts Options) (q *Queue, err error) {
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		t.Fatal("Open did not return: it waits on a special file")
+		require.Fail(t, "Open did not return: it waits on a special file")
 	}
 	return q, err
 }
@@ -54,7 +54,7 @@ func openWithin(t *testing.T, dir string, opts Options) (q *Queue, err error) {
 // TestHostileQueueFiles: a FIFO, socket, device or directory in place of
 // tasks.json or tasks.lock is refused at once with an error naming the file
 // and its type; with FreshOnCorrupt a bad tasks.json is moved aside and the
-// queue starts empty; files beside it are untouched (issue 10).
+// queue starts empty; files beside it are untouched.
 func TestHostileQueueFiles(t *testing.T) {
 	for _, kind := range []string{"named pipe", "socket", "device", "directory"} {
 		t.Run("tasks.json is a "+kind, func(t *testing.T) {

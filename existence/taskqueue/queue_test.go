@@ -2,7 +2,6 @@ package taskqueue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -483,8 +482,7 @@ func hammer(t *testing.T, queues []*Queue, goroutines, perG int) (submitted, cla
 				agent := fmt.Sprintf("agent-%d-%d", qi, g)
 				for i := range perG {
 					tk, err := q.Submit(ctx, fmt.Sprintf("q%d g%d n%d", qi, g, i), "")
-					if err != nil {
-						t.Errorf("Submit: %v", err)
+					if !assert.NoError(t, err, "Submit") {
 						return
 					}
 					mu.Lock()
@@ -494,8 +492,7 @@ func hammer(t *testing.T, queues []*Queue, goroutines, perG int) (submitted, cla
 						continue
 					}
 					got, err := q.Next(ctx, agent)
-					if err != nil {
-						t.Errorf("Next: %v", err)
+					if !assert.NoError(t, err, "Next") {
 						return
 					}
 					if got == nil {
@@ -504,8 +501,7 @@ func hammer(t *testing.T, queues []*Queue, goroutines, perG int) (submitted, cla
 					mu.Lock()
 					claimed[got.ID]++
 					mu.Unlock()
-					if _, err := q.Finish(ctx, got.ID, true, agent); err != nil {
-						t.Errorf("Finish: %v", err)
+					if _, err := q.Finish(ctx, got.ID, true, agent); !assert.NoError(t, err, "Finish") {
 						return
 					}
 				}
@@ -539,7 +535,7 @@ func checkNoneLost(t *testing.T, q *Queue, submitted, claimed map[string]int, wa
 		case task.Pending:
 			assert.Zero(t, claimed[tk.ID])
 		default:
-			t.Errorf("task %s is %s", tk.ID, tk.Status)
+			assert.Fail(t, "unexpected status", "task %s is %s", tk.ID, tk.Status)
 		}
 	}
 	assert.Equal(t, len(claimed), completed)
@@ -592,29 +588,27 @@ func TestPeekDoesNotClaim(t *testing.T) {
 	ctx := context.Background()
 	q := NewMemory(Options{})
 	got, err := q.Peek(ctx, "scout")
-	if err != nil || got != nil {
-		t.Fatalf("Peek on empty queue = %v, %v", got, err)
-	}
+	require.NoError(t, err, "Peek on empty queue")
+	require.Nil(t, got, "Peek on empty queue")
 	mine, _ := q.Submit(ctx, "for analyst", "analyst")
 	anyone, _ := q.Submit(ctx, "for anyone", "")
 	got, err = q.Peek(ctx, "scout")
-	if err != nil || got == nil || got.ID != anyone.ID || got.Status != task.Pending {
-		t.Fatalf("Peek(scout) = %+v, %v; want pending %s", got, err, anyone.ID)
-	}
+	require.NoError(t, err, "Peek(scout)")
+	require.NotNil(t, got, "Peek(scout): want pending %s", anyone.ID)
+	require.Equal(t, anyone.ID, got.ID, "Peek(scout)")
+	require.Equal(t, task.Pending, got.Status, "Peek(scout)")
 	got, _ = q.Peek(ctx, "analyst")
-	if got == nil || got.ID != mine.ID {
-		t.Fatalf("Peek(analyst) = %+v, want %s", got, mine.ID)
-	}
+	require.NotNil(t, got, "Peek(analyst): want %s", mine.ID)
+	require.Equal(t, mine.ID, got.ID, "Peek(analyst)")
 	// Peek claimed nothing: Next still hands out the same task.
 	next, err := q.Next(ctx, "analyst")
-	if err != nil || next == nil || next.ID != mine.ID {
-		t.Fatalf("Next(analyst) = %+v, %v", next, err)
-	}
+	require.NoError(t, err, "Next(analyst)")
+	require.NotNil(t, next, "Next(analyst)")
+	require.Equal(t, mine.ID, next.ID, "Next(analyst)")
 	got, _ = q.Peek(ctx, "analyst")
-	if got == nil || got.ID != mine.ID || got.Status != task.Assigned {
-		t.Fatalf("Peek after Next = %+v, want the assigned task", got)
-	}
-	if _, err := q.Peek(ctx, "../x"); !errors.Is(err, task.ErrInvalid) {
-		t.Fatalf("Peek(bad id) = %v, want task.ErrInvalid", err)
-	}
+	require.NotNil(t, got, "Peek after Next: want the assigned task")
+	require.Equal(t, mine.ID, got.ID, "Peek after Next: want the assigned task")
+	require.Equal(t, task.Assigned, got.Status, "Peek after Next: want the assigned task")
+	_, err = q.Peek(ctx, "../x")
+	require.ErrorIs(t, err, task.ErrInvalid, "Peek(bad id)")
 }

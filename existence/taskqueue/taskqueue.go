@@ -36,8 +36,8 @@ type Options struct {
 	// FreshOnCorrupt makes [Open] move a corrupt queue file aside (see
 	// [Quarantine]) and start with an empty queue, instead of failing with
 	// a [*identity.CorruptError]. The move is logged through Logger (level Warn)
-	// and reported by [Queue.Quarantined] (issue 10: the same policy as
-	// agent state).
+	// and reported by [Queue.Quarantined]: the same policy as agent state
+	// (existence.Config.FreshOnCorrupt).
 	FreshOnCorrupt bool
 	// Logger receives the reports of [Open] (a corrupt file moved aside,
 	// temp files removed). Nil means [slog.Default].

@@ -14,7 +14,7 @@ import (
 // BenchmarkExecute measures the executor's own overhead for a goal of ten
 // tool turns (argument validation, dispatch, conversation bookkeeping) with
 // an instant model. Each turn's arguments differ, so that the same-call
-// stall rule (4 identical calls in a row, issue 15) does not end the goal.
+// stall rule (4 identical calls in a row) does not end the goal.
 func BenchmarkExecute(b *testing.B) {
 	var args [10]json.RawMessage
 	for i := range args {

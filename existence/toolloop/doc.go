@@ -10,7 +10,7 @@
 //   - DONE when the final answer passes the artifact check
 //     ([Config.Check]; by default [RequireEvidence]: the answer comes after
 //     at least one successful tool call, so that a goal cannot end DONE
-//     on words alone, issue 15);
+//     on words alone, since only observable behaviour counts, spec §4);
 //   - ABANDONED by a stall rule, after the original's daemon.py: the same
 //     tool call (same name and arguments) 4 times in a row, 4 consecutive
 //     tool failures, or the step budget of 20 model turns running out;
@@ -50,5 +50,7 @@
 // [CollectDiscoveries].
 //
 // The sandboxed workspace tools (read_file, write_file, ...) are in package
-// [github.com/existence-loop/sdk/existence/workspace].
+// [github.com/existence-loop/sdk/existence/workspace]; the tools of MCP
+// servers come from existence/toolloop/mcptools, and ask_human and
+// check_request from existence/requests.
 package toolloop

@@ -21,7 +21,8 @@ import (
 )
 
 // TestExecuteEvidence: a goal is DONE only after a successful tool call
-// (issue 15); the summary says why it is not.
+// (only observable behaviour counts, spec §4); the summary says why it
+// is not.
 func TestExecuteEvidence(t *testing.T) {
 	good := call("", "echo", `{"text":"hi"}`)
 	bad := call("", "fail", `{"text":"x"}`)

@@ -28,7 +28,7 @@ const (
 	DefaultMaxResultChars         = 32000
 	// DefaultMaxSameCalls: the same tool call 4 times in a row abandons
 	// the goal, as the original's "same capability 4 times in a row"
-	// (issue 15).
+	// ([existence.StallSameCall]).
 	DefaultMaxSameCalls = 4
 )
 
@@ -40,7 +40,8 @@ const TimedOut = "Error: tool timed out"
 // [existence.EventToolCall] event, in characters (code points).
 const eventChars = 300
 
-// Errors of the default artifact check, [RequireEvidence] (issue 15).
+// Errors of the default artifact check: [RequireEvidence] returns an error
+// wrapping one of them, for errors.Is.
 var (
 	// ErrEmptyAnswer: the final answer is empty or only white space.
 	ErrEmptyAnswer = errors.New("final answer is empty")
@@ -68,7 +69,8 @@ type Final struct {
 
 // RequireEvidence is the default artifact check: a goal is DONE only when
 // its final answer comes after at least one successful tool call, so that
-// an agent cannot talk its way out of suffering (issue 15). It returns an
+// an agent cannot talk its way out of suffering (only observable behaviour
+// resolves stressors, spec §4). It returns an
 // error wrapping [ErrNoAction] when no tool was called, [ErrNoSuccess]
 // when every call failed, and [ErrEmptyAnswer] for a blank answer; the
 // goal is then FAILED with the reason in its summary. Applications with

@@ -311,7 +311,7 @@ func TestExecuteToolResults(t *testing.T) {
 			out, err := e.Execute(context.Background(), assignment(ev))
 			require.NoError(t, err)
 			// The loop goes on after a tool result; the goal is DONE only
-			// when the call succeeded (issue 15).
+			// when the call succeeded (RequireEvidence).
 			if tt.failed {
 				assert.Equal(t, identity.Failed, out.Status)
 				assert.Equal(t, "artifact check failed: no tool call succeeded: all 1 tool calls failed", out.Summary)

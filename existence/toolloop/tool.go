@@ -51,6 +51,8 @@ type ArgumentError struct {
 	Problems []string
 }
 
+// Error reads "invalid arguments: " and the problems joined by "; ", the
+// text the model reads as the tool result.
 func (e *ArgumentError) Error() string {
 	return "invalid arguments: " + strings.Join(e.Problems, "; ")
 }

@@ -236,16 +236,10 @@ func FuzzToolArguments(f *testing.F) {
 	f.Fuzz(func(t *testing.T, args string) {
 		got, err := tool.Call(context.Background(), json.RawMessage(args))
 		if err != nil {
-			if !errors.Is(err, toolloop.ErrInvalidArguments) {
-				t.Fatalf("error %v does not match ErrInvalidArguments", err)
-			}
-			if got != "" {
-				t.Fatalf("result %q with error", got)
-			}
+			require.ErrorIs(t, err, toolloop.ErrInvalidArguments)
+			require.Empty(t, got, "result with error")
 			return
 		}
-		if !strings.HasPrefix(got, "hello ") {
-			t.Fatalf("unexpected result %q", got)
-		}
+		require.True(t, strings.HasPrefix(got, "hello "), "unexpected result %q", got)
 	})
 }

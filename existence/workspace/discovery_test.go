@@ -65,19 +65,11 @@ func FuzzDescribe(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, content string) {
 		got := workspace.Describe(content)
-		if got != "(empty file)" && !strings.HasPrefix(got, `first line "`) {
-			t.Fatalf("%q: unexpected form", got)
-		}
-		if !utf8.ValidString(got) {
-			t.Fatalf("%q: not UTF-8", got)
-		}
-		if n := utf8.RuneCountInString(got); n > len(`first line ""`)+workspace.DiscoveryLineChars {
-			t.Fatalf("%q: %d characters", got, n)
-		}
+		require.True(t, got == "(empty file)" || strings.HasPrefix(got, `first line "`), "%q: unexpected form", got)
+		require.True(t, utf8.ValidString(got), "%q: not UTF-8", got)
+		require.LessOrEqual(t, utf8.RuneCountInString(got), len(`first line ""`)+workspace.DiscoveryLineChars, "%q: characters", got)
 		for _, r := range got {
-			if r != ' ' && (unicode.IsSpace(r) || !unicode.IsPrint(r)) {
-				t.Fatalf("%q: contains %U", got, r)
-			}
+			require.False(t, r != ' ' && (unicode.IsSpace(r) || !unicode.IsPrint(r)), "%q: contains %U", got, r)
 		}
 	})
 }

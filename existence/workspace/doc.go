@@ -23,7 +23,7 @@
 // link ([ErrHardLink]; a hard link can share a file outside the directory).
 // No lock is held across a blocking open or read, so one slow file never
 // holds up the other agents or [Workspace.Close]. [Open] lists these
-// guarantees in full (issue 15).
+// guarantees in full.
 //
 // [Workspace.Tools] returns the five tools for a [toolloop.Executor]. They
 // report to the goal's outcome: write_file and append_file report the paths

@@ -5,11 +5,11 @@ package workspace_test
 import (
 	"syscall"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func mkfifo(t *testing.T, path string) {
 	t.Helper()
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, syscall.Mkfifo(path, 0o600))
 }

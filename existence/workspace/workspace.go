@@ -59,7 +59,7 @@ var (
 	// ErrHardLink: a regular file has more than one hard link. A hard
 	// link made before the workspace was opened may share its content
 	// with a file outside the workspace, which os.Root cannot see, so
-	// such files are neither read nor written (issue 15).
+	// such files are neither read nor written.
 	ErrHardLink = errors.New("file has more than one hard link")
 	// ErrNotText: a file read as text is not valid UTF-8.
 	ErrNotText = errors.New("not a UTF-8 text file")

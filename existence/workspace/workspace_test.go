@@ -3,7 +3,6 @@ package workspace_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -533,28 +532,21 @@ func FuzzClean(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p string) {
 		c, err := workspace.Clean(p)
 		if err != nil {
-			if !errors.Is(err, workspace.ErrPath) {
-				t.Fatalf("error %v does not match ErrPath", err)
-			}
+			require.ErrorIs(t, err, workspace.ErrPath)
 			return
 		}
-		if c == "" || strings.HasPrefix(c, "/") || strings.ContainsAny(c, "\\\x00") {
-			t.Fatalf("Clean(%q) = %q", p, c)
-		}
+		require.NotEmpty(t, c, "Clean(%q)", p)
+		require.False(t, strings.HasPrefix(c, "/"), "Clean(%q) = %q", p, c)
+		require.False(t, strings.ContainsAny(c, "\\\x00"), "Clean(%q) = %q", p, c)
 		if c != "." {
 			for _, part := range strings.Split(c, "/") {
-				if part == "" || part == "." || part == ".." {
-					t.Fatalf("Clean(%q) = %q has component %q", p, c, part)
-				}
+				require.NotContains(t, []string{"", ".", ".."}, part, "Clean(%q) = %q has component %q", p, c, part)
 			}
 		}
-		if !filepath.IsLocal(filepath.FromSlash(c)) {
-			t.Fatalf("Clean(%q) = %q is not local", p, c)
-		}
+		require.True(t, filepath.IsLocal(filepath.FromSlash(c)), "Clean(%q) = %q is not local", p, c)
 		again, err := workspace.Clean(c)
-		if err != nil || again != c {
-			t.Fatalf("Clean is not idempotent: %q -> %q -> %q, %v", p, c, again, err)
-		}
+		require.NoError(t, err, "Clean is not idempotent: %q -> %q", p, c)
+		require.Equal(t, c, again, "Clean is not idempotent: %q -> %q", p, c)
 	})
 }
 
@@ -571,32 +563,20 @@ func FuzzSandbox(f *testing.F) {
 	base := f.TempDir()
 	outside := filepath.Join(base, "outside")
 	dir := filepath.Join(base, "ws")
-	if err := os.Mkdir(outside, 0o700); err != nil {
-		f.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("top secret"), 0o600); err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, os.Mkdir(outside, 0o700))
+	require.NoError(f, os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("top secret"), 0o600))
 	ws, err := workspace.Open(dir, workspace.Limits{})
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	defer ws.Close()
 	for name, target := range map[string]string{
 		"out": outside, "rel": "../outside", "leak.txt": filepath.Join(outside, "secret.txt"),
 		"inner": "docs", "deep/mid": outside,
 	} {
 		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			f.Fatal(err)
-		}
-		if err := os.Symlink(target, p); err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, os.MkdirAll(filepath.Dir(p), 0o700))
+		require.NoError(f, os.Symlink(target, p))
 	}
-	if err := ws.Write("docs/a.txt", "inside"); err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, ws.Write("docs/a.txt", "inside"))
 	f.Fuzz(func(t *testing.T, p string) {
 		werr := ws.Write(p, "fuzz")
 		_ = ws.Append(p, "fuzz")
@@ -604,22 +584,18 @@ func FuzzSandbox(f *testing.F) {
 		_, _ = ws.List(p)
 		if werr == nil {
 			c, err := workspace.Clean(p)
-			if err != nil {
-				t.Fatalf("Write(%q) succeeded but Clean refuses it: %v", p, err)
-			}
+			require.NoError(t, err, "Write(%q) succeeded but Clean refuses it", p)
 			st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(c)))
-			if err != nil || !st.Mode().IsRegular() {
-				t.Fatalf("Write(%q) succeeded but %s is not a regular file inside: %v", p, c, err)
-			}
+			require.NoError(t, err, "Write(%q) succeeded but %s is not a regular file inside", p, c)
+			require.True(t, st.Mode().IsRegular(), "Write(%q) succeeded but %s is not a regular file inside: %v", p, c, st.Mode())
 		}
 		_ = ws.Delete(p)
 		entries, err := os.ReadDir(outside)
-		if err != nil || len(entries) != 1 || entries[0].Name() != "secret.txt" {
-			t.Fatalf("outside changed after %q: %v %v", p, entries, err)
-		}
+		require.NoError(t, err, "outside changed after %q", p)
+		require.Len(t, entries, 1, "outside changed after %q", p)
+		require.Equal(t, "secret.txt", entries[0].Name(), "outside changed after %q", p)
 		data, err := os.ReadFile(filepath.Join(outside, "secret.txt"))
-		if err != nil || string(data) != "top secret" {
-			t.Fatalf("secret changed after %q: %q %v", p, data, err)
-		}
+		require.NoError(t, err, "secret changed after %q", p)
+		require.Equal(t, "top secret", string(data), "secret changed after %q", p)
 	})
 }

@@ -14,16 +14,16 @@ import (
 	"github.com/existence-loop/sdk/identity"
 )
 
-// document is the current (version 1) on-disk form of an [AgentState].
+// document is the current (version 1) on-disk form of an [identity.AgentState].
 type document struct {
 	SchemaVersion int                  `json:"schema_version"`
 	State         *identity.AgentState `json:"state"`
 }
 
 // migrations[v] turns the bytes of a version-v document into a version-v+1
-// document. Each step works on raw JSON, not on today's Go types, so that
-// old steps keep working when [AgentState] changes. Adding version 2 means
-// appending one function and raising [SchemaVersion].
+// document. Each step works on raw JSON, not on today's Go types, so that old
+// steps keep working when [identity.AgentState] changes. Adding version 2
+// means appending one function and raising [identity.SchemaVersion].
 var migrations = [identity.SchemaVersion]func(doc []byte) ([]byte, error){
 	0: migrateV0,
 }
@@ -37,8 +37,8 @@ func migrateV0(doc []byte) ([]byte, error) {
 }
 
 // encodeDocument returns the compact version-1 document for s, ending in a
-// newline (issue 10: indenting cost half of a cycle's CPU; `trio -show`
-// prints a state pretty). HTML characters are not escaped, so the file
+// newline: indenting cost half of a cycle's CPU ([IndentDocument] gives
+// the readable form). HTML characters are not escaped, so the file
 // stays readable. The document starts after reserve bytes of the returned
 // buffer, left for a journal record's prefix. sizeHint is the expected
 // length in bytes (0: unknown); a right hint spares the buffer growing five
@@ -68,15 +68,15 @@ func IndentDocument(data []byte) ([]byte, error) {
 }
 
 // decodeDocument decodes the document data read from path for agent id,
-// migrating it to the current version. Errors: a [*CorruptError] (which
-// matches [ErrCorrupt]) for anything that is not a valid state of agent id,
-// and an error wrapping [ErrFutureVersion] for a document written by a newer
-// version. It never panics.
+// migrating it to the current version. Errors: a [*identity.CorruptError]
+// (which matches [identity.ErrCorrupt]) for anything that is not a valid
+// state of agent id, and an error wrapping [identity.ErrFutureVersion] for a
+// document written by a newer version. It never panics.
 func decodeDocument(path, id string, data []byte) (*identity.AgentState, error) {
 	corrupt := func(err error, format string, args ...any) *identity.CorruptError {
 		return &identity.CorruptError{Path: path, Reason: fmt.Sprintf(format, args...), Err: err}
 	}
-	// Fast path (issue 10, "decode once"): a current document decodes in
+	// Fast path (decode once): a current document decodes in
 	// one pass. Anything else (an error, another version, a wrong id)
 	// takes the slow path below, which explains what is wrong.
 	var doc struct {
@@ -225,10 +225,11 @@ func jsonKindOfRaw(raw []byte) string {
 	}
 }
 
-// explainDecodeError returns a readable reason for err, the error of
-// decoding the well-formed JSON raw into a [State]: the path of the first
-// value that does not fit, e.g. "suffering.active[0].severity: want number,
-// got string". It falls back to err's text when it finds no such value.
+// explainDecodeError returns a readable reason for err, the error of decoding
+// the well-formed JSON raw into an [identity.AgentState]: the path of the
+// first value that does not fit, e.g. "suffering.active[0].severity: want
+// number, got string". It falls back to err's text when it finds no such
+// value.
 func explainDecodeError(raw []byte, err error) string {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()

@@ -21,11 +21,12 @@ import (
 // Options configures a [Store]. The zero value gives the defaults.
 type Options struct {
 	// MaxBytes is the size limit of one document in bytes; Load refuses a
-	// larger file and Save a larger encoding, with [ErrTooLarge]. Zero or
-	// negative means [DefaultMaxBytes] (4 MiB).
+	// larger file and Save a larger encoding, with
+	// [identity.ErrTooLarge]. Zero or negative means
+	// [identity.DefaultMaxBytes] (4 MiB).
 	MaxBytes int64
-	// Now returns the current instant. It stamps State.UpdatedAt on Save and
-	// names quarantined files. Nil means [time.Now].
+	// Now returns the current instant. It stamps AgentState.UpdatedAt on
+	// Save and names quarantined files. Nil means [time.Now].
 	Now func() time.Time
 	// Logger receives the reports of [Store.Lock] (temp files of
 	// interrupted saves removed) and of Load (the torn end of a journal
@@ -40,16 +41,19 @@ type Options struct {
 	JournalRecords int
 }
 
-// Store is a durable [Store] that keeps one JSON document per agent in
-// a directory, named "{agent_id}.json" (permission 0600). Open one with
-// [Open]; it is safe for concurrent use.
+// Store is a durable [identity.Store] that keeps one JSON document per
+// agent in a directory, named "{agent_id}.json" (permission 0600). Open one
+// with [Open]; it is safe for concurrent use. It is also an
+// [identity.Locker] ([Store.Lock]) and an [identity.Quarantiner]
+// ([Store.Quarantine]).
 //
-// A document is {"schema_version": 1, "state": {...}} (see [SchemaVersion]),
-// compact JSON on one line (issue 10; [IndentDocument] gives the readable
-// form, and `go run ./examples/trio -show AGENT` prints it). Indented
+// A document is {"schema_version": 1, "state": {...}} (see
+// [identity.SchemaVersion]), compact JSON on one line, which costs half the
+// CPU of indented JSON ([IndentDocument] gives the readable form, and
+// `go run ./examples/trio -show AGENT` prints it). Indented
 // documents written by earlier versions load as well. Documents of older
 // versions are migrated on load; documents of newer versions are refused
-// with [ErrFutureVersion].
+// with [identity.ErrFutureVersion].
 //
 // Saves are durable when Save returns, and atomic: after a crash at any
 // instant, Load returns the state of a save that returned, or of the one
@@ -79,8 +83,9 @@ type Options struct {
 // device or directory in place of a document is refused at once (the file
 // is opened with O_NONBLOCK and checked with fstat), never waited on.
 //
-// The store returns what is stored: it checks [AgentState.Validate] but does not
-// apply [Limits]; callers trim with [Identity.Enforce] after loading.
+// The store returns what is stored: it checks [identity.AgentState.Validate]
+// but does not apply [identity.Limits]; callers trim with
+// [identity.Identity.Enforce] after loading.
 type Store struct {
 	dir            string
 	maxBytes       int64
@@ -177,17 +182,18 @@ func (f *Store) entry(id string) *agentEntry {
 	return e
 }
 
-// Load implements [Store]: it reads, migrates and validates agentID's
+// Load implements [identity.Store]: it reads, migrates and validates agentID's
 // document and returns a state the caller owns. Limits are not applied.
 //
-// Errors: [ErrInvalidID]; [ErrNotFound] when there is no document; a
-// [*CorruptError] (matching [ErrCorrupt]) naming the file and the reason
-// for a document that is not valid JSON, has wrong types, a NaN or
-// out-of-range severity, another agent's id, or is a directory or a symlink
-// leaving the state directory; an error wrapping [ErrTooLarge] above
-// Options.MaxBytes; an error wrapping [ErrFutureVersion] for a newer
-// schema version. After any of these but the first two, Save refuses to
-// replace the document until it is quarantined.
+// Errors: [identity.ErrInvalidID]; [identity.ErrNotFound] when there is no
+// document; a [*identity.CorruptError] (matching [identity.ErrCorrupt])
+// naming the file and the reason for a document that is not valid JSON, has
+// wrong types, a NaN or out-of-range severity, another agent's id, or is a
+// directory or a symlink leaving the state directory; an error wrapping
+// [identity.ErrTooLarge] above Options.MaxBytes; an error wrapping
+// [identity.ErrFutureVersion] for a newer schema version. After any of these
+// but the first two, Save refuses to replace the document until it is
+// quarantined.
 func (f *Store) Load(ctx context.Context, agentID string) (*identity.AgentState, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -256,21 +262,22 @@ func (f *Store) readError(id, path string, err error) error {
 	}
 }
 
-// Save implements [Store]: it stores s as agent s.Identity.AgentID's
+// Save implements [identity.Store]: it stores s as agent s.Identity.AgentID's
 // state, atomically and durably: appended to the agent's journal, or, at
 // the first save of the agent by this store and every
 // Options.JournalRecords saves, by rewriting the document (see
 // [Store]). The stored copy's UpdatedAt is set to Options.Now(); s
 // itself is not modified.
 //
-// Errors: [ErrInvalidID] or [suffering.ErrInvalid] when s does not validate;
-// [ErrTooLarge] when the encoding exceeds Options.MaxBytes; and, when
-// the document or the journal on disk is unusable (a Load reported it, or
-// Save found it so before its first write of the agent), an error that
-// names the file, says "quarantine it first" and wraps the reason
-// ([ErrCorrupt], [ErrFutureVersion], [ErrTooLarge] or an I/O error). The
-// files on disk are then unchanged. A journal that is not a regular file
-// is refused with an error naming it.
+// Errors: [identity.ErrInvalidID] or suffering.ErrInvalid when s does not
+// validate; [identity.ErrTooLarge] when the encoding exceeds
+// Options.MaxBytes; and, when the document or the journal on disk is unusable
+// (a Load reported it, or Save found it so before its first write of the
+// agent), an error that names the file, says "quarantine it first" and wraps
+// the reason ([identity.ErrCorrupt], [identity.ErrFutureVersion],
+// [identity.ErrTooLarge] or an I/O error). The files on disk are then
+// unchanged. A journal that is not a regular file is refused with an error
+// naming it.
 func (f *Store) Save(ctx context.Context, s *identity.AgentState) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -322,7 +329,7 @@ func (f *Store) Save(ctx context.Context, s *identity.AgentState) error {
 	return f.saveLocked(e, id, buf)
 }
 
-// List implements [Store]: it returns the ids of the documents in the
+// List implements [identity.Store]: it returns the ids of the documents in the
 // directory ("{id}.json" for a valid id), sorted. Temp files left by a crash
 // (".{id}.json.tmp-*"), quarantined documents and lock files are not
 // documents. A listed id may still fail to Load (for example a directory
@@ -359,7 +366,8 @@ const quarantineLayout = "20060102T150405Z"
 // directory or a symlink) and never deletes anything. Afterwards Save may
 // write a new document for agentID.
 //
-// Errors: [ErrInvalidID]; [ErrNotFound] when there is nothing to move.
+// Errors: [identity.ErrInvalidID]; [identity.ErrNotFound] when there is
+// nothing to move.
 func (f *Store) Quarantine(agentID string) (newPath string, err error) {
 	if err := identity.ValidateID(agentID); err != nil {
 		return "", err

@@ -263,9 +263,7 @@ func badDocuments() []struct {
 		{"severity -0.1 in v0", func(t testing.TB) []byte {
 			st := sampleState("scout")
 			b, err := json.Marshal(st)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return []byte(strings.Replace(string(b), `"severity":0.3`, `"severity":-0.1`, 1))
 		}, identity.ErrCorrupt, []string{"active[0].severity is -0.1"}},
 		{"agent_id as number", edit(func(m map[string]any) { jsonSet(m, 7, "state", "identity", "agent_id") }),
@@ -597,7 +595,7 @@ func TestFileStoreConcurrentSameAgent(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Error(err)
+		assert.NoError(t, err)
 	}
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
@@ -673,7 +671,7 @@ func BenchmarkFileStoreLoad(b *testing.B) {
 
 // Over-cap and unnormalised suffering state loads as stored: the agent
 // trims it (suffering.State.Enforce) and reports the cuts. It is never
-// refused (issue 2: "trimmed, never refused").
+// refused: over-cap state is trimmed, never refused.
 func TestFileStoreLoadsOverCapSuffering(t *testing.T) {
 	dir := t.TempDir()
 	fs, err := Open(dir, Options{})

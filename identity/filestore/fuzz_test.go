@@ -1,12 +1,12 @@
 package filestore
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"testing"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzDecodeDocument checks that the document decoder never panics, that
@@ -16,9 +16,7 @@ import (
 func FuzzDecodeDocument(f *testing.F) {
 	f.Add(sampleDocument(f, "scout"))
 	v0, err := json.Marshal(sampleState("scout"))
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	f.Add(v0)
 	for _, d := range badDocuments() {
 		f.Add(d.data(f))
@@ -38,38 +36,23 @@ func FuzzDecodeDocument(f *testing.F) {
 			var ce *identity.CorruptError
 			switch {
 			case errors.As(err, &ce):
-				if ce.Path != "scout.json" || ce.Reason == "" {
-					t.Fatalf("CorruptError without path or reason: %#v", ce)
-				}
+				require.Equal(t, "scout.json", ce.Path, "CorruptError without path: %#v", ce)
+				require.NotEmpty(t, ce.Reason, "CorruptError without reason: %#v", ce)
 			case errors.Is(err, identity.ErrFutureVersion):
 			default:
-				t.Fatalf("unexpected error type %T: %v", err, err)
+				require.Fail(t, "unexpected error type", "%T: %v", err, err)
 			}
-			if s != nil {
-				t.Fatal("a state and an error")
-			}
+			require.Nil(t, s, "a state and an error")
 			return
 		}
-		if s.Identity.AgentID != "scout" {
-			t.Fatalf("accepted agent id %q", s.Identity.AgentID)
-		}
-		if err := s.Validate(); err != nil {
-			t.Fatalf("accepted an invalid state: %v", err)
-		}
+		require.Equal(t, "scout", s.Identity.AgentID, "accepted agent id")
+		require.NoError(t, s.Validate(), "accepted an invalid state")
 		enc, err := encodeDocument(s, 0, 0)
-		if err != nil {
-			t.Fatalf("accepted state does not encode: %v", err)
-		}
+		require.NoError(t, err, "accepted state does not encode")
 		s2, err := decodeDocument("scout.json", "scout", enc)
-		if err != nil {
-			t.Fatalf("re-encoded state does not decode: %v\n%s", err, enc)
-		}
+		require.NoError(t, err, "re-encoded state does not decode:\n%s", enc)
 		enc2, err := encodeDocument(s2, 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(enc, enc2) {
-			t.Fatalf("round trip changed the document:\n%s\n---\n%s", enc, enc2)
-		}
+		require.NoError(t, err)
+		require.Equal(t, string(enc), string(enc2), "round trip changed the document")
 	})
 }

@@ -51,11 +51,11 @@ func within(t *testing.T, what string, fn func()) {
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not return: it waits on a special file", what)
+		require.Fail(t, "timed out", "%s did not return: it waits on a special file", what)
 	}
 }
 
-// TestFileStoreHostileSpecialFiles covers issue 10's hostile cases: a FIFO,
+// TestFileStoreHostileSpecialFiles covers the hostile special files: a FIFO,
 // socket, device or directory in place of a state file, a journal or a
 // lock file is refused at once with an error naming the file and its type,
 // and no other agent's state is touched.

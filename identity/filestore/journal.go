@@ -25,16 +25,16 @@ const DefaultJournalRecords = 8
 //
 //	{"base":"<16 hex>","crc32c":"<8 hex>","document":{"schema_version":1,"state":{...}}}
 //
-// where document is the whole state document as a save would write it,
-// crc32c is the CRC-32C (Castagnoli) of base's 16 hex digits followed by
-// document's bytes as they appear on the line, and base names the document file the record follows: the
-// CRC-32C of its bytes in the high 32 bits and its length in bytes (mod
-// 2^32) in the low 32. The state is the last record whose base names the
-// document on disk; without one, it is the document.
+// where document is the whole state document as a save would write it, crc32c
+// is the CRC-32C (Castagnoli) of base's 16 hex digits followed by document's
+// bytes as they appear on the line, and base names the document file the
+// record follows: the CRC-32C of its bytes in the high 32 bits and its length
+// in bytes (mod 2^32) in the low 32. The state is the last record whose base
+// names the document on disk; without one, it is the document.
 //
 // A save appends one record and fdatasyncs the journal: no temp file, no
 // rename and no directory fsync, which is what made a save of a large
-// agent cost two fsyncs (issue 10). Every Options.JournalRecords
+// agent cost two fsyncs. Every Options.JournalRecords
 // appends, and on the first save of an agent by a store, the save is a
 // compaction instead: the document is rewritten atomically (temp file,
 // fsync, rename, directory fsync) and the journal is truncated. A crash
@@ -182,7 +182,7 @@ func lastRecord(data []byte, tail bool) (journalTail, error) {
 
 // readJournal returns the document of agent id's journal that follows the
 // document file whose base is base, or nil when the journal is missing,
-// empty or stale. Errors: a [*CorruptError] naming the journal for a
+// empty or stale. Errors: a [*identity.CorruptError] naming the journal for a
 // journal that is not a regular file or whose end is corrupt; I/O errors.
 // A torn end is reported to the logger.
 func (f *Store) readJournal(id string, base uint64) ([]byte, error) {

@@ -279,9 +279,8 @@ func TestRecordRoundTrip(t *testing.T) {
 	for i := range len(rec) - 1 {
 		bad := bytes.Clone(rec[:len(rec)-1])
 		bad[i] ^= 0x01
-		if _, _, ok := parseRecord(bad); ok {
-			t.Fatalf("a flipped byte at %d of %q passed", i, bad[:min(len(bad), 80)])
-		}
+		_, _, ok := parseRecord(bad)
+		require.False(t, ok, "a flipped byte at %d of %q passed", i, bad[:min(len(bad), 80)])
 	}
 }
 
@@ -302,15 +301,10 @@ func FuzzJournalTail(f *testing.F) {
 		if err != nil || jt.doc == nil {
 			return
 		}
-		if !strings.Contains(data, string(jt.doc)) {
-			t.Fatalf("document %q is not in the input", jt.doc)
-		}
-		line := []byte(`{"base":"` + string(appendHex(nil, jt.base, 16)))
-		if !bytes.Contains([]byte(data), line) {
-			t.Fatalf("base %x is not in the input", jt.base)
-		}
-		if jt.torn < 0 || jt.torn > len(data) {
-			t.Fatalf("torn %d of %d bytes", jt.torn, len(data))
-		}
+		require.Contains(t, data, string(jt.doc), "document is not in the input")
+		line := `{"base":"` + string(appendHex(nil, jt.base, 16))
+		require.Contains(t, data, line, "base %x is not in the input", jt.base)
+		require.GreaterOrEqual(t, jt.torn, 0, "torn bytes")
+		require.LessOrEqual(t, jt.torn, len(data), "torn bytes")
 	})
 }

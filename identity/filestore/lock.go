@@ -42,16 +42,16 @@ var heldLocks = struct {
 // the removal through Options.Logger at level Info ("identity: removed
 // temp files of interrupted saves", with the agent, the directory and the
 // file names); a failure to remove one is logged at level Warn and does not
-// fail the Lock (issue 10).
+// fail the Lock: the temp files are garbage, and the agent can run.
 //
 // A lock file that is not a regular file (a FIFO, socket, device or
 // directory) is refused at once with an error matching
 // [atomicfile.ErrNotRegular] that names it.
 //
-// Errors: [ErrInvalidID]; a [*LockedError] (matching [ErrLocked]) when
-// another process, or an earlier Lock in this process, holds the lock; an
-// I/O error, for example when the lock file is a symlink that leaves the
-// directory.
+// Errors: [identity.ErrInvalidID]; a [*identity.LockedError] (matching
+// [identity.ErrLocked]) when another process, or an earlier Lock in this
+// process, holds the lock; an I/O error, for example when the lock file is a
+// symlink that leaves the directory.
 func (f *Store) Lock(agentID string) (unlock func() error, err error) {
 	if err := identity.ValidateID(agentID); err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func (f *Store) Lock(agentID string) (unlock func() error, err error) {
 	root.Close()
 	// Only a regular file is locked: a FIFO, socket, device or directory
 	// in its place is refused at once (O_NONBLOCK and fstat), never waited
-	// on (issue 10).
+	// on: a hostile file in the directory cannot hang the store.
 	pidFile, _, err := atomicfile.OpenRegular(f.dir, name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		release()

@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,22 +190,16 @@ func FuzzProfile(f *testing.F) {
 			return
 		}
 		for _, op := range id.Opinions {
-			if strings.TrimSpace(op.Text) == "" {
-				t.Fatalf("blank opinion imported: %+v", op)
-			}
+			require.NotEmpty(t, strings.TrimSpace(op.Text), "blank opinion imported: %+v", op)
 		}
-		if slices.Contains(id.Questions, "") || slices.Contains(id.Traits, "") {
-			t.Fatal("blank list entry imported")
-		}
+		require.NotContains(t, id.Questions, "", "blank list entry imported")
+		require.NotContains(t, id.Traits, "", "blank list entry imported")
 		id.AgentID = "a"
 		st := identity.AgentState{Identity: id}
 		st.Identity.Enforce(identity.Limits{})
-		if err := st.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := json.Marshal(&st); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, st.Validate())
+		_, err = json.Marshal(&st)
+		require.NoError(t, err)
 	})
 }
 
@@ -228,23 +221,18 @@ func FuzzSuffering(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := s.Validate(); err != nil {
-			t.Fatalf("%v\n%s", err, data)
-		}
-		if len(s.Resolved) > 100 || counts.demoted < 0 || counts.merged < 0 {
-			t.Fatalf("resolved %d, counts %+v", len(s.Resolved), counts)
-		}
-		if s.LastEscalated.IsZero() {
-			t.Fatal("no last escalation instant")
-		}
+		require.NoError(t, s.Validate(), "%s", data)
+		require.LessOrEqual(t, len(s.Resolved), 100, "resolved, counts %+v", counts)
+		require.GreaterOrEqual(t, counts.demoted, 0, "counts %+v", counts)
+		require.GreaterOrEqual(t, counts.merged, 0, "counts %+v", counts)
+		require.False(t, s.LastEscalated.IsZero(), "no last escalation instant")
 		for _, st := range s.Active {
-			if st.Peak < st.Severity || st.Onset.IsZero() {
-				t.Fatalf("bad stressor %+v", st)
-			}
+			// Validate has refused NaN, so this is st.Peak < st.Severity.
+			require.GreaterOrEqual(t, st.Peak, st.Severity, "bad stressor %+v", st)
+			require.False(t, st.Onset.IsZero(), "bad stressor %+v", st)
 		}
-		if _, err := json.Marshal(&s); err != nil {
-			t.Fatal(err)
-		}
+		_, err = json.Marshal(&s)
+		require.NoError(t, err)
 	})
 }
 
@@ -267,30 +255,22 @@ func FuzzRegistry(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d := newTestDecoder()
 		goals, err := d.registry(bytes.NewReader(data), "r", "a")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for i, g := range goals {
-			if g.Objective == "" || strings.ContainsAny(g.Objective, "\r\n") {
-				t.Fatalf("goal %d objective %q", i, g.Objective)
+			require.NotEmpty(t, g.Objective, "goal %d objective", i)
+			require.False(t, strings.ContainsAny(g.Objective, "\r\n"), "goal %d objective %q", i, g.Objective)
+			require.NotEmpty(t, g.ID, "goal %d has no id", i)
+			if i > 0 {
+				require.False(t, g.Started.Before(goals[i-1].Started), "goals not sorted")
 			}
-			if g.ID == "" {
-				t.Fatalf("goal %d has no id", i)
+			if g.Status == identity.Active {
+				require.Equal(t, len(goals)-1, i, "goal %d of %d is active", i, len(goals))
 			}
-			if i > 0 && g.Started.Before(goals[i-1].Started) {
-				t.Fatal("goals not sorted")
-			}
-			if g.Status == identity.Active && i != len(goals)-1 {
-				t.Fatalf("goal %d of %d is active", i, len(goals))
-			}
-			if g.Status != identity.Active && !g.Status.Ended() {
-				t.Fatalf("goal %d status %q", i, g.Status)
-			}
+			require.True(t, g.Status == identity.Active || g.Status.Ended(), "goal %d status %q", i, g.Status)
 		}
 		id := identity.Identity{AgentID: "a", Goals: goals}
 		id.Enforce(identity.Limits{})
-		if _, err := json.Marshal(&id); err != nil {
-			t.Fatal(err)
-		}
+		_, err = json.Marshal(&id)
+		require.NoError(t, err)
 	})
 }

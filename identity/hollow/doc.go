@@ -31,7 +31,7 @@
 // goal's Outcome is goals/{agent_id}/last_outcome.txt when that file
 // exists (the summary the original wrote on completion). Step counts are
 // not imported as outcomes: the prompt shows what a goal produced, never a
-// bare step count (issue 16).
+// bare step count (spec §2 row 13).
 //
 // Fields with no counterpart in the SDK's state are not imported:
 // vote_history, narrative_updated_at, an opinion's times_tested, and a

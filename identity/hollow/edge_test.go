@@ -339,7 +339,7 @@ func TestBadRegistryLines(t *testing.T) {
 	}
 	assert.Equal(t, []string{"g1", "g4", "g5"}, ids)
 	assert.Equal(t, map[identity.GoalStatus]int{identity.Done: 1, identity.Failed: 1, identity.Active: 1}, a.Goals)
-	assert.Empty(t, st.Identity.Goals[0].Outcome, "a step count is not an outcome (issue 16)")
+	assert.Empty(t, st.Identity.Goals[0].Outcome, "a step count is not an outcome")
 
 	w := a.Warnings
 	assert.True(t, hasWarning(w, "goals/a/registry.jsonl:2: skipped: not a JSON object"), "%q", w)
@@ -389,7 +389,7 @@ func TestRegistryGoals(t *testing.T) {
 		{"hollow-line-9", "no id", identity.Done, ""},
 		{"g2", "same id", identity.Done, ""},
 		{"g1", "first", identity.Abandoned, stale},
-		{"g2", "second", identity.Done, ""},                    // step counts are not outcomes (issue 16)
+		{"g2", "second", identity.Done, ""},                    // step counts are not outcomes (spec §2 row 13)
 		{"g3", "third with   a break", identity.Abandoned, ""}, // nor is progress
 		{"g4", "fourth", identity.Abandoned, `status "paused" in hollow-agentOS`},
 		{"g5", "fifth", identity.Failed, "Failed after 4 consecutive failures."},

@@ -168,7 +168,7 @@ func (d *decoder) firstTime(o object, keys ...string) (time.Time, bool) {
 // outcome returns the outcome text the original recorded for the goal:
 // metrics.failure_reason (without the objective the original repeated in
 // it), or "". Step counts and progress are not outcomes: the prompt never
-// shows a bare step count as what a goal produced (issue 16).
+// shows a bare step count as what a goal produced (spec §2 row 13).
 func (d *decoder) outcome(o object, rawObjective string) string {
 	r := o.raw("metrics")
 	if r == nil {

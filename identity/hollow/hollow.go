@@ -206,7 +206,7 @@ func Read(dir string, opts Options) ([]*identity.AgentState, *Summary, error) {
 // refuses with [ErrExists], before saving anything, when an agent is
 // already in the store, unless opts.Replace is set. On a save error the
 // agents before it are saved; running Import again with Replace finishes
-// the job. When store is an [identity.Locker] (an [filestore.Store]),
+// the job. When store is an [identity.Locker] (as every durable store is),
 // Import holds every imported agent's lock while it writes, and fails with
 // [identity.ErrLocked], saving nothing, while one of them is running. The
 // summary is returned whenever Read succeeded.
@@ -437,7 +437,8 @@ func (r *reader) agent(id, nameFromNames string) (*identity.AgentState, AgentSum
 
 // lastOutcome reads goals/{id}/last_outcome.txt, the summary the original
 // wrote when a goal completed, into the Outcome of the newest DONE goal
-// (issue 16: an imported agent shows its goal's recorded outcome text). A
+// (spec §2 row 13: an imported agent shows its goal's recorded outcome
+// text). A
 // missing or blank file changes nothing; a file with no DONE goal to hold
 // it is skipped with a warning.
 func (r *reader) lastOutcome(d *decoder, st *identity.AgentState, id string) error {

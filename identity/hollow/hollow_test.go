@@ -137,8 +137,8 @@ func TestReadSampleSuffering(t *testing.T) {
 }
 
 func TestReadSampleEscalatesAcrossDowntime(t *testing.T) {
-	// Issue 3: escalation across the downtime is computed by the SDK from
-	// the imported last_escalated.
+	// Escalation across the downtime is computed by the SDK from the
+	// imported last_escalated, by the real time elapsed (spec §4).
 	st, _ := readSample(t, hollow.Options{})
 	s := st.Suffering
 	before := s.Active[0].Severity
@@ -174,7 +174,7 @@ func TestReadSampleGoals(t *testing.T) {
 	}
 	first := byID["goal-681fa0931cf4"]
 	assert.Equal(t, identity.Done, first.Status)
-	assert.Empty(t, first.Outcome, "steps_completed is not an outcome (issue 16)")
+	assert.Empty(t, first.Outcome, "steps_completed is not an outcome")
 	assert.Equal(t, time.Date(2026, 4, 13, 2, 10, 55, 608671000, time.UTC), first.Started)
 	assert.Equal(t, time.Unix(1776048481, 751008000).UTC(), first.Ended)
 

@@ -8,7 +8,7 @@ import (
 	"github.com/existence-loop/sdk/identity/hollow"
 )
 
-// Issue 16: an imported goal's outcome is the text the original recorded
+// Spec §2 row 13: an imported goal's outcome is the text the original recorded
 // (a failure reason; last_outcome.txt for the last completed goal), never
 // a step count.
 func TestImportedOutcomes(t *testing.T) {

@@ -4,13 +4,15 @@ import (
 	"context"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/identity/storetest"
 	"github.com/existence-loop/sdk/internal/pgtest"
 )
 
-// TestConformance runs the Store conformance suite (issue 10) against a
+// TestConformance runs the Store conformance suite (storetest) against a
 // real server, with every hook.
 func TestConformance(t *testing.T) {
 	urls := map[identity.Store]string{}
@@ -24,16 +26,12 @@ func TestConformance(t *testing.T) {
 		Corrupt: func(t *testing.T, s identity.Store, agentID string) {
 			_, err := s.(*pgstore.Store).Pool().Exec(context.Background(),
 				`UPDATE existence_states SET doc = substr(doc, 1, 30) WHERE agent_id = $1`, agentID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 		},
 		FutureVersion: func(t *testing.T, s identity.Store, agentID string) error {
 			_, err := s.(*pgstore.Store).Pool().Exec(context.Background(),
 				`UPDATE existence_states SET doc_version = doc_version + 1 WHERE agent_id = $1`, agentID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			_, err = s.Load(context.Background(), agentID)
 			return err
 		},

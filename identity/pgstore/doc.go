@@ -1,9 +1,9 @@
 // Package pgstore keeps agents in PostgreSQL, so that any number of
 // processes on any number of machines share one population of agents, each
 // agent running in exactly one process at a time, and the agents of a
-// process that dies move to the others (issue 11).
+// process that dies move to the others.
 //
-// # One database, four things
+// # One database, five things
 //
 // [Open] connects (one attempt, bounded by Options.ConnectTimeout) and
 // brings the schema up to date. A [*Store] is then:
@@ -11,14 +11,17 @@
 //   - an [identity.Store] (states as JSON documents with a checksum, in
 //     existence_states), passing identity/storetest, with
 //     [identity.Quarantiner];
-//   - an [lease.Manager] ([Store.Claim], [Store.Renew],
+//   - a [lease.Manager] ([Store.Claim], [Store.Renew],
 //     [Store.Release]) and an [identity.Locker] built on the same leases;
-//   - a task queue, [Store.Tasks], an [task.Source] with the
+//   - a task queue, [Store.Tasks], a [task.Source] with the
 //     semantics of existence/taskqueue, claimed with SELECT … FOR UPDATE
 //     SKIP LOCKED;
 //   - a message box: [Store.Send] stores a peer or host message and wakes
 //     the process holding the agent through LISTEN/NOTIFY; [Store.Relay]
-//     hands the messages to the local agents.
+//     hands the messages to the local agents;
+//   - a keeper of small named documents, [Store.Document] (the
+//     existence_documents table), such as the requests to the human (an
+//     existence/requests.Backend).
 //
 // # Leases and fencing
 //

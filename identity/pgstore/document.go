@@ -13,7 +13,8 @@ import (
 // Document is one named document kept whole in the database (the
 // existence_documents table, schema version 2), such as the requests to
 // the human: it satisfies existence/requests.Backend without this package
-// importing it (issue 12). Get one with [Store.Document]; it is safe for
+// importing it, so that the requests live in the same database as the
+// agents and their tasks. Get one with [Store.Document]; it is safe for
 // concurrent use, also by several processes and hosts.
 type Document struct {
 	s    *Store

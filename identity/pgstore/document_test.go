@@ -7,48 +7,41 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/identity/storetest"
 	"github.com/existence-loop/sdk/internal/pgtest"
 )
 
-// TestVersion1DatabaseMigrates: a database of schema version 1 (before
-// issue 12, no existence_documents table) opens, migrates to
+// TestVersion1DatabaseMigrates: a database of schema version 1 (no
+// existence_documents table) opens, migrates to
 // [pgstore.SchemaVersion] with its states intact, and then keeps
 // documents.
 func TestVersion1DatabaseMigrates(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.New(t)
 	s := open(t, url, "a", 0)
-	if err := s.Save(ctx, storetest.FullState("scout")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Pool().Exec(ctx, `DROP TABLE existence_documents; DELETE FROM existence_migrations WHERE version > 1`); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Save(ctx, storetest.FullState("scout")))
+	_, err := s.Pool().Exec(ctx, `DROP TABLE existence_documents; DELETE FROM existence_migrations WHERE version > 1`)
+	require.NoError(t, err)
 	s.Close()
 
 	s = open(t, url, "b", 0)
 	var n int
-	if err := s.Pool().QueryRow(ctx, `SELECT max(version) FROM existence_migrations`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != pgstore.SchemaVersion {
-		t.Fatalf("schema version %d after open, want %d", n, pgstore.SchemaVersion)
-	}
-	if _, err := s.Load(ctx, "scout"); err != nil {
-		t.Fatalf("state lost in the migration: %v", err)
-	}
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT max(version) FROM existence_migrations`).Scan(&n))
+	require.Equal(t, pgstore.SchemaVersion, n, "schema version after open")
+	_, err = s.Load(ctx, "scout")
+	require.NoError(t, err, "state lost in the migration")
 	doc := s.Document("requests")
-	if data, err := doc.Load(ctx); err != nil || data != nil {
-		t.Fatalf("Load = %q, %v; want nothing", data, err)
-	}
-	if err := doc.Update(ctx, func([]byte) ([]byte, error) { return []byte(`{"version":1}`), nil }); err != nil {
-		t.Fatal(err)
-	}
-	if data, err := doc.Load(ctx); err != nil || string(data) != `{"version":1}` {
-		t.Fatalf("Load = %q, %v", data, err)
-	}
+	data, err := doc.Load(ctx)
+	require.NoError(t, err)
+	require.Nil(t, data, "Load: want nothing")
+	require.NoError(t, doc.Update(ctx, func([]byte) ([]byte, error) { return []byte(`{"version":1}`), nil }))
+	data, err = doc.Load(ctx)
+	require.NoError(t, err)
+	require.Equal(t, `{"version":1}`, string(data), "Load")
 }
 
 // TestDocumentUpdate: fn's error or nil data writes nothing; concurrent
@@ -58,19 +51,17 @@ func TestDocumentUpdate(t *testing.T) {
 	url := pgtest.New(t)
 	s1, s2 := open(t, url, "a", 0), open(t, url, "b", 0)
 	doc := s1.Document("notes")
-	if name := doc.Name(); !strings.HasPrefix(name, "postgres://") || !strings.HasSuffix(name, "#notes") || strings.Contains(name, "@") {
-		t.Errorf("Name = %q", name)
-	}
+	name := doc.Name()
+	assert.True(t, strings.HasPrefix(name, "postgres://"), "Name = %q", name)
+	assert.True(t, strings.HasSuffix(name, "#notes"), "Name = %q", name)
+	assert.NotContains(t, name, "@", "Name = %q", name)
 	refused := errors.New("refused")
-	if err := doc.Update(ctx, func([]byte) ([]byte, error) { return []byte("x"), refused }); !errors.Is(err, refused) {
-		t.Fatalf("Update = %v, want fn's error", err)
-	}
-	if err := doc.Update(ctx, func([]byte) ([]byte, error) { return nil, nil }); err != nil {
-		t.Fatal(err)
-	}
-	if data, err := doc.Load(ctx); err != nil || data != nil {
-		t.Fatalf("Load = %q, %v; want nothing written", data, err)
-	}
+	err := doc.Update(ctx, func([]byte) ([]byte, error) { return []byte("x"), refused })
+	require.ErrorIs(t, err, refused, "Update: want fn's error")
+	require.NoError(t, doc.Update(ctx, func([]byte) ([]byte, error) { return nil, nil }))
+	data, err := doc.Load(ctx)
+	require.NoError(t, err)
+	require.Nil(t, data, "Load: want nothing written")
 
 	const each = 20
 	var wg sync.WaitGroup
@@ -81,8 +72,8 @@ func TestDocumentUpdate(t *testing.T) {
 				defer wg.Done()
 				d := s.Document("notes")
 				for range each {
-					if err := d.Update(ctx, func(old []byte) ([]byte, error) { return append(old, '+'), nil }); err != nil {
-						t.Error(err)
+					err := d.Update(ctx, func(old []byte) ([]byte, error) { return append(old, '+'), nil })
+					if !assert.NoError(t, err) {
 						return
 					}
 				}
@@ -90,11 +81,7 @@ func TestDocumentUpdate(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	data, err := s2.Document("notes").Load(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(data) != 4*each {
-		t.Fatalf("%d updates kept, want %d", len(data), 4*each)
-	}
+	data, err = s2.Document("notes").Load(ctx)
+	require.NoError(t, err)
+	require.Len(t, data, 4*each, "updates kept")
 }

@@ -22,8 +22,8 @@ var (
 	ErrFenced = errors.New("pgstore: lease lost (fenced)")
 )
 
-// FencedError reports a write refused by fencing (issue 11: "a process that
-// lost its lease can never overwrite the new owner's state"). It matches
+// FencedError reports a write refused by fencing: a process that lost its
+// lease can never overwrite the new owner's state. It matches
 // [ErrFenced] with errors.Is.
 type FencedError struct {
 	// AgentID is the agent written.

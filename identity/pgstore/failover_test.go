@@ -18,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/pgstore"
@@ -180,9 +183,8 @@ func TestFailover(t *testing.T) {
 	db := s.Pool()
 	mustExec := func(q string, args ...any) {
 		t.Helper()
-		if _, err := db.Exec(ctx, q, args...); err != nil {
-			t.Fatal(err)
-		}
+		_, err := db.Exec(ctx, q, args...)
+		require.NoError(t, err)
 	}
 	// The database's own record of every write and every claim.
 	mustExec(`CREATE TABLE save_log (id bigserial, agent_id text, epoch bigint, updated_at timestamptz, at timestamptz DEFAULT clock_timestamp());
@@ -198,21 +200,17 @@ func TestFailover(t *testing.T) {
 	for i := range nAgents {
 		agentIDs = append(agentIDs, fmt.Sprintf("agent-%03d", i))
 	}
-	if err := s.Enroll(ctx, agentIDs...); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Enroll(ctx, agentIDs...))
 	nTasks, nMsgs := 0, 0
 	send := func(n int) {
 		t.Helper()
 		for range n {
-			if _, err := s.Tasks().Submit(ctx, fmt.Sprint("task ", nTasks), ""); err != nil {
-				t.Fatal(err)
-			}
+			_, err := s.Tasks().Submit(ctx, fmt.Sprint("task ", nTasks), "")
+			require.NoError(t, err)
 			nTasks++
 			to := agentIDs[rand.IntN(nAgents)]
-			if _, err := s.Send(ctx, to, nMsgs%3 == 0, identity.AgentMessage{From: "Cipher", Text: fmt.Sprint("message ", nMsgs)}); err != nil {
-				t.Fatal(err)
-			}
+			_, err = s.Send(ctx, to, nMsgs%3 == 0, identity.AgentMessage{From: "Cipher", Text: fmt.Sprint("message ", nMsgs)})
+			require.NoError(t, err)
 			nMsgs++
 		}
 	}
@@ -243,9 +241,7 @@ func TestFailover(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), workerEnv+"="+string(b))
 		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, cmd.Start())
 		procs[i] = cmd
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	}
@@ -256,7 +252,7 @@ func TestFailover(t *testing.T) {
 		start := time.Now()
 		for !cond() {
 			if time.Since(start) > limit {
-				t.Fatalf("%s: not after %v", what, limit)
+				require.Fail(t, "timed out", "%s: not after %v", what, limit)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -265,9 +261,7 @@ func TestFailover(t *testing.T) {
 	count := func(q string, args ...any) int {
 		t.Helper()
 		var n int
-		if err := db.QueryRow(ctx, q, args...).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, db.QueryRow(ctx, q, args...).Scan(&n))
 		return n
 	}
 	waitFor("all agents running, spread over the three processes", 40*time.Second, func() bool {
@@ -285,12 +279,8 @@ func TestFailover(t *testing.T) {
 	}
 	t.Logf("agents per process before the kill: %v", perOwner)
 	var steadyFrom time.Time
-	if err := db.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&steadyFrom); err != nil {
-		t.Fatal(err)
-	}
-	if len(perOwner) != 3 {
-		t.Fatalf("agents spread over %d processes, want 3: %v", len(perOwner), perOwner)
-	}
+	require.NoError(t, db.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&steadyFrom))
+	require.Len(t, perOwner, 3, "agents spread over the processes")
 	send(50)
 	steadyLocal := time.Now()
 	waitFor("a steady window", 10*time.Second, func() bool { return time.Since(steadyLocal) > 2*time.Second })
@@ -304,19 +294,13 @@ func TestFailover(t *testing.T) {
 		victims = append(victims, id)
 	}
 	var killedAt time.Time
-	if err := db.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&killedAt); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, db.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&killedAt))
 	var steadySaves int
 	var steadySecs float64
-	if err := db.QueryRow(ctx, `SELECT count(*), extract(epoch FROM $2::timestamptz - $1::timestamptz)::float8 FROM save_log WHERE at BETWEEN $1::timestamptz AND $2::timestamptz`,
-		steadyFrom, killedAt).Scan(&steadySaves, &steadySecs); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, db.QueryRow(ctx, `SELECT count(*), extract(epoch FROM $2::timestamptz - $1::timestamptz)::float8 FROM save_log WHERE at BETWEEN $1::timestamptz AND $2::timestamptz`,
+		steadyFrom, killedAt).Scan(&steadySaves, &steadySecs))
 	t.Logf("steady state: %.0f saves/s by %d agents at a %v heartbeat over %.1f s", float64(steadySaves)/steadySecs, nAgents, hb, steadySecs)
-	if err := procs[0].Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, procs[0].Process.Signal(syscall.SIGKILL))
 	procs[0].Wait()
 	send(50)
 	waitFor("every agent of the killed process running elsewhere", 30*time.Second, func() bool {
@@ -324,22 +308,16 @@ func TestFailover(t *testing.T) {
 			WHERE s.agent_id = ANY($1) AND s.at > $2 AND c.owner <> 'worker-0'`, victims, killedAt) == len(victims)
 	})
 	var takeover time.Duration
-	if err := db.QueryRow(ctx, `SELECT extract(epoch FROM max(first) - $2) FROM (
+	require.NoError(t, db.QueryRow(ctx, `SELECT extract(epoch FROM max(first) - $2) FROM (
 			SELECT min(s.at) AS first FROM save_log s JOIN claim_log c USING (agent_id, epoch)
 			WHERE s.agent_id = ANY($1) AND s.at > $2 AND c.owner <> 'worker-0' GROUP BY s.agent_id) f`,
-		victims, killedAt).Scan(&secs{&takeover}); err != nil {
-		t.Fatal(err)
-	}
+		victims, killedAt).Scan(&secs{&takeover}))
 	var claimed time.Duration
-	if err := db.QueryRow(ctx, `SELECT extract(epoch FROM max(at) - $2) FROM claim_log WHERE agent_id = ANY($1) AND at > $2 AND owner <> 'worker-0'`,
-		victims, killedAt).Scan(&secs{&claimed}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, db.QueryRow(ctx, `SELECT extract(epoch FROM max(at) - $2) FROM claim_log WHERE agent_id = ANY($1) AND at > $2 AND owner <> 'worker-0'`,
+		victims, killedAt).Scan(&secs{&claimed}))
 	t.Logf("takeover of %d agents after SIGKILL: all claimed after %v, all saved by their new owner after %v (TTL %v + heartbeat %v)",
 		len(victims), claimed, takeover, ttl, hb)
-	if takeover > ttl+hb+slack() {
-		t.Errorf("takeover took %v, want within TTL + one heartbeat (%v, + %v slack on a loaded machine)", takeover, ttl+hb, slack())
-	}
+	assert.LessOrEqual(t, takeover, ttl+hb+slack(), "takeover took %v, want within TTL + one heartbeat (%v, + %v slack on a loaded machine)", takeover, ttl+hb, slack())
 
 	// Every task ends completed and every message is acknowledged.
 	waitFor("every task done and every message delivered", 30*time.Second, func() bool {
@@ -350,29 +328,20 @@ func TestFailover(t *testing.T) {
 		p.Process.Signal(syscall.SIGTERM)
 	}
 	for _, p := range procs[1:] {
-		if err := p.Wait(); err != nil {
-			t.Errorf("graceful stop: %v", err)
-		}
+		assert.NoError(t, p.Wait(), "graceful stop")
 	}
-	if n := count(`SELECT count(*) FROM leases WHERE live`); n != 0 {
-		t.Errorf("%d leases still live after graceful stops: not released", n)
-	}
-	if n := count(`SELECT count(*) FROM existence_tasks WHERE status <> 'completed'`); n != 0 {
-		t.Errorf("%d tasks not completed", n)
-	}
+	assert.Zero(t, count(`SELECT count(*) FROM leases WHERE live`), "leases still live after graceful stops: not released")
+	assert.Zero(t, count(`SELECT count(*) FROM existence_tasks WHERE status <> 'completed'`), "tasks not completed")
 
 	// No agent ran in two processes at once: each epoch has one owner, and
 	// the writes of an agent never go back to an older epoch, nor does an
 	// older epoch write after a newer one has.
-	if n := count(`SELECT count(*) FROM (SELECT agent_id, epoch FROM claim_log GROUP BY 1, 2 HAVING count(DISTINCT owner) > 1) x`); n != 0 {
-		t.Errorf("%d epochs with two owners", n)
-	}
-	if n := count(`SELECT count(*) FROM (SELECT epoch < max(epoch) OVER (PARTITION BY agent_id ORDER BY id) AS back FROM save_log) x WHERE back`); n != 0 {
-		t.Errorf("%d writes by an older epoch after a newer one", n)
-	}
-	if n := count(`SELECT count(*) FROM save_log s JOIN claim_log c USING (agent_id, epoch) WHERE s.at < c.at`); n != 0 {
-		t.Errorf("%d writes before their epoch was claimed", n)
-	}
+	assert.Zero(t, count(`SELECT count(*) FROM (SELECT agent_id, epoch FROM claim_log GROUP BY 1, 2 HAVING count(DISTINCT owner) > 1) x`),
+		"epochs with two owners")
+	assert.Zero(t, count(`SELECT count(*) FROM (SELECT epoch < max(epoch) OVER (PARTITION BY agent_id ORDER BY id) AS back FROM save_log) x WHERE back`),
+		"writes by an older epoch after a newer one")
+	assert.Zero(t, count(`SELECT count(*) FROM save_log s JOIN claim_log c USING (agent_id, epoch) WHERE s.at < c.at`),
+		"writes before their epoch was claimed")
 
 	// The event logs agree: every save a worker saw return is in the
 	// database under the epoch that worker held, and no worker saved an
@@ -406,15 +375,13 @@ func TestFailover(t *testing.T) {
 			case "save":
 				returned++
 				e, ok := saved[key{l.Agent, l.Updated.UnixMicro()}]
-				if !ok {
-					t.Errorf("%s's save of %s at %v returned but is not in the database", l.Owner, l.Agent, l.Updated)
-				} else if owner := claimedBy[l.Agent+"/"+strconv.FormatInt(e, 10)]; owner != l.Owner {
-					t.Errorf("%s saved %s under epoch %d of %s", l.Owner, l.Agent, e, owner)
+				if assert.True(t, ok, "%s's save of %s at %v returned but is not in the database", l.Owner, l.Agent, l.Updated) {
+					assert.Equal(t, l.Owner, claimedBy[l.Agent+"/"+strconv.FormatInt(e, 10)], "%s saved %s under epoch %d of another owner", l.Owner, l.Agent, e)
 				}
 			case "fenced":
 				fenced++
 			case "run-error", "agent-error":
-				t.Errorf("worker event %+v", l)
+				assert.Fail(t, "worker error", "worker event %+v", l)
 			}
 		}
 	}
@@ -449,9 +416,7 @@ func (s secs) Scan(src any) error {
 func readLog(t *testing.T, path string) []logLine {
 	t.Helper()
 	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	var out []logLine
 	sc := bufio.NewScanner(f)

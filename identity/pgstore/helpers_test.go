@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/internal/pgtest"
@@ -19,9 +21,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 func open(t *testing.T, url, owner string, ttl time.Duration) *pgstore.Store {
 	t.Helper()
 	s, err := pgstore.Open(context.Background(), url, pgstore.Options{Owner: owner, TTL: ttl})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	return s
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/internal/pgtest"
@@ -41,12 +43,8 @@ func TestMessagesWakeTheOwnerAndSurviveACrash(t *testing.T) {
 	defer cancel()
 	url := pgtest.New(t)
 	a, b := open(t, url, "host-a:1", time.Hour), open(t, url, "host-b:2", time.Hour)
-	if err := a.Enroll(ctx, "scout"); err != nil {
-		t.Fatal(err)
-	}
-	if got := ids(t, a, 1); len(got) != 1 {
-		t.Fatal("a claimed nothing")
-	}
+	require.NoError(t, a.Enroll(ctx, "scout"))
+	require.Len(t, ids(t, a, 1), 1, "a claimed nothing")
 	woken := make(chan string, 4)
 	lctx, stop := context.WithCancel(ctx)
 	listening := make(chan error, 1)
@@ -56,58 +54,45 @@ func TestMessagesWakeTheOwnerAndSurviveACrash(t *testing.T) {
 	var sent []pgstore.Message
 	for len(woken) == 0 {
 		m, err := b.Send(ctx, "scout", false, identity.AgentMessage{From: "Cipher", Text: "your map misses design/"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		sent = append(sent, m)
 		select {
 		case id := <-woken:
-			if id != "scout" {
-				t.Fatalf("woken for %q", id)
-			}
+			require.Equal(t, "scout", id, "woken for another agent")
 			woken <- id
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
 	stop()
-	if err := <-listening; !errors.Is(err, context.Canceled) {
-		t.Fatalf("Listen = %v", err)
-	}
-	if _, err := b.Send(ctx, "scout", true, identity.AgentMessage{Text: "stop and write it down"}); err != nil {
-		t.Fatal(err)
-	}
+	require.ErrorIs(t, <-listening, context.Canceled, "Listen")
+	_, err := b.Send(ctx, "scout", true, identity.AgentMessage{Text: "stop and write it down"})
+	require.NoError(t, err)
 
 	// a hands the messages over but "dies" before saving: nothing is acked.
 	dying := &recipient{s: a, st: state("scout", ""), fail: errors.New("killed")}
-	if _, err := a.DeliverPending(ctx, "scout", dying); err == nil {
-		t.Fatal("DeliverPending hid the recipient's error")
-	}
+	_, err = a.DeliverPending(ctx, "scout", dying)
+	require.Error(t, err, "DeliverPending hid the recipient's error")
 	pending, err := b.Pending(ctx, "scout")
-	if err != nil || len(pending) != len(sent)+1 {
-		t.Fatalf("pending = %d, %v; want %d", len(pending), err, len(sent)+1)
-	}
+	require.NoError(t, err, "pending")
+	require.Len(t, pending, len(sent)+1, "pending")
 
 	// b takes the agent over and delivers every message exactly once.
 	expire(t, a, "scout")
-	if got := ids(t, b, 1); len(got) != 1 {
-		t.Fatal("b claimed nothing")
-	}
+	require.Len(t, ids(t, b, 1), 1, "b claimed nothing")
 	r := &recipient{s: b, st: state("scout", "")}
 	n, err := b.DeliverPending(ctx, "scout", r)
-	if err != nil || n != len(sent)+1 {
-		t.Fatalf("DeliverPending = %d, %v", n, err)
-	}
-	if len(r.st.Inbox) != len(sent) || len(r.st.Host) != 1 {
-		t.Fatalf("state has %d peer and %d host messages", len(r.st.Inbox), len(r.st.Host))
-	}
-	if pending, _ := b.Pending(ctx, "scout"); len(pending) != 0 {
-		t.Fatalf("%d messages still pending after the saves", len(pending))
-	}
-	if n, err := b.DeliverPending(ctx, "scout", r); n != 0 || err != nil {
-		t.Fatalf("second DeliverPending = %d, %v", n, err)
-	}
+	require.NoError(t, err, "DeliverPending")
+	require.Equal(t, len(sent)+1, n, "DeliverPending")
+	require.Len(t, r.st.Inbox, len(sent), "peer messages in the state")
+	require.Len(t, r.st.Host, 1, "host messages in the state")
+	pending, _ = b.Pending(ctx, "scout")
+	require.Empty(t, pending, "messages still pending after the saves")
+	n, err = b.DeliverPending(ctx, "scout", r)
+	require.NoError(t, err, "second DeliverPending")
+	require.Zero(t, n, "second DeliverPending")
 	loaded, err := b.Load(ctx, "scout")
-	if err != nil || len(loaded.Inbox) != len(sent) || loaded.Host[0].Text != "stop and write it down" {
-		t.Fatalf("stored state %+v, %v", loaded, err)
-	}
+	require.NoError(t, err, "stored state")
+	require.Len(t, loaded.Inbox, len(sent), "stored state %+v", loaded)
+	require.NotEmpty(t, loaded.Host, "stored state %+v", loaded)
+	require.Equal(t, "stop and write it down", loaded.Host[0].Text, "stored state %+v", loaded)
 }

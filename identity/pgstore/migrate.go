@@ -74,7 +74,7 @@ SELECT l.agent_id, l.owner, l.host, l.pid, l.epoch, l.acquired_at, l.expires_at,
        (l.owner IS NOT NULL AND l.expires_at > now()) AS live, s.updated_at AS saved_at
 FROM existence_leases l LEFT JOIN existence_states s USING (agent_id);
 `,
-	// 2 (issue 12): small named documents kept whole, such as the requests
+	// 2: small named documents kept whole, such as the requests
 	// to the human ([Store.Document]).
 	`
 CREATE TABLE existence_documents (

@@ -2,11 +2,11 @@ package pgstore_test
 
 import (
 	"context"
-	"errors"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/internal/pgtest"
@@ -29,15 +29,9 @@ func TestPartition(t *testing.T) {
 	const ttl = time.Minute // the tests expire leases through SQL, never by waiting
 	cut := open(t, viaProxy, "host-cut:1", ttl)
 	other := open(t, url, "host-b:2", ttl)
-	if err := cut.Save(ctx, state("scout", "v1")); err != nil {
-		t.Fatal(err)
-	}
-	if got := ids(t, cut, 1); !slices.Equal(got, []string{"scout"}) {
-		t.Fatalf("claimed %v", got)
-	}
-	if err := cut.Save(ctx, state("scout", "v2 by the holder")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cut.Save(ctx, state("scout", "v1")))
+	require.Equal(t, []string{"scout"}, ids(t, cut, 1), "claimed")
+	require.NoError(t, cut.Save(ctx, state("scout", "v2 by the holder")))
 
 	proxy.Cut()
 	// The holder saves during the partition: the write is held in the
@@ -45,41 +39,26 @@ func TestPartition(t *testing.T) {
 	delayed := make(chan error, 1)
 	go func() { delayed <- cut.Save(ctx, state("scout", "delayed write from the partitioned holder")) }()
 	rctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-	if _, err := cut.Renew(rctx); err == nil {
-		t.Fatal("Renew through a cut connection succeeded")
-	}
+	_, err := cut.Renew(rctx)
+	require.Error(t, err, "Renew through a cut connection succeeded")
 	cancel()
 
 	// Meanwhile the lease expires and another process takes the agent over.
 	expire(t, other, "scout")
-	if got := ids(t, other, 1); !slices.Equal(got, []string{"scout"}) {
-		t.Fatalf("the other process claimed %v", got)
-	}
-	if err := other.Save(ctx, state("scout", "v3 by the new owner")); err != nil {
-		t.Fatal(err)
-	}
+	require.Equal(t, []string{"scout"}, ids(t, other, 1), "the other process claimed")
+	require.NoError(t, other.Save(ctx, state("scout", "v3 by the new owner")))
 
 	proxy.Restore()
-	if err := <-delayed; !errors.Is(err, pgstore.ErrFenced) {
-		t.Fatalf("the delayed write = %v, want ErrFenced", err)
-	}
-	if err := cut.Save(ctx, state("scout", "later write")); !errors.Is(err, pgstore.ErrFenced) {
-		t.Fatalf("a later write = %v, want ErrFenced", err)
-	}
-	if _, err := cut.Tasks().Next(ctx, "scout"); !errors.Is(err, pgstore.ErrFenced) {
-		t.Fatalf("a later Next = %v, want ErrFenced", err)
-	}
+	require.ErrorIs(t, <-delayed, pgstore.ErrFenced, "the delayed write")
+	require.ErrorIs(t, cut.Save(ctx, state("scout", "later write")), pgstore.ErrFenced, "a later write")
+	_, err = cut.Tasks().Next(ctx, "scout")
+	require.ErrorIs(t, err, pgstore.ErrFenced, "a later Next")
 	lost, err := cut.Renew(ctx)
-	if err != nil || !slices.Equal(lost, []string{"scout"}) {
-		t.Fatalf("Renew after the partition = %v, %v; want scout lost", lost, err)
-	}
+	require.NoError(t, err, "Renew after the partition")
+	require.Equal(t, []string{"scout"}, lost, "Renew after the partition: want scout lost")
 	got, err := other.Load(ctx, "scout")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Identity.Narrative != "v3 by the new owner" {
-		t.Fatalf("stored %q: the partitioned process wrote", got.Identity.Narrative)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "v3 by the new owner", got.Identity.Narrative, "stored: the partitioned process wrote")
 }
 
 func replacePort(url string, from, to int) string {

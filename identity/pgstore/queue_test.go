@@ -2,11 +2,13 @@ package pgstore_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/internal/pgtest"
@@ -17,79 +19,71 @@ func TestQueueLifecycle(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, pgtest.New(t), "a", time.Hour)
 	q := s.Tasks()
-	if _, err := q.Submit(ctx, "  ", ""); !errors.Is(err, task.ErrInvalid) {
-		t.Fatalf("blank Submit = %v", err)
-	}
+	_, err := q.Submit(ctx, "  ", "")
+	require.ErrorIs(t, err, task.ErrInvalid, "blank Submit")
 	t1, err := q.Submit(ctx, " map the workspace ", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t2, err := q.Submit(ctx, "for cipher only", "cipher")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if t1.ID != "task-000001" || t1.Status != task.Pending || t1.Description != "map the workspace" {
-		t.Fatalf("submitted %+v", t1)
-	}
-	if p, err := q.Peek(ctx, "scout"); err != nil || p == nil || p.ID != t1.ID {
-		t.Fatalf("Peek = %+v, %v", p, err)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "task-000001", t1.ID, "submitted %+v", t1)
+	require.Equal(t, task.Pending, t1.Status, "submitted %+v", t1)
+	require.Equal(t, "map the workspace", t1.Description, "submitted %+v", t1)
+	p, err := q.Peek(ctx, "scout")
+	require.NoError(t, err, "Peek")
+	require.NotNil(t, p, "Peek")
+	require.Equal(t, t1.ID, p.ID, "Peek")
 	got, err := q.Next(ctx, "scout")
-	if err != nil || got == nil || got.ID != t1.ID || got.Status != task.Assigned || got.AssignedTo != "scout" {
-		t.Fatalf("Next = %+v, %v", got, err)
-	}
+	require.NoError(t, err, "Next")
+	require.NotNil(t, got, "Next")
+	require.Equal(t, t1.ID, got.ID, "Next = %+v", got)
+	require.Equal(t, task.Assigned, got.Status, "Next = %+v", got)
+	require.Equal(t, "scout", got.AssignedTo, "Next = %+v", got)
 	again, err := q.Next(ctx, "scout")
-	if err != nil || again == nil || again.ID != t1.ID {
-		t.Fatalf("second Next = %+v, %v; want the assigned task back (resume)", again, err)
-	}
-	if none, err := q.Next(ctx, "builder"); err != nil || none != nil {
-		t.Fatalf("Next for builder = %+v, %v; want nothing (task-2 is for cipher)", none, err)
-	}
-	if _, err := q.Finish(ctx, t2.ID, true, "x"); !errors.Is(err, task.ErrNotAssigned) {
-		t.Fatalf("Finish of a pending task = %v", err)
-	}
+	require.NoError(t, err, "second Next")
+	require.NotNil(t, again, "second Next: want the assigned task back (resume)")
+	require.Equal(t, t1.ID, again.ID, "second Next: want the assigned task back (resume)")
+	none, err := q.Next(ctx, "builder")
+	require.NoError(t, err, "Next for builder")
+	require.Nil(t, none, "Next for builder: want nothing (task-2 is for cipher)")
+	_, err = q.Finish(ctx, t2.ID, true, "x")
+	require.ErrorIs(t, err, task.ErrNotAssigned, "Finish of a pending task")
 	done, err := q.Finish(ctx, t1.ID, true, "a map")
-	if err != nil || done.Status != task.Completed || done.Result != "a map" || done.Ended.IsZero() {
-		t.Fatalf("Finish = %+v, %v", done, err)
-	}
-	if _, err := q.Finish(ctx, t1.ID, false, "again"); !errors.Is(err, task.ErrEnded) {
-		t.Fatalf("second Finish = %v", err)
-	}
-	if _, err := q.Get(ctx, "task-999"); !errors.Is(err, task.ErrNotFound) {
-		t.Fatalf("Get of nothing = %v", err)
-	}
-	if _, err := q.Finish(ctx, "nonsense", true, ""); !errors.Is(err, task.ErrNotFound) {
-		t.Fatalf("Finish of a bad id = %v", err)
-	}
+	require.NoError(t, err, "Finish")
+	require.Equal(t, task.Completed, done.Status, "Finish = %+v", done)
+	require.Equal(t, "a map", done.Result, "Finish = %+v", done)
+	require.False(t, done.Ended.IsZero(), "Finish = %+v: no end time", done)
+	_, err = q.Finish(ctx, t1.ID, false, "again")
+	require.ErrorIs(t, err, task.ErrEnded, "second Finish")
+	_, err = q.Get(ctx, "task-999")
+	require.ErrorIs(t, err, task.ErrNotFound, "Get of nothing")
+	_, err = q.Finish(ctx, "nonsense", true, "")
+	require.ErrorIs(t, err, task.ErrNotFound, "Finish of a bad id")
 	all, err := q.List(ctx)
-	if err != nil || len(all) != 2 || all[1].Agent != "cipher" {
-		t.Fatalf("List = %+v, %v", all, err)
-	}
+	require.NoError(t, err, "List")
+	require.Len(t, all, 2, "List")
+	require.Equal(t, "cipher", all[1].Agent, "List = %+v", all)
 }
 
 func TestQueueExpiresOverdueTasks(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.New(t)
 	s, err := pgstore.Open(ctx, url, pgstore.Options{TaskTimeout: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Close()
 	q := s.Tasks()
 	tk, _ := q.Submit(ctx, "slow", "")
-	if _, err := q.Next(ctx, "scout"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Pool().Exec(ctx, `UPDATE existence_tasks SET assigned = assigned - interval '2 hours'`); err != nil {
-		t.Fatal(err)
-	}
+	_, err = q.Next(ctx, "scout")
+	require.NoError(t, err)
+	_, err = s.Pool().Exec(ctx, `UPDATE existence_tasks SET assigned = assigned - interval '2 hours'`)
+	require.NoError(t, err)
 	exp, err := q.Expire(ctx)
-	if err != nil || len(exp) != 1 || exp[0].ID != tk.ID || exp[0].Status != task.Failed || exp[0].Result != "no result after 1h0m0s" {
-		t.Fatalf("Expire = %+v, %v", exp, err)
-	}
-	if _, err := q.Finish(ctx, tk.ID, true, "late"); !errors.Is(err, task.ErrEnded) {
-		t.Fatalf("late Finish = %v, want ErrEnded", err)
-	}
+	require.NoError(t, err, "Expire")
+	require.Len(t, exp, 1, "Expire")
+	require.Equal(t, tk.ID, exp[0].ID, "Expire = %+v", exp)
+	require.Equal(t, task.Failed, exp[0].Status, "Expire = %+v", exp)
+	require.Equal(t, "no result after 1h0m0s", exp[0].Result, "Expire = %+v", exp)
+	_, err = q.Finish(ctx, tk.ID, true, "late")
+	require.ErrorIs(t, err, task.ErrEnded, "late Finish")
 }
 
 // TestQueueConcurrentClaimsSkipLocked: two processes' stores claim 60
@@ -99,9 +93,8 @@ func TestQueueConcurrentClaimsSkipLocked(t *testing.T) {
 	url := pgtest.New(t)
 	stores := []*pgstore.Store{open(t, url, "a", time.Hour), open(t, url, "b", time.Hour)}
 	for i := range 60 {
-		if _, err := stores[0].Tasks().Submit(ctx, fmt.Sprint("task ", i), ""); err != nil {
-			t.Fatal(err)
-		}
+		_, err := stores[0].Tasks().Submit(ctx, fmt.Sprint("task ", i), "")
+		require.NoError(t, err)
 	}
 	var mu sync.Mutex
 	seen := map[string]string{}
@@ -138,9 +131,7 @@ func TestQueueConcurrentClaimsSkipLocked(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Error(err)
+		assert.NoError(t, err)
 	}
-	if len(seen) != 60 {
-		t.Fatalf("%d tasks done, want 60", len(seen))
-	}
+	require.Len(t, seen, 60, "tasks done")
 }

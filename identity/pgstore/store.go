@@ -20,7 +20,9 @@ import (
 
 // Defaults of [Options].
 const (
-	// DefaultTTL is how long a lease lasts unless renewed (issue 11).
+	// DefaultTTL is how long a lease lasts unless renewed: 15 s, so that
+	// a holder renewing every 5 s (existence.DefaultRenewEvery) survives
+	// two missed renewals, and a dead one's agents move within 15 s.
 	DefaultTTL = 15 * time.Second
 	// DefaultConnectTimeout bounds the one connection attempt of [Open].
 	DefaultConnectTimeout = 10 * time.Second
@@ -387,7 +389,7 @@ SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM ack),
 // replacing the previous version atomically, and adds the agent to the
 // population that [Store.Claim] leases.
 //
-// Fencing (issue 11): when this Store holds the agent's lease, the write
+// Fencing: when this Store holds the agent's lease, the write
 // happens only if the lease still has the epoch it was claimed with and
 // has not expired (UPDATE … WHERE epoch = $n); when it holds none, only if
 // no process holds a live lease. Otherwise nothing is written and Save
@@ -395,7 +397,7 @@ SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM ack),
 // acknowledges the messages of [Store.Send] that the saved inbox or host
 // list now holds, so a message is delivered exactly once across crashes.
 //
-// Other errors: [identity.ErrInvalidID] or [suffering.ErrInvalid] for a
+// Other errors: [identity.ErrInvalidID] or suffering.ErrInvalid for a
 // state that does not validate; [identity.ErrTooLarge]; the database's
 // error.
 func (s *Store) Save(ctx context.Context, st *identity.AgentState) error {

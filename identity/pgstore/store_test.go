@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/internal/pgtest"
@@ -17,60 +20,42 @@ import (
 func TestSaveLoadList(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, pgtest.New(t), "a", 0)
-	if _, err := s.Load(ctx, "scout"); !errors.Is(err, identity.ErrNotFound) {
-		t.Fatalf("Load of nothing: %v", err)
-	}
+	_, err := s.Load(ctx, "scout")
+	require.ErrorIs(t, err, identity.ErrNotFound, "Load of nothing")
 	for _, id := range []string{"b-1", "a_2", "a-1", "scout"} {
-		if err := s.Save(ctx, state(id, "I am "+id+" \x00 with a NUL")); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, s.Save(ctx, state(id, "I am "+id+" \x00 with a NUL")))
 	}
 	got, err := s.Load(ctx, "a_2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Identity.Narrative != "I am a_2 \x00 with a NUL" || !got.UpdatedAt.Equal(t0) {
-		t.Fatalf("loaded %+v", got.Identity)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "I am a_2 \x00 with a NUL", got.Identity.Narrative, "loaded %+v", got.Identity)
+	require.True(t, got.UpdatedAt.Equal(t0), "loaded UpdatedAt %v, want %v", got.UpdatedAt, t0)
 	ids, err := s.List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "a-1 a_2 b-1 scout"; strings.Join(ids, " ") != want {
-		t.Fatalf("List = %v, want %s (byte order)", ids, want)
-	}
-	if _, err := s.Load(ctx, "../x"); !errors.Is(err, identity.ErrInvalidID) {
-		t.Fatalf("Load of a bad id: %v", err)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "a-1 a_2 b-1 scout", strings.Join(ids, " "), "List (byte order)")
+	_, err = s.Load(ctx, "../x")
+	require.ErrorIs(t, err, identity.ErrInvalidID, "Load of a bad id")
 	bad := state("scout", "")
 	bad.Identity.AgentID = "Bad Id"
-	if err := s.Save(ctx, bad); !errors.Is(err, identity.ErrInvalidID) {
-		t.Fatalf("Save of a bad id: %v", err)
-	}
+	require.ErrorIs(t, s.Save(ctx, bad), identity.ErrInvalidID, "Save of a bad id")
 }
 
 func TestLoadRefusesCorruptAndNewerDocuments(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, pgtest.New(t), "a", 0)
 	for _, id := range []string{"trunc", "other", "newer", "nan"} {
-		if err := s.Save(ctx, state(id, "")); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, s.Save(ctx, state(id, "")))
 	}
 	for _, q := range []string{
 		`UPDATE existence_states SET doc = substr(doc, 1, 20) WHERE agent_id = 'trunc'`,
 		`UPDATE existence_states SET doc = convert_to(replace(convert_from(doc, 'UTF8'), '"other"', '"someone"'), 'UTF8') WHERE agent_id = 'other'`,
 		`UPDATE existence_states SET doc_version = 99 WHERE agent_id = 'newer'`,
 	} {
-		if _, err := s.Pool().Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
+		_, err := s.Pool().Exec(ctx, q)
+		require.NoError(t, err)
 	}
 	for id, want := range map[string]error{"trunc": identity.ErrCorrupt, "other": identity.ErrCorrupt, "newer": identity.ErrFutureVersion} {
 		_, err := s.Load(ctx, id)
-		if !errors.Is(err, want) {
-			t.Errorf("Load(%s) = %v, want %v", id, err, want)
-		}
+		assert.ErrorIs(t, err, want, "Load(%s)", id)
 		t.Logf("%s: %v", id, err)
 	}
 }
@@ -78,13 +63,9 @@ func TestLoadRefusesCorruptAndNewerDocuments(t *testing.T) {
 func TestSaveTooLarge(t *testing.T) {
 	ctx := context.Background()
 	s, err := pgstore.Open(ctx, pgtest.New(t), pgstore.Options{MaxBytes: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Close()
-	if err := s.Save(ctx, state("big", strings.Repeat("x", 2000))); !errors.Is(err, identity.ErrTooLarge) {
-		t.Fatalf("Save = %v, want ErrTooLarge", err)
-	}
+	require.ErrorIs(t, s.Save(ctx, state("big", strings.Repeat("x", 2000))), identity.ErrTooLarge, "Save")
 }
 
 func TestOpenErrors(t *testing.T) {
@@ -102,24 +83,17 @@ func TestOpenErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			start := time.Now()
 			_, err := pgstore.Open(ctx, tt.url, pgstore.Options{ConnectTimeout: 3 * time.Second})
-			if !errors.Is(err, tt.want) {
-				t.Fatalf("Open = %v, want %v", err, tt.want)
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Errorf("Open took %v: retrying?", d)
-			}
+			require.ErrorIs(t, err, tt.want, "Open")
+			assert.LessOrEqual(t, time.Since(start), 5*time.Second, "Open took too long: retrying?")
 			t.Log(err)
 		})
 	}
 	t.Run("newer schema", func(t *testing.T) {
 		s := open(t, url, "a", 0)
-		if _, err := s.Pool().Exec(ctx, `INSERT INTO existence_migrations (version) VALUES (99)`); err != nil {
-			t.Fatal(err)
-		}
-		_, err := pgstore.Open(ctx, url, pgstore.Options{})
-		if !errors.Is(err, pgstore.ErrSchemaTooNew) {
-			t.Fatalf("Open = %v, want ErrSchemaTooNew", err)
-		}
+		_, err := s.Pool().Exec(ctx, `INSERT INTO existence_migrations (version) VALUES (99)`)
+		require.NoError(t, err)
+		_, err = pgstore.Open(ctx, url, pgstore.Options{})
+		require.ErrorIs(t, err, pgstore.ErrSchemaTooNew, "Open")
 		t.Log(err)
 	})
 }
@@ -141,15 +115,9 @@ func TestConcurrentStartsMigrateOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, errors.Join(errs...))
 	s := open(t, url, "check", 0)
 	var n int
-	if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM existence_migrations`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != pgstore.SchemaVersion {
-		t.Fatalf("%d migrations recorded, want %d", n, pgstore.SchemaVersion)
-	}
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FROM existence_migrations`).Scan(&n))
+	require.Equal(t, pgstore.SchemaVersion, n, "migrations recorded")
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/existence-loop/sdk/identity/storetest"
 )
 
-// The benchmarks of issue 10's targets: ≥ 5,000 durable saves a second
+// The benchmarks of the store's targets: ≥ 5,000 durable saves a second
 // from 10,000 agents, p99 save latency under 50 ms, and loading 10,000
 // agents in under 2 s. In CI (every benchmark once, -benchtime=1x) they
 // run with a few hundred agents; the full size is one variable away:
@@ -200,7 +200,7 @@ func BenchmarkSaveConcurrent(b *testing.B) {
 }
 
 // BenchmarkSavePaced measures save latency at an offered rate
-// (SQLITESTORE_BENCH_RATE saves a second, default 5,000, the issue's
+// (SQLITESTORE_BENCH_RATE saves a second, default 5,000, the store's
 // throughput target) spread over the agents, each agent saving in turn:
 // the steady state of many agents on a heartbeat. Every iteration saves
 // each agent once. Latency is counted from the moment the save was due,

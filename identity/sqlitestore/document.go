@@ -11,7 +11,8 @@ import (
 // Document is one named document kept whole in a [Store]'s database (the
 // documents table, schema version 3), such as the requests to the human:
 // it satisfies existence/requests.Backend without this package importing
-// it (issue 12). Get one with [Store.Document]; it is safe for concurrent
+// it, so that the requests live in the same database as the agents and
+// their tasks. Get one with [Store.Document]; it is safe for concurrent
 // use, also by several processes.
 type Document struct {
 	s    *Store

@@ -12,8 +12,8 @@ import (
 	"github.com/existence-loop/sdk/identity/storetest"
 )
 
-// TestVersion2DatabaseMigrates: a database of schema version 2 (before
-// issue 12, no documents table) opens, migrates to
+// TestVersion2DatabaseMigrates: a database of schema version 2 (no
+// documents table) opens, migrates to
 // [sqlitestore.SchemaVersion] with its states intact, and then keeps
 // documents.
 func TestVersion2DatabaseMigrates(t *testing.T) {

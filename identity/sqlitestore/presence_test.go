@@ -12,8 +12,8 @@ import (
 	"github.com/existence-loop/sdk/identity/storetest"
 )
 
-// TestVersion1DatabaseMigrates: a database of schema version 1 (before
-// issue 16, no agents.last_presence column) opens, migrates to
+// TestVersion1DatabaseMigrates: a database of schema version 1 (no
+// agents.last_presence column) opens, migrates to
 // [sqlitestore.SchemaVersion], loads every state as never present with
 // everything else intact, and the next save stores LastPresence.
 func TestVersion1DatabaseMigrates(t *testing.T) {

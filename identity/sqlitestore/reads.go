@@ -7,8 +7,9 @@ import (
 	"fmt"
 )
 
-// Read statements of [Store.Load] and [Store.List] (issue 10: sent as SQL
-// text, SQLite parsed and planned them again on every Load).
+// Read statements of [Store.Load] and [Store.List], prepared once per
+// Store: sent as SQL text, SQLite parsed and planned them again on every
+// Load.
 const (
 	qAgent = `SELECT name, worldview, narrative, crisis_cycles, identity, suffering, created_at, updated_at, version, last_presence
 		FROM agents WHERE id = ?`

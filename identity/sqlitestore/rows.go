@@ -28,7 +28,7 @@ type agentRow struct {
 	identity, suffering        string
 	createdAt                  sql.NullString
 	updatedAt                  string
-	lastPresence               sql.NullString // State.LastPresence (issue 16), NULL when never
+	lastPresence               sql.NullString // AgentState.LastPresence (spec §2 "Presence"), NULL when never
 }
 
 // encoded is a state ready to write: the agents row, and the child rows as

@@ -97,10 +97,10 @@ CREATE TABLE tasks (
 );
 CREATE INDEX tasks_live ON tasks (status, seq);
 `,
-	// 1 → 2 (issue 16): State.LastPresence, RFC 3339, NULL when never. A
+	// 1 → 2: AgentState.LastPresence, RFC 3339, NULL when never. A
 	// row written by version 1 reads as never present.
 	1: `ALTER TABLE agents ADD COLUMN last_presence TEXT;`,
-	// 2 → 3 (issue 12): small named documents kept whole, such as the
+	// 2 → 3: small named documents kept whole, such as the
 	// requests to the human ([Store.Document]).
 	2: `
 CREATE TABLE documents (

@@ -23,7 +23,7 @@ import (
 
 // Options configure a [Store]. The zero value gives the defaults.
 type Options struct {
-	// Now stamps State.UpdatedAt on Save, lock leases and quarantines.
+	// Now stamps AgentState.UpdatedAt on Save, lock leases and quarantines.
 	// Nil means [time.Now].
 	Now func() time.Time
 	// MaxBatch is the most saves one group commit writes in one
@@ -72,7 +72,7 @@ var ErrClosed = errors.New("sqlitestore: store is closed")
 
 // Store is an [identity.Store] that keeps every agent's state, the task
 // queue ([Store.Tasks]) and the agents' unread peer and host messages in
-// one SQLite database file (issue 10). Open one with [Open]; it is safe
+// one SQLite database file. Open one with [Open]; it is safe
 // for concurrent use, and several processes may open the same file.
 //
 // Saves are durable when they return: the database is in WAL mode with
@@ -81,7 +81,8 @@ var ErrClosed = errors.New("sqlitestore: store is closed")
 // holds its save is on disk. A save writes the agents row and only the
 // goal, discovery and message rows that changed.
 //
-// The promises are those of [filestore.Store]: one process per agent
+// The promises are those of the file store (identity/filestore): one
+// process per agent
 // ([Store.Lock]: a lease row naming its holder); a stored state that
 // cannot be decoded is named in a [*identity.CorruptError] and never
 // replaced silently (Save refuses until [Store.Quarantine]); a database of

@@ -1,7 +1,8 @@
-// Package storetest is the conformance suite of [identity.Store] (issue 10):
-// every store of the SDK ([identity.MemoryStore], [filestore.Store],
-// identity/sqlitestore, the PostgreSQL store) passes [Run], and so must any
-// later one.
+// Package storetest is the conformance suite of [identity.Store]:
+// every store of the SDK ([identity.MemoryStore], identity/filestore,
+// identity/sqlitestore, identity/pgstore) passes it, and so must any later
+// one. [FullState] (every field set) and [OverCapState] (every list above
+// its default cap) are its fixtures; [StateJSON] compares states.
 //
 // A store's test calls
 //
@@ -29,9 +30,12 @@
 //     newest entries;
 //   - the lock against a second owner, when the store is an
 //     [identity.Locker]: a [*identity.LockedError] naming the agent;
-//   - concurrent saves of different agents, each kept whole;
+//   - concurrent saves of different agents, each kept whole, and of one
+//     agent, one whole version kept, never a mix;
 //   - corrupt data named in a [*identity.CorruptError], never replaced
-//     silently, other agents untouched;
+//     silently, other agents untouched; when the store is an
+//     [identity.Quarantiner], quarantine moves it away and a fresh save
+//     succeeds;
 //   - a newer schema version refused with [identity.ErrFutureVersion];
 //   - context cancellation of Load, Save and List.
 package storetest

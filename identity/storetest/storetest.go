@@ -59,15 +59,12 @@ func Run(t *testing.T, newStore NewStore) {
 // subtest, named as in the package doc.
 func RunHarness(t *testing.T, h Harness) {
 	t.Helper()
-	if h.New == nil {
-		t.Fatal("storetest: Harness.New is nil")
-	}
+	require.NotNil(t, h.New, "storetest: Harness.New is nil")
 	ctx := context.Background()
 
 	t.Run("fixture sets every field", func(t *testing.T) {
-		if missing := zeroFields(reflect.ValueOf(*FullState("scout"))); len(missing) > 0 {
-			t.Fatalf("storetest.FullState leaves fields zero: %s (add them so the round trip covers them)", strings.Join(missing, ", "))
-		}
+		missing := zeroFields(reflect.ValueOf(*FullState("scout")))
+		require.Empty(t, missing, "storetest.FullState leaves fields zero: %s (add them so the round trip covers them)", strings.Join(missing, ", "))
 	})
 
 	t.Run("empty", func(t *testing.T) {
@@ -114,7 +111,7 @@ func RunHarness(t *testing.T, h Harness) {
 		st.Identity.Discoveries = nil
 		st.Inbox = nil
 		st.Host = append(st.Host, identity.AgentMessage{From: "host", Text: "second", At: t0})
-		st.LastPresence = t0 // issue 16: a later presence replaces the earlier one
+		st.LastPresence = t0 // a later presence replaces the earlier one
 		require.NoError(t, s.Save(ctx, st))
 		got, err := s.Load(ctx, "scout")
 		require.NoError(t, err)
@@ -256,7 +253,7 @@ func RunHarness(t *testing.T, h Harness) {
 		wg.Wait()
 		close(errs)
 		for err := range errs {
-			t.Error(err)
+			assert.NoError(t, err)
 		}
 		ids, err := s.List(ctx)
 		require.NoError(t, err)
@@ -445,7 +442,7 @@ func FullState(id string) *identity.AgentState {
 		},
 		Inbox:        []identity.AgentMessage{{From: "Cipher", Text: "found a pattern in the logs", At: t0.Add(-2 * time.Minute)}},
 		Host:         []identity.AgentMessage{{From: "host", Text: "hello, Cedar", At: t0.Add(-3 * time.Minute)}},
-		LastPresence: t0.Add(-3 * time.Minute), // issue 16: the host message's arrival
+		LastPresence: t0.Add(-3 * time.Minute), // the host message's arrival (spec §2 "Presence")
 		UpdatedAt:    t0,
 	}
 }
@@ -530,9 +527,8 @@ func zeroFields(v reflect.Value) []string {
 
 func assertSuffix(t *testing.T, what string, saved, loaded []string) {
 	t.Helper()
-	if len(loaded) > len(saved) || !slicesEqual(saved[len(saved)-len(loaded):], loaded) {
-		t.Errorf("%s: loaded %d entries that are not the newest of the %d saved: %v", what, len(loaded), len(saved), loaded)
-	}
+	assert.True(t, len(loaded) <= len(saved) && slicesEqual(saved[len(saved)-len(loaded):], loaded),
+		"%s: loaded %d entries that are not the newest of the %d saved: %v", what, len(loaded), len(saved), loaded)
 }
 
 func slicesEqual(a, b []string) bool {

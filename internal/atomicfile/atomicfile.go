@@ -1,8 +1,3 @@
-// Package atomicfile reads and writes small state documents safely: writes
-// are atomic and durable (temp file in the same directory, fsync, atomic
-// rename, fsync of the directory), and reads are confined to one directory
-// with [os.Root], so symlinks that leave it are refused, and are capped in
-// size.
 package atomicfile
 
 import (

@@ -1,62 +1,46 @@
 package atomicfile
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestWriteReadRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	if err := WriteFile(dir, "a.json", []byte("one"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFile(dir, "a.json", []byte("two"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, WriteFile(dir, "a.json", []byte("one"), 0o600))
+	require.NoError(t, WriteFile(dir, "a.json", []byte("two"), 0o600))
 	got, err := ReadFile(dir, "a.json", 10)
-	if err != nil || string(got) != "two" {
-		t.Fatalf("ReadFile = %q, %v", got, err)
-	}
+	require.NoError(t, err, "ReadFile")
+	require.Equal(t, "two", string(got), "ReadFile")
 	st, err := os.Stat(filepath.Join(dir, "a.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if perm := st.Mode().Perm(); perm != 0o600 {
-		t.Errorf("perm = %o, want 600", perm)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o600), st.Mode().Perm(), "perm")
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("temp files left behind: %v", entries)
-	}
+	assert.Len(t, entries, 1, "temp files left behind")
 }
 
 func TestWriteFileRejectsBadNames(t *testing.T) {
 	for _, name := range []string{"", ".", "..", "../x", "a/b", "/abs"} {
-		if err := WriteFile(t.TempDir(), name, nil, 0o600); err == nil {
-			t.Errorf("WriteFile(%q) succeeded", name)
-		}
+		assert.Error(t, WriteFile(t.TempDir(), name, nil, 0o600), "WriteFile(%q) succeeded", name)
 	}
 }
 
 func TestWriteFileReplacesSymlinkInsteadOfFollowing(t *testing.T) {
 	dir, outside := t.TempDir(), t.TempDir()
 	target := filepath.Join(outside, "victim")
-	if err := os.WriteFile(target, []byte("keep"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(target, []byte("keep"), 0o600))
 	if err := os.Symlink(target, filepath.Join(dir, "a.json")); err != nil {
 		t.Skip("symlinks unsupported:", err)
 	}
-	if err := WriteFile(dir, "a.json", []byte("new"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(target); string(b) != "keep" {
-		t.Fatalf("write followed the symlink: victim now %q", b)
-	}
+	require.NoError(t, WriteFile(dir, "a.json", []byte("new"), 0o600))
+	b, _ := os.ReadFile(target)
+	require.Equal(t, "keep", string(b), "write followed the symlink")
 }
 
 func TestReadFileRefusals(t *testing.T) {
@@ -83,12 +67,11 @@ func TestReadFileRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := ReadFile(dir, tt.name, 10)
-		if err == nil {
-			t.Errorf("ReadFile(%q) succeeded", tt.name)
+		if !assert.Error(t, err, "ReadFile(%q) succeeded", tt.name) {
 			continue
 		}
-		if tt.want != nil && !errors.Is(err, tt.want) {
-			t.Errorf("ReadFile(%q) = %v, want %v", tt.name, err, tt.want)
+		if tt.want != nil {
+			assert.ErrorIs(t, err, tt.want, "ReadFile(%q)", tt.name)
 		}
 	}
 }

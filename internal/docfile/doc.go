@@ -7,8 +7,9 @@
 //     "version" field and one list of items with unique ids. Decoding is
 //     strict (unknown fields, trailing data, a missing, negative or newer
 //     schema version, an invalid item or a duplicate id are refused), and
-//     every refusal is built by the caller's Corrupt function, so each
-//     package returns its own corrupt-file error type.
+//     every refusal is built by the caller's Corrupt function (both
+//     callers return an identity.CorruptError, the SDK's one
+//     corrupt-document error, with their own Kind).
 //   - [File] is the document on disk: read through [atomicfile.ReadFile]
 //     (confined to the directory, size-limited, regular files only),
 //     written through [atomicfile.WriteFile] (temp file, fsync, atomic
@@ -19,7 +20,9 @@
 //     file; both satisfy [Store].
 //   - [Update] runs a change under the in-process lock and the store's
 //     lock; [PrepareDir] and [Quarantine] are the directory set-up and the
-//     move-aside policy for a corrupt file (issue 10).
+//     move-aside policy for a corrupt file (the same for every
+//     document: moved aside only when the caller asks, never
+//     overwritten).
 //
 // Size policies (what to drop, when to refuse a write) and error sentinels
 // stay in the packages that use docfile: they differ between them.

@@ -1,10 +1,3 @@
-// Package heap is the one binary min-heap of the SDK, generic over its
-// elements: the scheduler's timer heap and lane queues, the virtual-time
-// runner's cycles in flight, and the simulator's agents all use it.
-//
-// Unlike container/heap it needs no interface methods and no boxing of
-// elements in any. Elements that must be fixed or removed in place track
-// their own position through [Heap.SetIndex].
 package heap
 
 // Heap is a binary min-heap ordered by Less. The zero value is not usable:

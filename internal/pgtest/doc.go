@@ -1,5 +1,5 @@
-// Package pgtest starts throwaway PostgreSQL servers for tests (issue 11:
-// "tests run against a real PostgreSQL server, never a mock").
+// Package pgtest starts throwaway PostgreSQL servers for tests: the
+// PostgreSQL store is tested against a real server, never a mock.
 //
 // [New] returns the connection string of a fresh, empty database. It uses
 // the server named by $EXISTENCE_TEST_POSTGRES_URL when that is set;

@@ -8,6 +8,7 @@ import (
 
 	"github.com/existence-loop/sdk/internal/pgtest"
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -16,12 +17,9 @@ func TestNewGivesAFreshDatabase(t *testing.T) {
 	ctx := context.Background()
 	for range 2 {
 		c, err := pgx.Connect(ctx, pgtest.New(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Exec(ctx, "CREATE TABLE t (x int)"); err != nil {
-			t.Fatal(err) // a second database with the table would fail here
-		}
+		require.NoError(t, err)
+		_, err = c.Exec(ctx, "CREATE TABLE t (x int)")
+		require.NoError(t, err) // a second database with the table would fail here
 		c.Close(ctx)
 	}
 }
@@ -34,20 +32,15 @@ func TestProxyCutHoldsTraffic(t *testing.T) {
 	p := pgtest.NewProxy(t, "127.0.0.1:"+strconv.Itoa(s.Port))
 	ctx := context.Background()
 	cfg, err := pgx.ParseConfig(s.URL("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cfg.Port = uint16(p.Port())
 	c, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close(ctx)
 	p.Cut()
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	if _, err := c.Exec(short, "SELECT 1"); err == nil {
-		t.Fatal("a query went through a cut proxy")
-	}
+	_, err = c.Exec(short, "SELECT 1")
+	require.Error(t, err, "a query went through a cut proxy")
 	p.Restore()
 }

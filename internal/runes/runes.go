@@ -1,6 +1,3 @@
-// Package runes cuts strings by Unicode code points, never splitting a
-// character. Every "characters" limit in the SDK (spec §3: "Characters" means
-// Unicode code points, never bytes) goes through it.
 package runes
 
 import "unicode/utf8"
@@ -8,7 +5,7 @@ import "unicode/utf8"
 // Count returns the number of code points in s. Invalid UTF-8 bytes count as
 // one code point each, as in [utf8.RuneCountInString]. Runs of ASCII are
 // counted eight bytes at a time: prompts are mostly ASCII, and the
-// assembler counts every section (issue 9's cycle cost).
+// assembler counts every section on every cycle.
 func Count(s string) int {
 	n := 0
 	for len(s) > 0 {

@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestHeadTail(t *testing.T) {
@@ -24,12 +27,8 @@ func TestHeadTail(t *testing.T) {
 		{"\xff\xfeab", 3, "\xff\xfea", "\xfeab"},
 	}
 	for _, tt := range tests {
-		if got := Head(tt.in, tt.n); got != tt.head {
-			t.Errorf("Head(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.head)
-		}
-		if got := Tail(tt.in, tt.n); got != tt.tail {
-			t.Errorf("Tail(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.tail)
-		}
+		assert.Equal(t, tt.head, Head(tt.in, tt.n), "Head(%q, %d)", tt.in, tt.n)
+		assert.Equal(t, tt.tail, Tail(tt.in, tt.n), "Tail(%q, %d)", tt.in, tt.n)
 	}
 }
 
@@ -38,12 +37,12 @@ func FuzzHeadTail(f *testing.F) {
 	f.Add("\xff\xfeab", 1)
 	f.Fuzz(func(t *testing.T, s string, n int) {
 		h, tl := Head(s, n), Tail(s, n)
-		if n >= 0 && Count(h) > n || n >= 0 && Count(tl) > n {
-			t.Fatalf("cut longer than %d", n)
+		if n >= 0 {
+			require.LessOrEqual(t, Count(h), n, "head cut longer than %d", n)
+			require.LessOrEqual(t, Count(tl), n, "tail cut longer than %d", n)
 		}
-		if len(h) > len(s) || s[:len(h)] != h || s[len(s)-len(tl):] != tl {
-			t.Fatalf("not a prefix/suffix")
-		}
+		require.True(t, strings.HasPrefix(s, h), "Head(%q, %d) = %q: not a prefix", s, n, h)
+		require.True(t, strings.HasSuffix(s, tl), "Tail(%q, %d) = %q: not a suffix", s, n, tl)
 	})
 }
 
@@ -53,9 +52,7 @@ func FuzzCount(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := Count(s), utf8.RuneCountInString(s); got != want {
-			t.Fatalf("Count(%q) = %d, want %d", s, got, want)
-		}
+		require.Equal(t, utf8.RuneCountInString(s), Count(s), "Count(%q)", s)
 	})
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // RequestsDocument is the name of the requests document in a database
-// store (issue 12).
+// store (a sqlite: or postgres:// spec).
 const RequestsDocument = "requests"
 
 var (
@@ -19,7 +19,7 @@ var (
 )
 
 // OpenRequests opens the queue of requests to the human kept in the same
-// database as store's tasks (issue 12): the documents table of a SQLite or
+// database as store's tasks: the documents table of a SQLite or
 // PostgreSQL store opened by [Open]. ok is false, and nothing is opened,
 // for any other store (a directory store keeps requests.json itself: use
 // requests.Open on the directory). Errors: those of requests.OpenBackend.

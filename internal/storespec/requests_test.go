@@ -16,7 +16,7 @@ import (
 
 // TestOpenRequests: a sqlite: or postgres:// store keeps the requests in
 // its database, and a reopened store sees them; a directory store is left
-// to requests.Open (issue 12).
+// to requests.Open.
 func TestOpenRequests(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -1,12 +1,3 @@
-// Package storespec opens the agents' store and task queue named by a
-// store spec, the value of the examples' -store flag (issue 10):
-//
-//	DIR              a directory: filestore.Store and a taskqueue file queue (the default)
-//	sqlite:PATH      one SQLite database file: identity/sqlitestore
-//	postgres://...   a PostgreSQL database (also postgresql://): identity/pgstore,
-//	                 whose store is also an lease.Manager (see [Leases])
-//
-// The trio and examples/swarm share it.
 package storespec
 
 import (
@@ -124,8 +115,8 @@ func Open(ctx context.Context, spec string, opts Options) (identity.Store, Tasks
 }
 
 // Leases returns the store's leases when it hands agents out between
-// processes (a postgres:// store, issue 11), for [existence.RunnerConfig]
-// Leases; ok is false for the stores of one process.
+// processes (a postgres:// store), for existence.RunnerConfig.Leases;
+// ok is false for the stores of one process.
 func Leases(store identity.Store) (l lease.Manager, ok bool) {
 	l, ok = store.(lease.Manager)
 	return l, ok

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/ollama"
 )
@@ -62,22 +64,18 @@ func FuzzReply(f *testing.F) {
 		})}
 		for _, stream := range []bool{false, true} {
 			m, err := ollama.New(ollama.Config{URL: "http://ollama.invalid", Model: "m", HTTPClient: hc, Stream: stream})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			resp, err := m.Generate(context.Background(), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}})
-			switch {
-			case err != nil && resp != nil:
-				t.Fatalf("both a response and an error: %+v, %v", resp, err)
-			case err == nil && resp == nil:
-				t.Fatal("neither a response nor an error")
-			case err == nil && strings.TrimSpace(resp.Text) == "" && len(resp.ToolCalls) == 0:
-				t.Fatalf("empty response without ErrEmpty: %+v", resp)
-			case err == nil && resp.DoneReason == llm.DoneLength:
-				t.Fatalf("truncated response without ErrTruncated: %+v", resp)
-			case err != nil && status >= 400 && !isStatusClass(err):
-				t.Fatalf("HTTP %d gave an unclassified error: %v", status, err)
+			if err != nil {
+				require.Nil(t, resp, "both a response and an error: %v", err)
+				if status >= 400 {
+					require.True(t, isStatusClass(err), "HTTP %d gave an unclassified error: %v", status, err)
+				}
+				continue
 			}
+			require.NotNil(t, resp, "neither a response nor an error")
+			require.False(t, strings.TrimSpace(resp.Text) == "" && len(resp.ToolCalls) == 0, "empty response without ErrEmpty: %+v", resp)
+			require.NotEqual(t, llm.DoneLength, resp.DoneReason, "truncated response without ErrTruncated: %+v", resp)
 		}
 	})
 }

@@ -47,7 +47,7 @@ func parseHost(raw string) (*url.URL, error) {
 		return nil, errors.New("no host (want e.g. http://127.0.0.1:11434)")
 	}
 	if strings.HasSuffix(u.Host, ":") {
-		// "http://127.0.0.1:" would silently go to port 80 (issue 15).
+		// "http://127.0.0.1:" would silently go to port 80.
 		return nil, errors.New("empty port after \":\" (give the port, e.g. :11434, or drop the colon)")
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {

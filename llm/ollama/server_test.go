@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -284,13 +285,9 @@ func record(path string, body []byte, req *api.ChatRequest) (llmtest.Recorded, e
 func closedURL(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ln.Close())
 	return "http://" + addr
 }
 
@@ -300,16 +297,12 @@ var harness = llmtest.Harness{
 	New: func(t *testing.T, stream bool, scripts ...llmtest.Script) (llm.Model, func() []llmtest.Recorded) {
 		f := startOllama(t, scripts...)
 		m, err := ollama.New(ollama.Config{URL: f.srv.URL, Model: "qwen3.5:9b", Stream: stream})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return m, f.Recorded
 	},
 	Unreachable: func(t *testing.T) llm.Model {
 		m, err := ollama.New(ollama.Config{URL: closedURL(t), Model: "qwen3.5:9b"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return m
 	},
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // TestURLNeedsHostAndPort: a URL without a host, or with an empty port, is
-// refused with a clear error instead of going to port 80 (issue 15).
+// refused with a clear error instead of going to port 80.
 func TestURLNeedsHostAndPort(t *testing.T) {
 	tests := []struct {
 		url  string

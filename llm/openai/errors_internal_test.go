@@ -81,11 +81,10 @@ func FuzzParseErrorBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		msg, code := parseErrorBody(body)
 		msg2, code2 := parseErrorBody(body)
-		if msg != msg2 || code != code2 {
-			t.Fatal("not deterministic")
-		}
-		if utf8.Valid(body) && !utf8.ValidString(msg) {
-			t.Fatalf("invalid UTF-8 message %q from valid body", msg)
+		require.Equal(t, msg, msg2, "not deterministic")
+		require.Equal(t, code, code2, "not deterministic")
+		if utf8.Valid(body) {
+			require.True(t, utf8.ValidString(msg), "invalid UTF-8 message %q from valid body", msg)
 		}
 	})
 }
@@ -101,9 +100,8 @@ func FuzzRetryAfter(f *testing.F) {
 		h.Set("Retry-After", retryAfterValue)
 		h.Set("Retry-After-Ms", retryAfterMs)
 		d := retryAfter(h, now)
-		if d < 0 || d > 24*time.Hour {
-			t.Fatalf("retryAfter(%q, %q) = %v, want within [0, 24h]", retryAfterValue, retryAfterMs, d)
-		}
+		require.GreaterOrEqual(t, d, time.Duration(0), "retryAfter(%q, %q): want within [0, 24h]", retryAfterValue, retryAfterMs)
+		require.LessOrEqual(t, d, 24*time.Hour, "retryAfter(%q, %q): want within [0, 24h]", retryAfterValue, retryAfterMs)
 	})
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/openai"
 )
@@ -77,29 +79,19 @@ func FuzzGenerate(f *testing.F) {
 			Stream:     stream,
 			HTTPClient: &http.Client{Transport: replay{status: status, contentType: ct, body: body}},
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		resp, err := m.Generate(context.Background(), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}})
-		switch {
-		case err == nil && resp == nil:
-			t.Fatal("nil Response and nil error")
-		case err != nil && resp != nil:
-			t.Fatal("both a Response and an error")
-		case err != nil:
-			if err.Error() == "" {
-				t.Fatal("empty error text")
+		if err != nil {
+			require.Nil(t, resp, "both a Response and an error")
+			require.NotEmpty(t, err.Error(), "empty error text")
+			if status >= 400 {
+				class := llm.Classify(err)
+				require.True(t, class == "model_not_found" || strings.HasPrefix(class, "http_"), "HTTP %d classified %q: %v", status, class, err)
 			}
-			if status >= 400 && llm.Classify(err) != "model_not_found" && !strings.HasPrefix(llm.Classify(err), "http_") {
-				t.Fatalf("HTTP %d classified %q: %v", status, llm.Classify(err), err)
-			}
-		default:
-			if strings.TrimSpace(resp.Text) == "" && len(resp.ToolCalls) == 0 {
-				t.Fatalf("empty Response without ErrEmpty: %+v", resp)
-			}
-			if resp.DoneReason == llm.DoneLength {
-				t.Fatal("truncated Response returned without TruncatedError")
-			}
+			return
 		}
+		require.NotNil(t, resp, "nil Response and nil error")
+		require.False(t, strings.TrimSpace(resp.Text) == "" && len(resp.ToolCalls) == 0, "empty Response without ErrEmpty: %+v", resp)
+		require.NotEqual(t, llm.DoneLength, resp.DoneReason, "truncated Response returned without TruncatedError")
 	})
 }

@@ -142,7 +142,7 @@ func New(cfg Config) (*Model, error) {
 	case u.Hostname() == "":
 		return nil, fmt.Errorf("openai: base URL %q has no host (want e.g. http://127.0.0.1:8080/v1)", cfg.BaseURL)
 	case strings.HasSuffix(u.Host, ":"):
-		// "http://127.0.0.1:" would silently go to port 80 (issue 15).
+		// "http://127.0.0.1:" would silently go to port 80.
 		return nil, fmt.Errorf("openai: base URL %q has an empty port after \":\" (give the port, e.g. :8080, or drop the colon)", cfg.BaseURL)
 	}
 	if cfg.APIKey == "" {

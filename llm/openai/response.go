@@ -85,7 +85,7 @@ func reasoning(extra map[string]respjson.Field) string {
 // (wrong for servers that repeat cumulative usage, e.g. vLLM with
 // continuous_usage_stats), rejects chunks whose ids differ, and drops
 // non-standard delta fields such as reasoning_content. (Re-checked against
-// openai-go v3.96.0, issue 15: all three still hold.)
+// openai-go v3.96.0: all three still hold.)
 type accumulator struct {
 	model    string
 	text     strings.Builder

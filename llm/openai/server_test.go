@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/llm/openai"
@@ -287,8 +290,7 @@ func (fs *fakeServer) complete(w http.ResponseWriter, r *http.Request, id string
 		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finishReason(sc)}},
 		"usage":   usage(sc),
 	})
-	if err != nil {
-		fs.t.Errorf("fake server: %v", err)
+	if !assert.NoError(fs.t, err, "fake server") {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -316,8 +318,7 @@ func (fs *fakeServer) stream(w http.ResponseWriter, r *http.Request, id string, 
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}},
 		}
 		b, err := json.Marshal(chunk)
-		if err != nil {
-			fs.t.Errorf("fake server: %v", err)
+		if !assert.NoError(fs.t, err, "fake server") {
 			return
 		}
 		fmt.Fprintf(w, "data: %s\n\n", b)
@@ -389,24 +390,16 @@ func harness(cfg openai.Config) llmtest.Harness {
 				c.Model = "qwen3.5-9b"
 			}
 			m, err := openai.New(c)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return m, fs.recorded
 		},
 		Unreachable: func(t *testing.T) llm.Model {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			addr := ln.Addr().String()
-			if err := ln.Close(); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, ln.Close())
 			m, err := openai.New(openai.Config{BaseURL: "http://" + addr + "/v1", Model: "qwen3.5-9b"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return m
 		},
 	}
@@ -421,8 +414,6 @@ func newModel(t *testing.T, cfg openai.Config, scripts ...llmtest.Script) (*open
 		cfg.Model = "qwen3.5-9b"
 	}
 	m, err := openai.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return m, fs
 }

@@ -10,8 +10,7 @@ import (
 )
 
 // TestBaseURLNeedsHostAndPort: a base URL without a host, or with an empty
-// port, is refused with a clear error instead of going to port 80
-// (issue 15).
+// port, is refused with a clear error instead of going to port 80.
 func TestBaseURLNeedsHostAndPort(t *testing.T) {
 	tests := []struct {
 		url  string

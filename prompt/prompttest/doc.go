@@ -13,7 +13,7 @@
 //		p := prompttest.Assemble(t, prompt.New(prompttest.HollowConfig()), v)
 //
 //		prompttest.SectionOrder(t, p, prompt.SectionInnerState, prompt.SectionRecentGoals, prompt.SectionDirective)
-//		if !strings.Contains(prompttest.SectionText(t, p, prompt.SectionInnerState), "!! CRISIS STATE") {
+//		if !strings.Contains(prompttest.SectionWithHeader(t, p, prompt.SectionInnerState), "!! CRISIS STATE") {
 //			t.Error("no crisis banner")
 //		}
 //		prompttest.Golden(t, "crisis", p.Text) // testdata/crisis.golden

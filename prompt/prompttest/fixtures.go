@@ -16,7 +16,7 @@ Your deployed dynamic tools live in /agentOS/tools/dynamic/ — you can call the
 To change core system files, use invoke_claude() — this submits a request to a human who has write access.`
 
 // NoRepeat is the original directive's sentence against repeated goals
-// (issue 16); [HollowConfig] and the trio end their prohibitions with it.
+// (spec §2 "The directive", §7); [HollowConfig] and the trio end their prohibitions with it.
 const NoRepeat = "Do NOT repeat goals you've already done."
 
 // HollowConfig returns the prompt configuration of the original

@@ -44,7 +44,7 @@ const Separator = "__"
 var validServerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,23}$`)
 
 // ErrConfig matches (with [errors.Is]) every configuration error returned
-// by [Config.Check], [ParseFlag] and [LoadFile].
+// by [Connect] (an invalid [Config]), [ParseFlag] and [LoadFile].
 var ErrConfig = errors.New("mcptools: bad configuration")
 
 // ServerConfig is one MCP server the agents may use: a command run over

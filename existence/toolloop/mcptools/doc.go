@@ -1,6 +1,6 @@
 // Package mcptools offers the tools of MCP (Model Context Protocol) servers
 // to a toolloop.Executor, next to the workspace tools: the agents gain
-// capabilities from any MCP server (issue 13).
+// capabilities from any MCP server.
 //
 // [Connect] starts each configured server, a command spoken to over stdio
 // (command, arguments, environment) or a streamable HTTP endpoint (URL and

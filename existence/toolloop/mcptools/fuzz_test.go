@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzRender feeds arbitrary tool results (as a server could send them) to
@@ -31,13 +32,9 @@ func FuzzRender(f *testing.F) {
 		}
 		out, err := render(&res, nonText)
 		if err != nil {
-			if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrToolError) {
-				t.Fatalf("untyped error %v", err)
-			}
+			require.True(t, errors.Is(err, ErrMalformed) || errors.Is(err, ErrToolError), "untyped error %v", err)
 			return
 		}
-		if !utf8.ValidString(out) {
-			t.Fatalf("invalid UTF-8: %q", out)
-		}
+		require.True(t, utf8.ValidString(out), "invalid UTF-8: %q", out)
 	})
 }

@@ -44,6 +44,8 @@ type DownError struct {
 	Err error
 }
 
+// Error names the server, the failure that took it down and the time
+// until the next restart attempt, rounded to the second.
 func (e *DownError) Error() string {
 	return fmt.Sprintf("MCP server %q is down (%v); next restart attempt in %s",
 		e.Server, e.Err, e.Retry.Round(time.Second))

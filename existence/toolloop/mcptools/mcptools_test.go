@@ -79,7 +79,7 @@ func (e *events) wait(t *testing.T, k mcptools.EventKind) mcptools.Event {
 				return ev
 			}
 		case <-timeout:
-			t.Fatalf("no %s event", k)
+			require.Fail(t, "event missing", "no %s event in 10 s", k)
 		}
 	}
 }
@@ -99,8 +99,7 @@ func inMemory(t testing.TB, srv func() *mcp.Server, wrap func(mcp.Transport) mcp
 	return func() mcp.Transport {
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := srv().Connect(context.Background(), st, nil)
-		if err != nil {
-			t.Errorf("server connect: %v", err)
+		if !assert.NoError(t, err, "server connect") {
 			return ct
 		}
 		t.Cleanup(func() { ss.Close() })
@@ -134,7 +133,7 @@ func toolByName(t *testing.T, set *mcptools.Set, name string) toolloop.Tool {
 			return tl
 		}
 	}
-	t.Fatalf("no tool %q", name)
+	require.Fail(t, "tool missing", "no tool %q", name)
 	return nil
 }
 

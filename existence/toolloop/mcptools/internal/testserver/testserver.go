@@ -1,6 +1,3 @@
-// Package testserver is the MCP server the mcptools tests talk to, in
-// process (through the SDK's in-memory transport) and as a real stdio
-// subprocess (testdata/server).
 package testserver
 
 import (
@@ -34,6 +31,9 @@ type SizeArgs struct {
 //   - crash: exits the process with status 3 (in a subprocess only; in
 //     process it returns a protocol error);
 //   - dotted.name: returns "dotted".
+//
+// subprocess is true when the server runs as its own process
+// (testdata/server), so that crash may exit.
 func New(subprocess bool) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, nil)
 	text := func(s string) *mcp.CallToolResult {

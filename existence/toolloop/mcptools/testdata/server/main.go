@@ -1,5 +1,3 @@
-// Command server is the mcptools tests' stdio MCP server: the tests build it
-// with `go build` and start it as a subprocess.
 package main
 
 import (
