@@ -144,6 +144,10 @@ type ContextTracker struct {
 	granted   int // the window the server was seen to grant; 0 unknown
 	step      int // the window last asked for; never lowered but by granted
 	overflows int
+	// topKept and topRaw are the largest prompt count a whole prompt got
+	// and its raw estimate: a larger prompt counted the same hit a
+	// plateau, the granted window.
+	topKept, topRaw int
 }
 
 // SetLength records the model's trained context length in tokens (for
@@ -276,14 +280,22 @@ func Reserve(req *Request, reserve, window int) int {
 
 // Observe learns from a reply: reported is the prompt tokens the server
 // counted (0 when it reports none). It reports whether the server cut the
-// prompt: it counted at least 256 tokens (no server grants less), and less
-// than 75 % of the estimate (85 % once the estimator has 3 observations)
-// or a whole window's worth (within 16 tokens of the window asked for,
-// which the plan left room in). A cut
-// prompt teaches the window the server really grants: what it kept. A
-// whole one calibrates the estimator, unless it strays more than 40 % from
-// a ratio learned over 3 observations (such a count is more likely a cut
-// the rules missed than the tokenizer).
+// prompt. A count under 256 tokens is never a cut (no server grants less).
+// Otherwise the server cut the prompt when it counted:
+//   - less than 75 % of the estimate (85 % once the estimator has 3
+//     observations);
+//   - a whole window's worth: within 16 tokens of the window asked for,
+//     which the plan left room in;
+//   - within 4 tokens of a multiple of 1024 and less than 95 % of the
+//     estimate: a window's worth of a window the server granted instead;
+//   - the same as the largest count seen so far, within 1 %, for a prompt
+//     at least 3 % larger: a plateau, the granted window. The estimator's
+//     calibration, which that earlier count misled, starts over.
+//
+// A cut prompt teaches the window the server really grants: what it kept.
+// A whole one calibrates the estimator, unless it strays more than 40 %
+// from a ratio learned over 3 observations (such a count is more likely a
+// cut the rules missed than the tokenizer).
 func (t *ContextTracker) Observe(p Plan, reported int) (cut bool) {
 	if reported <= 0 {
 		return false
@@ -298,18 +310,41 @@ func (t *ContextTracker) Observe(p Plan, reported int) (cut bool) {
 	if samples >= calibratedAfter {
 		below = cutBelow
 	}
-	cut = float64(reported) < below*float64(p.Tokens) || (p.Window > 0 && reported >= p.Window-edgeSlack)
+	tokens := float64(p.Tokens)
+	rem := reported % 1024
+	t.mu.Lock()
+	plateau := t.topKept > 0 && abs(reported-t.topKept) <= max(t.topKept/100, 1) && p.Raw*100 >= t.topRaw*103
+	t.mu.Unlock()
+	cut = float64(reported) < below*tokens ||
+		(p.Window > 0 && reported >= p.Window-edgeSlack) ||
+		((rem <= 4 || rem >= 1020) && float64(reported) < 0.95*tokens) ||
+		plateau
 	if !cut {
 		if obs := float64(reported) / float64(max(p.Raw, 1)); samples < calibratedAfter || (obs > 0.6*ratio && obs < 1.4*ratio) {
 			est.Observe(p.Raw, reported)
 		}
+		t.mu.Lock()
+		if reported > t.topKept {
+			t.topKept, t.topRaw = reported, p.Raw
+		}
+		t.mu.Unlock()
 		return false
+	}
+	if plateau {
+		est.reset()
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.overflows++
 	t.learnLocked(reported)
 	return true
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // Refused learns from a prompt the server refused as too long. limit is

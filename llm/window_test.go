@@ -233,3 +233,32 @@ type noWindow struct{}
 func (noWindow) Generate(context.Context, *llm.Request) (*llm.Response, error) {
 	return nil, errors.New("unused")
 }
+
+// TestTrackerPlateau: a server that grants a little less than a prompt
+// needs cuts it by less than the ratio rules catch; a window's worth of a
+// round window, or the same count for a larger prompt, gives it away.
+func TestTrackerPlateau(t *testing.T) {
+	t.Run("round window", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		p, _ := tr.Plan("p", "m", prompt(9200), 0) // 2304 tokens
+		assert.True(t, tr.Observe(p, 2048), "2048 of 2304: a window's worth")
+		assert.Equal(t, 2048, tr.Window())
+	})
+	t.Run("same count, larger prompt", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		p, _ := tr.Plan("p", "m", prompt(9200), 0)
+		assert.False(t, tr.Observe(p, 2000), "alone, 2000 of 2304 is a tokenizer")
+		p, _ = tr.Plan("p", "m", prompt(9800), 0)
+		assert.True(t, tr.Observe(p, 2001), "the same count for a larger prompt is the server's window")
+		assert.Equal(t, 2001, tr.Window())
+		_, n := tr.Estimator().Ratio()
+		assert.Zero(t, n, "the misleading observation no longer calibrates")
+	})
+	t.Run("growing prompts are not a plateau", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		for _, n := range []int{8000, 8400, 8800, 9200} {
+			p, _ := tr.Plan("p", "m", prompt(n), 0)
+			assert.False(t, tr.Observe(p, n/4+3), "%d", n)
+		}
+	})
+}
