@@ -105,3 +105,21 @@ func TestCycleFitsTheWindow(t *testing.T) {
 		assert.LessOrEqual(t, c.Sent, 2048)
 	}
 }
+
+func TestContextEventLines(t *testing.T) {
+	at := t0
+	tests := []struct {
+		e    existence.Event
+		want string
+	}{
+		{existence.Event{Kind: existence.EventContextOverflow, Time: at, Agent: "Cedar", Context: &existence.ContextStats{Purpose: "cycle", Window: 2048, Estimated: 2600, Kept: 2048}},
+			"12:00:00 Cedar 🧱 cycle prompt of about 2600 tokens cut to 2048 by the server: its window is 2048 tokens"},
+		{existence.Event{Kind: existence.EventContextOverflow, Time: at, Agent: "Cedar", Context: &existence.ContextStats{Purpose: "executor", Window: 8192, Estimated: 9000}},
+			"12:00:00 Cedar 🧱 executor prompt of about 9000 tokens does not fit the 8192-token window"},
+		{existence.Event{Kind: existence.EventContextCompacted, Time: at, Agent: "Cedar", Context: &existence.ContextStats{Purpose: "executor", Window: 8192, Before: 7000, After: 3100, Folded: 3, Method: "summary"}},
+			"12:00:00 Cedar 🗜️ tool-loop history compacted by summary: 3 turns folded, 7000 → 3100 tokens (window 8192)"},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, tc.e.String())
+	}
+}
