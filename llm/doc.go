@@ -57,12 +57,26 @@
 //   - [Limiter]: bounds the number of calls in flight across models (a
 //     concurrency limit in slots; [NewLimiter], [Limiter.Limit]).
 //
+// # Embeddings
+//
+// [Embedder] turns texts into embedding vectors for long-term memory
+// (package memory): Embed(ctx, texts) returns one []float32 per text, in
+// order; Model names the model (the vector space) and Dimensions the
+// vectors' length (0 until learned from a first reply). Adapters classify
+// failures with the same errors as [Model] (an unreachable server, a
+// missing model, an HTTP status with Retry-After, 503 from a busy server),
+// plus [*DimensionsError] ([ErrDimensions]) for a reply whose vectors do
+// not fit. [CheckEmbeddings] and [Batches] help third-party adapters do
+// the same.
+//
 // # Adapters and testing
 //
 // Package llm/ollama talks to an Ollama server through the official
-// github.com/ollama/ollama/api client; package llm/openai talks to OpenAI and
-// OpenAI-compatible servers (llama.cpp server, vLLM, LM Studio). Package
-// llm/llmtest provides a scripted fake Model that records every request, and
-// the conformance suite every adapter passes against a protocol-faithful
-// httptest server.
+// github.com/ollama/ollama/api client (chat, and embeddings through
+// /api/embed); package llm/openai talks to OpenAI and OpenAI-compatible
+// servers (llama.cpp server, vLLM, LM Studio), chat and embeddings through
+// openai-go. Package llm/llmtest provides a scripted fake Model that
+// records every request, a deterministic fake Embedder, a stand-in server
+// with a real server's limits, and the conformance suites every adapter
+// passes (one for models, one for embedders).
 package llm

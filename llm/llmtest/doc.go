@@ -37,4 +37,18 @@
 //
 // Harness servers may use [SplitChunks] to stream text and [JSONEqual] to
 // compare JSON values.
+//
+// # Embeddings
+//
+// [FakeEmbedder] is a deterministic [llm.Embedder]: a text's vector is
+// [Embedding](text, dimensions), a bag of words, so texts that share words
+// are near; failures (down, busy, slow) are scripted with
+// [FakeEmbedder.Fail], [FakeEmbedder.FailNext] and [FakeEmbedder.Hang].
+// [RunEmbedder] is the conformance suite every embedder adapter passes,
+// against the stand-in server ([NewServer] with an embedding model) and
+// injected faults:
+//
+//	func TestEmbedderConformance(t *testing.T) {
+//		llmtest.RunEmbedder(t, llmtest.EmbedHarness{Name: "ollama", API: "ollama", New: newEmbedder})
+//	}
 package llmtest

@@ -40,6 +40,17 @@
 // variable, else [DefaultURL]. The default HTTP client has no timeout:
 // bound each call with a context deadline (or llm.WithTimeout).
 //
+// # Embeddings
+//
+// [Embedder] is the [llm.Embedder] for Ollama's /api/embed, through the
+// official client's Embed: texts go in batches of [EmbedConfig].Batch
+// (default 32), the model defaults to nomic-embed-text (768 dimensions),
+// the dimensions are learned from the first reply, and failures have the
+// same classes as chat (a busy server's 503 is an [llm.StatusError]).
+//
+//	e, err := ollama.NewEmbedder(ollama.EmbedConfig{}) // nomic-embed-text on $OLLAMA_HOST
+//	vecs, err := e.Embed(ctx, []string{"the rate limiter failed at 3AM"})
+//
 // # Live test
 //
 // The package's tests never touch the network. An opt-in test talks to a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,11 +110,17 @@ func (b *body) Read(p []byte) (int, error) {
 
 // classify turns an error from the api client into the llm error classes.
 func (m *Model) classify(ctx context.Context, model string, ex *exchange, err error) error {
+	return classify(ctx, m.base, "chat with", model, ex, err)
+}
+
+// classify turns an error from the api client, for a call to base doing op
+// ("chat with", "embed with") with model, into the llm error classes.
+func classify(ctx context.Context, base *url.URL, op, model string, ex *exchange, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(err, ctxErr) {
-			return fmt.Errorf("ollama: chat with %s: %w", model, err)
+			return fmt.Errorf("ollama: %s %s: %w", op, model, err)
 		}
-		return fmt.Errorf("ollama: chat with %s: %w (%w)", model, ctxErr, err)
+		return fmt.Errorf("ollama: %s %s: %w (%w)", op, model, ctxErr, err)
 	}
 	_, retryAfter, transportErr, bodyErr := ex.snapshot()
 
@@ -141,9 +148,9 @@ func (m *Model) classify(ctx context.Context, model string, ex *exchange, err er
 		}
 		return llm.StatusError{Provider: Provider, StatusCode: ae.StatusCode, Message: msg}
 	case transportErr != nil || bodyErr != nil:
-		return &llm.UnavailableError{Provider: Provider, URL: m.base.String(), Hint: hintServe, Err: err}
+		return &llm.UnavailableError{Provider: Provider, URL: base.String(), Hint: hintServe, Err: err}
 	default:
-		return fmt.Errorf("ollama: chat with %s: %w", model, err)
+		return fmt.Errorf("ollama: %s %s: %w", op, model, err)
 	}
 }
 

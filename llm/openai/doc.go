@@ -24,4 +24,12 @@
 // work on them: [llm.UnavailableError] (with a hint naming the base URL),
 // [llm.ModelNotFoundError], [llm.StatusError] (with Retry-After),
 // [llm.TruncatedError] for finish_reason "length", and [llm.ErrEmpty].
+//
+// [Embedder] is the [llm.Embedder] for an OpenAI-compatible
+// /v1/embeddings endpoint (OpenAI, Ollama's /v1, vLLM, llama.cpp server),
+// through openai-go's embeddings API: texts go in batches of
+// [EmbedConfig].Batch (default 64), vectors are asked for as floats, and
+// failures have the same classes as chat, plus [llm.DimensionsError].
+//
+//	e, err := openai.NewEmbedder(openai.EmbedConfig{BaseURL: "http://127.0.0.1:11434/v1", Model: "nomic-embed-text"})
 package openai

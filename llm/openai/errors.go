@@ -30,8 +30,15 @@ const (
 	maxErrorMessage = 2000
 )
 
+// endpoint is one API endpoint of a server: what error classification
+// needs to name it in hints.
+type endpoint struct {
+	base string // the base URL, without a trailing "/"
+	path string // the request path after base, e.g. "/chat/completions"
+}
+
 // classify turns an error from the client into the llm error classes.
-func (m *Model) classify(ctx context.Context, model string, err error) error {
+func (m endpoint) classify(ctx context.Context, model string, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		if errors.Is(err, cerr) {
 			return fmt.Errorf("openai: %w", err)
@@ -120,7 +127,7 @@ func catchErrors(req *http.Request, next option.MiddlewareNext) (*http.Response,
 
 // apiError maps an HTTP error status the client parsed itself (kept for
 // errors that did not go through [catchErrors]).
-func (m *Model) apiError(ae *oai.Error, model string) error {
+func (m endpoint) apiError(ae *oai.Error, model string) error {
 	msg, code := ae.Message, ae.Code
 	var header http.Header
 	if ae.Response != nil {
@@ -131,7 +138,7 @@ func (m *Model) apiError(ae *oai.Error, model string) error {
 
 // statusError maps an HTTP error status, the server's message and its
 // error code to the llm error classes.
-func (m *Model) statusError(status int, header http.Header, msg, code, model string) error {
+func (m endpoint) statusError(status int, header http.Header, msg, code, model string) error {
 	msg = runes.Head(strings.TrimSpace(msg), maxErrorMessage)
 	if ce, ok := contextLengthError(status, msg, code); ok {
 		ce.Model = model
@@ -146,7 +153,7 @@ func (m *Model) statusError(status int, header http.Header, msg, code, model str
 		}
 	}
 	if status == http.StatusNotFound {
-		msg = strings.TrimSpace(msg + fmt.Sprintf(" (is the base URL right? requests go to %s/chat/completions)", m.base))
+		msg = strings.TrimSpace(msg + fmt.Sprintf(" (is the base URL right? requests go to %s%s)", m.base, m.path))
 	}
 	return llm.StatusError{
 		Provider:   Provider,

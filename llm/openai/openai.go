@@ -89,9 +89,9 @@ type Config struct {
 // github.com/openai/openai-go/v3 client with its own retries disabled (use
 // [llm.WithRetry]). It is safe for concurrent use.
 type Model struct {
-	cfg  Config
-	base string
-	svc  oai.ChatCompletionService
+	endpoint
+	cfg Config
+	svc oai.ChatCompletionService
 
 	mu       sync.Mutex
 	trackers map[string]*llm.ContextTracker // by model name
@@ -129,50 +129,63 @@ func New(cfg Config) (*Model, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("openai: Config.Model is required (for example \"gpt-4o-mini\")")
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = os.Getenv("OPENAI_BASE_URL")
-	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	u, err := url.Parse(cfg.BaseURL)
-	switch {
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https"):
-		return nil, fmt.Errorf("openai: base URL %q is not an http:// or https:// URL (want e.g. http://127.0.0.1:8080/v1)", cfg.BaseURL)
-	case u.Hostname() == "":
-		return nil, fmt.Errorf("openai: base URL %q has no host (want e.g. http://127.0.0.1:8080/v1)", cfg.BaseURL)
-	case strings.HasSuffix(u.Host, ":"):
-		// "http://127.0.0.1:" would silently go to port 80.
-		return nil, fmt.Errorf("openai: base URL %q has an empty port after \":\" (give the port, e.g. :8080, or drop the colon)", cfg.BaseURL)
-	}
-	if cfg.APIKey == "" {
-		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
+	base, opts, err := clientOptions(&cfg.BaseURL, &cfg.APIKey, cfg.HTTPClient)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.SchemaName == "" {
 		cfg.SchemaName = DefaultSchemaName
 	}
-	hc := cfg.HTTPClient
+	return &Model{
+		cfg:      cfg,
+		endpoint: endpoint{base: base, path: "/chat/completions"},
+		svc:      oai.NewChatCompletionService(opts...),
+		trackers: map[string]*llm.ContextTracker{},
+	}, nil
+}
+
+// clientOptions resolves the base URL (*baseURL, else $OPENAI_BASE_URL,
+// else [DefaultBaseURL]) and the API key (*apiKey, else $OPENAI_API_KEY),
+// writing back what it resolved, checks the URL, and returns the base
+// without a trailing "/" and the client options every service of the
+// adapter uses: no retries of the client's own, errors caught by
+// [catchErrors].
+func clientOptions(baseURL, apiKey *string, hc *http.Client) (string, []option.RequestOption, error) {
+	if *baseURL == "" {
+		*baseURL = os.Getenv("OPENAI_BASE_URL")
+	}
+	if *baseURL == "" {
+		*baseURL = DefaultBaseURL
+	}
+	u, err := url.Parse(*baseURL)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https"):
+		return "", nil, fmt.Errorf("openai: base URL %q is not an http:// or https:// URL (want e.g. http://127.0.0.1:8080/v1)", *baseURL)
+	case u.Hostname() == "":
+		return "", nil, fmt.Errorf("openai: base URL %q has no host (want e.g. http://127.0.0.1:8080/v1)", *baseURL)
+	case strings.HasSuffix(u.Host, ":"):
+		// "http://127.0.0.1:" would silently go to port 80.
+		return "", nil, fmt.Errorf("openai: base URL %q has an empty port after \":\" (give the port, e.g. :8080, or drop the colon)", *baseURL)
+	}
+	if *apiKey == "" {
+		*apiKey = os.Getenv("OPENAI_API_KEY")
+	}
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	// The service is built directly (not with oai.NewClient), so that no
+	// The services are built directly (not with oai.NewClient), so that no
 	// other OPENAI_* variable (organization, project, custom headers) is
 	// picked up implicitly.
 	opts := []option.RequestOption{
-		option.WithBaseURL(cfg.BaseURL),
+		option.WithBaseURL(*baseURL),
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
 		option.WithMiddleware(catchErrors),
 	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	if *apiKey != "" {
+		opts = append(opts, option.WithAPIKey(*apiKey))
 	}
-	return &Model{
-		cfg:      cfg,
-		base:     strings.TrimSuffix(cfg.BaseURL, "/"),
-		svc:      oai.NewChatCompletionService(opts...),
-		trackers: map[string]*llm.ContextTracker{},
-	}, nil
+	return strings.TrimSuffix(*baseURL, "/"), opts, nil
 }
 
 // Name returns the configured model name.
