@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/suffering"
 )
 
@@ -169,13 +170,20 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 
 // MemoryStore is an in-memory [Store], for tests and for agents that need no
-// persistence. The zero value is ready to use.
+// persistence. It keeps the agents' long-term memories too: it embeds a
+// [memory.MemoryStore], so it is a [memory.Store]. The zero value is ready
+// to use.
 type MemoryStore struct {
 	mu     sync.RWMutex
 	states map[string]*AgentState
+
+	memory.MemoryStore
 }
 
-var _ Store = (*MemoryStore)(nil)
+var (
+	_ Store        = (*MemoryStore)(nil)
+	_ memory.Store = (*MemoryStore)(nil)
+)
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore { return &MemoryStore{} }

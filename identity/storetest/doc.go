@@ -37,5 +37,12 @@
 //     [identity.Quarantiner], quarantine moves it away and a fresh save
 //     succeeds;
 //   - a newer schema version refused with [identity.ErrFutureVersion];
-//   - context cancellation of Load, Save and List.
+//   - context cancellation of Load, Save and List;
+//   - memories: when the store also implements memory.Store (every SDK
+//     store does), the "memories" subtest runs [RunMemory], the
+//     conformance suite of long-term memory (round trips of every field
+//     and of vectors bit for bit, identical text stored once, bad records
+//     refused, updates, deletes, counts, concurrency, durability across
+//     handles, and a memory.Memory over the store). [FullMemory] is its
+//     fixture. RunMemory runs it alone.
 package storetest

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/suffering"
 )
 
@@ -387,6 +388,13 @@ func RunHarness(t *testing.T, h Harness) {
 		err := h.FutureVersion(t, s, "scout")
 		require.ErrorIs(t, err, identity.ErrFutureVersion)
 		assert.Contains(t, err.Error(), "version", "the error says why")
+	})
+
+	t.Run("memories", func(t *testing.T) {
+		if _, ok := h.New(t).(memory.Store); !ok {
+			t.Skip("the store does not implement memory.Store")
+		}
+		RunMemory(t, h)
 	})
 }
 

@@ -1,0 +1,69 @@
+package memory
+
+import (
+	"runtime"
+	"sync"
+)
+
+// Dot returns the dot product of a and b over their common length, with
+// eight float32 accumulators: for unit vectors, their cosine similarity.
+func Dot(a, b []float32) float32 {
+	n := min(len(a), len(b))
+	a, b = a[:n], b[:n]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	for len(a) >= 8 && len(b) >= 8 {
+		x, y := a[:8:8], b[:8:8]
+		s0 += x[0] * y[0]
+		s1 += x[1] * y[1]
+		s2 += x[2] * y[2]
+		s3 += x[3] * y[3]
+		s4 += x[4] * y[4]
+		s5 += x[5] * y[5]
+		s6 += x[6] * y[6]
+		s7 += x[7] * y[7]
+		a, b = a[8:], b[8:]
+	}
+	b = b[:len(a)]
+	for i, x := range a {
+		s0 += x * b[i]
+	}
+	return ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7))
+}
+
+// parallelMin is the number of values (rows × dimensions) below which a
+// scan stays on one goroutine: about 1 MB of float32, where splitting
+// starts to pay for the goroutines.
+const parallelMin = 1 << 18
+
+// scan writes into out[i] the dot product of q with row i of mat, a
+// row-major matrix of len(out) rows of len(q) values. Large matrices are
+// split into one contiguous block of rows per available processor
+// (GOMAXPROCS).
+func scan(mat, q []float32, out []float32) {
+	dim := len(q)
+	rows := len(out)
+	if dim == 0 || rows == 0 {
+		return
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if rows*dim < parallelMin || workers < 2 {
+		scanRows(mat, q, out)
+		return
+	}
+	workers = min(workers, rows)
+	per := (rows + workers - 1) / workers
+	var wg sync.WaitGroup
+	for start := 0; start < rows; start += per {
+		end := min(start+per, rows)
+		wg.Go(func() { scanRows(mat[start*dim:end*dim], q, out[start:end]) })
+	}
+	wg.Wait()
+}
+
+// scanRows is scan on one goroutine.
+func scanRows(mat, q []float32, out []float32) {
+	dim := len(q)
+	for i := range out {
+		out[i] = Dot(mat[i*dim:(i+1)*dim:(i+1)*dim], q)
+	}
+}

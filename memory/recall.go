@@ -1,0 +1,351 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/existence-loop/sdk/llm"
+)
+
+// Query is what [Memory.Recall] looks for.
+type Query struct {
+	// Text is the query, embedded with the configured embedder (bounded
+	// by Config.EmbedTimeout). It is ignored when Vector is set.
+	Text string
+	// Vector is a query vector to use instead of embedding Text, in
+	// Space (it is normalised here; it need not be). Its space must be
+	// the agent's, or the recall is refused with a [*SpaceError].
+	Vector []float32
+	// Space is Vector's embedding space: its model and dimensions. An
+	// empty Model means the agent's model (the dimensions are Vector's
+	// length).
+	Space Space
+	// K is how many memories to return at most; 0 means [DefaultK] (3).
+	K int
+	// MinRelevance is the least cosine similarity (-1–1) a memory must
+	// have with the query to be a candidate; 0 means
+	// [DefaultMinRelevance] (0.35), [NoThreshold] keeps every memory.
+	MinRelevance float64
+	// RelevanceOnly ranks by cosine similarity alone, highest first, ties
+	// oldest first: exactly the original's order, and the score is the
+	// cosine.
+	RelevanceOnly bool
+	// Weights, when not nil, replace Config.Weights for this recall.
+	Weights *Weights
+	// Kinds, when not empty, keeps only memories of these kinds.
+	Kinds []Kind
+	// Peek leaves the memories' last access and access count as they
+	// are (a recall normally updates both): for dashboards and
+	// inspection.
+	Peek bool
+}
+
+// Result is one recalled memory and the parts of its score.
+type Result struct {
+	// Memory is the memory, with its access updated by this recall
+	// (unless Peek); without its vector.
+	Memory Record `json:"memory"`
+	// Score is the weighted sum of the normalised parts (Norm): the
+	// ranking. With RelevanceOnly it is the cosine itself.
+	Score float64 `json:"score"`
+	// Relevance is the cosine similarity with the query, -1–1; 0 when
+	// the recall fell back to recency and importance.
+	Relevance float64 `json:"relevance"`
+	// Recency is Config.DecayPerHour to the power of the hours between the
+	// memory's last access before this recall and now, 0–1.
+	Recency float64 `json:"recency"`
+	// Importance is the memory's importance, 0–1.
+	Importance float64 `json:"importance"`
+	// Norm are the three parts min-max normalised over the recall's
+	// candidates (0–1; 0.5 each when all candidates have the same value),
+	// as weighed into Score.
+	Norm Weights `json:"norm"`
+}
+
+// Recalled is what a recall found: the results and how they were ranked.
+type Recalled struct {
+	// Results are the memories, best first.
+	Results []Result
+	// Candidates is how many memories were scored: those in the agent's
+	// space with a cosine of at least MinRelevance (all of the agent's
+	// memories, of the kinds asked, for a fallback).
+	Candidates int
+	// Fallback reports a recall ranked by recency and importance alone,
+	// because the query could not be embedded; Err says why (nil when
+	// there is no embedder).
+	Fallback bool
+	Err      error
+	// Space is the space the query was compared in; zero for a fallback.
+	Space Space
+}
+
+// Recall returns the agent's memories that matter most for q: exact
+// cosine similarity against every memory in the agent's space (no
+// approximate index), candidates above q.MinRelevance (0.35 by default),
+// ranked by score = w_rel·relevance + w_rec·recency + w_imp·importance,
+// each part min-max normalised over the candidates (Generative Agents),
+// or by cosine alone with RelevanceOnly. Ties go to the older memory. The
+// returned memories' last access becomes now and their access count
+// grows by one, in the cache and the store (unless q.Peek); a failed
+// store write is reported as an [EventError], not returned.
+//
+// When q has no Vector and the query cannot be embedded (no embedder; the
+// embedder is down, busy or slower than Config.EmbedTimeout), the recall
+// falls back to recency and importance over all of the agent's
+// memories, and an [EventRecallFallback] says so; Recalled.Fallback is
+// set. With RelevanceOnly there is no fallback: the error is returned.
+//
+// Errors: [ErrInvalid] for a bad agent id, query or weights; a
+// [*SpaceError] (matching [ErrSpace]) for a query vector, or an
+// embedder, of another model or dimensions than the agent's memories,
+// naming both; the store's errors when the agent is loaded; ctx's error.
+func (m *Memory) Recall(ctx context.Context, agentID string, q Query) (Recalled, error) {
+	if err := ValidateAgentID(agentID); err != nil {
+		return Recalled{}, err
+	}
+	if q.K < 0 {
+		return Recalled{}, fmt.Errorf("%w: K %d is negative", ErrInvalid, q.K)
+	}
+	if q.K == 0 {
+		q.K = DefaultK
+	}
+	switch {
+	case q.MinRelevance == 0:
+		q.MinRelevance = DefaultMinRelevance
+	case math.IsNaN(q.MinRelevance) || q.MinRelevance < -1 || q.MinRelevance > 1:
+		return Recalled{}, fmt.Errorf("%w: MinRelevance %v is outside -1–1", ErrInvalid, q.MinRelevance)
+	}
+	w := m.cfg.Weights
+	if q.Weights != nil {
+		w = *q.Weights
+		if w.Relevance < 0 || w.Recency < 0 || w.Importance < 0 || math.IsNaN(w.Relevance+w.Recency+w.Importance) {
+			return Recalled{}, fmt.Errorf("%w: weights %+v must not be negative", ErrInvalid, w)
+		}
+	}
+	for _, k := range q.Kinds {
+		if !k.Valid() {
+			return Recalled{}, fmt.Errorf("%w: kind %q is not one of %v", ErrInvalid, k, Kinds())
+		}
+	}
+	a, err := m.agent(ctx, agentID)
+	if err != nil {
+		return Recalled{}, err
+	}
+	m.counters.recalls.Add(1)
+
+	// The query's vector, in the query's space.
+	var (
+		vec      []float32
+		qspace   Space
+		fallback error
+		cause    string
+	)
+	switch {
+	case len(q.Vector) > 0:
+		v, err := Normalize(q.Vector)
+		if err != nil {
+			return Recalled{}, fmt.Errorf("memory: query vector: %w", err)
+		}
+		vec, qspace = v, Space{Model: q.Space.Model, Dimensions: len(v)}
+		if q.Space.Dimensions != 0 && q.Space.Dimensions != len(v) {
+			return Recalled{}, fmt.Errorf("%w: the query vector has %d values but its space says %d dimensions", ErrInvalid, len(v), q.Space.Dimensions)
+		}
+	case m.cfg.Embedder == nil:
+		cause = "no_embedder"
+	default:
+		if q.Text == "" {
+			return Recalled{}, fmt.Errorf("%w: a query needs a text or a vector", ErrInvalid)
+		}
+		v, err := m.embedOne(ctx, q.Text)
+		switch {
+		case err == nil:
+			vec, qspace = v, Space{Model: m.cfg.Embedder.Model(), Dimensions: len(v)}
+		case ctx.Err() != nil:
+			return Recalled{}, fmt.Errorf("memory: recall for %s: %w", agentID, ctx.Err())
+		default:
+			cause, fallback = llm.Classify(err), err
+		}
+	}
+	if vec == nil && q.RelevanceOnly {
+		if fallback == nil {
+			fallback = errors.New("no embedder to embed the query")
+		}
+		return Recalled{}, fmt.Errorf("memory: a relevance-only recall for %s needs the query's vector: %w", agentID, fallback)
+	}
+
+	now := m.now()
+	a.mu.Lock()
+	if vec != nil {
+		if qspace.Model == "" {
+			qspace.Model = a.space.Model
+		}
+		if !a.space.IsZero() && qspace != a.space {
+			a.mu.Unlock()
+			return Recalled{}, &SpaceError{AgentID: agentID, Memories: a.space, Query: qspace}
+		}
+	}
+	res := m.rankLocked(a, vec, q, w, now)
+	res.Space = qspace
+	if vec == nil {
+		res.Fallback, res.Err, res.Space = true, fallback, Space{}
+	}
+	var touched []Record
+	if !q.Peek {
+		for i := range res.Results {
+			e := a.recs[res.Results[i].Memory.ID]
+			e.rec.LastAccess = maxTime(e.rec.LastAccess, now)
+			e.rec.AccessCount++
+			res.Results[i].Memory = e.rec
+			touched = append(touched, e.rec)
+		}
+	}
+	a.mu.Unlock()
+
+	var events []Event
+	if res.Fallback {
+		m.counters.fallbacks.Add(1)
+		events = append(events, Event{Kind: EventRecallFallback, AgentID: agentID, Text: trimText(q.Text), Cause: cause, Err: fallback, Time: now})
+	}
+	if len(touched) > 0 {
+		if err := m.cfg.Store.UpdateMemories(ctx, agentID, touched); err != nil {
+			events = append(events, Event{Kind: EventError, AgentID: agentID, Text: "saving the access of recalled memories", Err: err, Time: now})
+		}
+	}
+	ids := make([]string, len(res.Results))
+	for i, r := range res.Results {
+		ids[i] = r.Memory.ID
+	}
+	events = append(events, Event{Kind: EventRecalled, AgentID: agentID, Text: trimText(q.Text), IDs: ids, Count: len(ids), Time: now})
+	m.emit(events...)
+	return res, nil
+}
+
+// candidate is a memory being scored.
+type candidate struct {
+	e         *entry
+	rel, rec  float64
+	imp       float64
+	score     float64
+	norm      Weights
+	hasVector bool
+}
+
+// rankLocked scores the agent's memories against vec (nil: a fallback by
+// recency and importance) and returns the best q.K. a.mu is held.
+func (m *Memory) rankLocked(a *agent, vec []float32, q Query, w Weights, now time.Time) Recalled {
+	kindOK := func(k Kind) bool { return len(q.Kinds) == 0 || slices.Contains(q.Kinds, k) }
+	var cands []candidate
+	if vec != nil {
+		rows := len(a.rows)
+		sims := make([]float32, rows)
+		scan(a.mat, vec, sims)
+		for i, s := range sims {
+			e := a.rows[i]
+			if float64(s) >= q.MinRelevance && kindOK(e.rec.Kind) {
+				cands = append(cands, candidate{e: e, rel: float64(s), hasVector: true})
+			}
+		}
+	} else {
+		for _, e := range a.recs {
+			if kindOK(e.rec.Kind) {
+				cands = append(cands, candidate{e: e})
+			}
+		}
+	}
+	out := Recalled{Candidates: len(cands)}
+	if len(cands) == 0 {
+		return out
+	}
+	decay := math.Log(m.cfg.DecayPerHour)
+	for i := range cands {
+		c := &cands[i]
+		hours := max(now.Sub(c.e.rec.LastAccess).Hours(), 0)
+		c.rec = math.Exp(decay * hours)
+		c.imp = c.e.rec.Importance
+	}
+	if q.RelevanceOnly {
+		for i := range cands {
+			cands[i].score = cands[i].rel
+			cands[i].norm = Weights{Relevance: cands[i].rel}
+		}
+	} else {
+		normalise(cands, func(c *candidate) *float64 { return &c.rel }, func(c *candidate, v float64) { c.norm.Relevance = v })
+		normalise(cands, func(c *candidate) *float64 { return &c.rec }, func(c *candidate, v float64) { c.norm.Recency = v })
+		normalise(cands, func(c *candidate) *float64 { return &c.imp }, func(c *candidate, v float64) { c.norm.Importance = v })
+		for i := range cands {
+			c := &cands[i]
+			if vec == nil {
+				c.norm.Relevance = 0
+			}
+			c.score = w.Relevance*c.norm.Relevance + w.Recency*c.norm.Recency + w.Importance*c.norm.Importance
+		}
+	}
+	top := topK(cands, q.K)
+	out.Results = make([]Result, len(top))
+	for i, c := range top {
+		r := c.e.rec
+		out.Results[i] = Result{Memory: r, Score: c.score, Relevance: c.rel, Recency: c.rec, Importance: c.imp, Norm: c.norm}
+	}
+	return out
+}
+
+// normalise min-max normalises one part over the candidates: (v − min) /
+// (max − min), or 0.5 for every candidate when all are equal
+// (Generative Agents' rule).
+func normalise(cands []candidate, get func(*candidate) *float64, set func(*candidate, float64)) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range cands {
+		v := *get(&cands[i])
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	for i := range cands {
+		c := &cands[i]
+		if hi-lo == 0 {
+			set(c, 0.5)
+			continue
+		}
+		set(c, (*get(c)-lo)/(hi-lo))
+	}
+}
+
+// better orders candidates: by score, then relevance, highest first, then
+// the older memory (Created, then ID) first.
+func better(a, b *candidate) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.rel, a.rel); c != 0 {
+		return c
+	}
+	return CompareRecords(&a.e.rec, &b.e.rec)
+}
+
+// topK returns the k best candidates, best first, keeping a sorted array
+// of at most k (k is small).
+func topK(cands []candidate, k int) []candidate {
+	top := make([]candidate, 0, min(k, len(cands))+1)
+	for i := range cands {
+		c := &cands[i]
+		if len(top) == k && better(c, &top[k-1]) >= 0 {
+			continue
+		}
+		pos, _ := slices.BinarySearchFunc(top, c, func(x candidate, y *candidate) int { return better(&x, y) })
+		top = slices.Insert(top, pos, *c)
+		if len(top) > k {
+			top = top[:k]
+		}
+	}
+	return top
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
