@@ -48,4 +48,14 @@
 // loading. A Store is safe for concurrent use: saves of one agent are
 // serialised within the process, and [Store.Lock] keeps other processes
 // away.
+//
+// # Memories
+//
+// The store is also a memory.Store: an agent's long-term memories are a
+// checksummed log of writes, "memories/{agent_id}.jsonl" (see
+// [Store.MemoryPath]): appended and fdatasynced per write, compacted when
+// it holds twice as many lines as memories, a torn last line ignored, a
+// bad line before it named in a [*identity.CorruptError]. The store keeps
+// an index of the memories without their vectors; the memory.Memory
+// above it holds the vectors it recalls over.
 package filestore

@@ -95,6 +95,9 @@ type Store struct {
 
 	mu     sync.Mutex
 	agents map[string]*agentEntry
+
+	memMu   sync.Mutex
+	memLogs map[string]*memLog // the memory logs, by agent (memory.go)
 }
 
 // agentEntry is the in-process state of one agent's document.
