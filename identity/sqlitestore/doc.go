@@ -21,7 +21,11 @@
 //   - a task queue, [Store.Tasks], a [task.Source] with the semantics of
 //     existence/taskqueue and the caps of [Options].TaskLimits;
 //   - a keeper of small named documents, [Store.Document], such as the
-//     requests to the human (an existence/requests.Backend).
+//     requests to the human (an existence/requests.Backend);
+//   - a memory.Store: the agents' long-term memories, one row each in the
+//     memories table (unique by agent and text; times in microseconds,
+//     vectors as little-endian float32 BLOBs, NULL while pending), every
+//     write one durable transaction.
 //
 // The database is versioned ([SchemaVersion]): older databases are
 // migrated by [Open], and a newer one is refused with

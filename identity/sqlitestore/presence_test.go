@@ -26,6 +26,8 @@ func TestVersion1DatabaseMigrates(t *testing.T) {
 	require.NoError(t, err)
 	_, err = db.Exec("DROP TABLE documents") // added by version 3
 	require.NoError(t, err)
+	_, err = db.Exec("DROP TABLE memories") // added by version 4
+	require.NoError(t, err)
 	_, err = db.Exec("PRAGMA user_version = 1")
 	require.NoError(t, err)
 	require.NoError(t, db.Close())

@@ -12,7 +12,7 @@ import (
 // and reads, kept in SQLite's PRAGMA user_version. [Open] migrates an older
 // database to it, in one transaction, and refuses a newer one with an
 // error wrapping [identity.ErrFutureVersion].
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations[v] takes a database from schema version v to v+1. Adding
 // version 3 means appending one script and raising [SchemaVersion]; a
@@ -108,6 +108,27 @@ CREATE TABLE documents (
 	data       BLOB NOT NULL,       -- the document's bytes, e.g. requests.json's JSON
 	updated_at TEXT NOT NULL        -- RFC 3339
 ) WITHOUT ROWID;
+`,
+	// 3 → 4: the agents' long-term memories (package memory), one row
+	// each, one per distinct text of an agent.
+	3: `
+CREATE TABLE memories (
+	agent_id     TEXT NOT NULL,
+	id           TEXT NOT NULL,
+	text         TEXT NOT NULL,
+	kind         TEXT NOT NULL,
+	importance   REAL NOT NULL,     -- 0–1
+	important    INTEGER NOT NULL,  -- never evicted
+	created      INTEGER NOT NULL,  -- microseconds since the Unix epoch, UTC
+	last_access  INTEGER NOT NULL,
+	access_count INTEGER NOT NULL,
+	model        TEXT,              -- embedding model; NULL while pending
+	dimensions   INTEGER,
+	vector       BLOB,              -- little-endian float32, unit length
+	PRIMARY KEY (agent_id, id)
+);
+CREATE UNIQUE INDEX memories_text ON memories (agent_id, text);
+CREATE INDEX memories_order ON memories (agent_id, created, id);
 `,
 }
 
