@@ -53,6 +53,16 @@
 //     agent's state, in the same statement: sent but not saved, it waits
 //     for the next holder; saved, it is in the state. Exactly once.
 //
+// # Memories
+//
+// The store is also a memory.Store, and needs no pgvector extension: the
+// agents' long-term memories are rows of existence_memories (schema
+// version 3), unique by agent and text, vectors as little-endian float32
+// bytea. Recall needs no index in the database: the process holding an
+// agent's lease is its only writer, and the memory.Memory there caches
+// the agent's vectors and scans them itself. Memory writes are not
+// fenced by the epoch; a holder that loses a lease drops its cache.
+//
 // # Errors at start
 //
 // A connection string that does not parse is [ErrConfig], a server that

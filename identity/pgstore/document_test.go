@@ -24,7 +24,7 @@ func TestVersion1DatabaseMigrates(t *testing.T) {
 	url := pgtest.New(t)
 	s := open(t, url, "a", 0)
 	require.NoError(t, s.Save(ctx, storetest.FullState("scout")))
-	_, err := s.Pool().Exec(ctx, `DROP TABLE existence_documents; DELETE FROM existence_migrations WHERE version > 1`)
+	_, err := s.Pool().Exec(ctx, `DROP TABLE existence_documents; DROP TABLE existence_memories; DELETE FROM existence_migrations WHERE version > 1`)
 	require.NoError(t, err)
 	s.Close()
 

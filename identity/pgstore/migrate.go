@@ -83,6 +83,28 @@ CREATE TABLE existence_documents (
 	updated_at timestamptz NOT NULL DEFAULT now()
 );
 `,
+	// 3: the agents' long-term memories (package memory), one row each,
+	// one per distinct text of an agent; no pgvector needed.
+	`
+CREATE TABLE existence_memories (
+	agent_id     text COLLATE "C" NOT NULL,
+	id           text COLLATE "C" NOT NULL,
+	text         text NOT NULL,
+	text_sha256  bytea NOT NULL,
+	kind         text NOT NULL,
+	importance   double precision NOT NULL CHECK (importance BETWEEN 0 AND 1),
+	important    boolean NOT NULL,
+	created      timestamptz NOT NULL,
+	last_access  timestamptz NOT NULL,
+	access_count int NOT NULL,
+	model        text,
+	dimensions   int,
+	vector       bytea,
+	PRIMARY KEY (agent_id, id)
+);
+CREATE UNIQUE INDEX existence_memories_text ON existence_memories (agent_id, text_sha256);
+CREATE INDEX existence_memories_order ON existence_memories (agent_id, created, id);
+`,
 }
 
 // migrate brings the schema up to date under an advisory lock, so that
