@@ -9,7 +9,8 @@
 // [Open] returns the store, its task queue ([Tasks]) and a closer; a
 // malformed spec is an error wrapping [ErrSpec]. [Kind] names a spec's
 // kind without opening anything, [Leases] says whether the store shares
-// agents between processes, and [OpenRequests] opens the requests to the
+// agents between processes, [Memories] gives its long-term memories
+// (every kind holds them), and [OpenRequests] opens the requests to the
 // human kept in the same database. The command-line programs (the trio,
 // the swarm) share it.
 package storespec

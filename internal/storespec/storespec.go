@@ -15,6 +15,7 @@ import (
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/identity/sqlitestore"
 	"github.com/existence-loop/sdk/lease"
+	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/task"
 )
 
@@ -120,6 +121,14 @@ func Open(ctx context.Context, spec string, opts Options) (identity.Store, Tasks
 func Leases(store identity.Store) (l lease.Manager, ok bool) {
 	l, ok = store.(lease.Manager)
 	return l, ok
+}
+
+// Memories returns the store's long-term memories: every store Open
+// returns (and identity.MemoryStore) is also a [memory.Store], so ok is
+// false only for a store from elsewhere that keeps none.
+func Memories(store identity.Store) (m memory.Store, ok bool) {
+	m, ok = store.(memory.Store)
+	return m, ok
 }
 
 // closerFunc adapts a function to io.Closer.

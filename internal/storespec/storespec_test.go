@@ -4,10 +4,12 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/identity/sqlitestore"
@@ -31,6 +33,7 @@ func TestOpen(t *testing.T) {
 		assert.IsType(t, tc.want, store, tc.spec)
 		_, shared := storespec.Leases(store)
 		assert.False(t, shared, "%s: one process's store has no leases", tc.spec)
+		checkMemories(t, store)
 		require.NoError(t, store.Save(ctx, storetest.FullState("scout")))
 		task, err := tasks.Submit(ctx, "map the workspace", "")
 		require.NoError(t, err)
@@ -52,6 +55,7 @@ func TestOpenPostgres(t *testing.T) {
 	assert.IsType(t, &pgstore.Store{}, store)
 	_, shared := storespec.Leases(store)
 	assert.True(t, shared, "a PostgreSQL store hands out leases")
+	checkMemories(t, store)
 	require.NoError(t, store.Save(ctx, storetest.FullState("scout")))
 	task, err := tasks.Submit(ctx, "map the workspace", "")
 	require.NoError(t, err)
@@ -74,4 +78,16 @@ func TestKind(t *testing.T) {
 		require.ErrorIs(t, err, storespec.ErrSpec, bad)
 		t.Logf("%q: %v", bad, err)
 	}
+}
+
+// checkMemories: the store holds memories too.
+func checkMemories(t *testing.T, store identity.Store) {
+	t.Helper()
+	m, ok := storespec.Memories(store)
+	require.True(t, ok, "%T holds memories", store)
+	_, _, err := m.AddMemory(t.Context(), storetest.FullMemory("scout", "m1", "a memory", time.Date(2026, 4, 13, 0, 0, 0, 0, time.UTC)))
+	require.NoError(t, err)
+	recs, err := m.Memories(t.Context(), "scout")
+	require.NoError(t, err)
+	assert.Len(t, recs, 1)
 }
