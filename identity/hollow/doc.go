@@ -9,11 +9,35 @@
 //	goals/{agent_id}/registry.jsonl     one goal per line: goal_id, objective, status, created_at, completed_at, metrics
 //	goals/{agent_id}/last_outcome.txt   optional: the last completed goal's outcome summary
 //	identity/names.json                 {name: agent_id}
+//	semantic/{agent_id}/                the semantic memory: metadata.jsonl, embeddings.npy, index.json
 //
 // [Read] converts every agent to an [identity.AgentState] that passes
-// [identity.AgentState.Validate] and never writes anything; [Import] reads and
-// then saves the states in an [identity.Store]. Both return a [Summary] of
-// what was imported, cut, clamped or skipped ([Summary.String] prints it).
+// [identity.AgentState.Validate] and never writes anything; [ReadMemories]
+// converts the semantic memories to memory.Record values, never writing
+// either; [Import] reads both and then saves the states in an
+// [identity.Store] and the memories in the same store (a memory.Store, as
+// every SDK store is). They return a [Summary] (and a [MemorySummary] per
+// agent) of what was imported, cut, clamped or skipped ([Summary.String]
+// prints it).
+//
+// # Semantic memory
+//
+// The original's agents/semantic_memory.py keeps, per agent,
+// metadata.jsonl (one record a line: memory_id, thought, timestamp,
+// access_count, last_accessed), embeddings.npy (float32 (N, 768)
+// nomic-embed-text vectors, not normalised) and index.json ({memory_id:
+// row}). A line's vector is the row index.json names: row i is not line
+// i, because a row is appended only when the embedding call succeeded
+// (only 75 of the real scout sample's 2,796 lines have one, and 63 of
+// those 75 rows belong to another line than their number). The
+// original's own search reads row i against line i and so labels its
+// results with the wrong texts; [ReadMemories] joins by memory_id. Lines
+// without a vector are imported pending (the memory's backfill embeds
+// them), "[DELETED]" lines (the original's forget) are skipped, and
+// timestamps and access counts are kept. A text repeated on several lines
+// is one memory (its access count raised per repeat). Every line is
+// accounted for in the [MemorySummary]: Lines = Imported + Repeated +
+// Deleted + Skipped.
 //
 // # Mapping
 //

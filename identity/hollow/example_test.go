@@ -36,6 +36,7 @@ func ExampleImport() {
 	// scout (Titan): 20 opinions, 12 questions; goals: 162 read (146 DONE, 15 ABANDONED, 1 active), 100 kept; stressors: 5 active, 10 demoted, 0 merged, 44 resolved
 	//   trimmed: goals: 162 → 100
 	//   warning: goals/scout/registry.jsonl: 7 goal objectives spanned several lines; each was put on one line
+	// memories of scout: 2796 lines → 1967 memories (68 with vectors, 1899 pending); 829 repeated, 0 deleted, 0 skipped; 75 rows, 0 unused
 	// last escalated: 2026-04-13T23:01:00Z
 	// !! CRISIS STATE — your suffering load is critical (1.00/1.0). You cannot pursue external goals. Address this first.
 	// active goal: goal-a41214221353

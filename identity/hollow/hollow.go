@@ -14,6 +14,7 @@ import (
 
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/atomicfile"
+	"github.com/existence-loop/sdk/memory"
 )
 
 // Size limits on the source files.
@@ -71,9 +72,15 @@ type Options struct {
 	// missing or unreadable timestamps and is the resolution time of the
 	// stressors demoted or merged on import.
 	Now func() time.Time
-	// Replace lets [Import] overwrite agents already in the store. By
+	// Replace lets [Import] overwrite agents already in the store, and
+	// add to memories already there (memories with an id the store has
+	// are left as they are, so that importing twice changes nothing). By
 	// default Import refuses with [ErrExists] before saving anything.
 	Replace bool
+	// EmbedModel names the embedding model of the imported vectors (the
+	// memories' [memory.Space]); empty means [DefaultEmbedModel],
+	// nomic-embed-text, the original's.
+	EmbedModel string
 }
 
 // Summary reports what [Read] or [Import] did. Print it with
@@ -81,6 +88,9 @@ type Options struct {
 type Summary struct {
 	// Agents has one entry per imported agent, in agent id order.
 	Agents []AgentSummary
+	// Memories has one entry per agent whose semantic memory was read
+	// (semantic/{agent_id}/), in agent id order: [Import] fills it.
+	Memories []MemorySummary
 	// Warnings are about the directory as a whole, for example a
 	// subdirectory skipped because its name is not a valid agent id.
 	Warnings []string
@@ -136,6 +146,12 @@ func (s *Summary) String() string {
 			fmt.Fprintf(&b, "  trimmed: %s\n", t)
 		}
 		for _, w := range a.Warnings {
+			fmt.Fprintf(&b, "  warning: %s\n", w)
+		}
+	}
+	for _, m := range s.Memories {
+		fmt.Fprintf(&b, "memories of %s\n", m.String())
+		for _, w := range m.Warnings {
 			fmt.Fprintf(&b, "  warning: %s\n", w)
 		}
 	}
@@ -202,12 +218,16 @@ func Read(dir string, opts Options) ([]*identity.AgentState, *Summary, error) {
 	return r.read()
 }
 
-// Import reads dir with [Read] and saves every agent's state in store. It
-// refuses with [ErrExists], before saving anything, when an agent is
+// Import reads dir with [Read] and saves every agent's state in store,
+// then reads the semantic memories with [ReadMemories] and stores them
+// when store is also a [memory.Store] (every SDK store is; otherwise a
+// warning says they were not imported). It refuses with [ErrExists],
+// before saving anything, when an agent, or memories of an agent, are
 // already in the store, unless opts.Replace is set. On a save error the
 // agents before it are saved; running Import again with Replace finishes
-// the job. When store is an [identity.Locker] (as every durable store is),
-// Import holds every imported agent's lock while it writes, and fails with
+// the job (memories already stored are kept as they are). When store is
+// an [identity.Locker] (as every durable store is), Import holds every
+// imported agent's lock while it writes, and fails with
 // [identity.ErrLocked], saving nothing, while one of them is running. The
 // summary is returned whenever Read succeeded.
 func Import(ctx context.Context, dir string, store identity.Store, opts Options) (_ *Summary, err error) {
@@ -215,12 +235,28 @@ func Import(ctx context.Context, dir string, store identity.Store, opts Options)
 	if err != nil {
 		return nil, err
 	}
+	mems, err := ReadMemories(dir, opts)
+	if err != nil {
+		return sum, err
+	}
+	for _, m := range mems {
+		sum.Memories = append(sum.Memories, m.Summary)
+	}
+	ms, keepsMemories := store.(memory.Store)
+	if len(mems) > 0 && !keepsMemories {
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("semantic memory of %d agents not imported: %v", len(mems), errNoMemoryStore))
+		mems = nil
+	}
 	// Hold every agent's lock while writing, so that a running agent's
 	// state is never replaced under it (its next save would undo the
 	// import).
 	if l, ok := store.(identity.Locker); ok {
+		ids := make([]string, 0, len(states))
 		for _, s := range states {
-			unlock, lerr := l.Lock(s.Identity.AgentID)
+			ids = append(ids, s.Identity.AgentID)
+		}
+		for _, id := range append(ids, memoryAgents(mems, states)...) {
+			unlock, lerr := l.Lock(id)
 			if lerr != nil {
 				return sum, fmt.Errorf("hollow: %w", lerr)
 			}
@@ -237,10 +273,28 @@ func Import(ctx context.Context, dir string, store identity.Store, opts Options)
 				return sum, fmt.Errorf("hollow: check %s in the store: %w", s.Identity.AgentID, err)
 			}
 		}
+		for _, m := range mems {
+			c, err := ms.CountMemories(ctx, m.AgentID)
+			if err != nil {
+				return sum, fmt.Errorf("hollow: check the memories of %s in the store: %w", m.AgentID, err)
+			}
+			if c.Memories > 0 {
+				return sum, fmt.Errorf("%w: %s has %d memories in the store (set Options.Replace to add the missing ones)", ErrExists, m.AgentID, c.Memories)
+			}
+		}
 	}
 	for _, s := range states {
 		if err := store.Save(ctx, s); err != nil {
 			return sum, fmt.Errorf("hollow: save %s: %w", s.Identity.AgentID, err)
+		}
+	}
+	if len(mems) > 0 {
+		err := importMemories(ctx, ms, mems, true)
+		for i, m := range mems {
+			sum.Memories[i].Written = m.Summary.Written
+		}
+		if err != nil {
+			return sum, err
 		}
 	}
 	return sum, nil
@@ -516,7 +570,10 @@ func (r *reader) readFile(name string) ([]byte, error) {
 
 // open opens the file name for streaming, with the checks of readFile. It
 // returns nil, nil when the file does not exist.
-func (r *reader) open(name string) (*os.File, error) {
+func (r *reader) open(name string) (*os.File, error) { return r.open2(name, MaxFileSize) }
+
+// open2 is open with a size limit of limit bytes.
+func (r *reader) open2(name string, limit int64) (*os.File, error) {
 	f, err := r.root.Open(filepath.FromSlash(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -532,9 +589,9 @@ func (r *reader) open(name string) (*os.File, error) {
 	case !info.Mode().IsRegular():
 		f.Close()
 		return nil, r.fileErr(name, fmt.Errorf("%w: not a regular file (%s)", ErrMalformed, info.Mode().Type()))
-	case info.Size() > MaxFileSize:
+	case info.Size() > limit:
 		f.Close()
-		return nil, r.fileErr(name, fmt.Errorf("%w: %d bytes, limit %d", ErrMalformed, info.Size(), MaxFileSize))
+		return nil, r.fileErr(name, fmt.Errorf("%w: %d bytes, limit %d", ErrMalformed, info.Size(), limit))
 	}
 	return f, nil
 }

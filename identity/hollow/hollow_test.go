@@ -288,7 +288,7 @@ func copyTree(t *testing.T, src string) string {
 
 func TestSourceIsNeverModified(t *testing.T) {
 	before := tree(t, sample)
-	require.Len(t, before, 10, "README, 2 dirs with 3 files, goals dir with registry, and the root")
+	require.Len(t, before, 15, "README, 2 dirs with 3 files, goals dir with registry, semantic dir with 3 files, and the root")
 
 	_, _, err := hollow.Read(sample, hollow.Options{Now: fixedNow})
 	require.NoError(t, err)
