@@ -143,6 +143,23 @@ func (b *backfill) close() {
 	b.wg.Wait()
 }
 
+// succeeded closes the circuit breaker: the embedder answered.
+func (b *backfill) succeeded() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.backoff = 0
+}
+
+// failing reports whether the embedder failed and the backfill has not
+// succeeded since: stores and recalls then skip the embedder (a circuit
+// breaker), so that a down or slow embedder costs one timeout, not one
+// per memory.
+func (b *backfill) failing() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.backoff > 0
+}
+
 // wait is how long a new pending memory waits for the backfill after the
 // embedder failed: the current backoff, at least Config.MinBackoff. The
 // failure counts as the first of a backoff.
@@ -204,6 +221,7 @@ func (m *Memory) Backfill(ctx context.Context, agentID string) (int, error) {
 			}
 			return total, fmt.Errorf("memory: backfill of %s: %w", agentID, err)
 		}
+		m.bf.succeeded()
 
 		a.mu.Lock()
 		space := Space{Model: emb.Model(), Dimensions: len(vecs[0])}

@@ -285,7 +285,9 @@ type Note struct {
 // no embedder, the embedder fails (down, busy, slow) or its space is not
 // the agent's, the memory is stored as text, pending, and an
 // [EventPending] says why; the backfill embeds it later. Nothing is lost
-// and nothing waits longer.
+// and nothing waits longer. Until the backfill succeeds again, later
+// stores do not ask the embedder at all (Cause "backoff"): a down or slow
+// embedder costs one timeout, not one per memory.
 //
 // A text the agent already has is stored once: its access count is
 // raised instead ([EventStored] with Cause "duplicate"). A new vector
@@ -339,6 +341,8 @@ func (m *Memory) Remember(ctx context.Context, agentID string, note Note) (Recor
 		cause = "no_embedder"
 	case !space.IsZero() && e.Model() != space.Model:
 		cause, embErr = "space", &SpaceError{AgentID: agentID, Memories: space, Query: Space{Model: e.Model(), Dimensions: e.Dimensions()}}
+	case m.bf.failing():
+		cause, embErr = "backoff", errBackoff
 	default:
 		vec, err := m.embedOne(ctx, note.Text)
 		if err == nil && !space.IsZero() && len(vec) != space.Dimensions {
@@ -365,13 +369,17 @@ func (m *Memory) Remember(ctx context.Context, agentID string, note Note) (Recor
 	if stored.pendingNew && cause != "" {
 		m.counters.pending.Add(1)
 		events = append([]Event{{Kind: EventPending, AgentID: agentID, Text: note.Text, Cause: cause, Err: embErr, Time: now}}, events...)
-		if cause != "no_embedder" && cause != "space" {
+		if cause != "no_embedder" && cause != "space" && cause != "backoff" {
 			m.bf.schedule(m, m.bf.wait(m))
 		}
 	}
 	m.emit(events...)
 	return stored.rec, nil
 }
+
+// errBackoff is the cause of memories stored, and recalls made, without
+// asking the embedder while the backfill backs off after a failure.
+var errBackoff = errors.New("memory: the embedder failed and the backfill has not succeeded since; not asked until it does")
 
 // embedOne embeds one text within Config.EmbedTimeout and returns its
 // unit vector.

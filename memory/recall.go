@@ -95,7 +95,8 @@ type Recalled struct {
 // store write is reported as an [EventError], not returned.
 //
 // When q has no Vector and the query cannot be embedded (no embedder; the
-// embedder is down, busy or slower than Config.EmbedTimeout), the recall
+// embedder is down, busy or slower than Config.EmbedTimeout, or failed
+// earlier and the backfill has not succeeded since), the recall
 // falls back to recency and importance over all of the agent's
 // memories, and an [EventRecallFallback] says so; Recalled.Fallback is
 // set. With RelevanceOnly there is no fallback: the error is returned.
@@ -157,6 +158,8 @@ func (m *Memory) Recall(ctx context.Context, agentID string, q Query) (Recalled,
 		}
 	case m.cfg.Embedder == nil:
 		cause = "no_embedder"
+	case m.bf.failing():
+		cause, fallback = "backoff", errBackoff
 	default:
 		if q.Text == "" {
 			return Recalled{}, fmt.Errorf("%w: a query needs a text or a vector", ErrInvalid)
