@@ -74,6 +74,19 @@
 // error ([ErrUnknownSection]), never a silent no-op; names are unique
 // ([ErrDuplicateSection]).
 //
+// # Recalled memories
+//
+// [Memories] is a built-in section an application may add to the
+// existence prompt ([SectionMemories]; it is not one of spec §2's 18): the
+// long-term memories recalled for the agent ([View].Memories, filled by the
+// existence loop when the agent has a memory), under the original's
+// header [MemoriesHeader], "Relevant past experience (use this to avoid
+// repeating mistakes and build on prior work):", one "- " line each, cut
+// to 150 characters. It is absent when nothing was recalled, so a prompt
+// without memories is byte for byte the same as without the section; it
+// shrinks visibly under a budget. [MemoryBlock] renders the same block for
+// the tool loop's first turn.
+//
 // # Size budget
 //
 // [Config].Budget ([Budget]) optionally caps the prompt in characters or in

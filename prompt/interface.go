@@ -74,6 +74,12 @@ type View struct {
 	Limits identity.Limits
 	// Values carries application data for custom sections; see [Key].
 	Values *Values
+	// Memories are long-term memories recalled for this prompt, best
+	// first: the memories section ([Memories], [SectionMemories]) shows
+	// them. The existence loop fills it when the agent has a memory
+	// (existence.Config.Memory) and the assembler has that section; nil
+	// otherwise.
+	Memories []Memory
 	// Window is the model's context window for this prompt, as a
 	// [Budget]: MaxTokens is the window minus the reply's reserve, Count
 	// the model's calibrated token estimator. It applies on top of the
