@@ -16,6 +16,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/suffering"
 	"github.com/existence-loop/sdk/task"
@@ -132,6 +133,24 @@ type Config struct {
 	NoRepair bool
 	// Values carries application data for custom prompt sections.
 	Values *prompt.Values
+	// Memory is the agent's long-term memory (package memory), usually
+	// over the same store as its state (every SDK store holds memories).
+	// With it, the memory's events about the agent reach Observer (kinds
+	// memory_*), executors get it as [Assignment].Memory (toolloop stores
+	// each step's outcome, recalls before a goal and offers the remember
+	// and recall tools), and, when Prompt has the memories section
+	// (prompt.Memories), each cycle recalls MemoryK memories for
+	// MemoryQuery into it. One Memory serves any number of agents. Nil:
+	// no long-term memory.
+	Memory *memory.Memory
+	// MemoryQuery is the query of the memories recalled for the prompt's
+	// memories section; nil means [DefaultMemoryQuery]. It reads the
+	// View's Task, Host and Identity, under the agent's lock: it must be
+	// quick and must not call into the agent.
+	MemoryQuery func(v *prompt.View) string
+	// MemoryK is how many memories the memories section shows; 0 means
+	// [DefaultMemoryK] (3).
+	MemoryK int
 	// Evidence returns what the application can observe about the
 	// agent's work for the suffering assessment (spec §4): its Artifacts,
 	// ArtifactsUsed, Outputs and Directed replace the counts [GoalEvidence]
@@ -175,6 +194,7 @@ type Agent struct {
 
 	log         *slog.Logger
 	unlockStore func() error
+	memoryDone  func()    // ends the memory subscription (memory.go)
 	started     time.Time // when New ran: the prompt's "Running for", the loop's uptime in this process (spec §2 row 12)
 
 	tickMu sync.Mutex // serialises Tick
@@ -281,6 +301,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if a.name == "" {
 		a.name = cfg.Name
 	}
+	a.subscribeMemory()
 
 	a.model = a.stack(cfg.Model, PurposeCycle)
 	if !cfg.NoRepair {
@@ -532,6 +553,10 @@ func (a *Agent) Close() error {
 }
 
 func (a *Agent) release() error {
+	if a.memoryDone != nil {
+		a.memoryDone()
+		a.memoryDone = nil
+	}
 	if a.unlockStore == nil {
 		return nil
 	}

@@ -76,13 +76,27 @@
 // nearly repeats one of the last [RepeatWindow] goals ([Repeats]) counts
 // as a failure in the suffering assessment even when it ended DONE.
 //
+// # Long-term memory
+//
+// [Config].Memory gives the agent a long-term memory (package memory): the
+// memory's events about it reach the [Observer] (the memory_* kinds,
+// [EventMemoryStored], [EventMemoryRecalled], ...), executors receive it as
+// [Assignment].Memory (existence/toolloop stores every step's outcome,
+// recalls before each goal and offers remember and recall tools), and
+// when the prompt has the memories section (prompt.Memories) each cycle
+// recalls [Config].MemoryK memories for [Config].MemoryQuery
+// ([DefaultMemoryQuery]: the task, the host's message or the last goal).
+// A closed agent's memory cache is dropped, so that the next holder of
+// its lock or lease is the one writer.
+//
 // # Events
 //
 // Everything observable is an [Event] delivered to the [Observer]: goals
 // chosen and ended, worldview, questions and opinions, stressors, fallbacks
 // with their cause, caps applied to a reply ([EventCapped]), goal notes
 // ([EventGoalAnnotated]), crises, model calls with tokens and durations, tool
-// calls, stalls and repeats, lost leases, and finished cycles.
+// calls, stalls and repeats, lost leases, finished cycles, and what
+// happened to the agent's memories.
 // [Event.String] formats the one-line thoughts log; events also marshal to
 // JSON. Diagnostics go to a [log/slog] logger.
 package existence

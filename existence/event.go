@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/suffering"
 )
 
@@ -156,6 +157,10 @@ type Event struct {
 	// Call describes the model attempt, on [EventModelCall]; a failed
 	// attempt also sets Err and Error.
 	Call *ModelCall `json:"call,omitempty"`
+	// Memory is the long-term memory's own event, on the memory kinds
+	// ([EventMemoryStored], [EventMemoryRecalled], ...): counts, ids,
+	// the memory stored, the embedding space.
+	Memory *memory.Event `json:"memory,omitempty"`
 	// Tool describes the tool call, on [EventToolCall].
 	Tool *ToolCall `json:"tool,omitempty"`
 	// Context describes the context window, on [EventContextOverflow] and
@@ -348,6 +353,9 @@ func (e Event) String() string {
 	b.WriteByte(' ')
 	icon := icons[e.Kind]
 	if icon == "" {
+		icon = memoryIcons[e.Kind]
+	}
+	if icon == "" {
 		icon = "•"
 	}
 	b.WriteString(icon)
@@ -357,6 +365,9 @@ func (e Event) String() string {
 }
 
 func (e Event) describe() string {
+	if s, ok := e.describeMemory(); ok {
+		return s
+	}
 	switch e.Kind {
 	case EventGoalChosen:
 		if e.Cause != "" && e.Reasoning == FallbackReasoning {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
 )
 
@@ -44,6 +45,11 @@ type Assignment struct {
 	// agent's observer; the agent fills in time, id and name. It is never
 	// nil when the agent calls Execute.
 	Report func(Event)
+	// Memory is the agent's long-term memory ([Config].Memory), nil
+	// without one: existence/toolloop stores each step's outcome in it,
+	// recalls before the goal's first turn and offers the remember and
+	// recall tools. Its events reach the agent's observer.
+	Memory *memory.Memory
 }
 
 // Outcome is how a goal ended.

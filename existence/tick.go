@@ -228,7 +228,7 @@ func (a *Agent) startLocked(g identity.Goal) {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.GoalTimeout)
 	r := &run{goalID: g.ID, cancel: cancel, done: make(chan struct{})}
 	a.running = r
-	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.name, Goal: g, Model: a.execModel, Report: a.emit}
+	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.name, Goal: g, Model: a.execModel, Report: a.emit, Memory: a.cfg.Memory}
 	if g.TaskID != "" {
 		asg.Task = &prompt.Task{ID: g.TaskID, Description: g.Objective}
 	}
@@ -271,7 +271,8 @@ func (a *Agent) cycle(ctx context.Context) error {
 		stats.Lane, stats.Lateness, stats.Coalesced = d.lane.String(), d.lateness(), d.coalesced
 	}
 	window := a.window(ctx)
-	p, nInbox, nHost, err := a.assemble(start, task, peers, omitted, window)
+	mems := a.promptMemories(ctx, task, false)
+	p, nInbox, nHost, err := a.assemble(start, task, peers, omitted, mems, window)
 
 	var (
 		resp  *prompt.Response
@@ -291,7 +292,7 @@ func (a *Agent) cycle(ctx context.Context) error {
 		// once more; it is never used as if whole.
 		if errors.Is(cerr, llm.ErrContextLength) && ctx.Err() == nil {
 			if w := a.window(ctx); w.MaxTokens > 0 && (window.MaxTokens == 0 || w.MaxTokens < window.MaxTokens) {
-				if p2, n1, n2, err2 := a.assemble(start, task, peers, omitted, w); err2 == nil {
+				if p2, n1, n2, err2 := a.assemble(start, task, peers, omitted, mems, w); err2 == nil {
 					p, nInbox, nHost = p2, n1, n2
 					stats.PromptChars = p.Chars
 					a.emitCuts(p)
@@ -370,14 +371,14 @@ func (a *Agent) cycle(ctx context.Context) error {
 // An assembler of built-in sections runs under a.mu, straight from the
 // state; one with a custom section gets a copy of the state, outside the
 // lock, so that no code of the caller's runs under it.
-func (a *Agent) assemble(start time.Time, task *prompt.Task, peers []prompt.Peer, omitted int, window prompt.Budget) (*prompt.Prompt, int, int, error) {
+func (a *Agent) assemble(start time.Time, task *prompt.Task, peers []prompt.Peer, omitted int, mems []prompt.Memory, window prompt.Budget) (*prompt.Prompt, int, int, error) {
 	a.mu.Lock()
 	v := a.viewLocked(start, task, peers, omitted, false)
-	v.Window = window
+	v.Window, v.Memories = window, mems
 	p, builtin, err := a.cfg.Prompt.AssembleBuiltin(v)
 	if !builtin {
 		v = a.viewLocked(start, task, peers, omitted, true)
-		v.Window = window
+		v.Window, v.Memories = window, mems
 	}
 	nInbox, nHost := len(a.state.Inbox), len(a.state.Host)
 	a.unlock()
@@ -487,11 +488,13 @@ func (a *Agent) Preview(ctx context.Context) (*prompt.Prompt, error) {
 	if a.cfg.peers != nil {
 		peers, omitted = a.cfg.peers(a.cfg.ID)
 	}
+	mems := a.promptMemories(ctx, task, true)
 	a.mu.Lock()
 	saved := a.state
 	a.state = saved.Clone()
 	a.sufferLocked(now)
 	v := a.viewLocked(now, task, peers, omitted, true)
+	v.Memories = mems
 	a.state = saved
 	a.pending = nil // a preview reports nothing
 	a.mu.Unlock()

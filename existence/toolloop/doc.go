@@ -49,6 +49,18 @@
 // with [WithCaller] and sees the reports with [CollectArtifacts] and
 // [CollectDiscoveries].
 //
+// With a long-term memory ([Config].Memory, or the agent's,
+// existence.Assignment.Memory), the loop learns as the original's
+// autonomy loop did: the goal's first turn carries the 3 memories
+// recalled for its objective under "Relevant past experience (use this
+// to avoid repeating mistakes and build on prior work):" (a block that
+// compaction keeps with the goal); each successful tool call is stored
+// as "Goal '{objective}' step {tool}: {result cut to 200 characters}"
+// ([OutcomeMemory]); a goal that ends DONE is stored as "Goal completed:
+// …" and one that fails or stalls as "FAILED: …"; and the model gets the
+// remember and recall tools ([RememberTool], [RecallTool]). Interrupted
+// goals and model errors are not stored.
+//
 // The sandboxed workspace tools (read_file, write_file, ...) are in package
 // [github.com/existence-loop/sdk/existence/workspace]; the tools of MCP
 // servers come from existence/toolloop/mcptools, and ask_human and

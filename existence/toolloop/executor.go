@@ -16,6 +16,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/memory"
 	validator "github.com/santhosh-tekuri/jsonschema/v5"
 )
 
@@ -161,6 +162,26 @@ type Config struct {
 	// NoSummary folds older turns into the deterministic digest at once,
 	// without the summarising model call.
 	NoSummary bool
+	// Memory is the long-term memory the executor uses (package memory);
+	// nil means the agent's, [existence.Assignment].Memory. With one, as
+	// the original's autonomy loop: the goal's first turn carries the
+	// RecallK memories recalled for its objective, under "Relevant past
+	// experience (use this to avoid repeating mistakes and build on prior
+	// work):" (prompt.MemoryBlock; compaction keeps it with the goal);
+	// each successful tool call is stored as an outcome ([OutcomeMemory]);
+	// a goal that ends DONE is stored as a summary ("Goal completed: …")
+	// and one that fails or is abandoned as "FAILED: …"; and the model gets
+	// the remember and recall tools. A failed memory operation is reported
+	// as an existence.EventMemoryError and the goal goes on.
+	Memory *memory.Memory
+	// NoMemory turns long-term memory off for this executor, whatever the
+	// assignment carries.
+	NoMemory bool
+	// NoMemoryTools keeps the remember and recall tools from the model.
+	NoMemoryTools bool
+	// RecallK is how many memories the first turn gets; 0 means
+	// [DefaultRecallK] (3).
+	RecallK int
 }
 
 // Executor is an [existence.Executor] that pursues a goal through a model/tool
@@ -174,6 +195,8 @@ type Executor struct {
 	tools map[string]toolEntry
 	names []string
 	defs  []llm.ToolDef
+	// the remember and recall tools, offered when a run has a memory
+	memTools []toolEntry
 }
 
 type toolEntry struct {
@@ -201,6 +224,7 @@ func New(cfg Config) (*Executor, error) {
 		{"MaxSameCalls", int64(cfg.MaxSameCalls)},
 		{"MaxResultTokens", int64(cfg.MaxResultTokens)},
 		{"KeepTurns", int64(cfg.KeepTurns)},
+		{"RecallK", int64(cfg.RecallK)},
 	} {
 		if f.v < 0 {
 			return nil, fmt.Errorf("toolloop: Config.%s is negative", f.name)
@@ -251,6 +275,18 @@ func New(cfg Config) (*Executor, error) {
 		e.names = append(e.names, name)
 		e.defs = append(e.defs, llm.ToolDef{Name: name, Description: t.Description(), Parameters: raw})
 	}
+	if !cfg.NoMemoryTools {
+		for _, t := range e.memoryTools() {
+			if _, taken := e.tools[t.Name()]; taken {
+				continue // the application's own tool of that name wins
+			}
+			s, err := compileSchema(t.Name(), t.Schema())
+			if err != nil {
+				return nil, err
+			}
+			e.memTools = append(e.memTools, toolEntry{tool: t, schema: s})
+		}
+	}
 	return e, nil
 }
 
@@ -294,7 +330,25 @@ func setDefault[T int | time.Duration](p *T, def T) {
 // reported is dropped. Each Tool.Call gets a ctx that carries a, which the
 // tool reads with [Caller].
 func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existence.Outcome, error) {
-	r := &run{e: e, a: a, failures: map[string]int{}}
+	r := &run{e: e, a: a, failures: map[string]int{}, defs: e.defs, names: e.names}
+	if r.mem = e.memoryOf(a); r.mem != nil && len(e.memTools) > 0 {
+		r.defs, r.names = slices.Clone(e.defs), slices.Clone(e.names)
+		r.extra = map[string]toolEntry{}
+		for _, t := range e.memTools {
+			name := t.tool.Name()
+			r.extra[name] = t
+			r.names = append(r.names, name)
+			r.defs = append(r.defs, llm.ToolDef{Name: name, Description: t.tool.Description(), Parameters: t.tool.Schema()})
+		}
+	}
+	out, err := e.execute(ctx, r)
+	r.rememberOutcome(ctx, out)
+	return out, err
+}
+
+// execute is Execute's loop.
+func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, error) {
+	a := r.a
 	model := e.cfg.Model
 	if model == nil {
 		model = a.Model
@@ -303,9 +357,13 @@ func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existen
 		err := errors.New("toolloop: no model: neither Config.Model nor Assignment.Model is set")
 		return r.outcome(identity.Failed, err.Error()), err
 	}
+	goal := userPrompt(a)
+	if block := r.recallBlock(ctx); block != "" {
+		goal += "\n\n" + block // the original's planning context: the objective, then the block
+	}
 	msgs := []llm.Message{
-		{Role: llm.RoleSystem, Content: e.systemPrompt(a)},
-		{Role: llm.RoleUser, Content: userPrompt(a)},
+		{Role: llm.RoleSystem, Content: e.systemPrompt(a, r.names)},
+		{Role: llm.RoleUser, Content: goal},
 	}
 	overflowed := false // the last turn's prompt did not fit the window
 	for r.steps < e.cfg.MaxSteps {
@@ -313,7 +371,7 @@ func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existen
 			return r.interrupted(ctx), nil
 		}
 		req := &llm.Request{
-			Tools:       slices.Clone(e.defs),
+			Tools:       slices.Clone(r.defs),
 			Temperature: e.cfg.Temperature,
 			MaxTokens:   e.cfg.MaxTokens,
 		}
@@ -353,11 +411,13 @@ func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existen
 					continue // compact, and try the turn once more
 				}
 			}
+			r.modelFailed = true
 			return r.outcome(identity.Failed, "model error: "+err.Error()),
 				fmt.Errorf("toolloop: model turn %d: %w", r.steps, err)
 		}
 		overflowed = false
 		if resp == nil {
+			r.modelFailed = true
 			err := errors.New("model returned no response")
 			return r.outcome(identity.Failed, "model error: "+err.Error()),
 				fmt.Errorf("toolloop: model turn %d: %w", r.steps, err)
@@ -410,7 +470,7 @@ func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existen
 		"step budget of %s exhausted before a final answer", turns(e.cfg.MaxSteps))), nil
 }
 
-func (e *Executor) systemPrompt(a existence.Assignment) string {
+func (e *Executor) systemPrompt(a existence.Assignment, names []string) string {
 	if e.cfg.System != "" {
 		return e.cfg.System
 	}
@@ -428,8 +488,8 @@ func (e *Executor) systemPrompt(a existence.Assignment) string {
 	if a.Task != nil {
 		fmt.Fprintf(&b, "The goal pursues a task assigned to you: %s\n", a.Task.Description)
 	}
-	if len(e.names) > 0 {
-		fmt.Fprintf(&b, "Your tools: %s.\n", strings.Join(e.names, ", "))
+	if len(names) > 0 {
+		fmt.Fprintf(&b, "Your tools: %s.\n", strings.Join(names, ", "))
 	}
 	b.WriteString("Call tools to make real progress and read their results. " +
 		"A result that starts with \"Error:\" means the call failed: change your approach rather than repeating it.\n" +
@@ -465,6 +525,15 @@ type run struct {
 	discoveries                []identity.Discovery
 	window                     int                 // the model's context window this turn; 0 unknown
 	est                        *llm.TokenEstimator // its token estimator (nil: characters / 4)
+
+	defs  []llm.ToolDef        // the tools offered: the executor's, and the memory tools
+	names []string             // their names
+	extra map[string]toolEntry // the memory tools, when offered
+
+	mem            *memory.Memory // the long-term memory, nil without (memory.go)
+	sequence       []string       // the tools that succeeded, in order
+	wasInterrupted bool           // ctx ended: nothing to learn
+	modelFailed    bool           // the model failed: nothing to learn about the goal
 }
 
 func (r *run) outcome(status identity.GoalStatus, summary string) existence.Outcome {
@@ -525,6 +594,7 @@ func sameKey(c llm.ToolCall) string {
 }
 
 func (r *run) interrupted(ctx context.Context) existence.Outcome {
+	r.wasInterrupted = true
 	return r.outcome(identity.Abandoned, fmt.Sprintf(
 		"interrupted after %s: %v", turns(r.steps), context.Cause(ctx)))
 }
@@ -534,10 +604,13 @@ func (r *run) interrupted(ctx context.Context) existence.Outcome {
 func (r *run) call(ctx context.Context, c llm.ToolCall) (result string, failed bool) {
 	start := time.Now()
 	ent, known := r.e.tools[c.Name]
+	if !known {
+		ent, known = r.extra[c.Name]
+	}
 	switch {
 	case !known:
 		result, failed = fmt.Sprintf("Error: unknown tool %q; available tools: %s",
-			c.Name, strings.Join(r.e.names, ", ")), true
+			c.Name, strings.Join(r.names, ", ")), true
 	default:
 		args, err := checkArgs(ent.schema, c.Arguments)
 		if err != nil {
@@ -564,6 +637,12 @@ func (r *run) call(ctx context.Context, c llm.ToolCall) (result string, failed b
 	}
 	if !failed && result == "" {
 		result = "(no output)"
+	}
+	if !failed {
+		r.sequence = append(r.sequence, c.Name)
+		if _, memoryTool := r.extra[c.Name]; !memoryTool {
+			r.remember(ctx, memory.Note{Kind: memory.KindOutcome, Text: OutcomeMemory(r.a.Goal.Objective, c.Name, result)})
+		}
 	}
 	result = elide(result, r.resultCap(r.window, r.est))
 	if r.a.Report != nil {

@@ -1,0 +1,185 @@
+package existence
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/existence-loop/sdk/memory"
+	"github.com/existence-loop/sdk/prompt"
+)
+
+// Event kinds of long-term memory (package memory), delivered to the
+// agent's observer when [Config].Memory is set. Event.Memory holds the
+// memory's own event; Text, Cause and Err repeat its text, cause and
+// error. The kinds are memory.EventKind's strings.
+const (
+	// EventMemoryStored: a memory was stored (Cause "duplicate": a text
+	// the agent had; its access count was raised).
+	EventMemoryStored = EventKind(memory.EventStored)
+	// EventMemoryPending: a memory was stored as text, to be embedded
+	// later; Cause says why ("no_embedder", "unavailable", "http_503",
+	// "timeout", "backoff", "space").
+	EventMemoryPending = EventKind(memory.EventPending)
+	// EventMemoryEmbedded: the backfill embedded pending memories.
+	EventMemoryEmbedded = EventKind(memory.EventEmbedded)
+	// EventMemoryBackfillFailed: a backfill attempt failed; it is tried
+	// again after a backoff.
+	EventMemoryBackfillFailed = EventKind(memory.EventBackfillFailed)
+	// EventMemoryMerged: a near-duplicate was merged into an older
+	// memory of the same kind.
+	EventMemoryMerged = EventKind(memory.EventMerged)
+	// EventMemoryEvicted: memories over the agent's cap were evicted.
+	EventMemoryEvicted = EventKind(memory.EventEvicted)
+	// EventMemoryRecalled: memories were recalled (for the prompt, a
+	// goal's first turn, or the recall tool).
+	EventMemoryRecalled = EventKind(memory.EventRecalled)
+	// EventMemoryRecallFallback: a recall could not embed its query and
+	// ranked by recency and importance only.
+	EventMemoryRecallFallback = EventKind(memory.EventRecallFallback)
+	// EventMemoryForgotten: memories were forgotten on request.
+	EventMemoryForgotten = EventKind(memory.EventForgotten)
+	// EventMemoryReembedded: the memories moved to a new embedding space.
+	EventMemoryReembedded = EventKind(memory.EventReembedded)
+	// EventMemoryError: a memory write failed after the fact (Err).
+	EventMemoryError = EventKind(memory.EventError)
+)
+
+// memoryIcons are the thoughts log's icons of the memory kinds.
+var memoryIcons = map[EventKind]string{
+	EventMemoryStored:         "💾",
+	EventMemoryPending:        "⏸️",
+	EventMemoryEmbedded:       "🧬",
+	EventMemoryBackfillFailed: "⏸️",
+	EventMemoryMerged:         "🔗",
+	EventMemoryEvicted:        "🗑️",
+	EventMemoryRecalled:       "📚",
+	EventMemoryRecallFallback: "📚",
+	EventMemoryForgotten:      "🗑️",
+	EventMemoryReembedded:     "🧬",
+	EventMemoryError:          "❗",
+}
+
+// describeMemory is the thoughts-log text of a memory event.
+func (e Event) describeMemory() (string, bool) {
+	m := e.Memory
+	if m == nil {
+		return "", false
+	}
+	var s string
+	switch m.Kind {
+	case memory.EventStored:
+		s = "remembered: " + m.Text
+		if m.Cause == "duplicate" {
+			s = "remembered again: " + m.Text
+		}
+	case memory.EventPending:
+		s = fmt.Sprintf("remembered as text, to embed later (%s): %s", m.Cause, m.Text)
+	case memory.EventEmbedded:
+		s = fmt.Sprintf("embedded %d pending memories with %s", m.Count, m.Space)
+	case memory.EventBackfillFailed:
+		s = fmt.Sprintf("embedding pending memories failed (%s); again in %v", m.Cause, m.Retry)
+	case memory.EventMerged:
+		s = fmt.Sprintf("merged a near-duplicate (%s): %s", m.Cause, m.Text)
+	case memory.EventEvicted:
+		s = fmt.Sprintf("evicted %d memories over the cap", m.Count)
+	case memory.EventRecalled:
+		s = fmt.Sprintf("recalled %d memories for: %s", m.Count, m.Text)
+	case memory.EventRecallFallback:
+		s = fmt.Sprintf("recalled by recency and importance only (%s): %s", m.Cause, m.Text)
+	case memory.EventForgotten:
+		s = fmt.Sprintf("forgot %d memories", m.Count)
+	case memory.EventReembedded:
+		s = fmt.Sprintf("moved %d memories to %s", m.Count, m.Space)
+	default:
+		return "", false
+	}
+	if m.Error != "" && m.Kind != memory.EventPending {
+		s += ": " + m.Error
+	}
+	return s, true
+}
+
+// onMemory delivers one of the agent's memory events to its observer.
+func (a *Agent) onMemory(me memory.Event) {
+	c := me
+	a.emit(Event{Kind: EventKind(me.Kind), Text: me.Text, Cause: me.Cause, Err: me.Err, Memory: &c})
+}
+
+// DefaultMemoryK is how many memories the prompt's memories section shows
+// when [Config].MemoryK is 0: 3, as the original's recall before planning.
+const DefaultMemoryK = 3
+
+// DefaultMemoryQuery is the query of the memories recalled for the
+// existence prompt when [Config].MemoryQuery is nil: what the agent is
+// about to think about. It is the assigned task's description when there
+// is one, else the newest host message, else the last goal's objective
+// and outcome; "" (no recall) for an agent with none of these.
+func DefaultMemoryQuery(v *prompt.View) string {
+	switch {
+	case v == nil:
+		return ""
+	case v.Task != nil && strings.TrimSpace(v.Task.Description) != "":
+		return v.Task.Description
+	case len(v.Host) > 0 && strings.TrimSpace(v.Host[len(v.Host)-1].Text) != "":
+		return v.Host[len(v.Host)-1].Text
+	case v.Identity != nil && len(v.Identity.Goals) > 0:
+		g := v.Identity.Goals[len(v.Identity.Goals)-1]
+		return strings.TrimSpace(g.Objective + " " + g.Outcome)
+	}
+	return ""
+}
+
+// promptMemories recalls the memories for the next prompt when the agent
+// has a memory and its assembler a memories section. It never fails the
+// cycle: a recall error is reported as an [EventMemoryError] and the
+// prompt goes without memories. peek leaves the memories' access as it is
+// (a preview).
+func (a *Agent) promptMemories(ctx context.Context, task *prompt.Task, peek bool) []prompt.Memory {
+	m := a.cfg.Memory
+	if m == nil {
+		return nil
+	}
+	if _, ok := a.cfg.Prompt.Section(prompt.SectionMemories); !ok {
+		return nil
+	}
+	a.mu.Lock()
+	v := &prompt.View{Task: task, Identity: &a.state.Identity, Host: a.state.Host}
+	query := a.cfg.MemoryQuery
+	if query == nil {
+		query = DefaultMemoryQuery
+	}
+	q := query(v)
+	a.mu.Unlock()
+	if strings.TrimSpace(q) == "" {
+		return nil
+	}
+	k := a.cfg.MemoryK
+	if k <= 0 {
+		k = DefaultMemoryK
+	}
+	got, err := m.Recall(ctx, a.cfg.ID, memory.Query{Text: q, K: k, Peek: peek})
+	if err != nil {
+		if ctx.Err() == nil {
+			a.emit(Event{Kind: EventMemoryError, Text: "recalling memories for the prompt", Err: err})
+		}
+		return nil
+	}
+	out := make([]prompt.Memory, len(got.Results))
+	for i, r := range got.Results {
+		out[i] = prompt.Memory{Text: r.Memory.Text, Kind: string(r.Memory.Kind), Score: r.Score}
+	}
+	return out
+}
+
+// subscribeMemory delivers the agent's memory events to its observer
+// until the agent releases its store.
+func (a *Agent) subscribeMemory() {
+	if m := a.cfg.Memory; m != nil {
+		cancel := m.Subscribe(a.cfg.ID, a.onMemory)
+		a.memoryDone = func() {
+			cancel()
+			m.Unload(a.cfg.ID) // the next holder of the agent is its writer
+		}
+	}
+}
