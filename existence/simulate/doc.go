@@ -39,7 +39,11 @@
 // An [ExecutorPolicy] pursues goals: [Immediate], [Mix] (seeded
 // DONE/FAILED/ABANDONED), [Report] (the model reports the outcome, one
 // call) or [ToolLoop] (the real existence/toolloop over a temporary
-// workspace).
+// workspace). [Config].Memory gives every agent a long-term memory
+// embedded by llmtest's deterministic fake embedder (or
+// [Config].Embedder) on its virtual clock: the tool loop then stores its
+// outcomes and recalls them before later goals, and [Result].Memory
+// counts what the memories did.
 //
 // # Output
 //

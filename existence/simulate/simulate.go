@@ -16,6 +16,8 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/heap"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/suffering"
 )
@@ -136,6 +138,17 @@ type Config struct {
 	// Observer, when set, receives every event of every agent, with
 	// times by the virtual clocks.
 	Observer existence.Observer
+	// Memory gives every agent a long-term memory (package memory), so
+	// that the tool loop ([ToolLoop]) stores its outcomes and recalls
+	// them before each goal: kept in Store when it holds memories (every
+	// SDK store does), else in an in-process store; embedded by Embedder;
+	// on the agent's virtual clock. With the default Prompt the prompt
+	// gets the memories section (prompt.Memories). [Result].Memory counts
+	// what the memories did.
+	Memory bool
+	// Embedder embeds the memories; nil means llmtest's deterministic
+	// fake (768 dimensions, no network).
+	Embedder llm.Embedder
 }
 
 // Driver is how [Run] drives the agents in virtual time.
@@ -191,6 +204,9 @@ type Result struct {
 	Start, End time.Time
 	// Agents has one entry per agent, in [Config].Agents order.
 	Agents []AgentResult
+	// Memory sums the agents' memory counters ([Config].Memory): stored,
+	// merged, evicted, recalls.
+	Memory memory.Counters
 	// Ticks is the number of heartbeats run (dispatches under
 	// [Scheduler]); Skipped the number of heartbeats that ran nothing:
 	// quiet ones skipped under [Heartbeats] (see [Config].EveryHeartbeat),
@@ -283,6 +299,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.Prompt == nil {
 		cfg.Prompt = Prompt()
+		if cfg.Memory {
+			if err := cfg.Prompt.InsertAfter(prompt.SectionLastOutcome, prompt.Memories()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if cfg.Memory && cfg.Embedder == nil {
+		cfg.Embedder = llmtest.NewFakeEmbedder("", 0)
 	}
 	if cfg.ModelSlots < 0 {
 		return nil, fmt.Errorf("%w: ModelSlots is negative", ErrConfig)
@@ -340,6 +364,7 @@ type sim struct {
 
 	ticks, skipped, rows int
 	werr                 error
+	mstore               *memory.MemoryStore // Config.Memory without a store that holds memories
 }
 
 // simAgent is one agent and its bookkeeping.
@@ -349,6 +374,7 @@ type simAgent struct {
 	agent *existence.Agent
 	clock *simClock
 	exec  *simExec
+	mem   *memory.Memory // Config.Memory: the agent's long-term memory
 
 	first     time.Time // first scheduled heartbeat
 	sched     time.Time // scheduled time of the next heartbeat
@@ -411,6 +437,12 @@ func (s *sim) setup(ctx context.Context, env Env) error {
 		}
 		sa.exec = &simExec{sa: sa, inline: s.sched, pursuer: pursuer, timeout: s.cfg.GoalTimeout, computed: make(chan pursuit, 1), release: make(chan struct{}, 1)}
 		s.byID[spec.ID] = sa
+		if s.cfg.Memory {
+			// One Memory per agent, on the agent's own virtual clock.
+			if sa.mem, err = memory.New(memory.Config{Store: s.memoryStore(), Embedder: s.cfg.Embedder, Clock: sa.clock, NoBackfill: true, Logger: quiet}); err != nil {
+				return fmt.Errorf("simulate: memory of %s: %w", spec.ID, err)
+			}
+		}
 		a, err := runner.Add(ctx, existence.Config{
 			ID: spec.ID, Name: spec.Name, Traits: spec.Traits, Domains: spec.Domains,
 			Model:             &timedModel{inner: model, server: s.server, now: sa.clock.Now, advance: func(d time.Duration) { sa.clock.Advance(d); sa.tickLat += d }},
@@ -424,6 +456,7 @@ func (s *sim) setup(ctx context.Context, env Env) error {
 			MaxGoalHeartbeats: s.cfg.MaxGoalHeartbeats,
 			Observer:          s.observe,
 			Logger:            quiet,
+			Memory:            sa.mem,
 		})
 		if err != nil {
 			return fmt.Errorf("simulate: agent %s: %w", spec.ID, err)
@@ -766,8 +799,34 @@ func (s *sim) result() *Result {
 	res := &Result{Start: s.cfg.Start, End: s.end, Ticks: s.ticks, Skipped: s.skipped, Rows: s.rows}
 	for _, sa := range s.agents {
 		res.Agents = append(res.Agents, sa.res)
+		if sa.mem != nil {
+			c := sa.mem.Counters()
+			m := &res.Memory
+			m.Stored += c.Stored
+			m.Duplicates += c.Duplicates
+			m.Pending += c.Pending
+			m.Embedded += c.Embedded
+			m.BackfillFailures += c.BackfillFailures
+			m.Merged += c.Merged
+			m.Evicted += c.Evicted
+			m.Recalls += c.Recalls
+			m.Fallbacks += c.Fallbacks
+			m.Forgotten += c.Forgotten
+		}
 	}
 	return res
+}
+
+// memoryStore is where the agents' memories go: the run's store when it
+// holds memories, else one in-process store for the run.
+func (s *sim) memoryStore() memory.Store {
+	if ms, ok := s.cfg.Store.(memory.Store); ok {
+		return ms
+	}
+	if s.mstore == nil {
+		s.mstore = memory.NewMemoryStore()
+	}
+	return s.mstore
 }
 
 // close stops every agent (a goal still held ends with the run) and closes
@@ -779,6 +838,9 @@ func (s *sim) close() {
 	for _, sa := range s.agents {
 		if c, ok := sa.exec.pursuer.(io.Closer); ok {
 			_ = c.Close()
+		}
+		if sa.mem != nil {
+			_ = sa.mem.Close()
 		}
 	}
 }
