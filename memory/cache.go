@@ -18,6 +18,42 @@ type agent struct {
 	space  Space     // the space of the matrix; zero while no memory has a vector
 	mat    []float32 // len(rows) × space.Dimensions
 	rows   []*entry  // row → entry
+	// What a recall scores besides the cosine, per row, parallel to rows,
+	// so that scoring reads contiguous memory (see syncRow).
+	rowAccess []int64   // LastAccess, Unix microseconds
+	rowImp    []float64 // Importance
+	rowKind   []uint8   // kindIndex(Kind)
+
+	sims []float32 // scratch of a recall: the cosines, one per row
+	cand []int32   // scratch of a recall: the candidate rows
+}
+
+// kindIndex numbers the kinds for the row arrays.
+func kindIndex(k Kind) uint8 {
+	switch k {
+	case KindObservation:
+		return 1
+	case KindOutcome:
+		return 2
+	case KindFailure:
+		return 3
+	case KindReflection:
+		return 4
+	case KindImported:
+		return 5
+	}
+	return 0
+}
+
+// syncRow copies e's access, importance and kind into its row's arrays;
+// call it whenever they change.
+func (a *agent) syncRow(e *entry) {
+	if e.row < 0 {
+		return
+	}
+	a.rowAccess[e.row] = e.rec.LastAccess.UnixMicro()
+	a.rowImp[e.row] = e.rec.Importance
+	a.rowKind[e.row] = kindIndex(e.rec.Kind)
 }
 
 // entry is one memory in the cache.
@@ -44,6 +80,7 @@ func (a *agent) load(recs []Record, emb Space) {
 	}
 	a.mat = make([]float32, 0, n*a.space.Dimensions)
 	a.rows = make([]*entry, 0, n)
+	a.rowAccess, a.rowImp, a.rowKind = make([]int64, 0, n), make([]float64, 0, n), make([]uint8, 0, n)
 	for _, r := range recs {
 		a.insert(r)
 	}
@@ -105,6 +142,10 @@ func (a *agent) setVector(e *entry, sp Space, vec []float32) {
 	e.row = len(a.rows)
 	a.rows = append(a.rows, e)
 	a.mat = append(a.mat, vec...)
+	a.rowAccess = append(a.rowAccess, 0)
+	a.rowImp = append(a.rowImp, 0)
+	a.rowKind = append(a.rowKind, 0)
+	a.syncRow(e)
 }
 
 // vector returns e's vector (a view into the matrix, or the vector of
@@ -152,10 +193,12 @@ func (a *agent) removeRow(e *entry) {
 		moved := a.rows[last]
 		a.rows[e.row] = moved
 		moved.row = e.row
+		a.rowAccess[e.row], a.rowImp[e.row], a.rowKind[e.row] = a.rowAccess[last], a.rowImp[last], a.rowKind[last]
 	}
 	a.rows[last] = nil
 	a.rows = a.rows[:last]
 	a.mat = a.mat[:last*d]
+	a.rowAccess, a.rowImp, a.rowKind = a.rowAccess[:last], a.rowImp[:last], a.rowKind[:last]
 	e.row = -1
 	if len(a.rows) == 0 {
 		a.space, a.mat = Space{}, nil

@@ -51,6 +51,7 @@ func (m *Memory) mergeLocked(ctx context.Context, a *agent, e *entry) (Record, [
 		return Record{}, []Event{{Kind: EventError, AgentID: a.id, Text: "merging near-duplicate memories", Err: err, Time: m.now()}}, false
 	}
 	keep.rec = k
+	a.syncRow(keep)
 	a.remove(gone)
 	m.counters.merged.Add(1)
 	out := a.record(keep)

@@ -33,7 +33,8 @@
 // [Memory.Recall] compares the query's vector with every memory of the
 // agent, exactly (no approximate index: 10,000 memories of 768
 // dimensions are 30 MB, scanned in milliseconds by a dot-product kernel
-// with eight accumulators, split across GOMAXPROCS). Candidates have a
+// with several accumulators and no bounds checks, split across
+// GOMAXPROCS; see BenchmarkRecall and internal/memorybench). Candidates have a
 // cosine of at least 0.35 (the original's threshold, [Query].MinRelevance);
 // each gets score = w_rel·relevance + w_rec·recency + w_imp·importance,
 // every part min-max normalised over the candidates, recency being

@@ -5,29 +5,28 @@ import (
 	"sync"
 )
 
-// Dot returns the dot product of a and b over their common length, with
-// eight float32 accumulators: for unit vectors, their cosine similarity.
+// Dot returns the dot product of a and b over their common length: for
+// unit vectors, their cosine similarity. Eight products per step go into
+// four float32 accumulators (two each), so that the additions do not wait
+// on one another; the slices are cut to length once, so the loop has no
+// bounds checks.
 func Dot(a, b []float32) float32 {
 	n := min(len(a), len(b))
-	a, b = a[:n], b[:n]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	for len(a) >= 8 && len(b) >= 8 {
-		x, y := a[:8:8], b[:8:8]
-		s0 += x[0] * y[0]
-		s1 += x[1] * y[1]
-		s2 += x[2] * y[2]
-		s3 += x[3] * y[3]
-		s4 += x[4] * y[4]
-		s5 += x[5] * y[5]
-		s6 += x[6] * y[6]
-		s7 += x[7] * y[7]
-		a, b = a[8:], b[8:]
+	a, b = a[:n:n], b[:n:n]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i <= n-8; i += 8 {
+		x := a[i : i+8 : i+8]
+		y := b[i : i+8 : i+8]
+		s0 += x[0]*y[0] + x[4]*y[4]
+		s1 += x[1]*y[1] + x[5]*y[5]
+		s2 += x[2]*y[2] + x[6]*y[6]
+		s3 += x[3]*y[3] + x[7]*y[7]
 	}
-	b = b[:len(a)]
-	for i, x := range a {
-		s0 += x * b[i]
+	for ; i < n; i++ {
+		s0 += a[i] * b[i]
 	}
-	return ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7))
+	return (s0 + s1) + (s2 + s3)
 }
 
 // parallelMin is the number of values (rows × dimensions) below which a

@@ -414,6 +414,7 @@ func (m *Memory) addLocked(ctx context.Context, a *agent, r Record) (added, []Ev
 		if e := a.byText[stored.Text]; e != nil {
 			e.rec.Importance, e.rec.Important = stored.Importance, stored.Important
 			e.rec.LastAccess, e.rec.AccessCount = stored.LastAccess, stored.AccessCount
+			a.syncRow(e)
 			if e.row < 0 && !stored.Pending() {
 				a.setVector(e, stored.Space(), stored.Vector)
 			}

@@ -40,8 +40,8 @@ type Query struct {
 	// Kinds, when not empty, keeps only memories of these kinds.
 	Kinds []Kind
 	// Peek leaves the memories' last access and access count as they
-	// are (a recall normally updates both): for dashboards and
-	// inspection.
+	// are (a recall normally updates both) and reports no event: for
+	// dashboards, previews and inspection.
 	Peek bool
 }
 
@@ -203,6 +203,7 @@ func (m *Memory) Recall(ctx context.Context, agentID string, q Query) (Recalled,
 			e := a.recs[res.Results[i].Memory.ID]
 			e.rec.LastAccess = maxTime(e.rec.LastAccess, now)
 			e.rec.AccessCount++
+			a.syncRow(e)
 			res.Results[i].Memory = e.rec
 			touched = append(touched, e.rec)
 		}
@@ -224,96 +225,154 @@ func (m *Memory) Recall(ctx context.Context, agentID string, q Query) (Recalled,
 		ids[i] = r.Memory.ID
 	}
 	events = append(events, Event{Kind: EventRecalled, AgentID: agentID, Text: trimText(q.Text), IDs: ids, Count: len(ids), Time: now})
-	m.emit(events...)
+	if !q.Peek {
+		m.emit(events...)
+	}
 	return res, nil
 }
 
 // candidate is a memory being scored.
 type candidate struct {
-	e         *entry
-	rel, rec  float64
-	imp       float64
-	score     float64
-	norm      Weights
-	hasVector bool
+	e        *entry
+	rel, rec float64
+	imp      float64
+	score    float64
+	norm     Weights
 }
 
 // rankLocked scores the agent's memories against vec (nil: a fallback by
 // recency and importance) and returns the best q.K. a.mu is held.
 func (m *Memory) rankLocked(a *agent, vec []float32, q Query, w Weights, now time.Time) Recalled {
-	kindOK := func(k Kind) bool { return len(q.Kinds) == 0 || slices.Contains(q.Kinds, k) }
-	var cands []candidate
 	if vec != nil {
-		rows := len(a.rows)
-		sims := make([]float32, rows)
-		scan(a.mat, vec, sims)
-		for i, s := range sims {
-			e := a.rows[i]
-			if float64(s) >= q.MinRelevance && kindOK(e.rec.Kind) {
-				cands = append(cands, candidate{e: e, rel: float64(s), hasVector: true})
-			}
-		}
-	} else {
-		for _, e := range a.recs {
-			if kindOK(e.rec.Kind) {
-				cands = append(cands, candidate{e: e})
-			}
+		return m.rankRows(a, vec, q, w, now)
+	}
+	kindOK := func(k Kind) bool { return len(q.Kinds) == 0 || slices.Contains(q.Kinds, k) }
+	decay := math.Log(m.cfg.DecayPerHour)
+	var cands []candidate
+	for _, e := range a.recs {
+		if kindOK(e.rec.Kind) {
+			hours := max(now.Sub(e.rec.LastAccess).Hours(), 0)
+			cands = append(cands, candidate{e: e, rec: math.Exp(decay * hours), imp: e.rec.Importance})
 		}
 	}
 	out := Recalled{Candidates: len(cands)}
 	if len(cands) == 0 {
 		return out
 	}
-	decay := math.Log(m.cfg.DecayPerHour)
+	rlo, rhi := bounds(cands, func(c *candidate) float64 { return c.rec })
+	ilo, ihi := bounds(cands, func(c *candidate) float64 { return c.imp })
 	for i := range cands {
 		c := &cands[i]
-		hours := max(now.Sub(c.e.rec.LastAccess).Hours(), 0)
-		c.rec = math.Exp(decay * hours)
-		c.imp = c.e.rec.Importance
+		c.norm = Weights{Recency: norm(c.rec, rlo, rhi), Importance: norm(c.imp, ilo, ihi)}
+		c.score = w.Recency*c.norm.Recency + w.Importance*c.norm.Importance
 	}
-	if q.RelevanceOnly {
-		for i := range cands {
-			cands[i].score = cands[i].rel
-			cands[i].norm = Weights{Relevance: cands[i].rel}
-		}
-	} else {
-		normalise(cands, func(c *candidate) *float64 { return &c.rel }, func(c *candidate, v float64) { c.norm.Relevance = v })
-		normalise(cands, func(c *candidate) *float64 { return &c.rec }, func(c *candidate, v float64) { c.norm.Recency = v })
-		normalise(cands, func(c *candidate) *float64 { return &c.imp }, func(c *candidate, v float64) { c.norm.Importance = v })
-		for i := range cands {
-			c := &cands[i]
-			if vec == nil {
-				c.norm.Relevance = 0
-			}
-			c.score = w.Relevance*c.norm.Relevance + w.Recency*c.norm.Recency + w.Importance*c.norm.Importance
-		}
+	top := make([]candidate, 0, q.K+1)
+	for i := range cands {
+		top = pushTop(top, cands[i], q.K)
 	}
-	top := topK(cands, q.K)
-	out.Results = make([]Result, len(top))
-	for i, c := range top {
-		r := c.e.rec
-		out.Results[i] = Result{Memory: r, Score: c.score, Relevance: c.rel, Recency: c.rec, Importance: c.imp, Norm: c.norm}
-	}
+	out.Results = results(top)
 	return out
 }
 
-// normalise min-max normalises one part over the candidates: (v − min) /
-// (max − min), or 0.5 for every candidate when all are equal
-// (Generative Agents' rule).
-func normalise(cands []candidate, get func(*candidate) *float64, set func(*candidate, float64)) {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for i := range cands {
-		v := *get(&cands[i])
-		lo, hi = min(lo, v), max(hi, v)
+// rankRows is rankLocked with a query vector: the cosines of every row
+// (the parallel scan), then the parts of the candidates from the row
+// arrays, then the best q.K. It reads the entries of the results only.
+func (m *Memory) rankRows(a *agent, vec []float32, q Query, w Weights, now time.Time) Recalled {
+	rows := len(a.rows)
+	if cap(a.sims) < rows {
+		a.sims = make([]float32, rows)
+		a.cand = make([]int32, 0, rows)
 	}
-	for i := range cands {
-		c := &cands[i]
-		if hi-lo == 0 {
-			set(c, 0.5)
+	sims := a.sims[:rows]
+	scan(a.mat, vec, sims)
+
+	var kinds [8]bool
+	for _, k := range q.Kinds {
+		kinds[kindIndex(k)] = true
+	}
+	anyKind := len(q.Kinds) == 0
+	thr := float32(q.MinRelevance)
+	if float64(thr) > q.MinRelevance {
+		thr = math.Nextafter32(thr, float32(math.Inf(-1))) // float32 rounding must not drop a cosine at the threshold
+	}
+	cand := a.cand[:0]
+	kind := a.rowKind[:rows]
+	for i, s := range sims {
+		if s >= thr && float64(s) >= q.MinRelevance && (anyKind || kinds[kind[i]]) {
+			cand = append(cand, int32(i))
+		}
+	}
+	a.cand = cand
+	out := Recalled{Candidates: len(cand)}
+	if len(cand) == 0 {
+		return out
+	}
+
+	nowUS := now.UnixMicro()
+	decayPerMicro := math.Log(m.cfg.DecayPerHour) / float64(time.Hour/time.Microsecond)
+	access, imp := a.rowAccess[:rows], a.rowImp[:rows]
+	recency := func(i int32) float64 {
+		return math.Exp(decayPerMicro * float64(max(nowUS-access[i], 0)))
+	}
+	top := make([]candidate, 0, q.K+1)
+	if q.RelevanceOnly {
+		for _, i := range cand {
+			rel := float64(sims[i])
+			if len(top) == q.K && rel < top[q.K-1].score {
+				continue
+			}
+			c := candidate{e: a.rows[i], rel: rel, rec: recency(i), imp: imp[i], score: rel, norm: Weights{Relevance: rel}}
+			top = pushTop(top, c, q.K)
+		}
+		out.Results = results(top)
+		return out
+	}
+
+	// min and max of each part over the candidates (Generative Agents'
+	// min-max normalisation), then the scores.
+	relLo, relHi := math.Inf(1), math.Inf(-1)
+	impLo, impHi := math.Inf(1), math.Inf(-1)
+	accLo, accHi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, i := range cand {
+		r := float64(sims[i])
+		relLo, relHi = min(relLo, r), max(relHi, r)
+		impLo, impHi = min(impLo, imp[i]), max(impHi, imp[i])
+		accLo, accHi = min(accLo, access[i]), max(accHi, access[i])
+	}
+	// Recency is monotonic in the last access: its bounds are those of
+	// the oldest and the newest access.
+	recLo := math.Exp(decayPerMicro * float64(max(nowUS-accLo, 0)))
+	recHi := math.Exp(decayPerMicro * float64(max(nowUS-accHi, 0)))
+	for _, i := range cand {
+		rel, rec, im := float64(sims[i]), recency(i), imp[i]
+		n := Weights{Relevance: norm(rel, relLo, relHi), Recency: norm(rec, recLo, recHi), Importance: norm(im, impLo, impHi)}
+		score := w.Relevance*n.Relevance + w.Recency*n.Recency + w.Importance*n.Importance
+		if len(top) == q.K && score < top[q.K-1].score {
 			continue
 		}
-		set(c, (*get(c)-lo)/(hi-lo))
+		top = pushTop(top, candidate{e: a.rows[i], rel: rel, rec: rec, imp: im, score: score, norm: n}, q.K)
 	}
+	out.Results = results(top)
+	return out
+}
+
+// norm is v min-max normalised to lo–hi: (v − lo) / (hi − lo), or 0.5
+// when all candidates have the same value (Generative Agents' rule).
+func norm(v, lo, hi float64) float64 {
+	if hi-lo == 0 {
+		return 0.5
+	}
+	return (v - lo) / (hi - lo)
+}
+
+// bounds returns the least and greatest part of the candidates.
+func bounds(cands []candidate, part func(*candidate) float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for i := range cands {
+		v := part(&cands[i])
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return lo, hi
 }
 
 // better orders candidates: by score, then relevance, highest first, then
@@ -328,22 +387,27 @@ func better(a, b *candidate) int {
 	return CompareRecords(&a.e.rec, &b.e.rec)
 }
 
-// topK returns the k best candidates, best first, keeping a sorted array
-// of at most k (k is small).
-func topK(cands []candidate, k int) []candidate {
-	top := make([]candidate, 0, min(k, len(cands))+1)
-	for i := range cands {
-		c := &cands[i]
-		if len(top) == k && better(c, &top[k-1]) >= 0 {
-			continue
-		}
-		pos, _ := slices.BinarySearchFunc(top, c, func(x candidate, y *candidate) int { return better(&x, y) })
-		top = slices.Insert(top, pos, *c)
-		if len(top) > k {
-			top = top[:k]
-		}
+// pushTop inserts c into top, the best candidates so far in order, and
+// keeps at most k.
+func pushTop(top []candidate, c candidate, k int) []candidate {
+	if len(top) == k && better(&c, &top[k-1]) >= 0 {
+		return top
+	}
+	pos, _ := slices.BinarySearchFunc(top, &c, func(x candidate, y *candidate) int { return better(&x, y) })
+	top = slices.Insert(top, pos, c)
+	if len(top) > k {
+		top = top[:k]
 	}
 	return top
+}
+
+// results turns the best candidates into results.
+func results(top []candidate) []Result {
+	out := make([]Result, len(top))
+	for i, c := range top {
+		out[i] = Result{Memory: c.e.rec, Score: c.score, Relevance: c.rel, Recency: c.rec, Importance: c.imp, Norm: c.norm}
+	}
+	return out
 }
 
 func maxTime(a, b time.Time) time.Time {

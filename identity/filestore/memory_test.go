@@ -114,3 +114,11 @@ func TestMemoryLogNoticesAnotherWriter(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, dup, "a sees b's delete")
 }
+
+func BenchmarkMemoryInsert(b *testing.B) {
+	storetest.BenchmarkMemoryInsert(b, func(b *testing.B) memory.Store {
+		s, err := filestore.Open(b.TempDir(), filestore.Options{})
+		require.NoError(b, err)
+		return s
+	})
+}

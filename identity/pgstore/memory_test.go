@@ -53,3 +53,12 @@ func TestCorruptVectorNamed(t *testing.T) {
 	require.ErrorIs(t, err, memory.ErrInvalid)
 	assert.Contains(t, err.Error(), "existence_memories[scout/m1]")
 }
+
+func BenchmarkMemoryInsert(b *testing.B) {
+	storetest.BenchmarkMemoryInsert(b, func(b *testing.B) memory.Store {
+		s, err := pgstore.Open(context.Background(), pgtest.New(b), pgstore.Options{Owner: "bench"})
+		require.NoError(b, err)
+		b.Cleanup(s.Close)
+		return s
+	})
+}

@@ -2,6 +2,7 @@ package sqlitestore_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -53,4 +54,10 @@ func TestCorruptVectorNamed(t *testing.T) {
 	require.ErrorIs(t, err, identity.ErrCorrupt)
 	require.ErrorIs(t, err, memory.ErrInvalid)
 	assert.Contains(t, err.Error(), "memories[scout/m1]")
+}
+
+func BenchmarkMemoryInsert(b *testing.B) {
+	storetest.BenchmarkMemoryInsert(b, func(b *testing.B) memory.Store {
+		return open(b, filepath.Join(b.TempDir(), "state.db"), sqlitestore.Options{})
+	})
 }
