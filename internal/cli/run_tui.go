@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/existence-loop/sdk/examples/trio/tui"
+	"github.com/existence-loop/sdk/internal/cli/tui"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
 )

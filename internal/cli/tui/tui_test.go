@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/examples/trio/tui"
+	"github.com/existence-loop/sdk/internal/cli/tui"
 	"github.com/existence-loop/sdk/existence"
 )
 
