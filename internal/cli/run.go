@@ -1,26 +1,4 @@
-// Command trio runs Cedar (scout), Cipher (analyst) and Vault (builder) as
-// peers in one process: the existence loop of the reference system, against
-// a local Ollama server (or any OpenAI-compatible server), with real,
-// sandboxed workspace tools.
-//
-//	go run ./examples/trio                  # needs `ollama serve` and `ollama pull qwen3.5:9b`
-//	go run ./examples/trio -dry-run         # print each agent's prompt; no model call
-//	go run ./examples/trio -cycles 3 -json  # events as JSON lines
-//
-// State lives in ./trio-state (identity, suffering, goal history, inbox and
-// task queue); the agents' files in ./trio-workspace. Stop with Ctrl-C: the
-// state is saved, and the next run continues where this one stopped.
-//
-// Talk to the agents by typing: each line on standard input is a host
-// message ("A PERSON SAID") to all three, or to one with "@scout text"
-// (also @analyst, @builder, or a name such as @Cedar). -task gives them a
-// task to work on. Agents file requests to you with their ask_human tool:
-// /requests lists the open ones, /answer N text, /approve N and
-// /reject N why answer them (the answer reaches the agent's inbox).
-//
-//	go run ./examples/trio -http 127.0.0.1:8080  # also serve the web dashboard (prints its address)
-//	go run ./examples/trio -tui                  # full-screen terminal view
-package main
+package cli
 
 import (
 	"context"
@@ -30,41 +8,51 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/existence-loop/sdk/llm"
 )
 
-func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-}
+// runCommand is `existence run`: Cedar (scout), Cipher (analyst) and Vault
+// (builder) as peers in one process, the existence loop of the reference
+// system, against a local Ollama server (or any OpenAI-compatible server),
+// with real, sandboxed workspace tools. examples/trio runs the same
+// command under the name trio.
+var runCommand = &command{
+	name:    "run",
+	summary: "run Cedar, Cipher and Vault as peers (the trio), talking to them on stdin",
+	about: `State lives in ./trio-state (identity, suffering, goal history, inbox and
+task queue), or in -store; the agents' files in ./trio-workspace. Stop with
+Ctrl-C: the state is saved, and the next run continues where this one
+stopped.
 
-// run is main without the process: it parses args, runs the trio and
-// returns the exit code. Tests call it directly.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	opts, err := parseFlags(args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+  existence run                  needs ollama serve and ollama pull qwen3.5:9b
+  existence run -dry-run         print each agent's prompt; no model call
+  existence run -cycles 3 -json  events as JSON lines
+  existence run -http 127.0.0.1:8080 -tui
+
+Talk to the agents by typing: each line on standard input is a host message
+("A PERSON SAID") to all three, or to one with "@scout text" (also @analyst,
+@builder, or a name such as @Cedar). -task gives them a task to work on.
+Agents file requests to you with their ask_human tool: /requests lists the
+open ones, /answer N text, /approve N and /reject N why answer them (the
+answer reaches the agent's inbox).`,
+	setup: func(fs *flag.FlagSet) action {
+		o := &runOptions{}
+		o.flags(fs)
+		return func(ctx context.Context, e *env, _ []string) error {
+			if err := o.check(); err != nil {
+				return usageErr(err)
+			}
+			o.stdin = e.stdin
+			return runTrio(ctx, o, e.stdout, e.stderr)
 		}
-		fmt.Fprintln(stderr, "trio:", err)
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	opts.stdin = stdin
-	if err := runTrio(ctx, opts, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "trio:", err)
-		return 1
-	}
-	return 0
+	},
 }
 
-// options are the trio's flags.
-type options struct {
+// runOptions are the run command's flags.
+type runOptions struct {
 	provider     string
 	llmURL       string
 	model        string
@@ -74,6 +62,7 @@ type options struct {
 	heartbeat    time.Duration
 	cycles       int
 	dryRun       bool
+	nowText      string // -now as given
 	now          time.Time
 	json         bool
 	importHollow string
@@ -83,12 +72,12 @@ type options struct {
 	keepAlive    time.Duration
 	fresh        bool
 	tasks        []string
-	store        string // -store: "" (the -state directory) or "sqlite:PATH"
+	store        string // -store: "" (the -state directory), sqlite:PATH or postgres://...
 	show         string // -show AGENT: print the agent's state pretty and exit
-	http         string // issue 12: serve the monitor here
-	httpToken    string
+	http         string // serve the monitor here
+	httpToken    envToken
 	tui          bool
-	mcp          mcpOptions // -mcp, -mcp-config, -mcp-serve (mcp.go)
+	mcp          mcpOptions // -mcp, -mcp-config, -mcp-serve (run_mcp.go)
 
 	// stdin carries host messages, one per line (nil: none).
 	stdin io.Reader
@@ -103,11 +92,8 @@ type options struct {
 // defaultOllamaModel is -model's default with -provider ollama.
 const defaultOllamaModel = "qwen3.5:9b"
 
-func parseFlags(args []string, stderr io.Writer) (*options, error) {
-	fs := flag.NewFlagSet("trio", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	o := &options{}
-	var now string
+// flags registers the run command's flags on fs.
+func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.provider, "provider", "ollama", "model provider: ollama or openai (any OpenAI-compatible server)")
 	fs.StringVar(&o.llmURL, "llm-url", "", "server URL (default $OLLAMA_HOST, else http://127.0.0.1:11434; with -provider openai, a base URL ending in /v1, default $OPENAI_BASE_URL)")
 	fs.StringVar(&o.model, "model", "", "model name; with ollama default "+defaultOllamaModel+" (run ollama pull first); required with openai: the name the server serves (GET {base URL}/models lists them)")
@@ -119,7 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.heartbeat, "heartbeat", 6*time.Second, "tick interval")
 	fs.IntVar(&o.cycles, "cycles", 0, "stop after N existence cycles per agent (0 = run until interrupted)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print each agent's assembled prompt, make no model call, and exit")
-	fs.StringVar(&now, "now", "", "fixed clock, RFC 3339 (for dry runs)")
+	fs.StringVar(&o.nowText, "now", "", "fixed clock, RFC 3339 (for dry runs)")
 	fs.BoolVar(&o.json, "json", false, "print events as JSON lines on stdout")
 	fs.StringVar(&o.importHollow, "import-hollow", "", "import a hollow-agentOS memory directory into -state first")
 	fs.BoolVar(&o.replace, "import-replace", false, "with -import-hollow, replace agents already in -state")
@@ -135,25 +121,24 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil
 	})
 	fs.StringVar(&o.http, "http", "", "serve the monitor (dashboard, API, metrics) on this address, e.g. 127.0.0.1:8080")
-	fs.StringVar(&o.httpToken, "http-token", os.Getenv("EXISTENCE_TOKEN"), "bearer token the monitor requires (default $EXISTENCE_TOKEN; empty: none, fit only for loopback)")
+	tokenFlag(fs, &o.httpToken, "bearer token the monitor requires (default $EXISTENCE_TOKEN; empty: none, fit only for loopback)")
 	fs.BoolVar(&o.tui, "tui", false, "full-screen terminal view: agent panes, thoughts stream, input line")
 	mcpFlags(fs, &o.mcp)
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
-	}
-	if now != "" {
-		t, err := time.Parse(time.RFC3339, now)
+}
+
+// check validates the parsed flags and resolves the defaults that depend
+// on others.
+func (o *runOptions) check() error {
+	if o.nowText != "" {
+		t, err := time.Parse(time.RFC3339, o.nowText)
 		if err != nil {
-			return nil, fmt.Errorf("-now: %w", err)
+			return fmt.Errorf("-now: %w", err)
 		}
 		o.now = t
 	}
 	// An empty -llm-url is resolved by the adapter ($OLLAMA_HOST, else
-	// Ollama's default; $OPENAI_BASE_URL). This example is for local
-	// servers, so with openai a URL must be given somewhere.
+	// Ollama's default; $OPENAI_BASE_URL). The trio is for local servers,
+	// so with openai a URL must be given somewhere.
 	switch o.provider {
 	case "ollama":
 		if o.model == "" {
@@ -161,19 +146,38 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		}
 	case "openai":
 		if o.llmURL == "" && os.Getenv("OPENAI_BASE_URL") == "" {
-			return nil, errors.New("-provider openai needs -llm-url (a base URL ending in /v1) or $OPENAI_BASE_URL")
+			return errors.New("-provider openai needs -llm-url (a base URL ending in /v1) or $OPENAI_BASE_URL")
 		}
-		if o.model == "" { // issue 15: no Ollama model name sent to another server
-			return nil, errors.New("-provider openai needs -model: the name the server serves (GET {base URL}/models lists them)")
+		if o.model == "" { // an Ollama model name means nothing to another server
+			return errors.New("-provider openai needs -model: the name the server serves (GET {base URL}/models lists them)")
 		}
 	default:
-		return nil, fmt.Errorf("-provider %q: want ollama or openai", o.provider)
+		return fmt.Errorf("-provider %q: want ollama or openai", o.provider)
 	}
 	if o.heartbeat <= 0 || o.llmTimeout <= 0 {
-		return nil, errors.New("-heartbeat and -llm-timeout must be positive")
+		return errors.New("-heartbeat and -llm-timeout must be positive")
 	}
 	if o.cycles < 0 {
-		return nil, errors.New("-cycles must be 0 or more")
+		return errors.New("-cycles must be 0 or more")
+	}
+	return nil
+}
+
+// parseRunFlags parses the run command's arguments (tests use it). The
+// error is flag.ErrHelp for -h.
+func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &runOptions{}
+	o.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	return o, nil
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -45,15 +45,23 @@ func (l *lateObservers) observe(e existence.Event) {
 	}
 }
 
-// serveMonitor serves the monitor (dashboard, API, metrics) on o.http and
-// prints its address. The returned stop shuts the server down.
-func serveMonitor(o *options, runner *existence.Runner, tasks monitor.Tasks, reqs *requests.Queue, late *lateObservers, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
-	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Token: o.httpToken, Logger: log})
+// serveMonitor serves the trio's monitor (dashboard, API, metrics) on
+// o.http and prints its address. The returned stop shuts the server down.
+func serveMonitor(o *runOptions, runner *existence.Runner, tasks monitor.Tasks, reqs *requests.Queue, late *lateObservers, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
+	tok := o.httpToken.String()
+	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Token: tok, Logger: log})
 	if err != nil {
 		return nil, err
 	}
 	late.add(mon.Observe)
-	ln, err := net.Listen("tcp", o.http)
+	return listenMonitor(mon, o.http, tok, "trio", log, stderr)
+}
+
+// listenMonitor serves mon on addr, prints "{who}: dashboard at URL" on
+// stderr (with ?token= when there is a token) and returns what shuts it
+// down: a graceful shutdown of 5 s, then a close. Errors: the listen's.
+func listenMonitor(mon *monitor.Monitor, addr, token, who string, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("-http: %w", err)
 	}
@@ -69,14 +77,14 @@ func serveMonitor(o *options, runner *existence.Runner, tasks monitor.Tasks, req
 	go func() {
 		defer close(done)
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("trio: the monitor stopped", "err", err)
+			log.Error(who+": the monitor stopped", "err", err)
 		}
 	}()
 	u := "http://" + ln.Addr().String() + "/"
-	if o.httpToken != "" {
-		u += "?token=" + url.QueryEscape(o.httpToken)
+	if token != "" {
+		u += "?token=" + url.QueryEscape(token)
 	}
-	fmt.Fprintf(stderr, "trio: dashboard at %s (API under /api/, metrics at /metrics)\n", u)
+	fmt.Fprintf(stderr, "%s: dashboard at %s (API under /api/, metrics at /metrics)\n", who, u)
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -1,8 +1,8 @@
-package main
+package cli
 
-// MCP both ways (issue 13): -mcp and -mcp-config give the agents the tools
-// of MCP servers; -mcp-serve makes the running trio an MCP server on stdin
-// and stdout, for an AI assistant.
+// MCP both ways: -mcp and -mcp-config give the agents the tools of MCP
+// servers; -mcp-serve makes the running trio an MCP server on stdin and
+// stdout, for an AI assistant.
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func mcpFlags(fs *flag.FlagSet, o *mcpOptions) {
 // connectMCP connects the configured MCP servers (none in a dry run) and
 // returns their tools, a line for the world text, and a function that
 // stops them.
-func connectMCP(ctx context.Context, o *options, log *slog.Logger, stderr io.Writer) ([]toolloop.Tool, string, func(), error) {
+func connectMCP(ctx context.Context, o *runOptions, log *slog.Logger, stderr io.Writer) ([]toolloop.Tool, string, func(), error) {
 	servers := o.mcp.servers
 	if o.mcp.config != "" {
 		fromFile, err := mcptools.LoadFile(o.mcp.config)
@@ -88,14 +88,9 @@ func connectMCP(ctx context.Context, o *options, log *slog.Logger, stderr io.Wri
 // serveMCP serves the runner over MCP on stdin and stdout. The returned
 // context ends when the assistant disconnects, which stops the trio (the
 // assistant started it).
-func serveMCP(ctx context.Context, o *options, runner *existence.Runner, tasks mcpserver.TaskQueue, stdout, stderr io.Writer) (context.Context, error) {
+func serveMCP(ctx context.Context, o *runOptions, runner *existence.Runner, tasks mcpserver.TaskQueue, reqs *requests.Queue, stdout, stderr io.Writer) (context.Context, error) {
 	if o.stdin == nil {
 		return nil, errors.New("-mcp-serve needs standard input")
-	}
-	// The request queue of issue 12, in the state directory.
-	reqs, err := requests.Open(o.state, requests.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("-mcp-serve: %w", err)
 	}
 	srv, err := mcpserver.New(mcpserver.Config{
 		Agents: runner, Tasks: tasks, Requests: reqs, Events: o.mcp.events,

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ func TestMCPFlags(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "mcp.json")
 	require.NoError(t, writeFile(cfg, `{"mcpServers": {"wiki": {"url": "http://127.0.0.1:9/mcp", "allow": ["search"]}}}`))
-	o, err := parseFlags([]string{"-mcp", "fs=mcp-fs /srv/data", "-mcp", "web=http://127.0.0.1:8080/mcp", "-mcp-config", cfg, "-mcp-serve"}, io.Discard)
+	o, err := parseRunFlags([]string{"-mcp", "fs=mcp-fs /srv/data", "-mcp", "web=http://127.0.0.1:8080/mcp", "-mcp-config", cfg, "-mcp-serve"}, io.Discard)
 	require.NoError(t, err)
 	require.Len(t, o.mcp.servers, 2)
 	assert.Equal(t, "mcp-fs", o.mcp.servers[0].Command)
@@ -34,7 +34,7 @@ func TestMCPFlags(t *testing.T) {
 	assert.True(t, o.mcp.serve)
 
 	for _, bad := range [][]string{{"-mcp", "noequals"}, {"-mcp", "my_fs=cmd"}, {"-mcp", "fs="}} {
-		_, err := parseFlags(bad, io.Discard)
+		_, err := parseRunFlags(bad, io.Discard)
 		assert.Error(t, err, bad)
 	}
 	// A bad config file stops the trio before anything starts.
@@ -88,7 +88,7 @@ func (s *syncBuffer) String() string {
 func TestMCPServe(t *testing.T) {
 	t.Chdir(t.TempDir())
 	srv := newFakeOllama(t, nil)
-	o, err := parseFlags(trioArgs(t, srv.URL, "-mcp-serve"), io.Discard)
+	o, err := parseRunFlags(trioArgs(t, srv.URL, "-mcp-serve"), io.Discard)
 	require.NoError(t, err)
 	o.retry = llm.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}
 	o.maxGoalHeartbeats = -1

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -18,7 +18,7 @@ type idName struct{ id, name string }
 // agentNames returns the trio's ids and names in member order: the name of
 // each stored identity (for an imported agent, the name in its own
 // profile.json), else the member's default (scout=Cedar, analyst=Cipher,
-// builder=Vault), which only agents created fresh take (issue 16). A state
+// builder=Vault), which only agents created fresh take. A state
 // that cannot be loaded keeps the default here; the runner reports it.
 func agentNames(ctx context.Context, store identity.Store) ([]idName, error) {
 	out := make([]idName, len(members))
@@ -58,7 +58,7 @@ type messageArgs struct {
 
 // sendMessage is the tool with which self writes to a peer's inbox (spec §2
 // row 15, "MESSAGES FROM YOUR PEERS"). Its schema names the actual peers,
-// with their names and ids, as they are when the trio starts (issue 16).
+// with their names and ids, as they are when the trio starts.
 // The runner is looked up when the tool is called, since the tools exist
 // before the runner.
 func sendMessage(runner func() *existence.Runner, self string, names []idName) toolloop.Tool {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -43,7 +43,7 @@ func sentSchemas(t *testing.T, names []idName) map[string]json.RawMessage {
 	return out
 }
 
-// Issue 16: every schema the SDK sends is valid JSON Schema (draft
+// Every schema the SDK sends is valid JSON Schema (draft
 // 2020-12, checked against its meta-schema).
 func TestEverySentSchemaIsValidJSONSchema(t *testing.T) {
 	names, err := agentNames(context.Background(), identity.NewMemoryStore())
@@ -63,7 +63,7 @@ func TestEverySentSchemaIsValidJSONSchema(t *testing.T) {
 	}
 }
 
-// Issue 16: send_message's schema names the actual peers, with their names
+// send_message's schema names the actual peers, with their names
 // and ids, in full.
 func TestSendMessageSchemaNamesThePeers(t *testing.T) {
 	names := []idName{{"scout", "Titan"}, {"analyst", "Cipher"}, {"builder", "Vault"}}
@@ -79,7 +79,7 @@ func TestSendMessageSchemaNamesThePeers(t *testing.T) {
 	assert.Contains(t, tool.Description(), "(Titan (scout), Vault (builder))")
 }
 
-// Issue 16: no description is cut. invopop/jsonschema splits a
+// No description is cut. invopop/jsonschema splits a
 // `jsonschema:"..."` tag at every unescaped comma, so a description with a
 // comma in it is cut there unless the comma is escaped ("\\,"). This scans
 // every struct tag of the module for that mistake, except in files using
@@ -155,7 +155,7 @@ func splitUnescaped(s string) []string {
 	return append(parts, s[start:])
 }
 
-// Issue 16: each agent's name comes from its own profile.json, even when
+// Each agent's name comes from its own profile.json, even when
 // names.json disagrees; names.json names only agents without a profile
 // (here analyst and builder, which names.json lists with no files), and the
 // trio's defaults (scout=Cedar, analyst=Cipher, builder=Vault) apply only
@@ -216,7 +216,7 @@ func TestFreshAgentsTakeTheDefaultNames(t *testing.T) {
 	assert.Equal(t, []idName{{"scout", "Cedar"}, {"analyst", "Cipher"}, {"builder", "Vault"}}, names)
 }
 
-// Issue 16: the original's directive told the agent not to repeat itself.
+// The original's directive told the agent not to repeat itself.
 func TestTrioProhibitionsSayDoNotRepeat(t *testing.T) {
 	assert.True(t, strings.HasSuffix(trioProhibitions, " Do NOT repeat goals you've already done."), trioProhibitions)
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/identity/pgstore"
@@ -132,4 +133,19 @@ func TestTrioPostgresStore(t *testing.T) {
 	var st identity.AgentState
 	require.NoError(t, json.Unmarshal([]byte(out), &st))
 	assert.Equal(t, "Maps come first, then the tools.", st.Identity.Worldview)
+
+	// A message another process left in the database (existence serve's
+	// POST /api/messages) reaches the agent when the trio starts.
+	_, err = s.Send(ctx, "scout", true, identity.AgentMessage{Text: "hello from the dashboard"})
+	require.NoError(t, err)
+	out, stderr, err = runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1", "-store", url)...)
+	require.NoError(t, err, stderr)
+	heard := false
+	for _, e := range events(t, out) {
+		heard = heard || e.Kind == existence.EventMessage && e.AgentID == "scout" && e.Cause == "host" && e.Text == "hello from the dashboard"
+	}
+	assert.True(t, heard, "the host message was delivered:\n%s", out)
+	pending, err := s.Pending(ctx, "scout")
+	require.NoError(t, err)
+	assert.Empty(t, pending, "acknowledged by the agent's save")
 }

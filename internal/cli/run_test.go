@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -134,7 +134,7 @@ func trioArgs(t *testing.T, url string, extra ...string) []string {
 // runTrioTest runs the trio in the current directory with short retry waits.
 func runTrioTest(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	o, err := parseFlags(args, io.Discard)
+	o, err := parseRunFlags(args, io.Discard)
 	require.NoError(t, err)
 	o.retry = llm.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}
 	o.maxGoalHeartbeats = -1 // a 5 ms heartbeat: no goal-span stalls under load
@@ -254,7 +254,7 @@ func TestTrioOllamaUnreachable(t *testing.T) {
 func TestTrioStopsOnCancelAndSaves(t *testing.T) {
 	t.Chdir(t.TempDir())
 	srv := newFakeOllama(t, nil)
-	o, err := parseFlags([]string{"-llm-url", srv.URL}, io.Discard)
+	o, err := parseRunFlags([]string{"-llm-url", srv.URL}, io.Discard)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -294,7 +294,7 @@ func golden(t *testing.T, pkgDir, name, got string) {
 		return
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./examples/trio -update to create it")
+	require.NoError(t, err, "run go test ./internal/cli -update to create it")
 	assert.Equal(t, string(want), got)
 }
 
@@ -339,7 +339,7 @@ func TestTrioImportHollowDryRun(t *testing.T) {
 
 func TestParseFlags(t *testing.T) {
 	t.Setenv("OLLAMA_HOST", "")
-	o, err := parseFlags(nil, io.Discard)
+	o, err := parseRunFlags(nil, io.Discard)
 	require.NoError(t, err)
 	_, url, err := newModel(o)
 	require.NoError(t, err)
@@ -350,7 +350,7 @@ func TestParseFlags(t *testing.T) {
 	assert.Equal(t, 180*time.Second, o.llmTimeout)
 
 	t.Setenv("OLLAMA_HOST", "http://gpu:11434")
-	o, err = parseFlags(nil, io.Discard)
+	o, err = parseRunFlags(nil, io.Discard)
 	require.NoError(t, err)
 	_, url, err = newModel(o)
 	require.NoError(t, err)
@@ -363,16 +363,16 @@ func TestParseFlags(t *testing.T) {
 		{"-heartbeat", "0s"},
 		{"extra"},
 	} {
-		_, err := parseFlags(bad, io.Discard)
+		_, err := parseRunFlags(bad, io.Discard)
 		assert.Error(t, err, "%v", bad)
 	}
-	_, err = parseFlags([]string{"-h"}, io.Discard)
+	_, err = parseRunFlags([]string{"-h"}, io.Discard)
 	assert.ErrorIs(t, err, flag.ErrHelp)
-	assert.Equal(t, 2, run([]string{"-provider", "x"}, nil, io.Discard, io.Discard))
-	assert.Equal(t, 0, run([]string{"-h"}, nil, io.Discard, io.Discard))
-	_, err = parseFlags([]string{"-task", " "}, io.Discard)
+	assert.Equal(t, ExitUsage, Main([]string{"run", "-provider", "x"}, nil, io.Discard, io.Discard))
+	assert.Equal(t, ExitOK, Main([]string{"run", "-h"}, nil, io.Discard, io.Discard))
+	_, err = parseRunFlags([]string{"-task", " "}, io.Discard)
 	assert.Error(t, err, "empty task")
-	o, err = parseFlags([]string{"-task", "a", "-task", "b", "-keep-alive", "5m"}, io.Discard)
+	o, err = parseRunFlags([]string{"-task", "a", "-task", "b", "-keep-alive", "5m"}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "b"}, o.tasks)
 	assert.Equal(t, 5*time.Minute, o.keepAlive)

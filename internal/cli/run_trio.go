@@ -1,7 +1,6 @@
-package main
+package cli
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -23,6 +22,7 @@ import (
 	"github.com/existence-loop/sdk/existence/workspace"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/hollow"
+	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/internal/storespec"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/ollama"
@@ -84,7 +84,7 @@ var trioGoals = []string{
 const trioProhibitions = "goals referencing hardware, thermal sensors, PMIC, bus arbiters, the network, or tools you do not have. Do NOT repeat goals you've already done."
 
 // runTrio wires the SDK together and runs (or dry-runs) the trio.
-func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
+func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error {
 	log := logger(stderr)
 	var clock existence.Clock = existence.SystemClock
 	if !o.now.IsZero() {
@@ -225,6 +225,13 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-task: %w", err)
 		}
 	}
+	if pg, ok := store.(*pgstore.Store); ok {
+		stop, err := relayMessages(ctx, pg, runner, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if o.http != "" {
 		stop, err := serveMonitor(o, runner, tasks, reqs, &late, log, stderr)
 		if err != nil {
@@ -238,7 +245,7 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", o.provider, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
 	fmt.Fprintf(stderr, "trio: waiting for the model at %s…\n", o.llmURL)
 	if o.mcp.serve {
-		if ctx, err = serveMCP(ctx, o, runner, tasks, mcpOut, stderr); err != nil {
+		if ctx, err = serveMCP(ctx, o, runner, tasks, reqs, mcpOut, stderr); err != nil {
 			return err
 		}
 	} else if o.stdin != nil {
@@ -247,53 +254,10 @@ func runTrio(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	return runner.Run(ctx)
 }
 
-// listen turns each line of r into a host message: to every agent, or to
-// one with "@id text" or "@Name text". Lines starting with "/" are request
-// commands (see command).
-func listen(ctx context.Context, r io.Reader, runner *existence.Runner, reqs *requests.Queue, stderr io.Writer) {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		handleLine(ctx, sc.Text(), runner, reqs, stderr)
-	}
-}
-
-// handleLine runs one line a person typed (on stdin or the -tui input
-// line): a request command, or a host message to every agent or to one
-// ("@id text", "@Name text"). Problems are written to w.
-func handleLine(ctx context.Context, line string, runner *existence.Runner, reqs *requests.Queue, w io.Writer) {
-	line = strings.TrimSpace(line)
-	if line == "" || command(ctx, line, runner, reqs, w) {
-		return
-	}
-	var to []string
-	if rest, ok := strings.CutPrefix(line, "@"); ok {
-		who, text, _ := strings.Cut(rest, " ")
-		id := agentID(runner, who)
-		if id == "" {
-			fmt.Fprintf(w, "trio: no agent %q (try @scout, @analyst or @builder)\n", who)
-			return
-		}
-		to, line = []string{id}, strings.TrimSpace(text)
-	}
-	if err := runner.SayAsHost(ctx, line, to...); err != nil && ctx.Err() == nil {
-		fmt.Fprintln(w, "trio:", err)
-	}
-}
-
-// agentID finds an agent by id or by name, case-insensitively.
-func agentID(r *existence.Runner, who string) string {
-	for _, a := range r.Agents() {
-		if strings.EqualFold(a.ID(), who) || strings.EqualFold(a.Name(), who) {
-			return a.ID()
-		}
-	}
-	return ""
-}
-
 // newModel builds the provider adapter and returns it with the server URL
 // it resolved (from -llm-url, else the provider's environment variable and
 // default).
-func newModel(o *options) (llm.Model, string, error) {
+func newModel(o *runOptions) (llm.Model, string, error) {
 	if o.provider == "openai" {
 		m, err := openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model})
 		if err != nil {
@@ -311,7 +275,7 @@ func newModel(o *options) (llm.Model, string, error) {
 // printer writes events: a readable thoughts log, or JSON lines with -json.
 // A failure to reach the model is explained once on stderr.
 type printer struct {
-	o              *options
+	o              *runOptions
 	stdout, stderr io.Writer
 
 	mu     sync.Mutex
@@ -319,7 +283,7 @@ type printer struct {
 	hinted map[string]bool
 }
 
-func newPrinter(o *options, stdout, stderr io.Writer) *printer {
+func newPrinter(o *runOptions, stdout, stderr io.Writer) *printer {
 	return &printer{o: o, stdout: stdout, stderr: stderr, enc: json.NewEncoder(stdout), hinted: map[string]bool{}}
 }
 
@@ -375,7 +339,7 @@ func (p *printer) hint(err error) {
 // directory, or the -store spec (internal/storespec: DIR or sqlite:PATH).
 // A dry run writes nothing: its store is an in-memory overlay over the
 // stored states (when there are any), and it takes no lock.
-func openState(ctx context.Context, o *options, clock existence.Clock, log *slog.Logger) (identity.Store, storespec.Tasks, io.Closer, error) {
+func openState(ctx context.Context, o *runOptions, clock existence.Clock, log *slog.Logger) (identity.Store, storespec.Tasks, io.Closer, error) {
 	spec := o.store
 	if spec == "" {
 		spec = o.state
@@ -395,8 +359,8 @@ func openState(ctx context.Context, o *options, clock existence.Clock, log *slog
 		ov.base = base
 		return ov, qt, closer, nil
 	}
-	// -fresh-on-corrupt applies to the task queue too (issue 10): a
-	// corrupt tasks.json is moved aside and the queue starts empty.
+	// -fresh-on-corrupt applies to the task queue too: a corrupt
+	// tasks.json is moved aside and the queue starts empty.
 	return storespec.Open(ctx, spec, storespec.Options{Now: clock.Now, FreshOnCorrupt: o.fresh, Logger: log})
 }
 
@@ -454,4 +418,32 @@ func (c fixedClock) Now() time.Time { return c.t }
 
 func (c fixedClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
 	return existence.SystemClock.NewTicker(d)
+}
+
+// relayMessages delivers the messages other processes leave for the agents
+// in a PostgreSQL store (pgstore.Store.Send: a person's message through
+// `existence serve`, a peer in another process): those waiting now before
+// it returns, so that the first cycles read them, then the rest as they
+// come (pgstore.Store.Relay) until stop is called.
+func relayMessages(ctx context.Context, pg *pgstore.Store, runner *existence.Runner, log *slog.Logger) (stop func(), err error) {
+	for _, a := range runner.Agents() {
+		if _, err := pg.DeliverPending(ctx, a.ID(), a); err != nil {
+			return nil, fmt.Errorf("delivering the messages waiting for %s: %w", a.ID(), err)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := pg.Relay(ctx, time.Second, func(id string) pgstore.Recipient {
+			if a := runner.Agent(id); a != nil {
+				return a
+			}
+			return nil
+		})
+		if err != nil && ctx.Err() == nil {
+			log.Error("trio: relaying messages stopped", "err", err)
+		}
+	}()
+	return func() { cancel(); <-done }, nil
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/existence-loop/sdk/internal/cli/tui"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/internal/cli/tui"
 )
 
 // runTUI runs the agents under the full-screen terminal view (-tui) until
 // the person quits or ctx ends; then the agents stop and save.
-func runTUI(ctx context.Context, o *options, runner *existence.Runner, reqs *requests.Queue, late *lateObservers, stdout io.Writer) error {
+func runTUI(ctx context.Context, o *runOptions, runner *existence.Runner, reqs *requests.Queue, late *lateObservers, stdout io.Writer) error {
 	events := make(chan existence.Event, 1024)
 	late.add(func(e existence.Event) {
 		select {

@@ -1,8 +1,3 @@
-// Package tui is the trio's full-screen terminal view (issue 12), built
-// with github.com/charmbracelet/bubbletea and lipgloss, like the original
-// system's live monitor: one pane per agent (name, goal, suffering bar
-// coloured by level, top stressors), the thoughts stream, and an input line
-// for host messages ("@cedar …") and request answers ("/approve 3").
 package tui
 
 import (

@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/internal/cli/tui"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/internal/cli/tui"
 )
 
 // childEnv makes the test binary run the view on its terminal (for the tmux
