@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -17,17 +17,17 @@ import (
 	"github.com/existence-loop/sdk/lease"
 )
 
-// storeKind returns the kind of the -store value: "memory", or the
+// swarmStoreKind returns the kind of the -store value: "memory", or the
 // storespec kind ("dir", "sqlite", "postgres"). Errors: storespec.ErrSpec.
-func storeKind(spec string) (string, error) {
+func swarmStoreKind(spec string) (string, error) {
 	if spec == "memory" {
 		return "memory", nil
 	}
 	return storespec.Kind(spec)
 }
 
-// opened is the store a run uses.
-type opened struct {
+// swarmStore is the store a run uses.
+type swarmStore struct {
 	kind   string
 	store  identity.Store  // shared by the agents (nil with leases)
 	tasks  storespec.Tasks // the store's task queue; nil for memory
@@ -35,20 +35,20 @@ type opened struct {
 	closer io.Closer
 }
 
-// openStore opens the -store spec (issues 10 and 11).
-func openStore(ctx context.Context, spec string, log *slog.Logger) (*opened, error) {
-	kind, err := storeKind(spec)
+// openSwarmStore opens the -store spec.
+func openSwarmStore(ctx context.Context, spec string, log *slog.Logger) (*swarmStore, error) {
+	kind, err := swarmStoreKind(spec)
 	if err != nil {
 		return nil, err
 	}
 	if kind == "memory" {
-		return &opened{kind: kind, store: identity.NewMemoryStore(), closer: io.NopCloser(nil)}, nil
+		return &swarmStore{kind: kind, store: identity.NewMemoryStore(), closer: io.NopCloser(nil)}, nil
 	}
 	s, tasks, closer, err := storespec.Open(ctx, spec, storespec.Options{Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	o := &opened{kind: kind, store: s, tasks: tasks, closer: closer}
+	o := &swarmStore{kind: kind, store: s, tasks: tasks, closer: closer}
 	if _, ok := storespec.Leases(s); ok {
 		pg, ok := s.(*pgstore.Store)
 		if !ok {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -19,7 +19,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
@@ -28,8 +27,55 @@ import (
 	"github.com/existence-loop/sdk/llm"
 )
 
-// options are the command's flags.
-type options struct {
+// swarmCommand is `existence swarm`, the scale benchmark.
+var swarmCommand = &command{
+	name:    "swarm",
+	summary: "the scale benchmark: N agents on a simulated model, with the scheduler's figures",
+	about: `It runs N agents in one process on a simulated model (a fixed latency plus
+uniform jitter), on the existence scheduler, and prints what the scheduler
+did: cycles/s; tick lateness p50, p99 and max per lane, and the autonomy
+lane's p99 in each tenth of the run; ticks dispatched and cycles per lane;
+busy workers against model calls in flight; each cycle's time beyond its
+model call; cycles started out of due-time order; coalesced heartbeats and
+the accounting of every heartbeat; model calls by purpose and outcome; RSS
+per agent and live-heap samples; the most goroutines; CPU time.
+
+  {prog} -agents 10000 -model-latency 2s -heartbeat 6s -autonomy-workers 3400 -duration 60s
+  {prog} -agents 10000 -autonomy-workers 16 -duration 5m -host-messages 20 -json
+  {prog} -agents 10000 -autonomy-workers 16 -duration 5m -seasoned -gc-samples
+
+Lateness is when a cycle started on a worker minus when it fell due (its
+heartbeat, the end of its cooldown, or the host message). -host-messages N
+sends N host messages to random agents over the run and reports how long
+each took to be answered. -json prints one JSON object at the end instead.
+
+-store keeps the states in memory (the default), a directory, sqlite:PATH
+or postgres://...; with a durable store each cycle also asks the store's
+task queue for a task (-no-tasks: not), and the run prints the saves and
+the start-up time. With PostgreSQL the agents are enrolled and leased, so
+several swarm processes on one database share one population, each agent
+in one process at a time (-max-agents bounds this process's share); kill
+one and its agents move to the others after the lease TTL (15 s).`,
+	setup: func(fs *flag.FlagSet) action {
+		o := &swarmOptions{}
+		o.flags(fs)
+		return func(ctx context.Context, e *env, _ []string) error {
+			if err := o.check(); err != nil {
+				return usageErr(err)
+			}
+			res, err := runSwarm(ctx, *o)
+			if res != nil {
+				if perr := res.print(e.stdout, o.json); perr != nil {
+					err = errors.Join(err, perr)
+				}
+			}
+			return err
+		}
+	},
+}
+
+// swarmOptions are the swarm command's flags.
+type swarmOptions struct {
 	agents          int
 	latency         time.Duration
 	jitter          time.Duration
@@ -50,10 +96,8 @@ type options struct {
 	memProfile      string
 }
 
-func parseFlags(args []string, stderr io.Writer) (options, error) {
-	var o options
-	fs := flag.NewFlagSet("swarm", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// flags registers the swarm command's flags on fs.
+func (o *swarmOptions) flags(fs *flag.FlagSet) {
 	fs.IntVar(&o.agents, "agents", 1000, "number of agents")
 	fs.DurationVar(&o.latency, "model-latency", 2*time.Second, "simulated model latency per call")
 	fs.DurationVar(&o.jitter, "jitter", 200*time.Millisecond, "uniform jitter added to the latency, ± this much")
@@ -77,30 +121,44 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.json, "json", false, "print one JSON object at the end")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to this file at 90% of the run")
+}
+
+// check validates the parsed flags.
+func (o *swarmOptions) check() error {
+	switch {
+	case o.agents <= 0:
+		return errors.New("-agents must be positive")
+	case o.latency < 0 || o.jitter < 0 || o.jitter > o.latency && o.latency > 0:
+		return errors.New("-model-latency and -jitter must be ≥ 0, and -jitter ≤ -model-latency")
+	case o.heartbeat <= 0 || o.duration <= 0:
+		return errors.New("-heartbeat and -duration must be positive")
+	case o.maxAgents < 0:
+		return errors.New("-max-agents must be ≥ 0")
+	}
+	kind, err := swarmStoreKind(o.store)
+	if err != nil {
+		return fmt.Errorf("-store: %w", err)
+	}
+	if o.maxAgents > 0 && kind != "postgres" {
+		return errors.New("-max-agents applies to -store postgres://... only")
+	}
+	if o.seasoned && kind == "postgres" {
+		return errors.New("-seasoned applies to the memory, directory and sqlite: stores")
+	}
+	return nil
+}
+
+// parseSwarmFlags parses the swarm command's arguments (tests use it). The
+// error is flag.ErrHelp for -h.
+func parseSwarmFlags(args []string, stderr io.Writer) (swarmOptions, error) {
+	var o swarmOptions
+	fs := flag.NewFlagSet("swarm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	switch {
-	case o.agents <= 0:
-		return o, errors.New("-agents must be positive")
-	case o.latency < 0 || o.jitter < 0 || o.jitter > o.latency && o.latency > 0:
-		return o, errors.New("-model-latency and -jitter must be ≥ 0, and -jitter ≤ -model-latency")
-	case o.heartbeat <= 0 || o.duration <= 0:
-		return o, errors.New("-heartbeat and -duration must be positive")
-	case o.maxAgents < 0:
-		return o, errors.New("-max-agents must be ≥ 0")
-	}
-	kind, err := storeKind(o.store)
-	if err != nil {
-		return o, fmt.Errorf("-store: %w", err)
-	}
-	if o.maxAgents > 0 && kind != "postgres" {
-		return o, errors.New("-max-agents applies to -store postgres://... only")
-	}
-	if o.seasoned && kind == "postgres" {
-		return o, errors.New("-seasoned applies to the memory, directory and sqlite: stores")
-	}
-	return o, nil
+	return o, o.check()
 }
 
 // quantiles are milliseconds.
@@ -120,8 +178,8 @@ func quantilesOf(ds []time.Duration) quantiles {
 	return quantiles{N: len(ds), P50: ms(ds[len(ds)/2]), P99: ms(ds[min(len(ds)-1, len(ds)*99/100)]), Max: ms(ds[len(ds)-1])}
 }
 
-// result is what a run measured; its JSON is the -json output.
-type result struct {
+// swarmResult is what a run measured; its JSON is the -json output.
+type swarmResult struct {
 	Agents           int                  `json:"agents"`
 	DurationS        float64              `json:"duration_s"`
 	Cycles           int64                `json:"cycles"`
@@ -190,7 +248,7 @@ type result struct {
 	NumGC        uint32  `json:"num_gc"`
 
 	// Store is the kind of -store: "memory", "dir", "sqlite" or
-	// "postgres" (issues 10 and 11).
+	// "postgres".
 	Store string `json:"store"`
 	// Tasks reports whether the agents asked the store's task queue for a
 	// task every cycle (a durable store without -no-tasks).
@@ -232,10 +290,10 @@ type simModel struct {
 	seed            uint64
 	calls, inFlight atomic.Int64
 	maxInFlight     atomic.Int64
-	cancelled       atomic.Int64 // calls whose ctx ended before the reply
+	cancelled       atomic.Int64 // calls whose ctx ended before the swarmReply
 }
 
-const reply = `{"action":"goal","content":"map the workspace and write down what exists","reasoning":"nothing is written down yet","worldview_update":null,"new_open_questions":[],"new_opinions":[],"suffering_assessment":{"new_stressors":[],"resolved":[]}}`
+const swarmReply = `{"action":"goal","content":"map the workspace and write down what exists","reasoning":"nothing is written down yet","worldview_update":null,"new_open_questions":[],"new_opinions":[],"suffering_assessment":{"new_stressors":[],"resolved":[]}}`
 
 func (m *simModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	n := m.calls.Add(1)
@@ -262,13 +320,13 @@ func (m *simModel) Generate(ctx context.Context, req *llm.Request) (*llm.Respons
 			return nil, ctx.Err()
 		}
 	}
-	return &llm.Response{Text: reply}, nil
+	return &llm.Response{Text: swarmReply}, nil
 }
 
 func (m *simModel) Name() string { return "simulated" }
 
-// collector gathers the cycle events.
-type collector struct {
+// swarmCollector gathers the cycle events.
+type swarmCollector struct {
 	mu        sync.Mutex
 	lateness  [2][]time.Duration
 	cycled    map[string]bool
@@ -315,7 +373,7 @@ func outOfOrder(sd []startDue) int64 {
 	return n
 }
 
-func (c *collector) observe(e existence.Event) {
+func (c *swarmCollector) observe(e existence.Event) {
 	switch {
 	case e.Kind == existence.EventModelCall && e.Call != nil:
 		outcome := e.Call.Outcome
@@ -398,19 +456,11 @@ func writeHeap(path string) error {
 	return f.Close()
 }
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// run runs the swarm for o.duration (or until ctx ends).
-func run(ctx context.Context, o options) (*result, error) {
+// runSwarm runs the swarm for o.duration (or until ctx ends).
+func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 	discard := slog.New(slog.DiscardHandler)
 	t0 := time.Now()
-	db, err := openStore(ctx, o.store, discard)
+	db, err := openSwarmStore(ctx, o.store, discard)
 	if err != nil {
 		return nil, err
 	}
@@ -418,7 +468,7 @@ func run(ctx context.Context, o options) (*result, error) {
 	runtime.GC()
 	rss0 := rssBytes()
 	model := &simModel{latency: o.latency, jitter: o.jitter, seed: o.seed}
-	col := &collector{cycled: map[string]bool{}, said: map[string]time.Time{}, calls: map[string]int64{}, span: o.duration}
+	col := &swarmCollector{cycled: map[string]bool{}, said: map[string]time.Time{}, calls: map[string]int64{}, span: o.duration}
 	saves := &saveStats{}
 	ids := make([]string, o.agents)
 	for i := range ids {
@@ -438,9 +488,9 @@ func run(ctx context.Context, o options) (*result, error) {
 	}
 	var leases *countingLeases
 	if db.pg != nil {
-		// Issue 11: enroll the population (idempotent, so every process
-		// may), then let the runner claim up to -max-agents of it and run
-		// each agent on the store fenced by its lease.
+		// Enroll the population (idempotent, so every process may),
+		// then let the runner claim up to -max-agents of it and run each
+		// agent on the store fenced by its lease.
 		if err := db.pg.Enroll(ctx, ids...); err != nil {
 			return nil, err
 		}
@@ -545,12 +595,12 @@ func run(ctx context.Context, o options) (*result, error) {
 		relayed <- nil
 	}
 
-	res := &result{Agents: o.agents, GCSamples: o.gcSamples, Seasoned: o.seasoned, AutonomyWorkers: o.autonomyWorkers, HeartbeatS: o.heartbeat.Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
+	res := &swarmResult{Agents: o.agents, GCSamples: o.gcSamples, Seasoned: o.seasoned, AutonomyWorkers: o.autonomyWorkers, HeartbeatS: o.heartbeat.Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
 		Store: db.kind, Tasks: db.tasks != nil && !o.noTasks, StartupS: startup.Seconds()}
 	rng := rand.New(rand.NewPCG(o.seed, 42))
 	var sayAt []time.Duration
 	for i := range o.hostMessages {
-		// Evenly spread over the middle of the run, so that each reply
+		// Evenly spread over the middle of the run, so that each swarmReply
 		// measures one message, not a queue of them.
 		sayAt = append(sayAt, o.duration/10+time.Duration(i)*(o.duration*8/10)/time.Duration(o.hostMessages))
 	}
@@ -683,7 +733,7 @@ loop:
 	return res, nil
 }
 
-func (res *result) print(w io.Writer, asJSON bool) error {
+func (res *swarmResult) print(w io.Writer, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		return enc.Encode(res)
