@@ -1,21 +1,4 @@
-// Command simulate runs existence-loop agents for simulated days in
-// seconds, on the real agent code with a virtual clock and a simulated
-// model, and writes a trajectory, three plots and a summary:
-//
-//	go run ./examples/simulate -agents 3 -days 30 -seed 1 -out sim/
-//
-// writes, in sim/:
-//
-//	trajectory.jsonl.gz  one JSON line per agent per heartbeat that changed something (see simulate.Row; -gzip=false: trajectory.jsonl)
-//	load.png, .svg     suffering load over time per agent, with the 0.35/0.55/0.75/0.90 thresholds
-//	stressors.png, .svg  one row per stressor from onset to resolution, shaded by severity
-//	outcomes.png, .svg goal outcomes per simulated day
-//	summary.txt        the summary table it also prints
-//
-// The same flags give the same bytes on every run. -replay FILE replays
-// recorded replies (JSON Lines of simulate.Record); -hollow DIR derives them
-// from a hollow-agentOS memory directory (its goals and outcomes).
-package main
+package cli
 
 import (
 	"bufio"
@@ -26,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"time"
 
@@ -35,14 +17,39 @@ import (
 	"github.com/existence-loop/sdk/existence/simulate"
 )
 
-func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "simulate:", err)
-		os.Exit(1)
-	}
+// simulateCommand is `existence simulate`.
+var simulateCommand = &command{
+	name:    "simulate",
+	summary: "run agents for simulated days in seconds and write a trajectory, plots and a summary",
+	about: `It runs existence-loop agents on the real agent and scheduler code with a
+virtual clock and a simulated model, and writes, in -out:
+
+  trajectory.jsonl.gz  one JSON line per agent per heartbeat that changed something
+                       (simulate.Row; -gzip=false: trajectory.jsonl)
+  load.png, .svg       suffering load over time per agent, with the 0.35/0.55/0.75/0.90 thresholds
+  stressors.png, .svg  one row per stressor from onset to resolution, shaded by severity
+  outcomes.png, .svg   goal outcomes per simulated day
+  summary.txt          the summary table it also prints
+
+  {prog} -agents 3 -days 30 -seed 1 -out sim/
+
+The same flags give the same bytes on every run. -replay FILE replays
+recorded replies (JSON Lines of simulate.Record); -hollow DIR derives them
+from a hollow-agentOS memory directory (its goals and outcomes).`,
+	setup: func(fs *flag.FlagSet) action {
+		o := &simOptions{}
+		o.flags(fs)
+		return func(ctx context.Context, e *env, _ []string) error {
+			if err := o.check(); err != nil {
+				return usageErr(err)
+			}
+			return runSimulate(ctx, o, e.stdout)
+		}
+	},
 }
 
-type options struct {
+// simOptions are the simulate command's flags.
+type simOptions struct {
 	agents       int
 	days         float64
 	seed         uint64
@@ -65,10 +72,8 @@ type options struct {
 	maxRows      int
 }
 
-func parse(args []string, stderr io.Writer) (*options, error) {
-	o := &options{}
-	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// flags registers the simulate command's flags on fs.
+func (o *simOptions) flags(fs *flag.FlagSet) {
 	fs.IntVar(&o.agents, "agents", 3, "number of agents (the first three are Cedar/scout, Cipher/analyst, Vault/builder)")
 	fs.Float64Var(&o.days, "days", 30, "simulated days")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed gives the same files")
@@ -79,7 +84,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.stressor, "stressor", 0.003, "probability that a cycle self-reports a stressor")
 	fs.Float64Var(&o.resolve, "resolve", 0.002, "probability that a cycle reports a visible stressor resolved")
 	fs.Float64Var(&o.modelFailure, "model-failure", 0.02, "probability that a cycle's model call fails (fallback goal)")
-	fs.Float64Var(&o.repeat, "repeat", 0, "probability that a cycle repeats the previous goal word for word (going round in circles: counts toward repeated_failure, issue 15)")
+	fs.Float64Var(&o.repeat, "repeat", 0, "probability that a cycle repeats the previous goal word for word (going round in circles: counts toward repeated_failure)")
 	fs.IntVar(&o.slots, "slots", 1, "cycles' model calls run at once across agents, the scheduler's autonomy workers (1: one local GPU, as the trio; 0: no limit)")
 	fs.StringVar(&o.driver, "driver", "scheduler", "scheduler (the runner's virtual driver: lanes, workers, coalescing; goals take no simulated time) or heartbeats (Agent.Tick per heartbeat; goals take their simulated time)")
 	fs.StringVar(&o.executor, "executor", "report", "how goals are pursued: report (the model reports the outcome), mix (drawn without a model), immediate, toolloop (the real tool loop over a temporary workspace)")
@@ -89,29 +94,46 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.noPlots, "no-plots", false, "write no plots")
 	fs.BoolVar(&o.gzip, "gzip", true, "compress the trajectory (trajectory.jsonl.gz; zcat reads it)")
 	fs.IntVar(&o.maxRows, "summary-rows", 20, "agents shown in the summary table (0: all)")
+}
+
+// check validates the parsed flags.
+func (o *simOptions) check() error {
+	if o.agents < 1 || o.days <= 0 {
+		return errors.New("-agents must be at least 1 and -days positive")
+	}
+	if o.replay != "" && o.hollow != "" {
+		return errors.New("-replay and -hollow exclude each other")
+	}
+	switch o.driver {
+	case "scheduler", "heartbeats":
+	default:
+		return fmt.Errorf("-driver %q: want scheduler or heartbeats", o.driver)
+	}
+	switch o.executor {
+	case "report", "mix", "immediate", "toolloop":
+	default:
+		return fmt.Errorf("-executor %q: want report, mix, immediate or toolloop", o.executor)
+	}
+	return nil
+}
+
+// parseSimulateFlags parses the simulate command's arguments (tests use
+// it). The error is flag.ErrHelp for -h.
+func parseSimulateFlags(args []string) (*simOptions, error) {
+	fs := newFlagSet("simulate")
+	o := &simOptions{}
+	o.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	if o.agents < 1 || o.days <= 0 {
-		return nil, errors.New("-agents must be at least 1 and -days positive")
-	}
-	if o.replay != "" && o.hollow != "" {
-		return nil, errors.New("-replay and -hollow exclude each other")
-	}
-	return o, nil
+	return o, o.check()
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parse(args, stderr)
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-	defer stop()
-
+// runSimulate runs the simulation o describes and writes its files.
+func runSimulate(ctx context.Context, o *simOptions, stdout io.Writer) error {
 	cfg := simulate.Config{
 		Agents:         simulate.Agents(o.agents),
 		Duration:       time.Duration(o.days * 24 * float64(time.Hour)),
@@ -140,8 +162,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.Driver = simulate.Scheduler
 	case "heartbeats":
 		cfg.Driver = simulate.Heartbeats
-	default:
-		return fmt.Errorf("-driver %q: want scheduler or heartbeats", o.driver)
 	}
 	switch o.executor {
 	case "report":
@@ -152,8 +172,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.Executor = simulate.Immediate{}
 	case "toolloop":
 		cfg.Executor = simulate.ToolLoop{}
-	default:
-		return fmt.Errorf("-executor %q: want report, mix, immediate or toolloop", o.executor)
 	}
 
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
@@ -226,6 +244,8 @@ func neg(p float64) float64 {
 	return p
 }
 
+// plots writes the three plots of the trajectory at trajPath, as PNG and
+// SVG, in dir and prints where they are.
 func plots(trajPath, dir string, stdout io.Writer) error {
 	f, err := os.Open(trajPath)
 	if err != nil {
@@ -254,7 +274,7 @@ func plots(trajPath, dir string, stdout io.Writer) error {
 		}
 		for _, format := range []simulate.Format{simulate.PNG, simulate.SVG} {
 			path := filepath.Join(dir, pl.name+"."+string(format))
-			if err := writeFile(path, func(w io.Writer) error { return simulate.Save(w, p, format) }); err != nil {
+			if err := writeBuffered(path, func(w io.Writer) error { return simulate.Save(w, p, format) }); err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "%-11s %s\n", pl.name+":", path)
@@ -263,7 +283,8 @@ func plots(trajPath, dir string, stdout io.Writer) error {
 	return nil
 }
 
-func writeFile(path string, write func(io.Writer) error) error {
+// writeBuffered creates path and writes it through a buffer with write.
+func writeBuffered(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -280,4 +301,5 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return f.Close()
 }
 
+// newBufWriter returns a 1 MiB buffered writer on w.
 func newBufWriter(w io.Writer) *bufio.Writer { return bufio.NewWriterSize(w, 1<<20) }

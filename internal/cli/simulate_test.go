@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestRun(t *testing.T) {
+func TestSimulateRun(t *testing.T) {
 	dir := t.TempDir()
-	var out, errb bytes.Buffer
-	require.NoError(t, run(context.Background(), []string{"-agents", "3", "-days", "0.05", "-seed", "1", "-out", dir}, &out, &errb))
+	var out bytes.Buffer
+	require.NoError(t, runSimulateArgs(context.Background(), []string{"-agents", "3", "-days", "0.05", "-seed", "1", "-out", dir}, &out))
 	for _, name := range []string{"trajectory.jsonl.gz", "summary.txt", "load.png", "load.svg", "stressors.png", "stressors.svg", "outcomes.png", "outcomes.svg"} {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		require.NoError(t, err, name)
@@ -33,7 +33,7 @@ func TestRun(t *testing.T) {
 	// The same flags give the same bytes.
 	dir2 := t.TempDir()
 	out.Reset()
-	require.NoError(t, run(context.Background(), []string{"-agents", "3", "-days", "0.05", "-seed", "1", "-out", dir2, "-no-plots"}, &out, &errb))
+	require.NoError(t, runSimulateArgs(context.Background(), []string{"-agents", "3", "-days", "0.05", "-seed", "1", "-out", dir2, "-no-plots"}, &out))
 	second, err := os.ReadFile(filepath.Join(dir2, "trajectory.jsonl.gz"))
 	require.NoError(t, err)
 	assert.Equal(t, first, second)
@@ -41,7 +41,7 @@ func TestRun(t *testing.T) {
 
 	// Plain JSON Lines with -gzip=false, the same rows.
 	dir3 := t.TempDir()
-	require.NoError(t, run(context.Background(), []string{"-agents", "3", "-days", "0.05", "-seed", "1", "-out", dir3, "-no-plots", "-gzip=false"}, &out, &errb))
+	require.NoError(t, runSimulateArgs(context.Background(), []string{"-agents", "3", "-days", "0.05", "-seed", "1", "-out", dir3, "-no-plots", "-gzip=false"}, &out))
 	plain, err := os.ReadFile(filepath.Join(dir3, "trajectory.jsonl"))
 	require.NoError(t, err)
 	zr, err := gzip.NewReader(bytes.NewReader(first))
@@ -51,7 +51,7 @@ func TestRun(t *testing.T) {
 	assert.Equal(t, string(plain), string(unzipped))
 }
 
-func TestRunDrivers(t *testing.T) {
+func TestSimulateDrivers(t *testing.T) {
 	for _, args := range [][]string{
 		{"-driver", "heartbeats", "-executor", "mix", "-slots", "0"},
 		{"-executor", "toolloop"},
@@ -59,13 +59,13 @@ func TestRunDrivers(t *testing.T) {
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var out bytes.Buffer
-			require.NoError(t, run(context.Background(), append([]string{"-days", "0.01", "-out", t.TempDir(), "-no-plots"}, args...), &out, &out))
+			require.NoError(t, runSimulateArgs(context.Background(), append([]string{"-days", "0.01", "-out", t.TempDir(), "-no-plots"}, args...), &out))
 			assert.Contains(t, out.String(), "trajectory:")
 		})
 	}
 }
 
-func TestRunErrors(t *testing.T) {
+func TestSimulateErrors(t *testing.T) {
 	replay := filepath.Join(t.TempDir(), "bad.jsonl")
 	require.NoError(t, os.WriteFile(replay, []byte("{oops\n"), 0o600))
 	for _, tt := range []struct {
@@ -78,11 +78,20 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"-replay", "a", "-hollow", "b"}, "exclude each other"},
 		{[]string{"-replay", replay}, "bad replay file: line 1"},
 		{[]string{"-hollow", t.TempDir()}, "hollow"},
-		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"extra"}, "unexpected arguments: [extra]"},
 	} {
 		var out bytes.Buffer
-		err := run(context.Background(), append([]string{"-days", "0.01", "-out", t.TempDir()}, tt.args...), &out, &out)
+		err := runSimulateArgs(context.Background(), append([]string{"-days", "0.01", "-out", t.TempDir()}, tt.args...), &out)
 		require.Error(t, err, tt.args)
 		assert.Contains(t, err.Error(), tt.want)
 	}
+}
+
+// runSimulateArgs parses args as the simulate command does and runs it.
+func runSimulateArgs(ctx context.Context, args []string, stdout io.Writer) error {
+	o, err := parseSimulateFlags(args)
+	if err != nil {
+		return err
+	}
+	return runSimulate(ctx, o, stdout)
 }
