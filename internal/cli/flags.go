@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"log/slog"
 	"os"
 )
 
@@ -28,3 +29,6 @@ func tokenFlag(fs *flag.FlagSet, t *envToken, usage string) {
 		return nil
 	})
 }
+
+// discardLogger returns a logger that drops everything.
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
