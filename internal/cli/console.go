@@ -53,14 +53,21 @@ type console interface {
 	sayAsHost(ctx context.Context, text string, to ...string) error
 	// hasRequests reports whether there is a request queue.
 	hasRequests() bool
-	// pending returns the open requests and the time to age them by.
-	pending(ctx context.Context) ([]requests.Request, time.Time, error)
+	// pending returns the open requests, oldest first.
+	pending(ctx context.Context) ([]openRequest, error)
 	// answer answers request id (a number or "req-N") and delivers the
 	// answer. reader is the display name of the agent that reads it at
 	// its next cycle, "" when the answer could not reach its inbox
 	// because the agent is not reachable from here. An error after the
 	// request was answered returns the request with it.
 	answer(ctx context.Context, id string, status requests.Status, text string) (r requests.Request, reader string, err error)
+}
+
+// openRequest is a request waiting for an answer and the time to age it
+// by (now, by the clock of the queue's owner).
+type openRequest struct {
+	requests.Request
+	now time.Time
 }
 
 // lines runs typed lines against a console, reporting on w with prefix
@@ -152,7 +159,7 @@ func (l lines) command(ctx context.Context, line string, w io.Writer) bool {
 	}
 	switch verb {
 	case "/requests":
-		rs, now, err := l.c.pending(ctx)
+		rs, err := l.c.pending(ctx)
 		if err != nil {
 			fmt.Fprintln(w, p, err)
 			return true
@@ -161,7 +168,7 @@ func (l lines) command(ctx context.Context, line string, w io.Writer) bool {
 			fmt.Fprintln(w, p, "no open requests")
 		}
 		for _, r := range rs {
-			fmt.Fprintf(w, "%s #%s from %s: %s\n", p, strings.TrimLeft(strings.TrimPrefix(r.ID, "req-"), "0"), l.c.name(r.Agent), requests.Describe(r, now))
+			fmt.Fprintf(w, "%s #%s from %s: %s\n", p, strings.TrimLeft(strings.TrimPrefix(r.ID, "req-"), "0"), l.c.name(r.Agent), requests.Describe(r.Request, r.now))
 		}
 	case "/answer", "/approve", "/reject":
 		id, text, _ := strings.Cut(rest, " ")
@@ -217,9 +224,17 @@ func (c localConsole) sayAsHost(ctx context.Context, text string, to ...string) 
 
 func (c localConsole) hasRequests() bool { return c.reqs != nil }
 
-func (c localConsole) pending(ctx context.Context) ([]requests.Request, time.Time, error) {
+func (c localConsole) pending(ctx context.Context) ([]openRequest, error) {
 	rs, err := c.reqs.List(ctx, requests.Filter{Status: requests.Pending})
-	return rs, c.reqs.Now(), err
+	if err != nil {
+		return nil, err
+	}
+	now := c.reqs.Now()
+	out := make([]openRequest, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, openRequest{r, now})
+	}
+	return out, nil
 }
 
 func (c localConsole) answer(ctx context.Context, id string, status requests.Status, text string) (requests.Request, string, error) {

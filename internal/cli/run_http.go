@@ -54,16 +54,18 @@ func serveMonitor(o *runOptions, runner *existence.Runner, tasks monitor.Tasks, 
 		return nil, err
 	}
 	late.add(mon.Observe)
-	return listenMonitor(mon, o.http, tok, "trio", log, stderr)
+	_, stop, err = listenMonitor(mon, o.http, tok, "trio", log, stderr)
+	return stop, err
 }
 
 // listenMonitor serves mon on addr, prints "{who}: dashboard at URL" on
 // stderr (with ?token= when there is a token) and returns what shuts it
-// down: a graceful shutdown of 5 s, then a close. Errors: the listen's.
-func listenMonitor(mon *monitor.Monitor, addr, token, who string, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
+// down (a graceful shutdown of 5 s, then a close) with the monitor's base
+// URL, "http://HOST:PORT". Errors: the listen's.
+func listenMonitor(mon *monitor.Monitor, addr, token, who string, log *slog.Logger, stderr io.Writer) (base string, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("-http: %w", err)
+		return "", nil, fmt.Errorf("-http: %w", err)
 	}
 	srv := &http.Server{
 		Handler:           mon,
@@ -80,12 +82,13 @@ func listenMonitor(mon *monitor.Monitor, addr, token, who string, log *slog.Logg
 			log.Error(who+": the monitor stopped", "err", err)
 		}
 	}()
-	u := "http://" + ln.Addr().String() + "/"
+	base = "http://" + ln.Addr().String()
+	u := base + "/"
 	if token != "" {
 		u += "?token=" + url.QueryEscape(token)
 	}
 	fmt.Fprintf(stderr, "%s: dashboard at %s (API under /api/, metrics at /metrics)\n", who, u)
-	return func() {
+	return base, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(ctx); err != nil {

@@ -30,6 +30,9 @@ type Config struct {
 	Refresh time.Duration
 	// MaxThoughts bounds the thoughts kept; default 500.
 	MaxThoughts int
+	// Notices, when not nil, delivers lines that [Run] shows where a
+	// command's output goes, such as a lost connection to a monitor.
+	Notices <-chan string
 }
 
 // Model is the view's bubbletea model.
@@ -46,6 +49,10 @@ type Model struct {
 
 // EventMsg delivers an agent's event to the view (see [Run]).
 type EventMsg existence.Event
+
+// NoticeMsg shows a line where a command's output goes (see
+// [Config].Notices).
+type NoticeMsg string
 
 type outputMsg string
 
@@ -91,6 +98,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case outputMsg:
 		m.output = strings.TrimSpace(string(msg))
 		m.statuses = m.cfg.Statuses()
+	case NoticeMsg:
+		m.output = strings.TrimSpace(string(msg))
 	case tea.KeyMsg:
 		switch msg.Type {
 		case tea.KeyCtrlC, tea.KeyEsc:
@@ -232,17 +241,28 @@ func bar(load float64, level string, w int) string {
 }
 
 // Run runs the view full-screen on in and out until the person quits or ctx
-// ends, feeding it the events received on events. It returns the
-// program's error.
+// ends, feeding it the events received on events and the lines received on
+// cfg.Notices. It returns the program's error.
 func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer, events <-chan existence.Event) error {
 	p := tea.NewProgram(New(ctx, cfg), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen())
 	go func() {
+		notices := cfg.Notices
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case e := <-events:
+			case e, ok := <-events:
+				if !ok {
+					events = nil // closed: no more events
+					continue
+				}
 				p.Send(EventMsg(e))
+			case n, ok := <-notices: // nil: never
+				if !ok {
+					notices = nil
+					continue
+				}
+				p.Send(NoticeMsg(n))
 			}
 		}
 	}()
