@@ -131,21 +131,40 @@ type importedAgent struct {
 // o.dryRun it reads, compares and returns the report, writing nothing (a
 // directory or SQLite file that does not exist is not created; a
 // PostgreSQL database is migrated to the current schema on connecting, as
-// by every command). The report is returned with an error when agents
-// were refused. Errors: hollow.Read's (not a memory directory, a file that
+// by every command). The report is also returned with the error when
+// agents were refused. Errors: hollow.Read's (not a memory directory, a file that
 // cannot be read); the store's (unreachable, locked by a running agent).
+//
+// Each part of the memory directory is one step that fills its section of
+// the report: today importStates, the agents' states. Another part
+// becomes a step after it, with a section of its own.
 func runImport(ctx context.Context, o *importOptions, now func() time.Time) (*importReport, error) {
-	opts := hollow.Options{Location: o.loc, Now: now, Replace: o.replace}
-	states, sum, err := hollow.Read(o.hollow, opts)
-	if err != nil {
-		return nil, err
-	}
 	store, closer, err := openImportStore(ctx, o.store, o.dryRun)
 	if err != nil {
 		return nil, err
 	}
 	defer closer.Close()
-	rep := &importReport{Source: o.hollow, Store: o.store, DryRun: o.dryRun, Agents: []importedAgent{}, Warnings: nonNil(sum.Warnings)}
+	rep := &importReport{Source: o.hollow, Store: o.store, DryRun: o.dryRun, Agents: []importedAgent{}, Warnings: []string{}}
+	if err := importStates(ctx, o, store, now, rep); err != nil {
+		if slices.ContainsFunc(rep.Agents, func(a importedAgent) bool { return a.Action == "refused" }) {
+			return rep, err // the report says which agents, and that nothing was saved
+		}
+		return nil, err
+	}
+	return rep, nil
+}
+
+// importStates is the step of the agents' states (identity, suffering,
+// goals): it reads them, reports for each whether it is created, replaced
+// or refused, and saves them unless o.dryRun or one is refused (then
+// nothing is saved). store is nil when it does not exist yet (a dry run).
+func importStates(ctx context.Context, o *importOptions, store identity.Store, now func() time.Time, rep *importReport) error {
+	opts := hollow.Options{Location: o.loc, Now: now, Replace: o.replace}
+	states, sum, err := hollow.Read(o.hollow, opts)
+	if err != nil {
+		return err
+	}
+	rep.Warnings = append(rep.Warnings, sum.Warnings...)
 	var refused []string
 	for _, st := range states {
 		a := importedAgent{ID: st.Identity.AgentID, Name: st.Identity.Name, Action: "created"}
@@ -154,7 +173,7 @@ func runImport(ctx context.Context, o *importOptions, now func() time.Time) (*im
 			switch {
 			case errors.Is(err, identity.ErrNotFound):
 			case err != nil && !errors.Is(err, identity.ErrCorrupt):
-				return nil, fmt.Errorf("reading %s in the store: %w", a.ID, err)
+				return fmt.Errorf("reading %s in the store: %w", a.ID, err)
 			default:
 				a.Action, a.Previous = "replaced", describeState(prev, err)
 				if !o.replace {
@@ -169,15 +188,13 @@ func runImport(ctx context.Context, o *importOptions, now func() time.Time) (*im
 		rep.Agents = append(rep.Agents, a)
 	}
 	if len(refused) > 0 {
-		return rep, fmt.Errorf("%s already in %s: nothing was imported (-replace overwrites them)", strings.Join(refused, ", "), o.store)
+		return fmt.Errorf("%s already in %s: nothing was imported (-replace overwrites them)", strings.Join(refused, ", "), o.store)
 	}
 	if o.dryRun {
-		return rep, nil
+		return nil
 	}
-	if _, err := hollow.Import(ctx, o.hollow, store, opts); err != nil {
-		return nil, err
-	}
-	return rep, nil
+	_, err = hollow.Import(ctx, o.hollow, store, opts)
+	return err
 }
 
 // openImportStore opens the store spec names. With dryRun, a directory or

@@ -27,10 +27,10 @@ task queue), or in -store; the agents' files in ./trio-workspace. Stop with
 Ctrl-C: the state is saved, and the next run continues where this one
 stopped.
 
-  existence run                  needs ollama serve and ollama pull qwen3.5:9b
-  existence run -dry-run         print each agent's prompt; no model call
-  existence run -cycles 3 -json  events as JSON lines
-  existence run -http 127.0.0.1:8080 -tui
+  {prog}                   needs ollama serve and ollama pull qwen3.5:9b
+  {prog} -dry-run          print each agent's prompt; no model call
+  {prog} -cycles 3 -json   events as JSON lines
+  {prog} -http 127.0.0.1:8080 -tui
 
 Talk to the agents by typing: each line on standard input is a host message
 ("A PERSON SAID") to all three, or to one with "@scout text" (also @analyst,

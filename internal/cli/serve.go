@@ -112,6 +112,9 @@ func serve(ctx context.Context, o *serveOptions, e *env) error {
 		return err
 	}
 	tok := o.token.String()
+	if w := authWarning(o.http, tok); w != "" {
+		fmt.Fprintf(e.stderr, "%s: %s\n", e.prog, w)
+	}
 	mon, err := monitor.New(monitor.Config{Source: src, Tasks: tasks, Requests: reqs, Token: tok, Logger: log})
 	if err != nil {
 		return err
@@ -152,4 +155,17 @@ func openStoreRequests(ctx context.Context, spec, kind string, store identity.St
 		return nil, fmt.Errorf("%s: no request queue for a %T", spec, store)
 	}
 	return requests.Open(spec, requests.Options{})
+}
+
+// authWarning returns a warning for a monitor anyone on the network can
+// drive: no token on an address that is not loopback; "" otherwise.
+func authWarning(addr, token string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if token != "" || err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback() {
+		return ""
+	}
+	return "warning: no -http-token (or $EXISTENCE_TOKEN) and -http " + addr + " is not a loopback address: anyone who can reach it can read the agents and send them tasks"
 }

@@ -304,3 +304,20 @@ func (b *brokenStore) Load(ctx context.Context, id string) (*identity.AgentState
 	}
 	return b.MemoryStore.Load(ctx, id)
 }
+
+func TestServeAuthWarning(t *testing.T) {
+	for _, tt := range []struct {
+		addr, token string
+		warn        bool
+	}{
+		{"127.0.0.1:8080", "", false},
+		{"localhost:8080", "", false},
+		{"[::1]:8080", "", false},
+		{"0.0.0.0:8080", "", true},
+		{":8080", "", true},
+		{"192.168.1.5:8080", "", true},
+		{"0.0.0.0:8080", "s3cret", false},
+	} {
+		assert.Equal(t, tt.warn, authWarning(tt.addr, tt.token) != "", "%s %q", tt.addr, tt.token)
+	}
+}
