@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/existence-loop/sdk/existence"
@@ -193,7 +194,10 @@ func derive(before seenState, st *identity.AgentState) []existence.Event {
 	for _, g := range goals[start:] {
 		e := existence.Event{Kind: existence.EventGoalChosen, Time: g.Started, Text: g.Objective, Goal: g.Objective, Load: load}
 		if g.Fallback {
-			e.Reasoning, e.Cause = existence.FallbackReasoning, g.Cause
+			// The stored cause is "{class}: {error}"; the event's is the
+			// class, as on the live event.
+			class, _, _ := strings.Cut(g.Cause, ": ")
+			e.Reasoning, e.Cause = existence.FallbackReasoning, class
 		}
 		out = append(out, ev(e))
 		if g.Status.Ended() {

@@ -257,7 +257,7 @@ func TestServeDerivesEvents(t *testing.T) {
 	g := &scout.Identity.Goals[0]
 	g.Status, g.Ended, g.Outcome = identity.Done, serveT0.Add(time.Minute), "wrote scout/map.md"
 	scout.Identity.Goals = append(scout.Identity.Goals,
-		identity.Goal{ID: "g3", Objective: "explore the workspace and build something useful", Status: identity.Failed, Started: serveT0.Add(2 * time.Minute), Ended: serveT0.Add(3 * time.Minute), Outcome: "no action taken", Fallback: true, Cause: "unavailable"},
+		identity.Goal{ID: "g3", Objective: "explore the workspace and build something useful", Status: identity.Failed, Started: serveT0.Add(2 * time.Minute), Ended: serveT0.Add(3 * time.Minute), Outcome: "no action taken", Fallback: true, Cause: "unavailable: cannot reach Ollama at http://127.0.0.1:11434"},
 		identity.Goal{ID: "g4", Objective: "index the designs", Status: identity.Active, Started: serveT0.Add(4 * time.Minute)})
 	scout.Identity.Worldview = "Maps come first."
 	scout.UpdatedAt = serveT0.Add(4 * time.Minute)
