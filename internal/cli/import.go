@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/identity/hollow"
 	"github.com/existence-loop/sdk/internal/storespec"
 )
@@ -132,20 +133,27 @@ type importedAgent struct {
 // directory or SQLite file that does not exist is not created; a
 // PostgreSQL database is migrated to the current schema on connecting, as
 // by every command). The report is also returned with the error when
-// agents were refused. Errors: hollow.Read's (not a memory directory, a file that
-// cannot be read); the store's (unreachable, locked by a running agent).
+// agents were refused. Errors: hollow.Read's (not a memory directory, a
+// file that cannot be read); the store's (unreachable, locked by a
+// running agent).
 //
-// Each part of the memory directory is one step that fills its section of
-// the report: today importStates, the agents' states. Another part
-// becomes a step after it, with a section of its own.
+// Each part of the memory directory is read first, before the store is
+// opened (a directory that is not a memory directory changes nothing),
+// and then imported by a step that fills its section of the report:
+// today the agents' states (readStates, statesPart.apply). Another part
+// becomes a read and a step of its own, with a section of its own.
 func runImport(ctx context.Context, o *importOptions, now func() time.Time) (*importReport, error) {
+	states, err := readStates(o, now)
+	if err != nil {
+		return nil, err
+	}
 	store, closer, err := openImportStore(ctx, o.store, o.dryRun)
 	if err != nil {
 		return nil, err
 	}
 	defer closer.Close()
 	rep := &importReport{Source: o.hollow, Store: o.store, DryRun: o.dryRun, Agents: []importedAgent{}, Warnings: []string{}}
-	if err := importStates(ctx, o, store, now, rep); err != nil {
+	if err := states.apply(ctx, o, store, rep); err != nil {
 		if slices.ContainsFunc(rep.Agents, func(a importedAgent) bool { return a.Action == "refused" }) {
 			return rep, err // the report says which agents, and that nothing was saved
 		}
@@ -154,19 +162,31 @@ func runImport(ctx context.Context, o *importOptions, now func() time.Time) (*im
 	return rep, nil
 }
 
-// importStates is the step of the agents' states (identity, suffering,
-// goals): it reads them, reports for each whether it is created, replaced
-// or refused, and saves them unless o.dryRun or one is refused (then
-// nothing is saved). store is nil when it does not exist yet (a dry run).
-func importStates(ctx context.Context, o *importOptions, store identity.Store, now func() time.Time, rep *importReport) error {
+// statesPart is the agents' states (identity, suffering, goals) of a
+// memory directory, as read.
+type statesPart struct {
+	opts   hollow.Options
+	states []*identity.AgentState
+	sum    *hollow.Summary
+}
+
+// readStates reads the agents' states of o.hollow.
+func readStates(o *importOptions, now func() time.Time) (*statesPart, error) {
 	opts := hollow.Options{Location: o.loc, Now: now, Replace: o.replace}
 	states, sum, err := hollow.Read(o.hollow, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	rep.Warnings = append(rep.Warnings, sum.Warnings...)
+	return &statesPart{opts: opts, states: states, sum: sum}, nil
+}
+
+// apply reports for each agent whether it is created, replaced or
+// refused, and saves the states unless o.dryRun or one is refused (then
+// nothing is saved). store is nil when it does not exist yet (a dry run).
+func (p *statesPart) apply(ctx context.Context, o *importOptions, store identity.Store, rep *importReport) error {
+	rep.Warnings = append(rep.Warnings, p.sum.Warnings...)
 	var refused []string
-	for _, st := range states {
+	for _, st := range p.states {
 		a := importedAgent{ID: st.Identity.AgentID, Name: st.Identity.Name, Action: "created"}
 		if store != nil {
 			prev, err := store.Load(ctx, a.ID)
@@ -182,8 +202,8 @@ func importStates(ctx context.Context, o *importOptions, store identity.Store, n
 				}
 			}
 		}
-		if i := slices.IndexFunc(sum.Agents, func(s hollow.AgentSummary) bool { return s.AgentID == a.ID }); i >= 0 {
-			a.fill(sum.Agents[i])
+		if i := slices.IndexFunc(p.sum.Agents, func(s hollow.AgentSummary) bool { return s.AgentID == a.ID }); i >= 0 {
+			a.fill(p.sum.Agents[i])
 		}
 		rep.Agents = append(rep.Agents, a)
 	}
@@ -193,7 +213,7 @@ func importStates(ctx context.Context, o *importOptions, store identity.Store, n
 	if o.dryRun {
 		return nil
 	}
-	_, err = hollow.Import(ctx, o.hollow, store, opts)
+	_, err := hollow.Import(ctx, o.hollow, store, p.opts)
 	return err
 }
 
@@ -209,6 +229,10 @@ func openImportStore(ctx context.Context, spec string, dryRun bool) (identity.St
 		if _, err := os.Stat(strings.TrimPrefix(spec, "sqlite:")); errors.Is(err, os.ErrNotExist) {
 			return nil, io.NopCloser(nil), nil
 		}
+	}
+	if kind == "dir" { // the states only: no task queue files
+		store, err := filestore.Open(spec, filestore.Options{Logger: discardLogger()})
+		return store, io.NopCloser(nil), err
 	}
 	store, _, closer, err := storespec.Open(ctx, spec, storespec.Options{Logger: discardLogger()})
 	return store, closer, err
