@@ -25,7 +25,7 @@ var layers = []struct {
 }{
 	{"internal/cli", 6},
 	{"internal/storespec", 6},
-	{"internal/cyclebench", 6},
+	{"cmd/cyclebench", 6},
 	{"cmd/", 6},
 	{"examples/", 6},
 	{"monitor", 5},
