@@ -596,6 +596,24 @@ func (a *Agent) onAttempt(at llm.Attempt, purpose string) {
 		Outcome:      at.Outcome,
 		Purpose:      purpose,
 	}, Err: at.Err})
+	if ce, ok := errors.AsType[*llm.ContextLengthError](at.Err); ok {
+		a.emit(Event{Kind: EventContextOverflow, Err: ce, Context: &ContextStats{
+			Purpose: purpose, Window: ce.Window, Estimated: ce.Prompt, Kept: ce.Kept,
+		}})
+	}
+}
+
+// window returns the model's context window as the cycle's prompt budget:
+// the window minus the reply's reserve and the message overhead, counted
+// with the model's calibrated estimator. A model that does not know its
+// window, or fails to say, gives none.
+func (a *Agent) window(ctx context.Context) prompt.Budget {
+	w, est, err := llm.ContextWindowOf(ctx, a.cfg.Model)
+	if err != nil || w <= 0 {
+		return prompt.Budget{}
+	}
+	reserve := llm.Reserve(&llm.Request{MaxTokens: a.cfg.MaxTokens}, 0, w)
+	return prompt.Budget{MaxTokens: max(w-reserve-2*llm.MessageOverhead, 1), Count: est.Tokens}
 }
 
 // newGoalID returns a unique, time-sortable goal id.

@@ -70,6 +70,17 @@ const (
 	// EventError: something failed that the loop survives, such as a
 	// failed save (Err).
 	EventError EventKind = "error"
+	// EventContextOverflow: a prompt did not fit the model's context
+	// window (Context: the estimate, the window, and what the server kept
+	// when it cut the prompt silently; Err holds the
+	// llm.ContextLengthError). The prompt is never used as if whole: the
+	// cycle fits its prompt to the smaller window and tries once more; the
+	// tool loop compacts its history.
+	EventContextOverflow EventKind = "context_overflow"
+	// EventContextCompacted: an executor's tool-loop history was
+	// compacted to fit the context window (Context: tokens before and
+	// after, turns folded, and how: "summary" or "elision").
+	EventContextCompacted EventKind = "context_compacted"
 	// EventLeaseLost: the agent's lease was lost (another process took it
 	// over after it expired); the runner stopped the agent without a final
 	// save, since its state now belongs to the new holder (a fenced store
@@ -147,6 +158,9 @@ type Event struct {
 	Call *ModelCall `json:"call,omitempty"`
 	// Tool describes the tool call, on [EventToolCall].
 	Tool *ToolCall `json:"tool,omitempty"`
+	// Context describes the context window, on [EventContextOverflow] and
+	// [EventContextCompacted].
+	Context *ContextStats `json:"context,omitempty"`
 	// Err is the error behind the event, when there is one: on
 	// [EventFallback] and [EventError], on a failed [EventModelCall], and
 	// on an [EventTask] or [EventStressorDropped] whose operation failed.
@@ -199,6 +213,34 @@ type CycleStats struct {
 	// Coalesced is how many heartbeats fell due while this cycle was
 	// queued or running and were merged into it (none called the model).
 	Coalesced int `json:"coalesced,omitempty"`
+}
+
+// ContextStats describes a prompt against the model's context window, on
+// [EventContextOverflow] and [EventContextCompacted]. Sizes are in tokens:
+// the model's calibrated estimate (llm.TokenEstimator), or the server's
+// count where said.
+type ContextStats struct {
+	// Purpose says which model stack made the call: [PurposeCycle] or
+	// [PurposeExecutor].
+	Purpose string `json:"purpose,omitempty"`
+	// Window is the context window in tokens the prompt had to fit
+	// (prompt and reply together), as the model knows it after the event.
+	Window int `json:"window"`
+	// Estimated is the prompt's size that did not fit (overflow).
+	Estimated int `json:"estimated_tokens,omitempty"`
+	// Kept is what the server kept of a prompt it cut silently, by its
+	// own count (overflow); 0 when the prompt was refused, by the server
+	// or before it was sent.
+	Kept int `json:"kept_tokens,omitempty"`
+	// Before and After are the history's size before and after a
+	// compaction; Folded is how many tool-loop turns were folded, and
+	// Method how: "summary" (one model call summarised them) or "elision"
+	// (a deterministic digest, with long tool results cut to head and
+	// tail).
+	Before int    `json:"tokens_before,omitempty"`
+	After  int    `json:"tokens_after,omitempty"`
+	Folded int    `json:"turns_folded,omitempty"`
+	Method string `json:"method,omitempty"`
 }
 
 // ModelCall is one model attempt.
@@ -292,6 +334,8 @@ var icons = map[EventKind]string{
 	EventTask:             "📋",
 	EventMessage:          "✉️",
 	EventError:            "❗",
+	EventContextOverflow:  "🧱",
+	EventContextCompacted: "🗜️",
 }
 
 // String formats e as one line of the thoughts log: "15:04:05 Cedar 🎯
@@ -370,6 +414,17 @@ func (e Event) describe() string {
 				status = "failed"
 			}
 			return fmt.Sprintf("%s(%s) %s: %s", t.Name, t.Arguments, status, t.Result)
+		}
+	case EventContextOverflow:
+		if c := e.Context; c != nil {
+			if c.Kept > 0 {
+				return fmt.Sprintf("%s prompt of about %d tokens cut to %d by the server: its window is %d tokens", c.Purpose, c.Estimated, c.Kept, c.Window)
+			}
+			return fmt.Sprintf("%s prompt of about %d tokens does not fit the %d-token window", c.Purpose, c.Estimated, c.Window)
+		}
+	case EventContextCompacted:
+		if c := e.Context; c != nil {
+			return fmt.Sprintf("tool-loop history compacted by %s: %d turns folded, %d → %d tokens (window %d)", c.Method, c.Folded, c.Before, c.After, c.Window)
 		}
 	case EventMessage:
 		switch e.Cause {

@@ -270,36 +270,35 @@ func (a *Agent) cycle(ctx context.Context) error {
 	if d := dispatchFrom(ctx); d != nil {
 		stats.Lane, stats.Lateness, stats.Coalesced = d.lane.String(), d.lateness(), d.coalesced
 	}
-	a.mu.Lock()
-	// An assembler of built-in sections runs here, under a.mu, straight
-	// from the state; one with a custom section gets a copy of the state,
-	// outside the lock, so that no code of the caller's runs under it.
-	p, builtin, err := a.cfg.Prompt.AssembleBuiltin(a.viewLocked(start, task, peers, omitted, false))
-	var view *prompt.View
-	if !builtin {
-		view = a.viewLocked(start, task, peers, omitted, true)
-	}
-	nInbox, nHost := len(a.state.Inbox), len(a.state.Host)
-	a.unlock()
+	window := a.window(ctx)
+	p, nInbox, nHost, err := a.assemble(start, task, peers, omitted, window)
 
 	var (
 		resp  *prompt.Response
 		cause string
 		cerr  error
 	)
-	if !builtin {
-		p, err = a.cfg.Prompt.Assemble(view)
-	}
 	stats.Assemble = time.Since(wall)
 	if err != nil {
 		cause, cerr = "prompt", err
 	} else {
 		stats.PromptChars = p.Chars
-		for _, c := range p.Cuts {
-			a.emit(Event{Kind: EventPromptCut, Text: c.String()})
-		}
+		a.emitCuts(p)
 		t0 := time.Now()
 		resp, cause, cerr = a.generate(ctx, p.Text, stats)
+		// A prompt over the window (refused, or cut by the server and
+		// caught) is fitted to the window the model now knows and tried
+		// once more; it is never used as if whole.
+		if errors.Is(cerr, llm.ErrContextLength) && ctx.Err() == nil {
+			if w := a.window(ctx); w.MaxTokens > 0 && (window.MaxTokens == 0 || w.MaxTokens < window.MaxTokens) {
+				if p2, n1, n2, err2 := a.assemble(start, task, peers, omitted, w); err2 == nil {
+					p, nInbox, nHost = p2, n1, n2
+					stats.PromptChars = p.Chars
+					a.emitCuts(p)
+					resp, cause, cerr = a.generate(ctx, p.Text, stats)
+				}
+			}
+		}
 		stats.Generate = time.Since(t0)
 	}
 	if ctx.Err() != nil {
@@ -364,6 +363,35 @@ func (a *Agent) cycle(ctx context.Context) error {
 	a.queue(Event{Kind: EventCycle, Cycle: stats})
 	a.unlock()
 	return serr
+}
+
+// assemble builds the cycle's prompt within window, and returns how many
+// inbox and host messages it shows (emptied once the model read them).
+// An assembler of built-in sections runs under a.mu, straight from the
+// state; one with a custom section gets a copy of the state, outside the
+// lock, so that no code of the caller's runs under it.
+func (a *Agent) assemble(start time.Time, task *prompt.Task, peers []prompt.Peer, omitted int, window prompt.Budget) (*prompt.Prompt, int, int, error) {
+	a.mu.Lock()
+	v := a.viewLocked(start, task, peers, omitted, false)
+	v.Window = window
+	p, builtin, err := a.cfg.Prompt.AssembleBuiltin(v)
+	if !builtin {
+		v = a.viewLocked(start, task, peers, omitted, true)
+		v.Window = window
+	}
+	nInbox, nHost := len(a.state.Inbox), len(a.state.Host)
+	a.unlock()
+	if !builtin {
+		p, err = a.cfg.Prompt.Assemble(v)
+	}
+	return p, nInbox, nHost, err
+}
+
+// emitCuts reports each section the prompt budget cut.
+func (a *Agent) emitCuts(p *prompt.Prompt) {
+	for _, c := range p.Cuts {
+		a.emit(Event{Kind: EventPromptCut, Text: c.String()})
+	}
 }
 
 // generate calls the model and parses its reply. On failure it returns a

@@ -21,6 +21,7 @@ const (
 	OutcomeTimeout       = "timeout"         // a deadline fired ([ErrTimeout], context.DeadlineExceeded, a network timeout)
 	OutcomeCanceled      = "canceled"        // the caller's context was canceled (context.Canceled)
 	OutcomeInvalidOutput = "invalid_output"  // the reply failed validation, even after repair ([ErrInvalidOutput])
+	OutcomeContextLength = "context_length"  // the prompt did not fit the context window ([ErrContextLength])
 	OutcomeError         = "error"           // anything else
 )
 
@@ -33,7 +34,7 @@ const (
 //
 // When a chain matches several classes, the first of this order wins:
 // timeout ([ErrTimeout]), canceled, timeout (any other deadline),
-// invalid_output, model_not_found, truncated, empty, http_NNN, unavailable,
+// invalid_output, context_length, model_not_found, truncated, empty, http_NNN, unavailable,
 // timeout (a network timeout), error.
 func Classify(err error) string {
 	if err == nil {
@@ -54,6 +55,8 @@ func Classify(err error) string {
 		return OutcomeTimeout
 	case errors.Is(err, ErrInvalidOutput):
 		return OutcomeInvalidOutput
+	case errors.Is(err, ErrContextLength):
+		return OutcomeContextLength
 	case errors.Is(err, ErrModelNotFound):
 		return OutcomeModelNotFound
 	case errors.Is(err, ErrTruncated):

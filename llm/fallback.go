@@ -53,6 +53,29 @@ type fallbackModel struct {
 
 var _ Model = (*fallbackModel)(nil)
 
+// ContextWindow implements [Windowed]: the smallest window of the models
+// that know theirs, with the first such model's estimator; 0 when none
+// knows.
+func (f *fallbackModel) ContextWindow(ctx context.Context) (int, *TokenEstimator, error) {
+	var (
+		win int
+		est *TokenEstimator
+	)
+	for _, m := range f.models {
+		w, e, err := ContextWindowOf(ctx, m)
+		if err != nil {
+			return 0, nil, err
+		}
+		if w > 0 && (win == 0 || w < win) {
+			win = w
+		}
+		if est == nil {
+			est = e
+		}
+	}
+	return win, est, nil
+}
+
 func (f *fallbackModel) Generate(ctx context.Context, req *Request) (*Response, error) {
 	if len(f.models) == 0 {
 		return nil, errors.New("llm: Fallback has no models")

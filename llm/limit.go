@@ -53,6 +53,9 @@ type limitModel struct {
 
 var _ Model = (*limitModel)(nil)
 
+// Unwrap returns the wrapped model ([Unwrapper]).
+func (x *limitModel) Unwrap() Model { return x.next }
+
 func (l *limitModel) Generate(ctx context.Context, req *Request) (*Response, error) {
 	if err := l.sem.Acquire(ctx, 1); err != nil {
 		return nil, fmt.Errorf("llm: waiting for a call slot: %w", err)

@@ -52,6 +52,9 @@ type observeModel struct {
 
 var _ Model = (*observeModel)(nil)
 
+// Unwrap returns the wrapped model ([Unwrapper]).
+func (x *observeModel) Unwrap() Model { return x.next }
+
 func (o *observeModel) Generate(ctx context.Context, req *Request) (*Response, error) {
 	start := o.now()
 	resp, err := o.next.Generate(ctx, req)

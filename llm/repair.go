@@ -88,6 +88,9 @@ type repairModel struct {
 
 var _ Model = (*repairModel)(nil)
 
+// Unwrap returns the wrapped model ([Unwrapper]).
+func (x *repairModel) Unwrap() Model { return x.next }
+
 func (r *repairModel) Generate(ctx context.Context, req *Request) (*Response, error) {
 	resp, err := r.next.Generate(ctx, req)
 	if err != nil || req.Format == nil || resp == nil || len(resp.ToolCalls) > 0 {

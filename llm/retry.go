@@ -179,6 +179,9 @@ type retryModel struct {
 
 var _ Model = (*retryModel)(nil)
 
+// Unwrap returns the wrapped model ([Unwrapper]).
+func (x *retryModel) Unwrap() Model { return x.next }
+
 func (r *retryModel) Generate(ctx context.Context, req *Request) (*Response, error) {
 	for attempt := 1; ; attempt++ {
 		resp, err := r.next.Generate(ctx, req)

@@ -53,6 +53,9 @@ type timeoutModel struct {
 
 var _ Model = (*timeoutModel)(nil)
 
+// Unwrap returns the wrapped model ([Unwrapper]).
+func (x *timeoutModel) Unwrap() Model { return x.next }
+
 func (t *timeoutModel) Generate(ctx context.Context, req *Request) (*Response, error) {
 	cctx, cancel := context.WithTimeoutCause(ctx, t.d, ErrTimeout)
 	defer cancel()

@@ -54,6 +54,7 @@ var thoughtKinds = map[existence.EventKind]bool{
 	existence.EventStressorResolved: true, existence.EventFallback: true, existence.EventCrisis: true,
 	existence.EventCrisisReset: true, existence.EventMessage: true, existence.EventTask: true,
 	existence.EventError: true, existence.EventToolCall: true, existence.EventAnticipation: true,
+	existence.EventContextOverflow: true, existence.EventContextCompacted: true,
 }
 
 // loadKinds are the events whose Load is the agent's load at that time.

@@ -25,6 +25,8 @@ type metrics struct {
 	tokens       *prometheus.CounterVec
 	goals        *prometheus.CounterVec
 	toolCalls    *prometheus.CounterVec
+	overflows    *prometheus.CounterVec
+	compactions  *prometheus.CounterVec
 	events       prometheus.Counter
 	lateness     *prometheus.HistogramVec // by lane (lanes.go)
 	lanes        *laneTracker
@@ -39,10 +41,12 @@ func newMetrics(reg prometheus.Registerer, m *Monitor) (*metrics, error) {
 		calls:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_model_calls_total", Help: "Model attempts, by purpose (cycle, executor) and outcome (ok or the error class)."}, []string{"purpose", "outcome"}),
 		callSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "existence_model_call_duration_seconds", Help: "Wall-clock time of one model attempt, by purpose.",
 			Buckets: []float64{0.05, 0.25, 1, 2.5, 5, 10, 20, 40, 80, 160, 320}}, []string{"purpose"}),
-		tokens:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_model_tokens_total", Help: "Tokens the provider reported, by purpose and direction (prompt, output)."}, []string{"purpose", "direction"}),
-		goals:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_goals_ended_total", Help: "Goals ended, by status (DONE, FAILED, ABANDONED)."}, []string{"status"}),
-		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_tool_calls_total", Help: "Tool calls by executors, by result (ok, failed)."}, []string{"result"}),
-		events:    prometheus.NewCounter(prometheus.CounterOpts{Name: "existence_monitor_events_total", Help: "Events the monitor observed."}),
+		tokens:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_model_tokens_total", Help: "Tokens the provider reported, by purpose and direction (prompt, output)."}, []string{"purpose", "direction"}),
+		goals:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_goals_ended_total", Help: "Goals ended, by status (DONE, FAILED, ABANDONED)."}, []string{"status"}),
+		toolCalls:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_tool_calls_total", Help: "Tool calls by executors, by result (ok, failed)."}, []string{"result"}),
+		overflows:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_context_overflows_total", Help: "Prompts that did not fit the model's context window, by purpose (cycle, executor) and how: cut (by the server, and caught) or refused (by the server, or before sending)."}, []string{"purpose", "how"}),
+		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_context_compactions_total", Help: "Tool-loop histories compacted to fit the context window, by method (summary, elision)."}, []string{"method"}),
+		events:      prometheus.NewCounter(prometheus.CounterOpts{Name: "existence_monitor_events_total", Help: "Events the monitor observed."}),
 		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "existence_cycle_lateness_seconds", Help: "How late a scheduled cycle started against its due time, by lane (autonomy, priority); heartbeats are 6 s apart.",
 			Buckets: []float64{0.01, 0.1, 0.5, 1, 2, 6, 12, 30, 60, 120, 300, 600}}, []string{"lane"}),
 		lanes: newLaneTracker(),
@@ -50,7 +54,7 @@ func newMetrics(reg prometheus.Registerer, m *Monitor) (*metrics, error) {
 	for _, l := range lanes {
 		mt.lateness.WithLabelValues(l.String()) // both lanes' series exist from the start
 	}
-	for _, c := range []prometheus.Collector{mt.cycles, mt.cycleSeconds, mt.fallbacks, mt.calls, mt.callSeconds, mt.tokens, mt.goals, mt.toolCalls, mt.events, mt.lateness, &stateCollector{m: m}, &laneCollector{m: m}} {
+	for _, c := range []prometheus.Collector{mt.cycles, mt.cycleSeconds, mt.fallbacks, mt.calls, mt.callSeconds, mt.tokens, mt.goals, mt.toolCalls, mt.overflows, mt.compactions, mt.events, mt.lateness, &stateCollector{m: m}, &laneCollector{m: m}} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -93,6 +97,18 @@ func (mt *metrics) observe(e existence.Event) {
 		}
 	case existence.EventGoalEnded:
 		mt.goals.WithLabelValues(e.Status).Inc()
+	case existence.EventContextOverflow:
+		if c := e.Context; c != nil {
+			how := "refused"
+			if c.Kept > 0 {
+				how = "cut"
+			}
+			mt.overflows.WithLabelValues(c.Purpose, how).Inc()
+		}
+	case existence.EventContextCompacted:
+		if c := e.Context; c != nil {
+			mt.compactions.WithLabelValues(c.Method).Inc()
+		}
 	case existence.EventToolCall:
 		if e.Tool != nil {
 			r := "ok"

@@ -368,8 +368,8 @@ type span struct{ idx, start, end int }
 // (on every run and platform). A nil v.Identity renders as a new, unnamed
 // identity; a nil v.Suffering as no suffering.
 //
-// With a budget ([Config].Budget), sections shrink as [Budget] describes
-// and Prompt.Cuts says what was cut. Errors: [ErrNilView]; a
+// With a budget ([Config].Budget, and the model's window in v.Window),
+// sections shrink as [Budget] describes and Prompt.Cuts says what was cut. Errors: [ErrNilView]; a
 // [*BudgetError] (matching [ErrBudget]) when even the minimal prompt is
 // over the budget.
 func (a *Assembler) Assemble(v *View) (*Prompt, error) {
@@ -467,14 +467,15 @@ func (a *Assembler) assemble(l *layout, v *View) (*Prompt, error) {
 		p.Chars += 2 * (len(spans) - 1)
 	}
 
-	if bud := l.cfg.Budget; !bud.Enabled() || fitsFast(bud, p) {
+	bud := l.cfg.Budget.within(v.Window)
+	if !bud.Enabled() || fitsFast(bud, p) {
 		return p, nil
 	}
 	texts := make([]string, len(l.sections))
 	for k, sp := range spans {
 		texts[sp.idx] = p.Sections[k].Text
 	}
-	cuts, err := fitBudget(l.cfg.Budget, v, l.sections, texts)
+	cuts, err := fitBudget(bud, v, l.sections, texts)
 	if err != nil {
 		return nil, err
 	}

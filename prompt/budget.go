@@ -49,6 +49,21 @@ type Budget struct {
 	Count func(text string) int
 }
 
+// within returns b limited further by w: each limit is the smaller of the
+// two (0 meaning none), and b's Count, when set, counts for both.
+func (b Budget) within(w Budget) Budget {
+	if w.MaxChars > 0 && (b.MaxChars == 0 || w.MaxChars < b.MaxChars) {
+		b.MaxChars = w.MaxChars
+	}
+	if w.MaxTokens > 0 && (b.MaxTokens == 0 || w.MaxTokens < b.MaxTokens) {
+		b.MaxTokens = w.MaxTokens
+		if b.Count == nil {
+			b.Count = w.Count
+		}
+	}
+	return b
+}
+
 // Enabled reports whether b limits anything.
 func (b Budget) Enabled() bool { return b.MaxChars > 0 || b.MaxTokens > 0 }
 

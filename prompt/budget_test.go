@@ -377,3 +377,39 @@ func randomState(rng *rand.Rand) *prompttest.State {
 	}
 	return s
 }
+
+// TestViewWindow: the model's window in View.Window cuts the prompt like a
+// budget, visibly, and the smaller of it and the assembler's budget wins.
+func TestViewWindow(t *testing.T) {
+	full := prompttest.Assemble(t, trio(), big().View())
+	count := func(s string) int { return utf8.RuneCountInString(s) / 3 }
+	window := prompt.Budget{MaxTokens: count(full.Text) - 100, Count: count}
+
+	v := big().View()
+	v.Window = window
+	p := prompttest.Assemble(t, trio(), v)
+	require.NotEmpty(t, p.Cuts, "a prompt over the window is cut by the assembler, not by the server")
+	assert.LessOrEqual(t, count(p.Text), window.MaxTokens)
+	prompttest.SectionCut(t, p, prompt.SectionDiscoveries)
+
+	t.Run("the smaller limit wins", func(t *testing.T) {
+		v := big().View()
+		v.Window = prompt.Budget{MaxTokens: count(full.Text) * 2, Count: count}
+		b := prompt.Budget{MaxChars: full.Chars - 100}
+		p := prompttest.Assemble(t, budgeted(b), v)
+		prompttest.FitsBudget(t, p, b)
+		require.Len(t, p.Cuts, 1, "the assembler's budget is the tighter one")
+
+		v.Window = window
+		p = prompttest.Assemble(t, budgeted(prompt.Budget{MaxChars: full.Chars * 2}), v)
+		assert.LessOrEqual(t, count(p.Text), window.MaxTokens, "the window is the tighter one")
+	})
+	t.Run("assembled straight from the state", func(t *testing.T) {
+		v := big().View()
+		v.Window = window
+		p, builtin, err := trio().AssembleBuiltin(v)
+		require.NoError(t, err)
+		assert.True(t, builtin, "a window counter is the SDK's: no copy of the state needed")
+		assert.LessOrEqual(t, count(p.Text), window.MaxTokens)
+	})
+}

@@ -74,6 +74,17 @@ type View struct {
 	Limits identity.Limits
 	// Values carries application data for custom sections; see [Key].
 	Values *Values
+	// Window is the model's context window for this prompt, as a
+	// [Budget]: MaxTokens is the window minus the reply's reserve, Count
+	// the model's calibrated token estimator. It applies on top of the
+	// assembler's own [Config].Budget (the smaller limit wins; the
+	// assembler's Count, when set, counts both). The existence loop sets
+	// it on every cycle from the model's window (llm.ContextWindowOf), so
+	// that a prompt is cut visibly here rather than silently by the
+	// server. [Assembler.AssembleBuiltin] runs Window.Count under the
+	// caller's lock: give it a counter that takes no lock of yours, such
+	// as llm.TokenEstimator.Tokens. Zero means no window.
+	Window Budget
 }
 
 // Peer is what an agent knows about another agent: its name and the start

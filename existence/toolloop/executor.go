@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -136,9 +137,30 @@ type Config struct {
 	Temperature *float64
 	MaxTokens   int
 	// MaxResultChars caps each tool result sent back to the model, in
-	// characters (code points; default 32000). A longer result is cut and
-	// marked "[truncated: N more characters]".
+	// characters (code points; default 32000). A longer result keeps its
+	// head and tail around "[… N characters elided]".
 	MaxResultChars int
+	// MaxResultTokens caps each tool result in tokens of the model's
+	// calibrated estimate, within MaxResultChars. 0 means a quarter of the
+	// model's context window when the model knows it (llm.ContextWindowOf),
+	// else MaxResultChars alone.
+	MaxResultTokens int
+	// CompactAt is the share of the model's context window (0–1) the
+	// history may fill, with the reply's reserve, before a turn compacts
+	// it (default 0.8); a prompt over the window (llm.ErrContextLength)
+	// compacts it too, and the turn is tried again. Compaction folds the
+	// older turns into a summary written by one model call (or, failing
+	// that, a deterministic digest), keeps the goal, the plan and the last
+	// KeepTurns turns verbatim, and reports an
+	// existence.EventContextCompacted. A model that does not know its
+	// window is never compacted before a turn.
+	CompactAt float64
+	// KeepTurns is how many of the last turns compaction keeps verbatim
+	// (default 2).
+	KeepTurns int
+	// NoSummary folds older turns into the deterministic digest at once,
+	// without the summarising model call.
+	NoSummary bool
 }
 
 // Executor is an [existence.Executor] that pursues a goal through a model/tool
@@ -177,6 +199,8 @@ func New(cfg Config) (*Executor, error) {
 		{"MaxTokens", int64(cfg.MaxTokens)},
 		{"MaxResultChars", int64(cfg.MaxResultChars)},
 		{"MaxSameCalls", int64(cfg.MaxSameCalls)},
+		{"MaxResultTokens", int64(cfg.MaxResultTokens)},
+		{"KeepTurns", int64(cfg.KeepTurns)},
 	} {
 		if f.v < 0 {
 			return nil, fmt.Errorf("toolloop: Config.%s is negative", f.name)
@@ -188,6 +212,13 @@ func New(cfg Config) (*Executor, error) {
 	setDefault(&cfg.BrokenAfter, DefaultBrokenAfter)
 	setDefault(&cfg.MaxResultChars, DefaultMaxResultChars)
 	setDefault(&cfg.MaxSameCalls, DefaultMaxSameCalls)
+	setDefault(&cfg.KeepTurns, DefaultKeepTurns)
+	switch {
+	case cfg.CompactAt < 0 || cfg.CompactAt > 1 || math.IsNaN(cfg.CompactAt):
+		return nil, fmt.Errorf("toolloop: Config.CompactAt is %v, want 0–1", cfg.CompactAt)
+	case cfg.CompactAt == 0:
+		cfg.CompactAt = DefaultCompactAt
+	}
 	if cfg.Check == nil {
 		cfg.Check = RequireEvidence
 	}
@@ -276,16 +307,26 @@ func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existen
 		{Role: llm.RoleSystem, Content: e.systemPrompt(a)},
 		{Role: llm.RoleUser, Content: userPrompt(a)},
 	}
+	overflowed := false // the last turn's prompt did not fit the window
 	for r.steps < e.cfg.MaxSteps {
 		if ctx.Err() != nil {
 			return r.interrupted(ctx), nil
 		}
 		req := &llm.Request{
-			Messages:    slices.Clone(msgs),
 			Tools:       slices.Clone(e.defs),
 			Temperature: e.cfg.Temperature,
 			MaxTokens:   e.cfg.MaxTokens,
 		}
+		// The history is compacted before a turn that would fill the
+		// window past CompactAt, and after a prompt that did not fit.
+		r.window, r.est, _ = llm.ContextWindowOf(ctx, model)
+		if r.window > 0 {
+			req.Messages = msgs
+			if overflowed || r.tokens(msgs, r.est)+llm.Reserve(req, 0, r.window) > r.compactAt(r.window) {
+				msgs = r.compact(ctx, model, msgs, r.window, r.est)
+			}
+		}
+		req.Messages = slices.Clone(msgs)
 		resp, err := model.Generate(ctx, req)
 		r.steps++
 		if resp != nil {
@@ -301,9 +342,21 @@ func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existen
 				r.promptTokens += te.Response.PromptTokens
 				r.outputTokens += te.Response.OutputTokens
 			}
+			var ce *llm.ContextLengthError
+			if errors.As(err, &ce) {
+				if ce.Response != nil { // a prompt the server cut: its tokens were spent
+					r.promptTokens += ce.Response.PromptTokens
+					r.outputTokens += ce.Response.OutputTokens
+				}
+				if !overflowed && r.steps < e.cfg.MaxSteps {
+					overflowed = true
+					continue // compact, and try the turn once more
+				}
+			}
 			return r.outcome(identity.Failed, "model error: "+err.Error()),
 				fmt.Errorf("toolloop: model turn %d: %w", r.steps, err)
 		}
+		overflowed = false
 		if resp == nil {
 			err := errors.New("model returned no response")
 			return r.outcome(identity.Failed, "model error: "+err.Error()),
@@ -410,6 +463,8 @@ type run struct {
 	failures                   map[string]int // per known tool
 	artifacts                  []string
 	discoveries                []identity.Discovery
+	window                     int                 // the model's context window this turn; 0 unknown
+	est                        *llm.TokenEstimator // its token estimator (nil: characters / 4)
 }
 
 func (r *run) outcome(status identity.GoalStatus, summary string) existence.Outcome {
@@ -510,10 +565,7 @@ func (r *run) call(ctx context.Context, c llm.ToolCall) (result string, failed b
 	if !failed && result == "" {
 		result = "(no output)"
 	}
-	if n := runes.Count(result); n > r.e.cfg.MaxResultChars {
-		result = runes.Head(result, r.e.cfg.MaxResultChars) +
-			fmt.Sprintf("\n[truncated: %d more characters]", n-r.e.cfg.MaxResultChars)
-	}
+	result = elide(result, r.resultCap(r.window, r.est))
 	if r.a.Report != nil {
 		r.a.Report(existence.Event{
 			Kind: existence.EventToolCall,

@@ -656,7 +656,7 @@ func TestExecuteLongResults(t *testing.T) {
 	e := newExecutor(t, fake, &kit{}, func(c *toolloop.Config) { c.MaxResultChars = 10 })
 	_, err := e.Execute(context.Background(), assignment(ev))
 	require.NoError(t, err)
-	assert.Equal(t, strings.Repeat("é", 10)+"\n[truncated: 40 more characters]", lastMessage(fake.Requests()[1]).Content)
+	assert.Equal(t, strings.Repeat("é", 6)+"\n[… 40 characters elided]\n"+strings.Repeat("é", 4), lastMessage(fake.Requests()[1]).Content)
 
 	huge := strings.Repeat("z", 1000)
 	fake = llmtest.NewFake(tools(call("a", "echo", `{"text":"`+huge+`"}`)), final("ok"))

@@ -147,6 +147,13 @@ func (m *Model) classify(ctx context.Context, model string, ex *exchange, err er
 	}
 }
 
+// tooLong recognises Ollama's refusals of a prompt over the window (with
+// "truncate": false): "the input length exceeds the context length".
+func tooLong(msg string) bool {
+	msg = strings.ToLower(msg)
+	return strings.Contains(msg, "exceeds the context length") || strings.Contains(msg, "exceeds maximum context length")
+}
+
 // isModelNotFound recognises Ollama's answers for a missing model:
 // 404 "model 'NAME' not found" and 404 "model \"NAME\" not found, try
 // pulling it first". A bare 404 (wrong URL path) is not one.

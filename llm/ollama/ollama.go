@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -47,8 +48,17 @@ type Config struct {
 	// model at once; a negative value keeps it loaded indefinitely, which
 	// is what the original sent ("keep_alive": -1, spec §7).
 	KeepAlive *time.Duration
-	// NumCtx is the context window in tokens (option num_ctx). 0 leaves the
-	// model's default.
+	// NumCtx is the largest context window in tokens the operator allows
+	// (KV-cache memory grows with it). Each request asks for the smallest
+	// of [llm.WindowSteps] (4096, 8192, 16384, …) that holds its prompt
+	// and the reply's reserve, never less than a window asked for before
+	// (Ollama reloads the model whenever num_ctx changes), and never more
+	// than this ceiling, the model's trained length (read once from
+	// /api/show) or the window the server was seen to grant. 0 means the
+	// model's length capped at 32768 ([llm.DefaultMaxWindow]). A prompt
+	// that cannot fit is refused with an [*llm.ContextLengthError] before
+	// it is sent, so that the caller shrinks it: Ollama would silently cut
+	// its beginning.
 	NumCtx int
 	// JSONMode sends format "json" instead of the request's JSON Schema when
 	// [llm.Request.Format] is set, for models or servers whose schema-
@@ -59,9 +69,13 @@ type Config struct {
 	// Streaming and non-streaming give the same [llm.Response].
 	Stream bool
 	// Options are extra model options (Ollama's "options" object, e.g.
-	// "top_k", "repeat_penalty"). NumCtx and the request's Temperature, Seed
-	// and MaxTokens override the same keys here.
+	// "top_k", "repeat_penalty"). The window the adapter picks (num_ctx) and
+	// the request's Temperature, Seed and MaxTokens override the same keys
+	// here.
 	Options map[string]any
+	// Estimator is the token estimator to calibrate; nil means a new one
+	// per model. Share one between adapters for the same server and model.
+	Estimator *llm.TokenEstimator
 }
 
 // Model is an [llm.Model] backed by an Ollama server's /api/chat endpoint,
@@ -71,6 +85,16 @@ type Model struct {
 	cfg    Config
 	base   *url.URL
 	client *api.Client
+
+	mu      sync.Mutex
+	windows map[string]*window // by model name
+}
+
+// window is what the adapter knows of one model's context window.
+type window struct {
+	once    sync.Once
+	err     error // /api/show's error, when it must be reported
+	tracker llm.ContextTracker
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -95,7 +119,70 @@ func New(cfg Config) (*Model, error) {
 	}
 	hc.Transport = &transport{base: hc.Transport}
 	cfg.Options = maps.Clone(cfg.Options)
-	return &Model{cfg: cfg, base: base, client: api.NewClient(base, hc)}, nil
+	return &Model{cfg: cfg, base: base, client: api.NewClient(base, hc), windows: map[string]*window{}}, nil
+}
+
+// tracker returns the context tracker of model, reading the model's
+// trained context length from /api/show on first use. A server without
+// /api/show, or a reply without the length, leaves it unknown. A missing
+// model or an unreachable server is returned as the classified error, and
+// asked again on the next call.
+func (m *Model) tracker(ctx context.Context, model string) (*llm.ContextTracker, error) {
+	m.mu.Lock()
+	w := m.windows[model]
+	if w == nil {
+		w = &window{tracker: llm.ContextTracker{Ceiling: m.cfg.NumCtx, Default: llm.DefaultMaxWindow, Est: m.cfg.Estimator}}
+		m.windows[model] = w
+	}
+	m.mu.Unlock()
+	w.once.Do(func() {
+		ex := &exchange{}
+		resp, err := m.client.Show(context.WithValue(ctx, exchangeKey{}, ex), &api.ShowRequest{Model: model})
+		if err != nil {
+			// A missing model, an unreachable server or the caller's
+			// cancellation fail the request; anything else (an old
+			// server without /api/show, an odd reply) leaves the length
+			// unknown, and the window is learned from the replies.
+			cerr := m.classify(ctx, model, ex, err)
+			if ctx.Err() != nil || errors.Is(cerr, llm.ErrModelNotFound) || errors.Is(cerr, llm.ErrUnavailable) {
+				w.err = cerr
+			}
+			return
+		}
+		w.tracker.SetLength(contextLength(resp.ModelInfo))
+	})
+	if w.err != nil {
+		err := w.err
+		m.mu.Lock()
+		if m.windows[model] == w {
+			delete(m.windows, model) // ask again next time
+		}
+		m.mu.Unlock()
+		return nil, err
+	}
+	return &w.tracker, nil
+}
+
+// contextLength reads model_info["<arch>.context_length"] of /api/show
+// (the arch from "general.architecture"); 0 when absent.
+func contextLength(info map[string]any) int {
+	arch, _ := info["general.architecture"].(string)
+	if n, ok := info[arch+".context_length"].(float64); ok && n > 0 && n <= 1<<30 {
+		return int(n)
+	}
+	return 0
+}
+
+// ContextWindow implements [llm.Windowed]: the window a request of the
+// configured model may fill, prompt and reply together (see
+// [Config].NumCtx), and the model's calibrated token estimator. The first
+// call reads /api/show.
+func (m *Model) ContextWindow(ctx context.Context) (int, *llm.TokenEstimator, error) {
+	t, err := m.tracker(ctx, m.cfg.Model)
+	if err != nil {
+		return 0, nil, err
+	}
+	return t.Window(), t.Estimator(), nil
 }
 
 // Name returns the configured model name, e.g. "qwen3.5:9b".
@@ -131,6 +218,15 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
+	tr, err := m.tracker(ctx, creq.Model)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := tr.Plan(Provider, creq.Model, req, 0)
+	if err != nil {
+		return nil, err // never sent: the server would cut its beginning
+	}
+	creq.Options["num_ctx"] = plan.Window
 
 	ex := &exchange{}
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
@@ -150,11 +246,19 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 		err = ex.incomplete()
 	}
 	if err != nil {
-		return nil, m.classify(ctx, creq.Model, ex, err)
+		err = m.classify(ctx, creq.Model, ex, err)
+		if se, ok := errors.AsType[llm.StatusError](err); ok && se.StatusCode == http.StatusBadRequest && tooLong(se.Message) {
+			tr.Refused(plan, 0)
+			return nil, &llm.ContextLengthError{Provider: Provider, Model: creq.Model, Window: tr.Window(), Prompt: plan.Tokens, Message: se.Message}
+		}
+		return nil, err
 	}
 
 	resp := agg.response(creq.Model)
 	resp.Duration = time.Since(start)
+	if tr.Observe(plan, resp.PromptTokens) {
+		return nil, &llm.ContextLengthError{Provider: Provider, Model: creq.Model, Window: tr.Window(), Prompt: plan.Tokens, Kept: resp.PromptTokens, Response: resp}
+	}
 	switch {
 	case resp.DoneReason == llm.DoneLength:
 		return nil, &llm.TruncatedError{Response: resp}
@@ -172,10 +276,15 @@ func (m *Model) chatRequest(req *llm.Request) (*api.ChatRequest, error) {
 	}
 	stream := m.cfg.Stream
 	think := m.cfg.Think != nil && *m.cfg.Think
+	noTruncate := false
 	creq := &api.ChatRequest{
 		Model:  model,
 		Stream: &stream,
 		Think:  &api.ThinkValue{Value: think},
+		// A prompt over the window is an error (HTTP 400), never cut
+		// silently; servers before this field still cut, and Generate
+		// tells from prompt_eval_count.
+		Truncate: &noTruncate,
 	}
 	if m.cfg.KeepAlive != nil {
 		creq.KeepAlive = &api.Duration{Duration: *m.cfg.KeepAlive}
@@ -195,9 +304,6 @@ func (m *Model) chatRequest(req *llm.Request) (*api.ChatRequest, error) {
 	if opts == nil {
 		opts = map[string]any{}
 	}
-	if m.cfg.NumCtx > 0 {
-		opts["num_ctx"] = m.cfg.NumCtx
-	}
 	if req.Temperature != nil {
 		opts["temperature"] = *req.Temperature
 	}
@@ -207,9 +313,7 @@ func (m *Model) chatRequest(req *llm.Request) (*api.ChatRequest, error) {
 	if req.MaxTokens > 0 {
 		opts["num_predict"] = req.MaxTokens
 	}
-	if len(opts) > 0 {
-		creq.Options = opts
-	}
+	creq.Options = opts
 
 	tools, err := toolDefs(req.Tools)
 	if err != nil {

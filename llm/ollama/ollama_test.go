@@ -109,17 +109,18 @@ func TestOptions(t *testing.T) {
 		"temperature": 0.25,
 		"seed":        float64(42),
 		"num_predict": float64(512),
-		"num_ctx":     float64(8192),
+		"num_ctx":     float64(4096), // the smallest step that holds the prompt and the reserve; NumCtx is the ceiling
 	}, body["options"])
+	assert.Equal(t, false, body["truncate"], "a prompt over the window must be refused, never cut silently")
 	assert.Equal(t, map[string]any{"top_k": 20, "temperature": 0.9, "num_ctx": 1}, cfgOpts, "the caller's map is not modified")
 
 	t.Run("config options without request options", func(t *testing.T) {
 		body := wire(t, ollama.Config{Options: map[string]any{"temperature": 0.9}}, userReq("x"))
-		assert.Equal(t, map[string]any{"temperature": 0.9}, body["options"])
+		assert.Equal(t, map[string]any{"temperature": 0.9, "num_ctx": float64(4096)}, body["options"])
 	})
 	t.Run("none", func(t *testing.T) {
 		body := wire(t, ollama.Config{}, userReq("x"))
-		assert.Nil(t, body["options"])
+		assert.Equal(t, map[string]any{"num_ctx": float64(4096)}, body["options"], "a window is always asked for: the server's default may be 2048")
 	})
 }
 
@@ -129,7 +130,7 @@ func TestOptionsMapCopiedAtNew(t *testing.T) {
 	opts["top_k"] = 99
 	_, err := m.Generate(context.Background(), userReq("x"))
 	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"top_k": float64(20)}, f.Raw()[0]["options"])
+	assert.Equal(t, map[string]any{"top_k": float64(20), "num_ctx": float64(4096)}, f.Raw()[0]["options"])
 }
 
 func TestFormat(t *testing.T) {
@@ -508,7 +509,7 @@ func TestHTTPClientUsedNotModified(t *testing.T) {
 	require.NoError(t, err)
 	_, err = m.Generate(context.Background(), userReq("x"))
 	require.NoError(t, err)
-	assert.Equal(t, 1, ct.n, "the configured transport carries the request")
+	assert.Equal(t, 2, ct.n, "the configured transport carries the requests: /api/show, then /api/chat")
 	assert.Same(t, ct, hc.Transport, "the caller's client is not modified")
 }
 

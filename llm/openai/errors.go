@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -132,6 +133,10 @@ func (m *Model) apiError(ae *oai.Error, model string) error {
 // error code to the llm error classes.
 func (m *Model) statusError(status int, header http.Header, msg, code, model string) error {
 	msg = runes.Head(strings.TrimSpace(msg), maxErrorMessage)
+	if ce, ok := contextLengthError(status, msg, code); ok {
+		ce.Model = model
+		return ce
+	}
 	if code == "model_not_found" ||
 		(status == http.StatusNotFound && strings.Contains(strings.ToLower(msg), "model")) {
 		return &llm.ModelNotFoundError{
@@ -149,6 +154,47 @@ func (m *Model) statusError(status int, header http.Header, msg, code, model str
 		Message:    msg,
 		RetryAfter: retryAfter(header, time.Now()),
 	}
+}
+
+// Context-length refusals: OpenAI and vLLM ("This model's maximum context
+// length is 8192 tokens. However, your messages resulted in 9000 tokens",
+// "... you requested 5000 tokens (4000 in the messages, 1000 in the
+// completion)"), llama.cpp server ("request (4476 tokens) exceeds the
+// available context size (4096 tokens)", or without the numbers).
+var (
+	reMaxContext = regexp.MustCompile(`maximum context length is (\d+) tokens`)
+	reLlamaCpp   = regexp.MustCompile(`request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)`)
+	reMessages   = regexp.MustCompile(`(\d+) in the messages`)
+	reResulted   = regexp.MustCompile(`resulted in (\d+) tokens`)
+)
+
+// contextLengthError recognises a server's refusal of a prompt over its
+// context window, with the window and the prompt's tokens when the message
+// gives them.
+func contextLengthError(status int, msg, code string) (*llm.ContextLengthError, bool) {
+	low := strings.ToLower(msg)
+	if code != "context_length_exceeded" && !strings.Contains(low, "maximum context length") &&
+		!strings.Contains(low, "exceeds the available context size") && !strings.Contains(low, "context length exceeded") {
+		return nil, false
+	}
+	if status != 0 && status != http.StatusBadRequest && status != http.StatusRequestEntityTooLarge && status != http.StatusInternalServerError {
+		return nil, false
+	}
+	ce := &llm.ContextLengthError{Provider: Provider, Message: msg}
+	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
+	if g := reLlamaCpp.FindStringSubmatch(msg); g != nil {
+		ce.Prompt, ce.Window = atoi(g[1]), atoi(g[2])
+		return ce, true
+	}
+	if g := reMaxContext.FindStringSubmatch(msg); g != nil {
+		ce.Window = atoi(g[1])
+	}
+	if g := reMessages.FindStringSubmatch(msg); g != nil {
+		ce.Prompt = atoi(g[1])
+	} else if g := reResulted.FindStringSubmatch(msg); g != nil {
+		ce.Prompt = atoi(g[1])
+	}
+	return ce, true
 }
 
 // parseErrorBody extracts the message and code from an error body in any of

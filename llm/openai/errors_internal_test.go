@@ -104,3 +104,36 @@ func FuzzRetryAfter(f *testing.F) {
 		require.LessOrEqual(t, d, 24*time.Hour, "retryAfter(%q, %q): want within [0, 24h]", retryAfterValue, retryAfterMs)
 	})
 }
+
+// TestContextLengthError pins the refusals of a prompt over the window
+// that OpenAI-compatible servers send, with the numbers their messages
+// give.
+func TestContextLengthError(t *testing.T) {
+	tests := []struct {
+		name           string
+		status         int
+		msg, code      string
+		ok             bool
+		window, prompt int
+	}{
+		{"openai", 400, "This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens. Please reduce the length of the messages.", "context_length_exceeded", true, 128000, 130512},
+		{"vllm", 400, "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.", "400", true, 4096, 4000},
+		{"llama.cpp", 400, "request (4476 tokens) exceeds the available context size (4096 tokens), try increasing it", "400", true, 4096, 4476},
+		{"llama.cpp, older", 400, "the request exceeds the available context size, try increasing it", "", true, 0, 0},
+		{"code only", 400, "too long", "context_length_exceeded", true, 0, 0},
+		{"another 400", 400, "messages: must not be empty", "", false, 0, 0},
+		{"a 503 naming the context", 503, "maximum context length is 10 tokens", "", false, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ce, ok := contextLengthError(tc.status, tc.msg, tc.code)
+			require.Equal(t, tc.ok, ok)
+			if !ok {
+				return
+			}
+			assert.Equal(t, tc.window, ce.Window)
+			assert.Equal(t, tc.prompt, ce.Prompt)
+			assert.Equal(t, tc.msg, ce.Message)
+		})
+	}
+}

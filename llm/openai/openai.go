@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	oai "github.com/openai/openai-go/v3"
@@ -71,6 +72,16 @@ type Config struct {
 	// models; OpenAI's reasoning models (o-series, gpt-5) require
 	// max_completion_tokens.
 	MaxCompletionTokens bool
+	// ContextWindow is the server's context window in tokens, prompt and
+	// reply together, when the operator knows it (vLLM's --max-model-len,
+	// llama.cpp server's context per slot). 0 means unknown until the
+	// server states it in an error. With a window known, a prompt that
+	// cannot fit is refused with an [*llm.ContextLengthError] before it is
+	// sent.
+	ContextWindow int
+	// Estimator is the token estimator to calibrate; nil means a new one
+	// per model.
+	Estimator *llm.TokenEstimator
 }
 
 // Model is an [llm.Model] backed by an OpenAI-compatible chat completions
@@ -81,6 +92,29 @@ type Model struct {
 	cfg  Config
 	base string
 	svc  oai.ChatCompletionService
+
+	mu       sync.Mutex
+	trackers map[string]*llm.ContextTracker // by model name
+}
+
+// tracker returns the context tracker of model.
+func (m *Model) tracker(model string) *llm.ContextTracker {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.trackers[model]
+	if t == nil {
+		t = &llm.ContextTracker{Ceiling: m.cfg.ContextWindow, Est: m.cfg.Estimator}
+		m.trackers[model] = t
+	}
+	return t
+}
+
+// ContextWindow implements [llm.Windowed]: [Config].ContextWindow, or the
+// window the server stated in an error, lowered to what it was seen to
+// keep; 0 while unknown. It makes no network call.
+func (m *Model) ContextWindow(context.Context) (int, *llm.TokenEstimator, error) {
+	t := m.tracker(m.cfg.Model)
+	return t.Window(), t.Estimator(), nil
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -134,9 +168,10 @@ func New(cfg Config) (*Model, error) {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	return &Model{
-		cfg:  cfg,
-		base: strings.TrimSuffix(cfg.BaseURL, "/"),
-		svc:  oai.NewChatCompletionService(opts...),
+		cfg:      cfg,
+		base:     strings.TrimSuffix(cfg.BaseURL, "/"),
+		svc:      oai.NewChatCompletionService(opts...),
+		trackers: map[string]*llm.ContextTracker{},
 	}, nil
 }
 
@@ -169,6 +204,13 @@ func (m *Model) BaseURL() string { return m.base }
 //     message mentions the model): [*llm.ModelNotFoundError];
 //   - any other HTTP error status: [llm.StatusError] with the server's
 //     message and Retry-After (or OpenAI's retry-after-ms);
+//   - a prompt over the context window, refused before it was sent (the
+//     window is known), refused by the server (OpenAI's
+//     context_length_exceeded, vLLM's "maximum context length is N
+//     tokens", llama.cpp's "exceeds the available context size"), or cut
+//     silently (the server counted far fewer prompt tokens than were
+//     sent): [*llm.ContextLengthError], with the server's limit when its
+//     message gives one;
 //   - finish_reason "length": [*llm.TruncatedError] holding the partial reply;
 //   - no text (after trimming white space) and no tool calls: an error
 //     wrapping [llm.ErrEmpty];
@@ -183,6 +225,11 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
+	tr := m.tracker(params.Model)
+	plan, err := tr.Plan(Provider, params.Model, req, 0)
+	if err != nil {
+		return nil, err // never sent
+	}
 	var resp *llm.Response
 	if m.cfg.Stream {
 		resp, err = m.stream(ctx, params)
@@ -190,11 +237,24 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 		resp, err = m.complete(ctx, params)
 	}
 	if err != nil {
-		return nil, m.classify(ctx, params.Model, err)
+		err = m.classify(ctx, params.Model, err)
+		if ce, ok := errors.AsType[*llm.ContextLengthError](err); ok {
+			tr.Refused(plan, ce.Window)
+			ce.Window = tr.Window()
+			if ce.Prompt == 0 {
+				ce.Prompt = plan.Tokens
+			}
+		}
+		return nil, err
 	}
 	resp.Duration = time.Since(start)
 	if resp.Model == "" {
 		resp.Model = params.Model
+	}
+	if tr.Observe(plan, resp.PromptTokens) {
+		// A server that cuts silently (Ollama's /v1): the reply answers a
+		// prompt that lost its beginning.
+		return nil, &llm.ContextLengthError{Provider: Provider, Model: params.Model, Window: tr.Window(), Prompt: plan.Tokens, Kept: resp.PromptTokens, Response: resp}
 	}
 	switch {
 	case resp.DoneReason == llm.DoneLength:

@@ -9,10 +9,11 @@
   const cards = new Map(); // agent id → card element
   const kinds = ["goal_chosen", "goal_ended", "worldview_changed", "question_added", "opinion_added",
     "stressor_added", "stressor_resolved", "stressor_dropped", "fallback", "crisis", "crisis_reset",
-    "anticipation", "cycle", "model_call", "tool_call", "task", "message", "error", "dropped"];
+    "anticipation", "cycle", "model_call", "tool_call", "task", "message", "error", "dropped",
+    "context_overflow", "context_compacted"];
   const thoughtKinds = new Set(["goal_chosen", "goal_ended", "worldview_changed", "question_added",
     "opinion_added", "stressor_added", "stressor_resolved", "fallback", "crisis", "crisis_reset",
-    "message", "task", "error", "tool_call", "anticipation"]);
+    "message", "task", "error", "tool_call", "anticipation", "context_overflow", "context_compacted"]);
 
   async function api(method, path, body) {
     const opts = { method, headers: { "X-CSRF-Token": csrf }, credentials: "same-origin" };

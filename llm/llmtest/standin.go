@@ -1,0 +1,578 @@
+package llmtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/existence-loop/sdk/llm"
+)
+
+// Stand-in server defaults, as a stock Ollama has them.
+const (
+	// DefaultServerContext is the window a request gets without num_ctx:
+	// current Ollama's default for a small GPU (older versions used 2048).
+	DefaultServerContext = 4096
+	// DefaultQueue is OLLAMA_MAX_QUEUE's default: requests waiting for a
+	// slot beyond which the server answers 503.
+	DefaultQueue = 512
+	// BusyMessage is Ollama's error text for a full queue, sent with 503.
+	BusyMessage = "server busy, please try again.  maximum pending requests exceeded"
+	// InputTooLongMessage is Ollama's error text, sent with 400, for a
+	// prompt over the window when the request asks not to truncate
+	// ("truncate": false).
+	InputTooLongMessage = "the input length exceeds the context length"
+	// numKeep is the tokens Ollama keeps at the head of a prompt it cuts
+	// (the num_keep option's default).
+	numKeep = 4
+)
+
+// ModelSpec is one model a stand-in server serves.
+type ModelSpec struct {
+	// Name is the model's name, e.g. "qwen3.5:9b" or "nomic-embed-text".
+	Name string
+	// Arch is its architecture, the prefix of the context length key in
+	// /api/show's model_info ("qwen3" gives "qwen3.context_length");
+	// default "qwen3", or "nomic-bert" for an embedding model.
+	Arch string
+	// ContextLength is the model's trained context length in tokens; the
+	// server never grants more. Default 32768 (2048 for an embedding
+	// model).
+	ContextLength int
+	// Embedding makes it an embedding model: it answers /api/embed and
+	// /v1/embeddings, with [Embedding] vectors of EmbeddingDim dimensions
+	// (default 768, as nomic-embed-text), and refuses chat.
+	Embedding    bool
+	EmbeddingDim int
+}
+
+func (m ModelSpec) withDefaults() ModelSpec {
+	if m.Embedding {
+		if m.Arch == "" {
+			m.Arch = "nomic-bert"
+		}
+		if m.ContextLength <= 0 {
+			m.ContextLength = 2048
+		}
+		if m.EmbeddingDim <= 0 {
+			m.EmbeddingDim = 768
+		}
+		return m
+	}
+	if m.Arch == "" {
+		m.Arch = "qwen3"
+	}
+	if m.ContextLength <= 0 {
+		m.ContextLength = 32768
+	}
+	return m
+}
+
+// ServerConfig configures a stand-in model server ([NewServer]). The zero
+// value is a stock Ollama with one model, qwen3.5:9b, a 4096-token
+// default window, one slot and a queue of 512.
+type ServerConfig struct {
+	// Models the server serves; default one chat model, "qwen3.5:9b"
+	// (32768 tokens). A request for another model gets the provider's
+	// "not found" answer.
+	Models []ModelSpec
+	// DefaultContext is the window a request gets without num_ctx, and
+	// the window of the OpenAI-compatible endpoints (which carry no
+	// num_ctx): OLLAMA_CONTEXT_LENGTH. Default 4096.
+	DefaultContext int
+	// MaxContext caps the window the server grants whatever num_ctx asks,
+	// as a server short of memory, or one whose OLLAMA_NUM_PARALLEL splits
+	// the cache, does; 0 means the model's length. Prompts are cut (or
+	// refused) at the granted window, and /api/ps shows what was asked.
+	MaxContext int
+	// IgnoreTruncate behaves as Ollama before the "truncate" request
+	// field: a prompt over the window is always cut silently, even when
+	// the request says "truncate": false.
+	IgnoreTruncate bool
+	// OpenAIFlavor is how the OpenAI-compatible endpoints answer a prompt
+	// over the window: "openai" (default: 400 with code
+	// context_length_exceeded), "vllm" (400 "This model's maximum context
+	// length is N tokens..."), "llamacpp" (400 exceed_context_size_error
+	// with n_ctx) or "ollama" (cut silently, as Ollama's /v1 does).
+	OpenAIFlavor string
+	// Slots is how many requests run at once (OLLAMA_NUM_PARALLEL);
+	// default 1. Queue is how many more may wait for a slot
+	// (OLLAMA_MAX_QUEUE; default 512, negative for none); beyond that the
+	// server answers 503 with [BusyMessage].
+	Slots, Queue int
+	// Latency is how long a request holds its slot; LatencyFunc, when set,
+	// decides per call instead. Sleep waits (default a timer that stops
+	// when the request's context ends); tests inject one that returns at
+	// once or blocks on a channel.
+	Latency     time.Duration
+	LatencyFunc func(c *Call) time.Duration
+	Sleep       func(ctx context.Context, d time.Duration) error
+	// Reply answers a chat request, seeing what the model would see (the
+	// prompt after any cut). Nil answers a structured-output request with
+	// a minimal existence reply and anything else with "ok".
+	Reply func(c *Call) Answer
+	// Record keeps every [Call] for [Server.Calls]. Off, only [Stats] are
+	// kept (long runs).
+	Record bool
+	// OnQueue, when set, is called with the number of requests waiting
+	// each time one finds every slot held and starts to wait (tests use it
+	// to know a request is queued without polling).
+	OnQueue func(waiting int)
+}
+
+// Call is one chat request as the stand-in model saw it.
+type Call struct {
+	// API is "ollama" (/api/chat) or "openai" (/v1/chat/completions).
+	API string
+	// Model is the requested model.
+	Model string
+	// Messages are the request's messages as sent, before any cut.
+	Messages []llm.Message
+	// Tools are the tool definitions sent.
+	Tools []llm.ToolDef
+	// Format is the structured-output schema sent, nil for none.
+	Format json.RawMessage
+	// NumCtx is the window the request asked for (0: none); Window the
+	// window the server granted.
+	NumCtx, Window int
+	// Sent is the prompt's size in tokens as rendered; Kept what the model
+	// saw, which Ollama reports as prompt_eval_count.
+	Sent, Kept int
+	// Cut reports that the server cut the prompt (Kept < Sent).
+	Cut bool
+	// Prompt is the rendered prompt the model saw, after any cut: each
+	// message as "<|role|>\n" and its content, tools as JSON after the
+	// system messages.
+	Prompt string
+	// MaxTokens is the output limit asked for (num_predict, max_tokens).
+	MaxTokens int
+}
+
+// Answer is a stand-in model's answer to a [Call].
+type Answer struct {
+	// Text is the reply text; ToolCalls the tool calls it asks for.
+	Text      string
+	ToolCalls []llm.ToolCall
+	// Status, when non-zero, makes the server answer with this HTTP status
+	// and Error in the provider's error body instead.
+	Status int
+	Error  string
+}
+
+// Stats are a stand-in server's counters.
+type Stats struct {
+	// Requests counts every request to a generation or embedding endpoint;
+	// Busy those refused with 503 because the queue was full.
+	Requests, Busy int
+	// Cut counts prompts cut silently; Refused prompts refused as too long.
+	Cut, Refused int
+	// Reloads counts model loads for a new window: the first request for
+	// a model, then every change of the window asked for.
+	Reloads int
+	// Windows are the windows asked for (num_ctx, or the default), in the
+	// order they were asked for, without repeats in a row.
+	Windows []int
+	// MaxSent is the largest prompt sent in tokens, before any cut.
+	MaxSent int
+	// PromptTokens and OutputTokens total what the server counted:
+	// prompt tokens kept and tokens generated. EmbedTokens totals the
+	// tokens embedded.
+	PromptTokens, OutputTokens, EmbedTokens int
+	// Running and Waiting are the requests holding a slot and waiting for
+	// one now; MaxInFlight and MaxWaiting the most there were at once.
+	Running, Waiting        int
+	MaxInFlight, MaxWaiting int
+	// SlotTime is the total time slots were held; divided by Slots and
+	// the elapsed time it is the slots' utilisation.
+	SlotTime time.Duration
+}
+
+// Server is a stand-in model server that speaks Ollama's API (/api/chat,
+// /api/show, /api/embed, /api/tags, /api/ps, /api/version) and the
+// OpenAI-compatible API (/v1/chat/completions, /v1/embeddings,
+// /v1/models), with the limits of a real server: a default window, a
+// window that silently drops the oldest tokens, Ollama's /api/show
+// context length, slots and a queue that answers 503, latency, and
+// deterministic embeddings. Its tokenizer is not characters / 4: words
+// split into pieces of at most four letters, and every punctuation mark is
+// a token, so token estimates must be calibrated against it as against a
+// real server. It is safe for concurrent use.
+type Server struct {
+	cfg    ServerConfig
+	models map[string]ModelSpec
+	order  []string
+	slots  chan struct{}
+	start  time.Time
+
+	mu      sync.Mutex
+	waiting int
+	running int
+	loaded  map[string]int
+	stats   Stats
+	calls   []Call
+	http    *httptest.Server
+}
+
+// NewServer returns a stand-in server for cfg; serve it with
+// [Server.Handler], or start it on loopback with [Server.Start].
+func NewServer(cfg ServerConfig) *Server {
+	if len(cfg.Models) == 0 {
+		cfg.Models = []ModelSpec{{Name: "qwen3.5:9b"}}
+	}
+	if cfg.DefaultContext <= 0 {
+		cfg.DefaultContext = DefaultServerContext
+	}
+	if cfg.Slots <= 0 {
+		cfg.Slots = 1
+	}
+	switch {
+	case cfg.Queue == 0:
+		cfg.Queue = DefaultQueue
+	case cfg.Queue < 0:
+		cfg.Queue = 0
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
+	}
+	if cfg.OpenAIFlavor == "" {
+		cfg.OpenAIFlavor = "openai"
+	}
+	s := &Server{cfg: cfg, models: map[string]ModelSpec{}, slots: make(chan struct{}, cfg.Slots), loaded: map[string]int{}, start: time.Now()}
+	for _, m := range cfg.Models {
+		m = m.withDefaults()
+		s.models[m.Name] = m
+		s.order = append(s.order, m.Name)
+	}
+	return s
+}
+
+// Start serves the stand-in on a loopback port until [Server.Close] and
+// returns its base URL (http://127.0.0.1:PORT). Ollama clients use it as
+// is; OpenAI-compatible clients append "/v1".
+func (s *Server) Start() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.http == nil {
+		s.http = httptest.NewServer(s.Handler())
+	}
+	return s.http.URL
+}
+
+// Close stops a server started with [Server.Start].
+func (s *Server) Close() {
+	s.mu.Lock()
+	h := s.http
+	s.mu.Unlock()
+	if h != nil {
+		h.CloseClientConnections()
+		h.Close()
+	}
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/chat", s.ollamaChat)
+	mux.HandleFunc("POST /api/show", s.ollamaShow)
+	mux.HandleFunc("POST /api/embed", s.ollamaEmbed)
+	mux.HandleFunc("GET /api/tags", s.ollamaTags)
+	mux.HandleFunc("GET /api/ps", s.ollamaPs)
+	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"version": "0.17.4"})
+	})
+	mux.HandleFunc("POST /v1/chat/completions", s.openaiChat)
+	mux.HandleFunc("POST /v1/embeddings", s.openaiEmbed)
+	mux.HandleFunc("GET /v1/models", s.openaiModels)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("Ollama is running")) })
+	return mux
+}
+
+// Stats returns a copy of the counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Windows = slices.Clone(st.Windows)
+	st.Running, st.Waiting = s.running, s.waiting
+	return st
+}
+
+// Utilisation returns the share of slot time used since the server was
+// created (0–1): Stats.SlotTime / (Slots × elapsed).
+func (s *Server) Utilisation() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	el := time.Since(s.start)
+	if el <= 0 {
+		return 0
+	}
+	return float64(s.stats.SlotTime) / (float64(s.cfg.Slots) * float64(el))
+}
+
+// Calls returns the recorded calls (with [ServerConfig].Record), oldest
+// first.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// errBusy: the queue is full.
+var errBusy = errors.New(BusyMessage)
+
+// acquire takes a slot, waiting in the queue when all are held. It returns
+// errBusy when the queue is full, or ctx's error. release gives the slot
+// back and counts the time it was held.
+func (s *Server) acquire(ctx context.Context) (release func(), err error) {
+	s.mu.Lock()
+	s.stats.Requests++
+	if s.running >= s.cfg.Slots && s.waiting >= s.cfg.Queue {
+		s.stats.Busy++
+		s.mu.Unlock()
+		return nil, errBusy
+	}
+	s.waiting++
+	s.stats.MaxWaiting = max(s.stats.MaxWaiting, s.waiting)
+	queued := s.running >= s.cfg.Slots
+	waiting := s.waiting
+	s.mu.Unlock()
+	if queued && s.cfg.OnQueue != nil {
+		s.cfg.OnQueue(waiting)
+	}
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		s.mu.Lock()
+		s.waiting--
+		s.mu.Unlock()
+		return nil, ctx.Err()
+	}
+	held := time.Now()
+	s.mu.Lock()
+	s.waiting--
+	s.running++
+	s.stats.MaxInFlight = max(s.stats.MaxInFlight, s.running)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.running--
+		s.stats.SlotTime += time.Since(held)
+		s.mu.Unlock()
+		<-s.slots
+	}, nil
+}
+
+// window returns the window granted for a request of model m asking for
+// numCtx (0: the default), and counts a reload when the window asked for
+// changes.
+func (s *Server) window(m ModelSpec, numCtx int) int {
+	asked := numCtx
+	if asked <= 0 {
+		asked = s.cfg.DefaultContext
+	}
+	s.mu.Lock()
+	if prev, ok := s.loaded[m.Name]; !ok || prev != asked {
+		s.loaded[m.Name] = asked
+		s.stats.Reloads++
+		s.stats.Windows = append(s.stats.Windows, asked)
+	}
+	s.mu.Unlock()
+	w := min(asked, m.ContextLength)
+	if s.cfg.MaxContext > 0 {
+		w = min(w, s.cfg.MaxContext)
+	}
+	return w
+}
+
+// prepare renders the request's prompt for a window of window tokens and
+// cuts it as Ollama does: whole messages from the oldest, keeping system
+// messages and the last message, then, if the last message alone is too
+// long, the tokens after the first few. With truncate false it cuts
+// nothing and reports whether the prompt fits.
+func prepare(c *Call, truncate bool) (fits bool) {
+	tools := ""
+	if len(c.Tools) > 0 {
+		t, _ := json.Marshal(c.Tools)
+		tools = "<|tools|>\n" + string(t) + "\n"
+	}
+	render := func(msgs []llm.Message) []string {
+		var b strings.Builder
+		i := 0
+		for ; i < len(msgs) && msgs[i].Role == llm.RoleSystem; i++ {
+			writeMessage(&b, msgs[i])
+		}
+		b.WriteString(tools)
+		for ; i < len(msgs); i++ {
+			writeMessage(&b, msgs[i])
+		}
+		b.WriteString("<|assistant|>\n")
+		return Tokenize(b.String())
+	}
+	toks := render(c.Messages)
+	c.Sent = len(toks)
+	if len(toks) <= c.Window || !truncate {
+		c.Kept, c.Prompt = len(toks), strings.Join(toks, "")
+		return len(toks) <= c.Window
+	}
+	msgs := c.Messages
+	for i := 0; i < len(msgs)-1 && len(toks) > c.Window; i++ {
+		var keep []llm.Message
+		for j, m := range msgs {
+			if j > i || m.Role == llm.RoleSystem {
+				keep = append(keep, m)
+			}
+		}
+		toks = render(keep)
+	}
+	if len(toks) > c.Window {
+		head := min(numKeep, c.Window-1)
+		toks = append(toks[:head:head], toks[len(toks)-(c.Window-head):]...)
+	}
+	c.Kept, c.Prompt, c.Cut = len(toks), strings.Join(toks, ""), true
+	return true
+}
+
+// writeMessage renders one message of the stand-in's chat template.
+func writeMessage(b *strings.Builder, m llm.Message) {
+	b.WriteString("<|" + string(m.Role) + "|>\n")
+	b.WriteString(m.Content)
+	for _, tc := range m.ToolCalls {
+		b.WriteString("\n" + tc.Name + string(tc.Arguments))
+	}
+	b.WriteString("\n")
+}
+
+// reply runs the model: it asks cfg.Reply and holds the slot for the
+// call's latency.
+func (s *Server) reply(ctx context.Context, c *Call) (Answer, error) {
+	var r Answer
+	if s.cfg.Reply != nil {
+		r = s.cfg.Reply(c)
+	} else if len(c.Format) > 0 {
+		r.Text = `{"action":"goal","content":"map the workspace","reasoning":"a stand-in model answered"}`
+	} else {
+		r.Text = "ok"
+	}
+	d := s.cfg.Latency
+	if s.cfg.LatencyFunc != nil {
+		d = s.cfg.LatencyFunc(c)
+	}
+	if d > 0 {
+		if err := s.cfg.Sleep(ctx, d); err != nil {
+			return Answer{}, err
+		}
+	}
+	return r, nil
+}
+
+// record counts a finished call.
+func (s *Server) record(c *Call, output int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.Cut {
+		s.stats.Cut++
+	}
+	s.stats.MaxSent = max(s.stats.MaxSent, c.Sent)
+	s.stats.PromptTokens += c.Kept
+	s.stats.OutputTokens += output
+	if s.cfg.Record {
+		s.calls = append(s.calls, *c)
+	}
+}
+
+func (s *Server) refused(c *Call) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats.Refused++
+	s.stats.MaxSent = max(s.stats.MaxSent, c.Sent)
+	if s.cfg.Record {
+		s.calls = append(s.calls, *c)
+	}
+}
+
+// limitOutput cuts text to maxTokens tokens of the stand-in tokenizer and
+// reports whether it cut (done reason "length").
+func limitOutput(text string, maxTokens int) (string, int, bool) {
+	toks := Tokenize(text)
+	if maxTokens > 0 && len(toks) > maxTokens {
+		return strings.Join(toks[:maxTokens], ""), maxTokens, true
+	}
+	return text, len(toks), false
+}
+
+// Tokenize splits text into the stand-in tokenizer's tokens, whose
+// concatenation is text: a run of letters (with the white space before it)
+// in pieces of at most four letters, digits in pieces of at most three, and
+// every other character alone. English prose comes to about one token per
+// four characters, JSON and code to more, as with real tokenizers.
+func Tokenize(text string) []string {
+	var out []string
+	for len(text) > 0 {
+		n := tokenLen(text)
+		out = append(out, text[:n])
+		text = text[n:]
+	}
+	return out
+}
+
+// tokenLen returns the length in bytes of the first token of s.
+func tokenLen(s string) int {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++ // blanks join the token after them
+	}
+	if i == len(s) {
+		return i
+	}
+	r, size := utf8.DecodeRuneInString(s[i:])
+	var (
+		limit int
+		class func(rune) bool
+	)
+	switch {
+	case unicode.IsLetter(r):
+		limit, class = 4, unicode.IsLetter
+	case unicode.IsDigit(r):
+		limit, class = 3, unicode.IsDigit
+	case i > 0 && r == '\n':
+		return i // blanks before a line break are a token of their own
+	default:
+		return i + size
+	}
+	for n := 0; i < len(s) && n < limit; n++ {
+		r, size = utf8.DecodeRuneInString(s[i:])
+		if !class(r) {
+			break
+		}
+		i += size
+	}
+	return i
+}
+
+// CountTokens returns len(Tokenize(text)).
+func CountTokens(text string) int { return len(Tokenize(text)) }
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

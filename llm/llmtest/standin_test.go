@@ -1,0 +1,270 @@
+package llmtest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/llm/llmtest"
+)
+
+// post sends body as JSON and returns the status and the decoded reply.
+func post(t *testing.T, url string, body any) (int, map[string]any) {
+	t.Helper()
+	b, err := json.Marshal(body)
+	require.NoError(t, err)
+	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var out map[string]any
+	require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
+	return resp.StatusCode, out
+}
+
+func chat(content string, opts map[string]any, truncate *bool) map[string]any {
+	body := map[string]any{"model": "qwen3.5:9b", "stream": false,
+		"messages": []any{map[string]any{"role": "system", "content": "You are Cedar."}, map[string]any{"role": "user", "content": content}}}
+	if opts != nil {
+		body["options"] = opts
+	}
+	if truncate != nil {
+		body["truncate"] = *truncate
+	}
+	return body
+}
+
+func TestTokenize(t *testing.T) {
+	assert.Equal(t, []string{"Hell", "o", ",", " worl", "d", "\n", " 123", "4", " —", " ok", "  "}, llmtest.Tokenize("Hello, world\n 1234 — ok  "))
+	prose := strings.Repeat("The agents read the files in the workspace and write what they find. ", 20)
+	n := llmtest.CountTokens(prose)
+	assert.InDelta(t, float64(utf8.RuneCountInString(prose))/4, float64(n), float64(n)/4, "prose comes to about four characters a token")
+	js := strings.Repeat(`{"a":1,"b":[2,3]},`, 20)
+	assert.Greater(t, llmtest.CountTokens(js), utf8.RuneCountInString(js)/3, "JSON comes to more tokens than prose")
+}
+
+// FuzzTokenize checks that tokens concatenate to the text and are never
+// empty.
+func FuzzTokenize(f *testing.F) {
+	f.Add("Hello, world\n 1234 — ok  ")
+	f.Add("\xff\xfe \t\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		toks := llmtest.Tokenize(s)
+		for _, tok := range toks {
+			require.NotEmpty(t, tok)
+		}
+		require.Equal(t, s, strings.Join(toks, ""))
+	})
+}
+
+// TestStandinWindow pins Ollama's behaviour: the default window, silent
+// front truncation reported only through prompt_eval_count, and a 400
+// when the request asks not to truncate.
+func TestStandinWindow(t *testing.T) {
+	s := llmtest.NewServer(llmtest.ServerConfig{Models: []llmtest.ModelSpec{{Name: "qwen3.5:9b", ContextLength: 8192}}, Record: true})
+	url := s.Start()
+	t.Cleanup(s.Close)
+	long := strings.Repeat("the workspace holds many files ", 600) // about 5,400 tokens
+
+	status, reply := post(t, url+"/api/chat", chat("short", nil, nil))
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, true, reply["done"])
+	short := reply["prompt_eval_count"].(float64)
+
+	status, reply = post(t, url+"/api/chat", chat(long, nil, nil))
+	require.Equal(t, http.StatusOK, status, "a prompt over the default window still gets 200")
+	assert.Equal(t, float64(llmtest.DefaultServerContext), reply["prompt_eval_count"], "only the window was kept")
+	calls := s.Calls()
+	require.Len(t, calls, 2)
+	assert.False(t, calls[0].Cut)
+	assert.Equal(t, int(short), calls[0].Kept)
+	assert.True(t, calls[1].Cut)
+	assert.Greater(t, calls[1].Sent, 4096)
+	assert.NotContains(t, calls[1].Prompt, "You are Cedar", "the oldest tokens went first")
+
+	status, reply = post(t, url+"/api/chat", chat(long, map[string]any{"num_ctx": 8192}, nil))
+	require.Equal(t, http.StatusOK, status)
+	assert.Less(t, reply["prompt_eval_count"].(float64), 8192.0, "a big enough window keeps it whole")
+
+	no := false
+	status, reply = post(t, url+"/api/chat", chat(long, nil, &no))
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Equal(t, llmtest.InputTooLongMessage, reply["error"])
+
+	st := s.Stats()
+	assert.Equal(t, 1, st.Cut)
+	assert.Equal(t, 1, st.Refused)
+	assert.Equal(t, []int{4096, 8192, 4096}, st.Windows, "every change of num_ctx reloads the model")
+	assert.Equal(t, 3, st.Reloads)
+}
+
+func TestStandinMaxContextAndLegacy(t *testing.T) {
+	s := llmtest.NewServer(llmtest.ServerConfig{MaxContext: 2048, IgnoreTruncate: true})
+	url := s.Start()
+	t.Cleanup(s.Close)
+	no := false
+	status, reply := post(t, url+"/api/chat", chat(strings.Repeat("word ", 3000), map[string]any{"num_ctx": 16384}, &no))
+	require.Equal(t, http.StatusOK, status, "a server before the truncate field cuts anyway")
+	assert.Equal(t, 2048.0, reply["prompt_eval_count"], "whatever num_ctx says, 2048 are granted")
+}
+
+func TestStandinShow(t *testing.T) {
+	s := llmtest.NewServer(llmtest.ServerConfig{Models: []llmtest.ModelSpec{{Name: "qwen3.5:9b", ContextLength: 40960}, {Name: "nomic-embed-text", Embedding: true}}})
+	url := s.Start()
+	t.Cleanup(s.Close)
+	status, reply := post(t, url+"/api/show", map[string]any{"model": "qwen3.5:9b"})
+	require.Equal(t, http.StatusOK, status)
+	info := reply["model_info"].(map[string]any)
+	assert.Equal(t, "qwen3", info["general.architecture"])
+	assert.Equal(t, 40960.0, info["qwen3.context_length"])
+	status, reply = post(t, url+"/api/show", map[string]any{"model": "nomic-embed-text"})
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, 768.0, reply["model_info"].(map[string]any)["nomic-bert.embedding_length"])
+	status, reply = post(t, url+"/api/show", map[string]any{"model": "missing"})
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Contains(t, reply["error"], "not found")
+}
+
+// TestStandinSlotsAndQueue: Slots requests run, Queue wait, the rest get
+// 503 with Ollama's message.
+func TestStandinSlotsAndQueue(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 10)
+	queued := make(chan int, 10)
+	s := llmtest.NewServer(llmtest.ServerConfig{Slots: 2, Queue: 1, Latency: time.Nanosecond,
+		OnQueue: func(n int) { queued <- n },
+		Sleep: func(ctx context.Context, _ time.Duration) error {
+			entered <- struct{}{}
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}})
+	url := s.Start()
+	t.Cleanup(s.Close)
+
+	var wg sync.WaitGroup
+	statuses := make(chan int, 3)
+	for range 2 {
+		wg.Go(func() {
+			st, _ := post(t, url+"/api/chat", chat("x", nil, nil))
+			statuses <- st
+		})
+	}
+	<-entered
+	<-entered // both slots held
+	wg.Go(func() {
+		st, _ := post(t, url+"/api/chat", chat("x", nil, nil))
+		statuses <- st
+	})
+	assert.Equal(t, 1, <-queued, "the third waits in the queue")
+	assert.Equal(t, 1, s.Stats().Waiting)
+
+	status, reply := post(t, url+"/api/chat", chat("x", nil, nil))
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.Equal(t, llmtest.BusyMessage, reply["error"])
+
+	close(release)
+	wg.Wait()
+	close(statuses)
+	for st := range statuses {
+		assert.Equal(t, http.StatusOK, st)
+	}
+	stats := s.Stats()
+	assert.Equal(t, 4, stats.Requests)
+	assert.Equal(t, 1, stats.Busy)
+	assert.Equal(t, 2, stats.MaxInFlight)
+}
+
+func TestStandinEmbed(t *testing.T) {
+	s := llmtest.NewServer(llmtest.ServerConfig{Models: []llmtest.ModelSpec{{Name: "qwen3.5:9b"}, {Name: "nomic-embed-text", Embedding: true}}})
+	url := s.Start()
+	t.Cleanup(s.Close)
+	status, reply := post(t, url+"/api/embed", map[string]any{"model": "nomic-embed-text", "input": []string{"read the design notes", "read the design files", "bake bread"}})
+	require.Equal(t, http.StatusOK, status)
+	vecs := reply["embeddings"].([]any)
+	require.Len(t, vecs, 3)
+	v := func(i int) []float64 {
+		var out []float64
+		for _, x := range vecs[i].([]any) {
+			out = append(out, x.(float64))
+		}
+		return out
+	}
+	dot := func(a, b []float64) float64 {
+		var s float64
+		for i := range a {
+			s += a[i] * b[i]
+		}
+		return s
+	}
+	assert.Len(t, v(0), 768)
+	assert.InDelta(t, 1, dot(v(0), v(0)), 1e-5, "unit vectors")
+	assert.Greater(t, dot(v(0), v(1)), 0.5, "shared words: similar")
+	assert.Less(t, math.Abs(dot(v(0), v(2))), 0.3, "no shared word: unrelated")
+	assert.Positive(t, reply["prompt_eval_count"])
+
+	status, reply = post(t, url+"/api/embed", map[string]any{"model": "qwen3.5:9b", "input": "x"})
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, reply["error"], "does not support embeddings")
+
+	status, reply = post(t, url+"/v1/embeddings", map[string]any{"model": "nomic-embed-text", "input": "read the design notes"})
+	require.Equal(t, http.StatusOK, status)
+	data := reply["data"].([]any)
+	require.Len(t, data, 1)
+	first := data[0].(map[string]any)["embedding"].([]any)
+	assert.InDelta(t, v(0)[5], first[5].(float64), 1e-6, "both APIs give the same vector")
+}
+
+func TestEmbeddingDeterministic(t *testing.T) {
+	a := llmtest.Embedding("Read the design notes.", 64)
+	b := llmtest.Embedding("read THE design notes", 64)
+	assert.Equal(t, a, b, "case and punctuation do not matter")
+	assert.Len(t, llmtest.Embedding("", 8), 8)
+	assert.Nil(t, llmtest.Embedding("x", 0))
+}
+
+// TestStandinOpenAIFlavors pins each server's answer to a prompt over the
+// window.
+func TestStandinOpenAIFlavors(t *testing.T) {
+	long := strings.Repeat("the workspace holds many files ", 1200)
+	body := map[string]any{"model": "qwen3.5:9b", "messages": []any{map[string]any{"role": "user", "content": long}}, "max_tokens": 100}
+	tests := []struct {
+		flavor string
+		status int
+		want   string
+	}{
+		{"openai", 400, `"code":"context_length_exceeded"`},
+		{"vllm", 400, "This model's maximum context length is 4096 tokens. However, you requested"},
+		{"llamacpp", 400, `exceeds the available context size (4096 tokens)`},
+		{"ollama", 200, `"prompt_tokens":4096`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.flavor, func(t *testing.T) {
+			s := llmtest.NewServer(llmtest.ServerConfig{OpenAIFlavor: tc.flavor})
+			url := s.Start()
+			t.Cleanup(s.Close)
+			b, _ := json.Marshal(body)
+			resp, err := http.Post(url+"/v1/chat/completions", "application/json", bytes.NewReader(b))
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			assert.Equal(t, tc.status, resp.StatusCode)
+			assert.Contains(t, string(raw), tc.want)
+		})
+	}
+}
