@@ -76,13 +76,25 @@ func (f *fakeOllama) serve(w http.ResponseWriter, r *http.Request) {
 	var first struct{ Content string }
 	_ = json.Unmarshal(req.Messages[0], &first)
 	name := agentName(first.Content)
+	// The prompt's tokens, as a server counts them: Ollama reports them in
+	// prompt_eval_count, and the adapter checks them against its estimate.
+	prompt := 0
+	for _, m := range req.Messages {
+		var msg struct{ Content string }
+		_ = json.Unmarshal(m, &msg)
+		prompt += llmtest.CountTokens(msg.Content) + 4
+	}
+	if len(req.Tools) > 0 {
+		tools, _ := json.Marshal(req.Tools)
+		prompt += llmtest.CountTokens(string(tools))
+	}
 	if len(req.Tools) > 0 {
 		// Goal execution: write a file on the first turn, then finish.
 		if len(req.Messages) <= 2 {
-			chat(w, "", `[{"function":{"name":"write_file","arguments":{"path":"`+strings.ToLower(name)+`/notes.md","content":"notes by `+name+`"}}}]`)
+			chat(w, "", `[{"function":{"name":"write_file","arguments":{"path":"`+strings.ToLower(name)+`/notes.md","content":"notes by `+name+`"}}}]`, prompt)
 			return
 		}
-		chat(w, "Wrote my notes.", "")
+		chat(w, "Wrote my notes.", "", prompt)
 		return
 	}
 	f.mu.Lock()
@@ -100,7 +112,7 @@ func (f *fakeOllama) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"error":"server busy"}`)
 		return
 	}
-	chat(w, a.text, "")
+	chat(w, a.text, "", prompt)
 }
 
 // agentName finds the agent's name in "You are NAME." or "You are NAME, ...".
@@ -113,7 +125,7 @@ func agentName(p string) string {
 	return rest[:strings.IndexAny(rest, ".,")]
 }
 
-func chat(w http.ResponseWriter, content, toolCalls string) {
+func chat(w http.ResponseWriter, content, toolCalls string, prompt int) {
 	msg := map[string]any{"role": "assistant", "content": content}
 	reason := "stop"
 	if toolCalls != "" {
@@ -122,7 +134,7 @@ func chat(w http.ResponseWriter, content, toolCalls string) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{
 		"model": "qwen3.5:9b", "created_at": "2026-04-13T12:00:00Z", "message": msg,
-		"done": true, "done_reason": reason, "prompt_eval_count": 812, "eval_count": 64,
+		"done": true, "done_reason": reason, "prompt_eval_count": prompt, "eval_count": 64,
 	})
 }
 
