@@ -70,6 +70,7 @@ type runOptions struct {
 	replace      bool
 	verbose      bool
 	keepAlive    time.Duration
+	contextWin   int // -context-window: Ollama's num_ctx ceiling, an OpenAI-compatible server's window
 	fresh        bool
 	tasks        []string
 	store        string // -store: "" (the -state directory), sqlite:PATH or postgres://...
@@ -112,6 +113,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.hollowTZ, "hollow-tz", "UTC", "time zone of the hollow-agentOS \"YYYY-MM-DD HH:MM\" timestamps")
 	fs.BoolVar(&o.verbose, "v", false, "also log every model call and cycle")
 	fs.DurationVar(&o.keepAlive, "keep-alive", -1, "with Ollama, how long the model stays loaded after a call (negative: forever, as the original)")
+	fs.IntVar(&o.contextWin, "context-window", 0, "the largest context window in tokens: with Ollama, the ceiling of num_ctx (0: the model's length, capped at 32768); with openai, the server's window if you know it (0: learned from its errors)")
 	fs.BoolVar(&o.fresh, "fresh-on-corrupt", false, "move a corrupt agent state or tasks.json aside (timestamped) and start afresh, instead of stopping")
 	fs.Func("task", "assign a task to the first free agent (repeatable)", func(s string) error {
 		if strings.TrimSpace(s) == "" {
@@ -159,6 +161,9 @@ func (o *runOptions) check() error {
 	}
 	if o.cycles < 0 {
 		return errors.New("-cycles must be 0 or more")
+	}
+	if o.contextWin < 0 {
+		return errors.New("-context-window must be 0 (the default) or more tokens")
 	}
 	return nil
 }

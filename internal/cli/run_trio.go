@@ -259,13 +259,13 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 // default).
 func newModel(o *runOptions) (llm.Model, string, error) {
 	if o.provider == "openai" {
-		m, err := openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model})
+		m, err := openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model, ContextWindow: o.contextWin})
 		if err != nil {
 			return nil, "", err
 		}
 		return m, m.BaseURL(), nil
 	}
-	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive})
+	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive, NumCtx: o.contextWin})
 	if err != nil {
 		return nil, "", err
 	}
