@@ -108,17 +108,19 @@
 //     its task queue from a -store spec (DIR, sqlite:PATH, postgres://...).
 //   - [github.com/existence-loop/sdk/internal/pgtest]: throwaway PostgreSQL
 //     servers for tests.
-//   - [github.com/existence-loop/sdk/internal/cyclebench]: a command that
-//     times the durable cycle side by side with the original's.
 //   - [github.com/existence-loop/sdk/existence/toolloop/mcptools/internal/testserver]:
 //     the MCP server the mcptools tests talk to.
 //
 // # Command and examples
 //
-// cmd/existence is the command-line tool (its code is in internal/cli), with
-// the subcommands run (the Cedar/Cipher/Vault trio), swarm (many agents at
-// scale), simulate (simulated days and plots), import (a hollow-agentOS
-// memory into a store), serve (the monitor and the MCP server) and tui (a
-// full-screen terminal view). The examples directory shows embedding one agent in an
-// HTTP service and a custom prompt section with its golden test.
+// cmd/existence is the command-line tool (go install
+// github.com/existence-loop/sdk/cmd/existence@latest; its code is in
+// internal/cli), with the subcommands run (the Cedar/Cipher/Vault trio),
+// swarm (many agents at scale), simulate (simulated days and plots), import
+// (a hollow-agentOS memory into a store), serve (the monitor over a store,
+// for agents that run in other processes), tui (a full-screen terminal view
+// of a running monitor) and version. cmd/cyclebench times the durable cycle
+// side by side with the original's. The examples directory shows embedding
+// one agent in an HTTP service, a custom prompt section with its golden
+// test, a minimal swarm, and the trio as a wrapper of existence run.
 package sdk

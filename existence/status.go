@@ -8,7 +8,6 @@ import (
 
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
-	"github.com/existence-loop/sdk/suffering"
 )
 
 // Status is a snapshot of what an agent is doing and how it is faring: what
@@ -99,32 +98,12 @@ type statusState struct {
 func (a *Agent) Status() Status {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	st := a.state
-	s := Status{
-		ID:                   a.cfg.ID,
-		Name:                 a.name,
-		Load:                 st.Suffering.Load(),
-		Worldview:            st.Identity.Worldview,
-		Inbox:                len(st.Inbox),
-		HostMessages:         len(st.Host),
-		Cycles:               a.cycles,
-		LastCycleAt:          a.status.lastCycleAt,
-		ConsecutiveFallbacks: a.status.fallbacks,
-		LastFallbackCause:    a.status.cause,
-		LastFallbackError:    a.status.causeErr,
-		LastFallbackAt:       a.status.causeAt,
-		Stressors:            []StressorStatus{},
-	}
-	s.Level = suffering.LevelOf(s.Load).String()
-	for _, x := range st.Suffering.BySeverity() {
-		s.Stressors = append(s.Stressors, StressorStatus{Type: x.Type, Description: x.Description, Severity: x.Severity, Onset: x.Onset})
-	}
-	if g := st.Identity.ActiveGoal(); g != nil {
-		s.Goal, s.GoalStarted, s.GoalTask, s.GoalFallback = g.Objective, g.Started, g.TaskID, g.Fallback
-	}
-	if g := st.Identity.LastEnded(); g != nil {
-		s.LastOutcome = string(g.Status) + ": " + g.Outcome
-	}
+	s := StatusOf(a.state)
+	s.ID, s.Name = a.cfg.ID, a.name
+	s.Cycles = a.cycles
+	s.LastCycleAt = a.status.lastCycleAt
+	s.ConsecutiveFallbacks = a.status.fallbacks
+	s.LastFallbackCause, s.LastFallbackError, s.LastFallbackAt = a.status.cause, a.status.causeErr, a.status.causeAt
 	if c := a.status.lastCycle; c != nil {
 		cc := *c
 		s.LastCycle = &cc

@@ -111,9 +111,11 @@ const (
 	// edgeSlack: a server that reports within this many tokens of the
 	// whole window kept exactly a window's worth: it cut the prompt.
 	edgeSlack = 16
-	// minWindow: no server grants a window below this many tokens, so a
-	// smaller count is never a cut, and no learned window goes below it.
-	minWindow = 256
+	// minWindow: no server in use grants a window below this many tokens
+	// (Ollama's smallest default was 2048), so a smaller count is never
+	// taken for a cut, and no learned window goes below it: a false alarm
+	// must not leave an agent a window too small for its prompt.
+	minWindow = 1024
 )
 
 // WindowSteps are the windows [ContextTracker] asks for, smallest first.
@@ -280,7 +282,8 @@ func Reserve(req *Request, reserve, window int) int {
 
 // Observe learns from a reply: reported is the prompt tokens the server
 // counted (0 when it reports none). It reports whether the server cut the
-// prompt. A count under 256 tokens is never a cut (no server grants less).
+// prompt. A count under 1024 tokens is never a cut (no server in use
+// grants less).
 // Otherwise the server cut the prompt when it counted:
 //   - less than 75 % of the estimate (85 % once the estimator has 3
 //     observations);
@@ -363,7 +366,7 @@ func (t *ContextTracker) Refused(p Plan, limit int) {
 	}
 }
 
-// learnLocked lowers the granted window to n tokens (never below 256),
+// learnLocked lowers the granted window to n tokens (never below 1024),
 // and the step in use with it.
 func (t *ContextTracker) learnLocked(n int) {
 	n = max(n, minWindow)

@@ -164,7 +164,7 @@ func TestTrackerObserve(t *testing.T) {
 	t.Run("small counts are never cuts", func(t *testing.T) {
 		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
 		p, _ := tr.Plan("p", "m", prompt(800), 0)
-		assert.False(t, tr.Observe(p, 40), "no server grants under 256 tokens")
+		assert.False(t, tr.Observe(p, 40), "no server grants under 1024 tokens")
 	})
 	t.Run("calibrated: tighter", func(t *testing.T) {
 		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}

@@ -61,12 +61,17 @@ func (m *Monitor) handleAgents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	needle := strings.ToLower(strings.TrimSpace(q.Get("q")))
+	statuses, err := m.src.Statuses(r.Context())
+	if err != nil {
+		m.serverError(w, r, "listing the agents failed", err)
+		return
+	}
 	var all []existence.Status
-	for _, a := range m.cfg.Runner.Agents() {
-		if needle != "" && !strings.Contains(strings.ToLower(a.Name()), needle) && !strings.Contains(a.ID(), needle) {
+	for _, s := range statuses {
+		if needle != "" && !strings.Contains(strings.ToLower(s.Name), needle) && !strings.Contains(s.ID, needle) {
 			continue
 		}
-		all = append(all, a.Status())
+		all = append(all, s)
 	}
 	slices.SortStableFunc(all, func(x, y existence.Status) int {
 		switch sortBy {
@@ -111,21 +116,27 @@ type AgentDetail struct {
 
 func (m *Monitor) handleAgent(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	a := m.cfg.Runner.Agent(id)
-	if a == nil {
-		writeError(w, http.StatusNotFound, "no agent "+quote(id))
+	status, ident, err := m.src.Detail(r.Context(), id)
+	if err != nil {
+		m.sourceError(w, r, "reading the agent failed", err)
 		return
 	}
-	st := a.State()
-	writeJSON(w, http.StatusOK, AgentDetail{Status: a.Status(), Identity: st.Identity, History: m.hist.loads(id), Thoughts: m.hist.agentThoughts(id)})
+	writeJSON(w, http.StatusOK, AgentDetail{Status: status, Identity: ident, History: m.hist.loads(id), Thoughts: m.hist.agentThoughts(id)})
 }
 
 func (m *Monitor) handleThoughts(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string][]Thought{"thoughts": m.hist.recentThoughts()})
 }
 
-func (m *Monitor) handleHealth(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "agents": len(m.cfg.Runner.Agents()), "uptime_seconds": int(m.clock.Now().Sub(m.started).Seconds())})
+func (m *Monitor) handleHealth(w http.ResponseWriter, r *http.Request) {
+	uptime := int(m.clock.Now().Sub(m.started).Seconds())
+	statuses, err := m.src.Statuses(r.Context())
+	if err != nil {
+		m.log.Warn("monitor: listing the agents failed", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "error", "error": "listing the agents failed", "uptime_seconds": uptime})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "agents": len(statuses), "uptime_seconds": uptime})
 }
 
 // MessageRequest is the body of POST /api/messages.
@@ -151,14 +162,8 @@ func (m *Monitor) handleMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf(`"text" is %d characters; an agent reads at most %d`, n, limit))
 		return
 	}
-	for _, id := range req.Agents {
-		if m.cfg.Runner.Agent(id) == nil {
-			writeError(w, http.StatusNotFound, "no agent "+quote(id))
-			return
-		}
-	}
-	if err := m.cfg.Runner.SayAsHost(r.Context(), text, req.Agents...); err != nil {
-		m.serverError(w, r, "the message was delivered but could not be saved, so a restart may lose it", err)
+	if err := m.src.SayAsHost(r.Context(), text, req.Agents...); err != nil {
+		m.sourceError(w, r, "the message was delivered but could not be saved, so a restart may lose it", err)
 		return
 	}
 	to := req.Agents
@@ -220,9 +225,11 @@ func (m *Monitor) handleSubmitTask(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf(`"description" is %d characters; the limit is %d`, n, task.DefaultMaxDescription))
 		return
 	}
-	if req.Agent != "" && m.cfg.Runner.Agent(req.Agent) == nil {
-		writeError(w, http.StatusNotFound, "no agent "+quote(req.Agent))
-		return
+	if req.Agent != "" {
+		if _, _, err := m.src.Detail(r.Context(), req.Agent); err != nil {
+			m.sourceError(w, r, "reading the agent failed", err)
+			return
+		}
 	}
 	t, err := m.cfg.Tasks.Submit(r.Context(), desc, req.Agent)
 	switch {
@@ -302,13 +309,13 @@ func (m *Monitor) handleAnswer(w http.ResponseWriter, r *http.Request) {
 		m.serverError(w, r, "answering the request failed", err)
 		return
 	}
-	delivered := false
-	if a := m.cfg.Runner.Agent(x.Agent); a != nil {
-		if err := requests.Deliver(r.Context(), a, x); err != nil {
-			m.serverError(w, r, "the request was answered but the answer could not be saved in the agent's inbox", err)
-			return
-		}
-		delivered = true
+	delivered := true
+	switch err := m.src.DeliverToInbox(r.Context(), x.Agent, requests.Message(x)); {
+	case errors.Is(err, ErrNoAgent), errors.Is(err, ErrUnsupported):
+		delivered = false // the agent reads the answer with check_request
+	case err != nil:
+		m.serverError(w, r, "the request was answered but the answer could not be saved in the agent's inbox", err)
+		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"request": x, "delivered": delivered})
 }
@@ -361,6 +368,19 @@ func (m *Monitor) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	}
 	writeError(w, status, msg)
 	return false
+}
+
+// sourceError writes a [Source]'s error: 404 for [ErrNoAgent], 501 for
+// [ErrUnsupported] (both with the error's text), else 500 with msg.
+func (m *Monitor) sourceError(w http.ResponseWriter, r *http.Request, msg string, err error) {
+	switch {
+	case errors.Is(err, ErrNoAgent):
+		writeError(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, ErrUnsupported):
+		writeError(w, http.StatusNotImplemented, err.Error())
+	default:
+		m.serverError(w, r, msg, err)
+	}
 }
 
 func (m *Monitor) serverError(w http.ResponseWriter, r *http.Request, msg string, err error) {

@@ -133,11 +133,10 @@ func (t *laneTracker) coalescedTotal() int64 {
 // schedulerView returns the dashboard's scheduler view, or nil when the
 // Runner is no [Scheduler].
 func (m *Monitor) schedulerView() *SchedulerView {
-	s, ok := m.cfg.Runner.(Scheduler)
-	if !ok {
+	if m.sched == nil {
 		return nil
 	}
-	return m.met.lanes.view(s.Stats())
+	return m.met.lanes.view(m.sched.Stats())
 }
 
 var (
@@ -159,8 +158,8 @@ func (c *laneCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *laneCollector) Collect(ch chan<- prometheus.Metric) {
-	s, ok := c.m.cfg.Runner.(Scheduler)
-	if !ok {
+	s := c.m.sched
+	if s == nil {
 		ch <- prometheus.MustNewConstMetric(descCoalesced, prometheus.CounterValue, float64(c.m.met.lanes.coalescedTotal()))
 		return
 	}

@@ -144,8 +144,8 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	types := map[string]float64{}
 	falling := 0.0
-	for _, a := range c.m.cfg.Runner.Agents() {
-		s := a.Status()
+	statuses, _ := c.m.src.Statuses(context.Background()) // on error, the agents are not counted
+	for _, s := range statuses {
 		levels[s.Level]++
 		for _, x := range s.Stressors {
 			types[x.Type]++

@@ -88,10 +88,16 @@ const (
 	MaxPageSize     = 500
 )
 
-// Config configures [New]. Only Runner is required.
+// Config configures [New]. Runner or Source is required, not both.
 type Config struct {
-	// Runner gives the agents: an *existence.Runner, or [Single].
+	// Runner gives the agents of this process: an *existence.Runner, or
+	// [Single]. The monitor reads and reaches them through
+	// [RunnerSource].
 	Runner Runner
+	// Source gives agents that run elsewhere, for example loaded from
+	// their store by a process that runs none (see [Source]). When it is
+	// also a [Scheduler], its lanes are shown.
+	Source Source
 	// Tasks is the task queue to list and assign (optional: without it
 	// the task endpoints answer 404).
 	Tasks Tasks
@@ -133,6 +139,8 @@ type Monitor struct {
 	keepAlive time.Duration
 	log       *slog.Logger
 	mux       *http.ServeMux
+	src       Source    // the agents: cfg.Source, or cfg.Runner adapted
+	sched     Scheduler // the lanes shown, or nil
 	page      *template.Template
 	started   time.Time
 }
@@ -140,11 +148,12 @@ type Monitor struct {
 //go:embed web
 var webFS embed.FS
 
-// New returns a monitor over cfg.Runner. Errors: no Runner; a metrics
-// registration error (for example the same Registry used twice).
+// New returns a monitor over cfg.Runner or cfg.Source. Errors: neither or
+// both of them; a metrics registration error (for example the same
+// Registry used twice).
 func New(cfg Config) (*Monitor, error) {
-	if cfg.Runner == nil {
-		return nil, errors.New("monitor: Config.Runner is required")
+	if (cfg.Runner == nil) == (cfg.Source == nil) {
+		return nil, errors.New("monitor: set one of Config.Runner and Config.Source")
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = existence.SystemClock
@@ -184,6 +193,13 @@ func New(cfg Config) (*Monitor, error) {
 		keepAlive: cfg.KeepAlive,
 		log:       cfg.Logger,
 		started:   cfg.Clock.Now(),
+		src:       cfg.Source,
+	}
+	if cfg.Runner != nil {
+		m.src = RunnerSource(cfg.Runner)
+		m.sched, _ = cfg.Runner.(Scheduler)
+	} else {
+		m.sched, _ = cfg.Source.(Scheduler)
 	}
 	met, err := newMetrics(cfg.Registry, m)
 	if err != nil {

@@ -24,7 +24,8 @@ const (
 // responseScanner finds JSON object candidates in raw model output.
 type responseScanner struct {
 	raw    string
-	budget int // candidates left to try
+	budget int  // candidates left to try
+	slow   bool // always run the schema validator (tests; see fastValid)
 }
 
 func newResponseScanner(raw string) *responseScanner {
@@ -154,16 +155,16 @@ func (s *responseScanner) search(r region) (resp *Response, found bool, err erro
 		var cerr error
 		switch {
 		case sc.closed || sc.mismatch:
-			resp, cerr = decodeCandidate(raw[i:sc.end], i)
+			resp, cerr = decodeCandidate(raw[i:sc.end], i, s.slow)
 		case sc.tooDeep:
 			cerr = &ParseError{Kind: ErrSyntax, Detail: "JSON nested too deeply", Offset: sc.end - 1}
 		case sc.inString:
 			cerr = &ParseError{Kind: ErrSyntax, Detail: "unexpected end of input inside a string", Offset: r.hi}
 		default:
 			if text, ok := repairTruncated(raw[i:r.hi], sc.stack); ok {
-				resp, cerr = decodeCandidate(text, i)
+				resp, cerr = decodeCandidate(text, i, s.slow)
 			} else {
-				_, cerr = decodeCandidate(raw[i:r.hi], i)
+				_, cerr = decodeCandidate(raw[i:r.hi], i, s.slow)
 			}
 		}
 		if cerr == nil && resp != nil {

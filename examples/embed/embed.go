@@ -111,7 +111,7 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 		Domains: []string{"writing", "building"},
 		Model:   base,
 		Store:   store,
-		Prompt: prompt.Solo(prompt.Config{ // one agent: no peers section (issue 15)
+		Prompt: prompt.Solo(prompt.Config{ // one agent: no peers section, no "peers who exist alongside you"
 			World:        world,
 			Goals:        embedGoals,
 			Prohibitions: embedProhibitions,

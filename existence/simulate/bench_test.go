@@ -15,9 +15,9 @@ import (
 // structured-output parsing and validation, suffering and goal
 // bookkeeping. Its configuration is that of
 //
-//	go run ./examples/simulate -agents 10000 -days 1 -seed 1 -slots 8 -driver DRIVER
+//	go run ./cmd/existence simulate -agents 10000 -days 1 -seed 1 -slots 8 -driver DRIVER
 //
-// (the example defaults to 1 slot, the trio's one GPU; with 1 slot
+// (the command defaults to 1 slot, the trio's one GPU; with 1 slot
 // 10,000 agents would get about one cycle each a day). It reports the
 // cycles run and the wall seconds per simulated day; nothing is
 // extrapolated.

@@ -1,0 +1,10 @@
+// Command existence runs and watches existence-loop agents: the trio
+// (run), the scale benchmark (swarm), simulated long runs (simulate), the
+// import of a hollow-agentOS memory (import), a monitor over a store
+// (serve) and a terminal view attached to a monitor (tui).
+//
+//	go install github.com/existence-loop/sdk/cmd/existence@latest
+//	existence help
+//
+// The commands live in the module's internal/cli package.
+package main

@@ -1,0 +1,121 @@
+package sdk_test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/existence-loop/sdk"
+
+// layers orders the module's packages from the contracts at the bottom to
+// the commands at the top, as database/sql/driver sits below database/sql:
+// a package may import packages of its own layer or below, never above.
+// The first matching prefix decides (longest prefixes first).
+var layers = []struct {
+	prefix string
+	layer  int
+}{
+	{"internal/cli", 6},
+	{"internal/storespec", 6},
+	{"cmd/cyclebench", 6},
+	{"cmd/", 6},
+	{"examples/", 6},
+	{"monitor", 5},
+	{"mcpserver", 5},
+	{"existence", 4},
+	{"prompt", 3},
+	{"identity", 2},
+	{"memory", 2},
+	{"llm", 1},
+	{"task", 0},
+	{"lease", 0},
+	{"suffering", 0},
+	{"internal/", 0},
+	{"", 7}, // the root package: documentation only
+}
+
+// layerOf returns the layer of the package at pkg (a path inside the
+// module): the first entry of layers that is pkg itself or, for a prefix
+// ending in "/", a parent of it; a package and its subpackages share a
+// layer.
+func layerOf(pkg string) int {
+	for _, l := range layers {
+		p := strings.TrimSuffix(l.prefix, "/")
+		if pkg == p || (p != "" && strings.HasPrefix(pkg, p+"/")) {
+			return l.layer
+		}
+	}
+	return 7
+}
+
+// TestLayering fails when a package imports one above it: the stores and
+// the model adapters never import the loop, the contracts import nothing of
+// the SDK's above them, and no library imports a command.
+func TestLayering(t *testing.T) {
+	fset := token.NewFileSet()
+	imports := map[string]map[string]bool{} // package dir → SDK imports
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if imports[dir] == nil {
+			imports[dir] = map[string]bool{}
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if rest, ok := strings.CutPrefix(p, module+"/"); ok {
+				imports[dir][rest] = true
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Contains(t, imports, "existence", "the walk found the packages")
+	for dir, deps := range imports {
+		for dep := range deps {
+			assert.LessOrEqual(t, layerOf(dep), layerOf(dir), "%s (layer %d) imports %s (layer %d), a layer above it", dir, layerOf(dir), dep, layerOf(dep))
+		}
+	}
+	for _, dir := range []string{"identity", "identity/filestore", "identity/sqlitestore", "identity/pgstore", "llm", "llm/ollama", "llm/openai"} {
+		for dep := range imports[dir] {
+			assert.False(t, strings.HasPrefix(dep, "existence"), "%s imports %s", dir, dep)
+		}
+	}
+	for _, dir := range []string{"task", "lease"} {
+		for dep := range imports[dir] {
+			assert.True(t, strings.HasPrefix(dep, "internal/"), "the contract package %s imports %s", dir, dep)
+		}
+	}
+}
+
+func TestLayerOf(t *testing.T) {
+	for pkg, want := range map[string]int{
+		"existence": 4, "existence/toolloop": 4, "identity/pgstore": 2, "llm/llmtest": 1,
+		"internal/heap": 0, "internal/cli/tui": 6, "lease": 0, "memory": 2, "prompt/prompttest": 3,
+		"monitor": 5, "cmd/existence": 6, "": 7,
+	} {
+		assert.Equal(t, want, layerOf(pkg), pkg)
+	}
+}
