@@ -29,6 +29,11 @@
 //   - [github.com/existence-loop/sdk/suffering]: stressors, escalation,
 //     load thresholds, assessment from evidence, crisis reset and the
 //     prompt fragment (spec §4).
+//   - [github.com/existence-loop/sdk/memory]: long-term semantic memory —
+//     records, the Store every store implements, exact recall scored by
+//     relevance, recency and importance, pending memories and their
+//     backfill, capacity and consolidation. The llm package's Embedder
+//     embeds them.
 //
 // # Model adapters
 //
@@ -72,7 +77,8 @@
 //     many processes: leases with fencing, a task queue, messages through
 //     LISTEN/NOTIFY.
 //   - [github.com/existence-loop/sdk/identity/storetest]: the conformance
-//     suite every identity.Store passes.
+//     suite every identity.Store passes, and RunMemory, the one every
+//     memory.Store passes.
 //   - [github.com/existence-loop/sdk/identity/hollow]: imports the memory
 //     directories of the Python original, hollow-agentOS.
 //
@@ -119,8 +125,10 @@
 // swarm (many agents at scale), simulate (simulated days and plots), import
 // (a hollow-agentOS memory into a store), serve (the monitor over a store,
 // for agents that run in other processes), tui (a full-screen terminal view
-// of a running monitor) and version. cmd/cyclebench times the durable cycle
-// side by side with the original's. The examples directory shows embedding
+// of a running monitor), memory (stats, recall, reembed and forget over a
+// store's long-term memories) and version. cmd/cyclebench times the durable
+// cycle side by side with the original's; cmd/memorybench prints the
+// figures of long-term memory (insert rate, cache size, recall latency). The examples directory shows embedding
 // one agent in an HTTP service, a custom prompt section with its golden
 // test, a minimal swarm, and the trio as a wrapper of existence run.
 package sdk

@@ -3,9 +3,9 @@
 // cached memories cost (RSS and Go heap, per 10,000), and how long an
 // exact recall over them takes.
 //
-//	go run ./internal/memorybench                      # SQLite in a temp dir, 10,000 memories of 768 dimensions
-//	go run ./internal/memorybench -store DIR -n 100000
-//	go run ./internal/memorybench -store postgres://... -n 10000
+//	go run ./cmd/memorybench                      # SQLite in a temp dir, 10,000 memories of 768 dimensions
+//	go run ./cmd/memorybench -store DIR -n 100000
+//	go run ./cmd/memorybench -store postgres://... -n 10000
 //
 // The store is named as the command-line tools' -store flag: a
 // directory (the file store), sqlite:PATH or postgres://. Vectors are
