@@ -81,6 +81,9 @@ type Options struct {
 	// memories' [memory.Space]); empty means [DefaultEmbedModel],
 	// nomic-embed-text, the original's.
 	EmbedModel string
+	// NoMemories makes [Import] save the states only, leaving the
+	// semantic memories to [ImportMemories].
+	NoMemories bool
 }
 
 // Summary reports what [Read] or [Import] did. Print it with
@@ -235,9 +238,11 @@ func Import(ctx context.Context, dir string, store identity.Store, opts Options)
 	if err != nil {
 		return nil, err
 	}
-	mems, err := ReadMemories(dir, opts)
-	if err != nil {
-		return sum, err
+	var mems []AgentMemories
+	if !opts.NoMemories {
+		if mems, err = ReadMemories(dir, opts); err != nil {
+			return sum, err
+		}
 	}
 	for _, m := range mems {
 		sum.Memories = append(sum.Memories, m.Summary)

@@ -344,6 +344,38 @@ func (r *reader) readLarge(name string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// ImportMemories stores the memories [ReadMemories] read in store, and
+// sets each agent's Summary.Written. It refuses with [ErrExists], before
+// storing anything, when an agent already has memories in the store,
+// unless replace is set; then memories whose id the store has are left as
+// they are (importing twice changes nothing). When store is an
+// [identity.Locker] it holds every agent's lock while it writes, and
+// fails with [identity.ErrLocked] while one of them runs. [Import] does
+// the same after saving the states.
+func ImportMemories(ctx context.Context, store memory.Store, agents []AgentMemories, replace bool) (err error) {
+	if l, ok := store.(identity.Locker); ok {
+		for _, a := range agents {
+			unlock, lerr := l.Lock(a.AgentID)
+			if lerr != nil {
+				return fmt.Errorf("hollow: %w", lerr)
+			}
+			defer func() { err = errors.Join(err, unlock()) }()
+		}
+	}
+	if !replace {
+		for _, a := range agents {
+			c, err := store.CountMemories(ctx, a.AgentID)
+			if err != nil {
+				return fmt.Errorf("hollow: check the memories of %s in the store: %w", a.AgentID, err)
+			}
+			if c.Memories > 0 {
+				return fmt.Errorf("%w: %s has %d memories in the store (replace adds the missing ones)", ErrExists, a.AgentID, c.Memories)
+			}
+		}
+	}
+	return importMemories(ctx, store, agents, true)
+}
+
 // importMemories stores each agent's memories in ms; with replace,
 // memories whose id the store has are left as they are.
 func importMemories(ctx context.Context, ms memory.Store, agents []AgentMemories, replace bool) error {

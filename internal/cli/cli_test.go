@@ -18,7 +18,7 @@ import (
 // summary on stdout and exit 0; no command at all lists them on stderr and
 // exits 2.
 func TestCommandList(t *testing.T) {
-	names := []string{"run", "swarm", "simulate", "import", "serve", "tui", "version", "help"}
+	names := []string{"run", "swarm", "simulate", "import", "memory", "serve", "tui", "version", "help"}
 	require.Len(t, commands, len(names))
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"-help"}, {"help"}, {}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -75,10 +75,14 @@ func TestSharedFlagNames(t *testing.T) {
 		flag     string
 		commands []*command
 	}{
-		{"store", []*command{runCommand, swarmCommand, importCommand, serveCommand}},
+		{"store", []*command{runCommand, swarmCommand, importCommand, memoryCommand, serveCommand}},
 		{"state", []*command{runCommand}},
 		{"heartbeat", []*command{runCommand, swarmCommand, simulateCommand}},
-		{"json", []*command{runCommand, swarmCommand, importCommand, versionCommand}},
+		{"json", []*command{runCommand, swarmCommand, importCommand, memoryCommand, versionCommand}},
+		{"agent", []*command{memoryCommand}},
+		{"embed-url", []*command{runCommand, memoryCommand}},
+		{"embed-model", []*command{runCommand, memoryCommand}},
+		{"embed-provider", []*command{runCommand, memoryCommand}},
 		{"seed", []*command{swarmCommand, simulateCommand}},
 		{"provider", []*command{runCommand}},
 		{"llm-url", []*command{runCommand}},

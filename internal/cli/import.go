@@ -21,19 +21,24 @@ import (
 // importCommand is `existence import`.
 var importCommand = &command{
 	name:    "import",
-	summary: "import a hollow-agentOS memory directory (identity, suffering, goals) into a store",
+	summary: "import a hollow-agentOS memory directory (identity, suffering, goals, semantic memory) into a store",
 	about: `It reads every agent of a hollow-agentOS memory directory (identity/{id}/
 profile.json and suffering.json, goals/{id}/registry.jsonl, identity/
-names.json) with identity/hollow, converts it to the SDK's state, and saves
-it in -store, written as run's -store: a directory, sqlite:PATH or
-postgres://... Then it prints what changed: each agent created or
-replaced, what was imported, and what was cut, clamped or skipped.
+names.json, and the semantic memory in semantic/{id}/: metadata.jsonl,
+embeddings.npy, index.json) with identity/hollow, converts it to the SDK's
+state and long-term memories, and saves both in -store, written as run's
+-store: a directory, sqlite:PATH or postgres://... Then it prints what
+changed: each agent created or replaced, what was imported, and what was
+cut, clamped or skipped, and each agent's memories: lines read, memories
+stored (one per distinct text), with a vector or pending (embedded later
+by a running agent's backfill), repeated, deleted and skipped lines.
 
   {prog} -hollow ~/hollow-agentOS/memory                    into ./trio-state, where run finds it
   {prog} -hollow memory/ -store sqlite:trio.db -dry-run     report only; nothing is written
 
-An agent already in the store is refused (nothing is saved) unless
--replace is given. An agent running in another process holds its lock, so
+An agent already in the store, or whose memories are, is refused
+(nothing is saved) unless -replace is given; with -replace, memories the
+store has are kept as they are and only the missing ones are added. An agent running in another process holds its lock, so
 its import fails rather than being undone by its next save. The
 original's "YYYY-MM-DD HH:MM" timestamps are read in -tz.`,
 	setup: func(fs *flag.FlagSet) action {
@@ -99,6 +104,8 @@ type importReport struct {
 	DryRun bool `json:"dry_run"`
 	// Agents are the agents' states, in agent id order.
 	Agents []importedAgent `json:"agents"`
+	// Memories are the agents' semantic memories, in agent id order.
+	Memories []importedMemories `json:"memories"`
 	// Warnings are about the directory as a whole.
 	Warnings []string `json:"warnings"`
 }
@@ -147,17 +154,38 @@ func runImport(ctx context.Context, o *importOptions, now func() time.Time) (*im
 	if err != nil {
 		return nil, err
 	}
+	mems, err := readMemories(o, now)
+	if err != nil {
+		return nil, err
+	}
 	store, closer, err := openImportStore(ctx, o.store, o.dryRun)
 	if err != nil {
 		return nil, err
 	}
 	defer closer.Close()
-	rep := &importReport{Source: o.hollow, Store: o.store, DryRun: o.dryRun, Agents: []importedAgent{}, Warnings: []string{}}
-	if err := states.apply(ctx, o, store, rep); err != nil {
-		if slices.ContainsFunc(rep.Agents, func(a importedAgent) bool { return a.Action == "refused" }) {
-			return rep, err // the report says which agents, and that nothing was saved
-		}
+	rep := &importReport{Source: o.hollow, Store: o.store, DryRun: o.dryRun, Agents: []importedAgent{}, Memories: []importedMemories{}, Warnings: []string{}}
+	refused, err := states.check(ctx, o, store, rep)
+	if err != nil {
 		return nil, err
+	}
+	mrefused, err := mems.check(ctx, o, store, rep)
+	if err != nil {
+		return nil, err
+	}
+	if refused = append(refused, mrefused...); len(refused) > 0 {
+		slices.Sort(refused)
+		refused = slices.Compact(refused)
+		// the report says which agents, and that nothing was saved
+		return rep, fmt.Errorf("%s already in %s: nothing was imported (-replace overwrites them)", strings.Join(refused, ", "), o.store)
+	}
+	if o.dryRun {
+		return rep, nil
+	}
+	if err := states.save(ctx, store); err != nil {
+		return nil, err
+	}
+	if err := mems.save(ctx, store, rep); err != nil {
+		return rep, err
 	}
 	return rep, nil
 }
@@ -165,6 +193,7 @@ func runImport(ctx context.Context, o *importOptions, now func() time.Time) (*im
 // statesPart is the agents' states (identity, suffering, goals) of a
 // memory directory, as read.
 type statesPart struct {
+	dir    string
 	opts   hollow.Options
 	states []*identity.AgentState
 	sum    *hollow.Summary
@@ -172,18 +201,18 @@ type statesPart struct {
 
 // readStates reads the agents' states of o.hollow.
 func readStates(o *importOptions, now func() time.Time) (*statesPart, error) {
-	opts := hollow.Options{Location: o.loc, Now: now, Replace: o.replace}
+	opts := hollow.Options{Location: o.loc, Now: now, Replace: o.replace, NoMemories: true}
 	states, sum, err := hollow.Read(o.hollow, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &statesPart{opts: opts, states: states, sum: sum}, nil
+	return &statesPart{dir: o.hollow, opts: opts, states: states, sum: sum}, nil
 }
 
-// apply reports for each agent whether it is created, replaced or
-// refused, and saves the states unless o.dryRun or one is refused (then
-// nothing is saved). store is nil when it does not exist yet (a dry run).
-func (p *statesPart) apply(ctx context.Context, o *importOptions, store identity.Store, rep *importReport) error {
+// check reports for each agent whether it is created, replaced or
+// refused, and returns the refused ones. store is nil when it does not
+// exist yet (a dry run).
+func (p *statesPart) check(ctx context.Context, o *importOptions, store identity.Store, rep *importReport) ([]string, error) {
 	rep.Warnings = append(rep.Warnings, p.sum.Warnings...)
 	var refused []string
 	for _, st := range p.states {
@@ -193,7 +222,7 @@ func (p *statesPart) apply(ctx context.Context, o *importOptions, store identity
 			switch {
 			case errors.Is(err, identity.ErrNotFound):
 			case err != nil && !errors.Is(err, identity.ErrCorrupt):
-				return fmt.Errorf("reading %s in the store: %w", a.ID, err)
+				return nil, fmt.Errorf("reading %s in the store: %w", a.ID, err)
 			default:
 				a.Action, a.Previous = "replaced", describeState(prev, err)
 				if !o.replace {
@@ -207,13 +236,15 @@ func (p *statesPart) apply(ctx context.Context, o *importOptions, store identity
 		}
 		rep.Agents = append(rep.Agents, a)
 	}
-	if len(refused) > 0 {
-		return fmt.Errorf("%s already in %s: nothing was imported (-replace overwrites them)", strings.Join(refused, ", "), o.store)
-	}
-	if o.dryRun {
+	return refused, nil
+}
+
+// save saves the states.
+func (p *statesPart) save(ctx context.Context, store identity.Store) error {
+	if len(p.states) == 0 {
 		return nil
 	}
-	_, err := hollow.Import(ctx, o.hollow, store, p.opts)
+	_, err := hollow.Import(ctx, p.dir, store, p.opts)
 	return err
 }
 
@@ -290,6 +321,20 @@ func (r *importReport) print(w io.Writer, asJSON bool) error {
 			fmt.Fprintf(w, "  trimmed: %s\n", t)
 		}
 		for _, x := range a.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", x)
+		}
+	}
+	for _, m := range r.Memories {
+		fmt.Fprintf(w, "memories of %s: %s; %d lines → %d memories (%d with vectors, %d pending); %d repeated, %d deleted, %d skipped",
+			m.ID, m.Action, m.Lines, m.Imported, m.Embedded, m.Pending, m.Repeated, m.Deleted, m.Skipped)
+		if m.Stored > 0 {
+			fmt.Fprintf(w, " (stored: %d)", m.Stored)
+		}
+		if !r.DryRun && m.Action != "refused" {
+			fmt.Fprintf(w, "; %d written", m.Written)
+		}
+		fmt.Fprintln(w)
+		for _, x := range m.Warnings {
 			fmt.Fprintf(w, "  warning: %s\n", x)
 		}
 	}

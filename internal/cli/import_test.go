@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,4 +134,43 @@ func TestImportJSONAndErrors(t *testing.T) {
 			assert.Contains(t, errOut, tt.want)
 		})
 	}
+}
+
+// TestImportMemories: the semantic memory of the real sample is imported
+// with the states, counted line by line; a second import refuses, and
+// -replace adds nothing already there.
+func TestImportMemories(t *testing.T) {
+	src := hollowSample(t)
+	dir := filepath.Join(t.TempDir(), "state")
+	code, out, errOut := runCLI(t, "import", "-hollow", src, "-store", dir, "-json")
+	require.Equal(t, 0, code, errOut)
+	var rep importReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Memories, 1)
+	m := rep.Memories[0]
+	assert.Equal(t, "scout", m.ID)
+	assert.Equal(t, "created", m.Action)
+	assert.Equal(t, 2796, m.Lines, "every line of metadata.jsonl")
+	assert.Equal(t, m.Lines, m.Imported+m.Repeated+m.Deleted+m.Skipped)
+	assert.Equal(t, m.Imported, m.Written)
+	assert.Equal(t, m.Imported, m.Embedded+m.Pending)
+	assert.Equal(t, 75, m.Rows)
+	assert.Equal(t, "nomic-embed-text", m.Model)
+	assert.Equal(t, 768, m.Dim)
+
+	s, err := filestore.Open(dir, filestore.Options{})
+	require.NoError(t, err)
+	c, err := s.CountMemories(context.Background(), "scout")
+	require.NoError(t, err)
+	assert.Equal(t, m.Imported, c.Memories)
+	assert.Equal(t, m.Pending, c.Pending)
+
+	code, out, errOut = runCLI(t, "import", "-hollow", src, "-store", dir)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "memories of scout: refused")
+	assert.Contains(t, errOut, "nothing was imported")
+	code, out, errOut = runCLI(t, "import", "-hollow", src, "-store", dir, "-replace")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, fmt.Sprintf("memories of scout: added; 2796 lines → %d memories", m.Imported))
+	assert.Contains(t, out, "0 written", "memories already stored are kept as they are")
 }

@@ -78,7 +78,9 @@ type runOptions struct {
 	http         string // serve the monitor here
 	httpToken    envToken
 	tui          bool
-	mcp          mcpOptions // -mcp, -mcp-config, -mcp-serve (run_mcp.go)
+	memory       bool         // -memory: long-term memory
+	embed        embedOptions // its embedder
+	mcp          mcpOptions   // -mcp, -mcp-config, -mcp-serve (run_mcp.go)
 
 	// stdin carries host messages, one per line (nil: none).
 	stdin io.Reader
@@ -125,6 +127,8 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.http, "http", "", "serve the monitor (dashboard, API, metrics) on this address, e.g. 127.0.0.1:8080")
 	tokenFlag(fs, &o.httpToken, "bearer token the monitor requires (default $EXISTENCE_TOKEN; empty: none, fit only for loopback)")
 	fs.BoolVar(&o.tui, "tui", false, "full-screen terminal view: agent panes, thoughts stream, input line")
+	fs.BoolVar(&o.memory, "memory", false, "long-term memory: the agents store each step's outcome and each goal's end in the store, recall the 3 most relevant before a goal and in their prompt, and get remember and recall tools (embedded with -embed-model; run ollama pull nomic-embed-text)")
+	o.embed.flags(fs)
 	mcpFlags(fs, &o.mcp)
 }
 
@@ -165,7 +169,7 @@ func (o *runOptions) check() error {
 	if o.contextWin < 0 {
 		return errors.New("-context-window must be 0 (the default) or more tokens")
 	}
-	return nil
+	return o.embed.check()
 }
 
 // parseRunFlags parses the run command's arguments (tests use it). The

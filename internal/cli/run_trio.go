@@ -27,6 +27,7 @@ import (
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/llm/openai"
+	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
 )
 
@@ -143,6 +144,13 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	o.llmURL = url
+	mem, err := openMemory(o, store, log)
+	if err != nil {
+		return err
+	}
+	if mem != nil {
+		defer mem.Close()
+	}
 	mcpOut := stdout
 	if o.mcp.serve {
 		stdout = stderr // stdout carries MCP
@@ -184,19 +192,29 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
+		asm := prompt.New(prompt.Config{
+			World:        world,
+			Situation:    prompt.DefaultSituation + "\n" + m.role,
+			Goals:        trioGoals,
+			Prohibitions: trioProhibitions,
+			Grounding:    "The goal must be grounded in what actually exists in the workspace.",
+		})
+		if mem != nil {
+			// The recalled memories after what the last goal produced;
+			// absent while there are none, so the prompt is otherwise
+			// the same.
+			if err := asm.InsertAfter(prompt.SectionLastOutcome, prompt.Memories()); err != nil {
+				return err
+			}
+		}
 		_, err = runner.Add(ctx, existence.Config{
-			ID:      m.id,
-			Name:    m.name,
-			Traits:  m.traits,
-			Domains: m.domains,
-			Model:   base,
-			Prompt: prompt.New(prompt.Config{
-				World:        world,
-				Situation:    prompt.DefaultSituation + "\n" + m.role,
-				Goals:        trioGoals,
-				Prohibitions: trioProhibitions,
-				Grounding:    "The goal must be grounded in what actually exists in the workspace.",
-			}),
+			ID:                m.id,
+			Name:              m.name,
+			Traits:            m.traits,
+			Domains:           m.domains,
+			Model:             base,
+			Prompt:            asm,
+			Memory:            mem,
 			Executor:          exec,
 			Tasks:             tasks,
 			FreshOnCorrupt:    o.fresh,
@@ -254,6 +272,28 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	return runner.Run(ctx)
 }
 
+// openMemory returns the agents' long-term memory with -memory (nil
+// without): kept in the store (a dry run's overlay reads the stored
+// memories and writes none), embedded with -embed-model.
+func openMemory(o *runOptions, store identity.Store, log *slog.Logger) (*memory.Memory, error) {
+	if !o.memory {
+		return nil, nil
+	}
+	ms, ok := storespec.Memories(store)
+	if ov, isOverlay := store.(*overlay); isOverlay {
+		ms, ok = ov.memories(), true
+	}
+	if !ok {
+		return nil, fmt.Errorf("-memory: the store keeps no memories")
+	}
+	emb, url, err := o.embed.embedder()
+	if err != nil {
+		return nil, fmt.Errorf("-memory: %w", err)
+	}
+	o.embed.url = url
+	return memory.New(memory.Config{Store: ms, Embedder: emb, NoBackfill: o.dryRun, Logger: log})
+}
+
 // newModel builds the provider adapter and returns it with the server URL
 // it resolved (from -llm-url, else the provider's environment variable and
 // default).
@@ -293,6 +333,9 @@ func (p *printer) observe(e existence.Event) {
 	if e.Kind == existence.EventFallback {
 		p.hint(e.Err)
 	}
+	if e.Kind == existence.EventMemoryPending || e.Kind == existence.EventMemoryBackfillFailed {
+		p.hintEmbedder(e)
+	}
 	if p.o.json {
 		if err := p.enc.Encode(e); err != nil {
 			fmt.Fprintln(p.stderr, "trio: writing event:", err)
@@ -300,11 +343,36 @@ func (p *printer) observe(e existence.Event) {
 		return
 	}
 	// Without -v, a failed cycle shows as its fallback line and a failed
-	// goal as its [FAILED] line: one line per failure, not one per attempt.
-	if !p.o.verbose && (e.Kind == existence.EventCycle || e.Kind == existence.EventModelCall) {
+	// goal as its [FAILED] line: one line per failure, not one per attempt;
+	// and a memory shows when it is recalled, merged, evicted or lost,
+	// not each time one is stored or embedded.
+	if !p.o.verbose && (e.Kind == existence.EventCycle || e.Kind == existence.EventModelCall ||
+		e.Kind == existence.EventMemoryStored || e.Kind == existence.EventMemoryPending ||
+		e.Kind == existence.EventMemoryEmbedded || e.Kind == existence.EventMemoryBackfillFailed) {
 		return
 	}
 	fmt.Fprintln(p.stdout, e.String())
+}
+
+// hintEmbedder prints one stderr line when the embedder cannot be reached
+// or lacks the model, saying what to run; the memories are kept as text.
+func (p *printer) hintEmbedder(e existence.Event) {
+	var msg string
+	switch e.Cause {
+	case "unavailable":
+		msg = fmt.Sprintf("cannot reach the embedder at %s — start it (ollama serve)", p.o.embed.url)
+	case "model_not_found":
+		msg = fmt.Sprintf("embedding model %s not found at %s", p.o.embed.model, p.o.embed.url)
+		if p.o.embed.provider == "ollama" {
+			msg += fmt.Sprintf(" — run `ollama pull %s`", p.o.embed.model)
+		}
+	default:
+		return
+	}
+	if !p.hinted["embed"] {
+		p.hinted["embed"] = true
+		fmt.Fprintln(p.stderr, "trio:", msg+"; memories are kept as text and embedded once it answers")
+	}
 }
 
 // hint prints one stderr line per kind of unreachable model, saying what
@@ -395,6 +463,15 @@ func (o *overlay) Load(ctx context.Context, id string) (*identity.AgentState, er
 }
 
 func (o *overlay) Save(ctx context.Context, s *identity.AgentState) error { return o.mem.Save(ctx, s) }
+
+// memories returns the memories a dry run reads: the stored ones, else
+// none. A dry run only previews, and a preview writes no memory.
+func (o *overlay) memories() memory.Store {
+	if ms, ok := o.base.(memory.Store); ok {
+		return ms
+	}
+	return o.mem
+}
 
 func (o *overlay) List(ctx context.Context) ([]string, error) {
 	ids, err := o.mem.List(ctx)

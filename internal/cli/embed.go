@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/ollama"
+	"github.com/existence-loop/sdk/llm/openai"
+)
+
+// embedOptions are the flags that name the embedding model of long-term
+// memory: -embed-provider, -embed-url and -embed-model, the embedding
+// counterparts of -provider, -llm-url and -model.
+type embedOptions struct {
+	provider, url, model string
+}
+
+// flags registers the embedder's flags on fs.
+func (o *embedOptions) flags(fs *flag.FlagSet) {
+	fs.StringVar(&o.provider, "embed-provider", "ollama", "embedding provider: ollama (/api/embed) or openai (any OpenAI-compatible /v1/embeddings)")
+	fs.StringVar(&o.url, "embed-url", "", "embedding server URL (default $OLLAMA_HOST, else http://127.0.0.1:11434; with -embed-provider openai, a base URL ending in /v1, default $OPENAI_BASE_URL)")
+	fs.StringVar(&o.model, "embed-model", ollama.DefaultEmbedModel, "embedding model (run ollama pull nomic-embed-text first); it names the memories' vector space")
+}
+
+// check validates the flags.
+func (o *embedOptions) check() error {
+	switch o.provider {
+	case "ollama":
+	case "openai":
+		if o.url == "" && os.Getenv("OPENAI_BASE_URL") == "" {
+			return errors.New("-embed-provider openai needs -embed-url (a base URL ending in /v1) or $OPENAI_BASE_URL")
+		}
+	default:
+		return fmt.Errorf("-embed-provider %q: want ollama or openai", o.provider)
+	}
+	if o.model == "" {
+		return errors.New("-embed-model must name a model")
+	}
+	return nil
+}
+
+// embedder builds the embedder and returns it with the server URL it
+// resolved. It makes no network call.
+func (o *embedOptions) embedder() (llm.Embedder, string, error) {
+	if o.provider == "openai" {
+		e, err := openai.NewEmbedder(openai.EmbedConfig{BaseURL: o.url, Model: o.model})
+		if err != nil {
+			return nil, "", err
+		}
+		return e, e.BaseURL(), nil
+	}
+	e, err := ollama.NewEmbedder(ollama.EmbedConfig{URL: o.url, Model: o.model})
+	if err != nil {
+		return nil, "", err
+	}
+	return e, e.URL(), nil
+}
