@@ -484,3 +484,23 @@ func TestImportIntoAStoreWithoutMemories(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, strings.Join(sum.Warnings, "\n"), "semantic memory of 1 agents not imported")
 }
+
+func TestImportMemoriesSeparately(t *testing.T) {
+	ctx := context.Background()
+	store := identity.NewMemoryStore()
+	sum, err := hollow.Import(ctx, sample, store, hollow.Options{NoMemories: true})
+	require.NoError(t, err)
+	assert.Empty(t, sum.Memories, "NoMemories: the states only")
+	c, err := store.CountMemories(ctx, "scout")
+	require.NoError(t, err)
+	assert.Zero(t, c.Memories)
+
+	agents, err := hollow.ReadMemories(sample, hollow.Options{})
+	require.NoError(t, err)
+	require.NoError(t, hollow.ImportMemories(ctx, store, agents, false))
+	assert.Equal(t, agents[0].Summary.Imported, agents[0].Summary.Written)
+	require.ErrorIs(t, hollow.ImportMemories(ctx, store, agents, false), hollow.ErrExists)
+	agents[0].Summary.Written = 0
+	require.NoError(t, hollow.ImportMemories(ctx, store, agents, true))
+	assert.Zero(t, agents[0].Summary.Written, "nothing new")
+}
