@@ -48,7 +48,8 @@ type Query struct {
 // Result is one recalled memory and the parts of its score.
 type Result struct {
 	// Memory is the memory, with its access updated by this recall
-	// (unless Peek); without its vector.
+	// (unless Peek); without its vector (Model and Dimensions say it has
+	// one).
 	Memory Record `json:"memory"`
 	// Score is the weighted sum of the normalised parts (Norm): the
 	// ranking. With RelevanceOnly it is the cosine itself.

@@ -28,6 +28,9 @@ type AgentSummary struct {
 	// History is the agent's load over time, oldest first (only with
 	// ?history=1).
 	History []Point `json:"history,omitempty"`
+	// Memories are the agent's long-term memory counts, with
+	// [Config].Memory.
+	Memories *MemoryCounts `json:"memories,omitempty"`
 }
 
 // AgentsPage is the body of GET /api/agents.
@@ -89,7 +92,7 @@ func (m *Monitor) handleAgents(w http.ResponseWriter, r *http.Request) {
 	page := AgentsPage{Total: len(all), Offset: offset, Limit: limit, Agents: []AgentSummary{}}
 	withHistory := q.Get("history") == "1" || q.Get("history") == "true"
 	for _, s := range all[min(offset, len(all)):min(offset+limit, len(all))] {
-		as := AgentSummary{Status: s, Thoughts: m.hist.agentThoughts(s.ID)}
+		as := AgentSummary{Status: s, Thoughts: m.hist.agentThoughts(s.ID), Memories: m.memoryCounts(r, s.ID)}
 		if withHistory {
 			as.History = m.hist.loads(s.ID)
 		}

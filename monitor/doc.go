@@ -18,6 +18,9 @@
 //	GET  /api/agents                 one page of agents (AgentsPage): ?q= (name or id contains), ?sort=load|fallbacks|name,
 //	                                 ?offset=, ?limit= (default 24, at most 500), ?history=1 (load history for the chart)
 //	GET  /api/agents/{id}            one agent's full state (AgentDetail)
+//	GET  /api/agents/{id}/memories   its long-term memories (MemoriesPage, with [Config].Memory): ?q= recalls the
+//	                                 ?k= (default 10) best for q with the parts of their scores, else the k newest;
+//	                                 a read never changes a memory
 //	GET  /api/events                 server-sent events, "event: {kind}" and "data: {json}" with the thoughts-log
 //	                                 "line"; ?agent=id,id and ?kind=kind,kind filter (both repeatable)
 //	GET  /api/thoughts               the last 200 thoughts-log lines of every agent
@@ -33,7 +36,8 @@
 // 10,000 agents: never 10,000 cards. Each card has the agent's name, goal,
 // a suffering bar coloured by level, stressor bars, a chart of its load over
 // time (from a bounded in-memory history, [Config].History samples per
-// agent), its worldview and last thoughts, and a message box. A side panel
+// agent), its worldview and last thoughts, its memory counts (with
+// [Config].Memory), and a message box. A side panel
 // holds the live thoughts stream, the open requests with their age and
 // answer buttons, and the task queue. The header shows each scheduler lane's
 // queued and running cycles and the p50/p99 lateness of its last 256

@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/existence/taskqueue"
+	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/task"
 )
 
@@ -104,6 +105,11 @@ type Config struct {
 	// Requests is the queue of requests to the human (optional: without
 	// it the request endpoints answer 404).
 	Requests Requests
+	// Memory is the agents' long-term memory (optional): with it, GET
+	// /api/agents shows each agent's memory counts and GET
+	// /api/agents/{id}/memories?q= lists or recalls its memories (without,
+	// that endpoint answers 501).
+	Memory *memory.Memory
 	// Token, AllowedHosts: see [AuthConfig].
 	Token        string
 	AllowedHosts []string
@@ -265,6 +271,7 @@ func (m *Monitor) routes() {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.cfg.Gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(m.log.Handler(), slog.LevelWarn)}))
 	mux.HandleFunc("GET /api/agents", m.handleAgents)
 	mux.HandleFunc("GET /api/agents/{id}", m.handleAgent)
+	mux.HandleFunc("GET /api/agents/{id}/memories", m.handleMemories)
 	mux.HandleFunc("GET /api/events", m.handleEvents)
 	mux.HandleFunc("GET /api/thoughts", m.handleThoughts)
 	mux.HandleFunc("POST /api/messages", m.handleMessage)

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"net/http"
+	neturl "net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/monitor"
 )
 
 // embedServer starts a stand-in Ollama serving nomic-embed-text.
@@ -126,4 +129,33 @@ func TestMemoryUsageErrors(t *testing.T) {
 	code, _, errOut := runCLI(t, "memory", "stats", "-store", filepath.Join(t.TempDir(), "none"), "-agent", "scout")
 	assert.Equal(t, ExitError, code)
 	assert.Contains(t, errOut, "no store at")
+}
+
+// TestServeMemories: serve over a store with imported memories shows
+// each agent's counts and recalls with the stand-in embedder.
+func TestServeMemories(t *testing.T) {
+	dir := importedStore(t)
+	url := embedServer(t)
+	code, _, errOut := runCLI(t, "memory", "reembed", "-store", dir, "-agent", "scout", "-embed-url", url)
+	require.Equal(t, 0, code, errOut)
+	base, _ := startServe(t, "-store", dir, "-embed-url", url)
+
+	resp, err := http.Get(base + "/api/agents/scout/memories?k=3&q=" + neturl.QueryEscape("synthesize_capability dynamic_resource_optimizer"))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+	var page monitor.MemoriesPage
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&page))
+	require.NotEmpty(t, page.Memories)
+	assert.Contains(t, page.Memories[0].Text, "synthesize_capability", "ranked by the recall (the stand-in embeds by shared words)")
+	require.NotNil(t, page.Memories[0].Relevance)
+	assert.Equal(t, 1967, page.Stats.Memories)
+
+	resp, err = http.Get(base + "/api/agents")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var agents monitor.AgentsPage
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&agents))
+	require.Len(t, agents.Agents, 1)
+	assert.Equal(t, &monitor.MemoryCounts{Memories: 1967, Embedded: 1967}, agents.Agents[0].Memories)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/monitor"
 )
 
@@ -47,9 +48,9 @@ func (l *lateObservers) observe(e existence.Event) {
 
 // serveMonitor serves the trio's monitor (dashboard, API, metrics) on
 // o.http and prints its address. The returned stop shuts the server down.
-func serveMonitor(o *runOptions, runner *existence.Runner, tasks monitor.Tasks, reqs *requests.Queue, late *lateObservers, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
+func serveMonitor(o *runOptions, runner *existence.Runner, tasks monitor.Tasks, reqs *requests.Queue, mem *memory.Memory, late *lateObservers, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
 	tok := o.httpToken.String()
-	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Token: tok, Logger: log})
+	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Memory: mem, Token: tok, Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -251,7 +251,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		defer stop()
 	}
 	if o.http != "" {
-		stop, err := serveMonitor(o, runner, tasks, reqs, &late, log, stderr)
+		stop, err := serveMonitor(o, runner, tasks, reqs, mem, &late, log, stderr)
 		if err != nil {
 			return err
 		}

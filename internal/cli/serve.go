@@ -13,6 +13,7 @@ import (
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/storespec"
+	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/monitor"
 )
 
@@ -58,6 +59,9 @@ type serveOptions struct {
 	refresh time.Duration
 	kind    string
 
+	// embed names the embedder of the memory endpoint's recalls.
+	embed embedOptions
+
 	// ready, when set, is called with the monitor's URL once it serves
 	// (tests).
 	ready func(url string)
@@ -69,6 +73,7 @@ func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.http, "http", "127.0.0.1:8080", "serve the monitor on this address")
 	tokenFlag(fs, &o.token, "bearer token the monitor requires (default $EXISTENCE_TOKEN; empty: none, fit only for loopback)")
 	fs.DurationVar(&o.refresh, "refresh", 2*time.Second, "how often every agent's state is loaded from the store")
+	o.embed.flags(fs)
 }
 
 // check validates the parsed flags.
@@ -84,7 +89,7 @@ func (o *serveOptions) check() error {
 	if _, _, err := net.SplitHostPort(o.http); err != nil {
 		return fmt.Errorf("-http %q: %w", o.http, err)
 	}
-	return nil
+	return o.embed.check()
 }
 
 // serve serves the monitor over the store until ctx ends.
@@ -115,7 +120,20 @@ func serve(ctx context.Context, o *serveOptions, e *env) error {
 	if w := authWarning(o.http, tok); w != "" {
 		fmt.Fprintf(e.stderr, "%s: %s\n", e.prog, w)
 	}
-	mon, err := monitor.New(monitor.Config{Source: src, Tasks: tasks, Requests: reqs, Token: tok, Logger: log})
+	// The agents' long-term memories, read from the store: the memory
+	// endpoint recalls with -embed-model (peeking: it never writes).
+	var mem *memory.Memory
+	if ms, ok := storespec.Memories(store); ok {
+		emb, _, err := o.embed.embedder()
+		if err != nil {
+			return err
+		}
+		if mem, err = memory.New(memory.Config{Store: ms, Embedder: emb, NoBackfill: true, Logger: log}); err != nil {
+			return err
+		}
+		defer mem.Close()
+	}
+	mon, err := monitor.New(monitor.Config{Source: src, Tasks: tasks, Requests: reqs, Memory: mem, Token: tok, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -115,6 +115,10 @@
     const th = el("ul", { class: "thoughts" });
     for (const t of (a.thoughts || []).slice(-4)) th.append(el("li", {}, t.line));
     b.append(th);
+    if (a.memories) {
+      b.append(el("div", { class: "meta memories" }, "📚 " + a.memories.memories + " memories" +
+        (a.memories.pending > 0 ? " (" + a.memories.pending + " waiting for an embedding)" : "")));
+    }
     b.append(el("div", { class: "meta" }, "cycles " + a.cycles + (a.lease ? " · lease " + a.lease.owner : "") + (a.stopped ? " · STOPPED: " + a.stopped : "")));
     c.body.replaceWith(b);
     c.body = b;
