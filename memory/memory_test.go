@@ -549,3 +549,16 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		require.Error(t, err, "%+v", cfg)
 	}
 }
+
+func TestDot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 7, 15, 16, 17, 31, 768, 1000} {
+		a, b := make([]float32, n), make([]float32, n+3) // b longer: the common length counts
+		var want float64
+		for i := range a {
+			a[i], b[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+			want += float64(a[i]) * float64(b[i])
+		}
+		assert.InDelta(t, want, float64(memory.Dot(a, b)), 1e-3*max(1, math.Abs(want)), "n=%d", n)
+	}
+}
