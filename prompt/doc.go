@@ -99,8 +99,10 @@
 // "reasoning", null optional fields and entries missing a secondary field
 // are tolerated) and validates it. A failure is a [*ParseError] classified
 // as [ErrTooLarge], [ErrNoJSON], [ErrSyntax], [ErrSchema] (with the JSON
-// Pointer of the bad field) or [ErrEmptyGoal]. It never panics and refuses
-// input over [MaxResponseBytes].
+// Pointer of the bad field), [ErrEmptyGoal] or [ErrDuplicateKey] (a key
+// named twice anywhere in the reply: it is refused as a whole, so that no
+// reading of an ambiguous reply becomes a goal). It never panics and
+// refuses input over [MaxResponseBytes].
 //
 // # Unit-testing your prompt
 //
