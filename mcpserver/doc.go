@@ -24,8 +24,9 @@
 //     reject_request {id, text}, answer_request {id, answer}: the agents'
 //     requests to their human ([Requests]).
 //
-// Failures (an unknown agent, a missing queue, a blank message) come back as
-// tool errors with a message that says what to do. Each agent's state
+// Failures (an unknown agent, a missing queue, a blank message, arguments
+// that name a key twice) come back as tool errors with a message that says
+// what to do. Each agent's state
 // document is also a resource, existence://agents/{id}/state
 // (application/json), listed and available through a resource template.
 //

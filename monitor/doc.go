@@ -53,7 +53,9 @@
 //     CSRF token in X-CSRF-Token (the page sends it; other origins cannot
 //     read it);
 //   - JSON bodies only (415 otherwise), at most [Config].MaxBody bytes (413),
-//     unknown fields and trailing data refused (400).
+//     decoded with encoding/json/v2 semantics: field names match exactly,
+//     and unknown fields, a key named twice ({"text": "a", "text": "b"})
+//     and trailing data are refused (400).
 //
 // # Metrics
 //

@@ -772,6 +772,24 @@ func TestExecuteHandWrittenTool(t *testing.T) {
 	assert.JSONEq(t, `{"type":"object","properties":{}}`, string(req[0].Tools[1].Parameters), "a nil schema is an open object")
 }
 
+// TestExecuteRefusesDuplicateArguments: a tool call whose arguments name a
+// key twice fails before any tool runs, whatever the tool (one written by
+// hand, an MCP server's): the model reads the error and may try again.
+func TestExecuteRefusesDuplicateArguments(t *testing.T) {
+	fake := llmtest.NewFake(
+		tools(call("a", "free", `{"path": "notes.md", "path": "../state/analyst.json"}`), call("b", "free", `{"path": "notes.md"}`)),
+		final("ok"),
+	)
+	e, err := toolloop.New(toolloop.Config{Model: fake, Tools: []toolloop.Tool{rawTool{name: "free"}}})
+	require.NoError(t, err)
+	_, err = e.Execute(context.Background(), assignment(nil))
+	require.NoError(t, err)
+	res := toolResults(fake.Requests()[1])
+	require.Len(t, res, 2)
+	assert.Equal(t, `Error: invalid arguments: /: duplicate key "path" at /path; send each argument once`, res[0].Content)
+	assert.Equal(t, `got {"path": "notes.md"}`, res[1].Content)
+}
+
 func TestNewErrors(t *testing.T) {
 	fake := llmtest.NewFake()
 	echo := toolloop.NewTool("echo", "", func(context.Context, echoArgs) (string, error) { return "", nil })
