@@ -47,9 +47,11 @@ const MaxNewStressors = 2
 type Config struct {
 	// ID is the agent id (see [identity.ValidateID]), e.g. "scout".
 	ID string
-	// Name is the display name, e.g. "Cedar". It seeds a new identity; a
-	// stored identity keeps its own name (Name is used only when the
-	// stored one is empty).
+	// Name is the display name, e.g. "Cedar": 1–64 characters of
+	// letters, digits, single spaces and - _ . ' ’ ([identity.ValidateName];
+	// other agents read it inside the prompt's markers). It seeds a new
+	// identity; a stored identity keeps its own name (Name is used only
+	// when the stored one is empty).
 	Name string
 	// Traits (e.g. "curious") and Domains (areas of work, e.g. "writing")
 	// seed a new identity; a stored identity keeps its own. The identity's
@@ -216,6 +218,8 @@ type run struct {
 // it takes the agent's lock; call [Agent.Close] to release it.
 //
 // Errors: a missing ID, Name or Model; [identity.ErrInvalidID];
+// [identity.ErrInvalidName] (a Name with a line break, a bracket, a
+// control character, more than 64 characters, ...);
 // [identity.ErrLocked] when another process runs the agent; a load error
 // such as [identity.ErrCorrupt] (unless FreshOnCorrupt).
 func New(ctx context.Context, cfg Config) (*Agent, error) {
@@ -224,6 +228,9 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	if err := identity.ValidateID(cfg.ID); err != nil {
 		return nil, err
+	}
+	if err := identity.ValidateName(cfg.Name); err != nil {
+		return nil, fmt.Errorf("existence: Config.Name: %w", err)
 	}
 	if cfg.Model == nil {
 		return nil, errors.New("existence: Config.Model is required")

@@ -934,3 +934,27 @@ func TestExecuteCaller(t *testing.T) {
 	_, err = whoami.Call(context.Background(), json.RawMessage(`{"text":""}`))
 	assert.EqualError(t, err, "no caller")
 }
+
+// TestExecuteCleansWhatTheModelReads: a tool result (a file another agent
+// wrote), the goal and the task reach the model without control or bidi
+// characters.
+func TestExecuteCleansWhatTheModelReads(t *testing.T) {
+	const evil = "line\x00one\x07 \u202Etxt.exe\u202C \u2066x\u2069\x1b[2J"
+	reader := toolloop.NewTool("read", "read a file", func(context.Context, struct{}) (string, error) { return evil, nil })
+	fake := llmtest.NewFake(tools(call("a", "read", `{}`)), final("ok"))
+	e, err := toolloop.New(toolloop.Config{Model: fake, Tools: []toolloop.Tool{reader}})
+	require.NoError(t, err)
+	a := assignment(nil)
+	a.Goal.Objective = "read the notes " + evil
+	a.Task = &prompt.Task{ID: "t1", Description: "task " + evil}
+	_, err = e.Execute(context.Background(), a)
+	require.NoError(t, err)
+	for _, req := range fake.Requests() {
+		for _, m := range req.Messages {
+			assert.Equal(t, prompt.Clean(m.Content), m.Content, "%s message: %q", m.Role, m.Content)
+		}
+	}
+	res := toolResults(fake.Requests()[1])
+	require.Len(t, res, 1)
+	assert.Equal(t, "lineone txt.exe x[2J", res[0].Content)
+}
