@@ -31,15 +31,17 @@ const (
 // HTTPConfig configures [Server.Handler].
 type HTTPConfig struct {
 	// Auth, when set, is the monitor's checks (allowed hosts, bearer
-	// token; see [monitor.Auth]) to share with a
-	// monitor served by the same process; Token and AllowedHosts are then
-	// ignored.
+	// token; see [monitor.Auth]) to share with a monitor served by the
+	// same process; Token, Addr and AllowedHosts are then ignored.
 	Auth *monitor.Auth
 	// Token is the bearer token every request must carry
 	// ("Authorization: Bearer TOKEN"); required unless Auth is set.
 	Token string
+	// Addr is the address the handler is served on ("0.0.0.0:8081"): its
+	// host passes the Host check (see monitor.AuthConfig.Addr).
+	Addr string
 	// AllowedHosts are the host names a request's Host header may name
-	// beyond localhost and the loopback addresses (see
+	// beyond localhost, the loopback addresses and Addr (see
 	// monitor.AuthConfig).
 	AllowedHosts []string
 	// IdleTimeout closes a session that has received no request for this
@@ -93,7 +95,7 @@ func (s *Server) Handler(cfg HTTPConfig) (http.Handler, error) {
 		if cfg.Token == "" {
 			return nil, ErrNoToken
 		}
-		auth = monitor.NewAuth(monitor.AuthConfig{Token: cfg.Token, AllowedHosts: cfg.AllowedHosts})
+		auth = monitor.NewAuth(monitor.AuthConfig{Token: cfg.Token, Addr: cfg.Addr, AllowedHosts: cfg.AllowedHosts})
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, cfg.streamableOptions(s))
 	var next http.Handler = h
