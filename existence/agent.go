@@ -30,6 +30,13 @@ const (
 	DefaultCycleTimeout = 10 * time.Minute
 	// DefaultGoalTimeout bounds the pursuit of one goal.
 	DefaultGoalTimeout = 30 * time.Minute
+	// SaveTimeout bounds each save the agent makes on its own account:
+	// the bookkeeping of a tick (a goal ended, a stressor changed), the
+	// end of a cycle and the final save when [Agent.Run], [Runner.Run] or
+	// [Agent.Close] stop it. Such a save keeps its context's values but not
+	// its cancellation, so that a shutdown, or a host message preempting a
+	// cycle, never makes it fail: a clean exit saves and logs no error.
+	SaveTimeout = 10 * time.Second
 )
 
 // The spec §6 fallback goal, substituted as if the model had answered when
@@ -545,6 +552,13 @@ func (a *Agent) release() error {
 	u := a.unlockStore
 	a.unlockStore = nil
 	return u()
+}
+
+// saveContext returns the context of a save the agent makes on its own
+// account: ctx's values without its cancellation, bounded by SaveTimeout
+// from now. Create it right before the save.
+func saveContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), SaveTimeout)
 }
 
 // saveLocked persists the state; a.mu must be held.
