@@ -115,10 +115,22 @@ type Config struct {
 	// (toolloop records the goal ABANDONED); default 30 minutes. Goals take
 	// 15–60 s in practice (spec §1).
 	GoalTimeout time.Duration
-	// MaxGoalHeartbeats abandons a goal still being pursued after this
-	// many heartbeats (ticks), stall rule [StallGoalSpan]; 0 means
-	// [DefaultMaxGoalHeartbeats] (8, as in the original), negative
-	// disables the rule.
+	// MaxGoalDuration abandons a goal still being pursued this long after
+	// its executor started, measured on Clock: stall rule
+	// [StallGoalSpan], checked at every tick, so the goal ends at the
+	// first heartbeat past the limit. 0 means [DefaultMaxGoalDuration]
+	// (2 minutes), negative disables the rule. Stated in time, the rule
+	// does not depend on Heartbeat: a 300 ms heartbeat abandons no more
+	// goals than the default 6 s.
+	MaxGoalDuration time.Duration
+	// MaxGoalHeartbeats is the goal-span rule counted in heartbeats, as
+	// the SDK first had it.
+	//
+	// Deprecated: counting heartbeats made the heartbeat setting decide
+	// what a stall is (with a 300 ms heartbeat every goal longer than
+	// 2.4 s was abandoned). Use MaxGoalDuration. While MaxGoalDuration is
+	// 0, a positive MaxGoalHeartbeats still sets the limit to
+	// MaxGoalHeartbeats × Heartbeat, and a negative one disables the rule.
 	MaxGoalHeartbeats int
 	// MaxCycles stops [Agent.Run] after this many existence cycles (and
 	// their goals); 0 means run until the context ends.
@@ -192,7 +204,6 @@ type Agent struct {
 	state    *identity.AgentState
 	running  *run   // the executing goal, or nil
 	cut      []*run // executors cancelled but maybe still returning (see cutLocked)
-	stall    stallState
 	cycles   int
 	hostSeen int     // host messages already pending when the goal was chosen
 	pending  []Event // events queued under mu, emitted by unlock
@@ -212,11 +223,12 @@ type Agent struct {
 
 // run is one goal being executed.
 type run struct {
-	goalID string
-	cancel context.CancelFunc
-	done   chan struct{} // closed when the executor returned
-	out    Outcome
-	err    error
+	goalID  string
+	started time.Time // by the agent's clock, when its executor started
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when the executor returned
+	out     Outcome
+	err     error
 }
 
 // New loads the agent's state from cfg.Store (or creates a new identity when

@@ -26,7 +26,9 @@ const InterruptedByHost = "interrupted by a host message"
 //  1. record the outcome of a goal whose executor has returned;
 //  2. escalate suffering by the real time elapsed and assess it from
 //     observable goal outcomes (every tick, whatever else happens);
-//  3. a pending host message interrupts the goal being pursued;
+//  3. a pending host message interrupts the goal being pursued, and a goal
+//     pursued longer than MaxGoalDuration is abandoned (stall rule
+//     [StallGoalSpan]);
 //  4. if there is no active goal, run one existence cycle: assemble the
 //     prompt, call the model (bounded by CycleTimeout), parse and validate
 //     the reply, apply it (spec §3), set the goal, persist, and start the
@@ -233,7 +235,7 @@ func GoalEvidence(id *identity.Identity) suffering.Evidence {
 // startLocked starts the executor on g in its own goroutine.
 func (a *Agent) startLocked(g identity.Goal) {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.GoalTimeout)
-	r := &run{goalID: g.ID, cancel: cancel, done: make(chan struct{})}
+	r := &run{goalID: g.ID, started: a.cfg.Clock.Now(), cancel: cancel, done: make(chan struct{})}
 	a.running = r
 	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.name, Goal: g, Model: a.execModel, Report: a.emit}
 	if g.TaskID != "" {
