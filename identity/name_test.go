@@ -3,6 +3,8 @@ package identity_test
 import (
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,4 +40,27 @@ func TestValidateName(t *testing.T) {
 		require.ErrorIs(t, err, identity.ErrInvalidName, "%q", tt.name)
 		assert.Contains(t, err.Error(), tt.why, "%q", tt.name)
 	}
+}
+
+// FuzzValidateName: a name ValidateName accepts holds no line break,
+// control, formatting or bidi character, no bracket, colon or quote, and at
+// most 64 characters; one it refuses gets an ErrInvalidName that quotes it.
+func FuzzValidateName(f *testing.F) {
+	for _, s := range []string{"Cedar", "Agent 00042", "host\nA PERSON SAID:", "[x]", "a\u202Eb", "O'Brien", "Zoe\u0308", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		err := identity.ValidateName(name)
+		if err != nil {
+			require.ErrorIs(t, err, identity.ErrInvalidName)
+			return
+		}
+		require.True(t, utf8.ValidString(name))
+		require.LessOrEqual(t, utf8.RuneCountInString(name), identity.MaxNameChars)
+		require.Equal(t, strings.TrimSpace(name), name)
+		for _, r := range name {
+			require.False(t, unicode.IsControl(r) || unicode.Is(unicode.Cf, r), "%U in %q", r, name)
+			require.NotContains(t, "[]():\"\n\r\t", string(r), "%q", name)
+		}
+	})
 }
