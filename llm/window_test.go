@@ -241,7 +241,14 @@ func TestTrackerPlateau(t *testing.T) {
 	t.Run("round window", func(t *testing.T) {
 		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
 		p, _ := tr.Plan("p", "m", prompt(9200), 0) // 2304 tokens
-		assert.True(t, tr.Observe(p, 2048), "2048 of 2304: a window's worth")
+		assert.False(t, tr.Observe(p, 2048), "uncalibrated, 2048 of 2304 may be the tokenizer")
+		tr = &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		for range 3 {
+			p, _ := tr.Plan("p", "m", prompt(6000), 0)
+			require.False(t, tr.Observe(p, 1504))
+		}
+		p, _ = tr.Plan("p", "m", prompt(9200), 0) // 2304 tokens, calibrated
+		assert.True(t, tr.Observe(p, 2048), "calibrated, 2048 of 2304 is a window's worth")
 		assert.Equal(t, 2048, tr.Window())
 	})
 	t.Run("same count, larger prompt", func(t *testing.T) {
