@@ -40,6 +40,15 @@ func (e *OverlapError) Error() string {
 // Is reports whether target is [ErrOverlap].
 func (e *OverlapError) Is(target error) bool { return target == ErrOverlap }
 
+// StateInWorkspace reports whether the state directory is the workspace or
+// inside it, so that an agent's file tools reach the state's files. The
+// other overlap, a workspace inside the state directory, leaves the
+// state's own files out of an agent's reach; a directory store still
+// refuses it (it owns its whole directory), a SQLite file need not.
+func (e *OverlapError) StateInWorkspace() bool {
+	return within(e.ResolvedState, e.ResolvedWorkspace)
+}
+
 // CheckApart reports whether the workspace directory dir and the state
 // directory state are apart: not the same directory, and neither inside
 // the other. Agents write any file of their workspace (write_file,

@@ -94,18 +94,29 @@ func StateDir(spec string) (dir string, ok bool, err error) {
 }
 
 // CheckWorkspace refuses a workspace directory that overlaps the state
-// spec names: the same directory as its [StateDir], or one inside the
-// other, after symbolic links are resolved (workspace.CheckApart). Agents
-// write any file of their workspace, so an overlap would let one agent
-// rewrite another's saved state. A postgres:// spec needs no check.
-// Errors: [ErrSpec]; an error matching workspace.ErrOverlap, which names
-// both paths.
+// spec names, after symbolic links are resolved (workspace.CheckApart):
+// for a directory store, the same directory or one inside the other; for
+// a SQLite file, a database directory that is the workspace or inside it
+// (the file, its WAL and its journal would be in the agents' reach; a
+// workspace beside the database file, as ./trio-workspace beside
+// ./trio.db, is fine). Agents write any file of their workspace, so an
+// overlap would let one agent rewrite another's saved state. A
+// postgres:// spec needs no check. Errors: [ErrSpec]; an error matching
+// workspace.ErrOverlap, which names both paths.
 func CheckWorkspace(spec, workspaceDir string) error {
+	kind, err := Kind(spec)
+	if err != nil {
+		return err
+	}
 	dir, ok, err := StateDir(spec)
 	if err != nil || !ok {
 		return err
 	}
-	return workspace.CheckApart(workspaceDir, dir)
+	err = workspace.CheckApart(workspaceDir, dir)
+	if oe, isOverlap := errors.AsType[*workspace.OverlapError](err); isOverlap && kind == "sqlite" && !oe.StateInWorkspace() {
+		return nil
+	}
+	return err
 }
 
 // Open opens the store and the task queue spec names, and returns them

@@ -99,6 +99,9 @@ func TestCheckWorkspace(t *testing.T) {
 		{"sqlite:ws/agents.db", "ws", true},
 		{"sqlite:" + filepath.Join(root, "ws", "st", "agents.db"), "ws", true},
 		{"sqlite:x/agents.db", "ws", false},
+		{"sqlite:agents.db", "ws", false},       // a workspace beside the database file: out of the agents' reach
+		{"sqlite:agents.db", ".", true},         // the database in the workspace
+		{"sqlite:ws/agents.db", "ws/st", false}, // the workspace below the database's directory
 		{"x", "ws", false},
 		{"postgres://u@127.0.0.1/db", "ws", false},
 	}
