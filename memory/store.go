@@ -71,7 +71,9 @@ type Counts struct {
 
 // SpaceCount is how many memories have a vector of one space.
 type SpaceCount struct {
+	// Space is the embedding space.
 	Space
+	// Count is how many memories have a vector in it.
 	Count int `json:"count"`
 }
 

@@ -34,16 +34,23 @@ func (m *Monitor) memoryCounts(r *http.Request, id string) *MemoryCounts {
 	return &MemoryCounts{Memories: c.Memories, Embedded: c.Memories - c.Pending, Pending: c.Pending}
 }
 
-// MemoryView is one memory in GET /api/agents/{id}/memories.
+// MemoryView is one memory in GET /api/agents/{id}/memories: the fields
+// of a memory.Record but its vector (see there: ids, text, kind,
+// importance 0–1, the important mark, UTC times, the access count).
 type MemoryView struct {
-	ID          string      `json:"id"`
-	Text        string      `json:"text"`
-	Kind        memory.Kind `json:"kind"`
-	Importance  float64     `json:"importance"`
-	Important   bool        `json:"important,omitempty"`
-	Created     time.Time   `json:"created"`
-	LastAccess  time.Time   `json:"last_access"`
-	AccessCount int         `json:"access_count"`
+	// ID, Text and Kind are the memory's id, text and kind.
+	ID   string      `json:"id"`
+	Text string      `json:"text"`
+	Kind memory.Kind `json:"kind"`
+	// Importance (0–1) and Important are the memory's importance and
+	// mark.
+	Importance float64 `json:"importance"`
+	Important  bool    `json:"important,omitempty"`
+	// Created, LastAccess and AccessCount are when it was stored, when
+	// it was last recalled or stored again, and how many times.
+	Created     time.Time `json:"created"`
+	LastAccess  time.Time `json:"last_access"`
+	AccessCount int       `json:"access_count"`
 	// Pending reports a memory without a vector yet.
 	Pending bool `json:"pending,omitempty"`
 	// Score, Relevance (the cosine, -1–1), Recency (0–1) and Importance
@@ -55,6 +62,7 @@ type MemoryView struct {
 
 // MemoriesPage is the body of GET /api/agents/{id}/memories.
 type MemoriesPage struct {
+	// Agent is the agent's id.
 	Agent string `json:"agent"`
 	// Stats are the agent's counts and embedding space.
 	Stats memory.Stats `json:"stats"`

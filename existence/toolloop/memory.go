@@ -120,14 +120,22 @@ func (r *run) rememberOutcome(ctx context.Context, out existence.Outcome) {
 
 // RememberArgs are the remember tool's arguments.
 type RememberArgs struct {
-	Text      string `json:"text" jsonschema_description:"What to remember: a fact, a lesson, a mistake to avoid, in one or two sentences."`
-	Important bool   `json:"important,omitempty" jsonschema_description:"True for something that must never be forgotten."`
+	// Text is what to remember, stored as an observation (at most
+	// memory.MaxTextChars characters).
+	Text string `json:"text" jsonschema_description:"What to remember: a fact, a lesson, a mistake to avoid, in one or two sentences."`
+	// Important marks the memory important (importance 0.9, never
+	// evicted).
+	Important bool `json:"important,omitempty" jsonschema_description:"True for something that must never be forgotten."`
 }
 
 // RecallArgs are the recall tool's arguments.
 type RecallArgs struct {
+	// Query is what to recall: it is embedded and compared with the
+	// agent's memories.
 	Query string `json:"query" jsonschema_description:"What you want to remember: a question or a topic."`
-	K     int    `json:"k,omitempty" jsonschema_description:"How many memories, 1-10 (default 3)."`
+	// K is how many memories to return, 1–10 (0: [DefaultRecallK]; more
+	// than 10: 10).
+	K int `json:"k,omitempty" jsonschema_description:"How many memories, 1-10 (default 3)."`
 }
 
 // errNoMemory: a memory tool was called outside a run with a memory.
