@@ -1,9 +1,11 @@
 package hollow
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -569,6 +571,29 @@ func (r *reader) readFile(name string) ([]byte, error) {
 	}
 	if data == nil {
 		data = []byte{}
+	}
+	return data, nil
+}
+
+// readGzip reads the gzipped file name with the checks of readFile, and
+// returns its decompressed content, at most MaxFileSize bytes (a larger
+// one is malformed); nil, nil when the file does not exist.
+func (r *reader) readGzip(name string) ([]byte, error) {
+	f, err := r.open(name)
+	if err != nil || f == nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, r.fileErr(name, fmt.Errorf("%w: %w", ErrMalformed, err))
+	}
+	data, err := io.ReadAll(io.LimitReader(zr, MaxFileSize+1))
+	switch {
+	case err != nil:
+		return nil, r.fileErr(name, fmt.Errorf("%w: %w", ErrMalformed, err))
+	case int64(len(data)) > MaxFileSize:
+		return nil, r.fileErr(name, fmt.Errorf("%w: more than %d bytes once decompressed", ErrMalformed, MaxFileSize))
 	}
 	return data, nil
 }

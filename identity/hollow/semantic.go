@@ -123,6 +123,10 @@ type semanticLine struct {
 // memory, raising its access count (and giving it a vector if it had
 // none). Every case is counted in the agent's [MemorySummary].
 //
+// An archived directory may hold metadata.jsonl gzipped, as
+// metadata.jsonl.gz; it is read when metadata.jsonl is absent, within the
+// same size limit once decompressed.
+//
 // An agent without metadata.jsonl has no memories; embeddings.npy and
 // index.json may be missing (everything is pending). Errors: a
 // [*FileError] wrapping [ErrMalformed] for an index.json that is not an
@@ -163,7 +167,12 @@ func (r *reader) memories(id string) (AgentMemories, bool, error) {
 	am := AgentMemories{AgentID: id, Summary: MemorySummary{AgentID: id}}
 	sum := &am.Summary
 	var n notes
-	meta, err := r.readFile(base + "metadata.jsonl")
+	metaName := base + "metadata.jsonl"
+	meta, err := r.readFile(metaName)
+	if err == nil && meta == nil {
+		metaName = base + "metadata.jsonl.gz"
+		meta, err = r.readGzip(metaName)
+	}
 	if err != nil || meta == nil {
 		return am, false, err
 	}
@@ -214,7 +223,7 @@ func (r *reader) memories(id string) (AgentMemories, bool, error) {
 			continue
 		}
 		sum.Lines++
-		where := fmt.Sprintf("%smetadata.jsonl:%d", base, lineNo)
+		where := fmt.Sprintf("%s:%d", metaName, lineNo)
 		var sl semanticLine
 		if err := json.Unmarshal(pythonJSON(line), &sl); err != nil {
 			sum.Skipped++

@@ -3,6 +3,7 @@ package hollow_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -43,10 +44,14 @@ type sourceLine struct {
 func readSource(t *testing.T, dir string) source {
 	t.Helper()
 	var s source
-	f, err := os.Open(filepath.Join(dir, "metadata.jsonl"))
+	// The sample keeps metadata.jsonl gzipped (2 MB as text), as an
+	// archived memory directory may.
+	f, err := os.Open(filepath.Join(dir, "metadata.jsonl.gz"))
 	require.NoError(t, err)
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	sc := bufio.NewScanner(zr)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		if strings.TrimSpace(sc.Text()) == "" {
@@ -503,4 +508,33 @@ func TestImportMemoriesSeparately(t *testing.T) {
 	agents[0].Summary.Written = 0
 	require.NoError(t, hollow.ImportMemories(ctx, store, agents, true))
 	assert.Zero(t, agents[0].Summary.Written, "nothing new")
+}
+
+// TestGzippedMetadata: an archived memory directory may keep
+// metadata.jsonl gzipped, and a .gz that
+// is not gzip is malformed, named.
+func TestGzippedMetadata(t *testing.T) {
+	line := `{"memory_id":"m1","agent_id":"scout","thought":"the logs rotate hourly","metadata":{},"timestamp":1776000000,"access_count":2,"last_accessed":1776000100}`
+	dir := writeSemantic(t, "scout", []string{line}, nil, nil)
+	sem := filepath.Join(dir, "semantic", "scout")
+	plain, err := os.ReadFile(filepath.Join(sem, "metadata.jsonl"))
+	require.NoError(t, err)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err = zw.Write(plain)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.Remove(filepath.Join(sem, "metadata.jsonl")))
+	require.NoError(t, os.WriteFile(filepath.Join(sem, "metadata.jsonl.gz"), gz.Bytes(), 0o644))
+
+	ams, err := hollow.ReadMemories(dir, hollow.Options{})
+	require.NoError(t, err)
+	require.Len(t, ams, 1)
+	require.Len(t, ams[0].Records, 1)
+	assert.Equal(t, "the logs rotate hourly", ams[0].Records[0].Text)
+
+	require.NoError(t, os.WriteFile(filepath.Join(sem, "metadata.jsonl.gz"), []byte("not gzip"), 0o644))
+	_, err = hollow.ReadMemories(dir, hollow.Options{})
+	require.ErrorIs(t, err, hollow.ErrMalformed)
+	assert.Contains(t, err.Error(), "metadata.jsonl.gz")
 }
