@@ -12,7 +12,7 @@ import (
 // and reads, kept in SQLite's PRAGMA user_version. [Open] migrates an older
 // database to it, in one transaction, and refuses a newer one with an
 // error wrapping [identity.ErrFutureVersion].
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations[v] takes a database from schema version v to v+1. Adding
 // version 3 means appending one script and raising [SchemaVersion]; a
@@ -109,6 +109,10 @@ CREATE TABLE documents (
 	updated_at TEXT NOT NULL        -- RFC 3339
 ) WITHOUT ROWID;
 `,
+	// 3 → 4: AgentState.Slots, the agent's own board of slots, as a
+	// JSON array of slot.Slot; NULL when empty. A row written by version
+	// 3 reads as an empty board.
+	3: `ALTER TABLE agents ADD COLUMN slots TEXT;`,
 }
 
 // migrate brings db to [SchemaVersion] in one immediate transaction, so

@@ -37,5 +37,11 @@
 //     [identity.Quarantiner], quarantine moves it away and a fresh save
 //     succeeds;
 //   - a newer schema version refused with [identity.ErrFutureVersion];
-//   - context cancellation of Load, Save and List.
+//   - context cancellation of Load, Save and List;
+//   - with the [Harness].Document hook, the store's shared documents (a
+//     round trip, a second handle, concurrent updates that lose nothing,
+//     a canceled update that writes nothing) and the shared board of slots
+//     kept in one ([identity.SharedBoard]: posts seen through a second
+//     handle, the cap dropping the least important, a corrupt board named
+//     and left untouched).
 package storetest
