@@ -80,6 +80,8 @@ type runOptions struct {
 	tui          bool
 	mcp          mcpOptions // -mcp, -mcp-config, -mcp-serve (run_mcp.go)
 
+	senses senseOptions // -watch, -feed, -poll (run_senses.go)
+
 	// stdin carries host messages, one per line (nil: none).
 	stdin io.Reader
 	// retry is the model retry policy; tests shorten its waits.
@@ -126,6 +128,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	tokenFlag(fs, &o.httpToken, "bearer token the monitor requires (default $EXISTENCE_TOKEN; empty: none, fit only for loopback)")
 	fs.BoolVar(&o.tui, "tui", false, "full-screen terminal view: agent panes, thoughts stream, input line")
 	mcpFlags(fs, &o.mcp)
+	senseFlags(fs, &o.senses)
 }
 
 // check validates the parsed flags and resolves the defaults that depend

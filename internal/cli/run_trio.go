@@ -117,6 +117,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		fmt.Fprintf(stderr, "trio: imported from %s:\n%s\n", o.importHollow, sum)
 	}
 	var tools []toolloop.Tool // the workspace's file tools and send_message
+	var senses []existence.Mind
 	if !o.dryRun {
 		ws, err := workspace.Open(o.workspace, workspace.Limits{})
 		if err != nil {
@@ -124,6 +125,13 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		}
 		defer ws.Close()
 		tools = ws.Tools()
+		if senses, err = o.senses.minds(o.workspace); err != nil {
+			return err
+		}
+	}
+	board, err := sharedBoard(ctx, store, clock)
+	if err != nil {
+		return fmt.Errorf("the shared board of slots: %w", err)
 	}
 	mcpTools, mcpWorld, closeMCP, err := connectMCP(ctx, o, log, stderr)
 	if err != nil {
@@ -158,6 +166,9 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		Heartbeat: o.heartbeat,
 		Observer:  existence.Observers(out.observe, late.observe, o.mcp.events.Observe),
 		Logger:    log,
+
+		SharedSlots: board,
+		Minds:       senses,
 	})
 	if err != nil {
 		return err
@@ -190,13 +201,13 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 			Traits:  m.traits,
 			Domains: m.domains,
 			Model:   base,
-			Prompt: prompt.New(prompt.Config{
+			Prompt: placeSlots(prompt.New(prompt.Config{
 				World:        world,
 				Situation:    prompt.DefaultSituation + "\n" + m.role,
 				Goals:        trioGoals,
 				Prohibitions: trioProhibitions,
 				Grounding:    "The goal must be grounded in what actually exists in the workspace.",
-			}),
+			})),
 			Executor:          exec,
 			Tasks:             tasks,
 			FreshOnCorrupt:    o.fresh,
