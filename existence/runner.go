@@ -345,7 +345,9 @@ type RunnerStats struct {
 	// Coalesced counts the heartbeats merged into a cycle already queued
 	// or running (each called no model).
 	Coalesced int64
-	// Queued and Running are the cycles waiting and running now, per lane.
+	// Queued and Running are the cycles waiting and running now, per lane
+	// (a mind's model call waiting for or holding an autonomy worker,
+	// MindEnv.Lane, counts as one).
 	Queued, Running [2]int
 	// Agents is the number of agents scheduled and not finished.
 	Agents int

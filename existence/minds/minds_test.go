@@ -127,8 +127,8 @@ func TestWatcherReportsChanges(t *testing.T) {
 	require.ErrorIs(t, err, minds.ErrConfig)
 }
 
-// TestWatcherDebounces: a burst of writes is one post, once the tree is
-// quiet.
+// TestWatcherDebounces: a burst of writes is one post, Debounce after
+// the first.
 func TestWatcherDebounces(t *testing.T) {
 	dir := t.TempDir()
 	w, err := minds.NewWatcher(minds.WatchConfig{Dir: dir, Debounce: 300 * time.Millisecond, Notify: true})

@@ -39,9 +39,10 @@ type WatchConfig struct {
 	// Notify posts the slot with notify_user: a change asks for a cycle
 	// at once.
 	Notify bool
-	// Debounce is how long the watcher waits after a change for more
-	// before it posts (real time: an editor's save is several events);
-	// default 200 ms, negative: none.
+	// Debounce is how long the watcher gathers changes after the first
+	// one before it posts them together (real time: an editor's save is
+	// several events); changes that go on are posted every Debounce, never
+	// held back. Default 200 ms, negative: every change at once.
 	Debounce time.Duration
 	// Ignore reports whether a path (relative to Dir, with "/") is left
 	// out; default: any path with an element starting with "." (hidden
@@ -58,7 +59,8 @@ type WatchConfig struct {
 //	created notes/plan.md; changed scout/index.md; removed tmp.txt
 //
 // Its status is "changed" (idle, "watching DIR", before the first change).
-// A change is reported once the tree has been quiet for Debounce. A
+// A change is reported at most Debounce after it, with the changes that
+// came meanwhile. A
 // failing watch (an error of the operating system's watcher, a directory
 // that cannot be watched) is a failure (see existence.Mind); at the
 // restart the tree is watched again. Create it with [NewWatcher].
@@ -157,6 +159,9 @@ func (w *Watcher) Run(ctx context.Context, env existence.MindEnv) error {
 					return err
 				}
 				continue
+			}
+			if due {
+				continue // posted with the others when the timer fires
 			}
 			due = true
 			if timer == nil {
