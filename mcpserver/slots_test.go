@@ -2,7 +2,10 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,6 +54,10 @@ func TestSlotTools(t *testing.T) {
 		assert.Contains(t, out, "invalid arguments", "%v", bad)
 		assert.Contains(t, out, "slot: invalid slot")
 	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "post_slot", Arguments: json.RawMessage(`{"slot_id":"x","status":"idle","summary":"a","summary":"b"}`)})
+	require.NoError(t, err)
+	require.True(t, res.IsError, "a key named twice")
+	assert.Contains(t, res.Content[0].(*mcp.TextContent).Text, "duplicate key")
 	out = call(t, cs, "post_slot", map[string]any{"slot_id": "x"}, true)
 	assert.Contains(t, out, `missing properties: ["status"]`, "the schema says what is required")
 	out = call(t, cs, "post_slot", map[string]any{"agent_id": "nobody", "slot_id": "x", "status": "idle"}, true)

@@ -87,10 +87,11 @@ func slotLines(e *env) []string {
 
 // writeSlot writes one slot's line.
 func writeSlot(b *strings.Builder, s slot.Slot, e *env) {
-	// The one place the section cleans text from outside (minds, feeds,
-	// people through the API) of control and bidirectional-control
-	// characters: posted slots are already clean (slot.Slot.Clean and
-	// Validate), a stored state edited by hand may not be.
+	// Text from outside (minds, feeds, people through the API): posted
+	// slots are already clean (slot.Slot.Clean and Validate); a stored
+	// state edited by hand may not be, so the section cleans each slot
+	// once more (texts cut to their caps, a blank title set to the id),
+	// and the assembler applies [Clean] to the section as to every other.
 	s = s.Clean()
 	b.WriteString("  - ")
 	writeFlat(b, s.Title, -1)
