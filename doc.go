@@ -17,6 +17,10 @@
 //   - [github.com/existence-loop/sdk/task]: assigned tasks — the Task
 //     record, its Status lifecycle, the Source interface an agent draws
 //     tasks from, Limits and the errors every queue returns.
+//   - [github.com/existence-loop/sdk/slot]: what the world reports to an
+//     agent — the Slot record after GLaDOS's slots (seed 003), strict
+//     validation, capped boards dropping the least important first, stale
+//     slots.
 //   - [github.com/existence-loop/sdk/lease]: sharing agents between
 //     processes — the Lease record with its fencing token (epoch), and the
 //     Manager interface a runner claims, renews and releases leases with.
@@ -55,6 +59,9 @@
 //     artifact check.
 //   - [github.com/existence-loop/sdk/existence/toolloop/mcptools]: the tools
 //     of MCP servers (stdio or HTTP) for the tool loop.
+//   - [github.com/existence-loop/sdk/existence/minds]: background jobs that
+//     post slots — a workspace watcher (fsnotify), an HTTP poller, an RSS
+//     and Atom feed reader (gofeed), a timer, an MCP resource subscription.
 //   - [github.com/existence-loop/sdk/existence/workspace]: sandboxed file
 //     tools over one directory (read, write, append, list, delete).
 //   - [github.com/existence-loop/sdk/existence/taskqueue]: a durable file

@@ -36,7 +36,9 @@ var layers = []struct {
 	{"memory", 2},
 	{"llm", 1},
 	{"task", 0},
+	{"slot", 0},
 	{"lease", 0},
+	{"slot", 0},
 	{"suffering", 0},
 	{"internal/", 0},
 	{"", 7}, // the root package: documentation only
@@ -103,7 +105,7 @@ func TestLayering(t *testing.T) {
 			assert.False(t, strings.HasPrefix(dep, "existence"), "%s imports %s", dir, dep)
 		}
 	}
-	for _, dir := range []string{"task", "lease"} {
+	for _, dir := range []string{"task", "lease", "slot"} {
 		for dep := range imports[dir] {
 			assert.True(t, strings.HasPrefix(dep, "internal/"), "the contract package %s imports %s", dir, dep)
 		}
@@ -114,7 +116,7 @@ func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]int{
 		"existence": 4, "existence/toolloop": 4, "identity/pgstore": 2, "llm/llmtest": 1,
 		"internal/heap": 0, "internal/cli/tui": 6, "lease": 0, "memory": 2, "prompt/prompttest": 3,
-		"monitor": 5, "cmd/existence": 6, "": 7,
+		"monitor": 5, "cmd/existence": 6, "": 7, "slot": 0, "existence/minds": 4,
 	} {
 		assert.Equal(t, want, layerOf(pkg), pkg)
 	}

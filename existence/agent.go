@@ -18,6 +18,7 @@ import (
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/slot"
 	"github.com/existence-loop/sdk/suffering"
 	"github.com/existence-loop/sdk/task"
 )
@@ -195,6 +196,22 @@ type Config struct {
 	Observer Observer
 	Logger   *slog.Logger
 
+	// MaxSlots caps the agent's own board of slots (see [Agent.PostSlot]);
+	// 0 means slot.DefaultMax (20). Beyond it the least important slot is
+	// dropped, with an [EventSlotDropped].
+	MaxSlots int
+	// SharedSlots is a board of slots the agent sees next to its own,
+	// shared with other agents and processes (an identity.SharedBoard;
+	// internal/storespec.SharedSlots opens the one a store keeps). A
+	// Runner's agents default to RunnerConfig.SharedSlots; nil: none.
+	SharedSlots *identity.SharedBoard
+	// Minds are the agent's background jobs ([Mind]): each runs while the
+	// agent runs ([Agent.Run], or its Runner's Run, in real time) and posts
+	// to the agent's own board. A mind that fails is reported
+	// ([EventMindFailed]) with a failed slot and runs again after a
+	// backoff; it never stops the agent.
+	Minds []Mind
+
 	// peers, send, limiter, lanes and lease are set by a Runner.
 	peers   func(self string) ([]prompt.Peer, int)
 	send    func(from *Agent, text string)
@@ -239,6 +256,11 @@ type Agent struct {
 		text string
 		resp *prompt.Response
 	}
+
+	triggerHook atomic.Pointer[func()] // asks the scheduler for a cycle now (a notifying slot)
+	notifyAfter bool                   // guarded by mu: a notifying slot arrived during a goal; trigger when it returns
+	shared      []slot.Slot            // guarded by mu: the shared board as last read (refreshShared)
+	sharedErr   string                 // guarded by mu: the last error reading it, reported once
 }
 
 // run is one goal being executed.
@@ -301,6 +323,12 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	cfg.Limits = cfg.Limits.WithDefaults()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxSlots <= 0 {
+		cfg.MaxSlots = slot.DefaultMax
+	}
+	if err := checkMinds(cfg.Minds); err != nil {
+		return nil, err
 	}
 	a := &Agent{
 		cfg:  cfg,
@@ -480,6 +508,9 @@ func (a *Agent) load(ctx context.Context) (*identity.AgentState, error) {
 	if n := len(st.Inbox) - a.cfg.Limits.Inbox; n > 0 {
 		st.Inbox = st.Inbox[n:]
 		a.emit(Event{Kind: EventStateTrimmed, Text: fmt.Sprintf("inbox: dropped the %d oldest messages over the cap of %d", n, a.cfg.Limits.Inbox)})
+	}
+	if cut := trimSlots(st, a.cfg.MaxSlots); cut != "" {
+		a.emit(Event{Kind: EventStateTrimmed, Text: cut})
 	}
 	return st, nil
 }

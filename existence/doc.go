@@ -90,14 +90,41 @@
 // A closed agent's memory cache is dropped, so that the next holder of
 // its lock or lease is the one writer.
 //
+// # Senses: slots, minds and triggers
+//
+// The world reaches an agent through slots (package slot, after GLaDOS's,
+// seed 003): short reports with a status, a summary, an importance and a
+// confidence (0–1), the seconds until the next update, and notify_user.
+// [Agent.PostSlot] puts one on the agent's own board, kept with its state
+// ([Config].MaxSlots, the least important dropped first); a board shared
+// by several agents and processes is an identity.SharedBoard
+// ([Config].SharedSlots, [RunnerConfig].SharedSlots,
+// [Runner.PostSharedSlot]). The prompt lists the slots where the
+// assembler places prompt.SlotsSection, most important first.
+//
+// A slot posted with notify_user is a trigger: it asks for a cycle at once
+// instead of at the next heartbeat, through the scheduler's coalescing (a
+// burst of triggers makes at most two cycles, [RunnerConfig].TriggerGap
+// apart), the cooldown, and the lanes (the priority lane still goes
+// first); a goal being pursued is not interrupted, and the cycle runs as
+// soon as it returns.
+//
+// Minds ([Mind], [Config].Minds, [RunnerConfig].Minds) are background jobs
+// that post slots on their own schedule: existence/minds has a workspace
+// watcher, an HTTP poller, a feed reader, a timer and an MCP resource
+// subscription. A mind that fails is reported with a failed slot and runs
+// again after a backoff; a mind's model calls ([MindEnv].Lane) take a
+// worker of the autonomy lane, never the priority lane.
+//
 // # Events
 //
 // Everything observable is an [Event] delivered to the [Observer]: goals
 // chosen and ended, worldview, questions and opinions, stressors, fallbacks
 // with their cause, caps applied to a reply ([EventCapped]), goal notes
 // ([EventGoalAnnotated]), crises, model calls with tokens and durations, tool
-// calls, stalls and repeats, lost leases, finished cycles, and what
-// happened to the agent's memories.
+// calls, stalls and repeats, lost leases, slots posted and dropped, minds
+// that failed, finished cycles, and what happened to the agent's
+// memories.
 // [Event.String] formats the one-line thoughts log; events also marshal to
 // JSON. Diagnostics go to a [log/slog] logger.
 package existence

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/existence-loop/sdk/memory"
+	"github.com/existence-loop/sdk/slot"
 	"github.com/existence-loop/sdk/suffering"
 )
 
@@ -87,6 +88,19 @@ const (
 	// save, since its state now belongs to the new holder (a fenced store
 	// would refuse the write anyway).
 	EventLeaseLost EventKind = "lease_lost"
+	// EventSlot: a slot was posted (Slot: the slot as stored; Text its
+	// summary): to the agent's own board ([Agent.PostSlot], its minds),
+	// or, with Cause "shared" and no agent, to the runner's shared board
+	// ([Runner.PostSharedSlot]).
+	EventSlot EventKind = "slot"
+	// EventSlotDropped: a full board dropped its least important slot
+	// (Slot; Text says why), or a slot was removed (Cause "removed");
+	// Cause "shared" for the shared board.
+	EventSlotDropped EventKind = "slot_dropped"
+	// EventMindFailed: a mind ([Mind]) failed (Err; Text names it and the
+	// backoff before it runs again; Slot is the failed slot posted for
+	// it). The agent goes on.
+	EventMindFailed EventKind = "mind_failed"
 )
 
 // Event is one observable thing that happened to an agent. Every event
@@ -166,6 +180,9 @@ type Event struct {
 	// Context describes the context window, on [EventContextOverflow] and
 	// [EventContextCompacted].
 	Context *ContextStats `json:"context,omitempty"`
+	// Slot is the slot concerned, on [EventSlot], [EventSlotDropped] and
+	// [EventMindFailed].
+	Slot *slot.Slot `json:"slot,omitempty"`
 	// Err is the error behind the event, when there is one: on
 	// [EventFallback] and [EventError], on a failed [EventModelCall], and
 	// on an [EventTask] or [EventStressorDropped] whose operation failed.
@@ -341,6 +358,9 @@ var icons = map[EventKind]string{
 	EventError:            "❗",
 	EventContextOverflow:  "🧱",
 	EventContextCompacted: "🗜️",
+	EventSlot:             "📌",
+	EventSlotDropped:      "🗑️",
+	EventMindFailed:       "🩹",
 }
 
 // String formats e as one line of the thoughts log: "15:04:05 Cedar 🎯
@@ -436,6 +456,20 @@ func (e Event) describe() string {
 	case EventContextCompacted:
 		if c := e.Context; c != nil {
 			return fmt.Sprintf("tool-loop history compacted by %s: %d turns folded, %d → %d tokens (window %d)", c.Method, c.Folded, c.Before, c.After, c.Window)
+		}
+	case EventSlot, EventSlotDropped:
+		if s := e.Slot; s != nil {
+			line := s.Title + ": " + string(s.Status)
+			if s.Summary != "" {
+				line += " - " + s.Summary
+			}
+			if e.Kind == EventSlotDropped {
+				return "slot " + s.ID + " dropped (" + e.Text + "): " + line
+			}
+			if s.NotifyUser {
+				line += " (notify)"
+			}
+			return line
 		}
 	case EventMessage:
 		switch e.Cause {

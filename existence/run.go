@@ -39,9 +39,11 @@ func (a *Agent) Run(ctx context.Context) error {
 		kick: make(chan struct{}, 1),
 	}
 	r.core.classify = classifyNode
+	r.core.triggerGap = DefaultTriggerGap
 	r.book.init(DefaultMaxPeersShown)
 	r.attach(a)
 	defer a.wakeHook.Store(nil)
+	defer a.triggerHook.Store(nil)
 	return r.Run(ctx)
 }
 
@@ -59,11 +61,17 @@ func (r *Runner) attach(a *Agent) *node {
 	a.mu.Unlock()
 	wake := func() { r.wakeNode(n) }
 	a.wakeHook.Store(&wake)
+	trigger := func() { r.triggerNode(n) }
+	a.triggerHook.Store(&trigger)
 	r.smu.Lock()
 	if r.started {
 		r.schedule(n, r.cfg.Clock.Now())
 	}
+	g := r.mindGroup
 	r.smu.Unlock()
+	if g != nil {
+		r.startAgentMinds(g, n) // added while Run runs
+	}
 	r.poke()
 	return n
 }

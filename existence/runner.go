@@ -54,6 +54,14 @@ type RunnerConfig struct {
 	// the start of its next autonomy cycle; default 0, the original's
 	// behaviour (GLaDOS uses 20 s). Priority cycles ignore it.
 	Cooldown time.Duration
+	// TriggerGap is the least time between the end of an agent's cycle
+	// and the start of an autonomy cycle that a trigger asks for (a slot
+	// posted with notify_user, see [Agent.PostSlot]); triggers arriving
+	// meanwhile are merged into that one cycle, so that a burst of
+	// notifying slots costs at most two cycles (the one it starts and one
+	// after it) however fast the model is. The Cooldown applies too when
+	// longer. Default [DefaultTriggerGap] (1 s); negative: no gap.
+	TriggerGap time.Duration
 	// NoStagger starts every agent's first heartbeat at once instead of
 	// spreading the agents over one heartbeat (by a hash of their ids).
 	NoStagger bool
@@ -90,6 +98,20 @@ type RunnerConfig struct {
 	// Leases): typically a store fenced by l.Epoch. An error releases the
 	// lease and is logged.
 	NewAgent func(ctx context.Context, l lease.Lease) (Config, error)
+
+	// SharedSlots is the board of slots every agent added sees next to
+	// its own (the default of [Config].SharedSlots), and the one
+	// [Runner.PostSharedSlot] and the runner's Minds post to: an
+	// identity.SharedBoard, kept where the store keeps shared documents
+	// (internal/storespec.SharedSlots) so that other processes see it.
+	// With Minds and no SharedSlots, the runner keeps a board in memory.
+	SharedSlots *identity.SharedBoard
+	// Minds are background jobs shared by the agents ([Mind]): each runs
+	// while [Runner.Run] runs (not under RunVirtual) and posts to the
+	// shared board. A mind that fails is reported ([EventMindFailed], to
+	// the runner's Observer) with a failed slot and runs again after a
+	// backoff; it never stops the runner.
+	Minds []Mind
 }
 
 // Runner runs many agents as peers in one process. Agents are
@@ -139,6 +161,8 @@ type Runner struct {
 	cycles   [2]int64
 	kick     chan struct{}
 	wg       sync.WaitGroup
+
+	mindGroup *mindGroup // the minds running under Run, or nil; guarded by smu
 }
 
 // node is one agent in a runner.
@@ -155,6 +179,7 @@ type node struct {
 
 	finished bool        // guarded by Runner.smu
 	lost     bool        // guarded by Runner.smu
+	minds    bool        // its minds were started; guarded by Runner.smu
 	cycle    *dispatched // the cycle running in real time, guarded by Runner.smu
 }
 
@@ -195,6 +220,12 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if err := checkMinds(cfg.Minds); err != nil {
+		return nil, err
+	}
+	if len(cfg.Minds) > 0 && cfg.SharedSlots == nil {
+		cfg.SharedSlots = identity.NewSharedBoard(identity.NewMemoryDocument(identity.SharedSlotsDocument), identity.BoardOptions{Now: cfg.Clock.Now})
+	}
 	r := &Runner{
 		cfg:     cfg,
 		limiter: llm.NewLimiter(cfg.MaxInFlight),
@@ -204,6 +235,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	}
 	r.inflight.Less = inflightBefore
 	r.core.classify = classifyNode
+	r.core.triggerGap = triggerGap(cfg.TriggerGap)
 	r.book.init(cfg.MaxPeersShown)
 	return r, nil
 }
@@ -239,6 +271,9 @@ func (r *Runner) Add(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = r.cfg.Logger
+	}
+	if cfg.SharedSlots == nil {
+		cfg.SharedSlots = r.cfg.SharedSlots
 	}
 	cfg.limiter = r.limiter
 	cfg.peers = r.peers
@@ -310,17 +345,23 @@ type RunnerStats struct {
 	// Coalesced counts the heartbeats merged into a cycle already queued
 	// or running (each called no model).
 	Coalesced int64
-	// Queued and Running are the cycles waiting and running now, per lane.
+	// Queued and Running are the cycles waiting and running now, per lane
+	// (a mind's model call waiting for or holding an autonomy worker,
+	// MindEnv.Lane, counts as one).
 	Queued, Running [2]int
 	// Agents is the number of agents scheduled and not finished.
 	Agents int
+	// Triggers counts the cycles asked for outside the heartbeats by
+	// notifying slots (slot.Slot.NotifyUser), before coalescing: a burst
+	// of twenty counts twenty and makes at most two cycles.
+	Triggers int64
 }
 
 // Stats returns the scheduler's counters.
 func (r *Runner) Stats() RunnerStats {
 	r.smu.Lock()
 	defer r.smu.Unlock()
-	return RunnerStats{Dispatched: r.cycles, Coalesced: r.core.coalesced(), Queued: r.core.queued(), Running: r.core.busy, Agents: r.active}
+	return RunnerStats{Dispatched: r.cycles, Coalesced: r.core.coalesced(), Queued: r.core.queued(), Running: r.core.busy, Agents: r.active, Triggers: r.core.triggers}
 }
 
 // start schedules every agent once; r.smu must not be held.
@@ -358,6 +399,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	if err := r.start(ctx, false); err != nil {
 		return err
 	}
+	stopMinds := r.startMinds(ctx)
 	leasesDone := make(chan struct{})
 	if r.cfg.Leases != nil {
 		go func() { defer close(leasesDone); r.leaseLoop(ctx) }()
@@ -399,6 +441,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 	}
 	<-leasesDone
+	stopMinds()
 	r.wg.Wait()
 	return r.shutdown()
 }

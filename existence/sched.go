@@ -70,12 +70,17 @@ type schedEntry struct {
 	runIdx    int       // 1 + index in schedCore.running, 0 when out
 	coalesced int       // heartbeats merged into the wanted cycle
 	urgent    bool      // a priority wake arrived while the cycle ran
+	again     bool      // a trigger arrived while the cycle ran (see trigger)
 	lateBeat  time.Time // the latest heartbeat seen while the cycle ran
 	coolUntil time.Time // no autonomy cycle starts before this
 	lastEnd   time.Time // when the last cycle ended
 	removed   bool
 
 	node *node // the runner's agent; nil in the core's own tests
+	// lend, for an entry that lends an autonomy worker to a mind's model
+	// call (see Runner.borrow), is closed when a worker is granted; the
+	// entry is never a cycle.
+	lend chan struct{}
 }
 
 // dispatched is one cycle handed to a worker.
@@ -129,6 +134,11 @@ type schedCore struct {
 	coalescedTotal int64
 	// timerOps counts the timer heap's pushes, fixes and removals (tests).
 	timerOps int
+	// triggers counts the triggers seen (RunnerStats.Triggers).
+	triggers int64
+	// triggerGap is the least time between a cycle's end and a cycle a
+	// trigger asks for (RunnerConfig.TriggerGap).
+	triggerGap time.Duration
 }
 
 func newSchedCore(autonomy, priority int, cooldown time.Duration) *schedCore {
@@ -233,7 +243,7 @@ func (s *schedCore) rearm(e *schedEntry) {
 // pending returns how many heartbeats of e fell due by s.now and are not
 // counted yet: those of a queued or running cycle (out of the timer heap).
 func (s *schedCore) pending(e *schedEntry) int {
-	if e.removed || (e.st != slotQueued && e.st != slotRunning) || e.next.After(s.now) {
+	if e.lend != nil || e.removed || (e.st != slotQueued && e.st != slotRunning) || e.next.After(s.now) {
 		return 0
 	}
 	return int(s.now.Sub(e.next)/e.hb) + 1
@@ -398,6 +408,14 @@ func (s *schedCore) dispatch(now time.Time) []dispatched {
 		q := &s.queues[lane]
 		for s.busy[lane] < s.workers[lane] && q.Len() > 0 {
 			e := q.Pop()
+			if e.lend != nil {
+				// A worker lent to a mind's model call (lend.go): held
+				// until the call returns it.
+				s.busy[lane]++
+				e.st = slotRunning
+				close(e.lend)
+				continue
+			}
 			s.settle(e)
 			s.busy[lane]++
 			e.st = slotRunning
@@ -442,6 +460,13 @@ func (s *schedCore) done(e *schedEntry, lane Lane, end time.Time) {
 		e.coalesced--
 		s.coalescedTotal--
 		s.beat(e, late)
+	}
+	if e.again {
+		// A trigger that arrived while the cycle ran (after its prompt
+		// was built, perhaps): one more cycle, which a cycle already
+		// wanted absorbs.
+		e.again = false
+		s.trigger(e, end)
 	}
 	// Back in the timer heap at the next heartbeat, or at the end of the
 	// cooldown when deferred; a queued cycle stays out.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/slot"
 )
 
 // Status is a snapshot of what an agent is doing and how it is faring: what
@@ -66,6 +67,33 @@ type Status struct {
 	// Stopped is the error that stopped [Agent.Run] under
 	// [Config].FailFast, "" while it runs.
 	Stopped string `json:"stopped,omitempty"`
+	// Slots is the agent's own board of slots, most important first
+	// (slot.Sorted), each marked when stale; empty when there are none.
+	// The shared board is not included (see [Runner.SharedSlots]).
+	Slots []SlotStatus `json:"slots,omitempty"`
+}
+
+// SlotStatus is one slot as [Status] shows it: the slot, with GLaDOS's
+// JSON names, and whether its next update is long overdue
+// (slot.Slot.Stale).
+type SlotStatus struct {
+	slot.Slot
+	// Stale reports whether the slot's next update is long overdue, by
+	// the agent's clock ([Agent.Status]) or the wall clock ([StatusOf]).
+	Stale bool `json:"stale,omitempty"`
+}
+
+// SlotStatuses returns slots as [Status] shows them: most important first
+// (slot.Sorted), each marked stale as of now; nil for none.
+func SlotStatuses(slots []slot.Slot, now time.Time) []SlotStatus {
+	if len(slots) == 0 {
+		return nil
+	}
+	out := make([]SlotStatus, 0, len(slots))
+	for _, s := range slot.Sorted(slots) {
+		out = append(out, SlotStatus{Slot: s, Stale: s.Stale(now)})
+	}
+	return out
 }
 
 // StressorStatus is one active stressor as [Status] shows it.
@@ -98,7 +126,7 @@ type statusState struct {
 func (a *Agent) Status() Status {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s := StatusOf(a.state)
+	s := statusOf(a.state, a.cfg.Clock.Now())
 	s.ID, s.Name = a.cfg.ID, a.name
 	s.Cycles = a.cycles
 	s.LastCycleAt = a.status.lastCycleAt

@@ -1,6 +1,8 @@
 package existence
 
 import (
+	"time"
+
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/suffering"
 )
@@ -11,14 +13,19 @@ import (
 // while it is active), LastOutcome ("{STATUS}: {outcome}" of the newest
 // ended goal), Load (0–1, as of the state's last escalation) and Level
 // (spec §4), Stressors (most severe first), Worldview, and Inbox and
-// HostMessages (unread peer and host messages). The fields only a running
+// HostMessages (unread peer and host messages), and Slots (the agent's
+// own board, most important first, stale as of the wall clock). The
+// fields only a running
 // agent knows (Cycles, LastCycleAt, LastCycle, the fallback counters,
 // Lease and Stopped) are left zero. Stressors is never nil. A nil st gives
 // the zero Status.
 //
 // [Agent.Status] builds on it; a program that watches agents running in
 // other processes calls it on each state it loads from their store.
-func StatusOf(st *identity.AgentState) Status {
+func StatusOf(st *identity.AgentState) Status { return statusOf(st, time.Now()) }
+
+// statusOf is [StatusOf] with stale slots as of now.
+func statusOf(st *identity.AgentState, now time.Time) Status {
 	if st == nil {
 		return Status{Stressors: []StressorStatus{}}
 	}
@@ -41,5 +48,6 @@ func StatusOf(st *identity.AgentState) Status {
 	if g := st.Identity.LastEnded(); g != nil {
 		s.LastOutcome = string(g.Status) + ": " + g.Outcome
 	}
+	s.Slots = SlotStatuses(st.Slots, now)
 	return s
 }

@@ -242,6 +242,7 @@ func (a *Agent) startLocked(g identity.Goal) {
 		asg.Task = &prompt.Task{ID: g.TaskID, Description: g.Objective}
 	}
 	go func() {
+		defer a.goalReturned() // after done: a notifying slot may ask for the next cycle now
 		defer close(r.done)
 		defer cancel()
 		defer func() {
@@ -281,6 +282,7 @@ func (a *Agent) cycle(ctx context.Context) error {
 	}
 	window := a.window(ctx)
 	mems := a.promptMemories(ctx, task, false)
+	a.refreshShared(ctx, true)
 	p, nInbox, nHost, err := a.assemble(start, task, peers, omitted, mems, window)
 
 	var (
@@ -455,10 +457,10 @@ func (a *Agent) generate(ctx context.Context, text string, stats *CycleStats) (*
 // it, valid only while a.mu is held.
 func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer, omitted int, copied bool) *prompt.View {
 	st := a.state
-	id, sf, inbox, host := &st.Identity, &st.Suffering, st.Inbox, st.Host
+	id, sf, inbox, host, slots := &st.Identity, &st.Suffering, st.Inbox, st.Host, a.slotsLocked()
 	if copied {
 		idc, sfc := st.Identity.Clone(), st.Suffering.Clone()
-		id, sf, inbox, host = &idc, &sfc, slices.Clone(st.Inbox), slices.Clone(st.Host)
+		id, sf, inbox, host, slots = &idc, &sfc, slices.Clone(st.Inbox), slices.Clone(st.Host), slices.Clone(slots)
 	}
 	v := &prompt.View{
 		Now:       now,
@@ -470,6 +472,7 @@ func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer
 		Limits:    a.cfg.Limits,
 		Values:    a.cfg.Values,
 		Peers:     peers,
+		Slots:     slots,
 
 		PeersOmitted: omitted,
 		Started:      a.started,       // "Running for": the loop's uptime (spec §2 row 12)
@@ -500,6 +503,7 @@ func (a *Agent) Preview(ctx context.Context) (*prompt.Prompt, error) {
 		peers, omitted = a.cfg.peers(a.cfg.ID)
 	}
 	mems := a.promptMemories(ctx, task, true)
+	a.refreshShared(ctx, false)
 	a.mu.Lock()
 	saved := a.state
 	a.state = saved.Clone()

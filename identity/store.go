@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/memory"
+	"github.com/existence-loop/sdk/slot"
 	"github.com/existence-loop/sdk/suffering"
 )
 
@@ -34,6 +35,12 @@ type AgentState struct {
 	// of a host message or of an assigned task (the prompt's presence
 	// line, spec §2 "Presence"). Zero when never.
 	LastPresence time.Time `json:"last_presence,omitzero"`
+	// Slots is the agent's own board: what its minds, applications and
+	// people posted for it (slot.Slot, seed 003's slots), in the order
+	// first posted, at most the agent's cap (slot.DefaultMax, 20). The
+	// prompt lists them, most important first, with those of the shared
+	// board (see [SharedBoard]).
+	Slots []slot.Slot `json:"slots,omitempty"`
 	// UpdatedAt is when the state was last saved.
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
@@ -63,6 +70,7 @@ func (s *AgentState) Clone() *AgentState {
 		UpdatedAt: s.UpdatedAt,
 
 		LastPresence: s.LastPresence,
+		Slots:        slices.Clone(s.Slots),
 	}
 	return c
 }

@@ -22,7 +22,14 @@
 //   - list_tasks {status}: the task queue;
 //   - list_requests {status, agent_id}, approve_request {id, text},
 //     reject_request {id, text}, answer_request {id, answer}: the agents'
-//     requests to their human ([Requests]).
+//     requests to their human ([Requests]);
+//   - post_slot {agent_id, slot_id, title, status, summary, importance,
+//     confidence, next_run, notify_user}: a slot (slot.Slot, seed 003) on
+//     one agent's board, or without agent_id on the board every agent
+//     shares (existence.Runner.PostSharedSlot), checked as the monitor's
+//     POST /api/slots; with notify_user the agents consider it at once;
+//   - list_slots {agent_id}: one agent's board or the shared one, most
+//     important first, stale slots marked.
 //
 // Failures (an unknown agent, a missing queue, a blank message, arguments
 // that name a key twice) come back as tool errors with a message that says

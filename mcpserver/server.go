@@ -364,6 +364,7 @@ func (s *Server) addTools() {
 			return jsonResult(out)
 		})
 	s.addRequestTools()
+	s.addSlotTools()
 }
 
 // agentURI is the URI of an agent's state document.

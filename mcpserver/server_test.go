@@ -201,6 +201,7 @@ func TestToolsList(t *testing.T) {
 	assert.ElementsMatch(t, []string{
 		"list_agents", "agent_state", "agent_suffering", "agent_events", "send_message",
 		"assign_task", "list_tasks", "list_requests", "approve_request", "reject_request", "answer_request",
+		"post_slot", "list_slots",
 	}, names)
 }
 

@@ -35,15 +35,28 @@
 //	GET  /api/requests               requests to the human with their age: ?status=pending|approved|rejected|answered|all, ?agent=
 //	POST /api/requests/{id}/answer   {"status": "approved|rejected|answered", "answer": "..."}: answer; the answer
 //	                                 is delivered to the agent's inbox and appears in its next prompt
+//	POST /api/agents/{id}/slots      a slot (SlotRequest: slot_id, title, status, summary, importance, confidence,
+//	                                 next_run, notify_user) on the agent's own board; with notify_user the agent
+//	                                 runs a cycle at once (202)
+//	GET  /api/slots                  the shared board (SharedSlotsPage), most important first
+//	POST /api/slots                  a slot on the board the agents share (202); notify_user wakes every agent that sees it
+//
+// Slots are checked strictly: slot_id and status required, importance and
+// confidence 0–1, next_run 0 or more seconds, no control or
+// bidirectional-control characters, title and summary within 80 and 500
+// characters (400 otherwise). A [Source] that is not a [SlotSource] answers
+// the slot endpoints with 501; an agent's status (GET /api/agents) lists
+// its own board (existence.Status.Slots).
 //
 // The dashboard shows one page of agents at a time, heaviest suffering load
 // first, with search by name and paging, so that it stays usable with
 // 10,000 agents: never 10,000 cards. Each card has the agent's name, goal,
 // a suffering bar coloured by level, stressor bars, a chart of its load over
 // time (from a bounded in-memory history, [Config].History samples per
-// agent), its worldview and last thoughts, its memory counts (with
-// [Config].Memory), and a message box. A side panel
-// holds the live thoughts stream, the open requests with their age and
+// agent), its worldview, its most important slots (stale ones marked) and
+// last thoughts, its memory counts (with [Config].Memory), and a message
+// box. A side panel holds the shared board's slots, the live thoughts
+// stream, the open requests with their age and
 // answer buttons, and the task queue. The header shows each scheduler lane's
 // queued and running cycles and the p50/p99 lateness of its last 256
 // cycles ([AgentsPage].Scheduler).

@@ -53,6 +53,8 @@ func newEnv(t testing.TB, n int, cfg monitor.Config) *env {
 		Clock:    e.clock,
 		Observer: func(ev existence.Event) { mon.Observe(ev) },
 		Logger:   slog.New(slog.DiscardHandler),
+		// The board the agents share (POST /api/slots).
+		SharedSlots: identity.NewSharedBoard(identity.NewMemoryDocument("slots"), identity.BoardOptions{Now: e.clock.Now}),
 	})
 	require.NoError(t, err)
 	e.runner = r

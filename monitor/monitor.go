@@ -298,8 +298,11 @@ func (m *Monitor) routes() {
 	mux.HandleFunc("POST /api/tasks", m.handleSubmitTask)
 	mux.HandleFunc("GET /api/requests", m.handleRequests)
 	mux.HandleFunc("POST /api/requests/{id}/answer", m.handleAnswer)
+	mux.HandleFunc("POST /api/agents/{id}/slots", m.handlePostSlot)
+	mux.HandleFunc("GET /api/slots", m.handleSharedSlots)
+	mux.HandleFunc("POST /api/slots", m.handlePostSharedSlot)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (see GET /api/agents, /api/events, /api/tasks, /api/requests, POST /api/messages)", r.Method, quote(r.URL.Path)))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (see GET /api/agents, /api/events, /api/tasks, /api/requests, /api/slots, POST /api/messages, /api/agents/{id}/slots)", r.Method, quote(r.URL.Path)))
 	})
 	m.mux = mux
 }

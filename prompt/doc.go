@@ -32,6 +32,13 @@
 // (a host message or an assigned task arrived) within [PresenceWindow],
 // 12 hours ([Present]; spec §2 "Presence"), whatever the situation text.
 //
+// One more built-in section is placed by the application, not by New:
+// [SlotsSection] ("slots", WORLD UPDATES) lists the slots the agent sees
+// ([View].Slots: what its minds and the world report, seed 003's "Tasks"
+// block), most important first; it is absent when there are none, so a
+// prompt without slots is unchanged. The trio places it after the
+// discoveries.
+//
 // For a single agent with no peers, [Solo] keeps the same sections but
 // shows peers and discoveries only when there are some, and uses
 // [SoloSituation], which does not mention peers.

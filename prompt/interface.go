@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/slot"
 	"github.com/existence-loop/sdk/suffering"
 )
 
@@ -80,6 +81,11 @@ type View struct {
 	// (existence.Config.Memory) and the assembler has that section; nil
 	// otherwise.
 	Memories []Memory
+	// Slots are the slots the agent sees: its own board and the shared
+	// board's (slot.Slot, seed 003), in any order. The slots section
+	// ([SlotsSection], placed by the application) lists them most
+	// important first; no default section shows them.
+	Slots []slot.Slot
 	// Window is the model's context window for this prompt, as a
 	// [Budget]: MaxTokens is the window minus the reply's reserve, Count
 	// the model's calibrated token estimator. It applies on top of the

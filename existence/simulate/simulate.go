@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -155,6 +157,12 @@ type Config struct {
 	// Embedder embeds the memories; nil means llmtest's deterministic
 	// fake (768 dimensions, no network).
 	Embedder llm.Embedder
+	// World, when set, feeds the agents slot updates over simulated time
+	// ([Script], [RandomWorld]): drawn from the seed, so that a month of
+	// a world replays the same from the same Config. The agents share a
+	// board in memory; [Prompt] shows the slots. It needs the [Scheduler]
+	// driver, whose scheduler handles notify_user as in real time.
+	World World
 }
 
 // Driver is how [Run] drives the agents in virtual time.
@@ -189,9 +197,10 @@ func (d Driver) String() string {
 
 // Prompt returns the default assembler of simulated agents: a short world
 // of a shared workspace, the default situation, and ranked goals after
-// spec §7.
+// spec §7, with the slots section after the discoveries (absent without
+// slots: [Config].World).
 func Prompt() *prompt.Assembler {
-	return prompt.New(prompt.Config{
+	a := prompt.New(prompt.Config{
 		World:     "You share a workspace directory of files with your peers: what you write, they can read.\nYou act on the workspace through file tools: read, write, append, list and delete.",
 		Situation: prompt.DefaultSituation,
 		Goals: []string{
@@ -202,6 +211,10 @@ func Prompt() *prompt.Assembler {
 		},
 		Prohibitions: "goals about hardware you do not have",
 	})
+	if err := a.InsertAfter(prompt.SectionDiscoveries, prompt.SlotsSection()); err != nil {
+		panic(err) // a fresh assembler has the discoveries and no slots section
+	}
+	return a
 }
 
 // Result is what a run did.
@@ -213,6 +226,11 @@ type Result struct {
 	// Memory sums the agents' memory counters ([Config].Memory): stored,
 	// merged, evicted, recalls.
 	Memory memory.Counters
+	// SharedUpdates counts the slot updates of [Config].World posted to
+	// the shared board; Triggers the cycles they asked for with
+	// notify_user (existence.RunnerStats.Triggers, before coalescing).
+	SharedUpdates int
+	Triggers      int64
 	// Ticks is the number of heartbeats run (dispatches under
 	// [Scheduler]); Skipped the number of heartbeats that ran nothing:
 	// quiet ones skipped under [Heartbeats] (see [Config].EveryHeartbeat),
@@ -245,6 +263,9 @@ type AgentResult struct {
 	MaxLate time.Duration
 	// Errors counts the error events (such as failed saves).
 	Errors int
+	// SlotUpdates counts the slot updates of [Config].World posted to
+	// the agent's own board.
+	SlotUpdates int
 }
 
 // ErrConfig: the configuration cannot be run.
@@ -317,6 +338,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.ModelSlots < 0 {
 		return nil, fmt.Errorf("%w: ModelSlots is negative", ErrConfig)
 	}
+	var updates []SlotUpdate
+	if cfg.World != nil {
+		if cfg.Driver != Scheduler {
+			return nil, fmt.Errorf("%w: a World needs the Scheduler driver", ErrConfig)
+		}
+		var err error
+		if updates, err = cfg.World.Updates(cfg.Agents, cfg.Start, cfg.Duration, derive(cfg.Seed, worldStream)); err != nil {
+			return nil, err
+		}
+		slices.SortStableFunc(updates, func(a, b SlotUpdate) int { return cmp.Compare(a.At, b.At) })
+	}
 	env := Env{Workspace: cfg.Workspace}
 	if _, ok := cfg.Executor.(ToolLoop); ok && env.Workspace == "" {
 		dir, err := os.MkdirTemp("", "simulate-workspace-")
@@ -342,7 +374,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	var err error
 	if s.sched {
-		err = s.runScheduler(ctx)
+		err = s.runScheduler(ctx, updates)
 	} else {
 		err = s.loop(ctx)
 	}
@@ -369,6 +401,7 @@ type sim struct {
 	cur *simAgent
 
 	ticks, skipped, rows int
+	sharedUpdates        int
 	werr                 error
 	mstore               *memory.MemoryStore // Config.Memory without a store that holds memories
 }
@@ -408,7 +441,12 @@ func (s *sim) setup(ctx context.Context, env Env) error {
 		if workers == 0 {
 			workers, prio = len(s.cfg.Agents), len(s.cfg.Agents)
 		}
-		r, err := existence.NewRunner(existence.RunnerConfig{Store: s.cfg.Store, AutonomyWorkers: workers, PriorityWorkers: prio, Clock: s.clock, Heartbeat: s.cfg.Heartbeat, Logger: quiet})
+		var board *identity.SharedBoard
+		if s.cfg.World != nil {
+			board = identity.NewSharedBoard(identity.NewMemoryDocument(identity.SharedSlotsDocument), identity.BoardOptions{Now: s.clock.Now})
+		}
+		r, err := existence.NewRunner(existence.RunnerConfig{Store: s.cfg.Store, AutonomyWorkers: workers, PriorityWorkers: prio, Clock: s.clock, Heartbeat: s.cfg.Heartbeat, Logger: quiet, SharedSlots: board,
+			Observer: s.observe}) // the shared board's events
 		if err != nil {
 			return err
 		}
@@ -498,9 +536,27 @@ func (s *sim) observe(e existence.Event) {
 }
 
 // runScheduler runs the agents with the runner's virtual driver; the
-// agents' clocks tell when each dispatch starts (see simClock).
-func (s *sim) runScheduler(ctx context.Context) error {
-	err := s.runners[0].RunVirtual(ctx, s.end.Add(-time.Nanosecond))
+// agents' clocks tell when each dispatch starts (see simClock). The
+// world's updates are posted at their times, between two steps of the
+// driver.
+func (s *sim) runScheduler(ctx context.Context, updates []SlotUpdate) error {
+	var err error
+	for _, u := range updates {
+		at := s.cfg.Start.Add(u.At)
+		if !at.Before(s.end) {
+			break
+		}
+		if err = s.runners[0].RunVirtual(ctx, at); err != nil {
+			break
+		}
+		if err = s.post(ctx, u, at); err != nil {
+			err = fmt.Errorf("simulate: posting slot %s at %v: %w", u.Slot.ID, u.At, err)
+			break
+		}
+	}
+	if err == nil {
+		err = s.runners[0].RunVirtual(ctx, s.end.Add(-time.Nanosecond))
+	}
 	if ferr := s.dispatch(nil, time.Time{}); err == nil {
 		err = ferr
 	}
@@ -800,7 +856,10 @@ func (s *sim) write(r Row) error {
 }
 
 func (s *sim) result() *Result {
-	res := &Result{Start: s.cfg.Start, End: s.end, Ticks: s.ticks, Skipped: s.skipped, Rows: s.rows}
+	res := &Result{Start: s.cfg.Start, End: s.end, Ticks: s.ticks, Skipped: s.skipped, Rows: s.rows, SharedUpdates: s.sharedUpdates}
+	if s.sched && len(s.runners) > 0 {
+		res.Triggers = s.runners[0].Stats().Triggers
+	}
 	for _, sa := range s.agents {
 		res.Agents = append(res.Agents, sa.res)
 		if sa.mem != nil {

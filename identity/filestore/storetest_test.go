@@ -31,5 +31,8 @@ func TestConformance(t *testing.T) {
 		Reopen: func(t *testing.T, s identity.Store) identity.Store {
 			return open(t, filepath.Clean(s.(*filestore.Store).Dir()))
 		},
+		Document: func(t *testing.T, s identity.Store, name string) identity.Document {
+			return s.(*filestore.Store).Document(name)
+		},
 	})
 }

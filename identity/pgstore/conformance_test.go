@@ -38,5 +38,8 @@ func TestConformance(t *testing.T) {
 		Reopen: func(t *testing.T, s identity.Store) identity.Store {
 			return open(t, urls[s], "second", 0)
 		},
+		Document: func(t *testing.T, s identity.Store, name string) identity.Document {
+			return s.(*pgstore.Store).Document(name)
+		},
 	})
 }

@@ -24,6 +24,9 @@ func TestVersion3DatabaseMigrates(t *testing.T) {
 	db := rawDB(t, path)
 	_, err := db.Exec("DROP TABLE memories")
 	require.NoError(t, err)
+	_, err = db.Exec("ALTER TABLE agents DROP COLUMN slots") // added by version 5
+	require.NoError(t, err)
+	want.Slots = nil
 	_, err = db.Exec("PRAGMA user_version = 3")
 	require.NoError(t, err)
 	require.NoError(t, db.Close())

@@ -28,6 +28,9 @@ func TestVersion1DatabaseMigrates(t *testing.T) {
 	require.NoError(t, err)
 	_, err = db.Exec("DROP TABLE memories") // added by version 4
 	require.NoError(t, err)
+	_, err = db.Exec("ALTER TABLE agents DROP COLUMN slots") // added by version 5
+	require.NoError(t, err)
+	want.Slots = nil
 	_, err = db.Exec("PRAGMA user_version = 1")
 	require.NoError(t, err)
 	require.NoError(t, db.Close())

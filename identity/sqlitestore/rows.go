@@ -29,6 +29,7 @@ type agentRow struct {
 	createdAt                  sql.NullString
 	updatedAt                  string
 	lastPresence               sql.NullString // AgentState.LastPresence (spec §2 "Presence"), NULL when never
+	slots                      sql.NullString // AgentState.Slots as a JSON array, NULL when empty
 }
 
 // encoded is a state ready to write: the agents row, and the child rows as
@@ -82,6 +83,13 @@ func encodeState(s *identity.AgentState, updated time.Time) (*encoded, error) {
 			lastPresence: timeCol(s.LastPresence),
 		},
 		goals: id.Goals, discoveries: id.Discoveries, inbox: s.Inbox, host: s.Host,
+	}
+	if len(s.Slots) > 0 {
+		b, err := json.Marshal(s.Slots)
+		if err != nil {
+			return nil, err
+		}
+		e.row.slots = sql.NullString{String: string(b), Valid: true}
 	}
 	if g := id.ActiveGoal(); g != nil {
 		e.row.activeGoal = sql.NullString{String: g.Objective, Valid: true}

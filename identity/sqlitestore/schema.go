@@ -12,10 +12,10 @@ import (
 // and reads, kept in SQLite's PRAGMA user_version. [Open] migrates an older
 // database to it, in one transaction, and refuses a newer one with an
 // error wrapping [identity.ErrFutureVersion].
-const SchemaVersion = 4
+const SchemaVersion = 5
 
-// migrations[v] takes a database from schema version v to v+1. Adding
-// version 3 means appending one script and raising [SchemaVersion]; a
+// migrations[v] takes a database from schema version v to v+1. Adding a
+// version means appending one script and raising [SchemaVersion]; a
 // script never changes once released.
 var migrations = [SchemaVersion]string{
 	0: `
@@ -130,6 +130,10 @@ CREATE TABLE memories (
 CREATE UNIQUE INDEX memories_text ON memories (agent_id, text);
 CREATE INDEX memories_order ON memories (agent_id, created, id);
 `,
+	// 4 → 5: AgentState.Slots, the agent's own board of slots, as a
+	// JSON array of slot.Slot; NULL when empty. A row written by an
+	// earlier version reads as an empty board.
+	4: `ALTER TABLE agents ADD COLUMN slots TEXT;`,
 }
 
 // migrate brings db to [SchemaVersion] in one immediate transaction, so

@@ -83,5 +83,8 @@ func TestConformance(t *testing.T) {
 		Reopen: func(t *testing.T, s identity.Store) identity.Store {
 			return open(t, s.(*sqlitestore.Store).Path(), sqlitestore.Options{})
 		},
+		Document: func(t *testing.T, s identity.Store, name string) identity.Document {
+			return s.(*sqlitestore.Store).Document(name)
+		},
 	})
 }

@@ -45,4 +45,10 @@
 //     refused, updates, deletes, counts, concurrency, durability across
 //     handles, and a memory.Memory over the store). [FullMemory] is its
 //     fixture. RunMemory runs it alone.
+//   - with the [Harness].Document hook, the store's shared documents (a
+//     round trip, a second handle, concurrent updates that lose nothing,
+//     a canceled update that writes nothing) and the shared board of slots
+//     kept in one ([identity.SharedBoard]: posts seen through a second
+//     handle, the cap dropping the least important, a corrupt board named
+//     and left untouched).
 package storetest

@@ -17,6 +17,7 @@ import (
 
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/memory"
+	"github.com/existence-loop/sdk/slot"
 	"github.com/existence-loop/sdk/suffering"
 )
 
@@ -47,6 +48,11 @@ type Harness struct {
 	// suite uses it to check durability across handles and the lock
 	// against a second owner. Nil skips those checks.
 	Reopen func(t *testing.T, s identity.Store) identity.Store
+	// Document returns the named document s keeps next to the agents'
+	// states (its Document method, an [identity.Document]), where the
+	// shared board of slots lives. Nil skips the shared-document and
+	// shared-board subtests.
+	Document func(t *testing.T, s identity.Store, name string) identity.Document
 }
 
 // Run runs the conformance suite against the stores newStore returns,
@@ -111,13 +117,15 @@ func RunHarness(t *testing.T, h Harness) {
 		st.Identity.Goals = st.Identity.Goals[:1]
 		st.Identity.Discoveries = nil
 		st.Inbox = nil
+		st.Slots = st.Slots[1:]
+		st.Slots[0].Summary = "replaced"
 		st.Host = append(st.Host, identity.AgentMessage{From: "host", Text: "second", At: t0})
 		st.LastPresence = t0 // a later presence replaces the earlier one
 		require.NoError(t, s.Save(ctx, st))
 		got, err := s.Load(ctx, "scout")
 		require.NoError(t, err)
 		assert.Equal(t, StateJSON(t, st), StateJSON(t, got), "the second save replaces the first whole")
-		st.LastPresence, st.Host = time.Time{}, nil
+		st.LastPresence, st.Host, st.Slots = time.Time{}, nil, nil
 		require.NoError(t, s.Save(ctx, st))
 		got, err = s.Load(ctx, "scout")
 		require.NoError(t, err)
@@ -396,6 +404,7 @@ func RunHarness(t *testing.T, h Harness) {
 		}
 		RunMemory(t, h)
 	})
+	runShared(t, h)
 }
 
 // t0 is the fixed instant of the fixtures.
@@ -451,7 +460,13 @@ func FullState(id string) *identity.AgentState {
 		Inbox:        []identity.AgentMessage{{From: "Cipher", Text: "found a pattern in the logs", At: t0.Add(-2 * time.Minute)}},
 		Host:         []identity.AgentMessage{{From: "host", Text: "hello, Cedar", At: t0.Add(-3 * time.Minute)}},
 		LastPresence: t0.Add(-3 * time.Minute), // the host message's arrival (spec §2 "Presence")
-		UpdatedAt:    t0,
+		Slots: []slot.Slot{
+			{ID: "weather", Title: "Weather", Status: slot.Completed, Summary: "Temperature dropping 5°C — <soon> & \"fast\"",
+				Importance: 0.8, Confidence: 0.95, NextRun: 3600, NotifyUser: true, UpdatedAt: t0.Add(-10 * time.Minute)},
+			{ID: "feed:news", Title: "Nachrichten 日本語", Status: slot.Pending, Summary: "checking",
+				Importance: 0.25, NextRun: 1800.5, UpdatedAt: t0.Add(-time.Minute)},
+		},
+		UpdatedAt: t0,
 	}
 }
 

@@ -83,6 +83,8 @@ type runOptions struct {
 	embed        embedOptions // its embedder
 	mcp          mcpOptions   // -mcp, -mcp-config, -mcp-serve (run_mcp.go)
 
+	senses senseOptions // -watch, -feed, -poll (run_senses.go)
+
 	// stdin carries host messages, one per line (nil: none).
 	stdin io.Reader
 	// retry is the model retry policy; tests shorten its waits.
@@ -132,6 +134,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.memory, "memory", false, "long-term memory: the agents store each step's outcome and each goal's end in the store, recall the 3 most relevant before a goal and in their prompt, and get remember and recall tools (embedded with -embed-model; run ollama pull nomic-embed-text)")
 	o.embed.flags(fs)
 	mcpFlags(fs, &o.mcp)
+	senseFlags(fs, &o.senses)
 }
 
 // check validates the parsed flags and resolves the defaults that depend

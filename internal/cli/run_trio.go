@@ -123,6 +123,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		fmt.Fprintf(stderr, "trio: imported from %s:\n%s\n", o.importHollow, sum)
 	}
 	var tools []toolloop.Tool // the workspace's file tools and send_message
+	var senses []existence.Mind
 	if !o.dryRun {
 		ws, err := workspace.Open(o.workspace, workspace.Limits{})
 		if err != nil {
@@ -130,6 +131,13 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		}
 		defer ws.Close()
 		tools = ws.Tools()
+		if senses, err = o.senses.minds(o.workspace); err != nil {
+			return err
+		}
+	}
+	board, err := sharedBoard(ctx, store, clock)
+	if err != nil {
+		return fmt.Errorf("the shared board of slots: %w", err)
 	}
 	mcpTools, mcpWorld, closeMCP, err := connectMCP(ctx, o, log, stderr)
 	if err != nil {
@@ -171,6 +179,9 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		Heartbeat: o.heartbeat,
 		Observer:  existence.Observers(out.observe, late.observe, o.mcp.events.Observe),
 		Logger:    log,
+
+		SharedSlots: board,
+		Minds:       senses,
 	})
 	if err != nil {
 		return err
@@ -197,13 +208,13 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
-		asm := prompt.New(prompt.Config{
+		asm := placeSlots(prompt.New(prompt.Config{
 			World:        world,
 			Situation:    prompt.DefaultSituation + "\n" + m.role,
 			Goals:        trioGoals,
 			Prohibitions: trioProhibitions,
 			Grounding:    "The goal must be grounded in what actually exists in the workspace.",
-		})
+		}))
 		if mem != nil {
 			// The recalled memories after what the last goal produced;
 			// absent while there are none, so the prompt is otherwise

@@ -12,8 +12,10 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/pgstore"
+	"github.com/existence-loop/sdk/internal/storespec"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/slot"
 )
 
 // storeSource is the monitor's view of agents that run in other
@@ -302,4 +304,55 @@ func (s *storeSource) targets(to []string) ([]string, error) {
 		}
 	}
 	return to, nil
+}
+
+var _ monitor.SlotSource = (*storeSource)(nil)
+
+// PostSlot refuses: an agent's own board is part of its state, which the
+// process that runs it owns; serve never writes a state. Post to that
+// process's own monitor, or to the shared board (POST /api/slots).
+func (s *storeSource) PostSlot(_ context.Context, id string, _ slot.Slot) error {
+	if !s.has(id) {
+		return monitor.NoAgentError(id)
+	}
+	return fmt.Errorf("%w: %s runs in another process, which owns its board of slots; post to that process's monitor, or to the shared board (POST /api/slots)", monitor.ErrUnsupported, id)
+}
+
+// PostSharedSlot puts s on the shared board the store keeps (its shared
+// document "slots"), which the processes running the agents read (within
+// a second, identity.BoardOptions.MaxAge); notify_user does not reach
+// them, so their agents read it at their next heartbeat. Errors: those of
+// identity.SharedBoard.Put.
+func (s *storeSource) PostSharedSlot(ctx context.Context, sl slot.Slot) error {
+	b, err := s.board()
+	if err != nil {
+		return err
+	}
+	_, err = b.Put(ctx, sl)
+	return err
+}
+
+// SharedSlots returns the store's shared board.
+func (s *storeSource) SharedSlots(ctx context.Context) ([]slot.Slot, error) {
+	b, err := s.board()
+	if err != nil {
+		return nil, err
+	}
+	return b.List(ctx)
+}
+
+// board returns the store's shared board.
+func (s *storeSource) board() (*identity.SharedBoard, error) {
+	b, ok := storespec.SharedSlots(s.store, identity.BoardOptions{})
+	if !ok {
+		return nil, fmt.Errorf("%w: this store keeps no shared documents", monitor.ErrUnsupported)
+	}
+	return b, nil
+}
+
+// has reports whether the last refresh knows agent id.
+func (s *storeSource) has(id string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.known[id]
 }

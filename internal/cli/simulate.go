@@ -70,6 +70,10 @@ type simOptions struct {
 	noPlots      bool
 	gzip         bool
 	maxRows      int
+
+	world       int           // -world: sources of slot updates (simulate.RandomWorld)
+	worldEvery  time.Duration // -world-every
+	worldNotify float64       // -world-notify
 }
 
 // flags registers the simulate command's flags on fs.
@@ -94,6 +98,9 @@ func (o *simOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.noPlots, "no-plots", false, "write no plots")
 	fs.BoolVar(&o.gzip, "gzip", true, "compress the trajectory (trajectory.jsonl.gz; zcat reads it)")
 	fs.IntVar(&o.maxRows, "summary-rows", 20, "agents shown in the summary table (0: all)")
+	fs.IntVar(&o.world, "world", 0, "sources of a simulated world feeding the agents slot updates (0: none); drawn from -seed, with the scheduler driver")
+	fs.DurationVar(&o.worldEvery, "world-every", time.Hour, "with -world, about how often each source posts")
+	fs.Float64Var(&o.worldNotify, "world-notify", 0.2, "with -world, the share of updates posted with notify_user (a cycle at once)")
 }
 
 // check validates the parsed flags.
@@ -113,6 +120,12 @@ func (o *simOptions) check() error {
 	case "report", "mix", "immediate", "toolloop":
 	default:
 		return fmt.Errorf("-executor %q: want report, mix, immediate or toolloop", o.executor)
+	}
+	switch {
+	case o.world < 0 || o.worldEvery <= 0 || o.worldNotify < 0 || o.worldNotify > 1:
+		return errors.New("-world must be 0 or more, -world-every positive and -world-notify from 0 to 1")
+	case o.world > 0 && o.driver != "scheduler":
+		return errors.New("-world needs -driver scheduler")
 	}
 	return nil
 }
@@ -173,6 +186,9 @@ func runSimulate(ctx context.Context, o *simOptions, stdout io.Writer) error {
 	case "toolloop":
 		cfg.Executor = simulate.ToolLoop{}
 	}
+	if o.world > 0 {
+		cfg.World = simulate.RandomWorld{Sources: o.world, Every: o.worldEvery, Notify: o.worldNotify}
+	}
 
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
@@ -229,6 +245,13 @@ func runSimulate(ctx context.Context, o *simOptions, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "\n%d agents, %s simulated (%s driver) in %.1fs: %d cycles, %d heartbeats run, %d coalesced or skipped, %d trajectory rows\n",
 		len(res.Agents), res.End.Sub(res.Start), cfg.Driver, elapsed.Seconds(), cycles, res.Ticks, res.Skipped, res.Rows)
+	if o.world > 0 {
+		own := 0
+		for _, a := range res.Agents {
+			own += a.SlotUpdates
+		}
+		fmt.Fprintf(stdout, "world: %d slot updates from %d sources (%d to the shared board), %d notifications\n", res.SharedUpdates+own, o.world, res.SharedUpdates, res.Triggers)
+	}
 	fmt.Fprintf(stdout, "trajectory: %s\nsummary:    %s\n", trajPath, summaryPath)
 	if o.noPlots {
 		return nil

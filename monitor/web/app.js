@@ -10,10 +10,11 @@
   const kinds = ["goal_chosen", "goal_ended", "worldview_changed", "question_added", "opinion_added",
     "stressor_added", "stressor_resolved", "stressor_dropped", "fallback", "crisis", "crisis_reset",
     "anticipation", "cycle", "model_call", "tool_call", "task", "message", "error", "dropped",
-    "context_overflow", "context_compacted"];
+    "context_overflow", "context_compacted", "slot", "slot_dropped", "mind_failed"];
   const thoughtKinds = new Set(["goal_chosen", "goal_ended", "worldview_changed", "question_added",
     "opinion_added", "stressor_added", "stressor_resolved", "fallback", "crisis", "crisis_reset",
-    "message", "task", "error", "tool_call", "anticipation", "context_overflow", "context_compacted"]);
+    "message", "task", "error", "tool_call", "anticipation", "context_overflow", "context_compacted",
+    "slot", "slot_dropped", "mind_failed"]);
 
   async function api(method, path, body) {
     const opts = { method, headers: { "X-CSRF-Token": csrf }, credentials: "same-origin" };
@@ -107,6 +108,7 @@
       ss.append(el("li", { class: "stressor", "data-type": s.type }, s.type + " " + s.severity.toFixed(2) + " — " + s.description, bar(s.severity)));
     }
     b.append(ss);
+    if (a.slots && a.slots.length) b.append(slotList(a.slots.slice(0, 3), a.slots.length));
     if (a.consecutive_fallbacks > 0) {
       b.append(el("div", { class: "fallback" }, "⚠️ " + a.consecutive_fallbacks + " fallback(s) in a row: " + a.last_fallback_cause));
     }
@@ -123,6 +125,29 @@
     c.body.replaceWith(b);
     c.body = b;
     return c;
+  }
+
+  // slotList renders slots (most important first, as the API sends them)
+  // in GLaDOS's form: "📌 Title: status — summary", stale ones marked.
+  function slotList(slots, total) {
+    const ul = el("ul", { class: "slots" });
+    for (const s of slots) {
+      const li = el("li", { class: "slot" + (s.stale ? " stale" : "") + (s.status === "failed" ? " failed" : ""), "data-slot": s.slot_id,
+        title: "importance " + s.importance.toFixed(2) + (s.confidence ? ", confidence " + s.confidence.toFixed(2) : "") +
+          (s.next_run ? ", next run in " + age(s.next_run) : "") + (s.updated_at ? ", updated " + s.updated_at : "") },
+        "📌 ", el("b", {}, s.title), ": " + s.status + (s.summary ? " — " + s.summary : "") + (s.stale ? " (stale)" : ""));
+      ul.append(li);
+    }
+    if (total > slots.length) ul.append(el("li", { class: "more" }, "… and " + (total - slots.length) + " more"));
+    return ul;
+  }
+
+  async function loadSlots() {
+    let data;
+    try { data = await api("GET", "api/slots"); } catch (e) { $("shared").hidden = true; return; }
+    $("shared").hidden = false;
+    $("slots").replaceWith(Object.assign(slotList(data.slots, data.slots.length), { id: "slots" }));
+    if (!data.slots.length) $("slots").append(el("li", { class: "more" }, "nothing reported yet"));
   }
 
   // lanes summarises the scheduler for the header: "autonomy 3 queued, 1 running, late 0.4/2.1 s · …".
@@ -218,6 +243,7 @@
         if (cards.has(e.agent_id) && k !== "model_call") soon();
         if (k === "tool_call" && e.tool && e.tool.name === "ask_human") loadRequests();
         if (k === "task") loadTasks();
+        if ((k === "slot" || k === "slot_dropped" || k === "mind_failed") && !e.agent_id) loadSlots();
       });
     }
   }
@@ -248,6 +274,7 @@
   loadAgents();
   loadRequests();
   loadTasks();
+  loadSlots();
   connect();
   setInterval(loadRequests, 10000);
   setInterval(loadAgents, 15000);

@@ -187,6 +187,8 @@ type server struct {
 	nextTry  time.Time          // no new dial before this
 	lastErr  error
 	closed   bool
+
+	subs subscriptions // the resources subscribed to (resources.go)
 }
 
 // session returns the live session, dialling the server when there is none
@@ -296,7 +298,7 @@ func (srv *server) dial(ctx context.Context) (*mcp.ClientSession, error) {
 		t = &mcp.CommandTransport{Command: cmd}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "existence-loop-mcptools", Version: "1"},
-		&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+		&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, ResourceUpdatedHandler: srv.subs.updated})
 	sess, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %q: connecting: %w", srv.cfg.Name, err)

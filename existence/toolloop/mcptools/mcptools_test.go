@@ -145,7 +145,7 @@ func names(tools []toolloop.Tool) []string {
 	return out
 }
 
-var allTools = []string{"t__big", "t__crash", "t__dotted_name_" /* + hash */, "t__echo", "t__fail", "t__image", "t__pid", "t__slow"}
+var allTools = []string{"t__big", "t__crash", "t__dotted_name_" /* + hash */, "t__echo", "t__fail", "t__image", "t__pid", "t__set_note", "t__slow"}
 
 func TestInMemoryToolsAndCalls(t *testing.T) {
 	ev := newEvents()

@@ -185,9 +185,15 @@ func (m *Model) panes(w int) string {
 	n := min(len(m.statuses), max(w/30, 1))
 	pw := w/n - 2   // border
 	inner := pw - 2 // padding
+	// Every pane gets as many slot lines as the fullest shows, so that
+	// the panes keep one height.
+	slotRows := 0
+	for _, s := range m.statuses[:n] {
+		slotRows = max(slotRows, min(len(s.Slots), MaxSlotsShown))
+	}
 	var cols []string
 	for _, s := range m.statuses[:n] {
-		cols = append(cols, paneStyle.Width(pw).Render(pane(s, inner)))
+		cols = append(cols, paneStyle.Width(pw).Render(pane(s, inner, slotRows)))
 	}
 	out := lipgloss.JoinHorizontal(lipgloss.Top, cols...)
 	if rest := len(m.statuses) - n; rest > 0 {
@@ -196,8 +202,13 @@ func (m *Model) panes(w int) string {
 	return out
 }
 
-// pane is one agent's pane content, w columns wide.
-func pane(s existence.Status, w int) string {
+// MaxSlotsShown is how many of an agent's slots its pane lists, the most
+// important first.
+const MaxSlotsShown = 3
+
+// pane is one agent's pane content, w columns wide, with slotRows lines
+// of slots.
+func pane(s existence.Status, w, slotRows int) string {
 	var lines []string
 	lines = append(lines, titleStyle.Render(ansi.Truncate(s.Name+" ("+s.ID+")", w, "…")))
 	goal := s.Goal
@@ -222,12 +233,42 @@ func pane(s existence.Status, w int) string {
 			lines = append(lines, "")
 		}
 	}
+	for i := range slotRows {
+		if i < len(s.Slots) {
+			lines = append(lines, slotLine(s.Slots[i], w))
+		} else {
+			lines = append(lines, "")
+		}
+	}
 	if s.ConsecutiveFallbacks > 0 {
 		lines = append(lines, ansi.Truncate(fmt.Sprintf("⚠ %d fallback(s): %s", s.ConsecutiveFallbacks, s.LastFallbackCause), w, "…"))
 	} else {
 		lines = append(lines, dimStyle.Render(fmt.Sprintf("cycles %d", s.Cycles)))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// slotLine is one slot of a pane, as GLaDOS's TUI lists them: "• Title:
+// status - summary", a stale one faint and marked, a failed one in the
+// crisis colour. Control characters never reach the terminal: slots are
+// cleaned when posted, and ansi.Strip removes any left in a state edited
+// by hand.
+func slotLine(s existence.SlotStatus, w int) string {
+	text := ansi.Strip(s.Title + ": " + string(s.Status))
+	if s.Summary != "" {
+		text += " - " + strings.Join(strings.Fields(ansi.Strip(s.Summary)), " ")
+	}
+	if s.Stale {
+		text += " (stale)"
+	}
+	line := ansi.Truncate("• "+text, w, "…")
+	switch {
+	case s.Stale:
+		return dimStyle.Render(line)
+	case s.Status == "failed":
+		return lipgloss.NewStyle().Foreground(levelColor["dominant"]).Render(line)
+	}
+	return line
 }
 
 // bar renders the suffering load as a bar coloured by level, with the load

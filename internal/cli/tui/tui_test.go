@@ -21,6 +21,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/internal/cli/tui"
+	"github.com/existence-loop/sdk/slot"
 )
 
 // childEnv makes the test binary run the view on its terminal (for the tmux
@@ -47,6 +48,20 @@ func statuses() []existence.Status {
 		{ID: "builder", Name: "Vault", Load: 0.93, Level: "crisis", ConsecutiveFallbacks: 2, LastFallbackCause: "unavailable",
 			Stressors: []existence.StressorStatus{{Type: "repeated_failure", Severity: 0.6}, {Type: "isolation", Severity: 0.33}}},
 	}
+}
+
+// withSlots are the trio with slots on two boards: most important first,
+// one stale, one failed.
+func withSlots() []existence.Status {
+	ss := statuses()
+	ss[0].Slots = []existence.SlotStatus{
+		{Slot: slot.Slot{ID: "backup", Title: "Backup", Status: slot.Failed, Summary: "disk full", Importance: 0.9}},
+		{Slot: slot.Slot{ID: "weather", Title: "Weather", Status: slot.Completed, Summary: "storm at 15:00, wind from the west", Importance: 0.8}},
+		{Slot: slot.Slot{ID: "news", Title: "News", Status: slot.Pending, Importance: 0.3, NextRun: 1800}, Stale: true},
+		{Slot: slot.Slot{ID: "more", Title: "More", Status: slot.Idle}},
+	}
+	ss[2].Slots = []existence.SlotStatus{{Slot: slot.Slot{ID: "workspace", Title: "Workspace", Status: "changed", Summary: "created builder/pump.md"}}}
+	return ss
 }
 
 // recorder is a Handle that records lines and answers like the trio.
@@ -86,6 +101,23 @@ func TestGoldenFrame(t *testing.T) {
 	teatest.RequireEqualOutput(t, []byte(final.View()))
 }
 
+// TestGoldenFrameWithSlots: each pane lists its agent's slots (at most
+// three, most important first), and every pane keeps the same height.
+func TestGoldenFrameWithSlots(t *testing.T) {
+	m := tui.New(context.Background(), tui.Config{Title: "existence-loop trio", Statuses: withSlots})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(110, 24))
+	tm.Send(tui.EventMsg(existence.Event{Kind: existence.EventSlot, Time: at, Agent: "Vault",
+		Slot: &slot.Slot{ID: "workspace", Title: "Workspace", Status: "changed", Summary: "created builder/pump.md"}}))
+	require.NoError(t, tm.Quit())
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*tui.Model)
+	view := final.View()
+	assert.Contains(t, view, "• Backup: failed - disk full")
+	assert.Contains(t, view, "• News: pending (stale)")
+	assert.NotContains(t, view, "More: idle", "three slots at most")
+	assert.Contains(t, view, "Vault 📌 Workspace: changed - created builder/pump.md", "the slot event in the thoughts")
+	teatest.RequireEqualOutput(t, []byte(view))
+}
+
 func TestEscQuits(t *testing.T) {
 	m := tui.New(context.Background(), tui.Config{Title: "t", Statuses: statuses})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 20))
@@ -97,7 +129,7 @@ func TestEscQuits(t *testing.T) {
 // are echoed as "handled: …".
 func child() int {
 	rec := &recorder{}
-	err := tui.Run(context.Background(), tui.Config{Title: "existence-loop trio", Statuses: statuses, Handle: rec.handle}, os.Stdin, os.Stdout, make(chan existence.Event))
+	err := tui.Run(context.Background(), tui.Config{Title: "existence-loop trio", Statuses: withSlots, Handle: rec.handle}, os.Stdin, os.Stdout, make(chan existence.Event))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -142,7 +174,8 @@ func TestUnderTmux(t *testing.T) {
 		}
 	}
 	s := waitFor("> █")
-	for _, want := range []string{"Cedar (scout)", "Cipher (analyst)", "Vault (builder)", "0.93 crisis", "0.42 invisibility", "⚠ 2 fallback(s): unavailable"} {
+	for _, want := range []string{"Cedar (scout)", "Cipher (analyst)", "Vault (builder)", "0.93 crisis", "0.42 invisibility", "⚠ 2 fallback(s): unavailable",
+		"• Backup: failed - disk full", "• Workspace: changed - created buil", "• News: pending (stale)"} {
 		assert.Contains(t, s, want)
 	}
 	tmux("send-keys", "-t", "tui", "-l", "@cedar hello")

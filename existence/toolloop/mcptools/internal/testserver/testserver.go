@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -14,6 +15,14 @@ import (
 type EchoArgs struct {
 	Text string `json:"text" jsonschema:"the text to echo"`
 }
+
+// NoteArgs are set_note's arguments.
+type NoteArgs struct {
+	Text string `json:"text" jsonschema:"the note's new text"`
+}
+
+// NoteURI is the URI of the note resource.
+const NoteURI = "test://note"
 
 // SizeArgs are big's arguments.
 type SizeArgs struct {
@@ -30,12 +39,28 @@ type SizeArgs struct {
 //   - pid: returns the server's process id;
 //   - crash: exits the process with status 3 (in a subprocess only; in
 //     process it returns a protocol error);
-//   - dotted.name: returns "dotted".
+//   - dotted.name: returns "dotted";
+//   - set_note {text}: sets the text of the resource [NoteURI] and
+//     notifies its subscribers (notifications/resources/updated).
+//
+// Its one resource, [NoteURI] (text/plain), starts as "first note" and
+// supports subscriptions.
 //
 // subprocess is true when the server runs as its own process
 // (testdata/server), so that crash may exit.
 func New(subprocess bool) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, nil)
+	s := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	var mu sync.Mutex
+	note := "first note"
+	s.AddResource(&mcp.Resource{URI: NoteURI, Name: "note", MIMEType: "text/plain", Description: "A note that set_note changes."},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: NoteURI, MIMEType: "text/plain", Text: note}}}, nil
+		})
 	text := func(s string) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 	}
@@ -73,6 +98,16 @@ func New(subprocess bool) *mcp.Server {
 				os.Exit(3)
 			}
 			return nil, nil, errors.New("cannot crash in process")
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "set_note", Description: "Change the note resource."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a NoteArgs) (*mcp.CallToolResult, any, error) {
+			mu.Lock()
+			note = a.Text
+			mu.Unlock()
+			if err := s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: NoteURI}); err != nil {
+				return nil, nil, err
+			}
+			return text("noted"), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "dotted.name", Description: "A name with a dot."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {

@@ -1,0 +1,213 @@
+package existence_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/slot"
+)
+
+// mindFunc is a Mind made of a name and a function.
+type mindFunc struct {
+	name string
+	run  func(ctx context.Context, env existence.MindEnv) error
+}
+
+func (m mindFunc) Name() string { return m.name }
+func (m mindFunc) Run(ctx context.Context, env existence.MindEnv) error {
+	return m.run(ctx, env)
+}
+
+// events delivers the events of the given kinds on a channel.
+func events(kinds ...existence.EventKind) (existence.Observer, <-chan existence.Event) {
+	ch := make(chan existence.Event, 64)
+	return func(e existence.Event) {
+		for _, k := range kinds {
+			if e.Kind == k {
+				ch <- e
+			}
+		}
+	}, ch
+}
+
+func next(t *testing.T, ch <-chan existence.Event, what string) existence.Event {
+	t.Helper()
+	select {
+	case e := <-ch:
+		return e
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "no event: "+what)
+	}
+	return existence.Event{}
+}
+
+// TestFailingMindBacksOffAndNeverStopsTheAgent: a mind that fails (an
+// error, a panic) is reported with a failed slot on its board and runs
+// again after 1 s, then 2 s; once it posts, the backoff starts over; the
+// agent goes on.
+func TestFailingMindBacksOffAndNeverStopsTheAgent(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clock := existencetest.NewClock(t0)
+	obs, evs := events(existence.EventMindFailed, existence.EventSlot)
+	var runs atomic.Int32
+	mind := mindFunc{name: "weather", run: func(ctx context.Context, env existence.MindEnv) error {
+		switch runs.Add(1) {
+		case 1:
+			return errors.New("forecast service: 503")
+		case 2:
+			panic("nil map")
+		case 3:
+			if err := env.Post(ctx, slot.Slot{ID: "weather", Title: "Weather", Status: slot.Completed, Summary: "sunny", Importance: 0.4}); err != nil {
+				return err
+			}
+			return errors.New("lost the connection")
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	m := &recModel{clock: clock}
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: clock, Heartbeat: time.Hour, NoStagger: true, Observer: obs, Logger: discardLogger()})
+	require.NoError(t, err)
+	defer r.Close()
+	a, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: m, Minds: []existence.Mind{mind}, Retry: llm.RetryPolicy{Attempts: 1}})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+
+	failed := func(backoff time.Duration, cause string) {
+		t.Helper()
+		e := next(t, evs, "the failed slot")
+		require.Equal(t, existence.EventSlot, e.Kind)
+		assert.Equal(t, slot.Failed, e.Slot.Status)
+		assert.Contains(t, e.Slot.Summary, cause)
+		assert.Equal(t, backoff.Seconds(), e.Slot.NextRun, "next_run says when it runs again")
+		e = next(t, evs, "the failure")
+		require.Equal(t, existence.EventMindFailed, e.Kind)
+		assert.Equal(t, "scout", e.AgentID)
+		assert.Contains(t, e.Error, cause)
+		assert.Contains(t, e.Text, fmt.Sprintf("mind weather failed; it runs again in %s", backoff))
+	}
+	failed(time.Second, "forecast service: 503")
+	s, ok := slot.Find(a.Slots(), "weather")
+	require.True(t, ok, "the failed slot is on the agent's board")
+	assert.Equal(t, slot.Failed, s.Status)
+	clock.Advance(time.Second)
+	failed(2*time.Second, "mind weather panicked: nil map")
+	clock.Advance(2 * time.Second)
+	e := next(t, evs, "the mind's own slot")
+	assert.Equal(t, "sunny", e.Slot.Summary)
+	failed(time.Second, "lost the connection") // it posted: the backoff starts over
+	clock.Advance(time.Second)
+	require.Eventually(t, func() bool { return runs.Load() == 4 }, 10*time.Second, time.Millisecond)
+	assert.Equal(t, 0, r.Stats().Agents-1, "the agent still runs")
+	cancel()
+	require.NoError(t, <-done)
+}
+
+// TestRunnerMindsPostToTheSharedBoard: a runner's mind posts to the shared
+// board (in memory when none is configured); a mind that returns nil is
+// not run again; names are checked.
+func TestRunnerMindsPostToTheSharedBoard(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	obs, evs := events(existence.EventSlot)
+	var runs atomic.Int32
+	once := mindFunc{name: "hello", run: func(ctx context.Context, env existence.MindEnv) error {
+		runs.Add(1)
+		return env.Post(ctx, slot.Slot{ID: "hello", Status: slot.Completed, Summary: "posted once"})
+	}}
+	clock := existencetest.NewClock(t0)
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: clock, Heartbeat: time.Hour, Observer: obs, Logger: discardLogger(), Minds: []existence.Mind{once}})
+	require.NoError(t, err)
+	defer r.Close()
+	require.NotNil(t, r.SharedSlots(), "a board in memory")
+	_, err = r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: &recModel{clock: clock}})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	e := next(t, evs, "the shared slot")
+	assert.Equal(t, existence.SharedAgent, e.Agent)
+	got, err := r.SharedSlots().List(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, "posted once", got[0].Summary)
+	cancel()
+	require.NoError(t, <-done)
+	assert.Equal(t, int32(1), runs.Load(), "a mind that returned nil is not run again")
+
+	for _, bad := range [][]existence.Mind{
+		{mindFunc{name: "two words"}},
+		{mindFunc{name: "same"}, mindFunc{name: "same"}},
+		{nil},
+	} {
+		_, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Minds: bad})
+		assert.Error(t, err)
+		_, err = existence.New(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: &recModel{}, Minds: bad})
+		assert.Error(t, err)
+	}
+}
+
+// TestMindModelCallsUseTheAutonomyLane: a mind's model call (MindEnv.Lane)
+// waits for a worker of the autonomy lane, behind a cycle that holds it,
+// while a person's message is answered on the priority lane meanwhile.
+func TestMindModelCallsUseTheAutonomyLane(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clock := existencetest.NewClock(t0)
+	busy := &recModel{clock: clock, started: make(chan recCall, 4), release: make(chan struct{})}
+	answer := &recModel{clock: clock, started: make(chan recCall, 4)}
+	mindModel := &recModel{clock: clock, started: make(chan recCall, 4)}
+	mindDone := make(chan error, 1)
+	mind := mindFunc{name: "summarizer", run: func(ctx context.Context, env existence.MindEnv) error {
+		_, err := env.Lane(mindModel).Generate(ctx, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "summarise the news"}}})
+		mindDone <- err
+		<-ctx.Done()
+		return nil
+	}}
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: clock, Heartbeat: time.Hour, NoStagger: true,
+		AutonomyWorkers: 1, PriorityWorkers: 1, Logger: discardLogger(), Minds: []existence.Mind{mind}})
+	require.NoError(t, err)
+	defer r.Close()
+	_, err = r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: busy, Retry: llm.RetryPolicy{Attempts: 1}})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+
+	<-busy.started // scout's cycle holds the only autonomy worker
+	_, err = r.Add(ctx, existence.Config{ID: "analyst", Name: "Cipher", Model: answer, Retry: llm.RetryPolicy{Attempts: 1}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return r.Stats().Queued[existence.LaneAutonomy] >= 1 }, 10*time.Second, time.Millisecond,
+		"the mind's call waits in the autonomy lane")
+	require.NoError(t, r.SayAsHost(ctx, "hello", "analyst"))
+	select {
+	case <-answer.started: // the person is answered on the priority lane
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "the priority lane waited")
+	}
+	select {
+	case <-mindModel.started:
+		require.FailNow(t, "the mind's call passed the cycle holding the autonomy worker")
+	default:
+	}
+	close(busy.release)
+	select {
+	case <-mindModel.started:
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "the mind's call never got the autonomy worker")
+	}
+	require.NoError(t, <-mindDone)
+	cancel()
+	require.NoError(t, <-done)
+}
