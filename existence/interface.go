@@ -44,6 +44,10 @@ type Assignment struct {
 	// agent's observer; the agent fills in time, id and name. It is never
 	// nil when the agent calls Execute.
 	Report func(Event)
+	// TraceContent is the agent's [Config].TraceContent: an executor that
+	// makes spans (the context passed to Execute carries the goal's span)
+	// records tool arguments and results on them only when it is set.
+	TraceContent bool
 }
 
 // Outcome is how a goal ended.

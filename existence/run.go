@@ -38,6 +38,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		kick: make(chan struct{}, 1),
 	}
 	r.core.classify = classifyNode
+	r.core.hold = holdNode
 	r.book.init(DefaultMaxPeersShown)
 	r.attach(a)
 	defer a.wakeHook.Store(nil)

@@ -84,6 +84,9 @@ func (a *Agent) stallLocked(ctx context.Context, now time.Time) {
 	if a.stall.goalID != g.ID {
 		a.stall = stallState{goalID: g.ID}
 	}
+	if a.budgetWaits.Load() > 0 {
+		return // the executor waits for the token budget: no progress is expected
+	}
 	a.stall.beats++
 	limit := a.maxGoalHeartbeats()
 	if limit == 0 || a.stall.beats <= limit {
