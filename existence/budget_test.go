@@ -227,3 +227,24 @@ func TestParseBudget(t *testing.T) {
 	_, err := existence.New(context.Background(), existence.Config{ID: "x", Name: "X", Model: llmtest.NewFake(), Budget: existence.Budget{Tokens: 5}})
 	assert.ErrorIs(t, err, existence.ErrBudget)
 }
+
+// TestUsageEstimatedWhenTheServerGivesNoCounts: a server that reports no
+// token counts is counted by estimate, and says so.
+func TestUsageEstimatedWhenTheServerGivesNoCounts(t *testing.T) {
+	fake := llmtest.NewFake(llmtest.Reply{Text: `{"action":"goal","content":"map the workspace","reasoning":"r"}`})
+	rec := &existencetest.Recorder{}
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Observer: rec.Observe, Retry: llm.RetryPolicy{Attempts: 1}})
+	require.NoError(t, err)
+	defer a.Close()
+	require.NoError(t, a.Tick(context.Background()))
+	calls := rec.Kind(existence.EventModelCall)
+	require.Len(t, calls, 1)
+	c := calls[0].Call
+	assert.True(t, c.PromptEstimated)
+	assert.True(t, c.OutputEstimated)
+	assert.Equal(t, llm.RawRequestTokens(fake.Requests()[0]), c.PromptTokens)
+	u := a.Status().Usage
+	assert.Equal(t, int64(1), u.Calls)
+	assert.Positive(t, u.Total())
+	assert.Equal(t, u.Total(), u.EstimatedTokens)
+}

@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -47,7 +48,8 @@ type Providerer interface {
 // client, child of the span in the call's context, with
 // gen_ai.operation.name "chat", gen_ai.provider.name (when an adapter in
 // the chain is a [Providerer]), gen_ai.request.model (name, else the
-// request's Model, else the adapter's name), gen_ai.request.max_tokens,
+// request's Model, else the name of a model in the chain; when none is
+// known, the span is named after the model the reply names), gen_ai.request.max_tokens,
 // temperature and seed when set, gen_ai.response.model,
 // gen_ai.usage.input_tokens and gen_ai.usage.output_tokens ([UsageOf]:
 // the server's counts, else estimates, flagged by
@@ -88,12 +90,12 @@ func (x *traceModel) Generate(ctx context.Context, req *Request) (*Response, err
 		model = req.Model
 	}
 	if model == "" {
-		model = nameOf(x.next)
+		model = chainName(x.next)
 	}
-	attrs := append([]attribute.KeyValue{
-		semconv.GenAIOperationNameChat,
-		semconv.GenAIRequestModel(model),
-	}, x.cfg.Attributes...)
+	attrs := append([]attribute.KeyValue{semconv.GenAIOperationNameChat}, x.cfg.Attributes...)
+	if model != "" {
+		attrs = append(attrs, semconv.GenAIRequestModel(model))
+	}
 	if p := providerOf(x.next); p != "" {
 		attrs = append(attrs, semconv.GenAIProviderNameKey.String(p))
 	}
@@ -111,7 +113,7 @@ func (x *traceModel) Generate(ctx context.Context, req *Request) (*Response, err
 			attrs = append(attrs, semconv.GenAIInputMessagesKey.String(inputMessages(req.Messages)))
 		}
 	}
-	ctx, span := x.tracer.Start(ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, span := x.tracer.Start(ctx, strings.TrimSpace("chat "+model), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	defer span.End()
 	resp, err := x.next.Generate(ctx, req)
 	u := UsageOf(ctx, x.next, req, resp, err)
@@ -124,6 +126,9 @@ func (x *traceModel) Generate(ctx context.Context, req *Request) (*Response, err
 	if r := RepliedTo(resp, err); r != nil {
 		if r.Model != "" {
 			out = append(out, semconv.GenAIResponseModel(r.Model))
+			if model == "" {
+				span.SetName("chat " + r.Model)
+			}
 		}
 		if r.DoneReason != "" {
 			out = append(out, semconv.GenAIResponseFinishReasons(r.DoneReason))
@@ -138,6 +143,22 @@ func (x *traceModel) Generate(ctx context.Context, req *Request) (*Response, err
 	}
 	span.SetAttributes(out...)
 	return resp, err
+}
+
+// chainName returns the name of the first model in the chain below m
+// that has one, or "".
+func chainName(m Model) string {
+	for range 32 {
+		if n := nameOf(m); n != "" {
+			return n
+		}
+		u, ok := m.(Unwrapper)
+		if !ok {
+			return ""
+		}
+		m = u.Unwrap()
+	}
+	return ""
 }
 
 // providerOf returns the provider's name from the first [Providerer] in
