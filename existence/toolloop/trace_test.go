@@ -27,7 +27,9 @@ func traceCycle(t *testing.T, content bool) []sdktrace.ReadOnlySpan {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	count := toolloop.NewTool("count_words", "Count the words of a text.",
-		func(ctx context.Context, a countArgs) (string, error) { return fmt.Sprint(len(strings.Fields(a.Text))), nil })
+		func(ctx context.Context, a countArgs) (string, error) {
+			return fmt.Sprint(len(strings.Fields(a.Text))), nil
+		})
 	model := llmtest.NewFake(
 		llmtest.Reply{Text: `{"action":"goal","content":"count the words of a famous line","reasoning":"r"}`, PromptTokens: 900, OutputTokens: 40},
 		llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "count_words", Arguments: json.RawMessage(`{"text":"to be or not to be"}`)}}, PromptTokens: 300, OutputTokens: 12},
