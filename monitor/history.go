@@ -55,6 +55,7 @@ var thoughtKinds = map[existence.EventKind]bool{
 	existence.EventCrisisReset: true, existence.EventMessage: true, existence.EventTask: true,
 	existence.EventError: true, existence.EventToolCall: true, existence.EventAnticipation: true,
 	existence.EventContextOverflow: true, existence.EventContextCompacted: true,
+	existence.EventBudgetExhausted: true,
 }
 
 // loadKinds are the events whose Load is the agent's load at that time.
