@@ -223,6 +223,11 @@ type AgentResult struct {
 	MaxLate time.Duration
 	// Errors counts the error events (such as failed saves).
 	Errors int
+	// Usage is the tokens the agent's model calls used (its
+	// [existence.Status].Usage: the model's counts, else estimates) and
+	// UsageByModel the same per model.
+	Usage        existence.Usage
+	UsageByModel []existence.ModelUsage
 }
 
 // ErrConfig: the configuration cannot be run.
@@ -765,7 +770,12 @@ func (s *sim) write(r Row) error {
 func (s *sim) result() *Result {
 	res := &Result{Start: s.cfg.Start, End: s.end, Ticks: s.ticks, Skipped: s.skipped, Rows: s.rows}
 	for _, sa := range s.agents {
-		res.Agents = append(res.Agents, sa.res)
+		r := sa.res
+		if sa.agent != nil {
+			st := sa.agent.Status()
+			r.Usage, r.UsageByModel = st.Usage, st.UsageByModel
+		}
+		res.Agents = append(res.Agents, r)
 	}
 	return res
 }
