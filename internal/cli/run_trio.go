@@ -138,6 +138,13 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	}
 	tools = append(tools, requests.Tools(reqs)...)
 
+	if isStandin(o.llmURL) {
+		stop, err := startStandin(o)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	base, url, err := newModel(o)
 	if err != nil {
 		return err
@@ -158,6 +165,11 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		Heartbeat: o.heartbeat,
 		Observer:  existence.Observers(out.observe, late.observe, o.mcp.events.Observe),
 		Logger:    log,
+
+		AutonomyWorkers: autonomyWorkers(o.workers),
+		Budget:          o.tokenBudget,
+		TracerProvider:  o.tracing.tracerProvider(),
+		TraceContent:    o.tracing.traceContent(),
 	})
 	if err != nil {
 		return err
@@ -259,13 +271,13 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 // default).
 func newModel(o *runOptions) (llm.Model, string, error) {
 	if o.provider == "openai" {
-		m, err := openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model, ContextWindow: o.contextWin})
+		m, err := openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model, ContextWindow: o.contextWin, HTTPClient: o.httpClient})
 		if err != nil {
 			return nil, "", err
 		}
 		return m, m.BaseURL(), nil
 	}
-	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive, NumCtx: o.contextWin})
+	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive, NumCtx: o.contextWin, HTTPClient: o.httpClient})
 	if err != nil {
 		return nil, "", err
 	}
