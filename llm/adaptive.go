@@ -64,8 +64,10 @@ type AdaptiveConfig struct {
 //     many requests" message; see [Overloaded]) cuts the limit by a quarter
 //     (at least 1) at once, at most once per no-load latency: the calls
 //     already in flight when the server refused report the same overload;
-//   - at the start, while the queue stays under alpha, the limit doubles
-//     each window (slow start, as TCP's);
+//   - at the start, until a window shows a queue of one call or more, the
+//     limit grows by half each window (a slow start, as TCP's, but
+//     gentler: a server's queue shows only past its slots, and doubling
+//     from there overshoots its queue's bound too);
 //   - a queue under alpha raises it by 1, unless fewer than half the
 //     limit's calls were in flight (the demand, not the server, was the
 //     bound: nothing was learnt);
@@ -147,7 +149,7 @@ type AdaptiveStats struct {
 	// were an overload signal (503, 429, "busy"), Windows the windows
 	// closed and Cuts the limit's cuts for overload.
 	Samples, Overloads, Windows, Cuts int64
-	// SlowStart reports that the limit still doubles each window.
+	// SlowStart reports that the limit still grows by half each window.
 	SlowStart bool
 }
 
@@ -264,11 +266,14 @@ func (l *AdaptiveLimit) close() {
 	queue := float64(w.maxInFlight) * (1 - float64(minRTT)/float64(rtt))
 	alpha := 1 + math.Log10(float64(l.limit))
 	beta := alpha + 1
+	if queue >= 1 {
+		l.slowStart = false // past the slots: from here on, one at a time
+	}
 	switch {
 	case queue < alpha && 2*w.maxInFlight < l.limit:
 		// The demand, not the server, was the bound: nothing learnt.
 	case queue < alpha && l.slowStart:
-		l.limit = min(l.cfg.Max, l.limit*2)
+		l.limit = min(l.cfg.Max, max(l.limit+1, (l.limit*3+1)/2))
 	case queue < alpha:
 		l.limit = min(l.cfg.Max, l.limit+1)
 	case queue > beta:
