@@ -50,7 +50,8 @@ type RunnerConfig struct {
 	AutonomyWorkers int
 	// Adaptive bounds the autonomy lane's size under [AdaptiveWorkers]
 	// (an [llm.AdaptiveLimit]: from Min to Max, starting at Initial;
-	// defaults 1, 256, 1); ignored otherwise.
+	// defaults 1, 256, 1); ignored otherwise. Its OnChange is the
+	// runner's own (it resizes the lane); one set here is not called.
 	Adaptive llm.AdaptiveConfig
 	// PriorityWorkers is the size of the priority lane, which runs the
 	// cycles answering host messages, assigned tasks announced with

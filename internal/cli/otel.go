@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -83,20 +84,13 @@ func otlpTracing(ctx context.Context, getenv func(string) string) (*tracing, err
 	t.sdk = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	t.provider = t.sdk
 	t.content, _ = strconv.ParseBool(getenv(contentEnv))
-	t.endpoint = endpoint + " (" + cmpOr(protocol, "http/protobuf") + ")"
+	t.endpoint = endpoint + " (" + cmp.Or(protocol, "http/protobuf") + ")"
 	return t, nil
 }
 
 // serviceName is OTEL_SERVICE_NAME, else "existence".
 func serviceName(getenv func(string) string) string {
-	return cmpOr(getenv("OTEL_SERVICE_NAME"), "existence")
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+	return cmp.Or(getenv("OTEL_SERVICE_NAME"), "existence")
 }
 
 // shutdown flushes the spans still batched and stops the exporter.
