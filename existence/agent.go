@@ -32,6 +32,13 @@ const (
 	DefaultCycleTimeout = 10 * time.Minute
 	// DefaultGoalTimeout bounds the pursuit of one goal.
 	DefaultGoalTimeout = 30 * time.Minute
+	// SaveTimeout bounds each save the agent makes on its own account:
+	// the bookkeeping of a tick (a goal ended, a stressor changed), the
+	// end of a cycle and the final save when [Agent.Run], [Runner.Run] or
+	// [Agent.Close] stop it. Such a save keeps its context's values but not
+	// its cancellation, so that a shutdown, or a host message preempting a
+	// cycle, never makes it fail: a clean exit saves and logs no error.
+	SaveTimeout = 10 * time.Second
 )
 
 // The spec §6 fallback goal, substituted as if the model had answered when
@@ -49,9 +56,11 @@ const MaxNewStressors = 2
 type Config struct {
 	// ID is the agent id (see [identity.ValidateID]), e.g. "scout".
 	ID string
-	// Name is the display name, e.g. "Cedar". It seeds a new identity; a
-	// stored identity keeps its own name (Name is used only when the
-	// stored one is empty).
+	// Name is the display name, e.g. "Cedar": 1–64 characters of
+	// letters, digits, single spaces and - _ . ' ’ ([identity.ValidateName];
+	// other agents read it inside the prompt's markers). It seeds a new
+	// identity; a stored identity keeps its own name (Name is used only
+	// when the stored one is empty).
 	Name string
 	// Traits (e.g. "curious") and Domains (areas of work, e.g. "writing")
 	// seed a new identity; a stored identity keeps its own. The identity's
@@ -113,10 +122,22 @@ type Config struct {
 	// (toolloop records the goal ABANDONED); default 30 minutes. Goals take
 	// 15–60 s in practice (spec §1).
 	GoalTimeout time.Duration
-	// MaxGoalHeartbeats abandons a goal still being pursued after this
-	// many heartbeats (ticks), stall rule [StallGoalSpan]; 0 means
-	// [DefaultMaxGoalHeartbeats] (8, as in the original), negative
-	// disables the rule.
+	// MaxGoalDuration abandons a goal still being pursued this long after
+	// its executor started, measured on Clock: stall rule
+	// [StallGoalSpan], checked at every tick, so the goal ends at the
+	// first heartbeat past the limit. 0 means [DefaultMaxGoalDuration]
+	// (2 minutes), negative disables the rule. Stated in time, the rule
+	// does not depend on Heartbeat: a 300 ms heartbeat abandons no more
+	// goals than the default 6 s.
+	MaxGoalDuration time.Duration
+	// MaxGoalHeartbeats is the goal-span rule counted in heartbeats, as
+	// the SDK first had it.
+	//
+	// Deprecated: counting heartbeats made the heartbeat setting decide
+	// what a stall is (with a 300 ms heartbeat every goal longer than
+	// 2.4 s was abandoned). Use MaxGoalDuration. While MaxGoalDuration is
+	// 0, a positive MaxGoalHeartbeats still sets the limit to
+	// MaxGoalHeartbeats × Heartbeat, and a negative one disables the rule.
 	MaxGoalHeartbeats int
 	// MaxCycles stops [Agent.Run] after this many existence cycles (and
 	// their goals); 0 means run until the context ends.
@@ -212,7 +233,6 @@ type Agent struct {
 	state    *identity.AgentState
 	running  *run   // the executing goal, or nil
 	cut      []*run // executors cancelled but maybe still returning (see cutLocked)
-	stall    stallState
 	cycles   int
 	hostSeen int     // host messages already pending when the goal was chosen
 	pending  []Event // events queued under mu, emitted by unlock
@@ -222,7 +242,8 @@ type Agent struct {
 	wake chan struct{}
 
 	budget      *budgetState // the agent's own budget, nil for none
-	budgetWaits atomic.Int32 // calls waiting for a budget to refill
+	budgetWaits  atomic.Int32 // calls waiting for a budget to refill
+	budgetWaited atomic.Int64 // nanoseconds (agent's clock) executor calls waited for a budget, in all
 	tracer      trace.Tracer // nil without Config.TracerProvider
 	usage       usageBook
 
@@ -237,11 +258,13 @@ type Agent struct {
 
 // run is one goal being executed.
 type run struct {
-	goalID string
-	cancel context.CancelFunc
-	done   chan struct{} // closed when the executor returned
-	out    Outcome
-	err    error
+	goalID  string
+	started time.Time // by the agent's clock, when its executor started
+	waited0 int64     // Agent.budgetWaited when it started
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when the executor returned
+	out     Outcome
+	err     error
 }
 
 // New loads the agent's state from cfg.Store (or creates a new identity when
@@ -250,6 +273,8 @@ type run struct {
 // it takes the agent's lock; call [Agent.Close] to release it.
 //
 // Errors: a missing ID, Name or Model; [identity.ErrInvalidID];
+// [identity.ErrInvalidName] (a Name with a line break, a bracket, a
+// control character, more than 64 characters, ...);
 // [identity.ErrLocked] when another process runs the agent; a load error
 // such as [identity.ErrCorrupt] (unless FreshOnCorrupt).
 func New(ctx context.Context, cfg Config) (*Agent, error) {
@@ -258,6 +283,9 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	if err := identity.ValidateID(cfg.ID); err != nil {
 		return nil, err
+	}
+	if err := identity.ValidateName(cfg.Name); err != nil {
+		return nil, fmt.Errorf("existence: Config.Name: %w", err)
 	}
 	if cfg.Model == nil {
 		return nil, errors.New("existence: Config.Model is required")
@@ -586,6 +614,13 @@ func (a *Agent) release() error {
 	u := a.unlockStore
 	a.unlockStore = nil
 	return u()
+}
+
+// saveContext returns the context of a save the agent makes on its own
+// account: ctx's values without its cancellation, bounded by SaveTimeout
+// from now. Create it right before the save.
+func saveContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), SaveTimeout)
 }
 
 // saveLocked persists the state; a.mu must be held.

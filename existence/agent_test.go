@@ -295,8 +295,8 @@ func TestNoCycleWhileGoalActiveButSufferingEscalates(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.store.Save(ctx, st))
 	// Reload the agent on the same store so the stressor is in its state.
-	// (MaxGoalHeartbeats -1: the goal outlives the stall rule here.)
-	a = f.agent(t, existence.Config{Executor: exec, MaxGoalHeartbeats: -1})
+	// (MaxGoalDuration -1: the goal outlives the stall rule here.)
+	a = f.agent(t, existence.Config{Executor: exec, MaxGoalDuration: -1})
 
 	for range 10 {
 		f.clock.Advance(6 * time.Second)

@@ -348,8 +348,8 @@ func (m *budgetModel) Generate(ctx context.Context, req *llm.Request) (*llm.Resp
 func (m *budgetModel) Unwrap() llm.Model { return m.next }
 
 // waitBudget blocks until a call in ctx may start by the budgets, or ctx
-// ends (its error is returned). While it waits, the agent's goal does not
-// count heartbeats toward the goal-span stall rule.
+// ends (its error is returned). The time it waits does not count toward
+// the goal-span stall rule.
 func (a *Agent) waitBudget(ctx context.Context) error {
 	lane := LaneAutonomy
 	if ctx.Value(priorityKey{}) != nil {
@@ -363,11 +363,18 @@ func (a *Agent) waitBudget(ctx context.Context) error {
 		}
 		a.budgetWaits.Add(1)
 		err := sleepClock(ctx, a.cfg.Clock, until.Sub(now))
+		a.budgetWaited.Add(int64(a.cfg.Clock.Now().Sub(now)))
 		a.budgetWaits.Add(-1)
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// budgetWaited returns how long r's executor waited for a budget, by the
+// agent's clock.
+func (r *run) budgetWaited(a *Agent) time.Duration {
+	return time.Duration(a.budgetWaited.Load() - r.waited0)
 }
 
 // sleepClock waits d on c (its AfterFunc when it is a [TimerClock]) or

@@ -88,8 +88,9 @@
 // opinion-conflict check, spec §3).
 //
 // Stall rules, after the original's daemon, abandon a goal that goes
-// nowhere ([StallGoalSpan]: more than [Config].MaxGoalHeartbeats
-// heartbeats, 8 by default; toolloop adds the others), and a goal that
+// nowhere ([StallGoalSpan]: still pursued [Config].MaxGoalDuration after
+// it started, 2 minutes by default, whatever the heartbeat; toolloop adds
+// the others), and a goal that
 // nearly repeats one of the last [RepeatWindow] goals ([Repeats]) counts
 // as a failure in the suffering assessment even when it ended DONE.
 //

@@ -2,7 +2,6 @@ package existence
 
 import (
 	"context"
-	"time"
 
 	"github.com/existence-loop/sdk/prompt"
 )
@@ -23,7 +22,9 @@ import (
 //
 // When ctx ends, Run stops the executing goal (it stays active in the stored
 // state, so it resumes after a restart), saves the state and returns nil, or
-// the error of that final save.
+// the error of that final save. Saves made while it stops (the final one,
+// and those of a tick under way) use a context the shutdown does not
+// cancel, bounded by [SaveTimeout]: a clean exit logs no error.
 // With Config.MaxCycles > 0, Run returns nil once that many existence cycles
 // have run and the last goal has ended.
 func (a *Agent) Run(ctx context.Context) error {
@@ -75,10 +76,11 @@ func (a *Agent) finished() bool {
 	return a.cfg.MaxCycles > 0 && a.cycles >= a.cfg.MaxCycles && a.state.Identity.ActiveGoal() == nil
 }
 
-// stop cancels the executing goal, waits for its executor and saves.
+// stop cancels the executing goal, waits for its executor and saves, with
+// a context no shutdown cancels (SaveTimeout).
 func (a *Agent) stop() error {
 	a.halt()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := saveContext(context.Background())
 	defer cancel()
 	a.mu.Lock()
 	err := a.saveLocked(ctx)

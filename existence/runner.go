@@ -485,7 +485,7 @@ func (r *Runner) shutdown() error {
 		}
 	}
 	if r.cfg.Leases != nil && len(ids) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), SaveTimeout)
 		defer cancel()
 		if err := r.cfg.Leases.Release(ctx, ids...); err != nil {
 			errs = append(errs, fmt.Errorf("existence: releasing %d leases: %w", len(ids), err))
@@ -765,7 +765,7 @@ func (r *Runner) peers(self string) ([]prompt.Peer, int) {
 // its last prompt (at most MaxPeersShown; every other agent when they all
 // fit).
 func (r *Runner) broadcast(from *Agent, text string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), SaveTimeout)
 	defer cancel()
 	for _, id := range r.book.shownTo(from.ID()) {
 		n := r.node(id)

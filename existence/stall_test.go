@@ -15,17 +15,25 @@ import (
 	"github.com/existence-loop/sdk/suffering"
 )
 
-// TestGoalSpanStall: a goal still running after MaxGoalHeartbeats
-// heartbeats is abandoned, its executor cancelled, and the rule reported.
+// TestGoalSpanStall: a goal still being pursued MaxGoalDuration after its
+// executor started is abandoned at the next heartbeat, its executor
+// cancelled, and the rule reported. The deprecated MaxGoalHeartbeats still
+// sets the limit, as heartbeats × Heartbeat.
 func TestGoalSpanStall(t *testing.T) {
 	tests := []struct {
-		name     string
-		max      int
-		abandons int // the heartbeat after the cycle on which it is abandoned; 0 never (within 20)
+		name      string
+		cfg       existence.Config
+		heartbeat time.Duration
+		limit     time.Duration
+		abandons  int // the heartbeat after the cycle on which it is abandoned; 0 never (within 30)
 	}{
-		{"default 8", 0, 9},
-		{"configured 3", 3, 4},
-		{"disabled", -1, 0},
+		{"default 2 minutes", existence.Config{}, 6 * time.Second, 2 * time.Minute, 21},
+		{"configured 20s", existence.Config{MaxGoalDuration: 20 * time.Second}, 6 * time.Second, 20 * time.Second, 4},
+		{"deprecated heartbeats", existence.Config{MaxGoalHeartbeats: 3}, 6 * time.Second, 18 * time.Second, 4},
+		{"deprecated heartbeats, 300 ms", existence.Config{MaxGoalHeartbeats: 3, Heartbeat: 300 * time.Millisecond}, 300 * time.Millisecond, 900 * time.Millisecond, 4},
+		{"the duration wins over heartbeats", existence.Config{MaxGoalDuration: 20 * time.Second, MaxGoalHeartbeats: 1}, 6 * time.Second, 20 * time.Second, 4},
+		{"disabled", existence.Config{MaxGoalDuration: -1}, 6 * time.Second, 0, 0},
+		{"disabled, deprecated", existence.Config{MaxGoalHeartbeats: -1}, 6 * time.Second, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,12 +44,15 @@ func TestGoalSpanStall(t *testing.T) {
 				cancelled <- struct{}{}
 				return existence.Outcome{}, ctx.Err()
 			})
-			a := f.agent(t, existence.Config{Executor: exec, MaxGoalHeartbeats: tt.max})
+			cfg := tt.cfg
+			cfg.Executor = exec
+			assert.Equal(t, tt.limit, cfg.EffectiveMaxGoalDuration())
+			a := f.agent(t, cfg)
 			ctx := context.Background()
 			require.NoError(t, a.Tick(ctx)) // chooses the goal
 			ended := 0
-			for beat := 1; beat <= 20 && ended == 0; beat++ {
-				f.clock.Advance(6 * time.Second)
+			for beat := 1; beat <= 30 && ended == 0; beat++ {
+				f.clock.Advance(tt.heartbeat)
 				require.NoError(t, a.Tick(ctx))
 				if len(f.rec.Kind(existence.EventStall)) > 0 {
 					ended = beat
@@ -57,11 +68,7 @@ func TestGoalSpanStall(t *testing.T) {
 			require.Len(t, stalls, 1)
 			assert.Equal(t, existence.StallGoalSpan, stalls[0].Cause)
 			assert.Equal(t, "a goal that never ends", stalls[0].Goal)
-			limit := tt.max
-			if limit == 0 {
-				limit = existence.DefaultMaxGoalHeartbeats
-			}
-			want := fmt.Sprintf("abandoned: the goal spanned more than %d heartbeats without ending (stall rule goal_span)", limit)
+			want := fmt.Sprintf("abandoned: the goal was still being pursued after %s (stall rule goal_span)", tt.limit)
 			assert.Equal(t, want, stalls[0].Text)
 			g := a.State().Identity.Goals[0]
 			assert.Equal(t, identity.Abandoned, g.Status)
@@ -70,6 +77,36 @@ func TestGoalSpanStall(t *testing.T) {
 			assert.Equal(t, 2, f.model.Calls())
 			assert.Equal(t, "the next goal", a.State().Identity.ActiveGoal().Objective)
 		})
+	}
+}
+
+// TestGoalSpanDoesNotDependOnTheHeartbeat: with a 300 ms heartbeat (for a
+// test or a demo) a goal is not abandoned any sooner than with 6 s: the
+// same 90 s pursuit survives both, and the same 3 minute one is abandoned
+// by both at the first heartbeat past 2 minutes.
+func TestGoalSpanDoesNotDependOnTheHeartbeat(t *testing.T) {
+	for _, hb := range []time.Duration{300 * time.Millisecond, 6 * time.Second} {
+		for _, span := range []time.Duration{90 * time.Second, 3 * time.Minute} {
+			f := newFixture(goalReply(t, "a long goal"), goalReply(t, "the next goal"))
+			a := f.agent(t, existence.Config{Heartbeat: hb, Executor: blockingExecutor()})
+			ctx := context.Background()
+			require.NoError(t, a.Tick(ctx))
+			var at time.Duration // when the stall fired, from the goal's start
+			for elapsed := time.Duration(0); elapsed < span && at == 0; {
+				f.clock.Advance(hb)
+				elapsed += hb
+				require.NoError(t, a.Tick(ctx))
+				if len(f.rec.Kind(existence.EventStall)) > 0 {
+					at = elapsed
+				}
+			}
+			if span < existence.DefaultMaxGoalDuration {
+				assert.Zero(t, at, "heartbeat %v: a %v goal is not a stall", hb, span)
+				continue
+			}
+			assert.Greater(t, at, existence.DefaultMaxGoalDuration, "heartbeat %v", hb)
+			assert.LessOrEqual(t, at, existence.DefaultMaxGoalDuration+hb, "heartbeat %v: at the first heartbeat past the limit", hb)
+		}
 	}
 }
 

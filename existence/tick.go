@@ -29,7 +29,9 @@ const InterruptedByHost = "interrupted by a host message"
 //  1. record the outcome of a goal whose executor has returned;
 //  2. escalate suffering by the real time elapsed and assess it from
 //     observable goal outcomes (every tick, whatever else happens);
-//  3. a pending host message interrupts the goal being pursued;
+//  3. a pending host message interrupts the goal being pursued, and a goal
+//     pursued longer than MaxGoalDuration is abandoned (stall rule
+//     [StallGoalSpan]);
 //  4. if there is no active goal, run one existence cycle: assemble the
 //     prompt, call the model (bounded by CycleTimeout), parse and validate
 //     the reply, apply it (spec §3), set the goal, persist, and start the
@@ -48,20 +50,27 @@ const InterruptedByHost = "interrupted by a host message"
 // Tick never returns an error because of the model. A failed save is
 // reported as [EventError] and returned, and the tick still runs its cycle
 // (there is no idle state); Tick also returns ctx's error when it ended.
+// Its saves use ctx's values but not its cancellation, each bounded by
+// [SaveTimeout]: what a tick has applied is saved even when ctx ends
+// meanwhile (a shutdown, a host message preempting the cycle).
 // Concurrent calls are serialised.
 func (a *Agent) Tick(ctx context.Context) error {
 	a.tickMu.Lock()
 	defer a.tickMu.Unlock()
 
 	now := a.cfg.Clock.Now()
+	// The bookkeeping below records what already happened (a goal ended,
+	// a stressor changed): it is saved even when ctx ends meanwhile.
+	sctx, cancel := saveContext(ctx)
+	defer cancel()
 	a.mu.Lock()
-	a.collectLocked(ctx, now)
+	a.collectLocked(sctx, now)
 	a.sufferLocked(now)
 	if len(a.state.Host) > a.hostSeen && a.running != nil {
 		a.cutLocked()
-		a.endGoalLocked(ctx, now, Outcome{Status: identity.Abandoned, Summary: InterruptedByHost})
+		a.endGoalLocked(sctx, now, Outcome{Status: identity.Abandoned, Summary: InterruptedByHost})
 	}
-	a.stallLocked(ctx, now)
+	a.stallLocked(sctx, now)
 	active := a.state.Identity.ActiveGoal()
 	cycle := active == nil && (a.cfg.MaxCycles <= 0 || a.cycles < a.cfg.MaxCycles)
 	if active != nil && a.running == nil {
@@ -73,7 +82,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	// runs a cycle saves once, at the end of the cycle.
 	var err error
 	if !cycle && len(a.pending) > 0 {
-		err = a.saveLocked(ctx)
+		err = a.saveLocked(sctx)
 	}
 	a.unlock()
 	if cycle {
@@ -240,7 +249,7 @@ func (a *Agent) startLocked(parent context.Context, g identity.Goal) {
 		attrs = append(attrs, AttrGoal.String(g.Objective))
 	}
 	ctx, span := a.startSpan(trace.ContextWithSpan(ctx, trace.SpanFromContext(parent)), PhaseGoal, attrs...)
-	r := &run{goalID: g.ID, cancel: cancel, done: make(chan struct{})}
+	r := &run{goalID: g.ID, started: a.cfg.Clock.Now(), waited0: a.budgetWaited.Load(), cancel: cancel, done: make(chan struct{})}
 	a.running = r
 	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.name, Goal: g, Model: a.execModel, Report: a.emit}
 	if g.TaskID != "" {
@@ -390,7 +399,9 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 		a.hostSeen = len(st.Host) // these wait for the next cycle
 		a.startLocked(ctx, g)
 	}
-	serr := a.saveLocked(ctx)
+	sctx, cancel := saveContext(ctx) // the goal is chosen: keep it, even if ctx ends now
+	defer cancel()
+	serr := a.saveLocked(sctx)
 	stats.Apply = time.Since(t0)
 	stats.Total = time.Since(wall)
 	a.noteCycleLocked(now, stats, cause, cerr)

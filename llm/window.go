@@ -289,8 +289,9 @@ func Reserve(req *Request, reserve, window int) int {
 //     observations);
 //   - a whole window's worth: within 16 tokens of the window asked for,
 //     which the plan left room in;
-//   - within 4 tokens of a multiple of 1024 and less than 95 % of the
-//     estimate: a window's worth of a window the server granted instead;
+//   - within 4 tokens of a multiple of 1024 from 2048 up, and less than
+//     95 % of the estimate: a window's worth of a window the server
+//     granted instead (1024 itself is too common a prompt size to tell);
 //   - the same as the largest count seen so far, within 1 %, for a prompt
 //     at least 3 % larger: a plateau, the granted window. The estimator's
 //     calibration, which that earlier count misled, starts over.
@@ -320,7 +321,7 @@ func (t *ContextTracker) Observe(p Plan, reported int) (cut bool) {
 	t.mu.Unlock()
 	cut = float64(reported) < below*tokens ||
 		(p.Window > 0 && reported >= p.Window-edgeSlack) ||
-		((rem <= 4 || rem >= 1020) && float64(reported) < 0.95*tokens) ||
+		(reported >= 2*1024-4 && (rem <= 4 || rem >= 1020) && float64(reported) < 0.95*tokens) ||
 		plateau
 	if !cut {
 		if obs := float64(reported) / float64(max(p.Raw, 1)); samples < calibratedAfter || (obs > 0.6*ratio && obs < 1.4*ratio) {

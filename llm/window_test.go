@@ -243,6 +243,9 @@ func TestTrackerPlateau(t *testing.T) {
 		p, _ := tr.Plan("p", "m", prompt(9200), 0) // 2304 tokens
 		assert.True(t, tr.Observe(p, 2048), "2048 of 2304: a window's worth")
 		assert.Equal(t, 2048, tr.Window())
+		tr = &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		p, _ = tr.Plan("p", "m", prompt(4500), 0) // 1129 tokens
+		assert.False(t, tr.Observe(p, 1026), "1024 is too common a prompt size to tell")
 	})
 	t.Run("same count, larger prompt", func(t *testing.T) {
 		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}

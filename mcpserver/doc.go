@@ -24,8 +24,9 @@
 //     reject_request {id, text}, answer_request {id, answer}: the agents'
 //     requests to their human ([Requests]).
 //
-// Failures (an unknown agent, a missing queue, a blank message) come back as
-// tool errors with a message that says what to do. Each agent's state
+// Failures (an unknown agent, a missing queue, a blank message, arguments
+// that name a key twice) come back as tool errors with a message that says
+// what to do. Each agent's state
 // document is also a resource, existence://agents/{id}/state
 // (application/json), listed and available through a resource template.
 //
@@ -43,6 +44,11 @@
 // anything that can open a connection, so it applies the monitor's checks
 // (monitor.Auth, shared with a monitor in the same process if wanted) to
 // every request: a bearer token (required, compared in constant time) and
-// a Host header naming localhost, an IP address or an allowed name, against
-// DNS rebinding from a browser.
+// a Host header naming localhost, a loopback address, the bound address or
+// an allowed name, against DNS rebinding from a browser. Its sessions
+// expire after [HTTPConfig].IdleTimeout without a request (default 30
+// minutes, the go-sdk's own mechanism), and at most
+// [HTTPConfig].MaxSessions (default 1,000) are open at once: beyond that a
+// new session gets 503 with a JSON-RPC error that says so, so that a client
+// calling initialize in a loop cannot grow the server without bound.
 package mcpserver

@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"strings"
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/mcpserver"
+	"github.com/existence-loop/sdk/monitor"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -76,4 +80,58 @@ func ExampleNew() {
 	// true
 	// delivered to every agent
 	// write down what you find
+}
+
+// The MCP server over streamable HTTP, served by monitor.NewServer (safe
+// timeouts) on a loopback address, with a bearer token.
+func ExampleServer_Handler() {
+	ctx := context.Background()
+	runner, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer runner.Close()
+	model := llmtest.NewFake()
+	if _, err := runner.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: model}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv, err := mcpserver.New(mcpserver.Config{Agents: runner, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	addr := "127.0.0.1:0"
+	h, err := srv.Handler(mcpserver.HTTPConfig{Token: "s3cret", Addr: addr}) // sessions: 30 min idle, at most 1,000
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	hs := monitor.NewServer(addr, mux)
+	ln, err := net.Listen("tcp", hs.Addr)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	go hs.Serve(ln)
+	defer hs.Shutdown(ctx)
+
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "assistant", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp", HTTPClient: &http.Client{Transport: bearer{"s3cret"}}}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_agents", Arguments: map[string]any{}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"name": "Cedar"`))
+	// Output:
+	// true
 }

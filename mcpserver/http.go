@@ -1,47 +1,170 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/existence-loop/sdk/monitor"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ErrNoToken is returned by [Server.Handler] when neither a token nor a
 // monitor.Auth is configured: the HTTP transport always needs one.
 var ErrNoToken = errors.New("mcpserver: the HTTP transport needs a bearer token")
 
+// Defaults of [HTTPConfig].
+const (
+	// DefaultIdleTimeout closes an HTTP session that has received no
+	// request for 30 minutes.
+	DefaultIdleTimeout = 30 * time.Minute
+	// DefaultMaxSessions bounds the HTTP sessions open at once. A session
+	// holds about 12.5 KB, so 1,000 hold about 12.5 MB.
+	DefaultMaxSessions = 1000
+)
+
 // HTTPConfig configures [Server.Handler].
 type HTTPConfig struct {
 	// Auth, when set, is the monitor's checks (allowed hosts, bearer
-	// token; see [monitor.Auth]) to share with a
-	// monitor served by the same process; Token and AllowedHosts are then
-	// ignored.
+	// token; see [monitor.Auth]) to share with a monitor served by the
+	// same process; Token, Addr and AllowedHosts are then ignored.
 	Auth *monitor.Auth
 	// Token is the bearer token every request must carry
 	// ("Authorization: Bearer TOKEN"); required unless Auth is set.
 	Token string
+	// Addr is the address the handler is served on ("0.0.0.0:8081"): its
+	// host passes the Host check (see monitor.AuthConfig.Addr).
+	Addr string
 	// AllowedHosts are the host names a request's Host header may name
-	// beyond localhost, *.localhost and IP addresses (see
+	// beyond localhost, the loopback addresses and Addr (see
 	// monitor.AuthConfig).
 	AllowedHosts []string
+	// IdleTimeout closes a session that has received no request for this
+	// long, with the go-sdk's own mechanism
+	// (mcp.StreamableHTTPOptions.SessionTimeout): its memory is freed, and
+	// a client that comes back gets 404 "session not found" and
+	// initializes again. Default [DefaultIdleTimeout] (30 minutes);
+	// negative: sessions never expire.
+	IdleTimeout time.Duration
+	// MaxSessions bounds the sessions open at once over streamable HTTP
+	// (this Server's, through every Handler). A request that would open
+	// one more (a POST without an Mcp-Session-Id header) gets 503 Service
+	// Unavailable with a JSON-RPC error that says so and a Retry-After
+	// header; requests of open sessions are unaffected. Default
+	// [DefaultMaxSessions] (1,000); negative: no bound.
+	MaxSessions int
+}
+
+// withDefaults fills in the defaults of the zero fields.
+func (c HTTPConfig) withDefaults() HTTPConfig {
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.MaxSessions == 0 {
+		c.MaxSessions = DefaultMaxSessions
+	}
+	return c
+}
+
+// streamableOptions are the go-sdk handler's options for c.
+func (c HTTPConfig) streamableOptions(s *Server) *mcp.StreamableHTTPOptions {
+	o := &mcp.StreamableHTTPOptions{Logger: s.cfg.Logger}
+	if c.IdleTimeout > 0 {
+		o.SessionTimeout = c.IdleTimeout
+	}
+	return o
 }
 
 // Handler serves the MCP streamable HTTP transport (mount it at one path,
 // e.g. /mcp) behind the monitor's checks (monitor.Auth): every request must
 // name an allowed host in its Host header (421 otherwise, against DNS
 // rebinding) and carry the bearer token, compared in constant time (401
-// with a WWW-Authenticate challenge otherwise). Errors: [ErrNoToken].
+// with a WWW-Authenticate challenge otherwise). Sessions expire after
+// cfg.IdleTimeout without a request and at most cfg.MaxSessions are open
+// at once (503 beyond). Serve it with monitor.NewServer, which sets safe
+// timeouts. Errors: [ErrNoToken].
 func (s *Server) Handler(cfg HTTPConfig) (http.Handler, error) {
+	cfg = cfg.withDefaults()
 	auth := cfg.Auth
 	if auth == nil {
 		if cfg.Token == "" {
 			return nil, ErrNoToken
 		}
-		auth = monitor.NewAuth(monitor.AuthConfig{Token: cfg.Token, AllowedHosts: cfg.AllowedHosts})
+		auth = monitor.NewAuth(monitor.AuthConfig{Token: cfg.Token, Addr: cfg.Addr, AllowedHosts: cfg.AllowedHosts})
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Logger: s.cfg.Logger})
-	return auth.Middleware(h), nil
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, cfg.streamableOptions(s))
+	var next http.Handler = h
+	if cfg.MaxSessions > 0 {
+		next = &sessionCap{s: s, max: cfg.MaxSessions, idle: cfg.IdleTimeout, next: h}
+	}
+	return auth.Middleware(next), nil
+}
+
+// HTTPSessions returns how many sessions are open over streamable HTTP.
+func (s *Server) HTTPSessions() int {
+	n := 0
+	for ss := range s.mcp.Sessions() {
+		if ss.ID() != "" { // only streamable sessions have an id
+			n++
+		}
+	}
+	return n
+}
+
+// sessionCap refuses a new session when max are open or being opened.
+type sessionCap struct {
+	s       *Server
+	max     int
+	idle    time.Duration
+	next    http.Handler
+	mu      sync.Mutex
+	opening int // new-session requests in flight
+}
+
+func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		c.next.ServeHTTP(w, r)
+		return
+	}
+	c.mu.Lock()
+	// A session being opened counts while its request runs, and once it
+	// is open it is listed too: briefly counted twice, never missed.
+	open := c.s.HTTPSessions() + c.opening
+	if open >= c.max {
+		c.mu.Unlock()
+		c.refuse(w, open)
+		return
+	}
+	c.opening++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.opening--
+		c.mu.Unlock()
+	}()
+	c.next.ServeHTTP(w, r)
+}
+
+// refuse answers 503 with a JSON-RPC error (id null: the request was not
+// read) that MCP clients show.
+func (c *sessionCap) refuse(w http.ResponseWriter, open int) {
+	msg := fmt.Sprintf("mcpserver: too many MCP sessions: %d are open and the limit is %d (HTTPConfig.MaxSessions); "+
+		"close a session (DELETE with its Mcp-Session-Id) or retry once idle ones expire", open, c.max)
+	retry := time.Minute
+	if c.idle > 0 && c.idle < retry {
+		retry = c.idle
+	}
+	body, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": -32000, "message": msg},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", strconv.Itoa(int(retry/time.Second)))
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write(append(body, '\n'))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/internal/strictjson"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/task"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,7 +27,8 @@ var (
 	// ErrNotConfigured: the tool needs a part of [Config] that was not
 	// given (Tasks, Requests or Events).
 	ErrNotConfigured = errors.New("not configured")
-	// ErrInvalid: the arguments are unusable (a blank message, ...).
+	// ErrInvalid: the arguments are unusable (a blank message, a key
+	// named twice, ...).
 	ErrInvalid = errors.New("invalid arguments")
 )
 
@@ -111,9 +113,29 @@ func New(cfg Config) (*Server, error) {
 			"answer its requests to its human with list_requests and approve_request, reject_request or answer_request.",
 		Logger: cfg.Logger,
 	})
+	s.mcp.AddReceivingMiddleware(strictArguments)
 	s.addTools()
 	s.addResources()
 	return s, nil
+}
+
+// strictArguments refuses a tools/call whose arguments name a key twice,
+// at any depth ({"text": "a", "text": "b"}; compared after escapes are
+// decoded, encoding/json/v2 semantics): the call ends as a tool error
+// (isError) wrapping [ErrInvalid] that names the key, and no tool runs,
+// so that no reading of ambiguous arguments reaches an agent. It applies
+// to every tool of the server, added ones included, over every transport.
+func strictArguments(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && r.Params != nil {
+			if err := strictjson.Check(r.Params.Arguments); err != nil {
+				res := &mcp.CallToolResult{}
+				res.SetError(fmt.Errorf("%s: %w: %v; send each key once", r.Params.Name, ErrInvalid, err))
+				return res, nil
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // MCP returns the underlying SDK server, to add tools or serve it over

@@ -1,21 +1,27 @@
 package monitor
 
 import (
+	"bytes"
 	"cmp"
-	"encoding/json"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/internal/strictjson"
 	"github.com/existence-loop/sdk/task"
 )
 
@@ -321,48 +327,54 @@ func (m *Monitor) handleAnswer(w http.ResponseWriter, r *http.Request) {
 }
 
 // decode reads the body as one JSON object into v: 415 for another media
-// type, 413 over the limit, 400 for invalid JSON, unknown fields or
-// trailing data. It writes the error and returns false on failure.
+// type, 413 over the limit, 400 for invalid JSON, a key named twice,
+// unknown fields or trailing data. The body is decoded with
+// encoding/json/v2 semantics (internal/strictjson): field names match
+// exactly, and {"text": "a", "text": "b"} is an error, never "b". It
+// writes the error and returns false on failure.
 func (m *Monitor) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		writeError(w, http.StatusUnsupportedMediaType, "the body must be JSON sent with Content-Type: application/json")
 		return false
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, m.cfg.MaxBody)
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	err = dec.Decode(v)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, m.cfg.MaxBody))
 	if err == nil {
-		if err = dec.Decode(&json.RawMessage{}); err == io.EOF {
-			return true
-		} else if err == nil {
-			err = errors.New("trailing data after the JSON object")
+		if len(bytes.TrimSpace(body)) == 0 {
+			err = io.EOF
+		} else {
+			err = strictjson.Unmarshal(body, v, json.RejectUnknownMembers(true))
 		}
+	}
+	if err == nil {
+		return true
 	}
 	status, msg := http.StatusBadRequest, ""
 	var (
 		tooLarge *http.MaxBytesError
-		syntax   *json.SyntaxError
-		typ      *json.UnmarshalTypeError
+		dup      *strictjson.DuplicateKeyError
+		syntax   *jsontext.SyntacticError
+		semantic *json.SemanticError
 	)
 	switch {
 	case errors.As(err, &tooLarge):
 		status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large: the limit is %d bytes", tooLarge.Limit)
 	case errors.Is(err, io.EOF):
 		msg = "empty request body: send a JSON object"
-	case errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.As(err, &dup):
+		msg = fmt.Sprintf("invalid JSON: the key %q appears twice (at %s); send each key once", dup.Key, dup.Pointer)
+	case errors.As(err, &syntax) && errors.Is(syntax.Err, io.ErrUnexpectedEOF):
 		msg = "invalid JSON: unexpected end of the body"
+	case errors.As(err, &syntax) && strings.Contains(syntax.Err.Error(), "after top-level value"):
+		msg = "trailing data after the JSON object"
 	case errors.As(err, &syntax):
-		msg = fmt.Sprintf("invalid JSON at byte %d: %v", syntax.Offset, err)
-	case errors.As(err, &typ):
-		if typ.Field == "" {
-			msg = fmt.Sprintf("invalid JSON: the body must be an object, not %s", typ.Value)
-		} else {
-			msg = fmt.Sprintf("invalid JSON: %q must be %s, not %s", typ.Field, typ.Type, typ.Value)
-		}
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		msg = "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ")
+		msg = fmt.Sprintf("invalid JSON at byte %d: %v", syntax.ByteOffset, syntax.Err)
+	case errors.As(err, &semantic) && errors.Is(semantic.Err, json.ErrUnknownName):
+		msg = "unknown field " + strconv.Quote(semantic.JSONPointer.LastToken())
+	case errors.As(err, &semantic) && semantic.JSONPointer == "":
+		msg = "invalid JSON: the body must be an object, not " + kindName(semantic.JSONKind)
+	case errors.As(err, &semantic):
+		msg = fmt.Sprintf("invalid JSON: %q must be %s, not %s", strings.TrimPrefix(string(semantic.JSONPointer), "/"), goKind(semantic), kindName(semantic.JSONKind))
 	default:
 		msg = "invalid request body: " + err.Error()
 	}
@@ -381,6 +393,48 @@ func (m *Monitor) sourceError(w http.ResponseWriter, r *http.Request, msg string
 	default:
 		m.serverError(w, r, msg, err)
 	}
+}
+
+// kindName names a JSON kind for an error message.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	}
+	return "this value"
+}
+
+// goKind says what a field expected, from the Go type that could not hold
+// the value.
+func goKind(e *json.SemanticError) string {
+	if e.GoType == nil {
+		return "another kind of value"
+	}
+	switch e.GoType.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return e.GoType.String()
 }
 
 func (m *Monitor) serverError(w http.ResponseWriter, r *http.Request, msg string, err error) {
@@ -405,7 +459,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
+	b, err := stdjson.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
 		b = []byte(`{"error":"encoding the response failed"}`)

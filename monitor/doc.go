@@ -3,10 +3,15 @@
 // web dashboard, a JSON API, a server-sent event stream, /healthz and
 // Prometheus metrics.
 //
-//	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Token: token})
+//	addr := "127.0.0.1:8080"
+//	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Token: token, Addr: addr})
 //	// pass mon.Observe as the Runner's (or Agent's) Observer, then:
-//	srv := &http.Server{Addr: "127.0.0.1:8080", Handler: mon}
-//	srv.RegisterOnShutdown(mon.Close)
+//	srv := monitor.NewServer(addr, mon) // safe timeouts; Shutdown also ends the event streams
+//	go srv.ListenAndServe()
+//
+// Serve it with [NewServer] (or give your own http.Server its
+// timeouts): a bare http.Server has none, and a client sending its headers
+// slowly holds a connection open for ever.
 //
 // # Endpoints
 //
@@ -41,19 +46,31 @@
 //
 // # Security
 //
+// [New] refuses a monitor served on an address other machines can reach
+// ([Config].Addr not a loopback address) without a [Config].Token, with
+// [ErrNoToken]; behind a reverse proxy that authenticates every request,
+// [Config].InsecureNoTokenBehindProxy allows it and New logs a warning.
 // Every request goes through [Auth] (exported so that other handlers, such
 // as an MCP endpoint, can reuse it with [Auth.Middleware]):
 //
 //   - Host-header allow-list against DNS rebinding: localhost, *.localhost,
-//     IP literals and [Config].AllowedHosts; anything else gets 421;
+//     the loopback addresses, the bound address ([Config].Addr; every
+//     address of the machine when it binds all interfaces) and
+//     [Config].AllowedHosts; anything else, other IP literals included,
+//     gets 421;
 //   - with [Config].Token, a bearer token (constant-time compare) on every
-//     request but /healthz; a browser opens /?token=TOKEN once and gets an
-//     HttpOnly, SameSite=Strict session cookie instead;
-//   - requests that change something need the bearer token or the page's
-//     CSRF token in X-CSRF-Token (the page sends it; other origins cannot
-//     read it);
+//     request but /healthz, the page and its script included; a browser
+//     opens /?token=TOKEN once and gets an HttpOnly, SameSite=Strict
+//     session cookie instead;
+//   - requests that change something need the bearer token or their
+//     session's CSRF token in X-CSRF-Token. Each session has its own (an
+//     HMAC of the session keyed by the token), served only in that
+//     session's page: a client without the token never sees one, and
+//     another origin's page can neither read it nor set the header;
 //   - JSON bodies only (415 otherwise), at most [Config].MaxBody bytes (413),
-//     unknown fields and trailing data refused (400).
+//     decoded with encoding/json/v2 semantics: field names match exactly,
+//     and unknown fields, a key named twice ({"text": "a", "text": "b"})
+//     and trailing data are refused (400).
 //
 // # Metrics
 //

@@ -22,6 +22,8 @@ func FuzzServeHTTP(f *testing.F) {
 		{"POST", "/api/tasks", "localhost:1", "application/json; charset=utf-8", "Bearer tok", "", `{"description": "\u0000\ud800"}`},
 		{"POST", "/api/messages", "[::1]:80", "application/json", "Bearer tok", "", `{"text": "hi", "agents": ["scout", "nobody"]}`},
 		{"POST", "/api/messages", "127.0.0.1", "application/json", "bearer tok", "", `{"text": 1e400}`},
+		{"POST", "/api/messages", "127.0.0.1", "application/json", "Bearer tok", "", `{"text": "a", "text": "b"}`},
+		{"POST", "/api/tasks", "127.0.0.1", "application/json", "Bearer tok", "", `{"description": "a", "\u0064escription": "b"}`},
 		{"POST", "/api/messages", "evil.example", "application/json", "Bearer tok", "", strings.Repeat("[", 10000)},
 		{"POST", "/api/requests/1/answer", "127.0.0.1", "application/json", "", "x", `{"status": "approved"}`},
 		{"GET", "/api/agents?limit=9999&offset=-3&sort=x", "127.0.0.1", "", "Bearer tok", "", ""},

@@ -112,3 +112,19 @@ func do(t testing.TB, h http.Handler, method, target, body string, headers map[s
 	h.ServeHTTP(rec, req)
 	return rec.Code, rec.Body.String()
 }
+
+// browser opens the monitor's page as a browser does and returns the
+// headers its script sends with a POST: the session cookie and the
+// session's CSRF token.
+func browser(t testing.TB, h http.Handler) map[string]string {
+	t.Helper()
+	req := httptest.NewRequest("GET", "/", nil)
+	req.Host = "127.0.0.1:8080"
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code)
+	cs := rec.Result().Cookies()
+	require.Len(t, cs, 1, "the page opens a session")
+	cookie := cs[0].Name + "=" + cs[0].Value
+	return map[string]string{"Cookie": cookie, monitor.CSRFHeader: pageCSRF(t, h, map[string]string{"Cookie": cookie})}
+}

@@ -104,9 +104,23 @@ type Config struct {
 	// Requests is the queue of requests to the human (optional: without
 	// it the request endpoints answer 404).
 	Requests Requests
-	// Token, AllowedHosts: see [AuthConfig].
-	Token        string
+	// Token, Addr, AllowedHosts: see [AuthConfig]. Token is the bearer
+	// token every request but /healthz must carry.
+	Token string
+	// Addr is the address the monitor is served on ("127.0.0.1:8080",
+	// "0.0.0.0:8080", as given to [NewServer]). [New] refuses an Addr that
+	// is not a loopback address ([Loopback]) when Token is empty, with
+	// [ErrNoToken]; the Host check allows its host (see [AuthConfig].Addr).
+	// Empty: unknown, so no refusal, and only loopback names and
+	// AllowedHosts pass the Host check.
+	Addr         string
 	AllowedHosts []string
+	// InsecureNoTokenBehindProxy lets [New] serve a non-loopback Addr
+	// without a Token, for a monitor behind a reverse proxy that
+	// authenticates every request itself. New logs a warning when it is
+	// used. Anyone who reaches Addr directly, around the proxy, controls
+	// the agents.
+	InsecureNoTokenBehindProxy bool
 	// Registry receives the monitor's Prometheus metrics; default a fresh
 	// registry with the Go and process collectors. /metrics serves
 	// Gatherer (default the Registry when it is also a Gatherer).
@@ -149,8 +163,10 @@ type Monitor struct {
 var webFS embed.FS
 
 // New returns a monitor over cfg.Runner or cfg.Source. Errors: neither or
-// both of them; a metrics registration error (for example the same
-// Registry used twice).
+// both of them; [ErrNoToken] for a non-loopback cfg.Addr without a
+// cfg.Token (unless cfg.InsecureNoTokenBehindProxy, which is logged as a
+// warning); a metrics registration error (for example the same Registry
+// used twice).
 func New(cfg Config) (*Monitor, error) {
 	if (cfg.Runner == nil) == (cfg.Source == nil) {
 		return nil, errors.New("monitor: set one of Config.Runner and Config.Source")
@@ -170,6 +186,9 @@ func New(cfg Config) (*Monitor, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if err := checkExposure(cfg, cfg.Logger); err != nil {
+		return nil, err
+	}
 	if cfg.Registry == nil {
 		r := defaultRegistry()
 		cfg.Registry = r
@@ -186,7 +205,7 @@ func New(cfg Config) (*Monitor, error) {
 	}
 	m := &Monitor{
 		cfg:       cfg,
-		auth:      NewAuth(AuthConfig{Token: cfg.Token, AllowedHosts: cfg.AllowedHosts}),
+		auth:      NewAuth(AuthConfig{Token: cfg.Token, Addr: cfg.Addr, AllowedHosts: cfg.AllowedHosts}),
 		hub:       newHub(0, cfg.MaxSubscribers),
 		hist:      newHistory(cfg.History, 5, 200),
 		clock:     cfg.Clock,
@@ -281,7 +300,7 @@ func (m *Monitor) routes() {
 func (m *Monitor) handlePage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'")
-	if err := m.page.Execute(w, map[string]any{"CSRF": m.auth.CSRFToken()}); err != nil {
+	if err := m.page.Execute(w, map[string]any{"CSRF": m.auth.Session(w, r)}); err != nil {
 		m.log.Warn("monitor: rendering the page failed", "err", err)
 	}
 }

@@ -117,7 +117,7 @@ func TestSource(t *testing.T) {
 			mon, err := monitor.New(monitor.Config{Source: src, Tasks: taskqueue.NewMemory(taskqueue.Options{}), Logger: slog.New(slog.DiscardHandler)})
 			require.NoError(t, err)
 			defer mon.Close()
-			headers := map[string]string{monitor.CSRFHeader: mon.Auth().CSRFToken()}
+			headers := browser(t, mon)
 			status, body := do(t, mon, tt.method, tt.target, tt.body, headers)
 			assert.Equal(t, tt.status, status, body)
 			assert.Contains(t, body, tt.want)
@@ -142,7 +142,7 @@ func TestSourceAnswerDelivery(t *testing.T) {
 		require.NoError(t, err)
 		mon, err := monitor.New(monitor.Config{Source: src, Requests: reqs, Logger: slog.New(slog.DiscardHandler)})
 		require.NoError(t, err)
-		status, body := do(t, mon, "POST", "/api/requests/1/answer", `{"status":"approved"}`, map[string]string{monitor.CSRFHeader: mon.Auth().CSRFToken()})
+		status, body := do(t, mon, "POST", "/api/requests/1/answer", `{"status":"approved"}`, browser(t, mon))
 		mon.Close()
 		require.Equal(t, 200, status, body)
 		var got struct{ Delivered bool }

@@ -365,7 +365,11 @@ type span struct{ idx, start, end int }
 
 // Assemble renders every section from v, in order, and joins the present
 // ones with one blank line. It is pure: the same View gives the same bytes
-// (on every run and platform). A nil v.Identity renders as a new, unnamed
+// (on every run and platform). Every section's text, custom sections and
+// the configured world text included, goes through [Clean]: no assembled
+// prompt holds a control character other than newline and tab, or a
+// bidirectional control. Names and message senders that could imitate the
+// prompt's markers are shown quoted (see [identity.ValidateName]). A nil v.Identity renders as a new, unnamed
 // identity; a nil v.Suffering as no suffering.
 //
 // With a budget ([Config].Budget, and the model's window in v.Window),
@@ -469,7 +473,7 @@ func (a *Assembler) assemble(l *layout, v *View) (*Prompt, error) {
 
 	bud := l.cfg.Budget.within(v.Window)
 	if !bud.Enabled() || fitsFast(bud, p) {
-		return p, nil
+		return clean(l, p), nil
 	}
 	texts := make([]string, len(l.sections))
 	for k, sp := range spans {
@@ -480,9 +484,26 @@ func (a *Assembler) assemble(l *layout, v *View) (*Prompt, error) {
 		return nil, err
 	}
 	if len(cuts) == 0 {
-		return p, nil
+		return clean(l, p), nil
 	}
-	return rebuild(l, texts, cuts), nil
+	return clean(l, rebuild(l, texts, cuts)), nil
+}
+
+// clean applies [Clean] to every section of p (see cleanSection): the one
+// place where text shown to the model is cleaned, whoever wrote it. p is
+// returned as it is, without allocating, when it holds nothing to remove
+// (ordinary text); otherwise the prompt is rebuilt from the cleaned
+// sections, keeping its cuts. The budget was fitted before, and cleaning
+// only removes characters, so the prompt still fits it.
+func clean(l *layout, p *Prompt) *Prompt {
+	if unsafeAt(p.Text) < 0 {
+		return p
+	}
+	texts := make([]string, len(l.sections))
+	for _, s := range p.Sections {
+		texts[l.index(s.Name)] = cleanSection(s.Text)
+	}
+	return rebuild(l, texts, p.Cuts)
 }
 
 // fitsFast reports whether p fits b, without allocating unless b has a

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -339,7 +340,17 @@ func TestAssemblerWithIdentityLimits(t *testing.T) {
 
 // ---- helpers
 
-func isBlankText(s string) bool { return strings.TrimSpace(s) == "" }
+// isBlankText reports whether s shows nothing in a prompt: white space,
+// controls and bidi controls only.
+func isBlankText(s string) bool { return len(promptFields(s)) == 0 }
+
+// promptFields splits s into words as flattening does: at white space,
+// controls and bidi controls.
+func promptFields(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069
+	})
+}
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
@@ -396,9 +407,9 @@ func FuzzAssemble(f *testing.F) {
 		p, err := a.Assemble(st.View())
 		require.NoError(t, err)
 		if !isBlankText(task) && utf8.ValidString(task) {
-			want := "ASSIGNED TASK: " + strings.Join(strings.Fields(task), " ") + "\n"
+			want := "ASSIGNED TASK: " + strings.Join(promptFields(task), " ") + "\n"
 			got := prompttest.SectionWithHeader(t, p, prompt.SectionTask)
-			require.True(t, strings.HasPrefix(got, want), "task not flattened like strings.Fields: got %q, want prefix %q", got, want)
+			require.True(t, strings.HasPrefix(got, want), "task not flattened into its words: got %q, want prefix %q", got, want)
 		}
 		require.NotContains(t, p.Text, "\n\n\n", "a run of blank lines")
 		for _, s := range p.Sections {

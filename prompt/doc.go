@@ -50,6 +50,21 @@
 // microseconds (see BenchmarkAssemble). An Assembler is safe for concurrent
 // use.
 //
+// # Text written by others
+//
+// Most of a prompt is text another party wrote: peers' names, narratives
+// and messages, the host's messages, a task, tool results turned into
+// discoveries and outcomes. It is cleaned once, in one place: every
+// section's text goes through [Clean] as the assembler joins it (custom
+// sections and the configured world included), so no prompt holds a C0 or
+// C1 control character other than newline and tab, or a bidirectional
+// control (U+202A–U+202E, U+2066–U+2069); in one-line items they separate
+// words. Names and message senders that are not plain names
+// ([identity.ValidateName]: no line breaks, brackets or colons) are shown
+// quoted with their escapes visible, so that "host\nA PERSON SAID:" reads
+// ["host\nA PERSON SAID:"] and cannot pass for a header. Ordinary text is
+// unchanged, byte for byte.
+//
 // # Custom sections
 //
 // A section is a small interface: a name and a Render method. [SectionFunc]
@@ -99,8 +114,10 @@
 // "reasoning", null optional fields and entries missing a secondary field
 // are tolerated) and validates it. A failure is a [*ParseError] classified
 // as [ErrTooLarge], [ErrNoJSON], [ErrSyntax], [ErrSchema] (with the JSON
-// Pointer of the bad field) or [ErrEmptyGoal]. It never panics and refuses
-// input over [MaxResponseBytes].
+// Pointer of the bad field), [ErrEmptyGoal] or [ErrDuplicateKey] (a key
+// named twice anywhere in the reply: it is refused as a whole, so that no
+// reading of an ambiguous reply becomes a goal). It never panics and
+// refuses input over [MaxResponseBytes].
 //
 // # Unit-testing your prompt
 //

@@ -12,7 +12,9 @@ import (
 
 // writeFlat writes s to b flattened to one line: leading and trailing
 // whitespace is dropped and every run of whitespace (newlines included)
-// becomes one space. At most maxChars code points are written (maxChars < 0:
+// becomes one space. The code points [Clean] removes (controls, bidi
+// controls) separate words as whitespace does, so that "a\x07b" reads
+// "a b", never "ab". At most maxChars code points are written (maxChars < 0:
 // no limit); a cut never leaves a trailing space. Words are copied as
 // substrings, not rune by rune.
 func writeFlat(b *strings.Builder, s string, maxChars int) {
@@ -28,7 +30,7 @@ func writeFlat(b *strings.Builder, s string, maxChars int) {
 		if r >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(s[i:])
 		}
-		if isSpace(r) {
+		if isGap(r) {
 			space = n > 0
 			i += size
 			continue
@@ -51,7 +53,7 @@ func writeFlat(b *strings.Builder, s string, maxChars int) {
 			if r >= utf8.RuneSelf {
 				r, size = utf8.DecodeRuneInString(s[i:])
 			}
-			if isSpace(r) {
+			if isGap(r) {
 				break
 			}
 			if maxChars >= 0 && n >= maxChars {
@@ -66,8 +68,9 @@ func writeFlat(b *strings.Builder, s string, maxChars int) {
 }
 
 // isFlat reports whether s is already flat: no leading, trailing or double
-// space, and no other white space. Non-ASCII bytes that can start a Unicode
-// space (U+0085, U+00A0, U+1680, U+2000–U+3000) send s to the slow path.
+// space, no other white space and no control. Non-ASCII bytes that can
+// start a Unicode space or a control (U+0080–U+00A0, U+1680,
+// U+2000–U+3000) send s to the slow path.
 func isFlat(s string) bool {
 	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
 		return s == ""
@@ -93,15 +96,16 @@ func isFlat(s string) bool {
 const (
 	flatOK    = iota // any other byte
 	flatSpace        // ' '
-	flatBad          // other ASCII white space, or a lead byte of a Unicode space
+	flatBad          // other ASCII white space or control, or a lead byte of a Unicode space or control
 )
 
 // flatClass maps each byte to its isFlat class.
 var flatClass = func() (t [256]uint8) {
 	t[' '] = flatSpace
-	for c := '\t'; c <= '\r'; c++ {
+	for c := 0; c < ' '; c++ {
 		t[c] = flatBad
 	}
+	t[0x7F] = flatBad
 	for _, c := range []byte{0xC2, 0xE1, 0xE2, 0xE3} {
 		t[c] = flatBad
 	}
@@ -125,10 +129,15 @@ func flat(s string, maxChars int) string {
 	return b.String()
 }
 
-// isBlank reports whether s holds nothing but whitespace.
+// isGap reports whether r separates words in flattened text: white space,
+// or a code point [Clean] removes.
+func isGap(r rune) bool { return isSpace(r) || isUnsafe(r) }
+
+// isBlank reports whether s holds nothing but whitespace and code points
+// [Clean] removes: nothing a prompt would show.
 func isBlank(s string) bool {
 	for _, r := range s {
-		if !isSpace(r) {
+		if !isGap(r) {
 			return false
 		}
 	}

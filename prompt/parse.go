@@ -1,10 +1,16 @@
 package prompt
 
 import (
-	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/existence-loop/sdk/internal/strictjson"
 )
 
 // MaxResponseBytes is the largest model output [ParseResponse] accepts:
@@ -32,6 +38,12 @@ var (
 	// ErrEmptyGoal: "content" and "reasoning" are both missing, null, empty
 	// or blank, so there is no goal to set (spec §3).
 	ErrEmptyGoal = errors.New("prompt: response has no goal")
+	// ErrDuplicateKey: an object of the response names a key twice
+	// ({"content": "a", "content": "b"}), so that two readers of the reply
+	// could take two different values; ParseError.Pointer names the second
+	// occurrence. Such a reply is refused as a whole, whatever else it
+	// holds: no other object in it is tried.
+	ErrDuplicateKey = errors.New("prompt: response names a key twice")
 )
 
 // ParseError is the error of [ParseResponse] and [ValidateResponse]. It
@@ -41,11 +53,13 @@ var (
 //	prompt: response invalid at /new_opinions/0/opinion: missing property "opinion"
 type ParseError struct {
 	// Kind is one of ErrTooLarge, ErrNoJSON, ErrSyntax, ErrSchema,
-	// ErrEmptyGoal.
+	// ErrEmptyGoal, ErrDuplicateKey.
 	Kind error
 	// Pointer is the JSON Pointer (RFC 6901) of the bad field, relative to
 	// the response object, e.g. "/new_opinions/0/opinion"; "" when the error
-	// is about the object as a whole or has no location.
+	// is about the object as a whole or has no location. For
+	// ErrDuplicateKey it is relative to the object the key was found in
+	// (a {"thought": …} wrapper included).
 	Pointer string
 	// Detail says what is wrong, e.g. `expected string, but got number`.
 	Detail string
@@ -113,7 +127,12 @@ func ValidateResponse(text string) error {
 //     count). A bare array around the object ([{…}]) is looked through.
 //  4. When several objects are present (two back to back, or a draft in the
 //     prose), the first one that yields a valid response wins. At most 16
-//     candidates are tried, which bounds the work on hostile input.
+//     candidates are tried, which bounds the work on hostile input. An
+//     object that names a key twice, at any depth (including inside a
+//     wrapper's JSON string), ends the search: the reply is refused with
+//     [ErrDuplicateKey] (objects are decoded with encoding/json/v2
+//     semantics, github.com/go-json-experiment/json), so that no reading of
+//     an ambiguous reply ever becomes a goal.
 //  5. An object cut off at the very end of the text (a missing closing brace
 //     or bracket, possibly after a trailing comma and white space, as when
 //     generation hits the token limit) is repaired by closing the open
@@ -176,25 +195,19 @@ const maxUnwrap = 3
 // (for the tests that prove the shortcut changes nothing).
 func decodeCandidate(text string, start int, slow bool) (*Response, error) {
 	var v any
-	if err := json.Unmarshal([]byte(text), &v); err != nil {
-		pe := &ParseError{Kind: ErrSyntax, Detail: strings.TrimPrefix(err.Error(), "json: "), Offset: start}
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			switch {
-			case se.Offset >= int64(len(text)):
-				pe.Offset = start + len(text) // unexpected end of input
-			case se.Offset > 0:
-				pe.Offset = start + int(se.Offset) - 1 // the offending byte
-			}
-		}
-		return nil, pe
+	if err := strictjson.Unmarshal([]byte(text), &v, strictjson.AllowInvalidUTF8()); err != nil {
+		return nil, candidateError(err, text, start)
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		// Cannot happen: candidates start with '{'. Classified anyway.
 		return nil, &ParseError{Kind: ErrNoJSON, Detail: "top-level value is not an object", Offset: -1}
 	}
-	if inner, ok := unwrapResponse(m, maxUnwrap); ok {
+	inner, ok, err := unwrapResponse(m, maxUnwrap)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		m = inner
 	}
 	if err := normalise(m); err != nil {
@@ -209,6 +222,41 @@ func decodeCandidate(text string, start int, slow bool) (*Response, error) {
 	return responseFromMap(m), nil
 }
 
+// candidateError classifies the decoder's error for the candidate text
+// found at byte start of the raw input: a key named twice is
+// [ErrDuplicateKey]; anything else is [ErrSyntax] at the offending byte
+// (the end of the text when it ended too soon).
+func candidateError(err error, text string, start int) *ParseError {
+	var dup *strictjson.DuplicateKeyError
+	if errors.As(err, &dup) {
+		return duplicateError(dup)
+	}
+	pe := &ParseError{Kind: ErrSyntax, Detail: strings.TrimPrefix(err.Error(), "json: "), Offset: start}
+	var se *jsontext.SyntacticError
+	var me *json.SemanticError
+	switch {
+	case errors.As(err, &se):
+		pe.Detail, pe.Offset = se.Err.Error(), start+int(se.ByteOffset)
+		if errors.Is(se.Err, io.ErrUnexpectedEOF) {
+			pe.Detail, pe.Offset = "unexpected end of JSON input", start+len(text)
+		}
+	case errors.As(err, &me):
+		pe.Offset = start + int(me.ByteOffset)
+	}
+	pe.Offset = min(pe.Offset, start+len(text))
+	return pe
+}
+
+// duplicateError is the [ErrDuplicateKey] error for d.
+func duplicateError(d *strictjson.DuplicateKeyError) *ParseError {
+	return &ParseError{
+		Kind:    ErrDuplicateKey,
+		Pointer: d.Pointer,
+		Detail:  fmt.Sprintf("the key %q appears twice; send each key once", d.Key),
+		Offset:  -1,
+	}
+}
+
 // looksLikeResponse reports whether m has any of the required keys.
 func looksLikeResponse(m map[string]any) bool {
 	_, a := m["action"]
@@ -219,13 +267,14 @@ func looksLikeResponse(m map[string]any) bool {
 
 // unwrapResponse finds the response inside {"thought": {...}}-style
 // wrappers, at most depth levels down. It returns m itself when m looks like
-// a response, and false when no wrapper holds one.
-func unwrapResponse(m map[string]any, depth int) (map[string]any, bool) {
+// a response, and false when no wrapper holds one. A wrapper's JSON string
+// that names a key twice is an [ErrDuplicateKey] error.
+func unwrapResponse(m map[string]any, depth int) (map[string]any, bool, error) {
 	if looksLikeResponse(m) {
-		return m, true
+		return m, true, nil
 	}
 	if depth == 0 {
-		return nil, false
+		return nil, false, nil
 	}
 	for _, k := range wrapperKeys {
 		var inner map[string]any
@@ -235,17 +284,24 @@ func unwrapResponse(m map[string]any, depth int) (map[string]any, bool) {
 		case string:
 			// A wrapper whose value is the response as a JSON string.
 			if s := strings.TrimSpace(x); strings.HasPrefix(s, "{") {
-				_ = json.Unmarshal([]byte(s), &inner) // not JSON: inner stays nil
+				err := strictjson.Unmarshal([]byte(s), &inner, strictjson.AllowInvalidUTF8())
+				var dup *strictjson.DuplicateKeyError
+				if errors.As(err, &dup) {
+					return nil, false, duplicateError(dup)
+				}
+				if err != nil {
+					inner = nil // not JSON: not a wrapper
+				}
 			}
 		}
 		if inner == nil {
 			continue
 		}
-		if r, ok := unwrapResponse(inner, depth-1); ok {
-			return r, true
+		if r, ok, err := unwrapResponse(inner, depth-1); ok || err != nil {
+			return r, ok, err
 		}
 	}
-	return nil, false
+	return nil, false, nil
 }
 
 // normalise applies the original system's normalisation (spec §3) in

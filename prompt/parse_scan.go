@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 )
 
@@ -52,6 +53,9 @@ func (s *responseScanner) parse() (*Response, error) {
 		}
 		if !found {
 			continue
+		}
+		if errors.Is(err, ErrDuplicateKey) {
+			return nil, err // an ambiguous reply: nothing else in it is tried
 		}
 		if first == nil {
 			first = err
@@ -169,6 +173,9 @@ func (s *responseScanner) search(r region) (resp *Response, found bool, err erro
 		}
 		if cerr == nil && resp != nil {
 			return resp, true, nil
+		}
+		if errors.Is(cerr, ErrDuplicateKey) {
+			return nil, true, cerr
 		}
 		if n := sc.end - i; n > bestLen {
 			bestLen, err = n, cerr

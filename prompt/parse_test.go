@@ -103,13 +103,20 @@ var responseCorpus = map[string]responseCase{
 	"opinion_missing_text.txt":  {kind: prompt.ErrSchema, pointer: "/new_opinions/0/opinion"},
 	"stressor_missing_type.txt": {kind: prompt.ErrSchema, pointer: "/suffering_assessment/new_stressors/0/type"},
 
+	// A key named twice: the whole reply is refused, whichever value a
+	// reader would take, and no other object in it is tried.
+	"duplicate_content.txt":           {kind: prompt.ErrDuplicateKey, pointer: "/content"},
+	"duplicate_nested.txt":            {kind: prompt.ErrDuplicateKey, pointer: "/new_opinions/0/domain"},
+	"duplicate_then_valid.txt":        {kind: prompt.ErrDuplicateKey, pointer: "/content"},
+	"duplicate_in_string_wrapper.txt": {kind: prompt.ErrDuplicateKey, pointer: "/content"},
+
 	// Not a response at all.
 	"garbage.txt":        {kind: prompt.ErrNoJSON},
 	"garbage_braces.txt": {kind: prompt.ErrSyntax},
 	"empty.txt":          {kind: prompt.ErrNoJSON},
 }
 
-var parseSentinels = []error{prompt.ErrTooLarge, prompt.ErrNoJSON, prompt.ErrSyntax, prompt.ErrSchema, prompt.ErrEmptyGoal}
+var parseSentinels = []error{prompt.ErrTooLarge, prompt.ErrNoJSON, prompt.ErrSyntax, prompt.ErrSchema, prompt.ErrEmptyGoal, prompt.ErrDuplicateKey}
 
 func readResponseCorpus(t testing.TB) map[string]string {
 	t.Helper()
@@ -707,4 +714,80 @@ func requireAllResponseFieldsSet(t *testing.T, v reflect.Value, path string) {
 	default:
 		require.False(t, v.IsZero(), "%s is not set in the test value: update the test and responseFromMap", path)
 	}
+}
+
+// TestParseResponseDuplicateKeys: a reply that names a key twice, at any
+// depth, is refused as a whole with ErrDuplicateKey and the pointer of the
+// second occurrence: neither value becomes a goal, and no later object is
+// tried instead. Keys that only look alike are different keys.
+func TestParseResponseDuplicateKeys(t *testing.T) {
+	tests := []struct {
+		name, raw, pointer string
+	}{
+		{"content twice", `{"content": "write notes", "reasoning": "r", "content": "delete everything"}`, "/content"},
+		{"escaped spelling", `{"content": "write notes", "reasoning": "r", "\u0063ontent": "delete everything"}`, "/content"},
+		{"reasoning twice", `{"content": "write notes", "reasoning": "a", "reasoning": "b"}`, "/reasoning"},
+		{"stressor type twice", `{"content": "c", "reasoning": "r", "suffering_assessment": {"resolved": [{"type": "futility", "type": "invisibility", "reason": "x"}]}}`, "/suffering_assessment/resolved/0/type"},
+		{"in a wrapper object", `{"thought": {"content": "a", "content": "b", "reasoning": "r"}}`, "/thought/content"},
+		{"then a valid object", `{"content": "a", "content": "b", "reasoning": "r"} {"content": "c", "reasoning": "r"}`, "/content"},
+		{"in a fence, valid text after", "```json\n{\"content\": \"a\", \"content\": \"b\", \"reasoning\": \"r\"}\n```\n{\"content\": \"c\", \"reasoning\": \"r\"}", "/content"},
+		{"in a truncated reply", `{"content": "a", "reasoning": "r", "content": "b"`, "/content"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := prompt.ParseResponse(tt.raw)
+			assert.Nil(t, got)
+			require.ErrorIs(t, err, prompt.ErrDuplicateKey)
+			assertOneParseSentinel(t, err)
+			var pe *prompt.ParseError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, tt.pointer, pe.Pointer)
+			assert.Contains(t, err.Error(), "appears twice; send each key once")
+		})
+	}
+	// Keys that differ in case are different keys: the unknown one is
+	// dropped, as any unknown key.
+	got, err := prompt.ParseResponse(`{"Content": "shout", "content": "write notes", "reasoning": "r"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "write notes", got.Content)
+}
+
+// FuzzParseResponseDuplicateKeys builds replies that name a key twice —
+// any key, at the top level or inside an opinion, with any values, in
+// front of or after the response's own fields — and checks that each is
+// refused with ErrDuplicateKey and its pointer: never a goal.
+func FuzzParseResponseDuplicateKeys(f *testing.F) {
+	f.Add("write notes", "content", "delete every file", "other", uint8(0))
+	f.Add("write notes", "reasoning", "", "x", uint8(1))
+	f.Add("map it", "c\u006fntent", "\u0000", "y", uint8(2))
+	f.Add("map it", "domain", "a", "b", uint8(3))
+	f.Fuzz(func(t *testing.T, goal, key, v1, v2 string, where uint8) {
+		q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+		k := q(key)
+		pair := k + ": " + q(v1) + ", " + k + ": " + q(v2)
+		var raw, pointer string
+		var canonical string // the key as a decoder reads it (invalid UTF-8 becomes U+FFFD)
+		require.NoError(t, json.Unmarshal([]byte(k), &canonical))
+		esc := strings.NewReplacer("~", "~0", "/", "~1").Replace(canonical)
+		switch where % 4 {
+		case 0: // in front
+			raw = "{" + pair + `, "content": ` + q(goal) + `, "reasoning": "r"}`
+			pointer = "/" + esc
+		case 1: // after
+			raw = `{"content": ` + q(goal) + `, "reasoning": "r", ` + pair + "}"
+			pointer = "/" + esc
+		case 2: // in an opinion
+			raw = `{"content": ` + q(goal) + `, "reasoning": "r", "new_opinions": [{` + pair + `}]}`
+			pointer = "/new_opinions/0/" + esc
+		case 3: // in a wrapper
+			raw = `{"thought": {` + pair + `, "content": ` + q(goal) + `, "reasoning": "r"}}`
+			pointer = "/thought/" + esc
+		}
+		got, err := prompt.ParseResponse(raw)
+		require.Nil(t, got, "%s", raw)
+		require.ErrorIs(t, err, prompt.ErrDuplicateKey, "%s", raw)
+		var pe *prompt.ParseError
+		require.ErrorAs(t, err, &pe)
+		require.Equal(t, pointer, pe.Pointer, "%s", raw)
+	})
 }

@@ -256,7 +256,7 @@ func defaultSections(cfg *Config) []Section {
 		&stdSection{name: SectionIdentity,
 			write: func(b *strings.Builder, e *env) {
 				b.WriteString("You are ")
-				writeFlat(b, e.id.Name, -1)
+				writeLabel(b, e.id.Name)
 				b.WriteByte('.')
 			},
 		},
@@ -492,9 +492,9 @@ func questionLines(e *env) []string {
 func writePeer(b *strings.Builder, p Peer, max int) {
 	b.WriteString("  ")
 	if isBlank(p.Name) {
-		writeFlat(b, p.ID, -1)
+		writeLabel(b, p.ID)
 	} else {
-		writeFlat(b, p.Name, -1)
+		writeLabel(b, p.Name)
 	}
 	b.WriteString(": ")
 	if isBlank(p.Narrative) {
@@ -768,7 +768,7 @@ func writePeerMessage(b *strings.Builder, m identity.AgentMessage, max int) {
 	if isBlank(m.From) {
 		b.WriteString(unknown)
 	} else {
-		writeFlat(b, m.From, -1)
+		writeLabel(b, m.From)
 	}
 	b.WriteString("]: ")
 	writeFlat(b, m.Text, max)

@@ -138,9 +138,12 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 		Tasks:    tasks,
 		Requests: reqs,
 		Token:    o.token,
+		Addr:     o.addr, // a public address without a token is refused: monitor.ErrNoToken
 		Logger:   log,
 	})
-	if err != nil {
+	if errors.Is(err, monitor.ErrNoToken) {
+		return fmt.Errorf("-addr %s is not a loopback address: set -token (or $EXISTENCE_TOKEN), or listen on 127.0.0.1", o.addr)
+	} else if err != nil {
 		return err
 	}
 	mon.Store(m)
@@ -148,21 +151,10 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           m,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second, // event streams set their own deadlines
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    16 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	// Shutdown does not end streaming responses; closing the monitor does.
-	srv.RegisterOnShutdown(m.Close)
-
-	if w := authWarning(o.addr, o.token); w != "" {
-		fmt.Fprintln(stderr, "embed:", w)
-	}
+	// Safe timeouts against slow clients; shutting the server down closes
+	// the monitor, which ends its event streams.
+	srv := monitor.NewServer(o.addr, m)
+	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	fmt.Fprintf(stderr, "embed: %s (%s) listening on http://%s; %s at %s, model %s; state in %s, workspace %s; Ctrl-C to stop\n",
 		agent.Name(), agent.ID(), ln.Addr(), o.provider, o.llmURL, o.model, o.state, o.workspace)
 	fmt.Fprintf(stderr, "embed: dashboard at http://%s/ (open it with ?token=TOKEN when a token is set); waiting for the model at %s…\n", ln.Addr(), o.llmURL)

@@ -69,7 +69,7 @@ func Example_errors() {
 	send("localhost:8080", "Bearer s3cret", `{"text": "hello"}`)
 	// Output:
 	// 401 {"error":"missing bearer token: send \"Authorization: Bearer TOKEN\", or open the page with ?token=TOKEN"}
-	// 421 {"error":"host \"attacker.example\" is not allowed: open the monitor by IP address or localhost, or add the name to the allowed hosts"}
+	// 421 {"error":"host \"attacker.example\" is not allowed: open the monitor by localhost, a loopback address or the address it is bound to, or add the name to the allowed hosts"}
 	// 400 {"error":"invalid JSON: unexpected end of the body"}
 	// 400 {"error":"unknown field \"txt\""}
 	// 400 {"error":"\"text\" is missing or blank"}

@@ -95,31 +95,6 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	return o, nil
 }
 
-// authWarning returns the stderr warning for a service that anyone on the
-// network can control: no token on an address that is not loopback. It
-// returns "" when there is nothing to warn about.
-func authWarning(addr, token string) string {
-	if token != "" || isLoopback(addr) {
-		return ""
-	}
-	return fmt.Sprintf("warning: no -token (or $EXISTENCE_TOKEN) and -addr %s is not a loopback address: anyone who can reach it can control the agent", addr)
-}
-
-// isLoopback reports whether the listen address addr (host:port) accepts
-// connections only from this machine: "localhost" or a loopback IP. An
-// empty host means every interface, so it is not loopback.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // logger returns the diagnostics logger: warnings and errors on stderr.
 func logger(stderr io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -147,33 +147,6 @@ func TestRunHelp(t *testing.T) {
 	}
 }
 
-func TestAuthWarning(t *testing.T) {
-	tests := []struct {
-		addr, token string
-		warn        bool
-	}{
-		{"127.0.0.1:8080", "", false},
-		{"127.0.0.2:8080", "", false},
-		{"[::1]:8080", "", false},
-		{"localhost:8080", "", false},
-		{"LocalHost:8080", "", false},
-		{":8080", "", true},
-		{"0.0.0.0:8080", "", true},
-		{"[::]:8080", "", true},
-		{"192.168.1.5:8080", "", true},
-		{"example.com:8080", "", true},
-		{"0.0.0.0:8080", "tok", false},
-	}
-	for _, tc := range tests {
-		w := authWarning(tc.addr, tc.token)
-		if tc.warn {
-			assert.Contains(t, w, "-addr "+tc.addr+" is not a loopback address", tc.addr)
-		} else {
-			assert.Empty(t, w, tc.addr)
-		}
-	}
-}
-
 // lockedBuffer is a bytes.Buffer safe for concurrent writers; it signals
 // the URL of the "listening on http://..." line on listening.
 type lockedBuffer struct {
@@ -337,4 +310,15 @@ func TestRunListenError(t *testing.T) {
 	}, io.Discard, &stderr)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr.String(), "embed: listen tcp")
+}
+
+// TestPublicAddressNeedsToken: the service refuses a non-loopback -addr
+// without a token, naming the flag, before it starts anything.
+func TestPublicAddressNeedsToken(t *testing.T) {
+	t.Setenv("EXISTENCE_TOKEN", "")
+	dir := t.TempDir()
+	var stderr bytes.Buffer
+	code := run(t.Context(), []string{"-addr", "0.0.0.0:0", "-state", dir + "/state", "-workspace", dir + "/ws", "-llm-url", "http://127.0.0.1:1"}, io.Discard, &stderr)
+	assert.Equal(t, 1, code, stderr.String())
+	assert.Contains(t, stderr.String(), "set -token")
 }

@@ -105,19 +105,25 @@ type Config struct {
 	// Escalation is linear in elapsed time and the assessment depends
 	// only on the goal history, so skipping changes nothing but
 	// floating-point rounding. A goal that may outlast the goal-span
-	// stall rule ([existence.StallGoalSpan], see MaxGoalHeartbeats) is
-	// ticked at every heartbeat, since that rule counts ticks.
+	// stall rule ([existence.StallGoalSpan], see MaxGoalDuration) is
+	// ticked at every heartbeat, since that rule is checked at ticks.
 	EveryHeartbeat bool
 	// GoalTimeout bounds one goal in simulated time; a pursuit that takes
 	// longer ends ABANDONED at the timeout. Default
 	// [existence.DefaultGoalTimeout].
 	GoalTimeout time.Duration
+	// MaxGoalDuration is every agent's [existence.Config].MaxGoalDuration
+	// (the goal-span stall rule, [existence.StallGoalSpan]): a goal still
+	// pursued this long, in simulated time, after it started is abandoned
+	// at the next heartbeat. 0 means [existence.DefaultMaxGoalDuration]
+	// (2 minutes), negative disables the rule.
+	MaxGoalDuration time.Duration
 	// MaxGoalHeartbeats is every agent's
-	// [existence.Config].MaxGoalHeartbeats (the goal-span stall rule,
-	// [existence.StallGoalSpan]): a goal still pursued after this many
-	// heartbeats is abandoned. 0 means
-	// [existence.DefaultMaxGoalHeartbeats] (8), negative disables the
-	// rule (for goals meant to take longer than 8 heartbeats).
+	// [existence.Config].MaxGoalHeartbeats.
+	//
+	// Deprecated: use MaxGoalDuration; a positive value still sets the
+	// limit to MaxGoalHeartbeats × Heartbeat while MaxGoalDuration is 0,
+	// and a negative one disables the rule.
 	MaxGoalHeartbeats int
 	// Store holds the agents' states. States already in it (for example
 	// imported with identity/hollow into an identity.MemoryStore) are
@@ -426,6 +432,7 @@ func (s *sim) setup(ctx context.Context, env Env) error {
 			Heartbeat:         s.cfg.Heartbeat,
 			Retry:             llm.RetryPolicy{Attempts: 1},
 			GoalTimeout:       s.cfg.GoalTimeout + time.Hour, // simulated timeouts are applied by simExec
+			MaxGoalDuration:   s.cfg.MaxGoalDuration,
 			MaxGoalHeartbeats: s.cfg.MaxGoalHeartbeats,
 			Observer:          s.observe,
 			Logger:            quiet,
@@ -601,20 +608,17 @@ func (s *sim) loop(ctx context.Context) error {
 
 // spanSafe reports whether the quiet heartbeats of sa's pursuit can be
 // skipped without changing the trajectory. The agent's goal-span stall
-// rule ([existence.StallGoalSpan]) counts the heartbeats it
-// ticks during a goal and abandons the goal after [Config].MaxGoalHeartbeats
-// of them: a pursuit that may run that long must tick every heartbeat, as a
-// real agent would, or the rule would never fire. One heartbeat of margin
-// keeps the boundary on the safe side.
+// rule ([existence.StallGoalSpan]) abandons a goal at the first tick more
+// than [Config].MaxGoalDuration after it started: a pursuit that may run
+// that long must tick every heartbeat, as a real agent would, or the rule
+// would never fire. One heartbeat of margin keeps the boundary on the safe
+// side.
 func (s *sim) spanSafe(sa *simAgent, h time.Duration) bool {
-	limit := s.cfg.MaxGoalHeartbeats
-	switch {
-	case limit < 0:
-		return true
-	case limit == 0:
-		limit = existence.DefaultMaxGoalHeartbeats
+	limit := existence.Config{MaxGoalDuration: s.cfg.MaxGoalDuration, MaxGoalHeartbeats: s.cfg.MaxGoalHeartbeats, Heartbeat: h}.EffectiveMaxGoalDuration()
+	if limit == 0 {
+		return true // the rule is off
 	}
-	return !sa.goalDone.After(sa.goalStart.Add(h * time.Duration(limit-1)))
+	return !sa.goalDone.After(sa.goalStart.Add(limit - h))
 }
 
 // snapshotEvents returns the current agent's buffered events.

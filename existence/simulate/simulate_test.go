@@ -143,20 +143,20 @@ func (m *oneStressorModel) Generate(ctx context.Context, _ *llm.Request) (*llm.R
 // 0.20 + rate × days (spec §4), checked on the agent's real state at 1 h,
 // 1 day and 7 days. The Heartbeats driver holds each goal for 20 minutes,
 // so that 7 days take 504 cycles (the goal-span stall rule, which would
-// abandon them after 8 heartbeats, is off). (futility and purposelessness are left out: the
+// abandon them after 2 minutes, is off). (futility and purposelessness are left out: the
 // assessment resolves them when goals keep completing, spec §4.)
 func TestEscalationClosedForm(t *testing.T) {
 	for _, typ := range []string{suffering.Invisibility, suffering.IdentityViolation, suffering.ExistentialThreat, "loneliness"} {
 		t.Run(typ, func(t *testing.T) {
 			store := identity.NewMemoryStore()
 			_, b := run(t, simulate.Config{
-				Agents:            simulate.Agents(1),
-				Driver:            simulate.Heartbeats,
-				Duration:          7*24*time.Hour + time.Minute,
-				Model:             oneStressor{typ: typ},
-				Executor:          simulate.Mix{Duration: simulate.Fixed(20 * time.Minute)}, // every goal DONE after 20 min
-				MaxGoalHeartbeats: -1,
-				Store:             store,
+				Agents:          simulate.Agents(1),
+				Driver:          simulate.Heartbeats,
+				Duration:        7*24*time.Hour + time.Minute,
+				Model:           oneStressor{typ: typ},
+				Executor:        simulate.Mix{Duration: simulate.Fixed(20 * time.Minute)}, // every goal DONE after 20 min
+				MaxGoalDuration: -1,
+				Store:           store,
 			})
 			rows := rowsOf(t, b)
 			rate := suffering.Rate(typ)
@@ -346,6 +346,7 @@ func TestRepeatRate(t *testing.T) {
 func TestSkippingQuietHeartbeats(t *testing.T) {
 	cfg := with(small(3), simulate.Heartbeats)
 	cfg.Duration = 2 * time.Hour
+	cfg.MaxGoalDuration = 45 * time.Second // inside the goals' 15–60 s, so that the rule fires
 	resSkip, skip := run(t, cfg)
 	cfg.EveryHeartbeat = true
 	resEvery, every := run(t, cfg)
@@ -360,7 +361,7 @@ func TestSkippingQuietHeartbeats(t *testing.T) {
 			spans++
 		}
 	}
-	assert.Positive(t, spans, "goals longer than 8 heartbeats are abandoned when skipping too")
+	assert.Positive(t, spans, "goals longer than MaxGoalDuration are abandoned when skipping too")
 	for i := range a {
 		// Rows are rounded to 6 decimals: a rounding boundary can differ
 		// by one unit.

@@ -16,6 +16,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/prompt"
 	validator "github.com/santhosh-tekuri/jsonschema/v5"
 )
 
@@ -286,7 +287,10 @@ func setDefault[T int | time.Duration](p *T, def T) {
 // A tool failure is an unknown tool, arguments that fail validation, an
 // error from Call, a panic in Call, or a timeout; the model sees
 // "Error: ..." as the tool result ([TimedOut] for a timeout) and goes on.
-// Every tool call is reported through a.Report (when non-nil) as an
+// Tool results, the goal and the task reach the model through
+// prompt.Clean (no control characters but newline and tab, no
+// bidirectional controls), as every existence prompt does; arguments that
+// name a key twice fail the call. Every tool call is reported through a.Report (when non-nil) as an
 // [existence.EventToolCall] event, with arguments and result cut to 300
 // characters. The Outcome always carries Steps, token counts, BrokenTools
 // (sorted), and the Artifacts ([ReportArtifact]) and Discoveries
@@ -303,9 +307,12 @@ func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existen
 		err := errors.New("toolloop: no model: neither Config.Model nor Assignment.Model is set")
 		return r.outcome(identity.Failed, err.Error()), err
 	}
+	// What the model reads of others' text (the goal, a task, tool
+	// results: files another agent wrote, an MCP server's output) goes
+	// through prompt.Clean, as every section of an existence prompt does.
 	msgs := []llm.Message{
-		{Role: llm.RoleSystem, Content: e.systemPrompt(a)},
-		{Role: llm.RoleUser, Content: userPrompt(a)},
+		{Role: llm.RoleSystem, Content: prompt.Clean(e.systemPrompt(a))},
+		{Role: llm.RoleUser, Content: prompt.Clean(userPrompt(a))},
 	}
 	overflowed := false // the last turn's prompt did not fit the window
 	for r.steps < e.cfg.MaxSteps {
@@ -393,7 +400,7 @@ func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existen
 			if ctx.Err() != nil {
 				return r.interrupted(ctx), nil
 			}
-			msgs = append(msgs, llm.Message{Role: llm.RoleTool, Content: result, ToolCallID: c.ID, Name: c.Name})
+			msgs = append(msgs, llm.Message{Role: llm.RoleTool, Content: prompt.Clean(result), ToolCallID: c.ID, Name: c.Name})
 			if !failed {
 				r.consecutive = 0
 				continue

@@ -772,6 +772,24 @@ func TestExecuteHandWrittenTool(t *testing.T) {
 	assert.JSONEq(t, `{"type":"object","properties":{}}`, string(req[0].Tools[1].Parameters), "a nil schema is an open object")
 }
 
+// TestExecuteRefusesDuplicateArguments: a tool call whose arguments name a
+// key twice fails before any tool runs, whatever the tool (one written by
+// hand, an MCP server's): the model reads the error and may try again.
+func TestExecuteRefusesDuplicateArguments(t *testing.T) {
+	fake := llmtest.NewFake(
+		tools(call("a", "free", `{"path": "notes.md", "path": "../state/analyst.json"}`), call("b", "free", `{"path": "notes.md"}`)),
+		final("ok"),
+	)
+	e, err := toolloop.New(toolloop.Config{Model: fake, Tools: []toolloop.Tool{rawTool{name: "free"}}})
+	require.NoError(t, err)
+	_, err = e.Execute(context.Background(), assignment(nil))
+	require.NoError(t, err)
+	res := toolResults(fake.Requests()[1])
+	require.Len(t, res, 2)
+	assert.Equal(t, `Error: invalid arguments: /: duplicate key "path" at /path; send each argument once`, res[0].Content)
+	assert.Equal(t, `got {"path": "notes.md"}`, res[1].Content)
+}
+
 func TestNewErrors(t *testing.T) {
 	fake := llmtest.NewFake()
 	echo := toolloop.NewTool("echo", "", func(context.Context, echoArgs) (string, error) { return "", nil })
@@ -915,4 +933,28 @@ func TestExecuteCaller(t *testing.T) {
 	// Called directly, outside an executor, the tool finds no caller.
 	_, err = whoami.Call(context.Background(), json.RawMessage(`{"text":""}`))
 	assert.EqualError(t, err, "no caller")
+}
+
+// TestExecuteCleansWhatTheModelReads: a tool result (a file another agent
+// wrote), the goal and the task reach the model without control or bidi
+// characters.
+func TestExecuteCleansWhatTheModelReads(t *testing.T) {
+	const evil = "line\x00one\x07 \u202Etxt.exe\u202C \u2066x\u2069\x1b[2J"
+	reader := toolloop.NewTool("read", "read a file", func(context.Context, struct{}) (string, error) { return evil, nil })
+	fake := llmtest.NewFake(tools(call("a", "read", `{}`)), final("ok"))
+	e, err := toolloop.New(toolloop.Config{Model: fake, Tools: []toolloop.Tool{reader}})
+	require.NoError(t, err)
+	a := assignment(nil)
+	a.Goal.Objective = "read the notes " + evil
+	a.Task = &prompt.Task{ID: "t1", Description: "task " + evil}
+	_, err = e.Execute(context.Background(), a)
+	require.NoError(t, err)
+	for _, req := range fake.Requests() {
+		for _, m := range req.Messages {
+			assert.Equal(t, prompt.Clean(m.Content), m.Content, "%s message: %q", m.Role, m.Content)
+		}
+	}
+	res := toolResults(fake.Requests()[1])
+	require.Len(t, res, 1)
+	assert.Equal(t, "lineone txt.exe x[2J", res[0].Content)
 }

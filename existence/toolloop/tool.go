@@ -14,6 +14,8 @@ import (
 
 	"github.com/invopop/jsonschema"
 	validator "github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/existence-loop/sdk/internal/strictjson"
 )
 
 // Tool is one capability the model may call. It is a small interface so that
@@ -168,8 +170,9 @@ func compileSchema(name string, raw json.RawMessage) (*validator.Schema, error) 
 }
 
 // checkArgs normalises the model's arguments to one JSON object (unwrapping a
-// JSON string that contains it, and reading empty or null as {}) and
-// validates it against s. It returns the object's bytes.
+// JSON string that contains it, and reading empty or null as {}), refuses
+// an object that names a key twice (internal/strictjson) and validates it
+// against s. It returns the object's bytes.
 func checkArgs(s *validator.Schema, raw json.RawMessage) (json.RawMessage, error) {
 	obj := bytes.TrimSpace(raw)
 	if len(obj) > 0 && obj[0] == '"' {
@@ -181,6 +184,11 @@ func checkArgs(s *validator.Schema, raw json.RawMessage) (json.RawMessage, error
 	}
 	if len(obj) == 0 || string(obj) == "null" {
 		obj = []byte("{}")
+	}
+	if err := strictjson.Check(obj); err != nil {
+		// {"path": "a", "path": "b"}: the tool and the model could read
+		// different values; neither is used.
+		return nil, &ArgumentError{Problems: []string{"/: " + err.Error() + "; send each argument once"}}
 	}
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	dec.UseNumber() // keep number precision for the validator

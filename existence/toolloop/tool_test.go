@@ -90,6 +90,9 @@ func TestNewToolCall(t *testing.T) {
 		{"string of a string", `"\"{}\""`, "", "invalid arguments: /: expected a JSON object of arguments, got a string"},
 		{"number", `42`, "", "invalid arguments: /: expected a JSON object of arguments, got a number"},
 		{"bad string escape", `"\x"`, "", "invalid arguments: /: not valid JSON: invalid character 'x' in string escape code"},
+		{"key named twice", `{"name":"Vault","name":"Cipher","inner":{"level":0}}`, "", `invalid arguments: /: duplicate key "name" at /name; send each argument once`},
+		{"key named twice, nested and escaped", `{"name":"V","inner":{"level":0,"l\u0065vel":3}}`, "", `invalid arguments: /: duplicate key "level" at /inner/level; send each argument once`},
+		{"key named twice in a string", `"{\"name\":\"V\",\"name\":\"W\",\"inner\":{\"level\":1}}"`, "", `invalid arguments: /: duplicate key "name" at /name; send each argument once`},
 		{"int8 overflow", `{"name":"V","inner":{"level":0},"small":300}`, "", "invalid arguments: /: json: cannot unmarshal number 300 into Go struct field nestedArgs.small of type int8"},
 	}
 	for _, tt := range tests {

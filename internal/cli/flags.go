@@ -2,8 +2,12 @@ package cli
 
 import (
 	"flag"
+	"fmt"
 	"log/slog"
+	"net"
 	"os"
+
+	"github.com/existence-loop/sdk/monitor"
 )
 
 // envToken is the value of an -http-token flag: the flag when given (even
@@ -28,6 +32,24 @@ func tokenFlag(fs *flag.FlagSet, t *envToken, usage string) {
 		t.value, t.set = s, true
 		return nil
 	})
+}
+
+// noTokenFlag is the name of the opt-out from a token on a public address.
+const noTokenFlag = "http-no-token-behind-proxy"
+
+// exposureFlags registers -http-no-token-behind-proxy on fs.
+func exposureFlags(fs *flag.FlagSet, optOut *bool) {
+	fs.BoolVar(optOut, noTokenFlag, false, "serve -http on a non-loopback address without -http-token, for a reverse proxy that authenticates (logged as a warning)")
+}
+
+// checkExposure refuses a monitor on a non-loopback address without a
+// token, unless the operator opted out: anyone who can reach it could read
+// the agents and send them tasks.
+func checkExposure(addr, token string, optOut bool) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil || token != "" || optOut || monitor.Loopback(addr) {
+		return nil // a bad address is the listen's to report
+	}
+	return fmt.Errorf("-http %s is not a loopback address: set -http-token (or $EXISTENCE_TOKEN), serve on 127.0.0.1, or, behind a reverse proxy that authenticates, pass -%s", addr, noTokenFlag)
 }
 
 // discardLogger returns a logger that drops everything.

@@ -90,6 +90,7 @@ type runOptions struct {
 	show         string // -show AGENT: print the agent's state pretty and exit
 	http         string // serve the monitor here
 	httpToken    envToken
+	httpOptOut   bool // -http-no-token-behind-proxy
 	tui          bool
 	mcp          mcpOptions // -mcp, -mcp-config, -mcp-serve (run_mcp.go)
 	tokenBudget  existence.Budget
@@ -108,10 +109,10 @@ type runOptions struct {
 	stdin io.Reader
 	// retry is the model retry policy; tests shorten its waits.
 	retry llm.RetryPolicy
-	// maxGoalHeartbeats is existence.Config.MaxGoalHeartbeats (0: the
-	// default 8); tests on a 5 ms heartbeat turn the goal-span stall rule
-	// off, so that a loaded machine does not abandon their goals.
-	maxGoalHeartbeats int
+	// maxGoalDuration is existence.Config.MaxGoalDuration (0: the default
+	// 2 minutes); tests turn the goal-span stall rule off (-1), so that a
+	// loaded machine does not abandon their goals.
+	maxGoalDuration time.Duration
 }
 
 // defaultOllamaModel is -model's default with -provider ollama.
@@ -148,6 +149,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&o.http, "http", "", "serve the monitor (dashboard, API, metrics) on this address, e.g. 127.0.0.1:8080")
 	tokenFlag(fs, &o.httpToken, "bearer token the monitor requires (default $EXISTENCE_TOKEN; empty: none, fit only for loopback)")
+	exposureFlags(fs, &o.httpOptOut)
 	fs.BoolVar(&o.tui, "tui", false, "full-screen terminal view: agent panes, thoughts stream, input line")
 	mcpFlags(fs, &o.mcp)
 	budgetFlag(fs, &o.tokenBudget)
@@ -198,6 +200,9 @@ func (o *runOptions) check() error {
 		if _, err := parseStandin(o.llmURL); err != nil {
 			return err
 		}
+	}
+	if err := checkExposure(o.http, o.httpToken.String(), o.httpOptOut); err != nil {
+		return err
 	}
 	return nil
 }

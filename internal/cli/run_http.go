@@ -49,7 +49,8 @@ func (l *lateObservers) observe(e existence.Event) {
 // o.http and prints its address. The returned stop shuts the server down.
 func serveMonitor(o *runOptions, runner *existence.Runner, tasks monitor.Tasks, reqs *requests.Queue, late *lateObservers, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
 	tok := o.httpToken.String()
-	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Token: tok, Logger: log})
+	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Token: tok, Logger: log,
+		Addr: o.http, InsecureNoTokenBehindProxy: o.httpOptOut})
 	if err != nil {
 		return nil, err
 	}
@@ -67,14 +68,8 @@ func listenMonitor(mon *monitor.Monitor, addr, token, who string, log *slog.Logg
 	if err != nil {
 		return "", nil, fmt.Errorf("-http: %w", err)
 	}
-	srv := &http.Server{
-		Handler:           mon,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    16 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	srv.RegisterOnShutdown(mon.Close)
+	srv := monitor.NewServer(addr, mon) // safe timeouts; closes mon on shutdown
+	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -91,7 +91,7 @@ func TestMCPServe(t *testing.T) {
 	o, err := parseRunFlags(trioArgs(t, srv.URL, "-mcp-serve"), io.Discard)
 	require.NoError(t, err)
 	o.retry = llm.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}
-	o.maxGoalHeartbeats = -1
+	o.maxGoalDuration = -1
 	inR, inW := io.Pipe()   // client -> trio
 	outR, outW := io.Pipe() // trio -> client
 	o.stdin = inR

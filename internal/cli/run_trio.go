@@ -90,6 +90,11 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	if !o.now.IsZero() {
 		clock = fixedClock{o.now}
 	}
+	// A tool call must never write the agents' saved state: the state and
+	// the workspace may not be one directory, or either inside the other.
+	if err := storespec.CheckWorkspace(cmp.Or(o.store, o.state), o.workspace); err != nil {
+		return fmt.Errorf("-state/-store and -workspace: %w", err)
+	}
 
 	store, tasks, closeState, err := openState(ctx, o, clock, log)
 	if err != nil {
@@ -209,13 +214,13 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 				Prohibitions: trioProhibitions,
 				Grounding:    "The goal must be grounded in what actually exists in the workspace.",
 			}),
-			Executor:          exec,
-			Tasks:             tasks,
-			FreshOnCorrupt:    o.fresh,
-			CallTimeout:       o.llmTimeout,
-			Retry:             o.retry,
-			MaxCycles:         o.cycles,
-			MaxGoalHeartbeats: o.maxGoalHeartbeats,
+			Executor:        exec,
+			Tasks:           tasks,
+			FreshOnCorrupt:  o.fresh,
+			CallTimeout:     o.llmTimeout,
+			Retry:           o.retry,
+			MaxCycles:       o.cycles,
+			MaxGoalDuration: o.maxGoalDuration,
 		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", m.id, err)

@@ -55,6 +55,7 @@ type serveOptions struct {
 	store   string
 	http    string
 	token   envToken
+	optOut  bool // -http-no-token-behind-proxy
 	refresh time.Duration
 	kind    string
 
@@ -68,6 +69,7 @@ func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.store, "store", "./trio-state", "the agents' store: a directory, sqlite:PATH or postgres://... (run's -store)")
 	fs.StringVar(&o.http, "http", "127.0.0.1:8080", "serve the monitor on this address")
 	tokenFlag(fs, &o.token, "bearer token the monitor requires (default $EXISTENCE_TOKEN; empty: none, fit only for loopback)")
+	exposureFlags(fs, &o.optOut)
 	fs.DurationVar(&o.refresh, "refresh", 2*time.Second, "how often every agent's state is loaded from the store")
 }
 
@@ -78,6 +80,9 @@ func (o *serveOptions) check() error {
 		return fmt.Errorf("-store: %w", err)
 	}
 	o.kind = kind
+	if err := checkExposure(o.http, o.token.String(), o.optOut); err != nil {
+		return err
+	}
 	if o.refresh <= 0 {
 		return errors.New("-refresh must be positive")
 	}
@@ -112,10 +117,8 @@ func serve(ctx context.Context, o *serveOptions, e *env) error {
 		return err
 	}
 	tok := o.token.String()
-	if w := authWarning(o.http, tok); w != "" {
-		fmt.Fprintf(e.stderr, "%s: %s\n", e.prog, w)
-	}
-	mon, err := monitor.New(monitor.Config{Source: src, Tasks: tasks, Requests: reqs, Token: tok, Logger: log})
+	mon, err := monitor.New(monitor.Config{Source: src, Tasks: tasks, Requests: reqs, Token: tok, Logger: log,
+		Addr: o.http, InsecureNoTokenBehindProxy: o.optOut})
 	if err != nil {
 		return err
 	}
@@ -155,17 +158,4 @@ func openStoreRequests(ctx context.Context, spec, kind string, store identity.St
 		return nil, fmt.Errorf("%s: no request queue for a %T", spec, store)
 	}
 	return requests.Open(spec, requests.Options{})
-}
-
-// authWarning returns a warning for a monitor anyone on the network can
-// drive: no token on an address that is not loopback; "" otherwise.
-func authWarning(addr, token string) string {
-	host, _, err := net.SplitHostPort(addr)
-	if token != "" || err != nil {
-		return ""
-	}
-	if ip := net.ParseIP(host); strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback() {
-		return ""
-	}
-	return "warning: no -http-token (or $EXISTENCE_TOKEN) and -http " + addr + " is not a loopback address: anyone who can reach it can read the agents and send them tasks"
 }

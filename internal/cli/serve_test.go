@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/cookiejar"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,9 +85,12 @@ func startServe(t *testing.T, args ...string) (string, *syncBuffer) {
 // and body.
 func call(t *testing.T, base, method, path, body string) (int, string) {
 	t.Helper()
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	hc := &http.Client{Jar: jar} // a browser: the page's session cookie goes with the POST
 	var csrf string
 	if method != "GET" {
-		resp, err := http.Get(base + "/")
+		resp, err := hc.Get(base + "/")
 		require.NoError(t, err)
 		page, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -101,7 +105,7 @@ func call(t *testing.T, base, method, path, body string) (int, string) {
 	if csrf != "" {
 		req.Header.Set(monitor.CSRFHeader, csrf)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -305,19 +309,36 @@ func (b *brokenStore) Load(ctx context.Context, id string) (*identity.AgentState
 	return b.MemoryStore.Load(ctx, id)
 }
 
-func TestServeAuthWarning(t *testing.T) {
+// TestExposureRefused: run and serve refuse -http on a non-loopback
+// address without -http-token (exit 2, naming the flag), unless the
+// operator opts out for a proxy that authenticates.
+func TestExposureRefused(t *testing.T) {
 	for _, tt := range []struct {
 		addr, token string
-		warn        bool
+		optOut      bool
+		refused     bool
 	}{
-		{"127.0.0.1:8080", "", false},
-		{"localhost:8080", "", false},
-		{"[::1]:8080", "", false},
-		{"0.0.0.0:8080", "", true},
-		{":8080", "", true},
-		{"192.168.1.5:8080", "", true},
-		{"0.0.0.0:8080", "s3cret", false},
+		{"127.0.0.1:8080", "", false, false},
+		{"localhost:8080", "", false, false},
+		{"[::1]:8080", "", false, false},
+		{"0.0.0.0:8080", "", false, true},
+		{":8080", "", false, true},
+		{"192.168.1.5:8080", "", false, true},
+		{"0.0.0.0:8080", "s3cret", false, false},
+		{"0.0.0.0:8080", "", true, false},
 	} {
-		assert.Equal(t, tt.warn, authWarning(tt.addr, tt.token) != "", "%s %q", tt.addr, tt.token)
+		err := checkExposure(tt.addr, tt.token, tt.optOut)
+		assert.Equal(t, tt.refused, err != nil, "%s %q %v", tt.addr, tt.token, tt.optOut)
+		if err != nil {
+			assert.Contains(t, err.Error(), "-http-token")
+			assert.Contains(t, err.Error(), "-"+noTokenFlag)
+		}
+	}
+	for _, cmd := range [][]string{{"run", "-http", "0.0.0.0:0", "-dry-run"}, {"serve", "-http", "0.0.0.0:0"}} {
+		t.Setenv("EXISTENCE_TOKEN", "")
+		var out, errb strings.Builder
+		code := Main(cmd, strings.NewReader(""), &out, &errb)
+		assert.Equal(t, 2, code, "%v", cmd)
+		assert.Contains(t, errb.String(), "set -http-token", "%v", cmd)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"regexp"
 	"strings"
@@ -29,7 +30,7 @@ type monitorClient struct {
 	hc    *http.Client
 
 	mu   sync.Mutex
-	csrf string // the page's CSRF token, for POSTs without a bearer token
+	csrf string // the session's CSRF token, for POSTs without a bearer token
 }
 
 // apiError is an error answer of the monitor: its status and message.
@@ -50,7 +51,14 @@ func newMonitorClient(raw, token string) (*monitorClient, error) {
 	}
 	u.RawQuery, u.Fragment = "", ""
 	u.Path = strings.TrimSuffix(u.Path, "/")
-	return &monitorClient{base: u, token: token, hc: &http.Client{}}, nil
+	// Without a bearer token, the client is a browser to the monitor: the
+	// page opens a session (a cookie), and POSTs carry that session's CSRF
+	// token with its cookie.
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return nil, err
+	}
+	return &monitorClient{base: u, token: token, hc: &http.Client{Jar: jar}}, nil
 }
 
 // url returns the address of path (with its query) under the monitor.

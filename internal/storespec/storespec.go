@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/existence-loop/sdk/existence/taskqueue"
+	"github.com/existence-loop/sdk/existence/workspace"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/identity/pgstore"
@@ -70,6 +72,51 @@ func Kind(spec string) (string, error) {
 	default:
 		return "dir", nil
 	}
+}
+
+// StateDir returns the directory on this machine that holds the state
+// spec names: DIR itself, or the directory of the database file of
+// sqlite:PATH (its WAL and journal files live beside it). ok is false for
+// a postgres:// spec, whose state lives in the database server. Errors:
+// [ErrSpec].
+func StateDir(spec string) (dir string, ok bool, err error) {
+	kind, err := Kind(spec)
+	if err != nil {
+		return "", false, err
+	}
+	switch kind {
+	case "dir":
+		return spec, true, nil
+	case "sqlite":
+		return filepath.Dir(strings.TrimPrefix(spec, "sqlite:")), true, nil
+	}
+	return "", false, nil
+}
+
+// CheckWorkspace refuses a workspace directory that overlaps the state
+// spec names, after symbolic links are resolved (workspace.CheckApart):
+// for a directory store, the same directory or one inside the other; for
+// a SQLite file, a database directory that is the workspace or inside it
+// (the file, its WAL and its journal would be in the agents' reach; a
+// workspace beside the database file, as ./trio-workspace beside
+// ./trio.db, is fine). Agents write any file of their workspace, so an
+// overlap would let one agent rewrite another's saved state. A
+// postgres:// spec needs no check. Errors: [ErrSpec]; an error matching
+// workspace.ErrOverlap, which names both paths.
+func CheckWorkspace(spec, workspaceDir string) error {
+	kind, err := Kind(spec)
+	if err != nil {
+		return err
+	}
+	dir, ok, err := StateDir(spec)
+	if err != nil || !ok {
+		return err
+	}
+	err = workspace.CheckApart(workspaceDir, dir)
+	if oe, isOverlap := errors.AsType[*workspace.OverlapError](err); isOverlap && kind == "sqlite" && !oe.StateInWorkspace() {
+		return nil
+	}
+	return err
 }
 
 // Open opens the store and the task queue spec names, and returns them

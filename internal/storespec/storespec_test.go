@@ -2,12 +2,14 @@ package storespec_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/existence/workspace"
 	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/identity/pgstore"
 	"github.com/existence-loop/sdk/identity/sqlitestore"
@@ -74,4 +76,46 @@ func TestKind(t *testing.T) {
 		require.ErrorIs(t, err, storespec.ErrSpec, bad)
 		t.Logf("%q: %v", bad, err)
 	}
+}
+
+// TestCheckWorkspace: a workspace overlapping the state a spec names is
+// refused in every shape — the same directory, one inside the other, a
+// symbolic link, a SQLite file inside the workspace — and PostgreSQL needs
+// no check.
+func TestCheckWorkspace(t *testing.T) {
+	root := t.TempDir()
+	t.Chdir(root)
+	require.NoError(t, os.MkdirAll("ws/st", 0o700))
+	require.NoError(t, os.MkdirAll("x", 0o700))
+	require.NoError(t, os.Symlink(filepath.Join(root, "x"), "link"))
+	tests := []struct {
+		spec, workspace string
+		overlap         bool
+	}{
+		{"x", "x", true},
+		{"ws/st", "ws", true},
+		{"ws", "ws/st", true},
+		{"link", "x", true},
+		{"sqlite:ws/agents.db", "ws", true},
+		{"sqlite:" + filepath.Join(root, "ws", "st", "agents.db"), "ws", true},
+		{"sqlite:x/agents.db", "ws", false},
+		{"sqlite:agents.db", "ws", false},       // a workspace beside the database file: out of the agents' reach
+		{"sqlite:agents.db", ".", true},         // the database in the workspace
+		{"sqlite:ws/agents.db", "ws/st", false}, // the workspace below the database's directory
+		{"x", "ws", false},
+		{"postgres://u@127.0.0.1/db", "ws", false},
+	}
+	for _, tt := range tests {
+		err := storespec.CheckWorkspace(tt.spec, tt.workspace)
+		if tt.overlap {
+			assert.ErrorIs(t, err, workspace.ErrOverlap, "%s and %s", tt.spec, tt.workspace)
+		} else {
+			assert.NoError(t, err, "%s and %s", tt.spec, tt.workspace)
+		}
+	}
+	assert.ErrorIs(t, storespec.CheckWorkspace("ftp://x", "ws"), storespec.ErrSpec)
+	dir, ok, err := storespec.StateDir("sqlite:data/agents.db")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, "data", dir)
 }

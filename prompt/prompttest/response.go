@@ -23,9 +23,9 @@ func MustParse(t testing.TB, raw string) *prompt.Response {
 
 // ParseFails asserts that raw does not parse and that the error is of the
 // given kind ([prompt.ErrTooLarge], [prompt.ErrNoJSON], [prompt.ErrSyntax],
-// [prompt.ErrSchema] or [prompt.ErrEmptyGoal]). It returns the
-// [*prompt.ParseError] (for example to check its Pointer), or nil after
-// reporting a failure.
+// [prompt.ErrSchema], [prompt.ErrEmptyGoal] or [prompt.ErrDuplicateKey]).
+// It returns the [*prompt.ParseError] (for example to check its Pointer),
+// or nil after reporting a failure.
 func ParseFails(t testing.TB, raw string, kind error) *prompt.ParseError {
 	t.Helper()
 	r, err := prompt.ParseResponse(raw)
@@ -90,6 +90,7 @@ func kindName(err error) string {
 		{prompt.ErrSyntax, "ErrSyntax"},
 		{prompt.ErrSchema, "ErrSchema"},
 		{prompt.ErrEmptyGoal, "ErrEmptyGoal"},
+		{prompt.ErrDuplicateKey, "ErrDuplicateKey"},
 	} {
 		if errors.Is(err, k.err) {
 			return k.name

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/existence-loop/sdk/internal/strictjson"
 )
 
 // Defaults of [ServerConfig] and [Config].
@@ -246,12 +248,17 @@ type fileConfig struct {
 //	}}
 //
 // The servers are returned sorted by name. Unknown fields are an error
-// (a misspelt "allow" must not allow everything). Errors: the file's read
-// error, or one matching [ErrConfig].
+// (a misspelt "allow" must not allow everything), and so is a key named
+// twice in one object (two "fs" servers, two "allow" lists). Errors: the
+// file's read error, or one matching [ErrConfig].
 func LoadFile(path string) ([]ServerConfig, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	if err := strictjson.Check(data); err != nil {
+		// Two "fs" servers, or two "allow" lists: which one is meant?
+		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()

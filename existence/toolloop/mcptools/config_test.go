@@ -68,6 +68,8 @@ func TestLoadFile(t *testing.T) {
 		{name: "bad name", json: `{"mcpServers": {"f_s": {"command": "x"}}}`, err: "server name"},
 		{name: "neither", json: `{"mcpServers": {"fs": {}}}`, err: "needs a command or a url"},
 		{name: "not json", json: `mcpServers: {}`, err: "invalid character"},
+		{name: "server named twice", json: `{"mcpServers": {"fs": {"command": "x", "allow": ["read_file"]}, "fs": {"command": "x"}}}`, err: `duplicate key "fs" at /mcpServers/fs`},
+		{name: "allow twice", json: `{"mcpServers": {"fs": {"command": "x", "allow": ["read_file"], "allow": []}}}`, err: `duplicate key "allow"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

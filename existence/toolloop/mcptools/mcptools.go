@@ -31,6 +31,10 @@ var (
 	// ErrDown: the server crashed or could not be reached and is waiting
 	// for its backoff to pass ([*DownError]).
 	ErrDown = errors.New("server down")
+	// ErrDuplicateTool: a server lists two tools with one name, so that
+	// which one a call runs is unknown; [Connect] refuses the server (the
+	// tools are never merged). It matches [ErrMalformed] too.
+	ErrDuplicateTool = fmt.Errorf("%w: two tools with one name", ErrMalformed)
 )
 
 // DownError is the error of a call to a server that crashed or could not be
@@ -73,8 +77,9 @@ type Set struct {
 //
 // It returns an error, having closed whatever it started, when the
 // configuration is invalid ([ErrConfig]), when a server cannot be started,
-// initialised or listed within Config.ConnectTimeout, when an allow-listed
-// tool is not offered, or when a tool's name or input schema is unusable.
+// initialised or listed within Config.ConnectTimeout, when a server lists
+// two tools with one name ([ErrDuplicateTool]), when an allow-listed tool
+// is not offered, or when a tool's name or input schema is unusable.
 // Later failures never come back from Connect: they end the tool call that
 // meets them (see [Set.Tools]).
 func Connect(ctx context.Context, cfg Config) (*Set, error) {

@@ -590,3 +590,22 @@ func TestHTTPServerDownAndBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "again", out)
 }
+
+// TestDuplicateToolNameRefused: a stdio server that lists two tools with
+// one name is refused at connection, naming the tool; the two are never
+// merged into one, whichever the allow-list keeps.
+func TestDuplicateToolNameRefused(t *testing.T) {
+	bin := stdioServer(t)
+	for _, allow := range [][]string{nil, {"echo"}, {"pid"}} {
+		_, err := mcptools.Connect(t.Context(), mcptools.Config{Logger: quiet, Servers: []mcptools.ServerConfig{
+			{Name: "sub", Command: bin, Allow: allow, Env: map[string]string{"TESTSERVER_DUPLICATE_TOOL": "echo"}},
+		}})
+		require.ErrorIs(t, err, mcptools.ErrDuplicateTool, "allow %v", allow)
+		assert.ErrorIs(t, err, mcptools.ErrMalformed)
+		assert.Contains(t, err.Error(), `MCP server "sub"`)
+		assert.Contains(t, err.Error(), `two tools named "echo" ("Echo the text." and "Another tool with the same name.")`)
+	}
+	// The same server without the duplicate connects.
+	set := connect(t, mcptools.Config{Servers: []mcptools.ServerConfig{{Name: "sub", Command: bin, Allow: []string{"echo"}}}})
+	assert.Len(t, set.Tools(), 1)
+}

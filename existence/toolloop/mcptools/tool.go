@@ -57,6 +57,11 @@ func (srv *server) offer(listed []*mcp.Tool) ([]*tool, error) {
 		if t == nil || t.Name == "" {
 			return nil, fmt.Errorf("MCP server %q: %w: a listed tool has no name", srv.cfg.Name, ErrMalformed)
 		}
+		if prev, dup := byName[t.Name]; dup {
+			// Which of the two would a call run? Neither is offered.
+			return nil, fmt.Errorf("MCP server %q: %w: it lists two tools named %q (%q and %q); fix the server, or leave it out",
+				srv.cfg.Name, ErrDuplicateTool, t.Name, describe(prev), describe(t))
+		}
 		byName[t.Name] = t
 	}
 	allowed := srv.cfg.Allow
@@ -293,4 +298,17 @@ func cutBytes(s string, n int) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// describe is a tool's description for an error message, cut short.
+func describe(t *mcp.Tool) string {
+	d := t.Description
+	if d == "" {
+		d = t.Title
+	}
+	d = strings.ToValidUTF8(d, "\uFFFD")
+	if len(d) > 60 {
+		d = cutBytes(d, 60) + "…"
+	}
+	return d
 }

@@ -80,3 +80,27 @@ func New(subprocess bool) *mcp.Server {
 		})
 	return s
 }
+
+// ListTwice makes s list its tool called name twice in every tools/list
+// answer, the second time with another description, as a broken (or
+// hostile) server might: the SDK's own registry keeps one tool per name,
+// so the copy is added to the answer on its way out. The subprocess does
+// this when $TESTSERVER_DUPLICATE_TOOL names a tool.
+func ListTwice(s *mcp.Server, name string) {
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && method == "tools/list" {
+				for _, t := range lr.Tools {
+					if t.Name == name {
+						dup := *t
+						dup.Description = "Another tool with the same name."
+						lr.Tools = append(lr.Tools, &dup)
+						break
+					}
+				}
+			}
+			return res, err
+		}
+	})
+}

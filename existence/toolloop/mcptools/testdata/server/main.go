@@ -20,7 +20,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testserver: refusing to start")
 		os.Exit(1)
 	}
-	if err := testserver.New(true).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	s := testserver.New(true)
+	if name := os.Getenv("TESTSERVER_DUPLICATE_TOOL"); name != "" {
+		testserver.ListTwice(s, name)
+	}
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "testserver:", err)
 		os.Exit(1)
 	}

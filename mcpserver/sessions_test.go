@@ -1,0 +1,136 @@
+package mcpserver_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/mcpserver"
+)
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
+
+// post sends one JSON-RPC message as an MCP client would, with the token,
+// and returns the response (body read) and its session id.
+func post(t *testing.T, url, session, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer s3cret")
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp, string(b)
+}
+
+// serverSession returns the server's session with the given id.
+func serverSession(t *testing.T, s *mcpserver.Server, id string) *mcp.ServerSession {
+	t.Helper()
+	for ss := range s.MCP().Sessions() {
+		if ss.ID() == id {
+			return ss
+		}
+	}
+	require.Fail(t, "no server session "+id)
+	return nil
+}
+
+// TestHTTPSessionsAreCapped: an authenticated client that keeps calling
+// initialize cannot grow the server without bound: beyond MaxSessions new
+// sessions get 503 with a JSON-RPC error that says why, open sessions go
+// on working, and closing one makes room.
+func TestHTTPSessionsAreCapped(t *testing.T) {
+	f := newFixture(t)
+	h, err := f.server.Handler(mcpserver.HTTPConfig{Token: "s3cret", MaxSessions: 3})
+	require.NoError(t, err)
+	hs := httptest.NewServer(h)
+	defer hs.Close()
+
+	var ids []string
+	for range 3 {
+		resp, _ := post(t, hs.URL, "", initialize)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		ids = append(ids, resp.Header.Get("Mcp-Session-Id"))
+	}
+	for range 20 { // the hostile loop: 20 more initialize calls
+		resp, body := post(t, hs.URL, "", initialize)
+		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+		assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+		var rpc struct {
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &rpc), body)
+		assert.Contains(t, rpc.Error.Message, "too many MCP sessions: 3 are open and the limit is 3 (HTTPConfig.MaxSessions)")
+	}
+	assert.Equal(t, 3, f.server.HTTPSessions())
+
+	// An open session still works.
+	resp, _ := post(t, hs.URL, ids[0], `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	assert.Equal(t, http.StatusAccepted, resp.StatusCode)
+	resp, _ = post(t, hs.URL, ids[0], `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	// The go-sdk's client reports the status.
+	_, err = mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: bearer{"s3cret"}}, MaxRetries: -1}, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Service Unavailable")
+
+	// Closing a session makes room for a new one.
+	ss := serverSession(t, f.server, ids[1])
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodDelete, hs.URL, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer s3cret")
+	req.Header.Set("Mcp-Session-Id", ids[1])
+	dresp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	dresp.Body.Close()
+	require.NoError(t, ss.Wait())
+	resp, _ = post(t, hs.URL, "", initialize)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// TestHTTPSessionsExpireWhenIdle: a session that receives no request for
+// IdleTimeout is closed by the go-sdk, and no longer counts (its memory is
+// freed); a client initializes again.
+func TestHTTPSessionsExpireWhenIdle(t *testing.T) {
+	f := newFixture(t)
+	h, err := f.server.Handler(mcpserver.HTTPConfig{Token: "s3cret", IdleTimeout: 20 * time.Millisecond})
+	require.NoError(t, err)
+	hs := httptest.NewServer(h)
+	defer hs.Close()
+
+	resp, _ := post(t, hs.URL, "", initialize)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	id := resp.Header.Get("Mcp-Session-Id")
+	ss := serverSession(t, f.server, id)
+	closed := make(chan error, 1)
+	go func() { closed <- ss.Wait() }()
+	select {
+	case <-closed: // the idle timer closed it
+	case <-time.After(30 * time.Second):
+		require.Fail(t, "the idle session was never closed")
+	}
+	assert.Equal(t, 0, f.server.HTTPSessions(), "a closed session is no longer the server's")
+	resp, _ = post(t, hs.URL, "", initialize)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "a new session is opened")
+}
