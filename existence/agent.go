@@ -241,11 +241,11 @@ type Agent struct {
 
 	wake chan struct{}
 
-	budget      *budgetState // the agent's own budget, nil for none
+	budget       *budgetState // the agent's own budget, nil for none
 	budgetWaits  atomic.Int32 // calls waiting for a budget to refill
 	budgetWaited atomic.Int64 // nanoseconds (agent's clock) executor calls waited for a budget, in all
-	tracer      trace.Tracer // nil without Config.TracerProvider
-	usage       usageBook
+	tracer       trace.Tracer // nil without Config.TracerProvider
+	usage        usageBook
 
 	laneModel llm.Model              // for cycles run by the scheduler: model without the limiter
 	wakeHook  atomic.Pointer[func()] // asks the scheduler for a priority cycle

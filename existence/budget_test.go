@@ -248,3 +248,45 @@ func TestUsageEstimatedWhenTheServerGivesNoCounts(t *testing.T) {
 	assert.Positive(t, u.Total())
 	assert.Equal(t, u.Total(), u.EstimatedTokens)
 }
+
+// TestBudgetWaitIsNotAStall: the time an executor waits for its token
+// budget does not count toward the goal-span stall rule.
+func TestBudgetWaitIsNotAStall(t *testing.T) {
+	clock := existencetest.NewClock(t0)
+	rec := &existencetest.Recorder{}
+	fake := llmtest.NewFake(
+		llmtest.Reply{Text: `{"action":"goal","content":"write notes","reasoning":"r"}`, PromptTokens: 900, OutputTokens: 100},
+		llmtest.Reply{Text: "done", PromptTokens: 400, OutputTokens: 10},
+	)
+	resumed, release := make(chan struct{}), make(chan struct{})
+	exec := existence.ExecutorFunc(func(ctx context.Context, asg existence.Assignment) (existence.Outcome, error) {
+		if _, err := asg.Model.Generate(ctx, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "go"}}}); err != nil {
+			return existence.Outcome{}, err
+		}
+		close(resumed)
+		<-release // still working after the wait
+		return existence.Outcome{Status: identity.Done, Summary: "notes written"}, nil
+	})
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Clock: clock, Executor: exec,
+		Observer: rec.Observe, Budget: existence.Budget{Tokens: 1000, Window: time.Minute}, MaxGoalDuration: 30 * time.Second,
+		Retry: llm.RetryPolicy{Attempts: 1}})
+	require.NoError(t, err)
+	defer a.Close()
+	require.NoError(t, a.Tick(context.Background()))
+	require.Eventually(t, func() bool { return a.Status().WaitingForBudget }, 10*time.Second, time.Millisecond)
+	clock.Advance(40 * time.Second)
+	require.NoError(t, a.Tick(context.Background()), "a heartbeat while it waits")
+	clock.Advance(21 * time.Second)
+	<-resumed
+	clock.Advance(5 * time.Second)
+	require.NoError(t, a.Tick(context.Background()), "66 s after the start, 5 s of it working")
+	assert.Empty(t, rec.Kind(existence.EventStall), "the wait is not a stall")
+	assert.NotEmpty(t, a.Status().Goal)
+	close(release)
+	require.NoError(t, a.WaitGoal(context.Background()))
+	clock.Advance(time.Second)
+	require.NoError(t, a.Tick(context.Background()))
+	ended := rec.Kind(existence.EventGoalEnded)
+	require.Len(t, ended, 1)
+	assert.Equal(t, "DONE", ended[0].Status)
+}
