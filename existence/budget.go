@@ -258,6 +258,9 @@ func (s *budgetState) charge(now time.Time, n int64) *BudgetStatus {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.w.usedAt(now) < int64(s.b.Tokens) {
+		s.exhausted = false // refilled since the last exhaustion
+	}
 	s.w.add(now, n)
 	if s.w.used < int64(s.b.Tokens) || s.exhausted {
 		return nil

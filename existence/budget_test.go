@@ -290,3 +290,34 @@ func TestBudgetWaitIsNotAStall(t *testing.T) {
 	require.Len(t, ended, 1)
 	assert.Equal(t, "DONE", ended[0].Status)
 }
+
+// TestBudgetExhaustedOnceEachTime: outside a scheduler (Agent.Tick called
+// directly, which no budget holds), each exhaustion after a refill is
+// reported again, and only once.
+func TestBudgetExhaustedOnceEachTime(t *testing.T) {
+	clock := existencetest.NewClock(t0)
+	rec := &existencetest.Recorder{}
+	reply := llmtest.Reply{Text: `{"action":"goal","content":"write notes","reasoning":"r"}`, PromptTokens: 900, OutputTokens: 100}
+	fake := llmtest.NewFake(reply, reply, reply, reply, reply)
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Clock: clock, Observer: rec.Observe,
+		Budget: existence.Budget{Tokens: 1500, Window: time.Minute}, Retry: llm.RetryPolicy{Attempts: 1}})
+	require.NoError(t, err)
+	defer a.Close()
+	ctx := context.Background()
+	exhausted := func() int { return len(rec.Kind(existence.EventBudgetExhausted)) }
+	// Each tick records the last goal's outcome (Immediate: done at once)
+	// and, no goal being active, runs a cycle: one call of 1,000 tokens.
+	for _, tt := range []struct {
+		at   time.Duration
+		want int
+	}{
+		{0, 0}, {6 * time.Second, 1}, {12 * time.Second, 1}, // spent at 6 s, reported once
+		{90 * time.Second, 1}, {96 * time.Second, 2}, // refilled, spent again: reported again
+	} {
+		clock.Set(t0.Add(tt.at))
+		require.NoError(t, a.WaitGoal(ctx))
+		require.NoError(t, a.Tick(ctx))
+		assert.Equal(t, tt.want, exhausted(), "at %v", tt.at)
+	}
+	assert.Equal(t, 5, fake.Calls(), "a direct Tick is never held")
+}
