@@ -50,8 +50,9 @@ type AdaptiveConfig struct {
 // server answers 503 "busy" (OLLAMA_MAX_QUEUE) or 429.
 //
 // Finished calls are grouped into windows: a window closes once it holds
-// at least max(3, limit) latency samples of calls started since the limit
-// last changed, and has lasted the no-load latency. At each window's end, with RTT the window's mean latency,
+// at least max(3, limit) latency samples (limit during the slow start) of
+// calls started since the limit last changed, and has lasted the no-load
+// latency. At each window's end, with RTT the window's mean latency,
 // RTTmin the least latency seen over the last 256 windows (the no-load
 // latency) and n the most calls in flight during the window, the server's
 // queue is estimated as
@@ -230,7 +231,11 @@ func (l *AdaptiveLimit) record(now time.Time, s Sample) {
 		l.win = adaptiveWindow{} // what the window held predates the cut
 		return
 	}
-	if w.n < max(adaptiveMinSamples, l.limit) || (minRTT > 0 && now.Sub(w.start) < minRTT) {
+	need := max(adaptiveMinSamples, l.limit)
+	if l.slowStart {
+		need = l.limit // a slow server's first windows would take minutes
+	}
+	if w.n < need || (minRTT > 0 && now.Sub(w.start) < minRTT) {
 		return
 	}
 	before := l.limit
