@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
@@ -71,17 +73,22 @@ type Config struct {
 
 	// Model answers existence cycles (required): an adapter such as
 	// llm/ollama, or a chain built with [llm.Fallback]. The agent wraps it,
-	// innermost first, with [llm.Instrument] (an [EventModelCall] per attempt),
-	// [llm.WithTimeout] (CallTimeout), the runner's [llm.Limiter] (when run
-	// by a [Runner], and only for cycles run with [Agent.Tick] directly:
-	// the cycles the runner schedules are bounded by its lanes instead),
-	// [llm.WithRetry] (Retry) and [llm.WithRepair] (one repair follow-up
-	// per cycle, unless NoRepair).
+	// innermost first, with the runner's latency meter (when run by a
+	// [Runner]: its [llm.AdaptiveLimit]), [llm.Trace] (a chat span per
+	// attempt, with TracerProvider), an observer (an [EventModelCall] per
+	// attempt, its tokens counted in [Status].Usage and against the
+	// budgets), [llm.WithTimeout] (CallTimeout), the runner's
+	// [llm.Limiter] (when run by a [Runner], and only for cycles run with
+	// [Agent.Tick] directly: the cycles the runner schedules are bounded
+	// by its lanes instead), [llm.WithRetry] (Retry) and [llm.WithRepair]
+	// (one repair follow-up per cycle, unless NoRepair).
 	Model llm.Model
 	// ExecutorModel is the model executors use to pursue goals (default
-	// Model). The agent wraps it like Model, without the repair, and hands
-	// it to the executor as [Assignment].Model, so that executor calls are
-	// observed, time-limited, bounded and retried the same way.
+	// Model). The agent wraps it like Model, without the repair and with
+	// the budget's hold outermost (a call waits while a [Budget] is
+	// spent), and hands it to the executor as [Assignment].Model, so that
+	// executor calls are observed, traced, time-limited, bounded, retried
+	// and budgeted the same way.
 	ExecutorModel llm.Model
 	// Store persists the agent's state; default an in-memory store
 	// ([identity.MemoryStore]). Durable stores are in identity/filestore,
@@ -212,12 +219,34 @@ type Config struct {
 	// backoff; it never stops the agent.
 	Minds []Mind
 
-	// peers, send, limiter, lanes and lease are set by a Runner.
+	// Budget is the agent's token budget over a sliding window (see
+	// [Budget]); the zero value is none. While it is spent, autonomy
+	// cycles and executor calls wait for it to refill (one
+	// [EventBudgetExhausted] each time), and the priority lane may draw on
+	// its Reserve. Cycles run with [Agent.Tick] directly are not held.
+	Budget Budget
+	// TracerProvider, when set, makes OpenTelemetry spans following the
+	// GenAI semantic conventions: an invoke_agent span per existence
+	// cycle and per goal (the goal's a child of the cycle that chose it),
+	// a chat span per model attempt ([llm.Trace]) and, through
+	// existence/toolloop, an execute_tool span per tool call; each carries
+	// gen_ai.agent.id and gen_ai.agent.name. Nil means no tracing (pass
+	// otel.GetTracerProvider() to use the global provider).
+	TracerProvider trace.TracerProvider
+	// TraceContent records prompts, replies, goals and tool arguments and
+	// results on the spans (gen_ai.input.messages and the like). Off by
+	// default: they hold what the agent knows and what it was told.
+	TraceContent bool
+
+	// peers, send, limiter, lanes, lease, shared and meter are set by a
+	// Runner.
 	peers   func(self string) ([]prompt.Peer, int)
 	send    func(from *Agent, text string)
 	limiter *llm.Limiter
 	lanes   bool         // cycles run in the runner's lanes, not under limiter
 	lease   *lease.Lease // the lease the agent runs under, with Leases
+	shared  *budgetState // the runner-wide budget, nil for none
+	meter   func(m llm.Model, now func() time.Time) llm.Model
 }
 
 // Agent is one existence-loop agent: an identity, a suffering state, a
@@ -249,6 +278,12 @@ type Agent struct {
 
 	wake chan struct{}
 
+	budget       *budgetState // the agent's own budget, nil for none
+	budgetWaits  atomic.Int32 // calls waiting for a budget to refill
+	budgetWaited atomic.Int64 // nanoseconds (agent's clock) executor calls waited for a budget, in all
+	tracer       trace.Tracer // nil without Config.TracerProvider
+	usage        usageBook
+
 	laneModel llm.Model              // for cycles run by the scheduler: model without the limiter
 	wakeHook  atomic.Pointer[func()] // asks the scheduler for a priority cycle
 	parsedMu  sync.Mutex             // guards parsed
@@ -267,6 +302,7 @@ type Agent struct {
 type run struct {
 	goalID  string
 	started time.Time // by the agent's clock, when its executor started
+	waited0 int64     // Agent.budgetWaited when it started
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when the executor returned
 	out     Outcome
@@ -295,6 +331,9 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	if cfg.Model == nil {
 		return nil, errors.New("existence: Config.Model is required")
+	}
+	if err := cfg.Budget.Validate(); err != nil {
+		return nil, err
 	}
 	if cfg.Store == nil {
 		cfg.Store = identity.NewMemoryStore()
@@ -337,6 +376,10 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		wake: make(chan struct{}, 1),
 	}
 	a.started = cfg.Clock.Now()
+	a.budget = newBudgetState(BudgetScopeAgent, cfg.Budget)
+	if cfg.TracerProvider != nil {
+		a.tracer = cfg.TracerProvider.Tracer(TracerName)
+	}
 
 	if l, ok := cfg.Store.(identity.Locker); ok {
 		unlock, err := l.Lock(cfg.ID)
@@ -365,7 +408,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		// The lanes bound the scheduler's cycles: no limiter slot, so that
 		// a hung model holds one worker only (the limiter bounds the calls
 		// made outside the lanes, RunnerConfig.MaxInFlight).
-		a.laneModel = stackWith(cfg.Model, func(at llm.Attempt) { a.onAttempt(at, PurposeCycle) }, cfg.CallTimeout, nil, cfg.Retry)
+		a.laneModel = a.stackWith(cfg.Model, PurposeCycle, nil)
 		if !cfg.NoRepair {
 			a.laneModel = llm.WithRepair(a.laneModel, a.checkReply)
 		}
@@ -374,23 +417,30 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		cfg.ExecutorModel = cfg.Model
 	}
 	a.execModel = a.stack(cfg.ExecutorModel, PurposeExecutor)
+	if a.budget != nil || cfg.shared != nil {
+		a.execModel = &budgetModel{a: a, next: a.execModel}
+	}
 	return a, nil
 }
 
-// stack wraps m, innermost first, with Observe, WithTimeout, the runner's
-// Limiter and WithRetry: the waiting for a slot counts neither in the
-// reported duration nor against the timeout, and no slot is held while
-// waiting to retry.
+// stack wraps m, innermost first, with the runner's meter, Trace, the
+// agent's observer, WithTimeout, the runner's Limiter and WithRetry: the
+// waiting for a slot counts neither in the reported duration nor against
+// the timeout, and no slot is held while waiting to retry.
 func (a *Agent) stack(m llm.Model, purpose string) llm.Model {
-	return stackWith(m, func(at llm.Attempt) { a.onAttempt(at, purpose) }, a.cfg.CallTimeout, a.cfg.limiter, a.cfg.Retry)
+	return a.stackWith(m, purpose, a.cfg.limiter)
 }
 
 // stackWith wraps m like [Agent.stack], with the given limiter (nil: none).
-func stackWith(m llm.Model, on func(llm.Attempt), timeout time.Duration, l *llm.Limiter, retry llm.RetryPolicy) llm.Model {
-	m = llm.Instrument(m, "", on)
-	m = llm.WithTimeout(m, timeout)
+func (a *Agent) stackWith(m llm.Model, purpose string, l *llm.Limiter) llm.Model {
+	if a.cfg.meter != nil {
+		m = a.cfg.meter(m, a.cfg.Clock.Now)
+	}
+	m = llm.Trace(m, "", llm.TraceConfig{Provider: a.cfg.TracerProvider, Attributes: a.agentAttrs(), Content: a.cfg.TraceContent})
+	m = &observeModel{a: a, next: m, purpose: purpose}
+	m = llm.WithTimeout(m, a.cfg.CallTimeout)
 	m = l.Limit(m)
-	return llm.WithRetry(m, retry)
+	return llm.WithRetry(m, a.cfg.Retry)
 }
 
 // checkReply validates a cycle's reply for the repair middleware and keeps
@@ -676,18 +726,15 @@ func (a *Agent) emit(e Event) {
 	a.cfg.Observer(e)
 }
 
-func (a *Agent) onAttempt(at llm.Attempt, purpose string) {
-	a.emit(Event{Kind: EventModelCall, Call: &ModelCall{
-		Model:        at.Model,
-		Duration:     at.Duration,
-		PromptTokens: at.PromptTokens,
-		OutputTokens: at.OutputTokens,
-		Outcome:      at.Outcome,
-		Purpose:      purpose,
-	}, Err: at.Err})
-	if ce, ok := errors.AsType[*llm.ContextLengthError](at.Err); ok {
+// onAttempt reports one model attempt: its event, its tokens in the
+// usage book and against the budgets, and a context overflow.
+func (a *Agent) onAttempt(c *ModelCall, err error) {
+	a.usage.add(c)
+	a.emit(Event{Kind: EventModelCall, Call: c, Err: err})
+	a.chargeBudget(c)
+	if ce, ok := errors.AsType[*llm.ContextLengthError](err); ok {
 		a.emit(Event{Kind: EventContextOverflow, Err: ce, Context: &ContextStats{
-			Purpose: purpose, Window: ce.Window, Estimated: ce.Prompt, Kept: ce.Kept,
+			Purpose: c.Purpose, Window: ce.Window, Estimated: ce.Prompt, Kept: ce.Kept,
 		}})
 	}
 }

@@ -48,6 +48,23 @@
 // [Runner.Stats] and each cycle's [CycleStats] report dispatches,
 // coalesced heartbeats and lateness.
 //
+// # The model server
+//
+// The model server usually runs out before the SDK does. With
+// [AdaptiveWorkers] as AutonomyWorkers, the autonomy lane finds the
+// server's capacity itself: an [llm.AdaptiveLimit] measures every model
+// call next to the adapter and grows the lane while latency stays near its
+// minimum, shrinking it when latency climbs or the server answers 503
+// ([RunnerStats].Concurrency). Every call's tokens (the server's counts,
+// else estimates) are counted per agent and per model ([Status].Usage) and
+// against a token [Budget] over a sliding window ([Config].Budget,
+// [RunnerConfig].SharedBudget): while it is spent, autonomy cycles and
+// executor calls wait, coalescing heartbeats as a cooldown does, with one
+// [EventBudgetExhausted] each time; host messages and tasks may draw on
+// its Reserve. With a [Config].TracerProvider, cycles and goals are
+// OpenTelemetry invoke_agent spans, model calls chat spans and tool calls
+// execute_tool spans (GenAI semantic conventions).
+//
 // With [RunnerConfig].Leases (a [lease.Manager], such as identity/pgstore's
 // store) several processes share one population: each agent runs in one
 // process at a time under a lease whose epoch fences its writes, and the

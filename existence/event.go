@@ -183,6 +183,9 @@ type Event struct {
 	// Slot is the slot concerned, on [EventSlot], [EventSlotDropped] and
 	// [EventMindFailed].
 	Slot *slot.Slot `json:"slot,omitempty"`
+	// Budget is the budget that was spent, on [EventBudgetExhausted]: its
+	// scope, tokens, window, the tokens used and when it refills.
+	Budget *BudgetStatus `json:"budget,omitempty"`
 	// Err is the error behind the event, when there is one: on
 	// [EventFallback] and [EventError], on a failed [EventModelCall], and
 	// on an [EventTask] or [EventStressorDropped] whose operation failed.
@@ -274,17 +277,28 @@ type ModelCall struct {
 	// nanoseconds), not counting time spent waiting for an llm.Limiter
 	// slot or between retries.
 	Duration time.Duration `json:"duration_ns"`
-	// PromptTokens and OutputTokens are the provider's token counts for
-	// this attempt (from the partial reply of a truncated one); 0 when
-	// unknown, as for a failed attempt with no reply.
+	// PromptTokens and OutputTokens are the tokens of this attempt
+	// (llm.UsageOf): the provider's counts (from the partial reply of a
+	// truncated one, or the reply to a prompt the server cut), else
+	// estimates, flagged by PromptEstimated and OutputEstimated; 0 for a
+	// failed attempt with no reply.
 	PromptTokens int `json:"prompt_tokens"`
 	OutputTokens int `json:"output_tokens"`
+	// PromptEstimated and OutputEstimated report that the server gave no
+	// count and the figure is the model's estimate.
+	PromptEstimated bool `json:"prompt_estimated,omitempty"`
+	OutputEstimated bool `json:"output_estimated,omitempty"`
 	// Outcome is "ok" or the error class from llm.Classify
 	// ("unavailable", "timeout", "truncated", "http_503", ...).
 	Outcome string `json:"outcome"`
 	// Purpose says which model stack made the call: [PurposeCycle] (an
 	// existence cycle) or [PurposeExecutor] (an executor pursuing a goal).
 	Purpose string `json:"purpose,omitempty"`
+	// Lane is the scheduler lane the call was made for, "autonomy" or
+	// "priority": the cycle's, or for an executor's call the lane of the
+	// cycle that chose the goal; empty outside a scheduler (cycles run
+	// with [Agent.Tick] directly).
+	Lane string `json:"lane,omitempty"`
 }
 
 // Values of [ModelCall].Purpose.

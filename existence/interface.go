@@ -50,6 +50,10 @@ type Assignment struct {
 	// recalls before the goal's first turn and offers the remember and
 	// recall tools. Its events reach the agent's observer.
 	Memory *memory.Memory
+	// TraceContent is the agent's [Config].TraceContent: an executor that
+	// makes spans (the context passed to Execute carries the goal's span)
+	// records tool arguments and results on them only when it is set.
+	TraceContent bool
 }
 
 // Outcome is how a goal ended.

@@ -40,6 +40,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	r.core.classify = classifyNode
 	r.core.triggerGap = DefaultTriggerGap
+	r.core.hold = holdNode
 	r.book.init(DefaultMaxPeersShown)
 	r.attach(a)
 	defer a.wakeHook.Store(nil)

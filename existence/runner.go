@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/heap"
 	"github.com/existence-loop/sdk/lease"
@@ -43,8 +45,14 @@ type RunnerConfig struct {
 	// existence cycles (and so model calls) run at once; default 1, which
 	// suits one local GPU. GLaDOS (seed 003) allows 1–16; any number is
 	// allowed. With a model of latency L and a heartbeat H, N agents need
-	// about N·L/H workers to keep up.
+	// about N·L/H workers to keep up. [AdaptiveWorkers] lets the lane find
+	// the model server's capacity itself (see Adaptive).
 	AutonomyWorkers int
+	// Adaptive bounds the autonomy lane's size under [AdaptiveWorkers]
+	// (an [llm.AdaptiveLimit]: from Min to Max, starting at Initial;
+	// defaults 1, 256, 1); ignored otherwise. Its OnChange is the
+	// runner's own (it resizes the lane); one set here is not called.
+	Adaptive llm.AdaptiveConfig
 	// PriorityWorkers is the size of the priority lane, which runs the
 	// cycles answering host messages, assigned tasks announced with
 	// [Runner.Wake], and crisis cycles, ahead of all autonomy work;
@@ -112,6 +120,16 @@ type RunnerConfig struct {
 	// the runner's Observer) with a failed slot and runs again after a
 	// backoff; it never stops the runner.
 	Minds []Mind
+	// Budget is every agent's own token budget unless its Config sets one
+	// (see [Budget]); SharedBudget is one budget all the runner's agents
+	// spend together: while it is spent, every agent's autonomy waits.
+	// Zero values are none.
+	Budget       Budget
+	SharedBudget Budget
+	// TracerProvider and TraceContent are the agents' defaults (see
+	// [Config]).
+	TracerProvider trace.TracerProvider
+	TraceContent   bool
 }
 
 // Runner runs many agents as peers in one process. Agents are
@@ -148,6 +166,10 @@ type Runner struct {
 	mu     sync.RWMutex // guards agents and byID
 	agents []*Agent
 	byID   map[string]*node
+
+	shared   *budgetState       // RunnerConfig.SharedBudget; nil for none
+	meter    *llm.AdaptiveLimit // measures every model call of the agents; sizes the autonomy lane under AdaptiveWorkers
+	adaptive bool               // AutonomyWorkers is AdaptiveWorkers
 
 	smu      sync.Mutex // guards core, the nodes' scheduler fields and the fields below
 	core     *schedCore
@@ -196,6 +218,10 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = 1
 	}
+	if err := errors.Join(cfg.Budget.Validate(), cfg.SharedBudget.Validate()); err != nil {
+		return nil, err
+	}
+	adaptive := cfg.AutonomyWorkers == AdaptiveWorkers
 	if cfg.AutonomyWorkers <= 0 {
 		cfg.AutonomyWorkers = 1
 	}
@@ -236,7 +262,10 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	r.inflight.Less = inflightBefore
 	r.core.classify = classifyNode
 	r.core.triggerGap = triggerGap(cfg.TriggerGap)
+	r.core.hold = holdNode
 	r.book.init(cfg.MaxPeersShown)
+	r.shared = newBudgetState(BudgetScopeRunner, cfg.SharedBudget)
+	r.initMeter(adaptive)
 	return r, nil
 }
 
@@ -275,6 +304,14 @@ func (r *Runner) Add(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.SharedSlots == nil {
 		cfg.SharedSlots = r.cfg.SharedSlots
 	}
+	if cfg.Budget == (Budget{}) {
+		cfg.Budget = r.cfg.Budget
+	}
+	if cfg.TracerProvider == nil {
+		cfg.TracerProvider, cfg.TraceContent = r.cfg.TracerProvider, cfg.TraceContent || r.cfg.TraceContent
+	}
+	cfg.shared = r.shared
+	cfg.meter = r.meter.Observe
 	cfg.limiter = r.limiter
 	cfg.peers = r.peers
 	cfg.send = r.broadcast
@@ -355,13 +392,28 @@ type RunnerStats struct {
 	// notifying slots (slot.Slot.NotifyUser), before coalescing: a burst
 	// of twenty counts twenty and makes at most two cycles.
 	Triggers int64
+	// Workers is each lane's size now: under [AdaptiveWorkers] the
+	// autonomy lane's follows Concurrency.Limit.
+	Workers [2]int
+	// Held counts the cycles a spent budget made wait (each a deferral,
+	// its heartbeats coalesced).
+	Held int64
+	// Concurrency is what the runner sees of the model server.
+	Concurrency ConcurrencyStats
+	// Budget is the runner-wide budget ([RunnerConfig].SharedBudget) and
+	// how much of it the window holds; nil without one.
+	Budget *BudgetStatus
 }
 
 // Stats returns the scheduler's counters.
 func (r *Runner) Stats() RunnerStats {
 	r.smu.Lock()
-	defer r.smu.Unlock()
-	return RunnerStats{Dispatched: r.cycles, Coalesced: r.core.coalesced(), Queued: r.core.queued(), Running: r.core.busy, Agents: r.active, Triggers: r.core.triggers}
+	st := RunnerStats{Dispatched: r.cycles, Coalesced: r.core.coalesced(), Queued: r.core.queued(), Running: r.core.busy, Agents: r.active,
+		Triggers: r.core.triggers, Workers: r.core.workers, Held: r.core.held}
+	r.smu.Unlock()
+	st.Concurrency = r.concurrency(st.Workers[LaneAutonomy])
+	st.Budget = r.shared.status(r.cfg.Clock.Now())
+	return st
 }
 
 // start schedules every agent once; r.smu must not be held.

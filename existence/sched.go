@@ -121,6 +121,11 @@ type schedCore struct {
 	// classify picks the lane of a cycle a heartbeat brings due; nil means
 	// always the autonomy lane.
 	classify func(e *schedEntry) Lane
+	// hold returns when a cycle of e in lane may start (a spent token
+	// budget), if later than now; zero means now. nil never holds.
+	hold func(e *schedEntry, lane Lane, now time.Time) time.Time
+	// held counts the cycles hold deferred ([RunnerStats].Held).
+	held int64
 
 	// now is the latest time given to advance: every heartbeat due by
 	// then counts as seen, those of queued and running entries lazily
@@ -325,7 +330,15 @@ func (s *schedCore) advance(now time.Time) {
 			e.next = e.next.Add(e.hb)
 		}
 		if e.st == slotDeferred && !e.due.After(now) {
-			s.enqueue(e, LaneAutonomy, e.due) // out of the heap
+			lane := LaneAutonomy
+			if s.classify != nil {
+				lane = s.classify(e) // a host message may have come meanwhile
+			}
+			if h := s.holdUntil(e, lane, now); !h.IsZero() {
+				e.due = h // still held: the budget was spent again
+			} else {
+				s.enqueue(e, lane, e.due) // out of the heap
+			}
 		}
 		if e.st == slotDeferred {
 			// Merged into the deferred cycle, in one count.
@@ -362,11 +375,42 @@ func (s *schedCore) beat(e *schedEntry, at time.Time) {
 	if s.classify != nil {
 		lane = s.classify(e)
 	}
-	if lane == LaneAutonomy && at.Before(e.coolUntil) {
-		e.st, e.due = slotDeferred, e.coolUntil
+	until := time.Time{}
+	if lane == LaneAutonomy {
+		until = e.coolUntil
+	}
+	if h := s.holdUntil(e, lane, at); h.After(until) {
+		until = h
+	}
+	if at.Before(until) {
+		e.st, e.due = slotDeferred, until
 		return
 	}
 	s.enqueue(e, lane, at)
+}
+
+// holdUntil returns when a cycle of e in lane may start by s.hold, if
+// later than now (zero: now), and counts the hold.
+func (s *schedCore) holdUntil(e *schedEntry, lane Lane, now time.Time) time.Time {
+	if s.hold == nil {
+		return time.Time{}
+	}
+	h := s.hold(e, lane, now)
+	if !h.After(now) {
+		return time.Time{}
+	}
+	s.held++
+	return h
+}
+
+// defer_ takes e out of any queue and makes its cycle wait until until
+// (a deferral: its heartbeats meanwhile are merged into it).
+func (s *schedCore) defer_(e *schedEntry, until time.Time) {
+	if e.queueIdx >= 0 {
+		s.queues[e.lane].Remove(e.queueIdx)
+	}
+	e.st, e.due = slotDeferred, until
+	s.rearm(e)
 }
 
 func (s *schedCore) enqueue(e *schedEntry, lane Lane, due time.Time) {
@@ -390,6 +434,10 @@ func (s *schedCore) wake(e *schedEntry, now time.Time) {
 	}
 	switch e.st {
 	case slotIdle, slotDeferred:
+		if h := s.holdUntil(e, LanePriority, now); !h.IsZero() {
+			s.defer_(e, h)
+			return
+		}
 		s.enqueue(e, LanePriority, now)
 	case slotQueued:
 		if e.lane != LanePriority {
@@ -414,6 +462,14 @@ func (s *schedCore) dispatch(now time.Time) []dispatched {
 				s.busy[lane]++
 				e.st = slotRunning
 				close(e.lend)
+				continue
+			}
+			if h := s.holdUntil(e, lane, now); !h.IsZero() {
+				// The budget was spent while it waited (by its goal's
+				// executor, or by the runner's other agents).
+				e.queueIdx = -1
+				s.settle(e) // its heartbeats so far are merged into it
+				s.defer_(e, h)
 				continue
 			}
 			s.settle(e)

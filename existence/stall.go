@@ -88,15 +88,19 @@ func (cfg Config) EffectiveMaxGoalDuration() time.Duration {
 // stallLocked abandons the goal being executed, cancelling its executor,
 // once it has been pursued longer than the goal-span limit since its
 // executor started, by the agent's clock (rule [StallGoalSpan]). A goal
-// resumed after a restart counts from its restart. Call it once per tick,
+// resumed after a restart counts from its restart. The time its executor
+// waited for a spent token budget does not count. Call it once per tick,
 // after the finished executor's outcome was collected, with a.mu held.
 func (a *Agent) stallLocked(ctx context.Context, now time.Time) {
 	g := a.state.Identity.ActiveGoal()
 	if g == nil || a.running == nil || a.running.goalID != g.ID {
 		return
 	}
+	if a.budgetWaits.Load() > 0 {
+		return // the executor waits for the token budget: no progress is expected
+	}
 	limit := a.cfg.EffectiveMaxGoalDuration()
-	if limit == 0 || now.Sub(a.running.started) <= limit {
+	if limit == 0 || now.Sub(a.running.started)-a.running.budgetWaited(a) <= limit {
 		return
 	}
 	objective := g.Objective

@@ -71,6 +71,19 @@ type Status struct {
 	// (slot.Sorted), each marked when stale; empty when there are none.
 	// The shared board is not included (see [Runner.SharedSlots]).
 	Slots []SlotStatus `json:"slots,omitempty"`
+	// Usage is the tokens the agent's model calls (cycles and executors)
+	// used since [New]: the server's counts, else estimates (their part is
+	// EstimatedTokens). UsageByModel splits it by model, most tokens
+	// first; empty before the first call.
+	Usage        Usage        `json:"usage"`
+	UsageByModel []ModelUsage `json:"usage_by_model,omitempty"`
+	// Budget is the agent's token budget ([Config].Budget) and how much of
+	// it the window holds; nil without one. The runner-wide budget is in
+	// [RunnerStats].Budget.
+	Budget *BudgetStatus `json:"budget,omitempty"`
+	// WaitingForBudget reports that the agent's executor is waiting for a
+	// spent budget (its own or the runner's) to refill.
+	WaitingForBudget bool `json:"waiting_for_budget,omitempty"`
 }
 
 // SlotStatus is one slot as [Status] shows it: the slot, with GLaDOS's
@@ -143,6 +156,9 @@ func (a *Agent) Status() Status {
 	if a.status.stopped != nil {
 		s.Stopped = a.status.stopped.Error()
 	}
+	s.Usage, s.UsageByModel = a.usage.snapshot()
+	s.Budget = a.budget.status(a.cfg.Clock.Now())
+	s.WaitingForBudget = a.budgetWaits.Load() > 0
 	return s
 }
 

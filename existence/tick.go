@@ -7,6 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/prompt"
@@ -71,7 +74,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	active := a.state.Identity.ActiveGoal()
 	cycle := active == nil && (a.cfg.MaxCycles <= 0 || a.cycles < a.cfg.MaxCycles)
 	if active != nil && a.running == nil {
-		a.startLocked(*active)
+		a.startLocked(ctx, *active)
 	}
 	// Save only what changed: a heartbeat whose bookkeeping
 	// queued no event (no goal ended, no stressor changed) saves nothing,
@@ -232,19 +235,32 @@ func GoalEvidence(id *identity.Identity) suffering.Evidence {
 	return o
 }
 
-// startLocked starts the executor on g in its own goroutine.
-func (a *Agent) startLocked(g identity.Goal) {
+// startLocked starts the executor on g in its own goroutine. parent is
+// the context of the cycle that chose it, or of the tick that resumed it:
+// the goal's span is a child of the span there, and a goal chosen by a
+// priority cycle keeps its lane for the budget's Reserve.
+func (a *Agent) startLocked(parent context.Context, g identity.Goal) {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.GoalTimeout)
-	r := &run{goalID: g.ID, started: a.cfg.Clock.Now(), cancel: cancel, done: make(chan struct{})}
+	if l, ok := callLane(parent); ok {
+		ctx = context.WithValue(ctx, laneKey{}, l)
+	}
+	attrs := []attribute.KeyValue{AttrGoalID.String(g.ID)}
+	if a.cfg.TraceContent {
+		attrs = append(attrs, AttrGoal.String(g.Objective))
+	}
+	ctx, span := a.startSpan(trace.ContextWithSpan(ctx, trace.SpanFromContext(parent)), PhaseGoal, attrs...)
+	r := &run{goalID: g.ID, started: a.cfg.Clock.Now(), waited0: a.budgetWaited.Load(), cancel: cancel, done: make(chan struct{})}
 	a.running = r
 	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.name, Goal: g, Model: a.execModel, Report: a.emit, Memory: a.cfg.Memory}
 	if g.TaskID != "" {
 		asg.Task = &prompt.Task{ID: g.TaskID, Description: g.Objective}
 	}
+	asg.TraceContent = a.cfg.TraceContent
 	go func() {
 		defer a.goalReturned() // after done: a notifying slot may ask for the next cycle now
 		defer close(r.done)
 		defer cancel()
+		defer func() { endGoalSpan(span, r.out, r.err) }()
 		defer func() {
 			if p := recover(); p != nil {
 				r.out, r.err = Outcome{Status: identity.Failed}, fmt.Errorf("executor panicked: %v", p)
@@ -255,10 +271,26 @@ func (a *Agent) startLocked(g identity.Goal) {
 }
 
 // cycle runs one existence cycle. The model call happens without a.mu held.
-func (a *Agent) cycle(ctx context.Context) error {
+func (a *Agent) cycle(ctx context.Context) (err error) {
 	start := a.cfg.Clock.Now()
 	stats := &CycleStats{}
 	wall := time.Now()
+	var lane []attribute.KeyValue
+	if d := dispatchFrom(ctx); d != nil {
+		lane = append(lane, AttrLane.String(d.lane.String()))
+	}
+	ctx, span := a.startSpan(ctx, PhaseCycle, lane...)
+	var (
+		spanCause string
+		spanErr   error
+		spanGoal  *identity.Goal
+	)
+	defer func() {
+		if spanErr == nil && err != nil {
+			spanErr, spanCause = err, llm.Classify(err)
+		}
+		a.endCycleSpan(span, stats, spanCause, spanErr, spanGoal)
+	}()
 
 	// Claim an assigned task first (spec §2 row 1).
 	var task *prompt.Task
@@ -313,6 +345,7 @@ func (a *Agent) cycle(ctx context.Context) error {
 		}
 		stats.Generate = time.Since(t0)
 	}
+	spanCause, spanErr = cause, cerr
 	if ctx.Err() != nil {
 		return ctx.Err() // stopping: choose nothing
 	}
@@ -363,10 +396,11 @@ func (a *Agent) cycle(ctx context.Context) error {
 		a.queue(Event{Kind: EventError, Text: "starting goal", Err: err})
 	} else {
 		g = *st.Identity.ActiveGoal()
+		spanGoal = &g
 		a.queue(Event{Kind: EventGoalChosen, Text: g.Objective, Goal: g.Objective, Reasoning: reasoning, Cause: fallbackCause(cause, cerr), Load: st.Suffering.Load()})
 		a.noteRepeatLocked()
 		a.hostSeen = len(st.Host) // these wait for the next cycle
-		a.startLocked(g)
+		a.startLocked(ctx, g)
 	}
 	sctx, cancel := saveContext(ctx) // the goal is chosen: keep it, even if ctx ends now
 	defer cancel()

@@ -55,7 +55,17 @@
 //   - [Instrument]: reports every attempt ([Attempt]: model, duration,
 //     tokens, outcome);
 //   - [Limiter]: bounds the number of calls in flight across models (a
-//     concurrency limit in slots; [NewLimiter], [Limiter.Limit]).
+//     concurrency limit in slots; [NewLimiter], [Limiter.Limit]);
+//   - [Trace]: an OpenTelemetry chat span per call (GenAI semantic
+//     conventions: model, token usage, finish reason; the conversation
+//     only when asked for);
+//   - [AdaptiveLimit.Observe]: measures each call's latency and the
+//     server's 503s for an [AdaptiveLimit], which finds how many calls the
+//     server takes at once (as TCP Vegas does).
+//
+// [UsageOf] says what a call used in tokens ([Usage]): the server's
+// counts, else estimates from the model's [TokenEstimator], marked as
+// such.
 //
 // # Embeddings
 //

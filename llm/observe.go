@@ -2,7 +2,6 @@ package llm
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -14,10 +13,16 @@ type Attempt struct {
 	Model string
 	// Duration is the wall-clock time of the call.
 	Duration time.Duration
-	// PromptTokens and OutputTokens are the provider's token counts: from
-	// the response, or from the partial response of a [TruncatedError]; 0
-	// when unknown.
+	// PromptTokens and OutputTokens are the tokens the call used
+	// ([UsageOf]): the provider's counts from the response, the partial
+	// response of a [*TruncatedError] or the reply to a prompt the server
+	// cut ([*ContextLengthError]); estimated when the provider reported
+	// none (PromptEstimated, OutputEstimated); 0 for a call that got no
+	// reply.
 	PromptTokens, OutputTokens int
+	// PromptEstimated and OutputEstimated report that the count is an
+	// estimate, not the server's.
+	PromptEstimated, OutputEstimated bool
 	// Err is the call's error, nil on success.
 	Err error
 	// Outcome is Classify(Err): "ok", "timeout", "http_503", ...
@@ -64,14 +69,10 @@ func (o *observeModel) Generate(ctx context.Context, req *Request) (*Response, e
 		Err:      err,
 		Outcome:  Classify(err),
 	}
-	counted := resp
-	var te *TruncatedError
-	if counted == nil && errors.As(err, &te) {
-		counted = te.Response
-	}
-	if counted != nil {
-		a.PromptTokens, a.OutputTokens = counted.PromptTokens, counted.OutputTokens
-	}
+	counted := RepliedTo(resp, err)
+	u := UsageOf(ctx, o.next, req, resp, err)
+	a.PromptTokens, a.OutputTokens = u.InputTokens, u.OutputTokens
+	a.PromptEstimated, a.OutputEstimated = u.InputEstimated, u.OutputEstimated
 	if a.Model == "" && req != nil {
 		a.Model = req.Model
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/monitor"
 )
@@ -36,7 +37,9 @@ func chromium(t *testing.T) string {
 // the test's temporary directory).
 func TestDashboardInABrowser(t *testing.T) {
 	bin := chromium(t)
-	e := newEnv(t, 3, monitor.Config{Token: "s3cret"})
+	e := newEnv(t, 3, monitor.Config{Token: "s3cret"}, func(rc *existence.RunnerConfig) {
+		rc.Budget = existence.Budget{Tokens: 100, Window: time.Hour} // one cycle spends it
+	})
 	ctx := context.Background()
 	req, err := e.reqs.Submit(ctx, "builder", requests.Approval, "publish design/pump.md to the wiki")
 	require.NoError(t, err)
@@ -98,6 +101,21 @@ func TestDashboardInABrowser(t *testing.T) {
 	goal, err := chromedp.Run(bctx, chromedp.Text(`article.card[data-agent="analyst"] .goal`))
 	require.NoError(t, err)
 	assert.Equal(t, "🎯 review the notes", goal)
+
+	// Its card shows the tokens used and the spent budget.
+	analyst := `article.card[data-agent="analyst"]`
+	require.NoError(t, chromedp.Do(bctx, chromedp.WaitVisible(analyst+` .budget.spent`)))
+	spent, err := chromedp.Run(bctx, chromedp.Text(analyst+` .budget`))
+	require.NoError(t, err)
+	assert.Contains(t, spent, "of 100 tokens per 1h — spent: autonomy waits until")
+	used, err := chromedp.Run(bctx, chromedp.Text(analyst+` .usage`))
+	require.NoError(t, err)
+	assert.Equal(t, "tokens 900 in + 120 out in 1 call", used, "the server's counts")
+	_, err = chromedp.Run(bctx, chromedp.Poll[bool](`[...document.querySelectorAll("#thoughts li")].some((li) => li.textContent.includes("Cipher 🪙 this agent's token budget is spent"))`))
+	require.NoError(t, err, "the budget_exhausted event is in the thoughts")
+	header, err := chromedp.Run(bctx, chromedp.Text(`#lanes`))
+	require.NoError(t, err)
+	assert.Contains(t, header, "limit 1, 0 in flight")
 
 	// A request is answered from the page and reaches the agent's inbox.
 	item := `li.request[data-id="` + req.ID + `"]`

@@ -95,18 +95,26 @@
 // existence_cycle_duration_seconds, existence_fallbacks_total{cause},
 // existence_model_calls_total{purpose,outcome},
 // existence_model_call_duration_seconds{purpose},
-// existence_model_tokens_total{purpose,direction},
+// existence_model_tokens_total{purpose,direction,model,lane,estimated},
+// existence_budget_exhausted_total{scope},
 // existence_goals_ended_total{status}, existence_tool_calls_total{result},
 // existence_monitor_events_total, and existence_cycle_lateness_seconds{lane}:
 // how late each scheduled cycle started against its due time
 // (existence.CycleStats.Lateness), by lane (autonomy, priority). Computed
 // when scraped: existence_agents{level}, existence_stressors_active{type},
-// existence_agents_falling_back, existence_requests_pending,
-// existence_monitor_streams; and, from the Runner's [Scheduler] Stats (an
-// optional interface: *existence.Runner has it, [Single] does not), the
-// lanes' queue depth existence_lane_queued{lane},
-// existence_lane_running{lane}, existence_lane_dispatched_total{lane} and
-// existence_heartbeats_coalesced_total (without a Scheduler, the latter is
-// summed from the cycle events). No metric has an agent label, so series stay
+// existence_agents_falling_back, existence_agents_budget_exhausted,
+// existence_requests_pending, existence_monitor_streams; and, from the
+// Runner's [Scheduler] Stats (an optional interface: *existence.Runner has
+// it, [Single] does not), the lanes' queue depth existence_lane_queued{lane},
+// existence_lane_running{lane}, existence_lane_dispatched_total{lane},
+// existence_lane_workers{lane} (the autonomy lane's is its concurrency
+// limit), existence_heartbeats_coalesced_total (without a Scheduler, the
+// latter is summed from the cycle events), existence_budget_held_total,
+// what the runner sees of the model server (existence_model_calls_in_flight,
+// existence_model_latency_seconds{kind} with kind min or recent,
+// existence_model_overloads_total for its 503s,
+// existence_model_server_calls_total, existence_concurrency_adaptive) and
+// the runner-wide budget (existence_runner_budget_used_tokens,
+// existence_runner_budget_tokens). No metric has an agent label, so series stay
 // bounded at any number of agents.
 package monitor

@@ -41,21 +41,25 @@ var trio = [][2]string{{"scout", "Cedar"}, {"analyst", "Cipher"}, {"builder", "V
 // newEnv builds n agents (the trio's first, then agent-00003, …) with fake
 // models that have no reply queued (add them per test), and a monitor with
 // cfg's security settings.
-func newEnv(t testing.TB, n int, cfg monitor.Config) *env {
+func newEnv(t testing.TB, n int, cfg monitor.Config, opts ...func(*existence.RunnerConfig)) *env {
 	t.Helper()
 	ctx := context.Background()
 	e := &env{clock: existencetest.NewClock(t0), models: map[string]*llmtest.Fake{}}
 	e.tasks = taskqueue.NewMemory(taskqueue.Options{Now: e.clock.Now})
 	e.reqs = requests.NewMemory(requests.Options{Now: e.clock.Now})
 	var mon *monitor.Monitor
-	r, err := existence.NewRunner(existence.RunnerConfig{
+	rc := existence.RunnerConfig{
 		Store:    identity.NewMemoryStore(),
 		Clock:    e.clock,
 		Observer: func(ev existence.Event) { mon.Observe(ev) },
 		Logger:   slog.New(slog.DiscardHandler),
 		// The board the agents share (POST /api/slots).
 		SharedSlots: identity.NewSharedBoard(identity.NewMemoryDocument("slots"), identity.BoardOptions{Now: e.clock.Now}),
-	})
+	}
+	for _, o := range opts {
+		o(&rc)
+	}
+	r, err := existence.NewRunner(rc)
 	require.NoError(t, err)
 	e.runner = r
 	for i := range n {

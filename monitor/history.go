@@ -56,6 +56,7 @@ var thoughtKinds = map[existence.EventKind]bool{
 	existence.EventError: true, existence.EventToolCall: true, existence.EventAnticipation: true,
 	existence.EventContextOverflow: true, existence.EventContextCompacted: true,
 	existence.EventSlot: true, existence.EventSlotDropped: true, existence.EventMindFailed: true,
+	existence.EventBudgetExhausted: true,
 }
 
 // loadKinds are the events whose Load is the agent's load at that time.

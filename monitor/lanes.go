@@ -50,11 +50,20 @@ type LaneView struct {
 }
 
 // SchedulerView is the scheduler's state in GET /api/agents (the
-// dashboard's header): its two lanes and the heartbeats coalesced since it
-// started.
+// dashboard's header): its two lanes, the heartbeats coalesced since it
+// started, the cycles a spent token budget held, what the runner sees of
+// the model server (the autonomy lane's concurrency limit, latency, calls
+// in flight and 503s) and the runner-wide budget.
 type SchedulerView struct {
 	Lanes     []LaneView `json:"lanes"`
 	Coalesced int64      `json:"coalesced"`
+	// Held counts the cycles a spent budget made wait
+	// (existence.RunnerStats.Held).
+	Held int64 `json:"held,omitempty"`
+	// Concurrency is existence.RunnerStats.Concurrency.
+	Concurrency existence.ConcurrencyStats `json:"concurrency"`
+	// Budget is the runner-wide budget, absent without one.
+	Budget *existence.BudgetStatus `json:"budget,omitempty"`
 }
 
 // laneTracker keeps, per lane, the lateness of the last cycles (for the
@@ -100,7 +109,7 @@ func (t *laneTracker) observe(c *existence.CycleStats) {
 
 // view returns the scheduler view from st and the recent lateness.
 func (t *laneTracker) view(st existence.RunnerStats) *SchedulerView {
-	v := &SchedulerView{Coalesced: st.Coalesced}
+	v := &SchedulerView{Coalesced: st.Coalesced, Held: st.Held, Concurrency: st.Concurrency, Budget: st.Budget}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i, l := range lanes {
@@ -144,6 +153,15 @@ var (
 	descLaneRunning    = prometheus.NewDesc("existence_lane_running", "Cycles running on a scheduler lane's workers now, by lane.", []string{"lane"}, nil)
 	descLaneDispatched = prometheus.NewDesc("existence_lane_dispatched_total", "Ticks the scheduler handed to a lane's workers, by lane.", []string{"lane"}, nil)
 	descCoalesced      = prometheus.NewDesc("existence_heartbeats_coalesced_total", "Heartbeats merged into a cycle already queued or running (none called the model).", nil, nil)
+	descLaneWorkers    = prometheus.NewDesc("existence_lane_workers", "A scheduler lane's size now, by lane: the autonomy lane's is its concurrency limit.", []string{"lane"}, nil)
+	descHeld           = prometheus.NewDesc("existence_budget_held_total", "Cycles a spent token budget made wait.", nil, nil)
+	descInFlight       = prometheus.NewDesc("existence_model_calls_in_flight", "Model calls in flight now, all agents of the runner.", nil, nil)
+	descRTT            = prometheus.NewDesc("existence_model_latency_seconds", "Model call latency as the runner's meter sees it: min (the no-load latency, least over the last 256 windows) and recent (the last window's mean).", []string{"kind"}, nil)
+	descOverloads      = prometheus.NewDesc("existence_model_overloads_total", "Model calls the server refused as overloaded (503, 429, busy).", nil, nil)
+	descServerCalls    = prometheus.NewDesc("existence_model_server_calls_total", "Model calls that reached the server, as the runner's meter counts them (retries included).", nil, nil)
+	descAdaptive       = prometheus.NewDesc("existence_concurrency_adaptive", "1 when the autonomy lane is sized by the adaptive concurrency limit.", nil, nil)
+	descSharedUsed     = prometheus.NewDesc("existence_runner_budget_used_tokens", "Tokens the runner-wide budget's window holds now.", nil, nil)
+	descSharedLimit    = prometheus.NewDesc("existence_runner_budget_tokens", "The runner-wide budget's tokens per window.", nil, nil)
 )
 
 // laneCollector computes the lane metrics when scraped: from the Runner's
@@ -152,7 +170,8 @@ var (
 type laneCollector struct{ m *Monitor }
 
 func (c *laneCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLaneQueued, descLaneRunning, descLaneDispatched, descCoalesced} {
+	for _, d := range []*prometheus.Desc{descLaneQueued, descLaneRunning, descLaneDispatched, descCoalesced,
+		descLaneWorkers, descHeld, descInFlight, descRTT, descOverloads, descServerCalls, descAdaptive, descSharedUsed, descSharedLimit} {
 		ch <- d
 	}
 }
@@ -168,6 +187,23 @@ func (c *laneCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descLaneQueued, prometheus.GaugeValue, float64(st.Queued[i]), l.String())
 		ch <- prometheus.MustNewConstMetric(descLaneRunning, prometheus.GaugeValue, float64(st.Running[i]), l.String())
 		ch <- prometheus.MustNewConstMetric(descLaneDispatched, prometheus.CounterValue, float64(st.Dispatched[i]), l.String())
+		ch <- prometheus.MustNewConstMetric(descLaneWorkers, prometheus.GaugeValue, float64(st.Workers[i]), l.String())
 	}
 	ch <- prometheus.MustNewConstMetric(descCoalesced, prometheus.CounterValue, float64(st.Coalesced))
+	ch <- prometheus.MustNewConstMetric(descHeld, prometheus.CounterValue, float64(st.Held))
+	cc := st.Concurrency
+	ch <- prometheus.MustNewConstMetric(descInFlight, prometheus.GaugeValue, float64(cc.InFlight))
+	ch <- prometheus.MustNewConstMetric(descRTT, prometheus.GaugeValue, cc.MinRTT.Seconds(), "min")
+	ch <- prometheus.MustNewConstMetric(descRTT, prometheus.GaugeValue, cc.RTT.Seconds(), "recent")
+	ch <- prometheus.MustNewConstMetric(descOverloads, prometheus.CounterValue, float64(cc.Overloads))
+	ch <- prometheus.MustNewConstMetric(descServerCalls, prometheus.CounterValue, float64(cc.Calls))
+	adaptive := 0.0
+	if cc.Adaptive {
+		adaptive = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descAdaptive, prometheus.GaugeValue, adaptive)
+	if b := st.Budget; b != nil {
+		ch <- prometheus.MustNewConstMetric(descSharedUsed, prometheus.GaugeValue, float64(b.Used))
+		ch <- prometheus.MustNewConstMetric(descSharedLimit, prometheus.GaugeValue, float64(b.Tokens))
+	}
 }

@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -23,6 +24,7 @@ type metrics struct {
 	calls        *prometheus.CounterVec
 	callSeconds  *prometheus.HistogramVec
 	tokens       *prometheus.CounterVec
+	exhausted    *prometheus.CounterVec
 	goals        *prometheus.CounterVec
 	toolCalls    *prometheus.CounterVec
 	overflows    *prometheus.CounterVec
@@ -41,7 +43,9 @@ func newMetrics(reg prometheus.Registerer, m *Monitor) (*metrics, error) {
 		calls:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_model_calls_total", Help: "Model attempts, by purpose (cycle, executor) and outcome (ok or the error class)."}, []string{"purpose", "outcome"}),
 		callSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "existence_model_call_duration_seconds", Help: "Wall-clock time of one model attempt, by purpose.",
 			Buckets: []float64{0.05, 0.25, 1, 2.5, 5, 10, 20, 40, 80, 160, 320}}, []string{"purpose"}),
-		tokens:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_model_tokens_total", Help: "Tokens the provider reported, by purpose and direction (prompt, output)."}, []string{"purpose", "direction"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_model_tokens_total", Help: "Tokens model calls used, by purpose (cycle, executor), direction (prompt, output), model, lane (autonomy, priority, none) and whether the count is the server's or an estimate (estimated: false, true)."},
+			[]string{"purpose", "direction", "model", "lane", "estimated"}),
+		exhausted:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_budget_exhausted_total", Help: "Token budgets spent (budget_exhausted events), by scope (agent, runner)."}, []string{"scope"}),
 		goals:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_goals_ended_total", Help: "Goals ended, by status (DONE, FAILED, ABANDONED)."}, []string{"status"}),
 		toolCalls:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_tool_calls_total", Help: "Tool calls by executors, by result (ok, failed)."}, []string{"result"}),
 		overflows:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_context_overflows_total", Help: "Prompts that did not fit the model's context window, by purpose (cycle, executor) and how: cut (by the server, and caught) or refused (by the server, or before sending)."}, []string{"purpose", "how"}),
@@ -54,7 +58,7 @@ func newMetrics(reg prometheus.Registerer, m *Monitor) (*metrics, error) {
 	for _, l := range lanes {
 		mt.lateness.WithLabelValues(l.String()) // both lanes' series exist from the start
 	}
-	for _, c := range []prometheus.Collector{mt.cycles, mt.cycleSeconds, mt.fallbacks, mt.calls, mt.callSeconds, mt.tokens, mt.goals, mt.toolCalls, mt.overflows, mt.compactions, mt.events, mt.lateness, &stateCollector{m: m}, &laneCollector{m: m}} {
+	for _, c := range []prometheus.Collector{mt.cycles, mt.cycleSeconds, mt.fallbacks, mt.calls, mt.callSeconds, mt.tokens, mt.exhausted, mt.goals, mt.toolCalls, mt.overflows, mt.compactions, mt.events, mt.lateness, &stateCollector{m: m}, &laneCollector{m: m}} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -92,11 +96,19 @@ func (mt *metrics) observe(e existence.Event) {
 			}
 			mt.calls.WithLabelValues(p, c.Outcome).Inc()
 			mt.callSeconds.WithLabelValues(p).Observe(c.Duration.Seconds())
-			mt.tokens.WithLabelValues(p, "prompt").Add(float64(c.PromptTokens))
-			mt.tokens.WithLabelValues(p, "output").Add(float64(c.OutputTokens))
+			lane := c.Lane
+			if lane == "" {
+				lane = "none"
+			}
+			mt.tokens.WithLabelValues(p, "prompt", c.Model, lane, strconv.FormatBool(c.PromptEstimated)).Add(float64(c.PromptTokens))
+			mt.tokens.WithLabelValues(p, "output", c.Model, lane, strconv.FormatBool(c.OutputEstimated)).Add(float64(c.OutputTokens))
 		}
 	case existence.EventGoalEnded:
 		mt.goals.WithLabelValues(e.Status).Inc()
+	case existence.EventBudgetExhausted:
+		if e.Budget != nil {
+			mt.exhausted.WithLabelValues(e.Budget.Scope).Inc()
+		}
 	case existence.EventContextOverflow:
 		if c := e.Context; c != nil {
 			how := "refused"
@@ -126,13 +138,14 @@ var (
 	descFallbacks = prometheus.NewDesc("existence_agents_falling_back", "Agents whose last cycle used the fallback goal.", nil, nil)
 	descRequests  = prometheus.NewDesc("existence_requests_pending", "Requests to the human waiting for an answer.", nil, nil)
 	descStreams   = prometheus.NewDesc("existence_monitor_streams", "Open event streams.", nil, nil)
+	descSpent     = prometheus.NewDesc("existence_agents_budget_exhausted", "Agents whose own token budget is spent now (their autonomy waits).", nil, nil)
 )
 
 // stateCollector computes the gauges from the agents' status when scraped.
 type stateCollector struct{ m *Monitor }
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descAgents, descStressors, descFallbacks, descRequests, descStreams} {
+	for _, d := range []*prometheus.Desc{descAgents, descStressors, descFallbacks, descRequests, descStreams, descSpent} {
 		ch <- d
 	}
 }
@@ -143,9 +156,12 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		levels[l.String()] = 0
 	}
 	types := map[string]float64{}
-	falling := 0.0
+	falling, spent := 0.0, 0.0
 	statuses, _ := c.m.src.Statuses(context.Background()) // on error, the agents are not counted
 	for _, s := range statuses {
+		if s.Budget != nil && s.Budget.Exhausted {
+			spent++
+		}
 		levels[s.Level]++
 		for _, x := range s.Stressors {
 			types[x.Type]++
@@ -161,6 +177,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descStressors, prometheus.GaugeValue, n, t)
 	}
 	ch <- prometheus.MustNewConstMetric(descFallbacks, prometheus.GaugeValue, falling)
+	ch <- prometheus.MustNewConstMetric(descSpent, prometheus.GaugeValue, spent)
 	if q := c.m.cfg.Requests; q != nil {
 		if rs, err := q.List(context.Background(), requests.Filter{Status: requests.Pending}); err == nil {
 			ch <- prometheus.MustNewConstMetric(descRequests, prometheus.GaugeValue, float64(len(rs)))

@@ -266,6 +266,11 @@ type AgentResult struct {
 	// SlotUpdates counts the slot updates of [Config].World posted to
 	// the agent's own board.
 	SlotUpdates int
+	// Usage is the tokens the agent's model calls used (its
+	// [existence.Status].Usage: the model's counts, else estimates) and
+	// UsageByModel the same per model.
+	Usage        existence.Usage
+	UsageByModel []existence.ModelUsage
 }
 
 // ErrConfig: the configuration cannot be run.
@@ -861,7 +866,12 @@ func (s *sim) result() *Result {
 		res.Triggers = s.runners[0].Stats().Triggers
 	}
 	for _, sa := range s.agents {
-		res.Agents = append(res.Agents, sa.res)
+		r := sa.res
+		if sa.agent != nil {
+			st := sa.agent.Status()
+			r.Usage, r.UsageByModel = st.Usage, st.UsageByModel
+		}
+		res.Agents = append(res.Agents, r)
 		if sa.mem != nil {
 			c := sa.mem.Counters()
 			m := &res.Memory

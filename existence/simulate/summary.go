@@ -12,10 +12,12 @@ import (
 // with the time spent in each suffering level (hours), the peak load, the
 // crises and forced resets, the goals by status (DONE, FAILED, ABANDONED,
 // still active), the cycles, fallbacks and model calls, and the latest
-// heartbeat. A TOTAL line follows when there is more than one agent.
+// heartbeat, and the tokens the model calls used (thousands, "k": the
+// model's counts, else estimates). A TOTAL line follows when there is more
+// than one agent.
 func (r *Result) WriteSummary(w io.Writer, maxAgents int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "agent\tname\t%s h\t%s h\t%s h\t%s h\t%s h\tpeak\tcrises\tresets\tdone\tfailed\tabandoned\tactive\tcycles\tfallbacks\tcalls\tmax late\t\n", levelNames[0], levelNames[1], levelNames[2], levelNames[3], levelNames[4])
+	fmt.Fprintf(tw, "agent\tname\t%s h\t%s h\t%s h\t%s h\t%s h\tpeak\tcrises\tresets\tdone\tfailed\tabandoned\tactive\tcycles\tfallbacks\tcalls\tmax late\ttokens\t\n", levelNames[0], levelNames[1], levelNames[2], levelNames[3], levelNames[4])
 	var tot AgentResult
 	tot.ID, tot.Name = "TOTAL", fmt.Sprintf("%d agents", len(r.Agents))
 	for i, a := range r.Agents {
@@ -36,9 +38,13 @@ func (r *Result) WriteSummary(w io.Writer, maxAgents int) error {
 		tot.Fallbacks += a.Fallbacks
 		tot.ModelCalls += a.ModelCalls
 		tot.MaxLate = max(tot.MaxLate, a.MaxLate)
+		tot.Usage.Calls += a.Usage.Calls
+		tot.Usage.InputTokens += a.Usage.InputTokens
+		tot.Usage.OutputTokens += a.Usage.OutputTokens
+		tot.Usage.EstimatedTokens += a.Usage.EstimatedTokens
 	}
 	if maxAgents > 0 && len(r.Agents) > maxAgents {
-		fmt.Fprintf(tw, "…\t%d more\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", len(r.Agents)-maxAgents)
+		fmt.Fprintf(tw, "…\t%d more\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", len(r.Agents)-maxAgents)
 	}
 	if len(r.Agents) > 1 {
 		line(tw, tot)
@@ -51,5 +57,5 @@ func line(w io.Writer, a AgentResult) {
 	for _, d := range a.InLevel {
 		fmt.Fprintf(w, "%.1f\t", d.Hours())
 	}
-	fmt.Fprintf(w, "%.2f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", a.PeakLoad, a.Crises, a.Resets, a.Done, a.Failed, a.Abandoned, a.Active, a.Cycles, a.Fallbacks, a.ModelCalls, a.MaxLate.Round(time.Millisecond))
+	fmt.Fprintf(w, "%.2f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%.1fk\t\n", a.PeakLoad, a.Crises, a.Resets, a.Done, a.Failed, a.Abandoned, a.Active, a.Cycles, a.Fallbacks, a.ModelCalls, a.MaxLate.Round(time.Millisecond), float64(a.Usage.Total())/1000)
 }

@@ -610,6 +610,8 @@ func (r *run) interrupted(ctx context.Context) existence.Outcome {
 // call dispatches one tool call and reports it. It returns the result text
 // for the model and whether the call failed.
 func (r *run) call(ctx context.Context, c llm.ToolCall) (result string, failed bool) {
+	ctx, span := startToolSpan(ctx, r.a, c)
+	defer func() { endToolSpan(span, r.a, result, failed) }()
 	start := time.Now()
 	ent, known := r.e.tools[c.Name]
 	if !known {

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
 )
 
 // runCommand is `existence run`: Cedar (scout), Cipher (analyst) and Vault
@@ -41,11 +44,21 @@ answer reaches the agent's inbox).`,
 	setup: func(fs *flag.FlagSet) action {
 		o := &runOptions{}
 		o.flags(fs)
-		return func(ctx context.Context, e *env, _ []string) error {
+		return func(ctx context.Context, e *env, _ []string) (err error) {
 			if err := o.check(); err != nil {
 				return usageErr(err)
 			}
 			o.stdin = e.stdin
+			tr, err := startTracing(ctx, e)
+			if err != nil {
+				return err
+			}
+			o.tracing = tr
+			defer func() {
+				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				defer cancel()
+				err = errors.Join(err, tr.shutdown(sctx))
+			}()
 			return runTrio(ctx, o, e.stdout, e.stderr)
 		}
 	},
@@ -82,8 +95,19 @@ type runOptions struct {
 	memory       bool         // -memory: long-term memory
 	embed        embedOptions // its embedder
 	mcp          mcpOptions   // -mcp, -mcp-config, -mcp-serve (run_mcp.go)
+	tokenBudget  existence.Budget
+	workers      int // -autonomy-workers; 0: adaptive
+	tracing      *tracing
 
 	senses senseOptions // -watch, -feed, -poll (run_senses.go)
+
+	// standin, when set, receives the stand-in server a "standin:" -llm-url
+	// started; standinHTTP serves it in process instead of on loopback
+	// (tests in a synctest bubble, where a socket would never let time
+	// move).
+	standin     func(*llmtest.Server)
+	standinHTTP bool
+	httpClient  *http.Client // the adapters' client; nil: their default
 
 	// stdin carries host messages, one per line (nil: none).
 	stdin io.Reader
@@ -101,7 +125,7 @@ const defaultOllamaModel = "qwen3.5:9b"
 // flags registers the run command's flags on fs.
 func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.provider, "provider", "ollama", "model provider: ollama or openai (any OpenAI-compatible server)")
-	fs.StringVar(&o.llmURL, "llm-url", "", "server URL (default $OLLAMA_HOST, else http://127.0.0.1:11434; with -provider openai, a base URL ending in /v1, default $OPENAI_BASE_URL)")
+	fs.StringVar(&o.llmURL, "llm-url", "", "server URL (default $OLLAMA_HOST, else http://127.0.0.1:11434; with -provider openai, a base URL ending in /v1, default $OPENAI_BASE_URL)"+standinHelp)
 	fs.StringVar(&o.model, "model", "", "model name; with ollama default "+defaultOllamaModel+" (run ollama pull first); required with openai: the name the server serves (GET {base URL}/models lists them)")
 	fs.DurationVar(&o.llmTimeout, "llm-timeout", 180*time.Second, "timeout of one model call")
 	fs.StringVar(&o.state, "state", "./trio-state", "state directory")
@@ -135,6 +159,8 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	o.embed.flags(fs)
 	mcpFlags(fs, &o.mcp)
 	senseFlags(fs, &o.senses)
+	budgetFlag(fs, &o.tokenBudget)
+	workersFlag(fs, &o.workers)
 }
 
 // check validates the parsed flags and resolves the defaults that depend
@@ -156,7 +182,7 @@ func (o *runOptions) check() error {
 			o.model = defaultOllamaModel
 		}
 	case "openai":
-		if o.llmURL == "" && os.Getenv("OPENAI_BASE_URL") == "" {
+		if o.llmURL == "" && os.Getenv("OPENAI_BASE_URL") == "" && !isStandin(o.llmURL) {
 			return errors.New("-provider openai needs -llm-url (a base URL ending in /v1) or $OPENAI_BASE_URL")
 		}
 		if o.model == "" { // an Ollama model name means nothing to another server
@@ -173,6 +199,14 @@ func (o *runOptions) check() error {
 	}
 	if o.contextWin < 0 {
 		return errors.New("-context-window must be 0 (the default) or more tokens")
+	}
+	if o.workers < 0 {
+		return errors.New("-autonomy-workers must be 0 (adaptive) or more")
+	}
+	if isStandin(o.llmURL) {
+		if _, err := parseStandin(o.llmURL); err != nil {
+			return err
+		}
 	}
 	if err := checkExposure(o.http, o.httpToken.String(), o.httpOptOut); err != nil {
 		return err

@@ -152,6 +152,13 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	}
 	tools = append(tools, requests.Tools(reqs)...)
 
+	if isStandin(o.llmURL) {
+		stop, err := startStandin(o)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	base, url, err := newModel(o)
 	if err != nil {
 		return err
@@ -180,8 +187,12 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		Observer:  existence.Observers(out.observe, late.observe, o.mcp.events.Observe),
 		Logger:    log,
 
-		SharedSlots: board,
-		Minds:       senses,
+		SharedSlots:     board,
+		Minds:           senses,
+		AutonomyWorkers: autonomyWorkers(o.workers),
+		Budget:          o.tokenBudget,
+		TracerProvider:  o.tracing.tracerProvider(),
+		TraceContent:    o.tracing.traceContent(),
 	})
 	if err != nil {
 		return err
@@ -315,13 +326,13 @@ func openMemory(o *runOptions, store identity.Store, log *slog.Logger) (*memory.
 // default).
 func newModel(o *runOptions) (llm.Model, string, error) {
 	if o.provider == "openai" {
-		m, err := openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model, ContextWindow: o.contextWin})
+		m, err := openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model, ContextWindow: o.contextWin, HTTPClient: o.httpClient})
 		if err != nil {
 			return nil, "", err
 		}
 		return m, m.BaseURL(), nil
 	}
-	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive, NumCtx: o.contextWin})
+	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive, NumCtx: o.contextWin, HTTPClient: o.httpClient})
 	if err != nil {
 		return nil, "", err
 	}

@@ -55,7 +55,19 @@ task queue for a task (-no-tasks: not), and the run prints the saves and
 the start-up time. With PostgreSQL the agents are enrolled and leased, so
 several swarm processes on one database share one population, each agent
 in one process at a time (-max-agents bounds this process's share); kill
-one and its agents move to the others after the lease TTL (15 s).`,
+one and its agents move to the others after the lease TTL (15 s).
+
+-llm-url drives a real model server (Ollama, or -provider openai) instead
+of the simulated model, or a stand-in started in this process for runs
+without a GPU:
+
+  {prog} -agents 1000 -llm-url 'standin:?slots=4&queue=4&latency=500ms' -host-messages 20
+
+and reports the tokens per second, the calls in flight as the SDK sees
+them, the 503s and the autonomy lane's concurrency limit each second (with
+-autonomy-workers 0, the default, the lane finds the server's capacity by
+itself); against the stand-in also its slots' utilisation.
+-token-budget gives each agent a token budget.`,
 	setup: func(fs *flag.FlagSet) action {
 		o := &swarmOptions{}
 		o.flags(fs)
@@ -94,6 +106,10 @@ type swarmOptions struct {
 	json            bool
 	cpuProfile      string
 	memProfile      string
+	provider        string
+	llmURL          string
+	model           string
+	tokenBudget     existence.Budget
 }
 
 // flags registers the swarm command's flags on fs.
@@ -102,7 +118,11 @@ func (o *swarmOptions) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.latency, "model-latency", 2*time.Second, "simulated model latency per call")
 	fs.DurationVar(&o.jitter, "jitter", 200*time.Millisecond, "uniform jitter added to the latency, ± this much")
 	fs.DurationVar(&o.heartbeat, "heartbeat", 6*time.Second, "heartbeat (tick interval)")
-	fs.IntVar(&o.autonomyWorkers, "autonomy-workers", 1, "autonomy lane workers")
+	workersFlag(fs, &o.autonomyWorkers)
+	fs.StringVar(&o.provider, "provider", "ollama", "with -llm-url: the model provider, ollama or openai (any OpenAI-compatible server)")
+	fs.StringVar(&o.llmURL, "llm-url", "", "drive a real model server at this URL instead of the simulated model (-model-latency and -jitter then do not apply)"+standinHelp)
+	fs.StringVar(&o.model, "model", "", "with -llm-url: the model name (ollama default "+defaultOllamaModel+"; required with openai)")
+	budgetFlag(fs, &o.tokenBudget)
 	fs.IntVar(&o.priorityWorkers, "priority-workers", 1, "priority lane workers")
 	fs.DurationVar(&o.cooldown, "cooldown", 0, "minimum gap between an agent's cycles")
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "how long to run")
@@ -134,6 +154,12 @@ func (o *swarmOptions) check() error {
 		return errors.New("-heartbeat and -duration must be positive")
 	case o.maxAgents < 0:
 		return errors.New("-max-agents must be ≥ 0")
+	}
+	if o.autonomyWorkers < 0 {
+		return errors.New("-autonomy-workers must be 0 (adaptive) or more")
+	}
+	if err := o.checkServer(); err != nil {
+		return err
 	}
 	kind, err := swarmStoreKind(o.store)
 	if err != nil {
@@ -282,6 +308,25 @@ type swarmResult struct {
 	LeasesClaimed  int64 `json:"leases_claimed,omitempty"`
 	LeasesLost     int64 `json:"leases_lost,omitempty"`
 	LeasesReleased int64 `json:"leases_released,omitempty"`
+
+	// Server is the model server of a run with -llm-url (absent on the
+	// simulated model).
+	Server *swarmServer `json:"server,omitempty"`
+	// Tokens are the tokens the model calls used: the server's counts,
+	// else estimates.
+	Tokens swarmTokens `json:"tokens"`
+	// Concurrency is what the runner saw of the model server at the end
+	// (existence.ConcurrencyStats: the autonomy lane's limit, calls in
+	// flight, latency, 503s); LimitBySecond the limit at each second of
+	// the run; OverloadRate the share of calls refused as overloaded.
+	Concurrency   existence.ConcurrencyStats `json:"concurrency"`
+	LimitBySecond []int                      `json:"concurrency_limit_by_s"`
+	OverloadRate  float64                    `json:"overload_rate"`
+	// TokenBudget is -token-budget; BudgetExhausted the budget_exhausted
+	// events and Held the cycles a spent budget made wait.
+	TokenBudget     string `json:"token_budget,omitempty"`
+	BudgetExhausted int64  `json:"budget_exhausted,omitempty"`
+	Held            int64  `json:"held,omitempty"`
 }
 
 // simModel answers after the latency ± jitter, honouring ctx.
@@ -343,6 +388,8 @@ type swarmCollector struct {
 	errors    int64
 	firstErr  string
 	cancelled int64
+	tokens    swarmTokens
+	exhausted int64
 }
 
 // startDue is when an autonomy cycle started (estimated as the cycle
@@ -382,6 +429,12 @@ func (c *swarmCollector) observe(e existence.Event) {
 		}
 		c.mu.Lock()
 		c.calls[e.Call.Purpose+"/"+outcome]++
+		c.observeUsage(e)
+		c.mu.Unlock()
+		return
+	case e.Kind == existence.EventBudgetExhausted:
+		c.mu.Lock()
+		c.exhausted++
 		c.mu.Unlock()
 		return
 	case e.Kind == existence.EventError && (errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded)):
@@ -467,7 +520,17 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 	defer db.closer.Close()
 	runtime.GC()
 	rss0 := rssBytes()
-	model := &simModel{latency: o.latency, jitter: o.jitter, seed: o.seed}
+	sim := &simModel{latency: o.latency, jitter: o.jitter, seed: o.seed}
+	model := llm.Model(sim)
+	var server *swarmServer
+	if o.llmURL != "" {
+		m, srv, stop, err := serverModel(&o, sim)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		model, server = m, srv
+	}
 	col := &swarmCollector{cycled: map[string]bool{}, said: map[string]time.Time{}, calls: map[string]int64{}, span: o.duration}
 	saves := &saveStats{}
 	ids := make([]string, o.agents)
@@ -479,7 +542,8 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 		return "Agent " + strconv.Itoa(n)
 	}
 	rc := existence.RunnerConfig{
-		AutonomyWorkers: o.autonomyWorkers,
+		AutonomyWorkers: autonomyWorkers(o.autonomyWorkers),
+		Budget:          o.tokenBudget,
 		PriorityWorkers: o.priorityWorkers,
 		Cooldown:        o.cooldown,
 		Heartbeat:       o.heartbeat,
@@ -501,7 +565,7 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 		}
 		rc.NewAgent = func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 			f := db.pg.Fenced(l)
-			cfg := existence.Config{ID: l.AgentID, Name: name(l.AgentID), Model: model, Retry: llm.RetryPolicy{Attempts: 1}, Store: countingStore{f, saves}}
+			cfg := existence.Config{ID: l.AgentID, Name: name(l.AgentID), Model: model, Retry: o.retry(), Store: countingStore{f, saves}}
 			if !o.noTasks {
 				cfg.Tasks = f.Tasks()
 			}
@@ -522,7 +586,7 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 	defer r.Close()
 	if db.pg == nil {
 		for _, id := range ids {
-			cfg := existence.Config{ID: id, Name: name(id), Model: model, Retry: llm.RetryPolicy{Attempts: 1}}
+			cfg := existence.Config{ID: id, Name: name(id), Model: model, Retry: o.retry()}
 			if db.tasks != nil && !o.noTasks {
 				cfg.Tasks = db.tasks
 			}
@@ -569,6 +633,7 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 	}
 	runtime.GC() // the first live-heap sample is then the whole population's, not a GC's from mid-setup
 	start, cpu0 := time.Now(), cpuTime()
+	server.start()
 	col.mu.Lock()
 	col.start = start
 	col.mu.Unlock()
@@ -595,7 +660,8 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 		relayed <- nil
 	}
 
-	res := &swarmResult{Agents: o.agents, GCSamples: o.gcSamples, Seasoned: o.seasoned, AutonomyWorkers: o.autonomyWorkers, HeartbeatS: o.heartbeat.Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
+	nextSecond := start
+	res := &swarmResult{Server: server, TokenBudget: o.tokenBudget.String(), Agents: o.agents, GCSamples: o.gcSamples, Seasoned: o.seasoned, AutonomyWorkers: o.autonomyWorkers, HeartbeatS: o.heartbeat.Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
 		Store: db.kind, Tasks: db.tasks != nil && !o.noTasks, StartupS: startup.Seconds()}
 	rng := rand.New(rand.NewPCG(o.seed, 42))
 	var sayAt []time.Duration
@@ -638,7 +704,11 @@ loop:
 			busySum += float64(st.Running[existence.LaneAutonomy])
 			queuedSum += float64(st.Queued[existence.LaneAutonomy])
 			res.QueuedMax = max(res.QueuedMax, st.Queued[existence.LaneAutonomy])
-			flightSum += float64(model.inFlight.Load())
+			flightSum += float64(sim.inFlight.Load())
+			if now := time.Now(); !now.Before(nextSecond) {
+				res.LimitBySecond = append(res.LimitBySecond, st.Workers[existence.LaneAutonomy])
+				nextSecond = nextSecond.Add(time.Second)
+			}
 			if now := time.Now(); !now.Before(nextRSS) {
 				res.RSSSamplesMB = append(res.RSSSamplesMB, float64(rssBytes())/(1<<20))
 				if o.gcSamples {
@@ -695,9 +765,14 @@ loop:
 	res.DurationS = elapsed.Seconds()
 	res.Coalesced = st.Coalesced
 	res.Heartbeats = st.Dispatched[0] + st.Dispatched[1] + lastQueued + st.Coalesced
-	res.ModelCalls = model.calls.Load()
-	res.CallsInFlightMax = model.maxInFlight.Load()
-	res.CallsInFlightAtEnd = model.cancelled.Load()
+	res.ModelCalls = sim.calls.Load()
+	res.CallsInFlightMax = sim.maxInFlight.Load()
+	res.CallsInFlightAtEnd = sim.cancelled.Load()
+	res.Concurrency, res.Held = st.Concurrency, st.Held
+	if st.Concurrency.Calls > 0 {
+		res.OverloadRate = float64(st.Concurrency.Overloads) / float64(st.Concurrency.Calls)
+	}
+	server.finish(elapsed)
 	if samples > 0 {
 		res.WorkersBusyMean, res.QueuedMean, res.CallsInFlightMean = busySum/float64(samples), queuedSum/float64(samples), flightSum/float64(samples)
 	}
@@ -706,6 +781,9 @@ loop:
 	res.CyclesByLane = map[string]int64{"autonomy": int64(len(col.lateness[0])), "priority": int64(len(col.lateness[1]))}
 	res.CallsByPurpose = maps.Clone(col.calls)
 	res.Fallbacks = col.fallbacks
+	res.Tokens = col.tokens
+	res.Tokens.PerS = float64(col.tokens.Input+col.tokens.Output) / elapsed.Seconds()
+	res.BudgetExhausted = col.exhausted
 	res.Errors, res.FirstError, res.Cancelled = col.errors, col.firstErr, col.cancelled
 	res.CycleOverhead = quantilesOf(col.overheads)
 	res.OutOfOrderStarts = outOfOrder(col.starts)
@@ -742,7 +820,15 @@ func (res *swarmResult) print(w io.Writer, asJSON bool) error {
 	if res.Tasks {
 		queue = " (and its task queue)"
 	}
-	fmt.Fprintf(w, "agents %d, %.0f s, %d CPUs, %d autonomy workers, heartbeat %.1f s, model %.1f s, store %s%s\n", res.Agents, res.DurationS, res.CPUs, res.AutonomyWorkers, res.HeartbeatS, res.ModelLatencyS, res.Store, queue)
+	workers := fmt.Sprintf("%d autonomy workers", res.AutonomyWorkers)
+	if res.Concurrency.Adaptive {
+		workers = "adaptive autonomy workers"
+	}
+	model := fmt.Sprintf("model %.1f s", res.ModelLatencyS)
+	if res.Server != nil {
+		model = "model server " + res.Server.URL
+	}
+	fmt.Fprintf(w, "agents %d, %.0f s, %d CPUs, %s, heartbeat %.1f s, %s, store %s%s\n", res.Agents, res.DurationS, res.CPUs, workers, res.HeartbeatS, model, res.Store, queue)
 	fmt.Fprintf(w, "cycles        %d (%.1f/s), %d agents had at least one\n", res.Cycles, res.CyclesPerS, res.AgentsCycled)
 	for _, lane := range []string{"autonomy", "priority"} {
 		q := res.Lateness[lane]
@@ -766,6 +852,7 @@ func (res *swarmResult) print(w io.Writer, asJSON bool) error {
 	fmt.Fprintf(w, "heartbeats    %d = %d ticks dispatched (host-message ticks included) + %d queued at the stop + %d coalesced\n", res.Heartbeats, res.Ticks["autonomy"]+res.Ticks["priority"], res.Heartbeats-res.Coalesced-res.Ticks["autonomy"]-res.Ticks["priority"], res.Coalesced)
 	fmt.Fprintf(w, "model calls   %d (at most %d in flight; %d cancelled, most of them in flight at the stop)\n", res.ModelCalls, res.CallsInFlightMax, res.CallsInFlightAtEnd)
 	fmt.Fprintf(w, "  by purpose/outcome: %v; fallbacks %d\n", res.CallsByPurpose, res.Fallbacks)
+	res.printServer(w)
 	fmt.Fprintf(w, "RSS           peak %.1f MB while running, %.1f KB per agent above the start (samples %v MB)\n", float64(res.RSSBytes)/(1<<20), float64(res.RSSBytesPerAgent)/1024, res.RSSSamplesMB)
 	fmt.Fprintf(w, "  live heap as of the last GC (what the agents hold; RSS also holds the garbage until the next GC): samples %v MB\n", res.LiveHeapMB)
 	if res.GCSamples {

@@ -25,8 +25,10 @@ import (
 func TestSwarmFlags(t *testing.T) {
 	o, err := parseSwarmFlags([]string{"-agents", "10000", "-model-latency", "2s", "-heartbeat", "6s", "-autonomy-workers", "16", "-duration", "60s", "-host-messages", "3", "-json"}, io.Discard)
 	require.NoError(t, err)
-	assert.Equal(t, swarmOptions{agents: 10000, latency: 2 * time.Second, jitter: 200 * time.Millisecond, heartbeat: 6 * time.Second, autonomyWorkers: 16, priorityWorkers: 1, duration: time.Minute, hostMessages: 3, store: "memory", seed: 1, json: true}, o)
-	for _, bad := range [][]string{{"-agents", "0"}, {"-heartbeat", "0s"}, {"-model-latency", "1s", "-jitter", "2s"}} {
+	assert.Equal(t, swarmOptions{agents: 10000, latency: 2 * time.Second, jitter: 200 * time.Millisecond, heartbeat: 6 * time.Second, autonomyWorkers: 16, priorityWorkers: 1, duration: time.Minute, hostMessages: 3, store: "memory", seed: 1, json: true, provider: "ollama"}, o)
+	for _, bad := range [][]string{{"-agents", "0"}, {"-heartbeat", "0s"}, {"-model-latency", "1s", "-jitter", "2s"},
+		{"-autonomy-workers", "-1"}, {"-model", "m"}, {"-llm-url", "standin:?slots=x"}, {"-llm-url", "standin:?color=red"},
+		{"-llm-url", "http://h", "-provider", "openai"}, {"-token-budget", "4000"}} {
 		_, err := parseSwarmFlags(bad, io.Discard)
 		assert.Error(t, err, "%v", bad)
 	}
@@ -260,4 +262,41 @@ func TestSeasonedRun(t *testing.T) {
 	assert.Contains(t, st.Identity.Goals[0].Objective, "Agent 3, goal ", "the seasoned history, carried on")
 	_, err = parseSwarmFlags([]string{"-seasoned", "-store", "postgres://u@localhost/swarm"}, io.Discard)
 	require.ErrorContains(t, err, "-seasoned applies to")
+}
+
+// TestSwarmAgainstAStandin: the swarm drives the stand-in server over
+// loopback with an adaptive autonomy lane and reports what the server and
+// the SDK saw: tokens by the server's counts, the limit by second, the
+// stand-in's counters.
+func TestSwarmAgainstAStandin(t *testing.T) {
+	o, err := parseSwarmFlags([]string{"-agents", "30", "-heartbeat", "200ms", "-duration", "2s", "-llm-url", "standin:?slots=2&queue=2&latency=20ms",
+		"-host-messages", "2", "-token-budget", "100000/1m"}, io.Discard)
+	require.NoError(t, err)
+	res, err := runSwarm(context.Background(), o)
+	require.NoError(t, err)
+	require.NotNil(t, res.Server)
+	st := res.Server.Standin
+	require.NotNil(t, st)
+	assert.Equal(t, 2, st.Slots)
+	assert.Positive(t, st.Requests)
+	assert.LessOrEqual(t, st.MaxInFlight, 2)
+	assert.True(t, res.Concurrency.Adaptive)
+	assert.NotEmpty(t, res.LimitBySecond)
+	assert.Positive(t, res.Tokens.Input)
+	assert.Positive(t, res.Tokens.Output)
+	assert.Zero(t, res.Tokens.Estimated, "the stand-in reports its counts")
+	assert.Positive(t, res.Cycles)
+	assert.Equal(t, "100000/1m0s", res.TokenBudget)
+	assert.Equal(t, int64(st.Busy), res.Concurrency.Overloads, "every 503 the server sent, the SDK saw")
+	var out bytes.Buffer
+	require.NoError(t, res.print(&out, false))
+	assert.Contains(t, out.String(), "stand-in: 2 slots, a queue of 2, 20 ms a call")
+	assert.Contains(t, out.String(), "autonomy lane adaptive")
+	out.Reset()
+	require.NoError(t, res.print(&out, true))
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &m))
+	for _, k := range []string{"server", "tokens", "concurrency", "concurrency_limit_by_s", "overload_rate", "host_reply_ms"} {
+		assert.Contains(t, m, k)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -108,6 +109,10 @@ type ServerConfig struct {
 	// (OLLAMA_MAX_QUEUE; default 512, negative for none); beyond that the
 	// server answers 503 with [BusyMessage].
 	Slots, Queue int
+	// RetryAfter, when positive, is sent as the Retry-After header (in
+	// whole seconds, rounded up) with every 503 for a full queue. Ollama
+	// sends none; a proxy in front of it, or vLLM, may.
+	RetryAfter time.Duration
 	// Latency is how long a request holds its slot; LatencyFunc, when set,
 	// decides per call instead. Sleep waits (default a timer that stops
 	// when the request's context ends); tests inject one that returns at
@@ -323,6 +328,13 @@ func (s *Server) Calls() []Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.calls)
+}
+
+// retryAfter sets the Retry-After header of a 503 when configured.
+func (s *Server) retryAfter(w http.ResponseWriter) {
+	if d := s.cfg.RetryAfter; d > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
+	}
 }
 
 // errBusy: the queue is full.

@@ -52,6 +52,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	}
 	release, err := s.acquire(r.Context())
 	if errors.Is(err, errBusy) {
+		s.retryAfter(w)
 		ollamaError(w, http.StatusServiceUnavailable, BusyMessage)
 		return
 	} else if err != nil {

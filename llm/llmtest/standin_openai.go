@@ -94,6 +94,7 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 	}
 	release, err := s.acquire(r.Context())
 	if errors.Is(err, errBusy) {
+		s.retryAfter(w)
 		openaiError(w, http.StatusServiceUnavailable, BusyMessage, "server_error", "")
 		return
 	} else if err != nil {

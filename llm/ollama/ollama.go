@@ -456,3 +456,7 @@ func (a *aggregate) response(requested string) *llm.Response {
 	}
 	return resp
 }
+
+// Provider returns "ollama" ([llm.Providerer]: the gen_ai.provider.name of
+// llm.Trace's spans).
+func (m *Model) Provider() string { return "ollama" }

@@ -305,3 +305,7 @@ func (m *Model) stream(ctx context.Context, params oai.ChatCompletionNewParams) 
 	}
 	return acc.response()
 }
+
+// Provider returns "openai" ([llm.Providerer]: the gen_ai.provider.name of
+// llm.Trace's spans), as for any OpenAI-compatible server.
+func (m *Model) Provider() string { return "openai" }

@@ -10,11 +10,11 @@
   const kinds = ["goal_chosen", "goal_ended", "worldview_changed", "question_added", "opinion_added",
     "stressor_added", "stressor_resolved", "stressor_dropped", "fallback", "crisis", "crisis_reset",
     "anticipation", "cycle", "model_call", "tool_call", "task", "message", "error", "dropped",
-    "context_overflow", "context_compacted", "slot", "slot_dropped", "mind_failed"];
+    "context_overflow", "context_compacted", "slot", "slot_dropped", "mind_failed", "budget_exhausted"];
   const thoughtKinds = new Set(["goal_chosen", "goal_ended", "worldview_changed", "question_added",
     "opinion_added", "stressor_added", "stressor_resolved", "fallback", "crisis", "crisis_reset",
     "message", "task", "error", "tool_call", "anticipation", "context_overflow", "context_compacted",
-    "slot", "slot_dropped", "mind_failed"]);
+    "slot", "slot_dropped", "mind_failed", "budget_exhausted"]);
 
   async function api(method, path, body) {
     const opts = { method, headers: { "X-CSRF-Token": csrf }, credentials: "same-origin" };
@@ -113,6 +113,8 @@
       b.append(el("div", { class: "fallback" }, "⚠️ " + a.consecutive_fallbacks + " fallback(s) in a row: " + a.last_fallback_cause));
     }
     b.append(chart(a.history));
+    if (a.usage && a.usage.calls) b.append(el("div", { class: "meta usage" }, usage(a)));
+    if (a.budget) b.append(el("div", { class: "budget" + (a.budget.exhausted ? " spent" : "") }, budget(a.budget, a.waiting_for_budget)));
     if (a.worldview) b.append(el("div", { class: "worldview" }, "🧠 " + a.worldview));
     const th = el("ul", { class: "thoughts" });
     for (const t of (a.thoughts || []).slice(-4)) th.append(el("li", {}, t.line));
@@ -148,6 +150,24 @@
     $("shared").hidden = false;
     $("slots").replaceWith(Object.assign(slotList(data.slots, data.slots.length), { id: "slots" }));
     if (!data.slots.length) $("slots").append(el("li", { class: "more" }, "nothing reported yet"));
+  const num = (n) => Number(n).toLocaleString("en");
+
+  // usage says what the agent's model calls used: "tokens 12,345 in + 678 out (900 estimated) in 31 calls".
+  function usage(a) {
+    const u = a.usage;
+    return "tokens " + num(u.input_tokens) + " in + " + num(u.output_tokens) + " out" +
+      (u.estimated_tokens ? " (" + num(u.estimated_tokens) + " estimated)" : "") + " in " + num(u.calls) + (u.calls === 1 ? " call" : " calls") +
+      ((a.usage_by_model || []).length > 1 ? " · " + a.usage_by_model.map((m) => m.model + " " + num(m.input_tokens + m.output_tokens)).join(", ") : "");
+  }
+
+  // budget says where a token budget stands: "🪙 3,000 of 4,000 tokens per 1m — spent: waits until 12:01:03".
+  function budget(b, waiting) {
+    const win = b.window_ns >= 3.6e12 && b.window_ns % 3.6e12 === 0 ? (b.window_ns / 3.6e12) + "h"
+      : b.window_ns >= 6e10 && b.window_ns % 6e10 === 0 ? (b.window_ns / 6e10) + "m" : (b.window_ns / 1e9) + "s";
+    let s = "🪙 " + num(b.used) + " of " + num(b.tokens) + " tokens per " + win;
+    if (b.exhausted) s += " — spent: autonomy waits" + (b.refills_at ? " until " + new Date(b.refills_at).toLocaleTimeString() : "");
+    if (waiting) s += " · goal waiting for the budget";
+    return s;
   }
 
   // lanes summarises the scheduler for the header: "autonomy 3 queued, 1 running, late 0.4/2.1 s · …".
@@ -156,7 +176,16 @@
     const sec = (x) => x < 10 ? x.toFixed(1) : Math.round(x).toString();
     return s.lanes.map((l) => l.lane + " " + l.queued + " queued, " + l.running + " running" +
       (l.cycles ? ", late " + sec(l.lateness_p50_seconds) + "/" + sec(l.lateness_p99_seconds) + " s" : "")).join(" · ") +
-      (s.coalesced ? " · " + s.coalesced + " coalesced" : "");
+      (s.coalesced ? " · " + s.coalesced + " coalesced" : "") + concurrency(s.concurrency) +
+      (s.held ? " · " + s.held + " held by budget" : "") + (s.budget ? " · runner " + budget(s.budget, false) : "");
+  }
+
+  // concurrency summarises the model server as the runner sees it: " · limit 6 (adaptive), 5 in flight, 0.62/0.50 s, 0 × 503".
+  function concurrency(c) {
+    if (!c) return "";
+    const sec = (ns) => (ns / 1e9).toFixed(2);
+    return " · limit " + c.limit + (c.adaptive ? " (adaptive)" : "") + ", " + c.in_flight + " in flight" +
+      (c.rtt_ns ? ", latency " + sec(c.rtt_ns) + "/" + sec(c.min_rtt_ns) + " s" : "") + ", " + c.overloads + " × 503";
   }
 
   function status(node, text) { if (node) node.textContent = text; }

@@ -1,0 +1,395 @@
+package existence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/existence-loop/sdk/llm"
+)
+
+// EventBudgetExhausted: a token budget was spent (Budget says which, how
+// much was used and when it refills). One event per exhaustion: the next
+// comes only after the budget refilled and was spent again. Until it
+// refills, the agent's autonomy cycles wait (coalescing its heartbeats, as
+// a cooldown does) and its executor's model calls wait; its heartbeat,
+// escalation and assessment go on (spec §1), and it resumes by itself.
+const EventBudgetExhausted EventKind = "budget_exhausted"
+
+func init() { icons[EventBudgetExhausted] = "🪙" }
+
+// Budget is a token budget over a sliding window: at most Tokens tokens
+// (prompt and reply, as [Usage] counts them) in any Window. The zero value
+// is no budget.
+//
+// A call starts only while the tokens used in the last Window are under
+// Tokens (Tokens + Reserve for the priority lane), and its tokens are known
+// only when it ends, so a budget is kept to within one call: over any
+// Window an agent uses at most Tokens plus its last call (plus Reserve for
+// the cycles answering a host message, an assigned task or a crisis, and
+// their goals).
+type Budget struct {
+	// Tokens is the budget per Window, in tokens; 0 means none.
+	Tokens int `json:"tokens"`
+	// Window is the sliding window, e.g. time.Hour; required with Tokens.
+	Window time.Duration `json:"window_ns"`
+	// Reserve is extra tokens the priority lane (host messages, assigned
+	// tasks, crisis) may spend beyond Tokens; 0 means none: a spent
+	// budget holds every cycle. Negative means the priority lane is never
+	// held.
+	Reserve int `json:"reserve,omitempty"`
+}
+
+// ErrBudget matches the errors of [ParseBudget] and of an invalid
+// [Budget] given to [New] or [NewRunner].
+var ErrBudget = errors.New("existence: invalid token budget")
+
+// Validate returns an error matching [ErrBudget] when b has Tokens or a
+// Window below zero, or Tokens without a Window.
+func (b Budget) Validate() error {
+	switch {
+	case b.Tokens < 0 || b.Window < 0:
+		return fmt.Errorf("%w: tokens and window must not be negative (%d/%v)", ErrBudget, b.Tokens, b.Window)
+	case b.Tokens > 0 && b.Window == 0:
+		return fmt.Errorf("%w: %d tokens over no window", ErrBudget, b.Tokens)
+	}
+	return nil
+}
+
+// String formats b as [ParseBudget] reads it: "4000/1m0s", "" for none.
+func (b Budget) String() string {
+	if b.Tokens == 0 {
+		return ""
+	}
+	s := strconv.Itoa(b.Tokens) + "/" + b.Window.String()
+	if b.Reserve != 0 {
+		s += "+" + strconv.Itoa(b.Reserve)
+	}
+	return s
+}
+
+// ParseBudget reads "TOKENS/DURATION", optionally followed by
+// "+RESERVE": "4000/1m" is 4,000 tokens a minute, "50000/1h+5000" 50,000
+// an hour with 5,000 more for the priority lane. DURATION is a Go
+// duration (time.ParseDuration). An empty string is no budget. Errors
+// match [ErrBudget].
+func ParseBudget(s string) (Budget, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Budget{}, nil
+	}
+	tokens, rest, ok := strings.Cut(s, "/")
+	if !ok {
+		return Budget{}, fmt.Errorf("%w: %q: want TOKENS/DURATION, e.g. 4000/1m", ErrBudget, s)
+	}
+	var b Budget
+	var err error
+	if b.Tokens, err = strconv.Atoi(strings.TrimSpace(tokens)); err != nil || b.Tokens <= 0 {
+		return Budget{}, fmt.Errorf("%w: %q: the tokens must be a positive whole number", ErrBudget, s)
+	}
+	window, reserve, hasReserve := strings.Cut(rest, "+")
+	if b.Window, err = time.ParseDuration(strings.TrimSpace(window)); err != nil || b.Window <= 0 {
+		return Budget{}, fmt.Errorf("%w: %q: the window must be a positive duration such as 1m or 1h", ErrBudget, s)
+	}
+	if hasReserve {
+		if b.Reserve, err = strconv.Atoi(strings.TrimSpace(reserve)); err != nil || b.Reserve < 0 {
+			return Budget{}, fmt.Errorf("%w: %q: the reserve must be a whole number of tokens", ErrBudget, s)
+		}
+	}
+	return b, nil
+}
+
+// BudgetStatus is a budget's state, in [Status].Budget (an agent's own)
+// and [RunnerStats].Budget (the runner-wide one), and on
+// [EventBudgetExhausted].
+type BudgetStatus struct {
+	// Scope is "agent" or "runner".
+	Scope string `json:"scope"`
+	Budget
+	// Used is the tokens used within the window now.
+	Used int64 `json:"used"`
+	// Exhausted reports that Used is at or over Tokens: autonomy waits.
+	Exhausted bool `json:"exhausted"`
+	// RefillsAt is when Used falls back under Tokens, with no further
+	// spending; zero when not exhausted.
+	RefillsAt time.Time `json:"refills_at,omitzero"`
+}
+
+// Values of [BudgetStatus].Scope.
+const (
+	BudgetScopeAgent  = "agent"
+	BudgetScopeRunner = "runner"
+)
+
+// budgetBuckets is how many buckets a window is kept in: tokens are known
+// to 1/60 of the window. A bucket stays counted for one bucket more than
+// the window, so that tokens expire at most 1/60 of the window late,
+// never early.
+const budgetBuckets = 60
+
+// tokenWindow sums tokens over a sliding window, in buckets.
+type tokenWindow struct {
+	width   time.Duration
+	buckets [budgetBuckets + 1]int64
+	head    int64 // index of the newest bucket (time / width)
+	used    int64 // sum of the buckets
+	started bool
+}
+
+const ringSize = budgetBuckets + 1
+
+func (w *tokenWindow) index(t time.Time) int64 { return t.UnixNano() / int64(w.width) }
+
+// roll moves the newest bucket up to idx, dropping the buckets that left
+// the window.
+func (w *tokenWindow) roll(idx int64) {
+	if !w.started {
+		w.head, w.started = idx, true
+		return
+	}
+	if idx <= w.head {
+		return
+	}
+	if idx-w.head >= ringSize {
+		w.buckets = [ringSize]int64{}
+		w.used = 0
+	} else {
+		for i := w.head + 1; i <= idx; i++ {
+			b := &w.buckets[i%ringSize]
+			w.used -= *b
+			*b = 0
+		}
+	}
+	w.head = idx
+}
+
+// add counts n tokens at t (a time before the oldest bucket counts in the
+// oldest bucket).
+func (w *tokenWindow) add(t time.Time, n int64) {
+	idx := w.index(t)
+	w.roll(idx)
+	idx = max(idx, w.head-ringSize+1)
+	w.buckets[idx%ringSize] += n
+	w.used += n
+}
+
+// usedAt returns the tokens in the window at t.
+func (w *tokenWindow) usedAt(t time.Time) int64 {
+	w.roll(w.index(t))
+	return w.used
+}
+
+// refill returns when the tokens in the window fall under limit with no
+// more spending, at or after t (zero when they are under it at t): when
+// the bucket whose expiry brings them under leaves the window.
+func (w *tokenWindow) refill(t time.Time, limit int64) time.Time {
+	used := w.usedAt(t)
+	if used < limit {
+		return time.Time{}
+	}
+	i := w.head - ringSize + 1
+	for ; i < w.head; i++ {
+		used -= w.buckets[i%ringSize]
+		if used < limit {
+			break
+		}
+	}
+	return time.Unix(0, (i+ringSize)*int64(w.width)).In(t.Location())
+}
+
+// budgetState is one budget being spent: an agent's, or a runner's shared
+// by its agents.
+type budgetState struct {
+	scope string
+	b     Budget
+
+	mu        sync.Mutex
+	w         tokenWindow
+	exhausted bool // an EventBudgetExhausted was emitted for this exhaustion
+}
+
+// newBudgetState returns the state of b, nil for no budget.
+func newBudgetState(scope string, b Budget) *budgetState {
+	if b.Tokens <= 0 {
+		return nil
+	}
+	return &budgetState{scope: scope, b: b, w: tokenWindow{width: max(b.Window/budgetBuckets, 1)}}
+}
+
+// limit is the tokens a cycle of the lane may start under.
+func (s *budgetState) limit(lane Lane) (int64, bool) {
+	if lane == LanePriority {
+		if s.b.Reserve < 0 {
+			return 0, false
+		}
+		return int64(s.b.Tokens + s.b.Reserve), true
+	}
+	return int64(s.b.Tokens), true
+}
+
+// hold returns when a call of the lane may start, if not at now; zero
+// when it may start now. A nil state never holds.
+func (s *budgetState) hold(lane Lane, now time.Time) time.Time {
+	if s == nil {
+		return time.Time{}
+	}
+	lim, ok := s.limit(lane)
+	if !ok {
+		return time.Time{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := s.w.refill(now, lim)
+	if at.IsZero() && s.w.usedAt(now) < int64(s.b.Tokens) {
+		s.exhausted = false // refilled: the next exhaustion is reported
+	}
+	return at
+}
+
+// charge counts n tokens used at now. It returns the status to report
+// when this charge exhausted the budget (once per exhaustion), else nil.
+func (s *budgetState) charge(now time.Time, n int64) *BudgetStatus {
+	if s == nil || n <= 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w.usedAt(now) < int64(s.b.Tokens) {
+		s.exhausted = false // refilled since the last exhaustion
+	}
+	s.w.add(now, n)
+	if s.w.used < int64(s.b.Tokens) || s.exhausted {
+		return nil
+	}
+	s.exhausted = true
+	st := s.statusLocked(now)
+	return &st
+}
+
+// status returns the budget's state at now; nil for no budget.
+func (s *budgetState) status(now time.Time) *BudgetStatus {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.statusLocked(now)
+	return &st
+}
+
+func (s *budgetState) statusLocked(now time.Time) BudgetStatus {
+	st := BudgetStatus{Scope: s.scope, Budget: s.b, Used: s.w.usedAt(now)}
+	if st.Used >= int64(s.b.Tokens) {
+		st.Exhausted = true
+		st.RefillsAt = s.w.refill(now, int64(s.b.Tokens))
+	}
+	return st
+}
+
+// budgetHold returns when a cycle or call of the agent in lane may start
+// by its own budget and the runner's, if not at now (zero: now).
+func (a *Agent) budgetHold(lane Lane, now time.Time) time.Time {
+	at := a.budget.hold(lane, now)
+	if h := a.cfg.shared.hold(lane, now); h.After(at) {
+		at = h
+	}
+	return at
+}
+
+// chargeBudget counts a model attempt's tokens against the agent's budget
+// and the runner's, reporting each exhaustion.
+func (a *Agent) chargeBudget(c *ModelCall) {
+	n := int64(c.PromptTokens + c.OutputTokens)
+	if n <= 0 || (a.budget == nil && a.cfg.shared == nil) {
+		return
+	}
+	now := a.cfg.Clock.Now()
+	for _, st := range []*BudgetStatus{a.budget.charge(now, n), a.cfg.shared.charge(now, n)} {
+		if st != nil {
+			a.emit(Event{Kind: EventBudgetExhausted, Budget: st, Text: st.describe()})
+		}
+	}
+}
+
+// describe says what an exhausted budget holds and until when.
+func (st *BudgetStatus) describe() string {
+	who := "this agent's"
+	if st.Scope == BudgetScopeRunner {
+		who = "the runner's"
+	}
+	s := fmt.Sprintf("%s token budget is spent: %d of %d tokens in %v", who, st.Used, st.Tokens, st.Window)
+	if !st.RefillsAt.IsZero() {
+		s += "; autonomy waits until " + st.RefillsAt.Format("15:04:05")
+	}
+	return s
+}
+
+// priorityKey marks the context of a goal chosen by a priority cycle: its
+// executor's calls may draw on the budget's Reserve.
+type priorityKey struct{}
+
+// budgetModel holds an executor's model calls while a budget is spent.
+type budgetModel struct {
+	a    *Agent
+	next llm.Model
+}
+
+var _ llm.Model = (*budgetModel)(nil)
+
+func (m *budgetModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	if err := m.a.waitBudget(ctx); err != nil {
+		return nil, fmt.Errorf("existence: waiting for the token budget to refill: %w", err)
+	}
+	return m.next.Generate(ctx, req)
+}
+
+// Unwrap returns the wrapped model (llm.Unwrapper).
+func (m *budgetModel) Unwrap() llm.Model { return m.next }
+
+// waitBudget blocks until a call in ctx may start by the budgets, or ctx
+// ends (its error is returned). The time it waits does not count toward
+// the goal-span stall rule.
+func (a *Agent) waitBudget(ctx context.Context) error {
+	lane := LaneAutonomy
+	if ctx.Value(priorityKey{}) != nil {
+		lane = LanePriority
+	}
+	for {
+		now := a.cfg.Clock.Now()
+		until := a.budgetHold(lane, now)
+		if until.IsZero() || !until.After(now) {
+			return nil
+		}
+		a.budgetWaits.Add(1)
+		err := sleepClock(ctx, a.cfg.Clock, until.Sub(now))
+		a.budgetWaited.Add(int64(a.cfg.Clock.Now().Sub(now)))
+		a.budgetWaits.Add(-1)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// budgetWaited returns how long r's executor waited for a budget, by the
+// agent's clock.
+func (r *run) budgetWaited(a *Agent) time.Duration {
+	return time.Duration(a.budgetWaited.Load() - r.waited0)
+}
+
+// sleepClock waits d on c (its AfterFunc when it is a [TimerClock]) or
+// until ctx ends.
+func sleepClock(ctx context.Context, c Clock, d time.Duration) error {
+	done := make(chan struct{})
+	stop := afterFunc(c, d, func() { close(done) })
+	defer stop()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

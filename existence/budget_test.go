@@ -1,0 +1,323 @@
+package existence_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
+)
+
+// tokenModel answers every call with 900 prompt and 100 output tokens, as
+// the server counts them, after latency of virtual time.
+type tokenModel struct{ latency time.Duration }
+
+func (m tokenModel) Generate(ctx context.Context, _ *llm.Request) (*llm.Response, error) {
+	if c, ok := existence.ClockFrom(ctx).(existence.SettableClock); ok {
+		c.Advance(m.latency)
+	}
+	return &llm.Response{Model: "qwen3.5:9b", Text: `{"action":"goal","content":"map the workspace","reasoning":"r"}`, PromptTokens: 900, OutputTokens: 100}, nil
+}
+
+// budgetRun runs n agents with cfg on tokenModel in virtual time.
+func budgetRun(t *testing.T, n int, cfg existence.RunnerConfig, agent existence.Config) (*existence.Runner, *existencetest.Clock, *existencetest.Recorder) {
+	t.Helper()
+	clock := existencetest.NewClock(t0)
+	rec := &existencetest.Recorder{}
+	cfg.Store, cfg.Clock, cfg.Observer, cfg.Logger = identity.NewMemoryStore(), clock, rec.Observe, discardLogger()
+	cfg.Heartbeat, cfg.NoStagger = 6*time.Second, true
+	r, err := existence.NewRunner(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	for i := range n {
+		c := agent
+		c.ID, c.Name = fmt.Sprintf("a%d", i), fmt.Sprintf("A%d", i)
+		c.Model, c.Retry = tokenModel{latency: 2 * time.Second}, llm.RetryPolicy{Attempts: 1}
+		_, err := r.Add(context.Background(), c)
+		require.NoError(t, err)
+	}
+	return r, clock, rec
+}
+
+// maxInWindow returns the most tokens the calls ending within any window
+// of length w used, per agent.
+func maxInWindow(calls []existence.Event, w time.Duration) map[string]int {
+	out := map[string]int{}
+	for i, c := range calls {
+		sum := 0
+		for _, d := range calls[i:] {
+			if d.AgentID == c.AgentID && d.Time.Sub(c.Time) < w {
+				sum += d.Call.PromptTokens + d.Call.OutputTokens
+			}
+		}
+		out[c.AgentID] = max(out[c.AgentID], sum)
+	}
+	return out
+}
+
+// TestBudgetHoldsAutonomyUntilTheWindowRefills: with 3,000 tokens a minute
+// and 1,000 tokens a cycle, an agent runs 3 cycles, reports the budget
+// spent once, waits with its heartbeats coalesced, and resumes by itself
+// as the window refills; no minute holds more than the budget and one call.
+func TestBudgetHoldsAutonomyUntilTheWindowRefills(t *testing.T) {
+	budget := existence.Budget{Tokens: 3000, Window: time.Minute}
+	r, clock, rec := budgetRun(t, 1, existence.RunnerConfig{Budget: budget}, existence.Config{})
+	require.NoError(t, r.RunVirtual(context.Background(), t0.Add(30*time.Second)))
+
+	calls := rec.Kind(existence.EventModelCall)
+	require.Len(t, calls, 3, "cycles at 0, 6 and 12 s; then held")
+	ex := rec.Kind(existence.EventBudgetExhausted)
+	require.Len(t, ex, 1)
+	b := ex[0].Budget
+	require.NotNil(t, b)
+	assert.Equal(t, existence.BudgetScopeAgent, b.Scope)
+	assert.Equal(t, int64(3000), b.Used)
+	assert.True(t, b.Exhausted)
+	assert.Equal(t, t0.Add(63*time.Second), b.RefillsAt, "the first call's tokens (at 2 s) leave the window a minute after their second")
+	st := r.Agents()[0].Status()
+	require.NotNil(t, st.Budget)
+	assert.True(t, st.Budget.Exhausted)
+	assert.Equal(t, int64(3000), st.Usage.Total())
+	assert.Zero(t, st.Usage.EstimatedTokens, "the server's counts")
+	require.Len(t, st.UsageByModel, 1)
+	assert.Equal(t, "qwen3.5:9b", st.UsageByModel[0].Model)
+	stats := r.Stats()
+	assert.Positive(t, stats.Held)
+	assert.Positive(t, stats.Coalesced, "the held heartbeats are merged into the waiting cycle")
+
+	require.NoError(t, r.RunVirtual(context.Background(), t0.Add(10*time.Minute)))
+	calls = rec.Kind(existence.EventModelCall)
+	assert.GreaterOrEqual(t, len(calls), 28, "about 3 calls a minute: the agent resumed by itself")
+	assert.LessOrEqual(t, len(calls), 31)
+	for id, most := range maxInWindow(calls, time.Minute) {
+		assert.LessOrEqual(t, most, 3000+1000, "%s: the budget and one call", id)
+	}
+	first := rec.Kind(existence.EventCycle)[3]
+	assert.False(t, first.Time.Before(t0.Add(63*time.Second)), "the fourth cycle waited for the refill")
+	assert.Greater(t, len(rec.Kind(existence.EventBudgetExhausted)), 1, "one event each time it is spent again")
+	_ = clock
+}
+
+// TestBudgetReserveForHostMessages: a person's message to an agent whose
+// budget is spent waits for the refill without a reserve, and is answered
+// at once from the reserve.
+func TestBudgetReserveForHostMessages(t *testing.T) {
+	for _, tt := range []struct {
+		reserve int
+		answer  time.Duration // when the priority cycle starts, after t0
+	}{
+		{0, 63 * time.Second},
+		{2000, 20 * time.Second},
+	} {
+		t.Run(fmt.Sprintf("reserve %d", tt.reserve), func(t *testing.T) {
+			budget := existence.Budget{Tokens: 3000, Window: time.Minute, Reserve: tt.reserve}
+			r, _, rec := budgetRun(t, 1, existence.RunnerConfig{Budget: budget}, existence.Config{})
+			ctx := context.Background()
+			require.NoError(t, r.RunVirtual(ctx, t0.Add(20*time.Second)))
+			require.Len(t, rec.Kind(existence.EventModelCall), 3)
+			require.NoError(t, r.SayAsHost(ctx, "are you there?"))
+			require.NoError(t, r.RunVirtual(ctx, t0.Add(2*time.Minute)))
+			var answered time.Time
+			for _, e := range rec.Kind(existence.EventCycle) {
+				if e.Cycle.Lane == "priority" {
+					answered = e.Time.Add(-2 * time.Second) // the cycle's start: its call took 2 s
+					break
+				}
+			}
+			require.False(t, answered.IsZero(), "the message was answered")
+			assert.Equal(t, t0.Add(tt.answer), answered)
+		})
+	}
+}
+
+// TestSharedBudget: the runner-wide budget holds every agent once their
+// calls together spent it, with one runner-scoped event.
+func TestSharedBudget(t *testing.T) {
+	r, _, rec := budgetRun(t, 3, existence.RunnerConfig{AutonomyWorkers: 3, SharedBudget: existence.Budget{Tokens: 3000, Window: time.Minute}}, existence.Config{})
+	require.NoError(t, r.RunVirtual(context.Background(), t0.Add(50*time.Second)))
+	assert.Len(t, rec.Kind(existence.EventModelCall), 3, "one cycle each, then all held")
+	ex := rec.Kind(existence.EventBudgetExhausted)
+	require.Len(t, ex, 1)
+	assert.Equal(t, existence.BudgetScopeRunner, ex[0].Budget.Scope)
+	st := r.Stats()
+	require.NotNil(t, st.Budget)
+	assert.True(t, st.Budget.Exhausted)
+	assert.Equal(t, int64(3000), st.Budget.Used)
+	for _, a := range r.Agents() {
+		assert.Nil(t, a.Status().Budget, "no budget of its own")
+	}
+}
+
+// TestBudgetExecutorWaits: an executor's model call waits while the
+// budget is spent, and goes on when the window refills.
+func TestBudgetExecutorWaits(t *testing.T) {
+	clock := existencetest.NewClock(t0)
+	rec := &existencetest.Recorder{}
+	fake := llmtest.NewFake(
+		llmtest.Reply{Text: `{"action":"goal","content":"write notes","reasoning":"r"}`, PromptTokens: 900, OutputTokens: 100},
+		llmtest.Reply{Text: "done", PromptTokens: 400, OutputTokens: 10},
+	)
+	var mu sync.Mutex
+	var answered time.Time
+	exec := existence.ExecutorFunc(func(ctx context.Context, asg existence.Assignment) (existence.Outcome, error) {
+		if _, err := asg.Model.Generate(ctx, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "go"}}}); err != nil {
+			return existence.Outcome{}, err
+		}
+		mu.Lock()
+		answered = clock.Now()
+		mu.Unlock()
+		return existence.Outcome{Status: identity.Done, Summary: "notes written"}, nil
+	})
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Clock: clock, Executor: exec,
+		Observer: rec.Observe, Budget: existence.Budget{Tokens: 1000, Window: time.Minute}, Retry: llm.RetryPolicy{Attempts: 1}})
+	require.NoError(t, err)
+	defer a.Close()
+	require.NoError(t, a.Tick(context.Background()))
+	require.Len(t, rec.Kind(existence.EventBudgetExhausted), 1)
+	require.Eventually(t, func() bool { return a.Status().WaitingForBudget }, 10*time.Second, time.Millisecond)
+	clock.Advance(30 * time.Second)
+	assert.True(t, a.Status().WaitingForBudget, "still spent")
+	clock.Advance(31 * time.Second)
+	require.NoError(t, a.WaitGoal(context.Background()))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, t0.Add(61*time.Second), answered)
+	assert.False(t, a.Status().WaitingForBudget)
+	assert.Equal(t, int64(1410), a.Status().Usage.Total())
+}
+
+func TestParseBudget(t *testing.T) {
+	tests := []struct {
+		in   string
+		want existence.Budget
+		bad  bool
+	}{
+		{"", existence.Budget{}, false},
+		{"4000/1m", existence.Budget{Tokens: 4000, Window: time.Minute}, false},
+		{" 50000/1h+5000 ", existence.Budget{Tokens: 50000, Window: time.Hour, Reserve: 5000}, false},
+		{"4000", existence.Budget{}, true},
+		{"0/1m", existence.Budget{}, true},
+		{"4000/0s", existence.Budget{}, true},
+		{"4000/fortnight", existence.Budget{}, true},
+		{"4000/1m+-3", existence.Budget{}, true},
+	}
+	for _, tt := range tests {
+		got, err := existence.ParseBudget(tt.in)
+		if tt.bad {
+			assert.ErrorIs(t, err, existence.ErrBudget, tt.in)
+			continue
+		}
+		require.NoError(t, err, tt.in)
+		assert.Equal(t, tt.want, got)
+		if got.Tokens > 0 {
+			back, err := existence.ParseBudget(got.String())
+			require.NoError(t, err)
+			assert.Equal(t, got, back, "String round-trips")
+		}
+	}
+	_, err := existence.New(context.Background(), existence.Config{ID: "x", Name: "X", Model: llmtest.NewFake(), Budget: existence.Budget{Tokens: 5}})
+	assert.ErrorIs(t, err, existence.ErrBudget)
+}
+
+// TestUsageEstimatedWhenTheServerGivesNoCounts: a server that reports no
+// token counts is counted by estimate, and says so.
+func TestUsageEstimatedWhenTheServerGivesNoCounts(t *testing.T) {
+	fake := llmtest.NewFake(llmtest.Reply{Text: `{"action":"goal","content":"map the workspace","reasoning":"r"}`})
+	rec := &existencetest.Recorder{}
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Observer: rec.Observe, Retry: llm.RetryPolicy{Attempts: 1}})
+	require.NoError(t, err)
+	defer a.Close()
+	require.NoError(t, a.Tick(context.Background()))
+	calls := rec.Kind(existence.EventModelCall)
+	require.Len(t, calls, 1)
+	c := calls[0].Call
+	assert.True(t, c.PromptEstimated)
+	assert.True(t, c.OutputEstimated)
+	assert.Equal(t, llm.RawRequestTokens(fake.Requests()[0]), c.PromptTokens)
+	u := a.Status().Usage
+	assert.Equal(t, int64(1), u.Calls)
+	assert.Positive(t, u.Total())
+	assert.Equal(t, u.Total(), u.EstimatedTokens)
+}
+
+// TestBudgetWaitIsNotAStall: the time an executor waits for its token
+// budget does not count toward the goal-span stall rule.
+func TestBudgetWaitIsNotAStall(t *testing.T) {
+	clock := existencetest.NewClock(t0)
+	rec := &existencetest.Recorder{}
+	fake := llmtest.NewFake(
+		llmtest.Reply{Text: `{"action":"goal","content":"write notes","reasoning":"r"}`, PromptTokens: 900, OutputTokens: 100},
+		llmtest.Reply{Text: "done", PromptTokens: 400, OutputTokens: 10},
+	)
+	resumed, release := make(chan struct{}), make(chan struct{})
+	exec := existence.ExecutorFunc(func(ctx context.Context, asg existence.Assignment) (existence.Outcome, error) {
+		if _, err := asg.Model.Generate(ctx, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "go"}}}); err != nil {
+			return existence.Outcome{}, err
+		}
+		close(resumed)
+		<-release // still working after the wait
+		return existence.Outcome{Status: identity.Done, Summary: "notes written"}, nil
+	})
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Clock: clock, Executor: exec,
+		Observer: rec.Observe, Budget: existence.Budget{Tokens: 1000, Window: time.Minute}, MaxGoalDuration: 30 * time.Second,
+		Retry: llm.RetryPolicy{Attempts: 1}})
+	require.NoError(t, err)
+	defer a.Close()
+	require.NoError(t, a.Tick(context.Background()))
+	require.Eventually(t, func() bool { return a.Status().WaitingForBudget }, 10*time.Second, time.Millisecond)
+	clock.Advance(40 * time.Second)
+	require.NoError(t, a.Tick(context.Background()), "a heartbeat while it waits")
+	clock.Advance(21 * time.Second)
+	<-resumed
+	clock.Advance(5 * time.Second)
+	require.NoError(t, a.Tick(context.Background()), "66 s after the start, 5 s of it working")
+	assert.Empty(t, rec.Kind(existence.EventStall), "the wait is not a stall")
+	assert.NotEmpty(t, a.Status().Goal)
+	close(release)
+	require.NoError(t, a.WaitGoal(context.Background()))
+	clock.Advance(time.Second)
+	require.NoError(t, a.Tick(context.Background()))
+	ended := rec.Kind(existence.EventGoalEnded)
+	require.Len(t, ended, 1)
+	assert.Equal(t, "DONE", ended[0].Status)
+}
+
+// TestBudgetExhaustedOnceEachTime: outside a scheduler (Agent.Tick called
+// directly, which no budget holds), each exhaustion after a refill is
+// reported again, and only once.
+func TestBudgetExhaustedOnceEachTime(t *testing.T) {
+	clock := existencetest.NewClock(t0)
+	rec := &existencetest.Recorder{}
+	reply := llmtest.Reply{Text: `{"action":"goal","content":"write notes","reasoning":"r"}`, PromptTokens: 900, OutputTokens: 100}
+	fake := llmtest.NewFake(reply, reply, reply, reply, reply)
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Clock: clock, Observer: rec.Observe,
+		Budget: existence.Budget{Tokens: 1500, Window: time.Minute}, Retry: llm.RetryPolicy{Attempts: 1}})
+	require.NoError(t, err)
+	defer a.Close()
+	ctx := context.Background()
+	exhausted := func() int { return len(rec.Kind(existence.EventBudgetExhausted)) }
+	// Each tick records the last goal's outcome (Immediate: done at once)
+	// and, no goal being active, runs a cycle: one call of 1,000 tokens.
+	for _, tt := range []struct {
+		at   time.Duration
+		want int
+	}{
+		{0, 0}, {6 * time.Second, 1}, {12 * time.Second, 1}, // spent at 6 s, reported once
+		{90 * time.Second, 1}, {96 * time.Second, 2}, // refilled, spent again: reported again
+	} {
+		clock.Set(t0.Add(tt.at))
+		require.NoError(t, a.WaitGoal(ctx))
+		require.NoError(t, a.Tick(ctx))
+		assert.Equal(t, tt.want, exhausted(), "at %v", tt.at)
+	}
+	assert.Equal(t, 5, fake.Calls(), "a direct Tick is never held")
+}

@@ -1,0 +1,41 @@
+package existence
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
+)
+
+// TestAdaptiveWorkersFollowTheLimit: under AdaptiveWorkers the autonomy
+// lane's size is the meter's limit, and moves with it; the priority lane
+// keeps its own workers.
+func TestAdaptiveWorkersFollowTheLimit(t *testing.T) {
+	r, err := NewRunner(RunnerConfig{Store: identity.NewMemoryStore(), AutonomyWorkers: AdaptiveWorkers, PriorityWorkers: 1,
+		Adaptive: llm.AdaptiveConfig{Initial: 8}})
+	require.NoError(t, err)
+	st := r.Stats()
+	assert.Equal(t, [2]int{8, 1}, st.Workers)
+	assert.True(t, st.Concurrency.Adaptive)
+	assert.Equal(t, 8, st.Concurrency.Limit)
+
+	n := r.meter.Begin()
+	r.meter.Record(st0, llm.Sample{RTT: time.Millisecond, InFlight: n, Overload: true})
+	st = r.Stats()
+	assert.Equal(t, [2]int{6, 1}, st.Workers, "a 503 cuts the lane by a quarter")
+	assert.Equal(t, int64(1), st.Concurrency.Overloads)
+	assert.Equal(t, int64(1), st.Concurrency.Cuts)
+
+	fixed, err := NewRunner(RunnerConfig{Store: identity.NewMemoryStore(), AutonomyWorkers: 3})
+	require.NoError(t, err)
+	n = fixed.meter.Begin()
+	fixed.meter.Record(st0, llm.Sample{RTT: time.Millisecond, InFlight: n, Overload: true})
+	st = fixed.Stats()
+	assert.False(t, st.Concurrency.Adaptive)
+	assert.Equal(t, 3, st.Concurrency.Limit, "a fixed lane is measured, not resized")
+	assert.Equal(t, int64(1), st.Concurrency.Overloads)
+}

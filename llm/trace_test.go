@@ -1,0 +1,90 @@
+package llm_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
+)
+
+// spanAttrs returns a span's attributes by key.
+func spanAttrs(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
+	m := map[attribute.Key]attribute.Value{}
+	for _, kv := range s.Attributes() {
+		m[kv.Key] = kv.Value
+	}
+	return m
+}
+
+func TestTraceChatSpans(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	fake := llmtest.NewFake(
+		llmtest.Reply{Text: `{"a":1}`, PromptTokens: 120, OutputTokens: 7, DoneReason: llm.DoneStop},
+		llmtest.Reply{Text: "no counts from this server"},
+		llmtest.Reply{Err: llm.StatusError{Provider: "ollama", StatusCode: 503}},
+	)
+	m := llm.Trace(fake, "qwen3.5:9b", llm.TraceConfig{Provider: tp, Attributes: []attribute.KeyValue{attribute.String("gen_ai.agent.id", "scout")}})
+	ctx, parent := tp.Tracer("test").Start(context.Background(), "cycle")
+	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "a secret prompt of some length"}}, MaxTokens: 64}
+	_, err := m.Generate(ctx, req)
+	require.NoError(t, err)
+	_, err = m.Generate(ctx, req)
+	require.NoError(t, err)
+	_, err = m.Generate(ctx, req)
+	require.Error(t, err)
+	parent.End()
+
+	spans := rec.Ended()
+	require.Len(t, spans, 4)
+	ok, est, failed := spans[0], spans[1], spans[2]
+	assert.Equal(t, "chat qwen3.5:9b", ok.Name())
+	assert.Equal(t, trace.SpanKindClient, ok.SpanKind())
+	assert.Equal(t, parent.SpanContext().SpanID(), ok.Parent().SpanID(), "a child of the span in the context")
+	a := spanAttrs(ok)
+	assert.Equal(t, "chat", a["gen_ai.operation.name"].AsString())
+	assert.Equal(t, "qwen3.5:9b", a["gen_ai.request.model"].AsString())
+	assert.Equal(t, int64(64), a["gen_ai.request.max_tokens"].AsInt64())
+	assert.Equal(t, int64(120), a["gen_ai.usage.input_tokens"].AsInt64())
+	assert.Equal(t, int64(7), a["gen_ai.usage.output_tokens"].AsInt64())
+	assert.Equal(t, []string{"stop"}, a["gen_ai.response.finish_reasons"].AsStringSlice())
+	assert.Equal(t, "scout", a["gen_ai.agent.id"].AsString())
+	assert.False(t, a[llm.AttrInputEstimated].AsBool())
+	_, hasContent := a["gen_ai.input.messages"]
+	assert.False(t, hasContent, "no prompt text unless asked for")
+
+	e := spanAttrs(est)
+	assert.True(t, e[llm.AttrInputEstimated].AsBool())
+	assert.True(t, e[llm.AttrOutputEstimated].AsBool())
+	assert.Equal(t, int64(llm.RawRequestTokens(req)), e["gen_ai.usage.input_tokens"].AsInt64())
+	assert.Equal(t, int64(llm.RawTokens("no counts from this server")), e["gen_ai.usage.output_tokens"].AsInt64())
+
+	f := spanAttrs(failed)
+	assert.Equal(t, "http_503", f["error.type"].AsString())
+	assert.Equal(t, codes.Error, failed.Status().Code)
+	assert.Zero(t, f["gen_ai.usage.input_tokens"].AsInt64(), "a refused call used nothing")
+}
+
+func TestTraceContentOptIn(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	fake := llmtest.NewFake(llmtest.Reply{Text: "hello back"})
+	m := llm.Trace(fake, "", llm.TraceConfig{Provider: tp, Content: true})
+	_, err := m.Generate(context.Background(), &llm.Request{Model: "m1", Messages: []llm.Message{{Role: llm.RoleUser, Content: "hello"}}})
+	require.NoError(t, err)
+	a := spanAttrs(rec.Ended()[0])
+	assert.JSONEq(t, `[{"role":"user","parts":[{"type":"text","content":"hello"}]}]`, a["gen_ai.input.messages"].AsString())
+	assert.JSONEq(t, `[{"role":"assistant","parts":[{"type":"text","content":"hello back"}],"finish_reason":"stop"}]`, a["gen_ai.output.messages"].AsString())
+	assert.Equal(t, "chat m1", rec.Ended()[0].Name())
+
+	assert.Same(t, fake, llm.Trace(fake, "", llm.TraceConfig{}), "no provider, no wrapper")
+}
