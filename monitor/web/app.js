@@ -150,6 +150,8 @@
     $("shared").hidden = false;
     $("slots").replaceWith(Object.assign(slotList(data.slots, data.slots.length), { id: "slots" }));
     if (!data.slots.length) $("slots").append(el("li", { class: "more" }, "nothing reported yet"));
+  }
+
   const num = (n) => Number(n).toLocaleString("en");
 
   // usage says what the agent's model calls used: "tokens 12,345 in + 678 out (900 estimated) in 31 calls".
