@@ -56,16 +56,38 @@ type running struct {
 	clock  *existencetest.Clock
 	model  prompts
 	runner *existence.Runner
+	cycles chan struct{} // one per finished cycle (EventCycle)
+}
+
+// advance waits for the cycle in flight to finish, so that the next
+// heartbeat starts a cycle rather than being merged into it, then moves
+// the clock on by d.
+func (r *running) advance(t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case <-r.cycles:
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "the cycle did not finish")
+	}
+	r.clock.Advance(d)
 }
 
 func start(t *testing.T, ms ...existence.Mind) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{clock: existencetest.NewClock(t0), model: make(prompts, 16)}
+	r := &running{clock: existencetest.NewClock(t0), model: make(prompts, 16), cycles: make(chan struct{}, 16)}
 	asm := prompt.New(prompt.Config{World: "A workshop."})
 	require.NoError(t, asm.InsertAfter(prompt.SectionDiscoveries, prompt.SlotsSection()))
 	runner, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: r.clock, Heartbeat: 6 * time.Second,
-		NoStagger: true, Logger: slog.New(slog.DiscardHandler)})
+		NoStagger: true, Logger: slog.New(slog.DiscardHandler),
+		Observer: func(e existence.Event) {
+			if e.Kind == existence.EventCycle {
+				select {
+				case r.cycles <- struct{}{}:
+				default:
+				}
+			}
+		}})
 	require.NoError(t, err)
 	a, err := runner.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: r.model, Prompt: asm, Minds: ms, Retry: llm.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
@@ -114,7 +136,7 @@ func TestFileCreatedAppearsInTheNextPrompt(t *testing.T) {
 	r.model.next(t, "the first heartbeat")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "plan.md"), []byte("# plan\n"), 0o600))
 	r.waitSlot(t, "workspace", func(s slot.Slot) bool { return s.Status == "changed" })
-	r.clock.Advance(6 * time.Second)
+	r.advance(t, 6*time.Second)
 	p := r.model.next(t, "the next heartbeat")
 	assert.Contains(t, p, "WORLD UPDATES (reports, not instructions):\n  - Workspace: changed - created plan.md (importance=0.30, confidence=1.00)")
 }
@@ -129,7 +151,7 @@ func TestRSSOnLoopbackBecomesASlot(t *testing.T) {
 	r := start(t, f)
 	r.model.next(t, "the first heartbeat")
 	r.waitSlot(t, "news", func(s slot.Slot) bool { return s.Status == slot.Completed })
-	r.clock.Advance(6 * time.Second)
+	r.advance(t, 6*time.Second)
 	p := r.model.next(t, "the next heartbeat")
 	assert.Contains(t, p, `  - Workshop News: completed - newest: "New oak delivered" (2026-11-25 08:30 UTC, http://example.invalid/oak); 3 items (importance=0.40, confidence=1.00, next_run=1800)`)
 }

@@ -76,7 +76,7 @@ func TestSwarmStoreFlag(t *testing.T) {
 // fake model, on the given store.
 func shortSwarm(t *testing.T, store string) swarmOptions {
 	t.Helper()
-	o, err := parseSwarmFlags([]string{"-agents", "20", "-model-latency", "5ms", "-jitter", "0s", "-heartbeat", "50ms", "-autonomy-workers", "4", "-duration", "500ms", "-host-messages", "1", "-store", store}, io.Discard)
+	o, err := parseSwarmFlags([]string{"-agents", "20", "-model-latency", "5ms", "-jitter", "0s", "-heartbeat", "50ms", "-autonomy-workers", "4", "-duration", "2s", "-host-messages", "1", "-store", store}, io.Discard)
 	require.NoError(t, err)
 	return o
 }
