@@ -148,15 +148,34 @@ func (q *Queue) expire(ctx context.Context, tx pgx.Tx) ([]task.Task, error) {
 // returns nil when there is none. Overdue tasks are failed first. Errors:
 // [task.ErrInvalid] for a bad id; [ErrFenced] when this process lost
 // the agent's lease (nothing is claimed); the database's error.
+//
+// Every cycle of every agent asks, and most find nothing: so Next first
+// asks a probe shared with the other Next calls waiting (one read-only
+// statement for up to Options.MaxBatch agents, gathered as the saves
+// are, see "Group commit" in the package documentation), and returns nil
+// at once for an agent whose fence holds and which has nothing to claim
+// (no task assigned to it, none pending for it or for any agent, none
+// overdue). Any other agent runs the claiming transaction, which decides,
+// and reports a lost lease.
 func (q *Queue) Next(ctx context.Context, agentID string) (*task.Task, error) {
 	if err := identity.ValidateID(agentID); err != nil {
 		return nil, fmt.Errorf("%w: %w", task.ErrInvalid, err)
 	}
-	if epoch, err := q.fenceAt(agentID); err == nil && epoch < 0 {
-		if err := q.s.ensureAgent(ctx, agentID); err != nil {
+	if epoch, err := q.fenceAt(agentID); err == nil {
+		if epoch < 0 {
+			if err := q.s.ensureAgent(ctx, agentID); err != nil {
+				return nil, err
+			}
+		}
+		idle, err := q.s.probe(ctx, agentID, epoch)
+		if err != nil {
 			return nil, err
 		}
+		if idle {
+			return nil, nil
+		}
 	}
+	q.s.count.taskClaims.Add(1)
 	var got *task.Task
 	err := pgx.BeginFunc(ctx, q.s.pool, func(tx pgx.Tx) error {
 		epoch, err := q.fence(ctx, tx, agentID)
