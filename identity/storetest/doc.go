@@ -38,4 +38,8 @@
 //     succeeds;
 //   - a newer schema version refused with [identity.ErrFutureVersion];
 //   - context cancellation of Load, Save and List.
+//
+// [BenchmarkGroupCommit] compares a store's single saves (one transaction
+// each) with its group commit (saves that arrive together share one), for
+// a store's benchmarks to call.
 package storetest
