@@ -72,5 +72,10 @@
 //
 // It then also prints the most agents it held and the leases claimed,
 // lost and released (agents_held_max, leases_claimed, leases_lost,
-// leases_released), and host messages go to agents it holds.
+// leases_released), and host messages go to agents it holds. And what the
+// store did in this process during the run (pgstore.Stats; -json:
+// "postgres"): saves per second, the group commits and their sizes, the
+// round trips to the server per cycle, the task asks answered by shared
+// probes, the leases renewed, late and lost, and the first percentile of
+// the time a lease had left at its renewal (lease_margin_p1_ms).
 package main
