@@ -392,3 +392,30 @@ func TestStorageTuned(t *testing.T) {
 	}
 	assert.Equal(t, "lz4", method)
 }
+
+// TestRenewInChunks: thousands of leases are renewed in short
+// transactions of 512, all of them.
+func TestRenewInChunks(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, pgtest.New(t), "host-a:1", time.Hour)
+	var agents []string
+	for i := range 1100 {
+		agents = append(agents, fmt.Sprintf("agent-%04d", i))
+	}
+	require.NoError(t, s.Enroll(ctx, agents...))
+	ls, err := s.Claim(ctx, 2000)
+	require.NoError(t, err)
+	require.Len(t, ls, 1100)
+	_, err = s.Pool().Exec(ctx, `UPDATE existence_leases SET expires_at = now() + interval '10 minutes'`)
+	require.NoError(t, err)
+	before := s.Stats()
+	lost, err := s.Renew(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, lost)
+	st := s.Stats()
+	assert.Equal(t, int64(1100), st.LeasesRenewed-before.LeasesRenewed)
+	assert.Equal(t, int64(3), st.RenewRounds-before.RenewRounds, "512 + 512 + 76")
+	var live int
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FROM existence_leases WHERE expires_at > now() + interval '59 minutes'`).Scan(&live))
+	assert.Equal(t, 1100, live, "every lease extended")
+}

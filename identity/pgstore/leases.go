@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -123,7 +124,10 @@ RETURNING l.agent_id`
 //
 // Renewals run on the connections reserved for the leases, so a load of
 // saves never keeps them waiting for a connection; a deadlock with a
-// group commit (the server rolled the renewal back) is retried twice.
+// group commit (the server rolled the renewal back) is retried twice. The
+// leases are renewed 512 at a time, each chunk a short transaction of
+// its own, so that a save fenced on a lease being renewed waits for one
+// chunk at most.
 // Each renewal measures the time its lease had left ([Stats].MarginP1):
 // one under Options.LateMargin is late, counted in [Stats].LeasesLate and
 // returned by [Store.LateRenewals].
@@ -137,20 +141,66 @@ RETURNING l.agent_id`
 func (s *Store) Renew(ctx context.Context) (lost []string, err error) {
 	s.mu.Lock()
 	var ids []string
-	var epochs []int64
+	epochs := map[string]int64{}
 	for id, h := range s.held {
 		if !h.lost {
-			ids, epochs = append(ids, id), append(epochs, h.epoch)
+			ids = append(ids, id)
+			epochs[id] = h.epoch
 		}
 	}
 	s.mu.Unlock()
+	slices.Sort(ids)
 	ctx, cancel := context.WithTimeout(ctx, s.opts.TTL/2)
 	defer cancel()
-	start := s.opts.Now()
-	var renewed []string
-	if len(ids) > 0 {
-		renewed, err = s.renew(ctx, ids, epochs)
+	for len(ids) > 0 && err == nil {
+		chunk := ids[:min(len(ids), renewChunk)]
+		ids = ids[len(chunk):]
+		err = s.renewChunk(ctx, chunk, epochs)
 	}
+	if err != nil {
+		// The leases not renewed: late, or lost by this process's clock.
+		now := s.opts.Now()
+		s.mu.Lock()
+		for _, id := range ids {
+			if h := s.held[id]; h != nil && h.epoch == epochs[id] && !h.lost {
+				left := h.deadline.Sub(now)
+				switch {
+				case left < 0:
+					s.loseLocked(h)
+				case left < s.opts.LateMargin:
+					s.lateLocked(id, h, left, false)
+				}
+			}
+		}
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, h := range s.held {
+		if h.lost && !h.released {
+			lost = append(lost, id)
+		}
+	}
+	return lost, err
+}
+
+// renewChunk is the size of one renewal statement: a renewal locks its
+// leases' rows until it commits, and a save fenced on one of them waits
+// for it, so thousands of leases are renewed in several short
+// transactions rather than one long one.
+const renewChunk = 512
+
+// renewChunk renews the leases of ids (sorted, at most renewChunk) held
+// at epochs, and records for each whether it was renewed, late or lost.
+// It returns the database's error, after marking the chunk's leases late
+// or lost as their time left says.
+func (s *Store) renewChunk(ctx context.Context, ids []string, epochs map[string]int64) error {
+	eps := make([]int64, len(ids))
+	for i, id := range ids {
+		eps[i] = epochs[id]
+	}
+	start := s.opts.Now()
+	renewed, err := s.renew(ctx, ids, eps)
 	now := s.opts.Now()
 	ok := make(map[string]bool, len(renewed))
 	for _, id := range renewed {
@@ -161,7 +211,7 @@ func (s *Store) Renew(ctx context.Context) (lost []string, err error) {
 	defer s.mu.Unlock()
 	for i, id := range ids {
 		h := s.held[id]
-		if h == nil || h.epoch != epochs[i] {
+		if h == nil || h.epoch != eps[i] {
 			continue // released or claimed again meanwhile
 		}
 		left := h.deadline.Sub(now)
@@ -172,7 +222,7 @@ func (s *Store) Renew(ctx context.Context) (lost []string, err error) {
 				s.lateLocked(id, h, left, true)
 			}
 			h.deadline = start.Add(s.opts.TTL)
-		case err == nil || now.After(h.deadline):
+		case err == nil || left < 0:
 			s.loseLocked(h)
 		case left < s.opts.LateMargin:
 			s.lateLocked(id, h, left, false)
@@ -180,12 +230,7 @@ func (s *Store) Renew(ctx context.Context) (lost []string, err error) {
 	}
 	s.count.renewed.Add(int64(len(margins)))
 	s.margins.add(now, margins...)
-	for id, h := range s.held {
-		if h.lost && !h.released {
-			lost = append(lost, id)
-		}
-	}
-	return lost, err
+	return err
 }
 
 // renew runs renewSQL on the lease connections, retrying a deadlock.

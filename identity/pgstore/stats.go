@@ -51,7 +51,8 @@ type Stats struct {
 	// (each counted once); LeasesLate the renewals that found less than
 	// Options.LateMargin of their lease's TTL left (see [Store.Renew]),
 	// including the leases that a failed renewal left under it.
-	// RenewRounds counts the renewal statements.
+	// RenewRounds counts the renewal statements (512 leases at most
+	// each).
 	LeasesClaimed, LeasesRenewed, LeasesLost, LeasesLate, RenewRounds int64
 
 	// MarginP1 and MarginMin are the first percentile and the minimum of
