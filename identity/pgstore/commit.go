@@ -328,7 +328,8 @@ type probeRes struct {
 // from the task queue while their fence holds: no task assigned to them,
 // no pending task for them or for any agent, and no assigned task overdue
 // (which Next would fail first). It reads only; an agent it does not find
-// idle goes through Next's claiming transaction, which decides.
+// idle goes through Next's claiming transaction, which decides. Its last
+// column says whether the queue holds no open task at all.
 const probeSQL = `
 WITH req AS (
 	SELECT * FROM unnest($1::text[], $2::bigint[]) AS r(agent_id, want)
@@ -342,7 +343,8 @@ SELECT r.agent_id, NOT b.all
 	AND EXISTS (SELECT 1 FROM existence_leases l WHERE l.agent_id = r.agent_id AND CASE WHEN r.want >= 0
 		THEN l.epoch = r.want AND l.owner IS NOT NULL AND l.expires_at > now()
 		ELSE l.owner IS NULL OR l.expires_at <= now() END)
-	AND r.agent_id NOT IN (SELECT CASE WHEN status = 'assigned' THEN assigned_to ELSE agent END FROM open)
+	AND r.agent_id NOT IN (SELECT CASE WHEN status = 'assigned' THEN assigned_to ELSE agent END FROM open),
+	NOT EXISTS (SELECT 1 FROM open)
 FROM req r, busy b`
 
 // flushProbes runs one probe for a batch of Next calls and answers each.
@@ -365,14 +367,19 @@ func (s *Store) flushProbes(batch []*probeReq) {
 	ctx, cancel := batchContext(ctxs)
 	defer cancel()
 	idle := make(map[string]bool, len(live))
+	gen, sent := s.emptyQueue.generation(), s.opts.Now()
+	empty := false
 	rows, err := s.pool.Query(ctx, probeSQL, ids, epochs, s.opts.TaskTimeout.Seconds())
 	if err == nil {
 		var id string
 		var ok bool
-		_, err = pgx.ForEachRow(rows, []any{&id, &ok}, func() error {
+		_, err = pgx.ForEachRow(rows, []any{&id, &ok, &empty}, func() error {
 			idle[id] = idle[id] || ok
 			return nil
 		})
+	}
+	if err == nil && empty {
+		s.emptyQueue.found(gen, sent.Add(emptyQueueWindow))
 	}
 	s.count.probeBatches.Add(1)
 	for _, r := range live {
@@ -388,6 +395,10 @@ func (s *Store) flushProbes(batch []*probeReq) {
 // from the task queue, through a probe shared with the other Next calls
 // waiting (or alone, with Options.MaxBatch 1).
 func (s *Store) probe(ctx context.Context, agentID string, epoch int64) (bool, error) {
+	if s.emptyQueue.holds(s.opts.Now()) {
+		s.count.taskQueueEmpty.Add(1)
+		return true, nil
+	}
 	r := &probeReq{ctx: ctx, id: agentID, epoch: epoch, done: make(chan probeRes, 1)}
 	if s.probes == nil {
 		s.flushProbes([]*probeReq{r})
@@ -399,4 +410,53 @@ func (s *Store) probe(ctx context.Context, agentID string, epoch int64) (bool, e
 		s.count.taskProbes.Add(1)
 	}
 	return res.idle, res.err
+}
+
+// emptyQueueWindow is how long a probe's finding that the task queue holds
+// no open task at all answers the Next calls of this Store without a
+// statement: a task another process submits meanwhile is claimed at most
+// this much later (at the agent's next cycle); one submitted, claimed or
+// finished through this Store ends the window at once.
+const emptyQueueWindow = 100 * time.Millisecond
+
+// emptyCache remembers until when the task queue is known to hold no open
+// task. Every change of the queue made through the Store moves its
+// generation on, so that a probe sent before the change cannot vouch for
+// the queue after it.
+type emptyCache struct {
+	mu    sync.Mutex
+	gen   uint64
+	until time.Time
+}
+
+// holds reports whether the queue is known empty at now.
+func (c *emptyCache) holds(now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return now.Before(c.until)
+}
+
+// generation returns the generation a probe about to be sent belongs to.
+func (c *emptyCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// found records that a probe of generation gen found the queue empty,
+// valid until until, unless the queue changed since the probe was sent.
+func (c *emptyCache) found(gen uint64, until time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen && until.After(c.until) {
+		c.until = until
+	}
+}
+
+// changed forgets what is known: the queue changed through this Store.
+func (c *emptyCache) changed() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.until = time.Time{}
 }

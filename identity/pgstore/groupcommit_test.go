@@ -419,3 +419,53 @@ func TestRenewInChunks(t *testing.T) {
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FROM existence_leases WHERE expires_at > now() + interval '59 minutes'`).Scan(&live))
 	assert.Equal(t, 1100, live, "every lease extended")
 }
+
+// TestEmptyQueueWindow: when a probe finds no open task at all, the Next
+// calls of the next 100 ms are answered without a statement; a task
+// another process submits meanwhile is claimed once the window has passed,
+// and one submitted through the same Store ends the window at once.
+func TestEmptyQueueWindow(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.New(t)
+	clock := &fakeNow{t: time.Now()}
+	a, err := pgstore.Open(ctx, url, pgstore.Options{Owner: "host-a:1", TTL: time.Hour, Now: clock.Now})
+	require.NoError(t, err)
+	t.Cleanup(a.Close)
+	b := open(t, url, "host-b:2", time.Hour)
+	require.NoError(t, a.Enroll(ctx, "scout"))
+	require.Len(t, ids(t, a, 1), 1)
+	next := func(what string) *string {
+		t.Helper()
+		got, err := a.Tasks().Next(ctx, "scout")
+		require.NoError(t, err, what)
+		if got == nil {
+			return nil
+		}
+		return &got.Description
+	}
+
+	assert.Nil(t, next("first"))
+	assert.Nil(t, next("within the window"))
+	st := a.Stats()
+	assert.Equal(t, int64(1), st.ProbeBatches, "one probe")
+	assert.Equal(t, int64(1), st.TaskQueueEmpty, "the second Next answered by the first probe's finding")
+
+	_, err = b.Tasks().Submit(ctx, "from another process", "")
+	require.NoError(t, err)
+	assert.Nil(t, next("another process's task, within the window"))
+	clock.Advance(100 * time.Millisecond)
+	got := next("after the window")
+	require.NotNil(t, got)
+	assert.Equal(t, "from another process", *got)
+	done, err := a.Tasks().List(ctx)
+	require.NoError(t, err)
+	_, err = a.Tasks().Finish(ctx, done[0].ID, true, "done")
+	require.NoError(t, err)
+
+	assert.Nil(t, next("the queue empty again"))
+	_, err = a.Tasks().Submit(ctx, "from this process", "")
+	require.NoError(t, err)
+	got = next("this process's task, within the window")
+	require.NotNil(t, got, "a Submit through the Store ends the window")
+	assert.Equal(t, "from this process", *got)
+}

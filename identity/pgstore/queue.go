@@ -94,6 +94,7 @@ func (q *Queue) Submit(ctx context.Context, description, agentID string) (task.T
 		}
 	}
 	description = runes.Head(description, q.s.opts.MaxDescription)
+	defer q.s.emptyQueue.changed()
 	t, err := scanTask(q.s.pool.QueryRow(ctx, `INSERT INTO existence_tasks (description, agent, status, submitted)
 		VALUES ($1, $2, 'pending', date_trunc('milliseconds', now())) RETURNING `+taskCols, description, agentID))
 	if err != nil {
@@ -156,7 +157,13 @@ func (q *Queue) expire(ctx context.Context, tx pgx.Tx) ([]task.Task, error) {
 // at once for an agent whose fence holds and which has nothing to claim
 // (no task assigned to it, none pending for it or for any agent, none
 // overdue). Any other agent runs the claiming transaction, which decides,
-// and reports a lost lease.
+// and reports a lost lease. When a probe finds no open task at all (none
+// pending, none assigned), the Next calls of the next 100 ms (by
+// Options.Now) return nil without a statement, the lease checked by this
+// process's clock only (nothing is claimed, so nothing needs fencing): a
+// task another process submits meanwhile is claimed up to 100 ms later,
+// at the agent's next cycle; a Submit, claim or Finish through this Store
+// ends the window at once.
 func (q *Queue) Next(ctx context.Context, agentID string) (*task.Task, error) {
 	if err := identity.ValidateID(agentID); err != nil {
 		return nil, fmt.Errorf("%w: %w", task.ErrInvalid, err)
@@ -176,6 +183,7 @@ func (q *Queue) Next(ctx context.Context, agentID string) (*task.Task, error) {
 		}
 	}
 	q.s.count.taskClaims.Add(1)
+	defer q.s.emptyQueue.changed()
 	var got *task.Task
 	err := pgx.BeginFunc(ctx, q.s.pool, func(tx pgx.Tx) error {
 		epoch, err := q.fence(ctx, tx, agentID)
@@ -245,6 +253,7 @@ func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (
 		return task.Task{}, err
 	}
 	result = runes.Head(result, q.s.opts.MaxResult)
+	defer q.s.emptyQueue.changed()
 	status := task.Failed
 	if ok {
 		status = task.Completed

@@ -34,10 +34,11 @@ type Stats struct {
 
 	// TaskProbes counts the task queue's [Queue.Next] calls answered by a
 	// shared probe (one statement for many agents, see [Queue.Next]);
-	// ProbeBatches the probe statements; TaskClaims the Next calls that
-	// ran the full claiming transaction (a task to hand over, or a fence
-	// to report).
-	TaskProbes, ProbeBatches, TaskClaims int64
+	// TaskQueueEmpty those answered without a statement, by a probe of
+	// the last 100 ms that found no open task at all; ProbeBatches the
+	// probe statements; TaskClaims the Next calls that ran the full
+	// claiming transaction (a task to hand over, or a fence to report).
+	TaskProbes, TaskQueueEmpty, ProbeBatches, TaskClaims int64
 
 	// RoundTrips counts the statements sent to the server (each one round
 	// trip: a query, an Exec, a BEGIN or COMMIT, a statement prepared),
@@ -109,11 +110,11 @@ func BatchQuantile(h [BatchBuckets]int64, q float64) int {
 
 // counters are a Store's atomic counters.
 type counters struct {
-	saves, savesFenced, savesFailed, batches, batchMax atomic.Int64
-	batchSizes                                         [BatchBuckets]atomic.Int64
-	taskProbes, probeBatches, taskClaims               atomic.Int64
-	roundTrips, leaseRoundTrips                        atomic.Int64
-	claimed, renewed, lost, late, renewRounds          atomic.Int64
+	saves, savesFenced, savesFailed, batches, batchMax   atomic.Int64
+	batchSizes                                           [BatchBuckets]atomic.Int64
+	taskProbes, taskQueueEmpty, probeBatches, taskClaims atomic.Int64
+	roundTrips, leaseRoundTrips                          atomic.Int64
+	claimed, renewed, lost, late, renewRounds            atomic.Int64
 }
 
 func (c *counters) batch(n int) {
@@ -134,7 +135,7 @@ func (s *Store) Stats() Stats {
 	st := Stats{
 		Saves: c.saves.Load(), SavesFenced: c.savesFenced.Load(), SavesFailed: c.savesFailed.Load(),
 		Batches: c.batches.Load(), BatchMax: c.batchMax.Load(),
-		TaskProbes: c.taskProbes.Load(), ProbeBatches: c.probeBatches.Load(), TaskClaims: c.taskClaims.Load(),
+		TaskProbes: c.taskProbes.Load(), TaskQueueEmpty: c.taskQueueEmpty.Load(), ProbeBatches: c.probeBatches.Load(), TaskClaims: c.taskClaims.Load(),
 		RoundTrips: c.roundTrips.Load(), LeaseRoundTrips: c.leaseRoundTrips.Load(),
 		LeasesClaimed: c.claimed.Load(), LeasesRenewed: c.renewed.Load(), LeasesLost: c.lost.Load(),
 		LeasesLate: c.late.Load(), RenewRounds: c.renewRounds.Load(),

@@ -83,7 +83,8 @@ type Options struct {
 	LateMargin time.Duration
 	// Now is the clock of the lease deadlines this process keeps (a write
 	// is fenced by its own clock once TTL has passed since the last
-	// claim or renewal, and the margins of [Stats] are measured with it);
+	// claim or renewal, and the margins of [Stats] are measured with it)
+	// and of the task queue's empty-queue window (see [Queue.Next]);
 	// default time.Now. The server's clock decides expiry in the
 	// database.
 	Now func() time.Time
@@ -155,9 +156,10 @@ type Store struct {
 	saves  *gatherer[*saveReq]  // nil with MaxBatch 1
 	probes *gatherer[*probeReq] // nil with MaxBatch 1
 
-	count    counters
-	margins  *marginWindow
-	enrolled sync.Map // agent ids known to have a lease row
+	count      counters
+	margins    *marginWindow
+	emptyQueue emptyCache // the task queue known to hold no open task
+	enrolled   sync.Map   // agent ids known to have a lease row
 
 	mu   sync.Mutex
 	held map[string]*held             // the leases this Store holds, by agent id
