@@ -35,11 +35,13 @@ type pgFigures struct {
 	RoundTripsPerCycle float64 `json:"round_trips_per_cycle"`
 	LeaseRoundTrips    int64   `json:"lease_round_trips"`
 	// TaskProbes are the task-queue asks answered by a shared probe,
-	// ProbeBatches the probes, TaskClaims the asks that ran the claiming
-	// transaction.
-	TaskProbes   int64 `json:"task_probes"`
-	ProbeBatches int64 `json:"probe_batches"`
-	TaskClaims   int64 `json:"task_claims"`
+	// TaskQueueEmpty those answered without a statement (a probe of the
+	// last 100 ms found no open task), ProbeBatches the probes,
+	// TaskClaims the asks that ran the claiming transaction.
+	TaskProbes     int64 `json:"task_probes"`
+	TaskQueueEmpty int64 `json:"task_queue_empty"`
+	ProbeBatches   int64 `json:"probe_batches"`
+	TaskClaims     int64 `json:"task_claims"`
 	// LeasesRenewed, LeasesLate and LeasesLost count lease renewals, the
 	// late ones (under the alarm margin) and the leases lost (each once).
 	LeasesRenewed int64 `json:"leases_renewed"`
@@ -63,7 +65,8 @@ func pgFiguresOf(a, b pgstore.Stats, cycles int64, d time.Duration) *pgFigures {
 		SavesFenced: b.SavesFenced - a.SavesFenced, SavesFailed: b.SavesFailed - a.SavesFailed,
 		Batches: b.Batches - a.Batches, BatchMax: b.BatchMax,
 		RoundTrips: b.RoundTrips - a.RoundTrips, LeaseRoundTrips: b.LeaseRoundTrips - a.LeaseRoundTrips,
-		TaskProbes: b.TaskProbes - a.TaskProbes, ProbeBatches: b.ProbeBatches - a.ProbeBatches, TaskClaims: b.TaskClaims - a.TaskClaims,
+		TaskProbes: b.TaskProbes - a.TaskProbes, TaskQueueEmpty: b.TaskQueueEmpty - a.TaskQueueEmpty,
+		ProbeBatches: b.ProbeBatches - a.ProbeBatches, TaskClaims: b.TaskClaims - a.TaskClaims,
 		LeasesRenewed: b.LeasesRenewed - a.LeasesRenewed, LeasesLate: b.LeasesLate - a.LeasesLate, LeasesLost: b.LeasesLost - a.LeasesLost,
 		MarginP1Ms: ms(b.MarginP1), MarginMinMs: ms(b.MarginMin), TTLMs: ms(b.TTL), LateMarginMs: ms(b.LateMargin),
 	}
@@ -88,8 +91,8 @@ func pgFiguresOf(a, b pgstore.Stats, cycles int64, d time.Duration) *pgFigures {
 func (f *pgFigures) print(w io.Writer) {
 	fmt.Fprintf(w, "postgres      %.1f saves/s in %d group commits (mean %.1f saves, p50 ≤ %d, p99 ≤ %d, max %d); %d fenced, %d failed\n",
 		f.SavesPerS, f.Batches, f.BatchMean, f.BatchP50, f.BatchP99, f.BatchMax, f.SavesFenced, f.SavesFailed)
-	fmt.Fprintf(w, "              %d round trips to the server (%.2f per cycle; %d on the lease connections); task asks: %d answered by %d shared probes, %d claiming transactions\n",
-		f.RoundTrips, f.RoundTripsPerCycle, f.LeaseRoundTrips, f.TaskProbes, f.ProbeBatches, f.TaskClaims)
+	fmt.Fprintf(w, "              %d round trips to the server (%.2f per cycle; %d on the lease connections); task asks: %d answered by %d shared probes, %d by an empty queue seen in the last 100 ms, %d claiming transactions\n",
+		f.RoundTrips, f.RoundTripsPerCycle, f.LeaseRoundTrips, f.TaskProbes, f.ProbeBatches, f.TaskQueueEmpty, f.TaskClaims)
 	fmt.Fprintf(w, "              leases: %d renewed, %d late (under %.0f ms left), %d lost; time left at renewal p1 %.0f ms, min %.0f ms (TTL %.0f ms)\n",
 		f.LeasesRenewed, f.LeasesLate, f.LateMarginMs, f.LeasesLost, f.MarginP1Ms, f.MarginMinMs, f.TTLMs)
 }
