@@ -91,25 +91,31 @@
 // by its own epoch in that statement: each caller learns its own result —
 // a fenced agent's save fails with a [*FencedError], a corrupt stored
 // state with a [*identity.CorruptError], and the rest commit. The message
-// acknowledgements carried by the saves go in the same statement. The
-// calls of [Queue.Next] that find nothing to claim, most of them, are
-// answered the same way by one shared read-only probe.
+// acknowledgements carried by the saves go in the same statement.
 //
 // How much is gathered adapts to the load. A save that finds the writer
 // idle and nothing queued is written at once: with three agents, a save
 // costs one round trip and no wait. Under load — the previous group commit
 // carried more than one save, or saves are already queued — the writer
-// waits until Options.MaxWait (2 ms) after the oldest queued save arrived,
+// waits until Options.MaxWait (5 ms) after the oldest queued save arrived,
 // or until Options.MaxBatch (256) are queued, and the saves that arrive
-// while one group commit is written go in the next. Why 2 ms: it is
+// while one group commit is written go in the next. Why 5 ms: it is
 // nothing next to a cycle (a model call of seconds) and long next to the
 // server's work for a few saves (well under a millisecond), so under load
-// it multiplies the saves per statement, and divides the per-statement
-// work (parse, plan, commit, wake-ups), for at most 2 ms per save; a save
-// that finds the writer idle pays nothing. With 10,000 agents in two
-// processes on one 2-core machine (about 800 saves a second each), the
-// group commits carried 5 to 10 saves on average and up to 256 in bursts,
-// and the server ran 0.2 to 0.4 statements per cycle instead of 7.7.
+// it multiplies the saves per statement and divides the per-statement
+// work (parse, plan, commit, wake-ups) for at most 5 ms per save, and a
+// save that finds the writer idle pays nothing. Measured with 10,000
+// agents in two processes on one 2-core machine shared with other jobs
+// (about 800 saves a second each): 2 ms gathered 4 to 7 saves per group
+// commit, 5 ms 7 to 10, for about a third less server CPU per cycle and
+// no longer saves (their time was the machine's queue for a CPU, not the
+// wait); the server ran 0.1 to 0.25 statements per cycle, against 7 to 8
+// before group commit.
+//
+// The calls of [Queue.Next] are gathered the same way into shared probes;
+// and when a probe finds no open task at all, the Next calls of the next
+// 100 ms need no statement (see [Queue.Next]).
+//
 // MaxBatch 1 turns group commit off. [Store.Stats] shows what it did:
 // saves, group commits and their sizes, round trips.
 //

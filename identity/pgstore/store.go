@@ -33,8 +33,8 @@ const (
 	// in tens of milliseconds.
 	DefaultMaxBatch = 256
 	// DefaultMaxWait is how long a group commit under load waits for
-	// more saves: 2 ms. See "Group commit" in the package documentation.
-	DefaultMaxWait = 2 * time.Millisecond
+	// more saves: 5 ms. See "Group commit" in the package documentation.
+	DefaultMaxWait = 5 * time.Millisecond
 	// leaseConns is the size of the connection pool reserved for the
 	// leases (claims, renewals, releases), apart from the saves'.
 	leaseConns = 2
@@ -72,7 +72,7 @@ type Options struct {
 	// writes, and only under load: when the previous commit carried more
 	// than one save, or several are queued. A save that finds the writer
 	// idle and nothing queued is written at once, so a handful of agents
-	// never wait. Default [DefaultMaxWait] (2 ms); negative: never wait
+	// never wait. Default [DefaultMaxWait] (5 ms); negative: never wait
 	// (a batch then holds what queued while the previous one was written).
 	MaxWait time.Duration
 	// LateMargin is the renewal alarm: a lease renewed with less than
