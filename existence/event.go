@@ -101,6 +101,15 @@ const (
 	// backoff before it runs again; Slot is the failed slot posted for
 	// it). The agent goes on.
 	EventMindFailed EventKind = "mind_failed"
+	// EventLeaseLate: the agent's lease was renewed with less than the
+	// lease manager's alarm margin left, or its renewal failed with less
+	// than that left (Lease: the epoch, the time left, the TTL and the
+	// margin). Renewals are falling behind (an overloaded database, a
+	// starved connection): the lease is lost if they fall behind by the
+	// rest. With renewals every TTL/3 and the usual margin of TTL/3, it
+	// means a renewal came about one interval late. Reported only by a
+	// lease.Manager that is a lease.LateReporter (identity/pgstore).
+	EventLeaseLate EventKind = "lease_late"
 )
 
 // Event is one observable thing that happened to an agent. Every event
@@ -186,6 +195,8 @@ type Event struct {
 	// Budget is the budget that was spent, on [EventBudgetExhausted]: its
 	// scope, tokens, window, the tokens used and when it refills.
 	Budget *BudgetStatus `json:"budget,omitempty"`
+	// Lease describes the lease's renewal, on [EventLeaseLate].
+	Lease *LeaseStats `json:"lease,omitempty"`
 	// Err is the error behind the event, when there is one: on
 	// [EventFallback] and [EventError], on a failed [EventModelCall], and
 	// on an [EventTask] or [EventStressorDropped] whose operation failed.
@@ -266,6 +277,24 @@ type ContextStats struct {
 	After  int    `json:"tokens_after,omitempty"`
 	Folded int    `json:"turns_folded,omitempty"`
 	Method string `json:"method,omitempty"`
+}
+
+// LeaseStats describes a late lease renewal, on [EventLeaseLate].
+// Durations are encoded in JSON as nanoseconds.
+type LeaseStats struct {
+	// Epoch is the lease's fencing token.
+	Epoch int64 `json:"epoch"`
+	// Left is how much of the lease's time was left when the renewal took
+	// effect, or when the failed renewal returned (by the lease
+	// manager's clock).
+	Left time.Duration `json:"left_ns"`
+	// TTL is the lease's time-to-live, Margin the alarm margin Left fell
+	// under.
+	TTL    time.Duration `json:"ttl_ns"`
+	Margin time.Duration `json:"margin_ns"`
+	// Renewed is false when the renewal failed: the lease then runs out
+	// after Left unless the next renewal succeeds.
+	Renewed bool `json:"renewed"`
 }
 
 // ModelCall is one model attempt.

@@ -90,17 +90,21 @@ type RunnerConfig struct {
 
 	// Leases, when set, makes the runner share agents with other
 	// processes, each agent run by one process at a time: [Runner.Run] claims agents up to MaxAgents
-	// every RenewEvery, builds each claimed agent's Config with NewAgent,
-	// renews the leases on the same interval, stops an agent whose lease
-	// was lost without a final save (an [EventLeaseLost]), and on a
-	// graceful shutdown saves every agent and then releases every lease at
-	// once.
+	// every RenewEvery, builds each claimed agent's Config with NewAgent
+	// (on a goroutine of its own, so that loading the claimed agents never
+	// delays a renewal), renews the leases on the same interval, reports
+	// a renewal that came late (an [EventLeaseLate], from a
+	// [lease.LateReporter]), stops an agent whose lease was lost without a
+	// final save (an [EventLeaseLost]), and on a graceful shutdown saves
+	// every agent and then releases every lease at once.
 	Leases lease.Manager
 	// MaxAgents is the most agents this process runs with Leases; default
 	// 10,000.
 	MaxAgents int
 	// RenewEvery is the lease renewal and claim interval; default
-	// [DefaultRenewEvery] (5 s, a third of a 15 s TTL).
+	// [DefaultRenewEvery] (5 s, a third of a 15 s TTL): a healthy renewal
+	// then finds two thirds of the TTL left, and one missed renewal still
+	// leaves a third, the usual alarm margin of an [EventLeaseLate].
 	RenewEvery time.Duration
 	// NewAgent builds the Config of a claimed agent (required with
 	// Leases): typically a store fenced by l.Epoch. An error releases the
@@ -498,6 +502,10 @@ func (r *Runner) Run(ctx context.Context) error {
 	return r.shutdown()
 }
 
+// shutdownStoppers is how many agents the shutdown stops and saves at
+// once.
+const shutdownStoppers = 64
+
 // shutdown stops and saves every agent still running and releases the
 // leases.
 func (r *Runner) shutdown() error {
@@ -518,8 +526,27 @@ func (r *Runner) shutdown() error {
 	errs = append(errs, r.errs...)
 	r.errs = nil
 	r.smu.Unlock()
-	for _, n := range left {
-		if err := n.a.stop(); err != nil {
+	// The agents are stopped (and saved) by several goroutines at once, so
+	// that a store with group commit writes their final saves together:
+	// one after another, thousands of final saves would take longer than
+	// a lease lasts without renewal.
+	stopErrs := make([]error, len(left))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(left), shutdownStoppers) {
+		wg.Go(func() {
+			for i := range next {
+				stopErrs[i] = left[i].a.stop()
+			}
+		})
+	}
+	for i := range left {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, n := range left {
+		if err := stopErrs[i]; err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", n.a.ID(), err))
 		}
 		if _, ok := n.a.Lease(); ok {
@@ -870,12 +897,20 @@ func (r *Runner) drop(id string) {
 	n.a.emit(Event{Kind: EventLeaseLost, Text: "lease lost: another process runs this agent now; stopped without saving"})
 }
 
-// leaseLoop claims and renews leases every RenewEvery until ctx ends.
+// leaseLoop claims and renews leases every RenewEvery until ctx ends, and
+// waits for the adoption of the leases it claimed.
+//
+// The claimed agents are adopted (built and loaded) by a goroutine of
+// their own, so that loading thousands of states never holds up the next
+// renewal: a lease round is a renewal and a claim, each one statement.
 func (r *Runner) leaseLoop(ctx context.Context) {
 	ticks, stop := r.cfg.Clock.NewTicker(r.cfg.RenewEvery)
 	defer stop()
+	var adopting sync.WaitGroup
+	defer adopting.Wait()
+	var pending atomic.Int64 // leases claimed and not yet adopted
 	for {
-		r.leaseRound(ctx)
+		r.leaseRound(ctx, &adopting, &pending)
 		select {
 		case <-ctx.Done():
 			return
@@ -884,18 +919,20 @@ func (r *Runner) leaseLoop(ctx context.Context) {
 	}
 }
 
-// leaseRound renews the leases held, drops the lost ones, and claims new
-// agents up to MaxAgents.
-func (r *Runner) leaseRound(ctx context.Context) {
+// leaseRound renews the leases held, reports the late renewals, drops the
+// lost agents, and claims new agents up to MaxAgents, unless the agents
+// claimed in an earlier round are still being adopted.
+func (r *Runner) leaseRound(ctx context.Context, adopting *sync.WaitGroup, pending *atomic.Int64) {
 	lost, err := r.cfg.Leases.Renew(ctx)
 	if err != nil && ctx.Err() == nil {
 		r.cfg.Logger.Error("renewing leases failed", "err", err)
 	}
+	r.reportLate()
 	for _, id := range lost {
 		r.drop(id)
 	}
 	want := r.cfg.MaxAgents - r.Len()
-	if want <= 0 || ctx.Err() != nil {
+	if want <= 0 || pending.Load() > 0 || ctx.Err() != nil {
 		return
 	}
 	leases, err := r.cfg.Leases.Claim(ctx, want)
@@ -905,13 +942,51 @@ func (r *Runner) leaseRound(ctx context.Context) {
 		}
 		return
 	}
-	for _, l := range leases {
-		if err := r.adopt(ctx, l); err != nil {
-			r.cfg.Logger.Error("starting a claimed agent failed", "agent", l.AgentID, "err", err)
-			if rerr := r.cfg.Leases.Release(context.WithoutCancel(ctx), l.AgentID); rerr != nil {
-				r.cfg.Logger.Error("releasing a lease failed", "agent", l.AgentID, "err", rerr)
+	if len(leases) == 0 {
+		return
+	}
+	pending.Store(int64(len(leases)))
+	adopting.Go(func() {
+		for _, l := range leases {
+			err := ctx.Err()
+			if err == nil {
+				err = r.adopt(ctx, l)
+				if err != nil && ctx.Err() == nil {
+					r.cfg.Logger.Error("starting a claimed agent failed", "agent", l.AgentID, "err", err)
+				}
 			}
+			if err != nil {
+				if rerr := r.cfg.Leases.Release(context.WithoutCancel(ctx), l.AgentID); rerr != nil {
+					r.cfg.Logger.Error("releasing a lease failed", "agent", l.AgentID, "err", rerr)
+				}
+			}
+			pending.Add(-1)
 		}
+	})
+}
+
+// reportLate emits an [EventLeaseLate] for each late renewal the lease
+// manager reports ([lease.LateReporter]) of an agent this runner runs.
+func (r *Runner) reportLate() {
+	lr, ok := r.cfg.Leases.(lease.LateReporter)
+	if !ok {
+		return
+	}
+	for _, l := range lr.LateRenewals() {
+		n := r.node(l.AgentID)
+		if n == nil {
+			continue
+		}
+		if cur, ok := n.a.Lease(); !ok || cur.Epoch != l.Epoch {
+			continue // a report about an earlier lease of the agent
+		}
+		what := fmt.Sprintf("renewed with %.1f s of its %.0f s left", l.Left.Seconds(), l.TTL.Seconds())
+		if !l.Renewed {
+			what = fmt.Sprintf("not renewed (the renewal failed), %.1f s of its %.0f s left", l.Left.Seconds(), l.TTL.Seconds())
+		}
+		n.a.emit(Event{Kind: EventLeaseLate,
+			Text:  fmt.Sprintf("lease late: %s, under the %.1f s alarm margin; renewals are falling behind and the lease is lost if they fall behind by the rest", what, l.Margin.Seconds()),
+			Lease: &LeaseStats{Epoch: l.Epoch, Left: l.Left, TTL: l.TTL, Margin: l.Margin, Renewed: l.Renewed}})
 	}
 }
 

@@ -174,3 +174,124 @@ func TestAHeartbeatThatChangesNothingSavesNothing(t *testing.T) {
 	}
 	assert.Equal(t, 1, store.count("scout"), "heartbeats that changed nothing saved nothing")
 }
+
+// lateLeases is a fakeLeases that reports late renewals
+// (lease.LateReporter).
+type lateLeases struct {
+	*fakeLeases
+	late []lease.LateRenewal
+}
+
+func (l *lateLeases) LateRenewals() []lease.LateRenewal {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.late
+	l.late = nil
+	return out
+}
+
+// renewedWithin waits for the next renewal of f, failing the test after
+// 10 s.
+func renewedWithin(t *testing.T, f *fakeLeases) {
+	t.Helper()
+	select {
+	case <-f.renewed:
+	case <-time.After(10 * time.Second):
+		require.Fail(t, "no renewal in 10 s")
+	}
+}
+
+// TestRunnerReportsLateRenewals: a late renewal of a lease the runner
+// runs becomes a lease_late event of its agent, with the margin left; a
+// report about an earlier lease of the agent, or about an agent it does
+// not run, is not.
+func TestRunnerReportsLateRenewals(t *testing.T) {
+	clock := existencetest.NewClock(t0)
+	leases := &lateLeases{fakeLeases: &fakeLeases{pool: []string{"a1", "a2"}, renewed: make(chan struct{}, 1)}}
+	rec := &existencetest.Recorder{}
+	fast := llmtest.NewFake(goalReply(t, "g"))
+	fast.Repeat = true
+	r, err := existence.NewRunner(existence.RunnerConfig{
+		Clock: clock, Leases: leases, MaxAgents: 2, NoStagger: true, RenewEvery: 5 * time.Second, Observer: rec.Observe, Logger: discardLogger(),
+		NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {
+			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: identity.NewMemoryStore(), Executor: blockingExecutor(), Retry: llm.RetryPolicy{Attempts: 1}}, nil
+		},
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	renewedWithin(t, leases.fakeLeases)
+	waitFor(t, func() bool { return r.Len() == 2 })
+	l1, ok := r.Agent("a1").Lease()
+	require.True(t, ok)
+
+	leases.mu.Lock()
+	leases.late = []lease.LateRenewal{
+		{AgentID: "a2", Epoch: 99, Left: time.Second, TTL: 15 * time.Second, Margin: 5 * time.Second, Renewed: true},   // an earlier lease
+		{AgentID: "ghost", Epoch: 1, Left: time.Second, TTL: 15 * time.Second, Margin: 5 * time.Second, Renewed: true}, // not run here
+		{AgentID: "a1", Epoch: l1.Epoch, Left: 3200 * time.Millisecond, TTL: 15 * time.Second, Margin: 5 * time.Second, Renewed: true},
+	}
+	leases.mu.Unlock()
+	clock.Advance(5 * time.Second)
+	renewedWithin(t, leases.fakeLeases)
+	waitFor(t, func() bool { return len(rec.Kind(existence.EventLeaseLate)) > 0 })
+	late := rec.Kind(existence.EventLeaseLate)
+	require.Len(t, late, 1, "only the report about a lease the runner holds is an event")
+	e := late[0]
+	assert.Equal(t, "a1", e.AgentID)
+	require.NotNil(t, e.Lease)
+	assert.Equal(t, existence.LeaseStats{Epoch: l1.Epoch, Left: 3200 * time.Millisecond, TTL: 15 * time.Second, Margin: 5 * time.Second, Renewed: true}, *e.Lease)
+	assert.Contains(t, e.String(), "lease late: renewed with 3.2 s of its 15 s left, under the 5.0 s alarm margin")
+	assert.Empty(t, rec.Kind(existence.EventLeaseLost), "a late lease is not lost")
+
+	cancel()
+	require.NoError(t, <-done)
+}
+
+// TestRunnerRenewsWhileAdopting: loading the agents just claimed never
+// holds up the renewals (a process claiming thousands of agents loads
+// them for longer than a TTL), and no more agents are claimed until the
+// claimed ones are adopted.
+func TestRunnerRenewsWhileAdopting(t *testing.T) {
+	clock := existencetest.NewClock(t0)
+	leases := &fakeLeases{pool: []string{"a1", "a2", "a3"}, renewed: make(chan struct{}, 1)}
+	fast := llmtest.NewFake(goalReply(t, "g"))
+	fast.Repeat = true
+	release := make(chan struct{})
+	r, err := existence.NewRunner(existence.RunnerConfig{
+		Clock: clock, Leases: leases, MaxAgents: 3, NoStagger: true, RenewEvery: 5 * time.Second, Logger: discardLogger(),
+		NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {
+			if l.AgentID == "a2" {
+				<-release // a slow load
+			}
+			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: identity.NewMemoryStore(), Executor: blockingExecutor(), Retry: llm.RetryPolicy{Attempts: 1}}, nil
+		},
+	})
+	require.NoError(t, err)
+	leases.mu.Lock()
+	leases.pool = leases.pool[:2] // a3 enrolled later
+	leases.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	renewedWithin(t, leases)
+	waitFor(t, func() bool { return r.Len() == 1 }) // a1 adopted, a2 loading
+	leases.mu.Lock()
+	leases.pool = append(leases.pool, "a3")
+	leases.mu.Unlock()
+	for range 3 {
+		clock.Advance(5 * time.Second)
+		renewedWithin(t, leases) // renewed while a2 is still loading
+	}
+	leases.mu.Lock()
+	assert.Equal(t, []int{3}, leases.claims, "no claim while the claimed agents are being adopted")
+	leases.mu.Unlock()
+	close(release)
+	waitFor(t, func() bool { return r.Len() == 2 })
+	clock.Advance(5 * time.Second)
+	renewedWithin(t, leases)
+	waitFor(t, func() bool { return r.Agent("a3") != nil })
+	cancel()
+	require.NoError(t, <-done)
+}

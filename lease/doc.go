@@ -10,4 +10,8 @@
 // Its epoch is a fencing token that grows at every change of owner; a
 // backend checks every write of the holder against it, so that a process
 // that lost its lease (after a partition or a long pause) can never write.
+//
+// A [Manager] that also measures its renewals implements [LateReporter]:
+// the scheduler reports each renewal that came with less than the alarm
+// margin left ([LateRenewal]), before the lease is lost.
 package lease

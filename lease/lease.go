@@ -35,3 +35,35 @@ type Manager interface {
 	// other processes can take them without waiting for the TTL.
 	Release(ctx context.Context, agentIDs ...string) error
 }
+
+// LateRenewal is a lease renewed with less than its manager's alarm margin
+// left, or found still unrenewed below it (its renewal failed): renewals
+// are falling behind, typically because the backend is overloaded, and the
+// lease is lost if they fall behind by the rest of Left.
+type LateRenewal struct {
+	// AgentID and Epoch name the lease.
+	AgentID string
+	Epoch   int64
+	// Left is how much of the lease's time was left when the renewal took
+	// effect (Renewed), or when the failed renewal returned (not
+	// Renewed), by the manager's clock: the TTL minus the time since the
+	// lease was last claimed or renewed.
+	Left time.Duration
+	// TTL is the lease's time-to-live, and Margin the alarm margin that
+	// Left fell under (typically TTL/3).
+	TTL, Margin time.Duration
+	// Renewed reports whether the renewal succeeded (the lease lasts a
+	// full TTL again); false when it failed and the lease runs out after
+	// Left unless the next one succeeds.
+	Renewed bool
+}
+
+// LateReporter is implemented by a [Manager] that measures how much time
+// its leases have left when they are renewed, so that renewals falling
+// behind are reported before a lease is lost. A scheduler calls
+// LateRenewals after each [Manager.Renew].
+type LateReporter interface {
+	// LateRenewals returns the late renewals since the previous call (the
+	// latest one per agent) and forgets them.
+	LateRenewals() []LateRenewal
+}

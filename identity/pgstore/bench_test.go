@@ -9,6 +9,7 @@ import (
 
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/pgstore"
+	"github.com/existence-loop/sdk/identity/storetest"
 	"github.com/existence-loop/sdk/internal/pgtest"
 )
 
@@ -52,6 +53,30 @@ func BenchmarkSave(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "saves/s")
+}
+
+// BenchmarkGroupCommit compares single saves (MaxBatch 1: a statement and
+// a transaction each, from as many connections as the pool has) with group
+// commit (the defaults), through the storetest harness: see
+// [storetest.BenchmarkGroupCommit]. The saves are unleased (fenced by
+// "nobody holds a live lease"), as a single process without leases
+// writes; the server's CPU is not in cpu-µs/save.
+func BenchmarkGroupCommit(b *testing.B) {
+	storetest.BenchmarkGroupCommit(b, storetest.GroupCommitBench{
+		Open: func(b *testing.B, group bool) identity.Store {
+			opts := pgstore.Options{Owner: "bench", MaxBatch: 1, MaxConns: 16}
+			if group {
+				opts.MaxBatch = 0
+			}
+			s, err := pgstore.Open(context.Background(), pgtest.New(b), opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(s.Close)
+			return s
+		},
+		Commits: func(s identity.Store) int64 { return s.(*pgstore.Store).Stats().Batches },
+	})
 }
 
 func benchState() *identity.AgentState {

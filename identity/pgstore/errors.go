@@ -20,6 +20,8 @@ var (
 	// over and the epoch moved on), or because another process holds a
 	// live lease on it. Nothing was written. A [*FencedError] says more.
 	ErrFenced = errors.New("pgstore: lease lost (fenced)")
+	// ErrClosed: a save or a task probe after [Store.Close].
+	ErrClosed = errors.New("pgstore: store is closed")
 )
 
 // FencedError reports a write refused by fencing: a process that lost its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,6 +27,9 @@ func (s *Store) Enroll(ctx context.Context, agentIDs ...string) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO existence_leases (agent_id) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`, agentIDs)
 	if err != nil {
 		return fmt.Errorf("pgstore: enroll: %w", err)
+	}
+	for _, id := range agentIDs {
+		s.enrolled.Store(id, true)
 	}
 	return nil
 }
@@ -53,7 +57,9 @@ RETURNING l.agent_id, l.epoch, l.owner, l.expires_at`
 // never-saved agents first). Each claim moves the agent's epoch on by one,
 // which fences out the previous holder. The leases last Options.TTL unless
 // renewed. At most Options.ClaimBatch are claimed per call when it is
-// set. Errors: the database's error (nothing is claimed then).
+// set. Claims run on the connections reserved for the leases, never
+// behind the saves. Errors: the database's error (nothing is claimed
+// then).
 func (s *Store) Claim(ctx context.Context, max int) ([]lease.Lease, error) {
 	if b := s.opts.ClaimBatch; b > 0 && max > b {
 		max = b
@@ -63,8 +69,8 @@ func (s *Store) Claim(ctx context.Context, max int) ([]lease.Lease, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.TTL/2)
 	defer cancel()
-	start := time.Now()
-	rows, err := s.pool.Query(ctx, claimSQL, max, s.owner, s.host, s.pid, s.opts.TTL.Seconds())
+	start := s.opts.Now()
+	rows, err := s.lpool.Query(ctx, claimSQL, max, s.owner, s.host, s.pid, s.opts.TTL.Seconds())
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: claim: %w", err)
 	}
@@ -86,77 +92,191 @@ func (s *Store) Claim(ctx context.Context, max int) ([]lease.Lease, error) {
 			close(old.stop)
 		}
 		s.held[l.AgentID] = &held{epoch: l.Epoch, deadline: start.Add(s.opts.TTL)}
+		delete(s.late, l.AgentID)
+		s.enrolled.Store(l.AgentID, true)
 	}
 	s.mu.Unlock()
+	s.count.claimed.Add(int64(len(out)))
 	return out, nil
 }
 
 // renewSQL extends the leases given as (agent id, epoch) pairs that are
-// still live at that epoch, and returns the ids extended.
+// still live at that epoch, and returns the ids extended. The rows are
+// locked in agent id order, as the group commit's fence locks them, so
+// that a renewal and a batch of saves cannot deadlock.
 const renewSQL = `
+WITH c AS (
+	SELECT l.agent_id FROM existence_leases l
+	JOIN unnest($1::text[], $2::bigint[]) AS h(agent_id, epoch) ON h.agent_id = l.agent_id
+	WHERE l.epoch = h.epoch AND l.owner IS NOT NULL AND l.expires_at > now()
+	ORDER BY l.agent_id
+	FOR NO KEY UPDATE OF l
+)
 UPDATE existence_leases l SET expires_at = now() + make_interval(secs => $3)
-FROM unnest($1::text[], $2::bigint[]) AS h(agent_id, epoch)
-WHERE l.agent_id = h.agent_id AND l.epoch = h.epoch AND l.owner IS NOT NULL AND l.expires_at > now()
+FROM c WHERE l.agent_id = c.agent_id
 RETURNING l.agent_id`
 
 // Renew implements [lease.Manager]: it extends every lease this Store
 // holds by Options.TTL and returns the ids of the agents whose lease was
 // lost: taken over by another process, expired, or found lost by a fenced
 // write. Writes for a lost agent fail with [ErrFenced] until it is
-// released and claimed again.
+// released and claimed again; Renew returns it every time until then.
+//
+// Renewals run on the connections reserved for the leases, so a load of
+// saves never keeps them waiting for a connection; a deadlock with a
+// group commit (the server rolled the renewal back) is retried twice. The
+// leases are renewed 512 at a time, each chunk a short transaction of
+// its own, so that a save fenced on a lease being renewed waits for one
+// chunk at most.
+// Each renewal measures the time its lease had left ([Stats].MarginP1):
+// one under Options.LateMargin is late, counted in [Stats].LeasesLate and
+// returned by [Store.LateRenewals].
 //
 // Claim and Renew give up after TTL/2, so that a lost connection cannot
-// hold them past the leases. When the database cannot be reached, Renew returns its error together
-// with the agents whose lease has run out by this process's own clock (TTL
-// after the last claim or renewal was sent), so that a partitioned process
-// stops them without waiting for the database.
+// hold them past the leases. When the database cannot be reached, Renew
+// returns its error together with the agents whose lease has run out by
+// this process's own clock (TTL after the last claim or renewal was sent),
+// so that a partitioned process stops them without waiting for the
+// database; the leases it leaves under Options.LateMargin are late.
 func (s *Store) Renew(ctx context.Context) (lost []string, err error) {
 	s.mu.Lock()
 	var ids []string
-	var epochs []int64
+	epochs := map[string]int64{}
 	for id, h := range s.held {
 		if !h.lost {
-			ids, epochs = append(ids, id), append(epochs, h.epoch)
+			ids = append(ids, id)
+			epochs[id] = h.epoch
 		}
 	}
 	s.mu.Unlock()
+	slices.Sort(ids)
 	ctx, cancel := context.WithTimeout(ctx, s.opts.TTL/2)
 	defer cancel()
-	start := time.Now()
-	var renewed []string
-	if len(ids) > 0 {
-		rows, qerr := s.pool.Query(ctx, renewSQL, ids, epochs, s.opts.TTL.Seconds())
-		if qerr == nil {
-			renewed, qerr = pgx.CollectRows(rows, pgx.RowTo[string])
-		}
-		if qerr != nil {
-			err = fmt.Errorf("pgstore: renew: %w", qerr)
-		}
+	for len(ids) > 0 && err == nil {
+		chunk := ids[:min(len(ids), renewChunk)]
+		ids = ids[len(chunk):]
+		err = s.renewChunk(ctx, chunk, epochs)
 	}
-	ok := make(map[string]bool, len(renewed))
-	for _, id := range renewed {
-		ok[id] = true
+	if err != nil {
+		// The leases not renewed: late, or lost by this process's clock.
+		now := s.opts.Now()
+		s.mu.Lock()
+		for _, id := range ids {
+			if h := s.held[id]; h != nil && h.epoch == epochs[id] && !h.lost {
+				left := h.deadline.Sub(now)
+				switch {
+				case left < 0:
+					s.loseLocked(h)
+				case left < s.opts.LateMargin:
+					s.lateLocked(id, h, left, false)
+				}
+			}
+		}
+		s.mu.Unlock()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, id := range ids {
-		h := s.held[id]
-		if h == nil || h.epoch != epochs[i] {
-			continue // released or claimed again meanwhile
-		}
-		switch {
-		case ok[id]:
-			h.deadline = start.Add(s.opts.TTL)
-		case err == nil || time.Now().After(h.deadline):
-			h.lost = true
-		}
-	}
 	for id, h := range s.held {
 		if h.lost && !h.released {
 			lost = append(lost, id)
 		}
 	}
 	return lost, err
+}
+
+// renewChunk is the size of one renewal statement: a renewal locks its
+// leases' rows until it commits, and a save fenced on one of them waits
+// for it, so thousands of leases are renewed in several short
+// transactions rather than one long one.
+const renewChunk = 512
+
+// renewChunk renews the leases of ids (sorted, at most renewChunk) held
+// at epochs, and records for each whether it was renewed, late or lost.
+// It returns the database's error, after marking the chunk's leases late
+// or lost as their time left says.
+func (s *Store) renewChunk(ctx context.Context, ids []string, epochs map[string]int64) error {
+	eps := make([]int64, len(ids))
+	for i, id := range ids {
+		eps[i] = epochs[id]
+	}
+	start := s.opts.Now()
+	renewed, err := s.renew(ctx, ids, eps)
+	now := s.opts.Now()
+	ok := make(map[string]bool, len(renewed))
+	for _, id := range renewed {
+		ok[id] = true
+	}
+	margins := make([]time.Duration, 0, len(renewed))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, id := range ids {
+		h := s.held[id]
+		if h == nil || h.epoch != eps[i] {
+			continue // released or claimed again meanwhile
+		}
+		left := h.deadline.Sub(now)
+		switch {
+		case ok[id]:
+			margins = append(margins, left)
+			if left < s.opts.LateMargin {
+				s.lateLocked(id, h, left, true)
+			}
+			h.deadline = start.Add(s.opts.TTL)
+		case err == nil || left < 0:
+			s.loseLocked(h)
+		case left < s.opts.LateMargin:
+			s.lateLocked(id, h, left, false)
+		}
+	}
+	s.count.renewed.Add(int64(len(margins)))
+	s.margins.add(now, margins...)
+	return err
+}
+
+// renew runs renewSQL on the lease connections, retrying a deadlock.
+func (s *Store) renew(ctx context.Context, ids []string, epochs []int64) ([]string, error) {
+	var renewed []string
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		var rows pgx.Rows
+		rows, err = s.lpool.Query(ctx, renewSQL, ids, epochs, s.opts.TTL.Seconds())
+		if err == nil {
+			renewed, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		if !retryable(err) {
+			break
+		}
+	}
+	s.count.renewRounds.Add(1)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: renew: %w", err)
+	}
+	return renewed, nil
+}
+
+// lateLocked records a late renewal of h; s.mu must be held.
+func (s *Store) lateLocked(id string, h *held, left time.Duration, renewed bool) {
+	s.count.late.Add(1)
+	s.late[id] = lease.LateRenewal{AgentID: id, Epoch: h.epoch, Left: left, TTL: s.opts.TTL, Margin: s.opts.LateMargin, Renewed: renewed}
+}
+
+// LateRenewals implements [lease.LateReporter]: the renewals since the
+// previous call that found less than Options.LateMargin of their lease's
+// TTL left, or that failed with the lease under it (the latest one per
+// agent, in no particular order), which it then forgets. An
+// existence.Runner reports each as a lease_late event of its agent.
+func (s *Store) LateRenewals() []lease.LateRenewal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.late) == 0 {
+		return nil
+	}
+	out := make([]lease.LateRenewal, 0, len(s.late))
+	for _, l := range s.late {
+		out = append(out, l)
+	}
+	clear(s.late)
+	return out
 }
 
 // Release implements [lease.Manager]: it gives up the leases of the
@@ -173,6 +293,7 @@ func (s *Store) Release(ctx context.Context, agentIDs ...string) error {
 		if h := s.held[id]; h != nil && !h.released {
 			ids, epochs = append(ids, id), append(epochs, h.epoch)
 			h.lost, h.released = true, true
+			delete(s.late, id)
 			if h.stop != nil {
 				close(h.stop)
 				h.stop = nil
@@ -183,10 +304,15 @@ func (s *Store) Release(ctx context.Context, agentIDs ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := s.pool.Exec(ctx, `
+	_, err := s.lpool.Exec(ctx, `
+		WITH c AS (
+			SELECT l.agent_id FROM existence_leases l
+			JOIN unnest($1::text[], $2::bigint[]) AS h(agent_id, epoch) ON h.agent_id = l.agent_id AND h.epoch = l.epoch
+			ORDER BY l.agent_id
+			FOR NO KEY UPDATE OF l
+		)
 		UPDATE existence_leases l SET owner = NULL, host = NULL, pid = NULL, expires_at = '-infinity'
-		FROM unnest($1::text[], $2::bigint[]) AS h(agent_id, epoch)
-		WHERE l.agent_id = h.agent_id AND l.epoch = h.epoch`, ids, epochs)
+		FROM c WHERE l.agent_id = c.agent_id`, ids, epochs)
 	if err != nil {
 		return fmt.Errorf("pgstore: release: %w", err)
 	}
@@ -238,9 +364,9 @@ func (s *Store) Lock(agentID string) (unlock func() error, err error) {
 	if err := s.ensureAgent(ctx, agentID); err != nil {
 		return nil, err
 	}
-	start := time.Now()
+	start := s.opts.Now()
 	var epoch int64
-	err = s.pool.QueryRow(ctx, `
+	err = s.lpool.QueryRow(ctx, `
 		UPDATE existence_leases SET epoch = epoch + 1, owner = $2, host = $3, pid = $4, acquired_at = now(),
 		       expires_at = now() + make_interval(secs => $5)
 		WHERE agent_id = $1 AND (owner IS NULL OR expires_at <= now())
@@ -248,7 +374,9 @@ func (s *Store) Lock(agentID string) (unlock func() error, err error) {
 	if errors.Is(err, pgx.ErrNoRows) {
 		var owner string
 		var pid int32
-		_ = s.pool.QueryRow(ctx, `SELECT coalesce(owner, ''), coalesce(pid, 0) FROM existence_leases WHERE agent_id = $1`, agentID).Scan(&owner, &pid)
+		if err := s.pool.QueryRow(ctx, `SELECT coalesce(owner, ''), coalesce(pid, 0) FROM existence_leases WHERE agent_id = $1`, agentID).Scan(&owner, &pid); err != nil {
+			owner = "another process (" + err.Error() + ")"
+		}
 		return nil, &identity.LockedError{AgentID: agentID, Path: "postgres:leases/" + agentID + " (held by " + owner + ")", PID: int(pid)}
 	}
 	if err != nil {
@@ -258,6 +386,7 @@ func (s *Store) Lock(agentID string) (unlock func() error, err error) {
 	s.mu.Lock()
 	s.held[agentID] = h
 	s.mu.Unlock()
+	s.count.claimed.Add(1)
 	go s.renewLoop(agentID, h)
 	unlocked := false
 	return func() error {
@@ -275,7 +404,7 @@ func (s *Store) Lock(agentID string) (unlock func() error, err error) {
 }
 
 // renewLoop renews the lease Lock took every TTL/3 until it is released or
-// lost.
+// lost, on the lease connections, measuring its margin as Renew does.
 func (s *Store) renewLoop(agentID string, h *held) {
 	t := time.NewTicker(s.opts.TTL / 3)
 	defer t.Stop()
@@ -289,18 +418,27 @@ func (s *Store) renewLoop(agentID string, h *held) {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.opts.TTL/3)
-		var got string
-		err := s.pool.QueryRow(ctx, renewSQL, []string{agentID}, []int64{h.epoch}, s.opts.TTL.Seconds()).Scan(&got)
+		start := s.opts.Now()
+		renewed, err := s.renew(ctx, []string{agentID}, []int64{h.epoch})
 		cancel()
+		now := s.opts.Now()
 		s.mu.Lock()
+		left := h.deadline.Sub(now)
 		switch {
-		case err == nil:
-			h.deadline = time.Now().Add(s.opts.TTL)
-		case errors.Is(err, pgx.ErrNoRows) || time.Now().After(h.deadline):
-			h.lost = true
+		case err == nil && len(renewed) == 1:
+			s.count.renewed.Add(1)
+			s.margins.add(now, left)
+			if left < s.opts.LateMargin {
+				s.lateLocked(agentID, h, left, true)
+			}
+			h.deadline = start.Add(s.opts.TTL)
+		case err == nil || now.After(h.deadline):
+			s.loseLocked(h)
 			s.opts.Logger.Warn("pgstore: lease lost", "agent", agentID, "epoch", h.epoch, "err", err)
 			s.mu.Unlock()
 			return
+		case left < s.opts.LateMargin:
+			s.lateLocked(agentID, h, left, false)
 		}
 		s.mu.Unlock()
 	}

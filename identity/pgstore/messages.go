@@ -261,16 +261,19 @@ func (s *Store) Relay(ctx context.Context, every time.Duration, find func(agentI
 	defer t.Stop()
 	for {
 		s.mu.Lock()
-		var held []string
-		for id, h := range s.held {
+		holds := false
+		for _, h := range s.held {
 			if !h.lost {
-				held = append(held, id)
+				holds = true
+				break
 			}
 		}
 		s.mu.Unlock()
-		if len(held) > 0 {
-			rows, err := s.pool.Query(ctx, `SELECT DISTINCT agent_id FROM existence_messages
-				WHERE acked_at IS NULL AND agent_id = ANY($1)`, held)
+		if holds {
+			// Every pending message's agent (few: a message is pending
+			// until its agent's next save), filtered here, rather than
+			// sending the ids of thousands of held agents every time.
+			rows, err := s.pool.Query(ctx, `SELECT DISTINCT agent_id FROM existence_messages WHERE acked_at IS NULL`)
 			var ids []string
 			if err == nil {
 				ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
@@ -279,7 +282,9 @@ func (s *Store) Relay(ctx context.Context, every time.Duration, find func(agentI
 				s.opts.Logger.Warn("pgstore: sweeping for messages failed", "err", err)
 			}
 			for _, id := range ids {
-				deliver(id)
+				if _, ok := s.Held(id); ok {
+					deliver(id)
+				}
 			}
 		}
 		select {

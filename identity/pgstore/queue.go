@@ -94,6 +94,7 @@ func (q *Queue) Submit(ctx context.Context, description, agentID string) (task.T
 		}
 	}
 	description = runes.Head(description, q.s.opts.MaxDescription)
+	defer q.s.emptyQueue.changed()
 	t, err := scanTask(q.s.pool.QueryRow(ctx, `INSERT INTO existence_tasks (description, agent, status, submitted)
 		VALUES ($1, $2, 'pending', date_trunc('milliseconds', now())) RETURNING `+taskCols, description, agentID))
 	if err != nil {
@@ -148,15 +149,41 @@ func (q *Queue) expire(ctx context.Context, tx pgx.Tx) ([]task.Task, error) {
 // returns nil when there is none. Overdue tasks are failed first. Errors:
 // [task.ErrInvalid] for a bad id; [ErrFenced] when this process lost
 // the agent's lease (nothing is claimed); the database's error.
+//
+// Every cycle of every agent asks, and most find nothing: so Next first
+// asks a probe shared with the other Next calls waiting (one read-only
+// statement for up to Options.MaxBatch agents, gathered as the saves
+// are, see "Group commit" in the package documentation), and returns nil
+// at once for an agent whose fence holds and which has nothing to claim
+// (no task assigned to it, none pending for it or for any agent, none
+// overdue). Any other agent runs the claiming transaction, which decides,
+// and reports a lost lease. When a probe finds no open task at all (none
+// pending, none assigned), the Next calls of the next 100 ms (by
+// Options.Now) return nil without a statement, the lease checked by this
+// process's clock only (nothing is claimed, so nothing needs fencing): a
+// task another process submits meanwhile is claimed up to 100 ms later,
+// at the agent's next cycle; a Submit, claim or Finish through this Store
+// ends the window at once.
 func (q *Queue) Next(ctx context.Context, agentID string) (*task.Task, error) {
 	if err := identity.ValidateID(agentID); err != nil {
 		return nil, fmt.Errorf("%w: %w", task.ErrInvalid, err)
 	}
-	if epoch, err := q.fenceAt(agentID); err == nil && epoch < 0 {
-		if err := q.s.ensureAgent(ctx, agentID); err != nil {
+	if epoch, err := q.fenceAt(agentID); err == nil {
+		if epoch < 0 {
+			if err := q.s.ensureAgent(ctx, agentID); err != nil {
+				return nil, err
+			}
+		}
+		idle, err := q.s.probe(ctx, agentID, epoch)
+		if err != nil {
 			return nil, err
 		}
+		if idle {
+			return nil, nil
+		}
 	}
+	q.s.count.taskClaims.Add(1)
+	defer q.s.emptyQueue.changed()
 	var got *task.Task
 	err := pgx.BeginFunc(ctx, q.s.pool, func(tx pgx.Tx) error {
 		epoch, err := q.fence(ctx, tx, agentID)
@@ -226,6 +253,7 @@ func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (
 		return task.Task{}, err
 	}
 	result = runes.Head(result, q.s.opts.MaxResult)
+	defer q.s.emptyQueue.changed()
 	status := task.Failed
 	if ok {
 		status = task.Completed

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,11 +22,22 @@ import (
 // Defaults of [Options].
 const (
 	// DefaultTTL is how long a lease lasts unless renewed: 15 s, so that
-	// a holder renewing every 5 s (existence.DefaultRenewEvery) survives
-	// two missed renewals, and a dead one's agents move within 15 s.
+	// a holder renewing every 5 s (existence.DefaultRenewEvery, TTL/3)
+	// survives two missed renewals, and a dead one's agents move within
+	// 15 s. See "Leases and fencing" in the package documentation.
 	DefaultTTL = 15 * time.Second
 	// DefaultConnectTimeout bounds the one connection attempt of [Open].
 	DefaultConnectTimeout = 10 * time.Second
+	// DefaultMaxBatch is the most saves (or task probes) one group
+	// commit carries: 256, about 1 MiB of typical agent states, written
+	// in tens of milliseconds.
+	DefaultMaxBatch = 256
+	// DefaultMaxWait is how long a group commit under load waits for
+	// more saves: 5 ms. See "Group commit" in the package documentation.
+	DefaultMaxWait = 5 * time.Millisecond
+	// leaseConns is the size of the connection pool reserved for the
+	// leases (claims, renewals, releases), apart from the saves'.
+	leaseConns = 2
 )
 
 // Options configure a [Store]. The zero value gives the defaults.
@@ -45,9 +57,37 @@ type Options struct {
 	// ConnectTimeout bounds the single connection attempt of [Open];
 	// default 10 s.
 	ConnectTimeout time.Duration
-	// MaxConns is the size of the connection pool; 0 means pgxpool's
-	// default (the larger of 4 and the number of CPUs).
+	// MaxConns is the size of the connection pool of the saves, loads,
+	// task queue and messages; 0 means pgxpool's default (the larger of 4
+	// and the number of CPUs). Two more connections are reserved for the
+	// leases (claims, renewals, releases), so that no load of saves can
+	// keep a renewal waiting for a connection.
 	MaxConns int32
+	// MaxBatch is the most saves one group commit writes in one statement
+	// (one transaction), and the most [Queue.Next] calls one shared probe
+	// answers; default [DefaultMaxBatch] (256). 1 turns group commit off:
+	// every save is then its own statement, run at once by its caller.
+	MaxBatch int
+	// MaxWait is how long a group commit waits for more saves before it
+	// writes, and only under load: when the previous commit carried more
+	// than one save, or several are queued. A save that finds the writer
+	// idle and nothing queued is written at once, so a handful of agents
+	// never wait. Default [DefaultMaxWait] (5 ms); negative: never wait
+	// (a batch then holds what queued while the previous one was written).
+	MaxWait time.Duration
+	// LateMargin is the renewal alarm: a lease renewed with less than
+	// LateMargin of its TTL left counts as late ([Stats].LeasesLate, and
+	// [Store.LateRenewals], which an existence.Runner reports as
+	// lease_late events); default TTL/3. See "Leases and fencing" in the
+	// package documentation.
+	LateMargin time.Duration
+	// Now is the clock of the lease deadlines this process keeps (a write
+	// is fenced by its own clock once TTL has passed since the last
+	// claim or renewal, and the margins of [Stats] are measured with it)
+	// and of the task queue's empty-queue window (see [Queue.Next]);
+	// default time.Now. The server's clock decides expiry in the
+	// database.
+	Now func() time.Time
 	// MaxBytes is the size limit of one state document in bytes; default
 	// [identity.DefaultMaxBytes] (4 MiB). Larger states are refused with
 	// [identity.ErrTooLarge].
@@ -85,6 +125,18 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = DefaultMaxBatch
+	}
+	if o.MaxWait == 0 {
+		o.MaxWait = DefaultMaxWait
+	}
+	if o.LateMargin <= 0 {
+		o.LateMargin = o.TTL / 3
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	return o
 }
 
@@ -94,16 +146,26 @@ func (o Options) withDefaults() Options {
 // it with [Open]; it is safe for concurrent use. Close it with
 // [Store.Close].
 type Store struct {
-	pool  *pgxpool.Pool
-	opts  Options
-	host  string
-	pid   int
-	owner string
-	tasks *Queue
+	pool   *pgxpool.Pool // saves, loads, the task queue, messages
+	lpool  *pgxpool.Pool // the leases: claims, renewals, releases
+	opts   Options
+	host   string
+	pid    int
+	owner  string
+	tasks  *Queue
+	saves  *gatherer[*saveReq]  // nil with MaxBatch 1
+	probes *gatherer[*probeReq] // nil with MaxBatch 1
+
+	count      counters
+	margins    *marginWindow
+	emptyQueue emptyCache // the task queue known to hold no open task
+	enrolled   sync.Map   // agent ids known to have a lease row
 
 	mu   sync.Mutex
-	held map[string]*held // the leases this Store holds, by agent id
+	held map[string]*held             // the leases this Store holds, by agent id
+	late map[string]lease.LateRenewal // renewed late, not yet reported
 
+	closeOnce sync.Once
 	deliverMu sync.Mutex // serialises DeliverPending
 }
 
@@ -145,44 +207,66 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
+	s := &Store{opts: opts, pid: os.Getpid(), held: map[string]*held{}, late: map[string]lease.LateRenewal{}}
+	lcfg := cfg.Copy()
+	lcfg.MaxConns, lcfg.MinConns = leaseConns, 1
+	cfg.ConnConfig.Tracer = tracer{n: &s.count.roundTrips}
+	lcfg.ConnConfig.Tracer = tracer{n: &s.count.roundTrips, also: &s.count.leaseRoundTrips}
 	where := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
+	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if s.lpool, err = pgxpool.NewWithConfig(ctx, lcfg); err != nil {
+		s.pool.Close()
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
 	defer cancel()
-	if err := pool.Ping(pctx); err != nil {
-		pool.Close()
+	if err := s.pool.Ping(pctx); err != nil {
+		s.pool.Close()
+		s.lpool.Close()
 		return nil, fmt.Errorf("%w %s: %w", ErrUnreachable, where, err)
 	}
-	host, _ := os.Hostname()
-	s := &Store{pool: pool, opts: opts, host: host, pid: os.Getpid(), held: map[string]*held{}}
+	s.host, _ = os.Hostname()
 	s.owner = opts.Owner
 	if s.owner == "" {
-		s.owner = host + ":" + strconv.Itoa(s.pid)
+		s.owner = s.host + ":" + strconv.Itoa(s.pid)
 	}
 	s.tasks = &Queue{s: s, epoch: -1}
-	if err := migrate(ctx, pool); err != nil {
-		pool.Close()
+	s.margins = newMarginWindow(opts.TTL)
+	if err := migrate(ctx, s.pool); err != nil {
+		s.pool.Close()
+		s.lpool.Close()
 		return nil, err
+	}
+	if opts.MaxBatch > 1 {
+		s.saves = newGatherer(opts.MaxBatch, opts.MaxWait, s.flushSaves)
+		s.probes = newGatherer(opts.MaxBatch, opts.MaxWait, s.flushProbes)
 	}
 	return s, nil
 }
 
-// Close stops the renewers of [Store.Lock] and closes the connection pool.
-// It does not release leases: call [Store.Release] first for a graceful
-// shutdown.
+// Close stops the renewers of [Store.Lock], writes the saves already
+// queued for a group commit, and closes the connection pools. Saves
+// after Close fail with [ErrClosed]. It does not release leases: call
+// [Store.Release] first for a graceful shutdown. Later calls do nothing.
 func (s *Store) Close() {
-	s.mu.Lock()
-	for _, h := range s.held {
-		if h.stop != nil {
-			close(h.stop)
-			h.stop = nil
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		for _, h := range s.held {
+			if h.stop != nil {
+				close(h.stop)
+				h.stop = nil
+			}
 		}
-	}
-	s.mu.Unlock()
-	s.pool.Close()
+		s.mu.Unlock()
+		if s.saves != nil {
+			s.saves.close()
+			s.probes.close()
+		}
+		s.pool.Close()
+		s.lpool.Close()
+	})
 }
 
 // Owner returns the name this Store gives its leases ([Options].Owner).
@@ -215,7 +299,7 @@ func (s *Store) fenceAt(agentID string, want int64) (int64, error) {
 	if !ok {
 		return -1, nil
 	}
-	if h.lost || time.Now().After(h.deadline) {
+	if h.lost || s.opts.Now().After(h.deadline) {
 		return 0, &FencedError{AgentID: agentID, Epoch: h.epoch}
 	}
 	return h.epoch, nil
@@ -226,8 +310,16 @@ func (s *Store) markLost(agentID string, epoch int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if h, ok := s.held[agentID]; ok && h.epoch == epoch {
-		h.lost = true
+		s.loseLocked(h)
 	}
+}
+
+// loseLocked marks h lost, counted once; s.mu must be held.
+func (s *Store) loseLocked(h *held) {
+	if !h.lost && !h.released {
+		s.count.lost.Add(1)
+	}
+	h.lost = true
 }
 
 // fenceError builds the error for a write refused by the fence: who holds
@@ -253,12 +345,17 @@ func (s *Store) fenceError(ctx context.Context, agentID string, epoch int64) err
 }
 
 // ensureAgent adds agentID to the population (an unowned lease row), so
-// that it can be leased and fenced.
+// that it can be leased and fenced. Lease rows are never deleted, so an
+// agent known to have one is not asked for again.
 func (s *Store) ensureAgent(ctx context.Context, agentID string) error {
+	if _, ok := s.enrolled.Load(agentID); ok {
+		return nil
+	}
 	_, err := s.pool.Exec(ctx, `INSERT INTO existence_leases (agent_id) VALUES ($1) ON CONFLICT DO NOTHING`, agentID)
 	if err != nil {
 		return fmt.Errorf("pgstore: %w", err)
 	}
+	s.enrolled.Store(agentID, true)
 	return nil
 }
 
@@ -356,38 +453,10 @@ func decode(agentID string, version int, doc []byte) (*identity.AgentState, erro
 	return st, nil
 }
 
-// saveSQL writes a state if the fence holds, and acknowledges the pending
-// messages the state now contains, in one statement. $2 is the lease epoch
-// the writer holds, or -1 for a writer that holds no lease (allowed only
-// while nobody holds a live one). The fence row is locked FOR SHARE, so a
-// takeover waits for the write and the new owner loads it.
-const saveSQL = `
-WITH fence AS (
-	SELECT epoch FROM existence_leases
-	WHERE agent_id = $1 AND CASE WHEN $2::bigint >= 0
-		THEN epoch = $2 AND owner IS NOT NULL AND expires_at > now()
-		ELSE owner IS NULL OR expires_at <= now() END
-	FOR SHARE
-), up AS (
-	INSERT INTO existence_states (agent_id, doc, doc_version, doc_sha256, epoch, updated_at)
-	SELECT $1, $3, $4, sha256($3), fence.epoch, $5 FROM fence
-	ON CONFLICT (agent_id) DO UPDATE
-	SET doc = EXCLUDED.doc, doc_version = EXCLUDED.doc_version, doc_sha256 = EXCLUDED.doc_sha256,
-	    epoch = EXCLUDED.epoch, updated_at = EXCLUDED.updated_at
-	WHERE existence_states.epoch <= EXCLUDED.epoch AND sha256(existence_states.doc) = existence_states.doc_sha256
-	RETURNING 1
-), ack AS (
-	UPDATE existence_messages m SET acked_at = now(), acked_epoch = fence.epoch
-	FROM fence
-	WHERE m.id = ANY($6::bigint[]) AND m.agent_id = $1 AND m.acked_at IS NULL AND EXISTS (SELECT 1 FROM up)
-	RETURNING 1
-)
-SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM ack),
-	coalesce((SELECT sha256(doc) <> doc_sha256 FROM existence_states WHERE agent_id = $1), false)`
-
 // Save implements [identity.Store]: it stores s under s.Identity.AgentID,
 // replacing the previous version atomically, and adds the agent to the
-// population that [Store.Claim] leases.
+// population that [Store.Claim] leases. It returns once the transaction
+// holding the save has committed.
 //
 // Fencing: when this Store holds the agent's lease, the write
 // happens only if the lease still has the epoch it was claimed with and
@@ -397,9 +466,17 @@ SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM ack),
 // acknowledges the messages of [Store.Send] that the saved inbox or host
 // list now holds, so a message is delivered exactly once across crashes.
 //
+// Group commit: saves of many agents that arrive together share one
+// statement and one transaction (see "Group commit" in the package
+// documentation), each still fenced by its own epoch: one agent's fenced
+// or refused save fails alone, and the others are written.
+//
 // Other errors: [identity.ErrInvalidID] or suffering.ErrInvalid for a
-// state that does not validate; [identity.ErrTooLarge]; the database's
-// error.
+// state that does not validate; [identity.ErrTooLarge]; a
+// [*identity.CorruptError] when the stored document fails its checksum
+// (quarantine it first); ctx's error when ctx ended before the save was
+// sent (nothing is written); [ErrClosed] after [Store.Close]; the
+// database's error.
 func (s *Store) Save(ctx context.Context, st *identity.AgentState) error {
 	return s.save(ctx, st, -1)
 }
@@ -429,24 +506,30 @@ func (s *Store) save(ctx context.Context, st *identity.AgentState, want int64) e
 			return err
 		}
 	}
-	ackIDs := s.ackable(st)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	updated := st.UpdatedAt
 	if updated.IsZero() {
 		updated = time.Now()
 	}
-	var wrote, acked int64
-	var corrupt bool
-	err = s.pool.QueryRow(ctx, saveSQL, id, epoch, doc, identity.SchemaVersion, updated, ackIDs).Scan(&wrote, &acked, &corrupt)
-	if err != nil {
-		return fmt.Errorf("pgstore: save %s: %w", id, err)
+	sum := sha256.Sum256(doc)
+	r := &saveReq{ctx: ctx, id: id, epoch: epoch, doc: doc, sum: sum[:], updated: updated, ack: s.ackable(st), done: make(chan saveRes, 1)}
+	if s.saves == nil {
+		s.flushSaves([]*saveReq{r})
+	} else if !s.saves.add(r) {
+		return ErrClosed
 	}
-	if corrupt {
+	res := <-r.done
+	switch {
+	case res.err != nil:
+		return res.err
+	case res.corrupt:
 		return &identity.CorruptError{Path: rowPath(id), Reason: "the stored document was changed outside the store (checksum mismatch); Quarantine it before saving a new one"}
-	}
-	if wrote == 0 {
+	case !res.wrote:
 		return s.fenceError(ctx, id, epoch)
 	}
-	s.acked(id, ackIDs)
+	s.acked(id, r.ack)
 	return nil
 }
 

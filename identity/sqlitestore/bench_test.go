@@ -315,3 +315,28 @@ func BenchmarkLoadAll(b *testing.B) {
 	b.ReportMetric(float64(used.Microseconds())/1000/float64(b.N), "cpu-ms/load-all")
 	b.ReportMetric(float64(n), "agents")
 }
+
+// BenchmarkGroupCommit compares single saves (MaxBatch 1: a transaction
+// and an fsync each) with group commit (the default), through the
+// storetest harness: see [storetest.BenchmarkGroupCommit].
+func BenchmarkGroupCommit(b *testing.B) {
+	storetest.BenchmarkGroupCommit(b, storetest.GroupCommitBench{
+		Open: func(b *testing.B, group bool) identity.Store {
+			opts := sqlitestore.Options{MaxBatch: 1}
+			if group {
+				opts.MaxBatch = 0
+			}
+			s, err := sqlitestore.Open(context.Background(), filepath.Join(b.TempDir(), "state.db"), opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() {
+				if err := s.Close(); err != nil {
+					b.Error(err)
+				}
+			})
+			return s
+		},
+		Commits: func(s identity.Store) int64 { return s.(*sqlitestore.Store).Stats().Commits },
+	})
+}

@@ -51,4 +51,8 @@
 //     kept in one ([identity.SharedBoard]: posts seen through a second
 //     handle, the cap dropping the least important, a corrupt board named
 //     and left untouched).
+//
+// [BenchmarkGroupCommit] compares a store's single saves (one transaction
+// each) with its group commit (saves that arrive together share one), for
+// a store's benchmarks to call.
 package storetest

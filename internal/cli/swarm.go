@@ -327,6 +327,10 @@ type swarmResult struct {
 	TokenBudget     string `json:"token_budget,omitempty"`
 	BudgetExhausted int64  `json:"budget_exhausted,omitempty"`
 	Held            int64  `json:"held,omitempty"`
+
+	// Postgres is what the PostgreSQL store did during the run (see
+	// pgFigures), with -store postgres://...
+	Postgres *pgFigures `json:"postgres,omitempty"`
 }
 
 // simModel answers after the latency ± jitter, honouring ctx.
@@ -640,7 +644,19 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 	// The saves until the stop; those after it are the shutdown's.
 	var savesAtStop atomic.Int64
 	var stopAt atomic.Int64
-	context.AfterFunc(ctx, func() { savesAtStop.Store(saves.saves.Load()); stopAt.Store(int64(time.Since(start))) })
+	var pgStart pgstore.Stats                // the PostgreSQL store's counters at the start
+	var pgStop atomic.Pointer[pgstore.Stats] // and at the stop
+	if db.pg != nil {
+		pgStart = db.pg.Stats()
+	}
+	context.AfterFunc(ctx, func() {
+		savesAtStop.Store(saves.saves.Load())
+		stopAt.Store(int64(time.Since(start)))
+		if db.pg != nil {
+			st := db.pg.Stats()
+			pgStop.Store(&st)
+		}
+	})
 	if leases == nil {
 		go func() { done <- r.Run(ctx) }()
 	}
@@ -794,6 +810,15 @@ loop:
 	res.CyclesPerS = float64(res.Cycles) / elapsed.Seconds()
 	res.Lateness = map[string]quantiles{"autonomy": quantilesOf(col.lateness[0]), "priority": quantilesOf(col.lateness[1])}
 	res.AgentsCycled = len(col.cycled)
+	if db.pg != nil {
+		stop, d := pgStop.Load(), time.Duration(stopAt.Load())
+		if stop == nil { // the run ended before its time
+			st := db.pg.Stats()
+			stop, d = &st, elapsed
+		}
+		res.Postgres = pgFiguresOf(pgStart, *stop, res.Cycles, d)
+		res.LeasesLost = db.pg.Stats().LeasesLost // each loss once (Renew repeats a lost lease until it is released)
+	}
 	if o.hostMessages > 0 {
 		q := quantilesOf(col.replies)
 		res.HostReply = &q
@@ -863,6 +888,9 @@ func (res *swarmResult) print(w io.Writer, asJSON bool) error {
 		res.Store, res.Saves, res.SavesPerS, res.FinalSaves, res.SaveErrors, res.SavesCancelled, res.SaveLatency.P50, res.SaveLatency.P99, res.SaveLatency.Max, res.StartupS)
 	if res.Store == "postgres" {
 		fmt.Fprintf(w, "leases        held at most %d agents; %d claimed, %d lost to another process, %d released at the stop\n", res.AgentsHeldMax, res.LeasesClaimed, res.LeasesLost, res.LeasesReleased)
+	}
+	if res.Postgres != nil {
+		res.Postgres.print(w)
 	}
 	if res.Errors > 0 {
 		fmt.Fprintf(w, "errors        %d agent error events; the first: %s\n", res.Errors, res.FirstError)

@@ -138,6 +138,33 @@ func TestSwarmPostgres(t *testing.T) {
 	assert.Zero(t, res.SaveErrors)
 	assert.Zero(t, res.Errors, res.FirstError)
 
+	// What the store did: saves per second, group commits, round trips
+	// per cycle, leases renewed, late and lost, the lease margin; printed
+	// and under "postgres" in -json.
+	f := res.Postgres
+	require.NotNil(t, f)
+	assert.Positive(t, f.SavesPerS)
+	assert.Positive(t, f.Batches)
+	assert.GreaterOrEqual(t, f.BatchMean, 1.0)
+	assert.Positive(t, f.RoundTripsPerCycle)
+	assert.Zero(t, f.LeasesLost)
+	assert.Zero(t, f.SavesFenced)
+	assert.EqualValues(t, pgstore.DefaultTTL.Milliseconds(), f.TTLMs)
+
+	var text bytes.Buffer
+	require.NoError(t, res.print(&text, false))
+	assert.Contains(t, text.String(), "group commits")
+	assert.Contains(t, text.String(), "time left at renewal p1")
+	var js bytes.Buffer
+	require.NoError(t, res.print(&js, true))
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(js.Bytes(), &m))
+	pg, ok := m["postgres"].(map[string]any)
+	require.True(t, ok, "a postgres object in -json")
+	for _, k := range []string{"saves_per_s", "batch_mean", "batch_p99", "round_trips_per_cycle", "leases_renewed", "leases_late", "leases_lost", "lease_margin_p1_ms"} {
+		assert.Contains(t, pg, k)
+	}
+
 	ctx := context.Background()
 	s, err := pgstore.Open(ctx, url, pgstore.Options{Owner: "checker"})
 	require.NoError(t, err)
