@@ -32,9 +32,9 @@
 //
 // [Memory.Recall] compares the query's vector with every memory of the
 // agent, exactly (no approximate index: 10,000 memories of 768
-// dimensions are 30 MB, scanned in milliseconds by a dot-product kernel
-// with several accumulators and no bounds checks, split across
-// GOMAXPROCS; see BenchmarkRecall and cmd/memorybench). Candidates have a
+// dimensions are 30 MB, scanned in about 2 ms by BLAS's sgemv (gonum's
+// blas32), split across GOMAXPROCS; see BenchmarkRecall and
+// cmd/memorybench). Candidates have a
 // cosine of at least 0.35 (the original's threshold, [Query].MinRelevance);
 // each gets score = w_rel·relevance + w_rec·recency + w_imp·importance,
 // every part min-max normalised over the candidates, recency being

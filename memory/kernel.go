@@ -3,33 +3,20 @@ package memory
 import (
 	"runtime"
 	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 )
 
 // Dot returns the dot product of a and b over their common length: for
-// unit vectors, their cosine similarity. Sixteen products per step go
-// into four float32 accumulators (a tree of four each), so that the
-// additions do not wait on one another and the loop's bookkeeping is
-// shared by sixteen values; the slices are cut to length once, so the
-// products and sums carry no bounds checks (one slice check per sixteen
-// values remains).
+// unit vectors, their cosine similarity. It is BLAS's sdot (gonum's,
+// with SSE assembly on amd64, pure Go elsewhere).
 func Dot(a, b []float32) float32 {
 	n := min(len(a), len(b))
-	a, b = a[:n:n], b[:n:n]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i <= n-16; i += 16 {
-		x := a[i : i+16 : i+16] // one slice check per 16 values
-		y := b[i : i+16 : i+16] // none: b has a's length
-
-		s0 += (x[0]*y[0] + x[4]*y[4]) + (x[8]*y[8] + x[12]*y[12])
-		s1 += (x[1]*y[1] + x[5]*y[5]) + (x[9]*y[9] + x[13]*y[13])
-		s2 += (x[2]*y[2] + x[6]*y[6]) + (x[10]*y[10] + x[14]*y[14])
-		s3 += (x[3]*y[3] + x[7]*y[7]) + (x[11]*y[11] + x[15]*y[15])
+	if n == 0 {
+		return 0
 	}
-	for ; i < n; i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
+	return blas32.Dot(blas32.Vector{N: n, Inc: 1, Data: a[:n]}, blas32.Vector{N: n, Inc: 1, Data: b[:n]})
 }
 
 // parallelMin is the number of values (rows × dimensions) below which a
@@ -62,10 +49,12 @@ func scan(mat, q []float32, out []float32) {
 	wg.Wait()
 }
 
-// scanRows is scan on one goroutine.
+// scanRows is scan on one goroutine: BLAS's sgemv, out = mat·q.
 func scanRows(mat, q []float32, out []float32) {
-	dim := len(q)
-	for i := range out {
-		out[i] = Dot(mat[i*dim:(i+1)*dim:(i+1)*dim], q)
+	dim, rows := len(q), len(out)
+	if dim == 0 || rows == 0 {
+		return
 	}
+	a := blas32.General{Rows: rows, Cols: dim, Stride: dim, Data: mat[:rows*dim]}
+	blas32.Gemv(blas.NoTrans, 1, a, blas32.Vector{N: dim, Inc: 1, Data: q}, 0, blas32.Vector{N: rows, Inc: 1, Data: out})
 }
