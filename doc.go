@@ -18,7 +18,7 @@
 //     record, its Status lifecycle, the Source interface an agent draws
 //     tasks from, Limits and the errors every queue returns.
 //   - [github.com/existence-loop/sdk/slot]: what the world reports to an
-//     agent — the Slot record after GLaDOS's slots (seed 003), strict
+//     agent — the Slot record after GLaDOS's slots, strict
 //     validation, capped boards dropping the least important first, stale
 //     slots.
 //   - [github.com/existence-loop/sdk/lease]: sharing agents between

@@ -122,7 +122,8 @@ type Config struct {
 	// GoalTimeout bounds the pursuit of one goal: when it passes, the
 	// executor's context ends and an executor that honours it returns
 	// (toolloop records the goal ABANDONED); default 30 minutes. Goals take
-	// 15–60 s in practice (spec §1).
+	// 15–60 s in practice (spec §1). MaxGoalDuration (2 minutes by default)
+	// usually ends a goal first: to let goals run longer, raise both.
 	GoalTimeout time.Duration
 	// MaxGoalDuration abandons a goal still being pursued this long after
 	// its executor started, measured on Clock: stall rule

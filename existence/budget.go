@@ -44,18 +44,18 @@ type Budget struct {
 	Reserve int `json:"reserve,omitempty"`
 }
 
-// ErrBudget matches the errors of [ParseBudget] and of an invalid
+// ErrInvalidBudget matches the errors of [ParseBudget] and of an invalid
 // [Budget] given to [New] or [NewRunner].
-var ErrBudget = errors.New("existence: invalid token budget")
+var ErrInvalidBudget = errors.New("existence: invalid token budget")
 
-// Validate returns an error matching [ErrBudget] when b has Tokens or a
+// Validate returns an error matching [ErrInvalidBudget] when b has Tokens or a
 // Window below zero, or Tokens without a Window.
 func (b Budget) Validate() error {
 	switch {
 	case b.Tokens < 0 || b.Window < 0:
-		return fmt.Errorf("%w: tokens and window must not be negative (%d/%v)", ErrBudget, b.Tokens, b.Window)
+		return fmt.Errorf("%w: tokens and window must not be negative (%d/%v)", ErrInvalidBudget, b.Tokens, b.Window)
 	case b.Tokens > 0 && b.Window == 0:
-		return fmt.Errorf("%w: %d tokens over no window", ErrBudget, b.Tokens)
+		return fmt.Errorf("%w: %d tokens over no window", ErrInvalidBudget, b.Tokens)
 	}
 	return nil
 }
@@ -76,7 +76,7 @@ func (b Budget) String() string {
 // "+RESERVE": "4000/1m" is 4,000 tokens a minute, "50000/1h+5000" 50,000
 // an hour with 5,000 more for the priority lane. DURATION is a Go
 // duration (time.ParseDuration). An empty string is no budget. Errors
-// match [ErrBudget].
+// match [ErrInvalidBudget].
 func ParseBudget(s string) (Budget, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -84,20 +84,20 @@ func ParseBudget(s string) (Budget, error) {
 	}
 	tokens, rest, ok := strings.Cut(s, "/")
 	if !ok {
-		return Budget{}, fmt.Errorf("%w: %q: want TOKENS/DURATION, e.g. 4000/1m", ErrBudget, s)
+		return Budget{}, fmt.Errorf("%w: %q: want TOKENS/DURATION, e.g. 4000/1m", ErrInvalidBudget, s)
 	}
 	var b Budget
 	var err error
 	if b.Tokens, err = strconv.Atoi(strings.TrimSpace(tokens)); err != nil || b.Tokens <= 0 {
-		return Budget{}, fmt.Errorf("%w: %q: the tokens must be a positive whole number", ErrBudget, s)
+		return Budget{}, fmt.Errorf("%w: %q: the tokens must be a positive whole number", ErrInvalidBudget, s)
 	}
 	window, reserve, hasReserve := strings.Cut(rest, "+")
 	if b.Window, err = time.ParseDuration(strings.TrimSpace(window)); err != nil || b.Window <= 0 {
-		return Budget{}, fmt.Errorf("%w: %q: the window must be a positive duration such as 1m or 1h", ErrBudget, s)
+		return Budget{}, fmt.Errorf("%w: %q: the window must be a positive duration such as 1m or 1h", ErrInvalidBudget, s)
 	}
 	if hasReserve {
 		if b.Reserve, err = strconv.Atoi(strings.TrimSpace(reserve)); err != nil || b.Reserve < 0 {
-			return Budget{}, fmt.Errorf("%w: %q: the reserve must be a whole number of tokens", ErrBudget, s)
+			return Budget{}, fmt.Errorf("%w: %q: the reserve must be a whole number of tokens", ErrInvalidBudget, s)
 		}
 	}
 	return b, nil

@@ -213,7 +213,7 @@ func TestParseBudget(t *testing.T) {
 	for _, tt := range tests {
 		got, err := existence.ParseBudget(tt.in)
 		if tt.bad {
-			assert.ErrorIs(t, err, existence.ErrBudget, tt.in)
+			assert.ErrorIs(t, err, existence.ErrInvalidBudget, tt.in)
 			continue
 		}
 		require.NoError(t, err, tt.in)
@@ -225,7 +225,7 @@ func TestParseBudget(t *testing.T) {
 		}
 	}
 	_, err := existence.New(context.Background(), existence.Config{ID: "x", Name: "X", Model: llmtest.NewFake(), Budget: existence.Budget{Tokens: 5}})
-	assert.ErrorIs(t, err, existence.ErrBudget)
+	assert.ErrorIs(t, err, existence.ErrInvalidBudget)
 }
 
 // TestUsageEstimatedWhenTheServerGivesNoCounts: a server that reports no

@@ -110,7 +110,7 @@
 // # Senses: slots, minds and triggers
 //
 // The world reaches an agent through slots (package slot, after GLaDOS's,
-// seed 003): short reports with a status, a summary, an importance and a
+// GLaDOS): short reports with a status, a summary, an importance and a
 // confidence (0–1), the seconds until the next update, and notify_user.
 // [Agent.PostSlot] puts one on the agent's own board, kept with its state
 // ([Config].MaxSlots, the least important dropped first); a board shared

@@ -14,7 +14,7 @@ import (
 )
 
 // Mind is a background job that watches part of the world and reports
-// what it finds as slot updates: seed 003's minds (GLaDOS's subagents),
+// what it finds as slot updates: GLaDOS's minds (its subagents),
 // each on its own schedule. existence/minds has built-ins: a workspace
 // watcher, an HTTP poller, an RSS and Atom feed reader, a timer and an MCP
 // resource subscription.

@@ -42,9 +42,9 @@ type RunnerConfig struct {
 	// filestore.Store each agent holds its own lock for the whole run.
 	Store identity.Store
 	// AutonomyWorkers is the size of the autonomy lane: how many ordinary
-	// existence cycles (and so model calls) run at once; default 1, which
-	// suits one local GPU. GLaDOS (seed 003) allows 1–16; any number is
-	// allowed. With a model of latency L and a heartbeat H, N agents need
+	// existence cycles (and so model calls) run at once; 0 means 1, which
+	// suits one local GPU (the existence command's -autonomy-workers 0 means
+	// adaptive instead); any number is allowed. With a model of latency L and a heartbeat H, N agents need
 	// about N·L/H workers to keep up. [AdaptiveWorkers] lets the lane find
 	// the model server's capacity itself (see Adaptive).
 	AutonomyWorkers int
@@ -135,6 +135,10 @@ type RunnerConfig struct {
 	TracerProvider trace.TracerProvider
 	TraceContent   bool
 }
+
+// ErrDuplicateAgent is wrapped by the error of [Runner.Add] given an id
+// the runner already holds.
+var ErrDuplicateAgent = errors.New("existence: agent added twice")
 
 // Runner runs many agents as peers in one process. Agents are
 // data: each heartbeat is a due time in a timer heap, and a goroutine runs
@@ -284,11 +288,12 @@ func classifyNode(e *schedEntry) Lane {
 // Add creates an agent with cfg (see [New]) in the runner: Store, Clock,
 // Heartbeat, Observer and Logger default to the runner's. Its executor's
 // model calls are bounded by MaxInFlight, its cycles by the lanes. Agent
-// ids must be unique. An agent added while the runner runs is scheduled at
-// once (its first heartbeat staggered like the others).
+// ids must be unique: a second agent of an id is refused with an error
+// that wraps [ErrDuplicateAgent]. An agent added while the runner runs is
+// scheduled at once (its first heartbeat staggered like the others).
 func (r *Runner) Add(ctx context.Context, cfg Config) (*Agent, error) {
 	if r.Agent(cfg.ID) != nil {
-		return nil, fmt.Errorf("existence: agent %q added twice", cfg.ID)
+		return nil, fmt.Errorf("%w: %q", ErrDuplicateAgent, cfg.ID)
 	}
 	if cfg.Store == nil {
 		cfg.Store = r.cfg.Store
@@ -324,9 +329,8 @@ func (r *Runner) Add(ctx context.Context, cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Agent(cfg.ID) != nil {
-		_ = a.release()
-		return nil, fmt.Errorf("existence: agent %q added twice", cfg.ID)
+	if r.Agent(cfg.ID) != nil { // added by another goroutine meanwhile
+		return nil, errors.Join(fmt.Errorf("%w: %q", ErrDuplicateAgent, cfg.ID), a.release())
 	}
 	r.attach(a)
 	return a, nil

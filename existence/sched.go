@@ -8,7 +8,7 @@ import (
 	"github.com/existence-loop/sdk/internal/heap"
 )
 
-// Lane is one of the scheduler's two bounded worker pools (after seed 003's
+// Lane is one of the scheduler's two bounded worker pools (after GLaDOS's
 // GLaDOS design): a [Runner] queues each agent's due cycle in one of them,
 // and a cycle runs only on a free worker of its lane.
 type Lane uint8

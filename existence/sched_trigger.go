@@ -11,7 +11,7 @@ import (
 const DefaultTriggerGap = time.Second
 
 // trigger asks for a cycle of e at now outside its heartbeats: a slot
-// posted with notify_user (seed 003's event trigger, the scene change of
+// posted with notify_user (GLaDOS's event trigger, the scene change of
 // GLaDOS). It goes through the same coalescing as heartbeats, so that a
 // burst of triggers makes one cycle:
 //

@@ -16,7 +16,7 @@ import (
 // (RunnerConfig.SharedSlots).
 var ErrNoSharedBoard = errors.New("existence: the runner has no shared board of slots (RunnerConfig.SharedSlots)")
 
-// PostSlot puts s on the agent's own board (seed 003's slots: what a
+// PostSlot puts s on the agent's own board (GLaDOS's slots: what a
 // mind, an application or a person reports to the agent) and saves the
 // state. s is cleaned first (slot.Slot.Clean: control characters removed,
 // texts cut to their caps, a blank title set to the id), a zero UpdatedAt
@@ -27,7 +27,7 @@ var ErrNoSharedBoard = errors.New("existence: the runner has no shared board of 
 //
 // The agent's next existence cycle lists the slot in its prompt where the
 // assembler places prompt.SlotsSection. With NotifyUser, PostSlot asks
-// for that cycle at once instead of at the next heartbeat (seed 003's
+// for that cycle at once instead of at the next heartbeat (GLaDOS's
 // event trigger): through the runner's scheduler, so that a burst of
 // notifying slots makes one cycle (coalescing), an autonomy cycle waits
 // for the runner's Cooldown, and the priority lane still goes first. A

@@ -164,7 +164,9 @@ func (a *Agent) Status() Status {
 
 // SetLease records the lease under which this process runs the agent, for
 // [Status] (nil: none). Whoever manages leases calls it when it claims,
-// renews or loses one.
+// renews or loses one. It changes only what Status reports, never the
+// lease that fences the agent's writes ([Agent.Lease], set by the
+// [Runner] that claimed it).
 func (a *Agent) SetLease(l *lease.Lease) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -94,7 +94,7 @@ type BoardOptions struct {
 	Now func() time.Time
 }
 
-// SharedBoard is a board of slots several agents see (seed 003's slots
+// SharedBoard is a board of slots several agents see (GLaDOS's slots
 // are shared state): kept in a [Document] of the store, so that every
 // process using the store sees the same board. Create it with
 // [NewSharedBoard]; it is safe for concurrent use.

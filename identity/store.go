@@ -36,7 +36,7 @@ type AgentState struct {
 	// line, spec §2 "Presence"). Zero when never.
 	LastPresence time.Time `json:"last_presence,omitzero"`
 	// Slots is the agent's own board: what its minds, applications and
-	// people posted for it (slot.Slot, seed 003's slots), in the order
+	// people posted for it (slot.Slot, GLaDOS's slots), in the order
 	// first posted, at most the agent's cap (slot.DefaultMax, 20). The
 	// prompt lists them, most important first, with those of the shared
 	// board (see [SharedBoard]).

@@ -24,7 +24,7 @@
 //     reject_request {id, text}, answer_request {id, answer}: the agents'
 //     requests to their human ([Requests]);
 //   - post_slot {agent_id, slot_id, title, status, summary, importance,
-//     confidence, next_run, notify_user}: a slot (slot.Slot, seed 003) on
+//     confidence, next_run, notify_user}: a slot (slot.Slot, GLaDOS) on
 //     one agent's board, or without agent_id on the board every agent
 //     shares (existence.Runner.PostSharedSlot), checked as the monitor's
 //     POST /api/slots; with notify_user the agents consider it at once;

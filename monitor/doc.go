@@ -5,7 +5,9 @@
 //
 //	addr := "127.0.0.1:8080"
 //	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Token: token, Addr: addr})
-//	// pass mon.Observe as the Runner's (or Agent's) Observer, then:
+//	// then add the agents with Observer: mon.Observe (runner.Add); for one
+//	// Agent, built before the monitor, give it an Observer that forwards to
+//	// the monitor once it exists (examples/embed), then:
 //	srv := monitor.NewServer(addr, mon) // safe timeouts; Shutdown also ends the event streams
 //	go srv.ListenAndServe()
 //

@@ -119,7 +119,11 @@ type Config struct {
 	// [ErrNoToken]; the Host check allows its host (see [AuthConfig].Addr).
 	// Empty: unknown, so no refusal, and only loopback names and
 	// AllowedHosts pass the Host check.
-	Addr         string
+	Addr string
+	// AllowedHosts are further host names (without a port) that the Host
+	// check accepts, such as the name a reverse proxy forwards
+	// ("agents.example.com"); any other Host gets 421 (see
+	// [AuthConfig].AllowedHosts).
 	AllowedHosts []string
 	// InsecureNoTokenBehindProxy lets [New] serve a non-loopback Addr
 	// without a Token, for a monitor behind a reverse proxy that

@@ -12,7 +12,7 @@ import (
 )
 
 // SlotSource is implemented by a [Source] that can post slots (slot.Slot,
-// seed 003) for the agents: [RunnerSource] does for the agents of this
+// GLaDOS) for the agents: [RunnerSource] does for the agents of this
 // process. Without it, the slot endpoints answer 501.
 type SlotSource interface {
 	// PostSlot puts s on agent id's own board (existence.Agent.PostSlot:

@@ -34,7 +34,7 @@
 //
 // One more built-in section is placed by the application, not by New:
 // [SlotsSection] ("slots", WORLD UPDATES) lists the slots the agent sees
-// ([View].Slots: what its minds and the world report, seed 003's "Tasks"
+// ([View].Slots: what its minds and the world report, GLaDOS's "Tasks"
 // block), most important first; it is absent when there are none, so a
 // prompt without slots is unchanged. The trio places it after the
 // discoveries.

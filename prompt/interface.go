@@ -82,7 +82,7 @@ type View struct {
 	// otherwise.
 	Memories []Memory
 	// Slots are the slots the agent sees: its own board and the shared
-	// board's (slot.Slot, seed 003), in any order. The slots section
+	// board's (slot.Slot, GLaDOS), in any order. The slots section
 	// ([SlotsSection], placed by the application) lists them most
 	// important first; no default section shows them.
 	Slots []slot.Slot

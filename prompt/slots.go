@@ -8,7 +8,7 @@ import (
 )
 
 // SectionSlots is the name of the slots section ([SlotsSection]): what
-// the agent's minds and the world report (seed 003's "Tasks" block).
+// the agent's minds and the world report (GLaDOS's "Tasks" block).
 const SectionSlots = "slots"
 
 // Text of the slots section. The header is not GLaDOS's "Tasks:", which

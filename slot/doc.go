@@ -1,6 +1,6 @@
 // Package slot holds the contract of slots: what background jobs ("minds")
 // and the world outside report to an agent, after the slots of GLaDOS
-// (seed 003). A [Slot] is one report — slot_id, title, status, summary,
+// (https://github.com/dnhkng/GLaDOS). A [Slot] is one report — slot_id, title, status, summary,
 // importance (0–1), confidence (0–1), next_run (seconds) and notify_user,
 // with the time it was last updated — and a board is the set of slots an
 // agent sees.

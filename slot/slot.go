@@ -67,7 +67,7 @@ const (
 // characters or over its cap, a number out of range.
 var ErrInvalid = errors.New("slot: invalid slot")
 
-// Slot is one report on a board (seed 003's slot). In JSON the fields keep
+// Slot is one report on a board (GLaDOS's slot). In JSON the fields keep
 // GLaDOS's names; UpdatedAt is "updated_at".
 type Slot struct {
 	// ID identifies the slot on its board ("slot_id"): 1–128 characters,
@@ -95,7 +95,7 @@ type Slot struct {
 	// [Slot.Stale]. At most 366 days.
 	NextRun float64 `json:"next_run"`
 	// NotifyUser asks, when the slot is posted, for a cycle of the agents
-	// that see it at once instead of at their next heartbeat (seed 003's
+	// that see it at once instead of at their next heartbeat (GLaDOS's
 	// event trigger), through the scheduler's coalescing and cooldown.
 	NotifyUser bool `json:"notify_user"`
 	// UpdatedAt is when the slot was last posted; the agent stamps a zero

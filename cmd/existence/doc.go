@@ -1,7 +1,8 @@
 // Command existence runs and watches existence-loop agents: the trio
 // (run), the scale benchmark (swarm), simulated long runs (simulate), the
-// import of a hollow-agentOS memory (import), a monitor over a store
-// (serve) and a terminal view attached to a monitor (tui).
+// import of a hollow-agentOS memory (import), an agent's long-term
+// memories (memory), a monitor over a store (serve), a terminal view
+// attached to a monitor (tui) and the version (version).
 //
 //	go install github.com/existence-loop/sdk/cmd/existence@latest
 //	existence help

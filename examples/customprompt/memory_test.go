@@ -15,7 +15,7 @@ import (
 	"github.com/existence-loop/sdk/prompt/prompttest"
 )
 
-// seedDoc is the working memory of seed 001, verbatim.
+// seedDoc is the working memory of agent_ecology, verbatim.
 const seedDoc = `{
   "current_goal": "Build price oracle",
   "started": "2026-01-16T10:30:00Z",

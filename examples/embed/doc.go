@@ -28,8 +28,9 @@
 // "Authorization: Bearer TOKEN" or the dashboard's session cookie. A POST
 // without the bearer token (from the page, or with no token set) must also
 // carry the page's CSRF token in X-CSRF-Token. Bodies are JSON
-// (Content-Type application/json), at most 64 KiB. The Host header must be
-// localhost or an IP address (DNS-rebinding protection).
+// (Content-Type application/json), at most 64 KiB. The Host header must
+// name a loopback address or the address the service listens on
+// (DNS-rebinding protection; anything else gets 421).
 //
 // State (identity, suffering, goal history, messages, the task queue and
 // the requests) lives in ./embed-state and the agent's files in

@@ -1,6 +1,6 @@
 // Package minds has the built-in minds (existence.Mind): background jobs
 // that watch part of the world and report it to an agent's board, or to
-// the board several agents share, as slots (seed 003's minds and slots).
+// the board several agents share, as slots (GLaDOS's minds and slots).
 //
 //   - [Watcher]: a workspace watcher, with fsnotify: files created,
 //     changed and removed under a directory, summed up in one slot.

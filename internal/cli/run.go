@@ -141,7 +141,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.replace, "import-replace", false, "with -import-hollow, replace agents already in -state")
 	fs.StringVar(&o.hollowTZ, "hollow-tz", "UTC", "time zone of the hollow-agentOS \"YYYY-MM-DD HH:MM\" timestamps")
 	fs.BoolVar(&o.verbose, "v", false, "also log every model call and cycle")
-	fs.DurationVar(&o.keepAlive, "keep-alive", -1, "with Ollama, how long the model stays loaded after a call (negative: forever, as the original)")
+	fs.DurationVar(&o.keepAlive, "keep-alive", -time.Second, "with Ollama, how long the model stays loaded after a call (negative: forever, as the original)")
 	fs.IntVar(&o.contextWin, "context-window", 0, "the largest context window in tokens: with Ollama, the ceiling of num_ctx (0: the model's length, capped at 32768); with openai, the server's window if you know it (0: learned from its errors)")
 	fs.BoolVar(&o.fresh, "fresh-on-corrupt", false, "move a corrupt agent state or tasks.json aside (timestamped) and start afresh, instead of stopping")
 	fs.Func("task", "assign a task to the first free agent (repeatable)", func(s string) error {

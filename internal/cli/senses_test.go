@@ -161,7 +161,7 @@ func until(at time.Time) { time.Sleep(time.Until(at)) }
 //   - a slot posted to Cipher without it waits for Cipher's next
 //     heartbeat;
 //   - twenty notifying slots posted to Vault within one second cause at
-//     most two cycles.
+//     most two cycles (one more per second the posts took).
 //
 // Each agent's part starts 1.5 s after its first cycle (the trio's
 // heartbeats are staggered over one heartbeat, and a triggered cycle keeps
@@ -209,6 +209,11 @@ func TestTrioSlotsFromTheAPI(t *testing.T) {
 			until(start.Add(time.Duration(i) * 50 * time.Millisecond))
 			postJSON(t, base+"/api/agents/builder/slots", `{"slot_id":"feed","status":"completed","summary":"item `+string(rune('a'+i))+`","notify_user":true}`)
 		}
+		// Triggered cycles keep a 1 s gap, so notifications spread over a
+		// span S start at most 1 + ceil(S / 1 s) cycles: two when the posts
+		// take under a second, as they do unless the machine is loaded.
+		span := time.Since(start)
+		most := 1 + int((span+time.Second-1)/time.Second)
 		until(start.Add(3500 * time.Millisecond)) // before the next heartbeat at 6 s
 		var burst int
 		for _, c := range log.of("Vault")[1:] {
@@ -217,7 +222,7 @@ func TestTrioSlotsFromTheAPI(t *testing.T) {
 			}
 		}
 		assert.GreaterOrEqual(t, burst, 1, "the burst started a cycle")
-		assert.LessOrEqual(t, burst, 2, "twenty notifications, at most two cycles")
+		assert.LessOrEqual(t, burst, most, "twenty notifications over %v, at most %d cycles", span, most)
 	})
 	wg.Wait()
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // UpdateFlag is the name of the command-line flag that makes [Golden]
-// rewrite golden files: go test ./... -update.
+// rewrite golden files: go test ./yourpkg -update (name the packages
+// that use prompttest: in a package without the flag, -update is an error).
 //
 // prompttest registers the flag when it is initialised, unless a flag of
 // that name already exists (for example one the package under test defines

@@ -1,0 +1,27 @@
+package existence_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm/llmtest"
+)
+
+// TestAddRefusesADuplicateID: a second agent of an id is refused with
+// ErrDuplicateAgent, and the first stays.
+func TestAddRefusesADuplicateID(t *testing.T) {
+	ctx := context.Background()
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})
+	require.NoError(t, err)
+	model := llmtest.NewFake()
+	_, err = r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: model})
+	require.NoError(t, err)
+	_, err = r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: model})
+	require.ErrorIs(t, err, existence.ErrDuplicateAgent)
+	require.ErrorContains(t, err, `"scout"`)
+	require.NotNil(t, r.Agent("scout"))
+}
