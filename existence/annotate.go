@@ -1,6 +1,7 @@
 package existence
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/existence-loop/sdk/identity"
@@ -36,12 +37,17 @@ var NoAnnotation GoalAnnotator = GoalAnnotatorFunc(func(*identity.Identity, stri
 // chosen; Text is the note, Goal the objective before the note.
 const EventGoalAnnotated EventKind = "goal_annotated"
 
-// ConflictWords are the words that make an opinion a reservation in the
-// original's opinion-conflict rule (see [OpinionConflict]), in lower case.
-var ConflictWords = []string{
+// conflictWords are the words of [ConflictWords].
+var conflictWords = [...]string{
 	"redundant", "too many", "avoid", "stop", "not useful",
 	"waste", "pointless", "already", "shouldn't", "wrong",
 }
+
+// ConflictWords returns the words that make an opinion a reservation in
+// the original's opinion-conflict rule (see [OpinionConflict]), in lower
+// case. The slice is a copy: to change the rule, set a GoalAnnotator of
+// your own.
+func ConflictWords() []string { return slices.Clone(conflictWords[:]) }
 
 // OpinionConflict is the default [GoalAnnotator], the original's rule
 // (spec §3 "Goal annotation"): the first opinion, oldest first, whose non-empty domain
@@ -61,7 +67,7 @@ func opinionConflict(id *identity.Identity, objective string) string {
 			continue
 		}
 		text := strings.ToLower(op.Text)
-		for _, w := range ConflictWords {
+		for _, w := range conflictWords {
 			if strings.Contains(text, w) {
 				return "Note: Opinion conflict: you believe '" + op.Text + "' but this goal involves " + domain + ". Proceed carefully and log any dissonance."
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -118,10 +119,15 @@ const (
 	minWindow = 1024
 )
 
-// WindowSteps are the windows [ContextTracker] asks for, smallest first.
-// Ollama reloads a model whenever num_ctx changes, so a few fixed steps
-// keep reloads rare.
-var WindowSteps = []int{4096, 8192, 16384, 32768, 65536, 131072, 262144}
+// windowSteps are the windows [ContextTracker] asks for (see
+// [WindowSteps]).
+var windowSteps = [...]int{4096, 8192, 16384, 32768, 65536, 131072, 262144}
+
+// WindowSteps returns the windows, in tokens, that [ContextTracker] asks
+// for, smallest first: 4096, 8192, … 262144. Ollama reloads a model
+// whenever num_ctx changes, so a few fixed steps keep reloads rare. The
+// slice is a copy.
+func WindowSteps() []int { return slices.Clone(windowSteps[:]) }
 
 // ContextTracker keeps what an adapter knows of one model's context window
 // on one server: the model's trained length, the operator's ceiling, the
@@ -250,7 +256,7 @@ func (t *ContextTracker) Plan(provider, model string, req *Request, reserve int)
 		return p, &ContextLengthError{Provider: provider, Model: model, Window: usable, Prompt: p.Tokens}
 	}
 	w := usable
-	for _, s := range WindowSteps {
+	for _, s := range windowSteps {
 		if s >= need {
 			w = min(s, usable)
 			break
