@@ -746,6 +746,10 @@ func TestEventString(t *testing.T) {
 	assert.Equal(t, "12:00:00 Cedar 🎯 map the workspace — why: curiosity", e.String())
 	e = existence.Event{Kind: existence.EventWorldview, Time: t0, Agent: "Vault", Text: "files are memory"}
 	assert.Equal(t, "12:00:00 Vault 🧠 files are memory", e.String())
+	// Texts from models and tools reach terminals: escape sequences,
+	// carriage returns and bidirectional controls are removed.
+	e = existence.Event{Kind: existence.EventWorldview, Time: t0, Agent: "Va\u202eult", Text: "ok\x1b[2J\rfine \u2067evil\u2069 \x07"}
+	assert.Equal(t, "12:00:00 Vault 🧠 ok[2J fine evil ", e.String())
 	b, err := json.Marshal(existence.Event{Kind: existence.EventFallback, AgentID: "scout", Agent: "Cedar", Error: "x"})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"kind":"fallback","time":"0001-01-01T00:00:00Z","agent_id":"scout","agent":"Cedar","error":"x"}`, string(b))

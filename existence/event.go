@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/existence-loop/sdk/memory"
+	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/slot"
 	"github.com/existence-loop/sdk/suffering"
 )
@@ -407,12 +408,16 @@ var icons = map[EventKind]string{
 }
 
 // String formats e as one line of the thoughts log: "15:04:05 Cedar 🎯
-// text". Newlines in texts are flattened; nothing is cut.
+// text". Newlines in texts are flattened; nothing is cut. The line is
+// passed through [prompt.Clean], since it is written to terminals (the
+// thoughts log, the TUI) and its texts come from models, tools and other
+// parties: no escape sequence, carriage return or bidirectional control
+// in them can rewrite or reorder what a person reads.
 func (e Event) String() string {
 	var b strings.Builder
 	b.WriteString(e.Time.Format("15:04:05"))
 	b.WriteByte(' ')
-	b.WriteString(e.Agent)
+	b.WriteString(prompt.Clean(e.Agent))
 	b.WriteByte(' ')
 	icon := icons[e.Kind]
 	if icon == "" {
@@ -423,7 +428,7 @@ func (e Event) String() string {
 	}
 	b.WriteString(icon)
 	b.WriteByte(' ')
-	b.WriteString(flat(e.describe()))
+	b.WriteString(prompt.Clean(flat(e.describe())))
 	return b.String()
 }
 
