@@ -40,6 +40,9 @@ type ContextLengthError struct {
 	Response *Response
 }
 
+// Error says which prompt did not fit which window, or how far the server
+// cut it: "ollama: model \"m\": the server cut the prompt from about N to K
+// tokens (its context window)".
 func (e *ContextLengthError) Error() string {
 	var s string
 	switch {
