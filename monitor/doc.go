@@ -42,12 +42,14 @@
 //	                                 runs a cycle at once (202)
 //	GET  /api/slots                  the shared board (SharedSlotsPage), most important first
 //	POST /api/slots                  a slot on the board the agents share (202); notify_user wakes every agent that sees it
+//	DELETE /api/agents/{id}/slots/{slot_id}  removes a slot from the agent's board (200 SlotRemoved; 404 if absent)
+//	DELETE /api/slots/{slot_id}      removes a slot from the shared board (200 SlotRemoved; 404 if absent)
 //
 // Slots are checked strictly: slot_id and status required, importance and
 // confidence 0–1, next_run 0 or more seconds, no control or
 // bidirectional-control characters, title and summary within 80 and 500
 // characters (400 otherwise). A [Source] that is not a [SlotSource] answers
-// the slot endpoints with 501; an agent's status (GET /api/agents) lists
+// the slot endpoints with 501 (the DELETE ones: not a [SlotRemover]); an agent's status (GET /api/agents) lists
 // its own board (existence.Status.Slots).
 //
 // The dashboard shows one page of agents at a time, heaviest suffering load

@@ -305,6 +305,8 @@ func (m *Monitor) routes() {
 	mux.HandleFunc("POST /api/agents/{id}/slots", m.handlePostSlot)
 	mux.HandleFunc("GET /api/slots", m.handleSharedSlots)
 	mux.HandleFunc("POST /api/slots", m.handlePostSharedSlot)
+	mux.HandleFunc("DELETE /api/agents/{id}/slots/{slot}", m.handleRemoveSlot)
+	mux.HandleFunc("DELETE /api/slots/{slot}", m.handleRemoveSharedSlot)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (see GET /api/agents, /api/events, /api/tasks, /api/requests, /api/slots, POST /api/messages, /api/agents/{id}/slots)", r.Method, quote(r.URL.Path)))
 	})

@@ -29,6 +29,82 @@ type SlotSource interface {
 	SharedSlots(ctx context.Context) ([]slot.Slot, error)
 }
 
+// SlotRemover is implemented by a [SlotSource] that can also take slots
+// off the boards: [RunnerSource] does. Without it, the DELETE slot
+// endpoints answer 501.
+type SlotRemover interface {
+	// RemoveSlot removes slot slotID from agent id's own board
+	// (existence.Agent.RemoveSlot) and reports whether it was there.
+	// Errors: [ErrNoAgent]; [ErrUnsupported] when the source cannot reach
+	// the agent; the error saving the agent.
+	RemoveSlot(ctx context.Context, id, slotID string) (bool, error)
+	// RemoveSharedSlot removes slot slotID from the shared board
+	// (existence.Runner.RemoveSharedSlot) and reports whether it was
+	// there. Errors: [ErrUnsupported] when there is no shared board; the
+	// board's.
+	RemoveSharedSlot(ctx context.Context, slotID string) (bool, error)
+}
+
+// SlotRemoved is the body of a 200 answer to DELETE
+// /api/agents/{id}/slots/{slot_id} and DELETE /api/slots/{slot_id}.
+type SlotRemoved struct {
+	// Status is "removed".
+	Status string `json:"status"`
+	// Agent is the agent's id; empty for the shared board.
+	Agent string `json:"agent,omitempty"`
+	// SlotID is the slot removed.
+	SlotID string `json:"slot_id"`
+}
+
+// slotRemover returns the source's SlotRemover, or answers 501.
+func (m *Monitor) slotRemover(w http.ResponseWriter) (SlotRemover, bool) {
+	sr, ok := m.src.(SlotRemover)
+	if !ok {
+		writeError(w, http.StatusNotImplemented, "this monitor's agents cannot have slots removed")
+	}
+	return sr, ok
+}
+
+// handleRemoveSlot serves DELETE /api/agents/{id}/slots/{slot}: 200 with
+// a [SlotRemoved], 404 when the agent has no such slot.
+func (m *Monitor) handleRemoveSlot(w http.ResponseWriter, r *http.Request) {
+	sr, ok := m.slotRemover(w)
+	if !ok {
+		return
+	}
+	id, slotID := r.PathValue("id"), r.PathValue("slot")
+	removed, err := sr.RemoveSlot(r.Context(), id, slotID)
+	if err != nil {
+		m.slotError(w, r, "removing the slot failed", err)
+		return
+	}
+	if !removed {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("agent %s has no slot %s", quote(id), quote(slotID)))
+		return
+	}
+	writeJSON(w, http.StatusOK, SlotRemoved{Status: "removed", Agent: id, SlotID: slotID})
+}
+
+// handleRemoveSharedSlot serves DELETE /api/slots/{slot}: 200 with a
+// [SlotRemoved], 404 when the shared board has no such slot.
+func (m *Monitor) handleRemoveSharedSlot(w http.ResponseWriter, r *http.Request) {
+	sr, ok := m.slotRemover(w)
+	if !ok {
+		return
+	}
+	slotID := r.PathValue("slot")
+	removed, err := sr.RemoveSharedSlot(r.Context(), slotID)
+	if err != nil {
+		m.slotError(w, r, "removing the shared slot failed", err)
+		return
+	}
+	if !removed {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("the shared board has no slot %s", quote(slotID)))
+		return
+	}
+	writeJSON(w, http.StatusOK, SlotRemoved{Status: "removed", SlotID: slotID})
+}
+
 // SlotRequest is the body of POST /api/agents/{id}/slots and POST
 // /api/slots: one slot with GLaDOS's field names. slot_id and status are
 // required; importance and confidence are 0–1, next_run in seconds; text
@@ -155,6 +231,7 @@ func (m *Monitor) slotError(w http.ResponseWriter, r *http.Request, msg string, 
 // *existence.Runner has it.
 type sharedRunner interface {
 	PostSharedSlot(ctx context.Context, s slot.Slot) error
+	RemoveSharedSlot(ctx context.Context, id string) (bool, error)
 	SharedSlots() *identity.SharedBoard
 }
 
@@ -187,3 +264,24 @@ func (s runnerSource) SharedSlots(ctx context.Context) ([]slot.Slot, error) {
 	}
 	return sr.SharedSlots().List(ctx)
 }
+
+func (s runnerSource) RemoveSlot(ctx context.Context, id, slotID string) (bool, error) {
+	a := s.r.Agent(id)
+	if a == nil {
+		return false, NoAgentError(id)
+	}
+	return a.RemoveSlot(ctx, slotID)
+}
+
+func (s runnerSource) RemoveSharedSlot(ctx context.Context, slotID string) (bool, error) {
+	sr, ok := s.r.(sharedRunner)
+	if !ok || sr.SharedSlots() == nil {
+		return false, errNoSharedBoard
+	}
+	return sr.RemoveSharedSlot(ctx, slotID)
+}
+
+var (
+	_ SlotSource  = runnerSource{}
+	_ SlotRemover = runnerSource{}
+)

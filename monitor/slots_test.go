@@ -99,6 +99,44 @@ func TestSlotEndpoints(t *testing.T) {
 	assert.Contains(t, body, `"stale":true`, "the weather expected an update an hour later")
 }
 
+// TestSlotRemoval: DELETE takes a slot off an agent's board or the shared
+// one, under the same token and CSRF rules as a post; an unknown slot or
+// agent is 404.
+func TestSlotRemoval(t *testing.T) {
+	e := newEnv(t, 2, monitor.Config{Token: "s3cret"})
+	bearer := map[string]string{"Authorization": "Bearer s3cret"}
+	cookie := sessionCookie(t, e)
+	status, body := do(t, e.mon, "POST", "/api/agents/scout/slots", `{"slot_id":"door","status":"changed"}`, bearer)
+	require.Equal(t, http.StatusAccepted, status, body)
+	status, body = do(t, e.mon, "POST", "/api/slots", `{"slot_id":"news","status":"completed"}`, bearer)
+	require.Equal(t, http.StatusAccepted, status, body)
+
+	tests := []struct {
+		name, target string
+		headers      map[string]string
+		status       int
+		text         string
+	}{
+		{"no token", "/api/agents/scout/slots/door", nil, 401, "bearer token"},
+		{"page without CSRF", "/api/slots/news", map[string]string{"Cookie": cookie}, 403, "CSRF"},
+		{"unknown agent", "/api/agents/nobody/slots/door", bearer, 404, "no agent"},
+		{"unknown slot", "/api/agents/scout/slots/window", bearer, 404, `has no slot \"window\"`},
+		{"agent slot", "/api/agents/scout/slots/door", bearer, 200, `"status":"removed"`},
+		{"agent slot again", "/api/agents/scout/slots/door", bearer, 404, `has no slot \"door\"`},
+		{"shared slot", "/api/slots/news", bearer, 200, `"slot_id":"news"`},
+		{"shared slot again", "/api/slots/news", bearer, 404, `no slot \"news\"`},
+	}
+	for _, tt := range tests {
+		status, body := do(t, e.mon, "DELETE", tt.target, "", tt.headers)
+		assert.Equal(t, tt.status, status, "%s: %s", tt.name, body)
+		assert.Contains(t, body, tt.text, tt.name)
+	}
+	assert.Empty(t, e.runner.Agent("scout").Slots())
+	shared, err := e.runner.SharedSlots().List(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, shared)
+}
+
 // TestSlotPostReply: the 202 answer carries the slot as posted; the event
 // stream reports it.
 func TestSlotPostReply(t *testing.T) {
@@ -137,6 +175,12 @@ func TestSlotEndpointsWithoutSupport(t *testing.T) {
 	status, body = do(t, plain, "POST", "/api/agents/scout/slots", `{"slot_id":"x","status":"idle"}`, pageSession(t, plain))
 	assert.Equal(t, http.StatusNotImplemented, status)
 	assert.Contains(t, body, "take no slots")
+	status, body = do(t, plain, "DELETE", "/api/slots/x", "", pageSession(t, plain))
+	assert.Equal(t, http.StatusNotImplemented, status)
+	assert.Contains(t, body, "cannot have slots removed")
+	status, body = do(t, mon, "DELETE", "/api/slots/x", "", pageSession(t, mon))
+	assert.Equal(t, http.StatusNotImplemented, status, "no shared board")
+	assert.Contains(t, body, "share no board")
 }
 
 // statusOnly is a Source that shows no agent and reaches none.

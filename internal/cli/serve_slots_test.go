@@ -42,4 +42,20 @@ func TestServeSlots(t *testing.T) {
 	require.ErrorIs(t, err, monitor.ErrUnsupported)
 	assert.Contains(t, err.Error(), "runs in another process")
 	require.ErrorIs(t, src.PostSlot(ctx, "nobody", slot.Slot{ID: "x", Status: slot.Idle}), monitor.ErrNoAgent)
+
+	// Removal: the shared board's slot goes; an agent's own board is
+	// refused like a post.
+	removed, err := src.RemoveSharedSlot(ctx, "news")
+	require.NoError(t, err)
+	assert.True(t, removed)
+	got, err = board.List(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	removed, err = src.RemoveSharedSlot(ctx, "news")
+	require.NoError(t, err)
+	assert.False(t, removed, "gone already")
+	_, err = src.RemoveSlot(ctx, "scout", "x")
+	require.ErrorIs(t, err, monitor.ErrUnsupported)
+	_, err = src.RemoveSlot(ctx, "nobody", "x")
+	require.ErrorIs(t, err, monitor.ErrNoAgent)
 }

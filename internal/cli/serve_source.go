@@ -332,6 +332,29 @@ func (s *storeSource) PostSharedSlot(ctx context.Context, sl slot.Slot) error {
 	return err
 }
 
+var _ monitor.SlotRemover = (*storeSource)(nil)
+
+// RemoveSlot refuses, as PostSlot does: the agent's board belongs to the
+// process that runs it.
+func (s *storeSource) RemoveSlot(_ context.Context, id, _ string) (bool, error) {
+	if !s.has(id) {
+		return false, monitor.NoAgentError(id)
+	}
+	return false, fmt.Errorf("%w: %s runs in another process, which owns its board of slots; remove the slot through that process's monitor", monitor.ErrUnsupported, id)
+}
+
+// RemoveSharedSlot removes slotID from the shared board the store keeps;
+// the processes running the agents see it gone within a second
+// (identity.BoardOptions.MaxAge). Errors: those of
+// identity.SharedBoard.Remove.
+func (s *storeSource) RemoveSharedSlot(ctx context.Context, slotID string) (bool, error) {
+	b, err := s.board()
+	if err != nil {
+		return false, err
+	}
+	return b.Remove(ctx, slotID)
+}
+
 // SharedSlots returns the store's shared board.
 func (s *storeSource) SharedSlots(ctx context.Context) ([]slot.Slot, error) {
 	b, err := s.board()
