@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -321,11 +322,13 @@ func TestMetrics(t *testing.T) {
 	require.NoError(t, err)
 	e.mon.Observe(existence.Event{Kind: existence.EventContextOverflow, AgentID: "scout", Context: &existence.ContextStats{Purpose: "executor", Window: 2048, Estimated: 6000, Kept: 2048}})
 	e.mon.Observe(existence.Event{Kind: existence.EventContextCompacted, AgentID: "scout", Context: &existence.ContextStats{Purpose: "executor", Window: 8192, Before: 7000, After: 3000, Folded: 3, Method: "summary"}})
+	e.mon.Observe(existence.Event{Kind: existence.EventMindFailed, AgentID: "scout", Text: "feed", Err: errors.New("503")})
 	status, body := do(t, e.mon, "GET", "/metrics", "", nil)
 	require.Equal(t, 200, status)
 	for _, want := range []string{
 		`existence_context_overflows_total{how="cut",purpose="executor"} 1`,
 		`existence_context_compactions_total{method="summary"} 1`,
+		"existence_mind_failures_total 1",
 		"existence_cycles_total 2",
 		`existence_fallbacks_total{cause="error"} 1`,
 		`existence_model_calls_total{outcome="ok",purpose="cycle"} 1`,

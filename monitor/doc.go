@@ -102,6 +102,10 @@
 // existence_model_tokens_total{purpose,direction,model,lane,estimated},
 // existence_budget_exhausted_total{scope},
 // existence_goals_ended_total{status}, existence_tool_calls_total{result},
+// existence_context_overflows_total{purpose,how},
+// existence_context_compactions_total{method},
+// existence_slots_total{board,change} (board agent or shared; change
+// posted, dropped or removed), existence_mind_failures_total,
 // existence_monitor_events_total, and existence_cycle_lateness_seconds{lane}:
 // how late each scheduled cycle started against its due time
 // (existence.CycleStats.Lateness), by lane (autonomy, priority). Computed

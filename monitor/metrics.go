@@ -29,6 +29,8 @@ type metrics struct {
 	toolCalls    *prometheus.CounterVec
 	overflows    *prometheus.CounterVec
 	compactions  *prometheus.CounterVec
+	slots        *prometheus.CounterVec
+	mindFailures prometheus.Counter
 	events       prometheus.Counter
 	lateness     *prometheus.HistogramVec // by lane (lanes.go)
 	lanes        *laneTracker
@@ -45,12 +47,14 @@ func newMetrics(reg prometheus.Registerer, m *Monitor) (*metrics, error) {
 			Buckets: []float64{0.05, 0.25, 1, 2.5, 5, 10, 20, 40, 80, 160, 320}}, []string{"purpose"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_model_tokens_total", Help: "Tokens model calls used, by purpose (cycle, executor), direction (prompt, output), model, lane (autonomy, priority, none) and whether the count is the server's or an estimate (estimated: false, true)."},
 			[]string{"purpose", "direction", "model", "lane", "estimated"}),
-		exhausted:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_budget_exhausted_total", Help: "Token budgets spent (budget_exhausted events), by scope (agent, runner)."}, []string{"scope"}),
-		goals:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_goals_ended_total", Help: "Goals ended, by status (DONE, FAILED, ABANDONED)."}, []string{"status"}),
-		toolCalls:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_tool_calls_total", Help: "Tool calls by executors, by result (ok, failed)."}, []string{"result"}),
-		overflows:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_context_overflows_total", Help: "Prompts that did not fit the model's context window, by purpose (cycle, executor) and how: cut (by the server, and caught) or refused (by the server, or before sending)."}, []string{"purpose", "how"}),
-		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_context_compactions_total", Help: "Tool-loop histories compacted to fit the context window, by method (summary, elision)."}, []string{"method"}),
-		events:      prometheus.NewCounter(prometheus.CounterOpts{Name: "existence_monitor_events_total", Help: "Events the monitor observed."}),
+		exhausted:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_budget_exhausted_total", Help: "Token budgets spent (budget_exhausted events), by scope (agent, runner)."}, []string{"scope"}),
+		goals:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_goals_ended_total", Help: "Goals ended, by status (DONE, FAILED, ABANDONED)."}, []string{"status"}),
+		toolCalls:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_tool_calls_total", Help: "Tool calls by executors, by result (ok, failed)."}, []string{"result"}),
+		overflows:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_context_overflows_total", Help: "Prompts that did not fit the model's context window, by purpose (cycle, executor) and how: cut (by the server, and caught) or refused (by the server, or before sending)."}, []string{"purpose", "how"}),
+		compactions:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_context_compactions_total", Help: "Tool-loop histories compacted to fit the context window, by method (summary, elision)."}, []string{"method"}),
+		slots:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_slots_total", Help: "Slot changes, by board (agent, shared) and change (posted; dropped by a full board; removed)."}, []string{"board", "change"}),
+		mindFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "existence_mind_failures_total", Help: "Runs of minds that failed (mind_failed events); each backs off before it runs again."}),
+		events:       prometheus.NewCounter(prometheus.CounterOpts{Name: "existence_monitor_events_total", Help: "Events the monitor observed."}),
 		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "existence_cycle_lateness_seconds", Help: "How late a scheduled cycle started against its due time, by lane (autonomy, priority); heartbeats are 6 s apart.",
 			Buckets: []float64{0.01, 0.1, 0.5, 1, 2, 6, 12, 30, 60, 120, 300, 600}}, []string{"lane"}),
 		lanes: newLaneTracker(),
@@ -58,7 +62,7 @@ func newMetrics(reg prometheus.Registerer, m *Monitor) (*metrics, error) {
 	for _, l := range lanes {
 		mt.lateness.WithLabelValues(l.String()) // both lanes' series exist from the start
 	}
-	for _, c := range []prometheus.Collector{mt.cycles, mt.cycleSeconds, mt.fallbacks, mt.calls, mt.callSeconds, mt.tokens, mt.exhausted, mt.goals, mt.toolCalls, mt.overflows, mt.compactions, mt.events, mt.lateness, &stateCollector{m: m}, &laneCollector{m: m}} {
+	for _, c := range []prometheus.Collector{mt.cycles, mt.cycleSeconds, mt.fallbacks, mt.calls, mt.callSeconds, mt.tokens, mt.exhausted, mt.goals, mt.toolCalls, mt.overflows, mt.compactions, mt.slots, mt.mindFailures, mt.events, mt.lateness, &stateCollector{m: m}, &laneCollector{m: m}} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -121,6 +125,21 @@ func (mt *metrics) observe(e existence.Event) {
 		if c := e.Context; c != nil {
 			mt.compactions.WithLabelValues(c.Method).Inc()
 		}
+	case existence.EventSlot, existence.EventSlotDropped:
+		board := "agent"
+		if e.AgentID == "" {
+			board = "shared"
+		}
+		change := "posted"
+		switch {
+		case e.Kind == existence.EventSlotDropped && e.Cause == "removed":
+			change = "removed"
+		case e.Kind == existence.EventSlotDropped:
+			change = "dropped"
+		}
+		mt.slots.WithLabelValues(board, change).Inc()
+	case existence.EventMindFailed:
+		mt.mindFailures.Inc()
 	case existence.EventToolCall:
 		if e.Tool != nil {
 			r := "ok"

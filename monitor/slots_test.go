@@ -135,6 +135,17 @@ func TestSlotRemoval(t *testing.T) {
 	shared, err := e.runner.SharedSlots().List(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, shared)
+
+	status, body = do(t, e.mon, "GET", "/metrics", "", bearer)
+	require.Equal(t, http.StatusOK, status)
+	for _, line := range []string{
+		`existence_slots_total{board="agent",change="posted"} 1`,
+		`existence_slots_total{board="agent",change="removed"} 1`,
+		`existence_slots_total{board="shared",change="posted"} 1`,
+		`existence_slots_total{board="shared",change="removed"} 1`,
+	} {
+		assert.Contains(t, body, line)
+	}
 }
 
 // TestSlotPostReply: the 202 answer carries the slot as posted; the event
