@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/memory"
 )
 
@@ -61,7 +62,7 @@ func benchMemory(b *testing.B, n, dim int) (*memory.Memory, []float32) {
 			b.Fatal(err)
 		}
 	}
-	m, err := memory.New(memory.Config{Store: store, Clock: &clock{now: t0}})
+	m, err := memory.New(memory.Config{Store: store, Clock: existencetest.NewClock(t0)})
 	if err != nil {
 		b.Fatal(err)
 	}

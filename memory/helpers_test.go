@@ -10,77 +10,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/memory"
 )
 
 // t0 is the tests' start time.
 var t0 = time.Date(2026, 4, 13, 0, 0, 0, 0, time.UTC)
-
-// clock is a manual memory.Clock: AfterFunc calls run, on their own
-// goroutine, when Advance moves the time past them.
-type clock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*timer
-}
-
-type timer struct {
-	at   time.Time
-	f    func()
-	done bool
-}
-
-func newClock() *clock { return &clock{now: t0} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) AfterFunc(d time.Duration, f func()) func() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &timer{at: c.now.Add(d), f: f}
-	if d <= 0 {
-		t.done = true
-		go f()
-		return func() bool { return false }
-	}
-	c.timers = append(c.timers, t)
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		was := !t.done
-		t.done = true
-		return was
-	}
-}
-
-// pending returns the delays of the timers not yet fired, from now.
-func (c *clock) pending() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []time.Duration
-	for _, t := range c.timers {
-		if !t.done {
-			out = append(out, t.at.Sub(c.now))
-		}
-	}
-	return out
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	for _, t := range c.timers {
-		if !t.done && !t.at.After(c.now) {
-			t.done = true
-			go t.f()
-		}
-	}
-}
 
 // events collects a Memory's events and lets a test wait for one kind.
 type events struct {
@@ -130,9 +65,9 @@ func (e *events) wait(t *testing.T, k memory.EventKind) memory.Event {
 
 // newMemory returns a Memory over a fresh MemoryStore with cfg's other
 // fields, its clock and its events.
-func newMemory(t *testing.T, cfg memory.Config) (*memory.Memory, *clock, *events) {
+func newMemory(t *testing.T, cfg memory.Config) (*memory.Memory, *existencetest.Clock, *events) {
 	t.Helper()
-	c := newClock()
+	c := existencetest.NewClock(t0)
 	ev := newEvents()
 	if cfg.Store == nil {
 		cfg.Store = memory.NewMemoryStore()

@@ -241,21 +241,21 @@ func TestEmbedderDownStoresPendingAndBackfills(t *testing.T) {
 	p := ev.wait(t, memory.EventPending)
 	assert.Equal(t, llm.OutcomeUnavailable, p.Cause)
 	require.ErrorIs(t, p.Err, llm.ErrUnavailable)
-	assert.Equal(t, []time.Duration{memory.DefaultMinBackoff}, c.pending(), "the backfill waits 2 s")
+	assert.Equal(t, []time.Duration{memory.DefaultMinBackoff}, c.Pending(), "the backfill waits 2 s")
 
 	// The embedder is still down: the backfill fails and backs off, 4 s.
 	c.Advance(memory.DefaultMinBackoff)
 	f := ev.wait(t, memory.EventBackfillFailed)
 	assert.Equal(t, llm.OutcomeUnavailable, f.Cause)
 	assert.Equal(t, 4*time.Second, f.Retry)
-	assert.Equal(t, []time.Duration{4 * time.Second}, c.pending(), "the backoff doubles")
+	assert.Equal(t, []time.Duration{4 * time.Second}, c.Pending(), "the backoff doubles")
 
 	// A busy server's Retry-After is honoured.
 	emb.Fail(llm.StatusError{Provider: "ollama", StatusCode: 503, Message: "server busy", RetryAfter: time.Minute})
 	c.Advance(4 * time.Second)
 	f = ev.wait(t, memory.EventBackfillFailed)
 	assert.Equal(t, "http_503", f.Cause)
-	assert.Equal(t, []time.Duration{time.Minute}, c.pending(), "Retry-After over the backoff")
+	assert.Equal(t, []time.Duration{time.Minute}, c.Pending(), "Retry-After over the backoff")
 
 	// Recall meanwhile: no vector to compare, recency and importance.
 	got, err := m.Recall(ctx, "scout", memory.Query{Text: "rate limiter"})
@@ -307,7 +307,7 @@ func TestNoEmbedderFallsBack(t *testing.T) {
 	c.Advance(48 * time.Hour)
 	_, err = m.Remember(ctx, "scout", memory.Note{Text: "new and important", Importance: 0.9})
 	require.NoError(t, err)
-	assert.Empty(t, c.pending(), "no backfill without an embedder")
+	assert.Empty(t, c.Pending(), "no backfill without an embedder")
 
 	got, err := m.Recall(ctx, "scout", memory.Query{Text: "anything", K: 2})
 	require.NoError(t, err)

@@ -222,37 +222,22 @@ func (s *MemoryStore) AddMemory(ctx context.Context, r Record) (Record, bool, er
 
 // UpdateMemories implements [Store].
 func (s *MemoryStore) UpdateMemories(ctx context.Context, agentID string, recs []Record) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := ValidateAgentID(agentID); err != nil {
-		return err
-	}
-	for i := range recs {
-		if err := CheckUpdate(agentID, &recs[i]); err != nil {
-			return err
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a := s.agent(agentID, false)
-	if a == nil {
-		return nil
-	}
-	for _, r := range recs {
-		old, ok := a.byID[r.ID]
-		if !ok {
-			continue
-		}
-		n := *old
+	return s.replace(ctx, agentID, recs, CheckUpdate, func(n *Record, r Record) {
 		n.Kind, n.Importance, n.Important, n.LastAccess, n.AccessCount = r.Kind, r.Importance, r.Important, r.LastAccess.UTC(), r.AccessCount
-		a.byID[r.ID] = &n
-	}
-	return nil
+	})
 }
 
 // SetVectors implements [Store].
 func (s *MemoryStore) SetVectors(ctx context.Context, agentID string, recs []Record) error {
+	return s.replace(ctx, agentID, recs, CheckVector, func(n *Record, r Record) {
+		n.Model, n.Dimensions, n.Vector = r.Model, r.Dimensions, slices.Clone(r.Vector)
+	})
+}
+
+// replace checks every record of recs with check before changing anything,
+// then gives each stored record of the same ID, copied, to set with the
+// new values; IDs the agent does not hold are skipped.
+func (s *MemoryStore) replace(ctx context.Context, agentID string, recs []Record, check func(string, *Record) error, set func(n *Record, r Record)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -260,7 +245,7 @@ func (s *MemoryStore) SetVectors(ctx context.Context, agentID string, recs []Rec
 		return err
 	}
 	for i := range recs {
-		if err := CheckVector(agentID, &recs[i]); err != nil {
+		if err := check(agentID, &recs[i]); err != nil {
 			return err
 		}
 	}
@@ -276,7 +261,7 @@ func (s *MemoryStore) SetVectors(ctx context.Context, agentID string, recs []Rec
 			continue
 		}
 		n := *old
-		n.Model, n.Dimensions, n.Vector = r.Model, r.Dimensions, slices.Clone(r.Vector)
+		set(&n, r)
 		a.byID[r.ID] = &n
 	}
 	return nil

@@ -84,6 +84,21 @@ func (c *Clock) AfterFunc(d time.Duration, f func()) func() bool {
 	}
 }
 
+// Pending returns the delays, from now, of the AfterFunc calls not yet
+// run nor cancelled, in the order they were scheduled: what a test checks
+// to see a backoff (for example memory's backfill) waiting.
+func (c *Clock) Pending() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []time.Duration
+	for _, t := range c.timers {
+		if !t.stopped {
+			out = append(out, t.at.Sub(c.now))
+		}
+	}
+	return out
+}
+
 // fireTimersLocked runs the due timers; c.mu must be held.
 func (c *Clock) fireTimersLocked() {
 	kept := c.timers[:0]

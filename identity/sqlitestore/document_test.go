@@ -18,19 +18,7 @@ import (
 // documents.
 func TestVersion2DatabaseMigrates(t *testing.T) {
 	ctx := context.Background()
-	path, want := savedDatabase(t)
-
-	db := rawDB(t, path)
-	_, err := db.Exec("DROP TABLE documents")
-	require.NoError(t, err)
-	_, err = db.Exec("DROP TABLE memories") // added by version 4
-	require.NoError(t, err)
-	_, err = db.Exec("ALTER TABLE agents DROP COLUMN slots") // added by version 5
-	require.NoError(t, err)
-	want.Slots = nil
-	_, err = db.Exec("PRAGMA user_version = 2")
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
+	path, want := olderDatabase(t, 2)
 
 	s := migratedStore(t, path)
 	got, err := s.Load(ctx, "scout")

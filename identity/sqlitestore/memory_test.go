@@ -20,16 +20,7 @@ import (
 // memories.
 func TestVersion3DatabaseMigrates(t *testing.T) {
 	ctx := context.Background()
-	path, want := savedDatabase(t)
-	db := rawDB(t, path)
-	_, err := db.Exec("DROP TABLE memories")
-	require.NoError(t, err)
-	_, err = db.Exec("ALTER TABLE agents DROP COLUMN slots") // added by version 5
-	require.NoError(t, err)
-	want.Slots = nil
-	_, err = db.Exec("PRAGMA user_version = 3")
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
+	path, want := olderDatabase(t, 3)
 
 	s := migratedStore(t, path)
 	got, err := s.Load(ctx, "scout")

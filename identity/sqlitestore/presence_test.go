@@ -18,22 +18,7 @@ import (
 // everything else intact, and the next save stores LastPresence.
 func TestVersion1DatabaseMigrates(t *testing.T) {
 	ctx := context.Background()
-	path, want := savedDatabase(t)
-
-	// Turn the file into what version 1 wrote.
-	db := rawDB(t, path)
-	_, err := db.Exec("ALTER TABLE agents DROP COLUMN last_presence")
-	require.NoError(t, err)
-	_, err = db.Exec("DROP TABLE documents") // added by version 3
-	require.NoError(t, err)
-	_, err = db.Exec("DROP TABLE memories") // added by version 4
-	require.NoError(t, err)
-	_, err = db.Exec("ALTER TABLE agents DROP COLUMN slots") // added by version 5
-	require.NoError(t, err)
-	want.Slots = nil
-	_, err = db.Exec("PRAGMA user_version = 1")
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
+	path, want := olderDatabase(t, 1)
 
 	s := migratedStore(t, path)
 	got, err := s.Load(ctx, "scout")

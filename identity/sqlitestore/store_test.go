@@ -3,6 +3,7 @@ package sqlitestore_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -37,6 +38,39 @@ func savedDatabase(t *testing.T) (string, *identity.AgentState) {
 	want := storetest.FullState("scout")
 	require.NoError(t, s.Save(context.Background(), want))
 	require.NoError(t, s.Close())
+	return path, want
+}
+
+// undoMigration holds, for each schema version, the statements that take
+// a database of that version back to the version before.
+var undoMigration = map[int][]string{
+	2: {"ALTER TABLE agents DROP COLUMN last_presence"},
+	3: {"DROP TABLE documents"},
+	4: {"DROP TABLE memories"},
+	5: {"ALTER TABLE agents DROP COLUMN slots"},
+}
+
+// olderDatabase returns the path of a closed database of schema version v
+// holding storetest.FullState("scout"), and that state as such a database
+// keeps it (no slots before version 5). A new schema version needs its
+// undo in undoMigration.
+func olderDatabase(t *testing.T, v int) (string, *identity.AgentState) {
+	t.Helper()
+	path, want := savedDatabase(t)
+	db := rawDB(t, path)
+	for w := sqlitestore.SchemaVersion; w > v; w-- {
+		require.Contains(t, undoMigration, w, "undoMigration lacks schema version %d", w)
+		for _, stmt := range undoMigration[w] {
+			_, err := db.Exec(stmt)
+			require.NoError(t, err, stmt)
+		}
+	}
+	if v < 5 {
+		want.Slots = nil
+	}
+	_, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", v))
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
 	return path, want
 }
 
