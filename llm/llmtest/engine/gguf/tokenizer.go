@@ -484,3 +484,55 @@ func (t *Tokenizer) TokenBytes(id int) []byte {
 	}
 	return []byte(t.Decode([]int{id}))
 }
+
+// TokenizerFrom returns the tokenizer stored in a GGUF header
+// (tokenizer.ggml.tokens, token_type and merges), so that a test can count
+// tokens as the engine will. It returns an error wrapping [ErrFormat] when
+// the keys are missing or of the wrong types.
+func TokenizerFrom(h *Header) (*Tokenizer, error) {
+	strs := func(k string) ([]string, error) {
+		v, ok := h.Get(k)
+		arr, ok2 := v.([]any)
+		if !ok || !ok2 {
+			return nil, fmt.Errorf("%w: %s missing or not an array", ErrFormat, k)
+		}
+		out := make([]string, len(arr))
+		for i, x := range arr {
+			s, ok := x.(string)
+			if !ok {
+				return nil, fmt.Errorf("%w: %s[%d] is %T", ErrFormat, k, i, x)
+			}
+			out[i] = s
+		}
+		return out, nil
+	}
+	t := &Tokenizer{}
+	var err error
+	if t.Tokens, err = strs("tokenizer.ggml.tokens"); err != nil {
+		return nil, err
+	}
+	if t.Merges, err = strs("tokenizer.ggml.merges"); err != nil {
+		return nil, err
+	}
+	v, _ := h.Get("tokenizer.ggml.token_type")
+	arr, _ := v.([]any)
+	if len(arr) != len(t.Tokens) {
+		return nil, fmt.Errorf("%w: %d token types for %d tokens", ErrFormat, len(arr), len(t.Tokens))
+	}
+	for i, x := range arr {
+		n, ok := x.(int32)
+		if !ok {
+			return nil, fmt.Errorf("%w: token_type[%d] is %T", ErrFormat, i, x)
+		}
+		t.Types = append(t.Types, n)
+	}
+	for _, s := range t.Tokens {
+		for _, r := range s {
+			if _, ok := charByte[r]; !ok && !strings.HasPrefix(s, "<|") {
+				return nil, fmt.Errorf("%w: token %q is not byte-level text", ErrFormat, s)
+			}
+		}
+	}
+	t.index()
+	return t, nil
+}

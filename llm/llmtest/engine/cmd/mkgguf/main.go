@@ -17,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -25,13 +26,21 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(2)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "mkgguf:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	flag := flag.NewFlagSet("mkgguf", flag.ContinueOnError)
+	flag.SetOutput(stderr)
 	sh := gguf.DefaultShaping()
 	out := flag.String("out", "", "model file to write (required)")
 	repo := flag.String("repo", ".", "repository whose .go and .md files train the tokenizer")
@@ -41,13 +50,13 @@ func run() error {
 	flag.Float64Var(&sh.CloseBias, "close-bias", sh.CloseBias, "logit bias of tokens containing '\"', '}' or ']'")
 	flag.Float64Var(&sh.StopBias, "stop-bias", sh.StopBias, "logit bias of <|im_end|>")
 	flag.Float64Var(&sh.LogitStd, "logit-std", sh.LogitStd, "standard deviation of the random logits")
-	flag.Parse()
+	if err := flag.Parse(args); err != nil {
+		return err
+	}
 	if *out == "" || flag.NArg() > 0 {
 		flag.Usage()
 		return errors.New("-out FILE is required, and no arguments")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 
 	cfg := gguf.DefaultConfig()
 	cfg.Seed, cfg.Shaping = *seed, sh
@@ -71,7 +80,7 @@ func run() error {
 		f.Close()
 		if herr == nil && serr == nil {
 			if got, _ := h.Get(gguf.InputsKey); got == want {
-				fmt.Printf("%s\t%d bytes\t%d parameters\t(up to date)\n", *out, st.Size(), params(h))
+				fmt.Fprintf(stdout, "%s\t%d bytes\t%d parameters\t(up to date)\n", *out, st.Size(), params(h))
 				return nil
 			}
 		}
@@ -86,13 +95,17 @@ func run() error {
 		tmp.Close()
 		return err
 	}
+	if err := tmp.Chmod(0o644); err != nil { // engines may run as other users
+		tmp.Close()
+		return err
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp.Name(), *out); err != nil {
 		return err
 	}
-	fmt.Printf("%s\t%d bytes\t%d parameters\n", *out, stats.Bytes, stats.Params)
+	fmt.Fprintf(stdout, "%s\t%d bytes\t%d parameters\n", *out, stats.Bytes, stats.Params)
 	return nil
 }
 
