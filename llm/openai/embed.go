@@ -118,7 +118,7 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 	if e.cfg.Dimensions > 0 {
 		params.Dimensions = oai.Int(int64(e.cfg.Dimensions))
 	}
-	resp, err := e.svc.New(ctx, params)
+	resp, err := e.svc.New(llm.WithReplyLimit(ctx, llm.EmbedReplyLimit(len(texts), e.Dimensions())), params)
 	if err != nil {
 		return nil, e.classify(ctx, e.cfg.Model, err)
 	}
