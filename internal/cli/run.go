@@ -208,6 +208,7 @@ func (o *runOptions) check() error {
 			return err
 		}
 	}
+	o.httpToken.resolve()
 	if err := checkExposure(o.http, o.httpToken.String(), o.httpOptOut); err != nil {
 		return err
 	}

@@ -8,12 +8,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/internal/atomicfile"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/monitor"
 )
@@ -56,15 +59,17 @@ func serveMonitor(o *runOptions, runner *existence.Runner, tasks monitor.Tasks, 
 		return nil, err
 	}
 	late.add(mon.Observe)
-	_, stop, err = listenMonitor(mon, o.http, tok, "trio", log, stderr)
+	_, stop, err = listenMonitor(mon, o.http, o.httpToken, "trio", log, stderr)
 	return stop, err
 }
 
 // listenMonitor serves mon on addr, prints "{who}: dashboard at URL" on
-// stderr (with ?token= when there is a token) and returns what shuts it
-// down (a graceful shutdown of 5 s, then a close) with the monitor's base
-// URL, "http://HOST:PORT". Errors: the listen's.
-func listenMonitor(mon *monitor.Monitor, addr, token, who string, log *slog.Logger, stderr io.Writer) (base string, stop func(), err error) {
+// stderr, never with the token (logs are read by others), but saying
+// where to find it: the -http-token given, or, for "auto", the file it is
+// written to (see writeTokenFile). It returns what shuts the server down
+// (a graceful shutdown of 5 s, then a close) with the monitor's base URL,
+// "http://HOST:PORT". Errors: the listen's, writing the token's file.
+func listenMonitor(mon *monitor.Monitor, addr string, token envToken, who string, log *slog.Logger, stderr io.Writer) (base string, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("-http: %w", err)
@@ -79,11 +84,20 @@ func listenMonitor(mon *monitor.Monitor, addr, token, who string, log *slog.Logg
 		}
 	}()
 	base = "http://" + ln.Addr().String()
-	u := base + "/"
-	if token != "" {
-		u += "?token=" + url.QueryEscape(token)
+	signIn := ""
+	switch {
+	case token.auto:
+		path, werr := writeTokenFile(ln.Addr(), token.String())
+		if werr != nil {
+			_ = ln.Close()
+			<-done
+			return "", nil, fmt.Errorf("-http-token auto: %w", werr)
+		}
+		signIn = "; sign in with the generated token in " + path + " (readable by you only), as ?token=TOKEN or Authorization: Bearer TOKEN"
+	case token.String() != "":
+		signIn = "; sign in with the -http-token (or $EXISTENCE_TOKEN) token, as ?token=TOKEN or Authorization: Bearer TOKEN"
 	}
-	fmt.Fprintf(stderr, "%s: dashboard at %s (API under /api/, metrics at /metrics)\n", who, u)
+	fmt.Fprintf(stderr, "%s: dashboard at %s/ (API under /api/, metrics at /metrics%s)\n", who, base, signIn)
 	return base, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -92,4 +106,27 @@ func listenMonitor(mon *monitor.Monitor, addr, token, who string, log *slog.Logg
 		}
 		<-done
 	}, nil
+}
+
+// writeTokenFile writes a generated monitor token to
+// $XDG_CONFIG_HOME/existence/monitor-PORT.token (os.UserConfigDir), mode
+// 0600 in a directory of mode 0700, and returns its path.
+func writeTokenFile(addr net.Addr, token string) (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	dir = filepath.Join(dir, "existence")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	port := "0"
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		port = strconv.Itoa(ta.Port)
+	}
+	name := "monitor-" + port + ".token"
+	if err := atomicfile.WriteFile(dir, name, []byte(token+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name), nil
 }
