@@ -122,7 +122,8 @@
 // A slot posted with notify_user is a trigger: it asks for a cycle at once
 // instead of at the next heartbeat, through the scheduler's coalescing (a
 // burst of triggers makes at most two cycles, [RunnerConfig].TriggerGap
-// apart), the cooldown, and the lanes (the priority lane still goes
+// apart, a quarter of the heartbeat by default: notified wake-ups have
+// their own rate), the cooldown, and the lanes (the priority lane still goes
 // first); a goal being pursued is not interrupted, and the cycle runs as
 // soon as it returns.
 //

@@ -229,9 +229,13 @@ type swarmResult struct {
 	HostUnanswered   int                  `json:"host_unanswered,omitempty"`
 	AutonomyWorkers  int                  `json:"autonomy_workers"`
 	HeartbeatS       float64              `json:"heartbeat_s"`
-	ModelLatencyS    float64              `json:"model_latency_s"`
-	CPUs             int                  `json:"cpus"`
-	OutOfOrderStarts int64                `json:"out_of_order_starts"`
+	// TriggerGapS is the least time between an agent's cycle and one a
+	// notifying slot asks for (existence.DefaultTriggerGap of the
+	// heartbeat): the rate of notified wake-ups.
+	TriggerGapS      float64 `json:"trigger_gap_s"`
+	ModelLatencyS    float64 `json:"model_latency_s"`
+	CPUs             int     `json:"cpus"`
+	OutOfOrderStarts int64   `json:"out_of_order_starts"`
 
 	// Ticks are the scheduler's dispatches per lane (RunnerStats); a tick
 	// that found the agent's goal still pursued runs no cycle.
@@ -677,7 +681,7 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 	}
 
 	nextSecond := start
-	res := &swarmResult{Server: server, TokenBudget: o.tokenBudget.String(), Agents: o.agents, GCSamples: o.gcSamples, Seasoned: o.seasoned, AutonomyWorkers: o.autonomyWorkers, HeartbeatS: o.heartbeat.Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
+	res := &swarmResult{Server: server, TokenBudget: o.tokenBudget.String(), Agents: o.agents, GCSamples: o.gcSamples, Seasoned: o.seasoned, AutonomyWorkers: o.autonomyWorkers, HeartbeatS: o.heartbeat.Seconds(), TriggerGapS: existence.DefaultTriggerGap(o.heartbeat).Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
 		Store: db.kind, Tasks: db.tasks != nil && !o.noTasks, StartupS: startup.Seconds()}
 	rng := rand.New(rand.NewPCG(o.seed, 42))
 	var sayAt []time.Duration
@@ -853,7 +857,7 @@ func (res *swarmResult) print(w io.Writer, asJSON bool) error {
 	if res.Server != nil {
 		model = "model server " + res.Server.URL
 	}
-	fmt.Fprintf(w, "agents %d, %.0f s, %d CPUs, %s, heartbeat %.1f s, %s, store %s%s\n", res.Agents, res.DurationS, res.CPUs, workers, res.HeartbeatS, model, res.Store, queue)
+	fmt.Fprintf(w, "agents %d, %.0f s, %d CPUs, %s, heartbeat %.1f s (notified wake-ups at most one per %.1f s), %s, store %s%s\n", res.Agents, res.DurationS, res.CPUs, workers, res.HeartbeatS, res.TriggerGapS, model, res.Store, queue)
 	fmt.Fprintf(w, "cycles        %d (%.1f/s), %d agents had at least one\n", res.Cycles, res.CyclesPerS, res.AgentsCycled)
 	for _, lane := range []string{"autonomy", "priority"} {
 		q := res.Lateness[lane]
