@@ -229,7 +229,7 @@ func TestNotifyingSlotDuringAGoalWaitsForIt(t *testing.T) {
 	}
 	assert.Zero(t, r.Stats().Triggers, "no tick while the goal is pursued")
 	close(finish) // the executor returns
-	clock.Advance(existence.DefaultTriggerGap(6*time.Second))
+	clock.Advance(existence.DefaultTriggerGap(6 * time.Second))
 	c := wait("the cycle after the goal")
 	assert.Equal(t, t0.Add(existence.DefaultTriggerGap(6*time.Second)), c.at, "one trigger gap after the first cycle, long before the next heartbeat")
 	assert.Contains(t, c.prompt, "door: changed - ring t")
