@@ -136,6 +136,7 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 	if err != nil {
 		return nil, classify(ctx, e.base, "embed with", e.cfg.Model, ex, err)
 	}
+	llm.ReportEmbedUsage(ctx, resp.PromptEvalCount)
 	dims, err := llm.CheckEmbeddings(Provider, e.cfg.Model, resp.Embeddings, len(texts), e.Dimensions())
 	if err != nil {
 		return nil, err

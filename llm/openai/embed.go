@@ -125,6 +125,7 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 	if resp == nil {
 		return nil, errors.New("openai: protocol error: the reply is not an embeddings list")
 	}
+	llm.ReportEmbedUsage(ctx, int(resp.Usage.PromptTokens))
 	vecs := make([][]float32, len(texts))
 	if len(resp.Data) != len(texts) {
 		return nil, &llm.DimensionsError{Provider: Provider, Model: e.cfg.Model, Want: len(texts), Got: len(resp.Data), Index: -1}
