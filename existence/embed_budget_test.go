@@ -2,7 +2,6 @@ package existence_test
 
 import (
 	"context"
-	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,12 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
-	"github.com/existence-loop/sdk/memory"
-	"github.com/existence-loop/sdk/prompt"
 )
 
 // countingEmbedder reports 1,000 tokens per Embed call, as a server
@@ -34,19 +30,11 @@ func (e *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 
 // TestBudgetCountsEmbeddings: the embedding tokens an agent's recall
 // causes count toward its token budget, beside its model calls, and so do
-// those of its goal's executor; a
-// preview's do not, nor do those of embeddings made outside the agent.
+// those of its goal's executor; a preview's do not, nor do those of
+// embeddings made outside the agent.
 func TestBudgetCountsEmbeddings(t *testing.T) {
 	ctx := context.Background()
-	store := identity.NewMemoryStore()
 	emb := &countingEmbedder{Embedder: llmtest.NewFakeEmbedder("", 0)}
-	mem, err := memory.New(memory.Config{Store: store, Embedder: emb, NoBackfill: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { mem.Close() })
-	_, err = mem.Remember(ctx, "scout", memory.Note{Text: "FAILED: the rate limiter drops requests at night", Kind: memory.KindFailure})
-	require.NoError(t, err)
-	asm := prompt.Solo(prompt.Config{World: "A workspace."})
-	require.NoError(t, asm.InsertAfter(prompt.SectionLastOutcome, prompt.Memories()))
 	model := llmtest.NewFake(llmtest.Reply{Text: `{"action":"goal","content":"look at the rate limiter","reasoning":"asked"}`})
 	ran := make(chan struct{})
 	exec := existence.ExecutorFunc(func(ctx context.Context, asg existence.Assignment) (existence.Outcome, error) {
@@ -54,28 +42,22 @@ func TestBudgetCountsEmbeddings(t *testing.T) {
 		llm.ReportEmbedUsage(ctx, 500) // as the executor's recall of asg.Memory would
 		return existence.Outcome{Status: identity.Done, Summary: "looked"}, nil
 	})
-	a, err := existence.New(ctx, existence.Config{
-		ID: "scout", Name: "Cedar", Model: model, Store: store, Memory: mem, Prompt: asm, Executor: exec,
-		Budget: existence.Budget{Tokens: 1_000_000, Window: time.Hour},
-		Clock:  existencetest.NewClock(time.Date(2026, 4, 13, 12, 0, 0, 0, time.UTC)),
-		Logger: slog.New(slog.DiscardHandler), Retry: llm.RetryPolicy{Attempts: 1},
+	a, _, _ := memoryAgentWith(t, emb, true, model, func(c *existence.Config) {
+		c.Executor, c.Budget = exec, existence.Budget{Tokens: 1_000_000, Window: time.Hour}
 	})
-	require.NoError(t, err)
-	t.Cleanup(func() { a.Close() })
-	require.NoError(t, a.SayAsHost(ctx, "what is wrong with the rate limiter?"))
-	outside := emb.calls.Load() // the Remember above: no agent caused it
+	outside := emb.calls.Load() // the memory stored before the agent: no agent caused it
 
-	_, err = a.Preview(ctx)
+	_, err := a.Preview(ctx)
 	require.NoError(t, err)
 	require.Greater(t, emb.calls.Load(), outside, "the preview recalled")
 	assert.Zero(t, a.Status().Budget.Used, "a preview's embedding is not the agent's")
 	previewed := emb.calls.Load()
 
 	require.NoError(t, a.Tick(ctx))
-	st := a.Status()
 	embedded := emb.calls.Load() - previewed
 	require.Positive(t, embedded, "the cycle's recall embedded its query")
-	require.Positive(t, st.Usage.Total(), "the model call's tokens")
 	<-ran
-	assert.Equal(t, st.Usage.Total()+1000*embedded+500, a.Status().Budget.Used, "model and embedding tokens, the goal's too")
+	st := a.Status()
+	require.Positive(t, st.Usage.Total(), "the model call's tokens")
+	assert.Equal(t, st.Usage.Total()+1000*embedded+500, st.Budget.Used, "model and embedding tokens, the goal's too")
 }

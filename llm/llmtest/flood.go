@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -48,4 +49,15 @@ func (f *Flood) serve(w http.ResponseWriter, r *http.Request) {
 		f.sent.Add(int64(n))
 		left -= int64(n)
 	}
+}
+
+// Allocated returns the bytes the process allocated while f ran
+// (runtime.MemStats.TotalAlloc, which counts what was freed since too: a
+// bound on the peak f caused, whatever the garbage collector did).
+func Allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }

@@ -1,7 +1,6 @@
 package mcptools_test
 
 import (
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,12 +17,12 @@ import (
 func TestHTTPReplyCapped(t *testing.T) {
 	f := llmtest.NewFlood(`{"jsonrpc":"2.0","id":1,"result":{"x":[`, 300<<20)
 	t.Cleanup(f.Close)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	_, err := mcptools.Connect(t.Context(), mcptools.Config{Servers: []mcptools.ServerConfig{{Name: "flood", URL: f.URL}}})
-	runtime.ReadMemStats(&after)
+	var err error
+	n := llmtest.Allocated(func() {
+		_, err = mcptools.Connect(t.Context(), mcptools.Config{Servers: []mcptools.ServerConfig{{Name: "flood", URL: f.URL}}})
+	})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "passed 5242880 bytes", "the reply cap, named")
-	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "allocated for a 300 MB reply")
+	assert.Less(t, n, uint64(64<<20), "allocated %d bytes for a 300 MB reply", n)
 	assert.Less(t, f.Sent(), int64(100<<20), "the server was cut off")
 }
