@@ -117,7 +117,7 @@ type RunnerConfig struct {
 	// its own (the default of [Config].SharedSlots), and the one
 	// [Runner.PostSharedSlot] and the runner's Minds post to: an
 	// identity.SharedBoard, kept where the store keeps shared documents
-	// (internal/storespec.SharedSlots) so that other processes see it.
+	// (cmd/internal/storespec.SharedSlots) so that other processes see it.
 	// With Minds and no SharedSlots, the runner keeps a board in memory.
 	SharedSlots *identity.SharedBoard
 	// Minds are background jobs shared by the agents ([Mind]): each runs
