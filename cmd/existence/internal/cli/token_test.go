@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence/requests"
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/taskqueue"
 )
 
 // TestAutoToken: -http-token auto generates a token that passes the
