@@ -54,11 +54,18 @@
 // writes element 0 (those rows of the attention output and feed-forward
 // down matrices are zero), the final norm scales it back to about 1, and
 // element 0 of each token's output row then adds a constant to that
-// token's logit. Tokens that start with '"', '}' or ']' (and hold no ',')
-// get [Shaping].CloseBias, tokens holding ',' get CommaBias (a penalty),
-// and <|im_end|> gets StopBias. Under a JSON-schema grammar, strings then
+// token's logit. Tokens that start with '"' (and hold no ',') get
+// [Shaping].CloseBias, tokens holding ',' get CommaBias (a penalty), and
+// <|im_end|> gets StopBias. Under a JSON-schema grammar, strings then
 // close after a few tokens and optional properties and array items are
 // seldom added; without a grammar, replies end after some tens of tokens.
+// One more rule keeps strings from closing as soon as they open: the
+// tokens that end by opening a string value (`":"`, `:"`, `["`, which a
+// model favouring '"' picks to go from a key to its value) carry -1 in
+// the bias channel instead of 1 ([Shaping].OpenerChannel), which reverses
+// every bias for the next token only. Without it, 12 of 30 string values
+// came out blank and 2 replies in 10 had both content and reasoning blank,
+// which the SDK's validation rejects.
 // Everything else about the replies stays random.
 //
 // [DefaultShaping] (logit spread 1.5, CloseBias 7, CommaBias −3,

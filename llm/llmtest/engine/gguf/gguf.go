@@ -37,7 +37,7 @@ const (
 const InputsKey = "existence.generator.inputs"
 
 // generatorVersion changes whenever the same inputs would give other bytes.
-const generatorVersion = "3"
+const generatorVersion = "4"
 
 // ChatTemplate is the Jinja chat template written as
 // tokenizer.chat_template: ChatML as SmolLM2 writes it, without its default
@@ -163,6 +163,14 @@ type Shaping struct {
 	// another property or array item, where '}' or ']' would end the
 	// object or array.
 	CommaBias float64
+	// OpenerChannel is the bias channel's value in the embeddings of the
+	// tokens that end by opening a JSON string value (their text ends with
+	// `:"` or `["`, as `":"` does); every other token has 1. At -1 every
+	// bias above is reversed for the one token that follows, so a string
+	// is not closed as soon as it opens (with CloseBias at 7 and 1 here,
+	// most string values came out empty, and a reply whose content and
+	// reasoning are both blank fails validation).
+	OpenerChannel float64
 	// StopBias is the logit added to <|im_end|>, so that replies without a
 	// grammar end after some tens of tokens.
 	StopBias float64
@@ -171,7 +179,7 @@ type Shaping struct {
 // DefaultShaping returns the shaping [DefaultConfig] uses; see the package
 // documentation for the figures behind it.
 func DefaultShaping() Shaping {
-	return Shaping{LogitStd: 1.5, LayerStd: 0.2, CloseBias: 7, CommaBias: -3, StopBias: 6.5}
+	return Shaping{LogitStd: 1.5, LayerStd: 0.2, CloseBias: 7, CommaBias: -3, StopBias: 6.5, OpenerChannel: -1}
 }
 
 // Config is what [Write] generates a model file from.
@@ -388,13 +396,21 @@ func layout(s Spec, vocab int, sh Shaping, tok *Tokenizer) []tensor {
 	}
 	outStd := sh.LogitStd / math.Sqrt(float64(E-1))
 
+	channel := make([]float32, vocab)
+	for id := range channel {
+		channel[id] = 1
+		if b := tok.TokenBytes(id); tok.Types[id] != TokenControl && (bytes.HasSuffix(b, []byte(`:"`)) || bytes.HasSuffix(b, []byte(`["`))) {
+			channel[id] = float32(sh.OpenerChannel)
+		}
+	}
+
 	ts := []tensor{{
 		name: "token_embd.weight", dims: []uint64{E, V}, typ: TypeQ8_0,
-		fill: func(rng *rand.Rand, _ int, dst []float32) {
+		fill: func(rng *rand.Rand, r int, dst []float32) {
 			for i := range dst {
 				dst[i] = float32(rng.NormFloat64())
 			}
-			dst[0] = 1 // the bias channel
+			dst[0] = channel[r] // the bias channel
 		},
 	}}
 	for b := 0; b < s.Blocks; b++ {

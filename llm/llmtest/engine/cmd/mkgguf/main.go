@@ -50,6 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	flag.Float64Var(&sh.CloseBias, "close-bias", sh.CloseBias, "logit bias of tokens starting with '\"' (without ',')")
 	flag.Float64Var(&sh.CommaBias, "comma-bias", sh.CommaBias, "logit bias of tokens containing ','")
 	flag.Float64Var(&sh.StopBias, "stop-bias", sh.StopBias, "logit bias of <|im_end|>")
+	flag.Float64Var(&sh.OpenerChannel, "opener-channel", sh.OpenerChannel, "bias channel of tokens ending in :\" or [\" (-1 reverses the biases for the next token)")
 	flag.Float64Var(&sh.LogitStd, "logit-std", sh.LogitStd, "standard deviation of the random logits")
 	if err := flag.Parse(args); err != nil {
 		return err
