@@ -44,7 +44,7 @@
 // # The weights, and why some are not random
 //
 // All weights are normal random values scaled so that activations keep a
-// root mean square near 1 and the logits a spread of about 2 nats
+// root mean square near 1 and the logits a spread of about 1.5 nats
 // ([Shaping]). With random logits a grammar-constrained JSON reply never
 // ends: inside a string almost every token is allowed and the closing
 // quote is one choice among thousands, so strings run to the reply limit
@@ -58,7 +58,7 @@
 // [Shaping].CloseBias, tokens holding ',' get CommaBias (a penalty), and
 // <|im_end|> gets StopBias. Under a JSON-schema grammar, strings then
 // close after a few tokens and optional properties and array items are
-// seldom added; without a grammar, replies end after some tens of tokens.
+// seldom added; without a grammar, replies end after about 15 tokens.
 // One more rule keeps strings from closing as soon as they open: the
 // tokens that end by opening a string value (`":"`, `:"`, `["`, which a
 // model favouring '"' picks to go from a key to its value) carry -1 in
@@ -68,14 +68,15 @@
 // which the SDK's validation rejects.
 // Everything else about the replies stays random.
 //
-// [DefaultShaping] (logit spread 1.5, CloseBias 7, CommaBias −3,
-// StopBias 6.5) was chosen by measurement (see Figures). A bias on every
-// token holding '"', '}' or ']' instead made things worse: those tokens are
-// also allowed inside strings and filled them with brackets (replies of
-// 230–340 tokens). The price of the biases is that free text is mostly
-// quotes and punctuation. Greedy decoding (temperature 0) gives a valid
-// JSON reply, but free text then cycles without ever choosing <|im_end|>:
-// give every request a reply limit, as the SDK does.
+// [DefaultShaping] (logit spread 1.5, CloseBias 5.5, CommaBias -3,
+// StopBias 6.5, OpenerChannel -1) was chosen by measurement (see
+// Figures). A bias on every token holding '"', '}' or ']' instead made
+// things worse: those tokens are also allowed inside strings and filled
+// them with brackets (replies of 230 to 340 tokens). CloseBias 7 gave
+// strings of 1.3 tokens on average, 5.5 gives 2.2 for about the same reply
+// length. The price of the biases is that free text is mostly quotes and
+// punctuation, and short. Greedy decoding (temperature 0) also gives a
+// valid JSON reply and a free reply that ends.
 //
 // # Running it
 //
@@ -88,26 +89,28 @@
 // # Figures
 //
 // Measured with node-llama-cpp 3.21.1 (prebuilt CPU binary, gpu: false,
-// threads: 1, 8192-token context) on a 2-core machine shared with other
-// work (load average 6 to 19 during the runs), on the file cmd/mkgguf
-// writes from this repository with seed 1:
+// threads: 1, context 4096 or 8192 tokens) on a 2-core machine shared
+// with other work (load average 6 to 19 during the runs), on the file
+// cmd/mkgguf writes from this repository with seed 1:
 //
 //   - writing the 118 MB file: 9 s, of which training the 4096-token
 //     tokenizer on 4.9 MB of text is about 2 s; repository text then takes
-//     2.8 characters per token;
+//     2.8 characters per token (fewer than a trained model's vocabulary
+//     gives);
 //   - loading it: 0.2 to 7 s (depending on the load);
 //   - reading a 300-token prompt: 226 tokens/s (load 6); a 1,500-token
 //     prompt: 73 tokens/s (load 6) to 45 tokens/s (load 19);
-//   - generating: 34 tokens/s (load 6) to 6.5 tokens/s (load 19);
+//   - generating: 34 tokens/s (load 6) to 6 tokens/s (load 19);
 //   - replies under the JSON-schema grammar of prompt.Schema (temperature
-//     0.8, 8 seeds): 122 tokens on average, 134 at most, all valid;
-//     node-llama-cpp's grammar makes every property required, so that is
-//     the schema's whole structure with short strings and one-item
-//     arrays; greedy: 130 tokens;
-//   - replies under a three-field schema (two strings and a number): 32.5
-//     tokens on average, 43 at most;
-//   - free replies (no grammar, temperature 0.8): 86 tokens on average,
-//     from 5 to 272;
-//   - with no shaping (random logits of spread 2), a prompt.Schema reply
-//     ran past 1,000 tokens inside a string.
+//     0.8, 8 to 10 seeds): 122 to 133 tokens on average, 160 at most, all
+//     valid, none with both content and reasoning blank; node-llama-cpp's
+//     grammar makes every property required, so that is the schema's
+//     whole structure with short strings and short arrays; greedy: 136
+//     tokens;
+//   - replies under a three-field schema (two strings and a number): 33
+//     tokens on average, 44 at most;
+//   - free replies (no grammar, temperature 0.8): 15 tokens on average,
+//     from 1 to 68; greedy: 13;
+//   - with no closing bias (random logits of spread 2), a prompt.Schema
+//     reply ran past 1,000 tokens inside a string.
 package gguf

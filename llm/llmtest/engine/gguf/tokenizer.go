@@ -55,6 +55,10 @@ var ErrVocabSize = errors.New("gguf: vocabulary size below 259 (3 special + 256 
 // then GPT-2's split ('s 't 're 've 'm 'll 'd, an optional space and a run of
 // letters, an optional space and a run of other non-space characters,
 // whitespace runs that leave their last space to the next word).
+//
+// A Tokenizer from [Train] or [TokenizerFrom] is safe for concurrent use;
+// one assembled by hand builds its lookup tables on first use, so make one
+// call before sharing it.
 type Tokenizer struct {
 	// Tokens holds the token texts, indexed by id.
 	Tokens []string
