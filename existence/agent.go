@@ -441,7 +441,7 @@ func (a *Agent) stackWith(m llm.Model, purpose string, l *llm.Limiter) llm.Model
 	m = &observeModel{a: a, next: m, purpose: purpose}
 	m = llm.WithTimeout(m, a.cfg.CallTimeout)
 	m = l.Limit(m)
-	return llm.WithRetry(m, a.cfg.Retry)
+	return priorityModel{llm.WithRetry(m, a.cfg.Retry)}
 }
 
 // checkReply validates a cycle's reply for the repair middleware and keeps

@@ -722,7 +722,7 @@ loop:
 			res.QueuedMax = max(res.QueuedMax, st.Queued[existence.LaneAutonomy])
 			flightSum += float64(sim.inFlight.Load())
 			if now := time.Now(); !now.Before(nextSecond) {
-				res.LimitBySecond = append(res.LimitBySecond, st.Workers[existence.LaneAutonomy])
+				res.LimitBySecond = append(res.LimitBySecond, st.Concurrency.Limit)
 				nextSecond = nextSecond.Add(time.Second)
 			}
 			if now := time.Now(); !now.Before(nextRSS) {

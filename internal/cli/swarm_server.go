@@ -184,7 +184,7 @@ func (res *swarmResult) printServer(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "tokens        %d in + %d out (%d estimated), %.0f tokens/s\n", res.Tokens.Input, res.Tokens.Output, res.Tokens.Estimated, res.Tokens.PerS)
-	fmt.Fprintf(w, "concurrency   autonomy lane %s: limit %d at the end, by second %v\n", limit, c.Limit, res.LimitBySecond)
+	fmt.Fprintf(w, "concurrency   %s: limit %d at the end (the lanes share it), by second %v\n", limit, c.Limit, res.LimitBySecond)
 	fmt.Fprintf(w, "  as the SDK sees the server: %.1f calls in flight on average, at most %d; latency %.0f ms (no-load %.0f ms); %d of %d calls refused (503: %.2f%%), %d cuts\n",
 		res.CallsInFlightMean, res.CallsInFlightMax, ms(c.RTT), ms(c.MinRTT), c.Overloads, c.Calls, 100*res.OverloadRate, c.Cuts)
 	if s := res.Server; s != nil && s.Standin != nil {

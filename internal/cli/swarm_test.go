@@ -318,7 +318,7 @@ func TestSwarmAgainstAStandin(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, res.print(&out, false))
 	assert.Contains(t, out.String(), "stand-in: 2 slots, a queue of 2, 20 ms a call")
-	assert.Contains(t, out.String(), "autonomy lane adaptive")
+	assert.Contains(t, out.String(), "concurrency   adaptive: limit")
 	out.Reset()
 	require.NoError(t, res.print(&out, true))
 	var m map[string]any
