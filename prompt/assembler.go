@@ -35,6 +35,10 @@ type Config struct {
 	Grounding string
 	// Budget optionally caps the prompt's size; the zero value means none.
 	Budget Budget
+	// Layout orders the default sections: [LayoutOriginal] (the zero
+	// value, spec §2's order) or [LayoutCache] (a model server's KV cache
+	// reuses most of each prompt; see [Layout]).
+	Layout Layout
 }
 
 // Errors of the builder operations and of [Assembler.Assemble].
@@ -76,8 +80,9 @@ type layout struct {
 	sections []Section
 }
 
-// New returns an assembler with the default sections of spec §2, in this
-// order: [SectionTask], [SectionIdentity], [SectionWorld],
+// New returns an assembler with the default sections of spec §2, in
+// [DefaultOrder] under [LayoutOriginal] and [CacheOrder] under
+// [LayoutCache]. The original order is: [SectionTask], [SectionIdentity], [SectionWorld],
 // [SectionSituation], [SectionInnerState], [SectionWorldview],
 // [SectionOpinions], [SectionQuestions], [SectionHistory], [SectionPeers],
 // [SectionDiscoveries], [SectionTime], [SectionLastOutcome],
@@ -92,6 +97,9 @@ func New(cfg Config) *Assembler {
 	cfg.Goals = slices.Clone(cfg.Goals)
 	a := &Assembler{}
 	a.cur.Store(&layout{cfg: cfg, sections: defaultSections(&cfg)})
+	if cfg.Layout == LayoutCache {
+		a.cur.Store(&layout{cfg: cfg, sections: cacheSections(defaultSections(&cfg))})
+	}
 	return a
 }
 
@@ -433,6 +441,7 @@ func (a *Assembler) assemble(l *layout, v *View) (*Prompt, error) {
 	spans := spanBuf[:0]
 	for i, s := range l.sections {
 		if std, ok := s.(*stdSection); ok {
+			e.batch = std.batch
 			if !std.has(&e) {
 				continue
 			}
