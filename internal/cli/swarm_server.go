@@ -61,8 +61,10 @@ type swarmServer struct {
 	// Standin describes the stand-in server started in process, when
 	// -llm-url was "standin:...": its slots, queue and latency per call,
 	// and what it counted over the run: requests, 503s, the most
-	// requests holding a slot and waiting at once, and its slots'
-	// utilisation (slot time held / (slots × the run's duration), 0–1).
+	// requests holding a slot and waiting at once, its slots'
+	// utilisation (slot time held / (slots × the run's duration), 0–1),
+	// and the prompt tokens served from its KV cache and evaluated, with
+	// the cached share (0–1; "cache=N" in the spec).
 	Standin *swarmStandin `json:"standin,omitempty"`
 }
 
@@ -76,6 +78,9 @@ type swarmStandin struct {
 	MaxInFlight int     `json:"max_in_flight"`
 	MaxWaiting  int     `json:"max_waiting"`
 	Utilisation float64 `json:"slots_busy"`
+	Cached      int     `json:"prompt_tokens_cached"`
+	Evaluated   int     `json:"prompt_tokens_evaluated"`
+	CachedShare float64 `json:"prompt_cached_share"`
 
 	srv      *llmtest.Server
 	slotTime time.Duration // at the start of the timed run
@@ -130,6 +135,7 @@ func (s *swarmServer) finish(elapsed time.Duration) {
 	st := s.Standin
 	stats := st.srv.Stats()
 	st.Requests, st.Busy, st.MaxInFlight, st.MaxWaiting = stats.Requests, stats.Busy, stats.MaxInFlight, stats.MaxWaiting
+	st.Cached, st.Evaluated, st.CachedShare = stats.CachedTokens, stats.EvaluatedTokens, stats.CachedShare()
 	if elapsed > 0 {
 		st.Utilisation = float64(stats.SlotTime-st.slotTime) / (float64(st.Slots) * float64(elapsed))
 	}
@@ -191,6 +197,9 @@ func (res *swarmResult) printServer(w io.Writer) {
 		st := s.Standin
 		fmt.Fprintf(w, "  the stand-in counted: slots %.1f%% busy, %d requests, %d answered 503, at most %d running and %d waiting\n",
 			100*st.Utilisation, st.Requests, st.Busy, st.MaxInFlight, st.MaxWaiting)
+		if st.Cached > 0 {
+			fmt.Fprintf(w, "  prompt tokens: %d from the KV cache, %d evaluated (%.1f%% cached)\n", st.Cached, st.Evaluated, 100*st.CachedShare)
+		}
 	}
 	if res.TokenBudget != "" {
 		fmt.Fprintf(w, "budget        %s per agent: %d budget_exhausted events, %d cycles held\n", res.TokenBudget, res.BudgetExhausted, res.Held)
