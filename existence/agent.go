@@ -287,6 +287,7 @@ type Agent struct {
 
 	laneModel llm.Model              // for cycles run by the scheduler: model without the limiter
 	wakeHook  atomic.Pointer[func()] // asks the scheduler for a priority cycle
+	prefix    atomic.Pointer[string] // the last cycle prompt's stable prefix (prompt.LayoutCache), nil for none
 	parsedMu  sync.Mutex             // guards parsed
 	parsed    struct {               // the last reply validated, so it is parsed once
 		text string

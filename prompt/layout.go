@@ -56,11 +56,12 @@ func ParseLayout(s string) (Layout, error) {
 //   - the same for every agent: [SectionWorld], [SectionSituation] (its
 //     presence line aside), [SectionDirective], [SectionResponseFormat];
 //   - stable for this agent: [SectionIdentity];
-//   - slow-changing: [SectionWorldview], [SectionHistory] (the narrative),
-//     [SectionPeers], [SectionOpinions], [SectionQuestions],
-//     [SectionRecentGoals], [SectionDiscoveries] (the lists growing at
-//     their end; sections inserted after the discoveries, such as
-//     [SlotsSection], start the per-cycle part);
+//   - slow-changing, what changes least often first: [SectionWorldview],
+//     [SectionOpinions], [SectionQuestions], [SectionRecentGoals] (these
+//     three grow at their end), [SectionHistory] and [SectionPeers] (the
+//     narratives, which change where they are cut when an entry is added),
+//     [SectionDiscoveries] (last, so that sections inserted after it, such
+//     as [SlotsSection], start the per-cycle part);
 //   - per cycle: [SectionTime], [SectionInnerState] (the stressors),
 //     [SectionLastOutcome] (and [Memories] inserted after it),
 //     [SectionPeerMessages], [SectionHostMessage], [SectionTask].
@@ -68,8 +69,8 @@ func CacheOrder() []string {
 	return []string{
 		SectionWorld, SectionSituation, SectionDirective, SectionResponseFormat,
 		SectionIdentity,
-		SectionWorldview, SectionHistory, SectionPeers, SectionOpinions, SectionQuestions,
-		SectionRecentGoals, SectionDiscoveries,
+		SectionWorldview, SectionOpinions, SectionQuestions, SectionRecentGoals,
+		SectionHistory, SectionPeers, SectionDiscoveries,
 		SectionTime, SectionInnerState, SectionLastOutcome,
 		SectionPeerMessages, SectionHostMessage, SectionTask,
 	}
@@ -117,4 +118,39 @@ func BatchStart(length, n int, key func(i int) string) int {
 		}
 	}
 	return start
+}
+
+// stableSections are the sections of [CacheOrder] before the per-cycle
+// part: a prompt's stable prefix is its present sections up to the first
+// one not in this set.
+var stableSections = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range CacheOrder() {
+		if n == SectionTime {
+			break
+		}
+		m[n] = true
+	}
+	return m
+}()
+
+// stable sets p.StableEnd under LayoutCache: the sections are joined by
+// exactly one blank line, so the prefix ends after the last stable
+// section's text.
+func stable(l *layout, p *Prompt) *Prompt {
+	if l.cfg.Layout != LayoutCache {
+		return p
+	}
+	end := 0
+	for i, s := range p.Sections {
+		if !stableSections[s.Name] {
+			break
+		}
+		if i > 0 {
+			end += 2
+		}
+		end += len(s.Text)
+	}
+	p.StableEnd = min(end, len(p.Text))
+	return p
 }

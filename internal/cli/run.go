@@ -15,6 +15,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/prompt"
 )
 
 // runCommand is `existence run`: Cedar (scout), Cipher (analyst) and Vault
@@ -107,7 +108,12 @@ type runOptions struct {
 	// move).
 	standin     func(*llmtest.Server)
 	standinHTTP bool
-	httpClient  *http.Client // the adapters' client; nil: their default
+	// cacheCounts, when set, counts the stand-in's KV-cache use by kind
+	// of call.
+	cacheCounts *cacheCounts
+	// layout is -prompt-layout.
+	layout     prompt.Layout
+	httpClient *http.Client // the adapters' client; nil: their default
 
 	// stdin carries host messages, one per line (nil: none).
 	stdin io.Reader
@@ -133,6 +139,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.show, "show", "", "print the stored state of agent `AGENT` as indented JSON and exit")
 	fs.StringVar(&o.workspace, "workspace", "./trio-workspace", "the agents' shared workspace directory")
 	fs.DurationVar(&o.heartbeat, "heartbeat", 6*time.Second, "tick interval")
+	layoutFlag(fs, &o.layout)
 	fs.IntVar(&o.cycles, "cycles", 0, "stop after N existence cycles per agent (0 = run until interrupted)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print each agent's assembled prompt, make no model call, and exit")
 	fs.StringVar(&o.nowText, "now", "", "fixed clock, RFC 3339 (for dry runs)")

@@ -153,6 +153,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	tools = append(tools, requests.Tools(reqs)...)
 
 	if isStandin(o.llmURL) {
+		o.cacheCounts = &cacheCounts{}
 		stop, err := startStandin(o)
 		if err != nil {
 			return err
@@ -225,6 +226,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 			Goals:        trioGoals,
 			Prohibitions: trioProhibitions,
 			Grounding:    "The goal must be grounded in what actually exists in the workspace.",
+			Layout:       o.layout,
 		}))
 		if mem != nil {
 			// The recalled memories after what the last goal produced;
@@ -296,7 +298,9 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	} else if o.stdin != nil {
 		go listen(ctx, o.stdin, runner, reqs, stderr)
 	}
-	return runner.Run(ctx)
+	err = runner.Run(ctx)
+	o.cacheCounts.report(stderr, "trio")
+	return err
 }
 
 // openMemory returns the agents' long-term memory with -memory (nil

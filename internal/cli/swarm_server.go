@@ -81,6 +81,15 @@ type swarmStandin struct {
 	Cached      int     `json:"prompt_tokens_cached"`
 	Evaluated   int     `json:"prompt_tokens_evaluated"`
 	CachedShare float64 `json:"prompt_cached_share"`
+	// CycleCached and CycleEvaluated split the cycle prompts' tokens
+	// (structured-output requests) the same way, over the whole run;
+	// CycleCachedShare is their cached share (0–1).
+	CycleCached      int64   `json:"cycle_prompt_tokens_cached"`
+	CycleEvaluated   int64   `json:"cycle_prompt_tokens_evaluated"`
+	CycleCachedShare float64 `json:"cycle_prompt_cached_share"`
+	// Layout is the prompt layout (-prompt-layout).
+	Layout string `json:"prompt_layout"`
+	counts *cacheCounts
 
 	srv      *llmtest.Server
 	slotTime time.Duration // at the start of the timed run
@@ -103,6 +112,8 @@ func serverModel(o *swarmOptions, counts *simModel) (llm.Model, *swarmServer, fu
 		}
 		st := &swarmStandin{Slots: cfg.Slots, Queue: max(cfg.Queue, 0), LatencyMS: float64(cfg.Latency.Microseconds()) / 1000}
 		ro.standin = func(s *llmtest.Server) { st.srv = s }
+		st.counts, st.Layout = &cacheCounts{}, o.layout.String()
+		ro.cacheCounts = st.counts
 		s, err := startStandin(ro)
 		if err != nil {
 			return nil, nil, nil, err
@@ -136,6 +147,8 @@ func (s *swarmServer) finish(elapsed time.Duration) {
 	stats := st.srv.Stats()
 	st.Requests, st.Busy, st.MaxInFlight, st.MaxWaiting = stats.Requests, stats.Busy, stats.MaxInFlight, stats.MaxWaiting
 	st.Cached, st.Evaluated, st.CachedShare = stats.CachedTokens, stats.EvaluatedTokens, stats.CachedShare()
+	st.CycleCached, st.CycleEvaluated = st.counts.cycle()
+	st.CycleCachedShare = share(st.CycleCached, st.CycleEvaluated)
 	if elapsed > 0 {
 		st.Utilisation = float64(stats.SlotTime-st.slotTime) / (float64(st.Slots) * float64(elapsed))
 	}
@@ -199,6 +212,7 @@ func (res *swarmResult) printServer(w io.Writer) {
 			100*st.Utilisation, st.Requests, st.Busy, st.MaxInFlight, st.MaxWaiting)
 		if st.Cached > 0 {
 			fmt.Fprintf(w, "  prompt tokens: %d from the KV cache, %d evaluated (%.1f%% cached)\n", st.Cached, st.Evaluated, 100*st.CachedShare)
+			fmt.Fprintf(w, "  cycle prompts (%s layout): %d from the KV cache, %d evaluated (%.1f%% cached)\n", st.Layout, st.CycleCached, st.CycleEvaluated, 100*st.CycleCachedShare)
 		}
 	}
 	if res.TokenBudget != "" {
