@@ -442,7 +442,7 @@ func (a *Agent) stackWith(m llm.Model, purpose string, l *llm.Limiter) llm.Model
 	m = &observeModel{a: a, next: m, purpose: purpose}
 	m = llm.WithTimeout(m, a.cfg.CallTimeout)
 	m = l.Limit(m)
-	return priorityModel{llm.WithRetry(m, a.cfg.Retry)}
+	return priorityModel{next: llm.WithRetry(m, a.cfg.Retry), id: a.cfg.ID}
 }
 
 // checkReply validates a cycle's reply for the repair middleware and keeps

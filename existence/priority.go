@@ -6,12 +6,17 @@ import (
 	"github.com/existence-loop/sdk/llm"
 )
 
-// priorityModel marks the calls made for the priority lane (a cycle it
-// dispatched, or the executor of a goal such a cycle chose) with
-// [llm.WithPriority], so that the model stack beneath treats them first:
-// [llm.WithRetry] retries them after a short wait rather than the 10 s
-// after a 503 meant to relieve a loaded server.
-type priorityModel struct{ next llm.Model }
+// priorityModel marks every call of an agent's model stack with the
+// agent's id ([llm.WithAgent]: an [llm.Pool] pins the agent to one server
+// by it) and the calls made for the priority lane (a cycle it dispatched,
+// or the executor of a goal such a cycle chose) with [llm.WithPriority],
+// so that the model stack beneath treats them first: [llm.WithRetry]
+// retries them after a short wait rather than the 10 s after a 503 meant
+// to relieve a loaded server.
+type priorityModel struct {
+	next llm.Model
+	id   string
+}
 
 var _ llm.Model = priorityModel{}
 
@@ -27,6 +32,9 @@ func (x priorityModel) Name() string {
 }
 
 func (x priorityModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	if llm.AgentFrom(ctx) == "" {
+		ctx = llm.WithAgent(ctx, x.id)
+	}
 	if l, ok := callLane(ctx); ok && l == LanePriority {
 		ctx = llm.WithPriority(ctx)
 	}

@@ -324,3 +324,27 @@ func TestPriorityCallsAreMarked(t *testing.T) {
 	assert.Equal(t, []time.Duration{llm.DefaultWaitPriority}, waits)
 	waitsMu.Unlock()
 }
+
+// TestCallsCarryTheAgentID: every model call of an agent carries its id
+// (llm.WithAgent), by which an llm.Pool pins the agent to one server.
+func TestCallsCarryTheAgentID(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	model := llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		mu.Lock()
+		seen[llm.AgentFrom(ctx)] = true
+		mu.Unlock()
+		return &llm.Response{Text: `{"action":"goal","content":"map the workspace","reasoning":"r"}`}, nil
+	})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: existencetest.NewClock(t0), NoStagger: true, Logger: discardLogger()})
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	for _, id := range []string{"a", "b"} {
+		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: model, Retry: llm.RetryPolicy{Attempts: 1}})
+		require.NoError(t, err)
+	}
+	require.NoError(t, r.RunVirtual(context.Background(), t0.Add(time.Second)))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, map[string]bool{"a": true, "b": true}, seen)
+}
