@@ -232,12 +232,16 @@ func (s *poolServer) take(now time.Time) (probe, ok bool) {
 	return true, true
 }
 
-// done records the end of a call of s at now.
-func (s *poolServer) done(now time.Time, err error, probe bool, cfg *PoolConfig) {
+// done records the end of a call of s at now; gone reports that the
+// caller's context ended first, which says nothing of the server.
+func (s *poolServer) done(now time.Time, err error, probe, gone bool, cfg *PoolConfig) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if probe {
 		s.probing = false
+	}
+	if gone {
+		return
 	}
 	if !serverFailure(err) {
 		s.fails, s.downUntil = 0, time.Time{}
@@ -255,8 +259,9 @@ func (s *poolServer) done(now time.Time, err error, probe bool, cfg *PoolConfig)
 
 // serverFailure reports whether err says the server is unwell: not
 // reached, a 5xx that is not an overload, or a per-call timeout. The
-// caller's cancellation, an overload and the request's own faults (a 4xx,
-// invalid output, a prompt over the window) say nothing of it.
+// caller's cancellation or deadline (see done), an overload and the
+// request's own faults (a 4xx, invalid output, a prompt over the window)
+// say nothing of it.
 func serverFailure(err error) bool {
 	switch {
 	case err == nil, errors.Is(err, context.Canceled), Overloaded(err):
@@ -285,7 +290,7 @@ func (p *Pool) Generate(ctx context.Context, req *Request) (*Response, error) {
 			continue
 		}
 		resp, err := s.model.Generate(ctx, req)
-		s.done(p.cfg.Now(), err, probe, &p.cfg)
+		s.done(p.cfg.Now(), err, probe, err != nil && ctx.Err() != nil, &p.cfg)
 		if err != nil && errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
 			last = fmt.Errorf("%s: %w", s.name, err)
 			continue // never reached: the next server may take it

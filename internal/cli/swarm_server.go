@@ -66,6 +66,9 @@ type swarmServer struct {
 	// and the prompt tokens served from its KV cache and evaluated, with
 	// the cached share (0–1; "cache=N" in the spec).
 	Standin *swarmStandin `json:"standin,omitempty"`
+	// Pool is what an llm.Pool counted of the server, in a run with
+	// several -llm-url.
+	Pool *swarmPoolServer `json:"pool,omitempty"`
 }
 
 // swarmStandin is the stand-in server's settings and counters.
@@ -171,9 +174,11 @@ func (o *swarmOptions) checkServer() error {
 	default:
 		return fmt.Errorf("-provider %q: want ollama or openai", o.provider)
 	}
-	if isStandin(o.llmURL) {
-		if _, err := parseStandin(o.llmURL); err != nil {
-			return err
+	for _, u := range append([]string{o.llmURL}, o.llmURLs...) {
+		if isStandin(u) {
+			if _, err := parseStandin(u); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
