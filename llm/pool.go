@@ -328,3 +328,27 @@ func (p *Pool) Stats() []PoolServerStats {
 	}
 	return out
 }
+
+var _ Windowed = (*Pool)(nil)
+
+// ContextWindow implements [Windowed]: the smallest window of the servers
+// that know theirs ([ContextWindowOf] of each), with that server's
+// estimator, so that a prompt fitted to it fits whichever server the
+// agent is on. 0 when none knows; the first error when none answered.
+func (p *Pool) ContextWindow(ctx context.Context) (tokens int, est *TokenEstimator, err error) {
+	var errs []error
+	for _, s := range p.servers {
+		w, e, werr := ContextWindowOf(ctx, s.model)
+		if werr != nil {
+			errs = append(errs, werr)
+			continue
+		}
+		if w > 0 && (tokens == 0 || w < tokens) {
+			tokens, est = w, e
+		}
+	}
+	if tokens == 0 && len(errs) > 0 {
+		return 0, nil, errs[0]
+	}
+	return tokens, est, nil
+}

@@ -153,8 +153,8 @@ func TestPoolOverTwoStandins(t *testing.T) {
 	require.NoError(t, err)
 	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
 	got := map[string]map[string]int{}
-	for round := range 6 {
-		if round == 3 {
+	for round := range 4 {
+		if round == 2 {
 			stop[1]() // B is killed
 		}
 		for i := range 200 {
@@ -165,17 +165,40 @@ func TestPoolOverTwoStandins(t *testing.T) {
 				got[id] = map[string]int{}
 			}
 			got[id][resp.Text]++
-			if round >= 3 {
+			if round >= 2 {
 				assert.Equal(t, "A", resp.Text)
 			}
 		}
 	}
 	for id, by := range got {
 		if p.Rank(id)[0] == "A" {
-			assert.Equal(t, 6, by["A"], id)
+			assert.Equal(t, 4, by["A"], id)
 		} else {
-			assert.Equal(t, 3, by["B"], "%s: B until it was killed", id)
+			assert.Equal(t, 2, by["B"], "%s: B until it was killed", id)
 		}
 	}
 	assert.True(t, p.Stats()[1].Down)
+}
+
+// poolWindowed is a model that knows its context window.
+type poolWindowed struct {
+	llm.Model
+	w int
+}
+
+func (m poolWindowed) ContextWindow(context.Context) (int, *llm.TokenEstimator, error) {
+	return m.w, nil, nil
+}
+
+// TestPoolContextWindow: the pool's window is the smallest its servers
+// know, so that a prompt fitted to it fits any of them.
+func TestPoolContextWindow(t *testing.T) {
+	fake := llmtest.NewFake()
+	p, err := llm.NewPool(llm.PoolConfig{Servers: []llm.PoolServer{
+		{Name: "A", Model: poolWindowed{fake, 8192}}, {Name: "B", Model: poolWindowed{fake, 4096}}, {Name: "C", Model: fake},
+	}})
+	require.NoError(t, err)
+	w, _, err := llm.ContextWindowOf(context.Background(), p)
+	require.NoError(t, err)
+	assert.Equal(t, 4096, w)
 }
