@@ -21,7 +21,8 @@ const (
 	// ([Agent.SayAsHost], [Runner.SayAsHost]), an assigned task announced with
 	// [Runner.Wake], and the cycles of an agent in crisis (load ≥ 0.90).
 	// Autonomy work never delays it. Its size is
-	// [RunnerConfig].PriorityWorkers (default 1).
+	// [RunnerConfig].PriorityWorkers (default 1); under [AdaptiveWorkers]
+	// it has a reserved share of the limit and grows to the whole limit.
 	LanePriority
 )
 
