@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -171,15 +172,7 @@ func (p *Pool) rank(key string) []*poolServer {
 		_, _ = h.Write([]byte(s.name))
 		sc[i] = scored{s, mix(h.Sum64())}
 	}
-	slices.SortStableFunc(sc, func(a, b scored) int {
-		switch {
-		case a.w > b.w:
-			return -1
-		case a.w < b.w:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(sc, func(a, b scored) int { return cmp.Compare(b.w, a.w) }) // highest weight first
 	out := make([]*poolServer, len(sc))
 	for i, x := range sc {
 		out[i] = x.s

@@ -68,6 +68,7 @@ answer reaches the agent's inbox).`,
 type runOptions struct {
 	provider     string
 	llmURL       string
+	llmURLs      []string // every -llm-url: more than one makes an llm.Pool
 	model        string
 	llmTimeout   time.Duration
 	state        string
@@ -130,7 +131,14 @@ const defaultOllamaModel = "qwen3.5:9b"
 // flags registers the run command's flags on fs.
 func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.provider, "provider", "ollama", "model provider: ollama or openai (any OpenAI-compatible server)")
-	fs.StringVar(&o.llmURL, "llm-url", "", "server URL (default $OLLAMA_HOST, else http://127.0.0.1:11434; with -provider openai, a base URL ending in /v1, default $OPENAI_BASE_URL)"+standinHelp)
+	fs.Func("llm-url", "server URL (default $OLLAMA_HOST, else http://127.0.0.1:11434; with -provider openai, a base URL ending in /v1, default $OPENAI_BASE_URL);\n"+
+		"repeat it for a pool of servers, each agent pinned to one and moved to the next when its server fails"+standinHelp, func(s string) error {
+		if o.llmURL == "" {
+			o.llmURL = s
+		}
+		o.llmURLs = append(o.llmURLs, s)
+		return nil
+	})
 	fs.StringVar(&o.model, "model", "", "model name; with ollama default "+defaultOllamaModel+" (run ollama pull first); required with openai: the name the server serves (GET {base URL}/models lists them)")
 	fs.DurationVar(&o.llmTimeout, "llm-timeout", 180*time.Second, "timeout of one model call")
 	fs.StringVar(&o.state, "state", "./trio-state", "state directory")
@@ -209,9 +217,11 @@ func (o *runOptions) check() error {
 	if o.workers < 0 {
 		return errors.New("-autonomy-workers must be 0 (adaptive) or more")
 	}
-	if isStandin(o.llmURL) {
-		if _, err := parseStandin(o.llmURL); err != nil {
-			return err
+	for _, u := range append([]string{o.llmURL}, o.llmURLs...) {
+		if isStandin(u) {
+			if _, err := parseStandin(u); err != nil {
+				return err
+			}
 		}
 	}
 	o.httpToken.resolve()

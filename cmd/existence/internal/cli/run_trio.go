@@ -152,19 +152,11 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	}
 	tools = append(tools, requests.Tools(reqs)...)
 
-	if isStandin(o.llmURL) {
-		o.cacheCounts = &cacheCounts{}
-		stop, err := startStandin(o)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
-	base, url, err := newModel(o)
+	base, stopModel, err := trioModel(o)
 	if err != nil {
 		return err
 	}
-	o.llmURL = url
+	defer stopModel()
 	mem, err := openMemory(o, store, log)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/existence-loop/sdk/llm"
@@ -96,4 +97,64 @@ func (res *swarmResult) printPool(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// trioModel builds the run's model: the adapter of -llm-url (starting the
+// stand-in first for "standin:..."), or with several -llm-url an llm.Pool
+// of one adapter each. It points o.llmURL at what it resolved (the URLs,
+// comma-separated, for a pool); stop closes the stand-ins.
+func trioModel(o *runOptions) (m llm.Model, stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for _, f := range stops {
+			f()
+		}
+	}
+	one := func(oi *runOptions) (llm.Model, error) {
+		if isStandin(oi.llmURL) {
+			if o.cacheCounts == nil {
+				o.cacheCounts = &cacheCounts{}
+			}
+			oi.cacheCounts = o.cacheCounts
+			s, err := startStandin(oi)
+			if err != nil {
+				return nil, err
+			}
+			stops = append(stops, s)
+		}
+		m, url, err := newModel(oi)
+		oi.llmURL = url
+		return m, err
+	}
+	if len(o.llmURLs) <= 1 {
+		m, err := one(o)
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		return m, stop, nil
+	}
+	var servers []llm.PoolServer
+	var urls []string
+	for _, u := range o.llmURLs {
+		oi := *o
+		oi.llmURL = u
+		m, err := one(&oi)
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		if oi.model != o.model && o.model == "" {
+			o.model = oi.model // a stand-in's default model
+		}
+		servers = append(servers, llm.PoolServer{Name: oi.llmURL, Model: m})
+		urls = append(urls, oi.llmURL)
+	}
+	pool, err := llm.NewPool(llm.PoolConfig{Servers: servers})
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	o.llmURL = strings.Join(urls, ", ")
+	return pool, stop, nil
 }
