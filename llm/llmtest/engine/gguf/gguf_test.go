@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -135,7 +136,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		"blk.0.attn_output.weight": {E, E},
 	}
 	for name, dims := range shapes {
-		if got := byName[name].Dims; !equal(got, dims) {
+		if got := byName[name].Dims; !slices.Equal(got, dims) {
 			t.Errorf("%s dims %v, want %v", name, got, dims)
 		}
 	}
@@ -166,18 +167,6 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	if v := math.Float32frombits(binary.LittleEndian.Uint32(tensorData("blk.0.attn_norm.weight")[4:])); v != 1 {
 		t.Errorf("attn_norm[1] = %g, want 1", v)
 	}
-}
-
-func equal(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // dequant returns element j of the Q8_0 row starting at row.
