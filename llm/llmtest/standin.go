@@ -44,8 +44,14 @@ const (
 	DefaultVersion = "0.17.4"
 	// LegacyVersion is what /api/version reports for a server that
 	// ignores "truncate" ([ServerConfig].IgnoreTruncate): 0.12.5, the
-	// last release without it.
+	// last release without it, whose prompt_eval_count counts the whole
+	// prompt.
 	LegacyVersion = "0.12.5"
+	// CacheCountVersion is what /api/version reports for a server that
+	// ignores "truncate" and keeps a KV cache ([ServerConfig].CacheSlots):
+	// 0.3.0, of the releases before 0.4.0 whose prompt_eval_count left out
+	// the cached prefix.
+	CacheCountVersion = "0.3.0"
 	// numKeep is the tokens Ollama keeps at the head of a prompt it cuts
 	// (the num_keep option's default).
 	numKeep = 4
@@ -122,16 +128,17 @@ type ServerConfig struct {
 	// [ContextSizeMessage].
 	LegacyRefusal bool
 	// Version is what /api/version reports; default [DefaultVersion], or
-	// [LegacyVersion] with IgnoreTruncate.
+	// with IgnoreTruncate [LegacyVersion] ([CacheCountVersion] with
+	// CacheSlots too).
 	Version string
 	// CacheSlots is how many prompts per model the server keeps in its
 	// KV cache, as llama.cpp's server and Ollama's runner keep the last
 	// prompt of each slot; 0 keeps none. A prompt that shares a prefix
 	// with a cached one (the longest such; else the least recently used
 	// entry is replaced) is evaluated only after that prefix, and the
-	// server counts only those tokens: Ollama's prompt_eval_count (as its
-	// runners reported it before 0.1.32 and in the 0.30 releases, and as
-	// llama.cpp's prompt_n does) and, on the "ollama" OpenAI flavor,
+	// server counts only those tokens: Ollama's prompt_eval_count (as
+	// Ollama reported it before 0.4.0 and in the first 0.30 releases, and
+	// as llama.cpp's prompt_n does) and, on the "ollama" OpenAI flavor,
 	// usage.prompt_tokens. The other OpenAI flavors report the whole
 	// prompt in usage.prompt_tokens and the cached part in
 	// usage.prompt_tokens_details.cached_tokens, as llama.cpp's server
@@ -317,7 +324,10 @@ func NewServer(cfg ServerConfig) *Server {
 	}
 	if cfg.Version == "" {
 		cfg.Version = DefaultVersion
-		if cfg.IgnoreTruncate {
+		switch {
+		case cfg.IgnoreTruncate && cfg.CacheSlots > 0:
+			cfg.Version = CacheCountVersion
+		case cfg.IgnoreTruncate:
 			cfg.Version = LegacyVersion
 		}
 	}

@@ -243,11 +243,19 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err // never sent
 	}
-	var resp *llm.Response
+	if req.MaxTokens <= 0 {
+		// Every request bounds its reply: an unbounded one can hold the
+		// server's slot for minutes.
+		m.maxTokens(&params, plan.Reserve)
+	}
+	var (
+		resp  *llm.Response
+		whole bool
+	)
 	if m.cfg.Stream {
-		resp, err = m.stream(ctx, params)
+		resp, whole, err = m.stream(ctx, params)
 	} else {
-		resp, err = m.complete(ctx, params)
+		resp, whole, err = m.complete(ctx, params)
 	}
 	if err != nil {
 		err = m.classify(ctx, params.Model, err)
@@ -264,9 +272,11 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if resp.Model == "" {
 		resp.Model = params.Model
 	}
-	if tr.Observe(plan, resp.PromptTokens) {
+	if tr.Observe(plan, llm.Count{Prompt: resp.PromptTokens, Whole: whole}) == llm.Cut {
 		// A server that cuts silently (Ollama's /v1): the reply answers a
-		// prompt that lost its beginning.
+		// prompt that lost its beginning. A count that leaves the tracker
+		// unsure (a KV-cache hit or a cut) lowers nothing: this API has no
+		// way to ask again without a cache.
 		return nil, &llm.ContextLengthError{Provider: Provider, Model: params.Model, Window: tr.Window(), Prompt: plan.Tokens, Kept: resp.PromptTokens, Response: resp}
 	}
 	switch {
@@ -278,32 +288,35 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	return resp, nil
 }
 
-// complete makes a non-streamed call.
-func (m *Model) complete(ctx context.Context, params oai.ChatCompletionNewParams) (*llm.Response, error) {
+// complete makes a non-streamed call. whole reports that the reply's
+// prompt count includes the tokens served from the KV cache (wholeCount).
+func (m *Model) complete(ctx context.Context, params oai.ChatCompletionNewParams) (resp *llm.Response, whole bool, err error) {
 	cc, err := m.svc.New(ctx, params)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if cc == nil { // a body of "null"
-		return nil, errors.New("protocol error: the reply is not a chat completion object")
+		return nil, false, errors.New("protocol error: the reply is not a chat completion object")
 	}
-	return fromCompletion(cc)
+	resp, err = fromCompletion(cc)
+	return resp, cc.JSON.Usage.Valid() && wholeCount(cc.Usage), err
 }
 
 // stream makes a streamed call and aggregates the chunks.
-func (m *Model) stream(ctx context.Context, params oai.ChatCompletionNewParams) (*llm.Response, error) {
+func (m *Model) stream(ctx context.Context, params oai.ChatCompletionNewParams) (*llm.Response, bool, error) {
 	s := m.svc.NewStreaming(ctx, params)
 	defer s.Close()
 	var acc accumulator
 	for s.Next() {
 		if err := acc.add(s.Current()); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	if err := s.Err(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return acc.response()
+	resp, err := acc.response()
+	return resp, acc.whole, err
 }
 
 // Provider returns "openai" ([llm.Providerer]: the gen_ai.provider.name of
