@@ -184,6 +184,7 @@ func contextLengthError(status int, msg, code string) (*llm.ContextLengthError, 
 //	{"error": {"message": "...", "type": "...", "code": "..." | 404}}  OpenAI, llama.cpp
 //
 // llama.cpp's type exceed_context_size_error is returned as the code.
+//
 //	{"error": "..."}                                                   LM Studio, Ollama
 //	{"object": "error", "message": "...", "code": 404}                 vLLM
 //	{"detail": "..."}                                                  FastAPI-based servers
