@@ -149,7 +149,9 @@ type ServerConfig struct {
 	// over the window: "openai" (default: 400 with code
 	// context_length_exceeded), "vllm" (400 "This model's maximum context
 	// length is N tokens..."), "llamacpp" (400 exceed_context_size_error
-	// with n_ctx) or "ollama" (cut silently, as Ollama's /v1 does).
+	// with n_ctx) or "ollama" (cut silently, as Ollama's /v1 does). Set to
+	// another server's ("openai", "vllm", "llamacpp"), /api/version answers
+	// 404, as that server would; unset or "ollama", it answers as Ollama.
 	OpenAIFlavor string
 	// Slots is how many requests run at once (OLLAMA_NUM_PARALLEL);
 	// default 1. Queue is how many more may wait for a slot
@@ -289,6 +291,8 @@ type Server struct {
 	http    *httptest.Server
 	// cache holds each model's KV-cache entries ([ServerConfig].CacheSlots).
 	cache map[string][]*cacheEntry
+	// ollama: /api/version answers (the OpenAI flavor is Ollama's or unset).
+	ollama bool
 	clock uint64 // orders cache entries' use
 }
 
@@ -319,6 +323,9 @@ func NewServer(cfg ServerConfig) *Server {
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep
 	}
+	// /api/version answers as Ollama's unless the OpenAI-compatible
+	// endpoints are another server's.
+	ollama := cfg.OpenAIFlavor == "" || cfg.OpenAIFlavor == "ollama"
 	if cfg.OpenAIFlavor == "" {
 		cfg.OpenAIFlavor = "openai"
 	}
@@ -332,7 +339,7 @@ func NewServer(cfg ServerConfig) *Server {
 		}
 	}
 	s := &Server{cfg: cfg, models: map[string]ModelSpec{}, slots: make(chan struct{}, cfg.Slots), loaded: map[string]int{}, start: time.Now(),
-		cache: map[string][]*cacheEntry{}}
+		cache: map[string][]*cacheEntry{}, ollama: ollama}
 	for _, m := range cfg.Models {
 		m = m.withDefaults()
 		s.models[m.Name] = m
@@ -372,9 +379,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/embed", s.ollamaEmbed)
 	mux.HandleFunc("GET /api/tags", s.ollamaTags)
 	mux.HandleFunc("GET /api/ps", s.ollamaPs)
-	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"version": s.cfg.Version})
-	})
+	if s.ollama {
+		mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]string{"version": s.cfg.Version})
+		})
+	}
 	mux.HandleFunc("POST /v1/chat/completions", s.openaiChat)
 	mux.HandleFunc("POST /v1/embeddings", s.openaiEmbed)
 	mux.HandleFunc("GET /v1/models", s.openaiModels)

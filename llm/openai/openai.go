@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"log/slog"
 	"net/url"
 	"os"
 	"strings"
@@ -82,6 +83,9 @@ type Config struct {
 	// Estimator is the token estimator to calibrate; nil means a new one
 	// per model.
 	Estimator *llm.TokenEstimator
+	// Logger receives the one warning that the server is Ollama (see
+	// [Model.ContextWindow]); nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Model is an [llm.Model] backed by an OpenAI-compatible chat completions
@@ -93,27 +97,49 @@ type Model struct {
 	cfg Config
 	svc oai.ChatCompletionService
 
-	mu       sync.Mutex
-	trackers map[string]*llm.ContextTracker // by model name
+	detectOnce sync.Once
+	mu         sync.Mutex
+	ollama     string                         // the Ollama version, when the server is Ollama (detect)
+	trackers   map[string]*llm.ContextTracker // by model name
 }
 
-// tracker returns the context tracker of model.
-func (m *Model) tracker(model string) *llm.ContextTracker {
+// tracker returns the context tracker of model. On Ollama its window is
+// [Config].ContextWindow or Ollama's default, which its OpenAI-compatible
+// endpoint cannot change.
+func (m *Model) tracker(ctx context.Context, model string) *llm.ContextTracker {
+	m.detect(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.trackers[model]
 	if t == nil {
 		t = &llm.ContextTracker{Ceiling: m.cfg.ContextWindow, Est: m.cfg.Estimator}
+		if m.ollama != "" {
+			t.Floor = llm.OllamaDefaultWindow
+			if t.Ceiling == 0 {
+				t.Ceiling = llm.OllamaDefaultWindow
+			}
+		}
 		m.trackers[model] = t
 	}
 	return t
 }
 
+func (m *Model) logger() *slog.Logger {
+	if m.cfg.Logger != nil {
+		return m.cfg.Logger
+	}
+	return slog.Default()
+}
+
 // ContextWindow implements [llm.Windowed]: [Config].ContextWindow, or the
 // window the server stated in an error, lowered to what it was seen to
-// keep; 0 while unknown. It makes no network call.
-func (m *Model) ContextWindow(context.Context) (int, *llm.TokenEstimator, error) {
-	t := m.tracker(m.cfg.Model)
+// keep; 0 while unknown. The first call (of this or Generate) asks the
+// server once whether it is Ollama (GET /api/version beside /v1): Ollama's
+// OpenAI-compatible endpoint drops num_ctx, so its default window, 4096
+// tokens ([llm.OllamaDefaultWindow]), is the window unless
+// [Config].ContextWindow says otherwise, and the adapter logs one warning.
+func (m *Model) ContextWindow(ctx context.Context) (int, *llm.TokenEstimator, error) {
+	t := m.tracker(ctx, m.cfg.Model)
 	return t.Window(), t.Estimator(), nil
 }
 
@@ -238,7 +264,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	tr := m.tracker(params.Model)
+	tr := m.tracker(ctx, params.Model)
 	plan, err := tr.Plan(Provider, params.Model, req, 0)
 	if err != nil {
 		return nil, err // never sent

@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -26,7 +27,6 @@ func TestContextWindowFlavors(t *testing.T) {
 		{"openai", 4096, false},
 		{"vllm", 4096, false},
 		{"llamacpp", 4096, false},
-		{"ollama", 4096, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.flavor, func(t *testing.T) {
@@ -57,6 +57,52 @@ func TestContextWindowFlavors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOllamaEndpoint: Ollama's OpenAI-compatible endpoint drops num_ctx, so
+// its default window applies. The adapter finds out from /api/version,
+// warns once, sizes prompts to 4096 tokens, and still catches a cut.
+func TestOllamaEndpoint(t *testing.T) {
+	s := llmtest.NewServer(llmtest.ServerConfig{OpenAIFlavor: "ollama", Record: true})
+	url := s.Start()
+	t.Cleanup(s.Close)
+	var logs strings.Builder
+	m, err := openai.New(openai.Config{BaseURL: url + "/v1", Model: "qwen3.5:9b", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	ctx := context.Background()
+	w, _, err := m.ContextWindow(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, llm.OllamaDefaultWindow, w, "Ollama's default window")
+	assert.Equal(t, llmtest.DefaultVersion, m.Ollama())
+	_, err = m.Generate(ctx, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: strings.Repeat("work ", 6000)}}})
+	require.ErrorIs(t, err, llm.ErrContextLength, "refused before sending: it would be cut")
+	_, err = m.Generate(ctx, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: strings.Repeat("work ", 2000)}}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(logs.String(), "the server is Ollama"), "warned once:\n%s", logs.String())
+	require.Len(t, s.Calls(), 1)
+	assert.Positive(t, s.Calls()[0].MaxTokens, "a reply limit")
+
+	t.Run("cut caught", func(t *testing.T) {
+		// The estimate is short of the server's count (JSON is more tokens
+		// a character than prose): the server cuts, and the count shows.
+		m, err := openai.New(openai.Config{BaseURL: url + "/v1", Model: "qwen3.5:9b", Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
+		_, err = m.Generate(ctx, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: strings.Repeat(`{"a":[1,2]},`, 900)}}})
+		var ce *llm.ContextLengthError
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, 4096, ce.Kept)
+	})
+	t.Run("not ollama", func(t *testing.T) {
+		s := llmtest.NewServer(llmtest.ServerConfig{OpenAIFlavor: "llamacpp"})
+		url := s.Start()
+		t.Cleanup(s.Close)
+		m, err := openai.New(openai.Config{BaseURL: url + "/v1", Model: "qwen3.5:9b"})
+		require.NoError(t, err)
+		w, _, err := m.ContextWindow(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, w)
+		assert.Empty(t, m.Ollama())
+	})
 }
 
 func TestContextWindowConfigured(t *testing.T) {
