@@ -321,13 +321,17 @@ func (t *ContextTracker) Plan(provider, model string, req *Request, reserve int)
 }
 
 // Reserve returns the tokens to keep for the reply in a window of window
-// tokens: reserve when positive, else req.MaxTokens when set, else
+// tokens, which adapters also send as the reply's limit (num_predict,
+// max_tokens): reserve when positive, else req.MaxTokens when set, but at
+// most a quarter of a known window (the prompt needs the rest), else
 // [DefaultResponseReserve] or a quarter of the window, whichever is
 // smaller.
 func Reserve(req *Request, reserve, window int) int {
 	switch {
 	case reserve > 0:
 		return reserve
+	case req != nil && req.MaxTokens > 0 && window > 0:
+		return max(min(req.MaxTokens, window/4), 1)
 	case req != nil && req.MaxTokens > 0:
 		return req.MaxTokens
 	case window > 0:
@@ -384,14 +388,20 @@ func (v Verdict) String() string {
 //     less): [Kept];
 //   - a count within 16 tokens of the window asked for is a window's
 //     worth, which the plan left room in: [Cut];
+//   - a whole count (c.Whole, or for a prompt that shares no prefix with
+//     a recent one) within 4 tokens of a multiple of 1024 from 2048 up,
+//     under 95 % of the estimate, is a window's worth of a window the
+//     server granted instead: [Cut];
 //   - a count of at least the whole prompt's estimate (75 %, or 85 % once
 //     the estimator has 3 observations): [Kept];
 //   - a lower whole count (c.Whole), or a lower count for a prompt that
 //     shares no prefix with a recent one, or one too low even for the
-//     tokens after the prefix it shares with any recent prompt, is more
-//     than a KV cache can explain: [Cut];
+//     tokens after the longest prefix it shares with a recent prompt
+//     (beyond the estimate's error), is more than a KV cache can
+//     explain: [Cut];
 //   - a count close to the tokens after the prefix a recent prompt
-//     shares (what a cache hit on it gives): [Kept];
+//     shares (what a cache hit on it gives), within the estimate's error
+//     (25 %, or 15 % calibrated, of the whole prompt's estimate): [Kept];
 //   - anything else, a count between such a cache hit and the whole
 //     prompt: [Unsure].
 //
@@ -430,20 +440,25 @@ func (t *ContextTracker) Observe(p Plan, c Count) Verdict {
 	case refuses || c.Prompt < minWindow:
 	case p.Window > 0 && c.Prompt >= p.Window-edgeSlack:
 		v = Cut
+	case (c.Whole || len(shares) == 0) && roundWindow(c.Prompt) && rep < 0.95*whole:
+		v = Cut // a window's worth of a window the server granted instead
 	case rep >= below*whole:
 	case c.Whole || len(shares) == 0:
 		v = Cut
 	default:
+		// The tokens after a shared prefix are the difference of two
+		// estimates: their error is a share of the whole prompt's.
+		tol := (1-below)*whole + edgeSlack
 		least := whole
 		for _, s := range shares {
 			after := max(whole-float64(s), 1)
 			least = min(least, after)
-			if rep >= below*after-edgeSlack && rep <= after/below+edgeSlack {
+			if rep >= after-tol && rep <= after+tol {
 				calibrate()
 				return Kept // a cache hit on that prefix
 			}
 		}
-		if rep < below*least-edgeSlack {
+		if rep < least-tol {
 			v = Cut
 		} else {
 			v = Unsure
@@ -463,6 +478,14 @@ func (t *ContextTracker) Observe(p Plan, c Count) Verdict {
 		t.mu.Unlock()
 	}
 	return v
+}
+
+// roundWindow reports whether n tokens is within 4 of a whole number of
+// 1024-token blocks from 2048 up: a window's worth of a window a server
+// grants (1024 itself is too common a prompt size to tell).
+func roundWindow(n int) bool {
+	rem := n % 1024
+	return n >= 2*1024-4 && (rem <= 4 || rem >= 1020)
 }
 
 // Probed learns from a probe after an [Unsure] verdict: the prompt of p

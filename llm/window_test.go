@@ -132,6 +132,9 @@ func TestTrackerSteps(t *testing.T) {
 		assert.Equal(t, 1024, llm.Reserve(nil, 0, 8192))
 		assert.Equal(t, 300, llm.Reserve(&llm.Request{MaxTokens: 300}, 0, 8192))
 		assert.Equal(t, 99, llm.Reserve(&llm.Request{MaxTokens: 300}, 99, 8192))
+		assert.Equal(t, 512, llm.Reserve(&llm.Request{MaxTokens: 2000}, 0, 2048), "at most a quarter of a known window")
+		assert.Equal(t, 2000, llm.Reserve(&llm.Request{MaxTokens: 2000}, 0, 8192))
+		assert.Equal(t, 2000, llm.Reserve(&llm.Request{MaxTokens: 2000}, 0, 0))
 	})
 }
 
@@ -198,6 +201,20 @@ func TestTrackerObserve(t *testing.T) {
 		assert.Equal(t, llm.Cut, tr.Observe(p, llm.Count{Prompt: 4090}))
 		assert.Equal(t, 4090, tr.Window())
 	})
+	t.Run("a window's worth of a round window", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		p, _ := tr.Plan("p", "m", prompt(9200), 0) // 2304 tokens
+		assert.Equal(t, llm.Cut, tr.Observe(p, llm.Count{Prompt: 2048}), "2048 of 2304, sharing nothing")
+		assert.Equal(t, 2048, tr.Window())
+		tr = &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		p, _ = tr.Plan("p", "m", prompt(4500), 0) // 1129 tokens
+		assert.Equal(t, llm.Kept, tr.Observe(p, llm.Count{Prompt: 1026}), "1024 is too common a prompt size to tell")
+		tr = &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		p, _ = tr.Plan("p", "m", prompt(9200), 0)
+		tr.Observe(p, llm.Count{Prompt: 2400})
+		p, _ = tr.Plan("p", "m", prompt(9200), 0)
+		assert.Equal(t, llm.Kept, tr.Observe(p, llm.Count{Prompt: 2048}), "a prompt repeated may be a cache hit")
+	})
 	t.Run("a count under 1024 is never a cut", func(t *testing.T) {
 		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
 		p, _ := tr.Plan("p", "m", prompt(8000), 0)
@@ -261,18 +278,18 @@ func TestTrackerObserve(t *testing.T) {
 		p, _ := tr.Plan("p", "m", turn(1, 6000), 0)
 		require.Equal(t, llm.Kept, tr.Observe(p, llm.Count{Prompt: 1540}))
 		// The next turn reads 4,000 characters more (about 1,000 tokens):
-		// a cache hit counts those, a whole prompt about 2,560; 1,600 is
-		// neither.
+		// a cache hit counts those, a whole prompt about 2,560; 1,800 is
+		// neither, beyond the estimate's error.
 		next := turn(1, 6000)
 		next.Messages = append(next.Messages, turn(2, 4000).Messages[4:]...)
 		p, _ = tr.Plan("p", "m", next, 0)
-		assert.Equal(t, llm.Unsure, tr.Observe(p, llm.Count{Prompt: 1600}))
+		assert.Equal(t, llm.Unsure, tr.Observe(p, llm.Count{Prompt: 1800}))
 		assert.Equal(t, 1, tr.Probes())
 		assert.Equal(t, llm.DefaultMaxWindow, tr.Window(), "a doubt lowers nothing")
 		assert.False(t, tr.Probed(p, p.Tokens+5), "the probe counted the whole prompt")
 		assert.Equal(t, llm.DefaultMaxWindow, tr.Window())
-		assert.True(t, tr.Probed(p, 1600), "the probe kept a window's worth")
-		assert.Equal(t, 1600, tr.Window())
+		assert.True(t, tr.Probed(p, 1800), "the probe kept a window's worth")
+		assert.Equal(t, 1800, tr.Window())
 		assert.Equal(t, 1, tr.Overflows())
 	})
 }

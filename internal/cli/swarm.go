@@ -110,6 +110,7 @@ type swarmOptions struct {
 	llmURL          string
 	model           string
 	tokenBudget     existence.Budget
+	replyTokens     int // -reply-tokens: the existence cycle's reply limit
 }
 
 // flags registers the swarm command's flags on fs.
@@ -123,6 +124,7 @@ func (o *swarmOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.llmURL, "llm-url", "", "drive a real model server at this URL instead of the simulated model (-model-latency and -jitter then do not apply)"+standinHelp)
 	fs.StringVar(&o.model, "model", "", "with -llm-url: the model name (ollama default "+defaultOllamaModel+"; required with openai)")
 	budgetFlag(fs, &o.tokenBudget)
+	replyFlags(fs, &o.replyTokens, nil)
 	fs.IntVar(&o.priorityWorkers, "priority-workers", 1, "priority lane workers")
 	fs.DurationVar(&o.cooldown, "cooldown", 0, "minimum gap between an agent's cycles")
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "how long to run")
@@ -145,6 +147,9 @@ func (o *swarmOptions) flags(fs *flag.FlagSet) {
 
 // check validates the parsed flags.
 func (o *swarmOptions) check() error {
+	if err := checkReply(o.replyTokens); err != nil {
+		return err
+	}
 	switch {
 	case o.agents <= 0:
 		return errors.New("-agents must be positive")
@@ -569,7 +574,7 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 		}
 		rc.NewAgent = func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 			f := db.pg.Fenced(l)
-			cfg := existence.Config{ID: l.AgentID, Name: name(l.AgentID), Model: model, Retry: o.retry(), Store: countingStore{f, saves}}
+			cfg := existence.Config{ID: l.AgentID, Name: name(l.AgentID), Model: model, Retry: o.retry(), Store: countingStore{f, saves}, MaxTokens: o.replyTokens}
 			if !o.noTasks {
 				cfg.Tasks = f.Tasks()
 			}
@@ -590,7 +595,7 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 	defer r.Close()
 	if db.pg == nil {
 		for _, id := range ids {
-			cfg := existence.Config{ID: id, Name: name(id), Model: model, Retry: o.retry()}
+			cfg := existence.Config{ID: id, Name: name(id), Model: model, Retry: o.retry(), MaxTokens: o.replyTokens}
 			if db.tasks != nil && !o.noTasks {
 				cfg.Tasks = db.tasks
 			}

@@ -293,7 +293,7 @@ type Server struct {
 	cache map[string][]*cacheEntry
 	// ollama: /api/version answers (the OpenAI flavor is Ollama's or unset).
 	ollama bool
-	clock uint64 // orders cache entries' use
+	clock  uint64 // orders cache entries' use
 }
 
 // cacheEntry is one cached prompt: its tokens and when it was last used.

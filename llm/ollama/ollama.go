@@ -238,10 +238,10 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 		return nil, err // never sent: the server would cut its beginning
 	}
 	creq.Options["num_ctx"] = plan.Window
-	if _, set := creq.Options["num_predict"]; !set {
-		// Every request bounds its reply (the reserve kept for it in the
-		// window): an unbounded one can hold the server's slot for
-		// minutes.
+	if _, set := m.cfg.Options["num_predict"]; req.MaxTokens > 0 || !set {
+		// Every request bounds its reply, to the reserve kept for it in
+		// the window (req.MaxTokens, at most a quarter of the window): an
+		// unbounded one can hold the server's slot for minutes.
 		creq.Options["num_predict"] = plan.Reserve
 	}
 

@@ -205,19 +205,18 @@ func TestKVCacheCountsNotCuts(t *testing.T) {
 // TestProbe: a count that a cut or a cache hit could give is asked again
 // with a prompt no cache holds, and the answer decides.
 func TestProbe(t *testing.T) {
-	// A server (0.3.0) that grants 3072 tokens, cuts, and counts after the
-	// cached prefix. The second request repeats the first and adds two
-	// turns; the server drops the oldest messages to fit, so its count
-	// is neither a cache hit on the first nor the whole prompt.
-	m, s := standin(t, llmtest.ServerConfig{IgnoreTruncate: true, CacheSlots: 1, MaxContext: 3072}, ollama.Config{})
+	// A server (0.3.0) that grants 2560 tokens, cuts, and counts after the
+	// cached prefix. The second request repeats the first and adds a
+	// short turn; the server drops the oldest message to fit, so its
+	// count is neither a cache hit on the first nor the whole prompt.
+	m, s := standin(t, llmtest.ServerConfig{IgnoreTruncate: true, CacheSlots: 1, MaxContext: 2560}, ollama.Config{})
 	ctx := context.Background()
 	first := &llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "You are Cedar."},
 		{Role: llm.RoleUser, Content: "a: " + survey(100)}, {Role: llm.RoleUser, Content: "b: " + survey(100)}, {Role: llm.RoleUser, Content: "c: " + survey(100)}}}
 	_, err := m.Generate(ctx, first)
 	require.NoError(t, err)
 	second := &llm.Request{Messages: append(slices.Clone(first.Messages),
-		llm.Message{Role: llm.RoleAssistant, Content: "ok"}, llm.Message{Role: llm.RoleUser, Content: "d: " + survey(100)},
-		llm.Message{Role: llm.RoleAssistant, Content: "ok"}, llm.Message{Role: llm.RoleUser, Content: "e: " + survey(100)})}
+		llm.Message{Role: llm.RoleAssistant, Content: "ok"}, llm.Message{Role: llm.RoleUser, Content: "d: " + survey(50)})}
 	_, err = m.Generate(ctx, second)
 	var ce *llm.ContextLengthError
 	require.ErrorAs(t, err, &ce, "the probe showed the cut")

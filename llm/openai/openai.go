@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -269,11 +269,10 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err // never sent
 	}
-	if req.MaxTokens <= 0 {
-		// Every request bounds its reply: an unbounded one can hold the
-		// server's slot for minutes.
-		m.maxTokens(&params, plan.Reserve)
-	}
+	// Every request bounds its reply, to the reserve kept for it in the
+	// window (req.MaxTokens, at most a quarter of a known window): an unbounded
+	// one can hold the server's slot for minutes.
+	m.maxTokens(&params, plan.Reserve)
 	var (
 		resp  *llm.Response
 		whole bool
