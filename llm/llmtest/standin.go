@@ -143,7 +143,8 @@ type ServerConfig struct {
 	// prompt in usage.prompt_tokens and the cached part in
 	// usage.prompt_tokens_details.cached_tokens, as llama.cpp's server
 	// and OpenAI do. At least one token is always evaluated. A cached
-	// entry holds the prompt and the reply generated after it.
+	// entry holds the prompt and the reply generated after it; a model
+	// reloaded for a new window starts with an empty cache.
 	CacheSlots int
 	// OpenAIFlavor is how the OpenAI-compatible endpoints answer a prompt
 	// over the window: "openai" (default: 400 with code
@@ -486,6 +487,7 @@ func (s *Server) window(m ModelSpec, numCtx int) int {
 		s.loaded[m.Name] = asked
 		s.stats.Reloads++
 		s.stats.Windows = append(s.stats.Windows, asked)
+		delete(s.cache, m.Name) // a reloaded model starts with an empty KV cache
 	}
 	s.mu.Unlock()
 	w := min(asked, m.ContextLength)
