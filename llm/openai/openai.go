@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -199,6 +200,10 @@ func clientOptions(baseURL, apiKey *string, hc *http.Client) (string, []option.R
 	if hc == nil {
 		hc = &http.Client{}
 	}
+	// Every reply is capped (llm.LimitReplies); calls set their cap.
+	capped := *hc
+	capped.Transport = llm.LimitReplies(hc.Transport, llm.SmallReplyLimit)
+	hc = &capped
 	// The services are built directly (not with oai.NewClient), so that no
 	// other OPENAI_* variable (organization, project, custom headers) is
 	// picked up implicitly.
@@ -277,6 +282,8 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 		resp  *llm.Response
 		whole bool
 	)
+	// The reply may hold at most MaxTokens tokens, else the window's.
+	ctx = llm.WithReplyLimit(ctx, llm.ChatReplyLimit(cmp.Or(req.MaxTokens, plan.Window)))
 	if m.cfg.Stream {
 		resp, whole, err = m.stream(ctx, params)
 	} else {
