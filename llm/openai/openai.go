@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	oai "github.com/openai/openai-go/v3"
@@ -304,12 +306,22 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if resp.Model == "" {
 		resp.Model = params.Model
 	}
-	if tr.Observe(plan, llm.Count{Prompt: resp.PromptTokens, Whole: whole}) == llm.Cut {
+	cut, kept := false, resp.PromptTokens
+	switch tr.Observe(plan, llm.Count{Prompt: resp.PromptTokens, Whole: whole}) {
+	case llm.Cut:
+		cut = true
+	case llm.Unsure:
+		// A count a cut or a KV-cache hit could give: ask again with a
+		// prompt no cache holds. A probe that fails leaves the reply as
+		// it is: the window is never lowered on a guess.
+		if n, err := m.probe(ctx, req); err == nil {
+			cut, kept = tr.Probed(plan, n), n
+		}
+	}
+	if cut {
 		// A server that cuts silently (Ollama's /v1): the reply answers a
-		// prompt that lost its beginning. A count that leaves the tracker
-		// unsure (a KV-cache hit or a cut) lowers nothing: this API has no
-		// way to ask again without a cache.
-		return nil, &llm.ContextLengthError{Provider: Provider, Model: params.Model, Window: tr.Window(), Prompt: plan.Tokens, Kept: resp.PromptTokens, Response: resp}
+		// prompt that lost its beginning.
+		return nil, &llm.ContextLengthError{Provider: Provider, Model: params.Model, Window: tr.Window(), Prompt: plan.Tokens, Kept: kept, Response: resp}
 	}
 	switch {
 	case resp.DoneReason == llm.DoneLength:
@@ -318,6 +330,34 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 		return nil, fmt.Errorf("openai: model %q: %w", resp.Model, llm.ErrEmpty)
 	}
 	return resp, nil
+}
+
+// probeSeq numbers probes, so that no two share a first token.
+var probeSeq atomic.Uint64
+
+// probe sends req again, not streamed, with a first message that starts
+// differently, so that no KV cache can serve any of its prompt, without a
+// response format and for one token of reply, and returns the prompt
+// tokens the server counted: the whole prompt, or what it kept of it.
+func (m *Model) probe(ctx context.Context, req *llm.Request) (int, error) {
+	p := *req
+	p.Messages = slices.Clone(req.Messages)
+	if len(p.Messages) > 0 {
+		p.Messages[0].Content = fmt.Sprintf("[%d] ", probeSeq.Add(1)) + p.Messages[0].Content
+	}
+	p.Format, p.MaxTokens = nil, 1
+	params, err := m.params(&p)
+	if err != nil {
+		return 0, err
+	}
+	resp, _, err := m.complete(llm.WithReplyLimit(ctx, llm.ChatReplyLimit(1)), params)
+	switch {
+	case err != nil:
+		return 0, m.classify(ctx, params.Model, err)
+	case resp.PromptTokens <= 0:
+		return 0, errors.New("openai: the probe's reply has no usage.prompt_tokens")
+	}
+	return resp.PromptTokens, nil
 }
 
 // complete makes a non-streamed call. whole reports that the reply's

@@ -3,6 +3,7 @@ package openai_test
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,4 +114,31 @@ func TestContextWindowConfigured(t *testing.T) {
 	assert.Equal(t, 8192, w)
 	_, err = m.Generate(context.Background(), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: strings.Repeat("a", 40000)}}})
 	require.ErrorIs(t, err, llm.ErrContextLength, "never sent: the window is known")
+}
+
+// TestOllamaEndpointProbe: on Ollama's /v1, which cuts and (in some
+// releases) counts after the cached prefix, a count that a cut or a cache
+// hit could give is asked again with a prompt no cache holds.
+func TestOllamaEndpointProbe(t *testing.T) {
+	s := llmtest.NewServer(llmtest.ServerConfig{OpenAIFlavor: "ollama", CacheSlots: 1, MaxContext: 2560, Record: true})
+	url := s.Start()
+	t.Cleanup(s.Close)
+	m, err := openai.New(openai.Config{BaseURL: url + "/v1", Model: "qwen3.5:9b", Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	ctx := context.Background()
+	survey := func(n int) string { return strings.Repeat("the survey lists every room ", n) }
+	first := &llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "You are Cedar."},
+		{Role: llm.RoleUser, Content: "a: " + survey(100)}, {Role: llm.RoleUser, Content: "b: " + survey(100)}, {Role: llm.RoleUser, Content: "c: " + survey(100)}}}
+	_, err = m.Generate(ctx, first)
+	require.NoError(t, err)
+	second := &llm.Request{Messages: append(slices.Clone(first.Messages),
+		llm.Message{Role: llm.RoleAssistant, Content: "ok"}, llm.Message{Role: llm.RoleUser, Content: "d: " + survey(50)})}
+	_, err = m.Generate(ctx, second)
+	var ce *llm.ContextLengthError
+	require.ErrorAs(t, err, &ce, "the probe showed the cut")
+	calls := s.Calls()
+	require.Len(t, calls, 3, "the request, then one probe")
+	assert.True(t, calls[1].Cut)
+	assert.Equal(t, 1, calls[2].MaxTokens, "the probe asks for one token")
+	assert.Equal(t, calls[2].Evaluated, ce.Kept)
 }
