@@ -388,17 +388,16 @@ func (v Verdict) String() string {
 //     less): [Kept];
 //   - a count within 16 tokens of the window asked for is a window's
 //     worth, which the plan left room in: [Cut];
-//   - a whole count (c.Whole, or for a prompt that shares no prefix with
-//     a recent one) within 4 tokens of a multiple of 1024 from 2048 up,
-//     under 95 % of the estimate, is a window's worth of a window the
-//     server granted instead: [Cut];
+//   - a whole count (c.Whole, or the count of a prompt that shares at
+//     most 5 % of its tokens with any recent one, which no cache could
+//     serve) within 4 tokens of a multiple of 1024 from 2048 up, under
+//     95 % of the estimate, is a window's worth of a window the server
+//     granted instead: [Cut];
 //   - a count of at least the whole prompt's estimate (75 %, or 85 % once
 //     the estimator has 3 observations): [Kept];
-//   - a lower whole count (c.Whole), or a lower count for a prompt that
-//     shares no prefix with a recent one, or one too low even for the
-//     tokens after the longest prefix it shares with a recent prompt
-//     (beyond the estimate's error), is more than a KV cache can
-//     explain: [Cut];
+//   - a lower whole count, or one too low even for the tokens after the
+//     longest prefix the prompt shares with a recent prompt (beyond the
+//     estimate's error), is more than a KV cache can explain: [Cut];
 //   - a count close to the tokens after the prefix a recent prompt
 //     shares (what a cache hit on it gives), within the estimate's error
 //     (25 %, or 15 % calibrated, of the whole prompt's estimate): [Kept];
@@ -440,11 +439,11 @@ func (t *ContextTracker) Observe(p Plan, c Count) Verdict {
 	case refuses || c.Prompt < minWindow:
 	case p.Window > 0 && c.Prompt >= p.Window-edgeSlack:
 		v = Cut
-	case (c.Whole || len(shares) == 0) && roundWindow(c.Prompt) && rep < 0.95*whole:
+	case sole && roundWindow(c.Prompt) && rep < 0.95*whole:
 		v = Cut // a window's worth of a window the server granted instead
 	case rep >= below*whole:
-	case c.Whole || len(shares) == 0:
-		v = Cut
+	case sole:
+		v = Cut // no cache could have served more than a few tokens
 	default:
 		// The tokens after a shared prefix are the difference of two
 		// estimates: their error is a share of the whole prompt's.
