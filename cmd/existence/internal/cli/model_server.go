@@ -194,6 +194,7 @@ func startStandin(o *runOptions) (stop func(), err error) {
 	if o.model == "" {
 		o.model = cfg.Models[0].Name
 	}
+	o.cacheCounts.hook(&cfg)
 	s := llmtest.NewServer(cfg)
 	if o.standin != nil {
 		o.standin(s)
