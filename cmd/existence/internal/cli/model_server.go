@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/llm/llmtest"
 )
 
@@ -141,6 +142,27 @@ func budgetFlag(fs *flag.FlagSet, b *existence.Budget) {
 		*b = v
 		return nil
 	})
+}
+
+// replyFlags registers -reply-tokens (the existence cycle's reply limit)
+// and, when tool is not nil, -tool-reply-tokens (each tool-loop turn's)
+// on fs.
+func replyFlags(fs *flag.FlagSet, cycle, tool *int) {
+	fs.IntVar(cycle, "reply-tokens", existence.DefaultMaxTokens, "the longest reply of an existence cycle, in tokens (sent as num_predict or max_tokens; a reply cut at it goes to the repair turn)")
+	if tool != nil {
+		fs.IntVar(tool, "tool-reply-tokens", toolloop.DefaultMaxTokens, "the longest reply of a tool-loop turn, in tokens")
+	}
+}
+
+// checkReply validates the reply limits of replyFlags (0 means the
+// default).
+func checkReply(limits ...int) error {
+	for _, n := range limits {
+		if n < 0 {
+			return fmt.Errorf("-reply-tokens and -tool-reply-tokens must not be negative (got %d): every request bounds its reply", n)
+		}
+	}
+	return nil
 }
 
 // workersFlag registers -autonomy-workers on fs: 0 sizes the lane by the

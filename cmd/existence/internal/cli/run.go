@@ -99,6 +99,10 @@ type runOptions struct {
 	tokenBudget  existence.Budget
 	workers      int // -autonomy-workers; 0: adaptive
 	tracing      *tracing
+	// replyTokens and toolReplyTokens are -reply-tokens and
+	// -tool-reply-tokens: the existence cycle's and a tool-loop turn's
+	// reply limits.
+	replyTokens, toolReplyTokens int
 
 	senses senseOptions // -watch, -feed, -poll (run_senses.go)
 
@@ -175,11 +179,15 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	senseFlags(fs, &o.senses)
 	budgetFlag(fs, &o.tokenBudget)
 	workersFlag(fs, &o.workers)
+	replyFlags(fs, &o.replyTokens, &o.toolReplyTokens)
 }
 
 // check validates the parsed flags and resolves the defaults that depend
 // on others.
 func (o *runOptions) check() error {
+	if err := checkReply(o.replyTokens, o.toolReplyTokens); err != nil {
+		return err
+	}
 	if o.nowText != "" {
 		t, err := time.Parse(time.RFC3339, o.nowText)
 		if err != nil {

@@ -207,6 +207,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 			// timeout, the runner's call limit, retry and per-attempt events.
 			Tools:       append(slices.Clone(tools), sendMessage(func() *existence.Runner { return runnerRef }, m.id, names)),
 			ToolTimeout: time.Minute,
+			MaxTokens:   o.toolReplyTokens,
 			World:       world + "\n" + m.role + " Your own folder is " + m.id + "/.",
 		})
 		if err != nil {
@@ -243,6 +244,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 			Retry:           o.retry,
 			MaxCycles:       o.cycles,
 			MaxGoalDuration: o.maxGoalDuration,
+			MaxTokens:       o.replyTokens,
 		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", m.id, err)
