@@ -42,8 +42,8 @@
 //   - Tool calls are read from <tool_call>{...}</tool_call> blocks (or a
 //     reply that is one {"name", "arguments"} object). tool_choice
 //     "required" (llama-server) forces one with a grammar; --tool-choice
-//     required does so on every request whose last message is not a tool
-//     result, standing in for a trained model's choice to call a tool.
+//     required does so on every request with tools (Ollama's API too),
+//     standing in for a trained model's choice to call a tool.
 //     Likewise --json-limit N bounds the strings (N characters) and arrays
 //     (one item) the grammar allows, standing in for a trained model's
 //     choice to close them.
@@ -550,7 +550,7 @@ async function apiChat(req, res) {
 		throw err;
 	}
 	let grammar;
-	const forced = tools.length > 0 && (cfg.toolChoice === "required" && messages.at(-1)?.role !== "tool");
+	const forced = tools.length > 0 && cfg.toolChoice === "required";
 	try {
 		if (forced) grammar = await toolGrammar(tools);
 		else if (body.format === "json") grammar = await llama.getGrammarFor("json");
@@ -694,7 +694,7 @@ async function apiShow(req, res) {
 	info[`${arch}.embedding_length`] = model.embeddingVectorSize;
 	info[`${arch}.block_count`] = meta?.[arch]?.block_count ?? 0;
 	send(res, 200, {
-		modelfile: `FROM ${cfg.model}\n`,
+		modelfile: `FROM ${path.basename(cfg.model)}\n`,
 		parameters: "",
 		template: templateText,
 		details: { parent_model: "", format: "gguf", family: arch, families: [arch], parameter_size: "", quantization_level: "" },
@@ -723,7 +723,7 @@ async function v1Chat(req, res) {
 	}
 	let grammar;
 	const choice = body.tool_choice;
-	const forced = tools.length > 0 && (choice === "required" || (cfg.toolChoice === "required" && choice !== "none" && messages.at(-1)?.role !== "tool"));
+	const forced = tools.length > 0 && (choice === "required" || (cfg.toolChoice === "required" && choice !== "none"));
 	try {
 		const rf = body.response_format;
 		if (forced) grammar = await toolGrammar(tools);
@@ -866,7 +866,7 @@ const routes = {
 		send(res, 200, {
 			default_generation_settings: { n_ctx: Math.min(cfg.ctx, trained), params: { n_predict: -1, temperature: llamacppDefaults.temperature, top_k: 40, top_p: 0.95, min_p: 0.05 } },
 			total_slots: cfg.parallel,
-			model_path: cfg.model,
+			model_path: path.basename(cfg.model),
 			chat_template: templateText,
 			build_info: "node-llama-cpp 3.21.1",
 		}),

@@ -1,0 +1,264 @@
+package ollama_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest/engine"
+	"github.com/existence-loop/sdk/llm/ollama"
+)
+
+var engineUpdate = engine.UpdateFlag()
+
+// The TestEngine… tests run against a real engine (package
+// llm/llmtest/engine; they skip without one) and record what it answered
+// under testdata/engine/ with -update; their TestTranscript… twins replay
+// those transcripts in the quick suite, running the same checks.
+
+func engineCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func newEngineModel(t *testing.T, tg engine.Target, cfg ollama.Config) *ollama.Model {
+	t.Helper()
+	cfg.URL, cfg.Model, cfg.HTTPClient = tg.URL, tg.Model, tg.Client
+	m, err := ollama.New(cfg)
+	require.NoError(t, err)
+	return m
+}
+
+// A reply stops at num_predict: done_reason "length", reported as a
+// TruncatedError holding the partial reply and its token count.
+func TestEngineBoundedReply(t *testing.T) {
+	checkBoundedReply(t, engine.Live(t, "ollama_bounded_reply", engine.Config{Window: 1024}, engineUpdate()))
+}
+
+func TestTranscriptBoundedReply(t *testing.T) {
+	checkBoundedReply(t, engine.Replayed(t, "ollama_bounded_reply"))
+}
+
+func checkBoundedReply(t *testing.T, tg engine.Target) {
+	ctx := engineCtx(t)
+	for _, stream := range []bool{false, true} {
+		m := newEngineModel(t, tg, ollama.Config{Stream: stream})
+		_, err := m.Generate(ctx, &llm.Request{
+			Messages:  []llm.Message{{Role: llm.RoleUser, Content: "Tell me everything about the workspace."}},
+			Seed:      llm.Ptr(7),
+			MaxTokens: 12,
+		})
+		var te *llm.TruncatedError
+		require.ErrorAs(t, err, &te, "stream=%v", stream)
+		require.Equal(t, llm.DoneLength, te.Response.DoneReason)
+		require.Equal(t, 12, te.Response.OutputTokens, "stream=%v: eval_count is the reply limit", stream)
+		require.NotEmpty(t, te.Response.Text)
+		require.Positive(t, te.Response.PromptTokens)
+	}
+}
+
+// The window the adapter asks for (num_ctx) is the one the engine uses: a
+// prompt over the server's default window but within the adapter's is
+// answered whole, and the engine then runs the model with that window.
+func TestEngineNumCtx(t *testing.T) {
+	checkNumCtx(t, engine.Live(t, "ollama_num_ctx", engine.Config{Window: 1024}, engineUpdate()))
+}
+
+func TestTranscriptNumCtx(t *testing.T) {
+	checkNumCtx(t, engine.Replayed(t, "ollama_num_ctx"))
+}
+
+func checkNumCtx(t *testing.T, tg engine.Target) {
+	ctx := engineCtx(t)
+	text, err := tg.Filler(ctx, 1300)
+	require.NoError(t, err)
+	m := newEngineModel(t, tg, ollama.Config{NumCtx: 2048})
+	resp, err := m.Generate(ctx, &llm.Request{
+		Messages:  []llm.Message{{Role: llm.RoleUser, Content: text}},
+		MaxTokens: 4,
+	})
+	var te *llm.TruncatedError
+	if errors.As(err, &te) {
+		resp, err = te.Response, nil // the reply limit, not the window
+	}
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, resp.PromptTokens, 1300, "the whole prompt was evaluated, over the 1024-token default")
+	var ps struct {
+		Models []struct {
+			ContextLength int `json:"context_length"`
+		} `json:"models"`
+	}
+	require.NoError(t, tg.Do(ctx, http.MethodGet, "/api/ps", nil, &ps))
+	require.Len(t, ps.Models, 1)
+	require.Equal(t, 2048, ps.Models[0].ContextLength, "the engine runs with the num_ctx asked for")
+}
+
+// A prompt over the window is refused (HTTP 400, "request (N tokens)
+// exceeds the available context size (W tokens), try increasing it") and
+// the adapter reports an *llm.ContextLengthError carrying the server's
+// message. The prompt is made of characters the estimate undercounts, so
+// that the adapter sends it.
+func TestEngineRefusal(t *testing.T) {
+	checkRefusal(t, engine.Live(t, "ollama_refusal", engine.Config{Window: 1024}, engineUpdate()))
+}
+
+func TestTranscriptRefusal(t *testing.T) {
+	checkRefusal(t, engine.Replayed(t, "ollama_refusal"))
+}
+
+func checkRefusal(t *testing.T, tg engine.Target) {
+	ctx := engineCtx(t)
+	dense := strings.Repeat("ž≠ß∂ƒ©˙∆˚¬…æ«“‘≤≥÷ ", 70) // ~1400 code points, several tokens each
+	n, err := tg.Tokens(ctx, dense)
+	require.NoError(t, err)
+	require.Greater(t, n, 2048, "the prompt must be over the window in the engine's tokens")
+	m := newEngineModel(t, tg, ollama.Config{NumCtx: 2048})
+	_, err = m.Generate(ctx, &llm.Request{
+		Messages:  []llm.Message{{Role: llm.RoleUser, Content: dense}},
+		MaxTokens: 8,
+	})
+	require.ErrorIs(t, err, llm.ErrContextLength)
+	var ce *llm.ContextLengthError
+	require.ErrorAs(t, err, &ce)
+	require.Contains(t, ce.Message, "exceeds the available context size (2048 tokens)")
+	require.Zero(t, ce.Kept, "a refusal, not a cut")
+}
+
+// Two prompts sharing a long prefix: the engine reuses the first one's KV
+// cache and counts only the tokens after the prefix (Ollama's
+// prompt_eval_count). That small count is a cache hit, not a cut: no
+// error, and the window is not lowered.
+func TestEngineCacheReuse(t *testing.T) {
+	checkCacheReuse(t, engine.Live(t, "ollama_cache_reuse", engine.Config{Window: 4096}, engineUpdate()))
+}
+
+func TestTranscriptCacheReuse(t *testing.T) {
+	checkCacheReuse(t, engine.Replayed(t, "ollama_cache_reuse"))
+}
+
+func checkCacheReuse(t *testing.T, tg engine.Target) {
+	ctx := engineCtx(t)
+	system, err := tg.Filler(ctx, 1500)
+	require.NoError(t, err)
+	m := newEngineModel(t, tg, ollama.Config{NumCtx: 4096})
+	before, _, err := m.ContextWindow(ctx)
+	require.NoError(t, err)
+	var counts []int
+	for _, q := range []string{"What is in the workspace?", "What did you write down?", "Which goal comes next?"} {
+		resp, err := m.Generate(ctx, &llm.Request{
+			Messages:  []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: q}},
+			MaxTokens: 4,
+		})
+		var te *llm.TruncatedError
+		if errors.As(err, &te) {
+			resp, err = te.Response, nil
+		}
+		require.NoError(t, err, "a cache hit taken for a cut?")
+		counts = append(counts, resp.PromptTokens)
+	}
+	require.GreaterOrEqual(t, counts[0], 1500, "the first prompt is evaluated whole")
+	require.Less(t, counts[1], 100, "the second evaluates only what follows the cached prefix")
+	require.Less(t, counts[2], 100)
+	after, _, err := m.ContextWindow(ctx)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "the window is not lowered by cache hits")
+}
+
+// /api/embed: one vector per text, of the model's embedding length,
+// normalised; the same text gives the same vector.
+func TestEngineEmbed(t *testing.T) {
+	checkEmbed(t, engine.Live(t, "ollama_embed", engine.Config{Window: 1024}, engineUpdate()))
+}
+
+func TestTranscriptEmbed(t *testing.T) {
+	checkEmbed(t, engine.Replayed(t, "ollama_embed"))
+}
+
+func checkEmbed(t *testing.T, tg engine.Target) {
+	ctx := engineCtx(t)
+	e, err := ollama.NewEmbedder(ollama.EmbedConfig{URL: tg.URL, Model: tg.Model, HTTPClient: tg.Client})
+	require.NoError(t, err)
+	texts := []string{"the rate limiter failed at 3AM", "a poem about the sea", "the rate limiter failed at 3AM"}
+	vecs, err := e.Embed(ctx, texts)
+	require.NoError(t, err)
+	require.Len(t, vecs, 3)
+	require.Equal(t, len(vecs[0]), e.Dimensions())
+	require.GreaterOrEqual(t, e.Dimensions(), 64)
+	for _, v := range vecs {
+		var s float64
+		for _, x := range v {
+			s += float64(x) * float64(x)
+		}
+		require.InDelta(t, 1, math.Sqrt(s), 1e-3, "Ollama normalises embeddings")
+	}
+	require.Equal(t, vecs[0], vecs[2])
+	require.NotEqual(t, vecs[0], vecs[1])
+}
+
+// Two slots and a queue of one: of six requests sent at once, two run,
+// one waits and three are answered 503 "server busy, please try again.
+// maximum pending requests exceeded", which the adapter reports as a
+// retryable llm.StatusError.
+func TestEngineSlotsQueue(t *testing.T) {
+	tg := engine.Live(t, "ollama_slots_queue", engine.Config{Window: 1024, Slots: 2, Queue: 1}, engineUpdate())
+	checkSlotsQueue(t, tg)
+	log := tg.Server.Log()
+	require.Contains(t, log, "slot=0", "log:\n%s", log)
+	require.Contains(t, log, "slot=1", "both slots served requests; log:\n%s", log)
+}
+
+func TestTranscriptSlotsQueue(t *testing.T) {
+	checkSlotsQueue(t, engine.Replayed(t, "ollama_slots_queue"))
+}
+
+func checkSlotsQueue(t *testing.T, tg engine.Target) {
+	ctx := engineCtx(t)
+	m := newEngineModel(t, tg, ollama.Config{NumCtx: 1024})
+	_, _, err := m.ContextWindow(ctx) // /api/show before the burst
+	require.NoError(t, err)
+	const n = 6
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		ok   int
+		busy []llm.StatusError
+	)
+	for range n {
+		wg.Go(func() {
+			_, err := m.Generate(ctx, &llm.Request{
+				Messages:  []llm.Message{{Role: llm.RoleUser, Content: "Describe the workspace in detail."}},
+				Seed:      llm.Ptr(1),
+				MaxTokens: 48,
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			var te *llm.TruncatedError
+			var se llm.StatusError
+			switch {
+			case err == nil || errors.As(err, &te):
+				ok++
+			case errors.As(err, &se):
+				busy = append(busy, se)
+			default:
+				t.Errorf("unexpected error: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	require.Equal(t, 3, ok, "two slots and one waiting request are served")
+	require.Len(t, busy, n-3)
+	for _, se := range busy {
+		require.Equal(t, http.StatusServiceUnavailable, se.StatusCode)
+		require.Contains(t, se.Message, "maximum pending requests exceeded")
+		require.True(t, llm.Retryable(se), "a busy server is retried")
+	}
+}
