@@ -243,13 +243,19 @@ func (r *recorder) write(path string) error {
 
 // LoadTranscript reads testdata/engine/NAME.json.
 func LoadTranscript(name string) (*Transcript, error) {
-	b, err := os.ReadFile(TranscriptPath(name))
+	return ReadTranscript(TranscriptPath(name))
+}
+
+// ReadTranscript reads the transcript file at path (another package's,
+// for example "../ollama/testdata/engine/ollama_refusal.json").
+func ReadTranscript(path string) (*Transcript, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var tr Transcript
 	if err := json.Unmarshal(b, &tr); err != nil {
-		return nil, fmt.Errorf("engine: %s: %w", TranscriptPath(name), err)
+		return nil, fmt.Errorf("engine: %s: %w", path, err)
 	}
 	return &tr, nil
 }
