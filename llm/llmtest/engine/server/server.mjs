@@ -267,8 +267,17 @@ function safeParse(s) {
 
 // ---- grammars ------------------------------------------------------------
 
+const grammars = new Map(); // JSON of the schema → grammar
+
 async function schemaGrammar(schema) {
-	return llama.createGrammarForJsonSchema(capSchema(schema));
+	const key = JSON.stringify(schema);
+	let g = grammars.get(key);
+	if (!g) {
+		g = await llama.createGrammarForJsonSchema(capSchema(schema));
+		if (grammars.size > 64) grammars.clear();
+		grammars.set(key, g);
+	}
+	return g;
 }
 
 // capSchema bounds every string the grammar allows to --json-limit
