@@ -117,12 +117,21 @@ func TestTranscriptRefusal(t *testing.T) {
 
 func checkRefusal(t *testing.T, tg engine.Target) {
 	ctx := engineCtx(t)
-	dense := strings.Repeat("ž≠ß∂ƒ©˙∆˚¬…æ«“‘≤≥÷ ", 70) // ~1400 code points, several tokens each
-	n, err := tg.Tokens(ctx, dense)
-	require.NoError(t, err)
-	require.Greater(t, n, 2048, "the prompt must be over the window in the engine's tokens")
+	// Rare characters the tokenizer spells byte by byte: several tokens
+	// each, where the adapter's estimate counts a quarter of one.
+	unit := "𝔄𝔅𝔇𝔈𝔉𝔊𝔍𝔎𝔏𝔐 鑫龘靐齉 "
+	dense := ""
+	for {
+		dense += strings.Repeat(unit, 10)
+		n, err := tg.Tokens(ctx, dense)
+		require.NoError(t, err)
+		if n > 2200 {
+			break
+		}
+	}
+	require.Less(t, llm.RawTokens(dense), 1800, "the adapter must think it fits")
 	m := newEngineModel(t, tg, ollama.Config{NumCtx: 2048})
-	_, err = m.Generate(ctx, &llm.Request{
+	_, err := m.Generate(ctx, &llm.Request{
 		Messages:  []llm.Message{{Role: llm.RoleUser, Content: dense}},
 		MaxTokens: 8,
 	})
@@ -130,13 +139,17 @@ func checkRefusal(t *testing.T, tg engine.Target) {
 	var ce *llm.ContextLengthError
 	require.ErrorAs(t, err, &ce)
 	require.Contains(t, ce.Message, "exceeds the available context size (2048 tokens)")
+	require.Equal(t, 2048, ce.Window, "the window the server stated")
+	require.Greater(t, ce.Prompt, 2048, "the server's count")
 	require.Zero(t, ce.Kept, "a refusal, not a cut")
 }
 
-// Two prompts sharing a long prefix: the engine reuses the first one's KV
-// cache and counts only the tokens after the prefix (Ollama's
-// prompt_eval_count). That small count is a cache hit, not a cut: no
-// error, and the window is not lowered.
+// A conversation that grows as a tool loop's does: each request repeats
+// the one before and adds to it. The engine reuses the KV cache of the
+// shared prefix and counts only the tokens after it (Ollama's
+// prompt_eval_count): the second request's count, over a thousand tokens
+// yet far below its estimate, is a cache hit, not a cut. No error, and
+// the window is not lowered.
 func TestEngineCacheReuse(t *testing.T) {
 	checkCacheReuse(t, engine.Live(t, "ollama_cache_reuse", engine.Config{Window: 4096}, engineUpdate()))
 }
@@ -149,25 +162,35 @@ func checkCacheReuse(t *testing.T, tg engine.Target) {
 	ctx := engineCtx(t)
 	system, err := tg.Filler(ctx, 1500)
 	require.NoError(t, err)
+	result, err := tg.Filler(ctx, 1200)
+	require.NoError(t, err)
 	m := newEngineModel(t, tg, ollama.Config{NumCtx: 4096})
 	before, _, err := m.ContextWindow(ctx)
 	require.NoError(t, err)
+	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: "Read the workspace."}}
 	var counts []int
-	for _, q := range []string{"What is in the workspace?", "What did you write down?", "Which goal comes next?"} {
-		resp, err := m.Generate(ctx, &llm.Request{
-			Messages:  []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: q}},
-			MaxTokens: 4,
-		})
+	for _, next := range []string{"Tool result:\n" + result, "Which goal comes next?"} {
+		resp, err := m.Generate(ctx, &llm.Request{Messages: msgs, Seed: llm.Ptr(5), MaxTokens: 6})
 		var te *llm.TruncatedError
 		if errors.As(err, &te) {
-			resp, err = te.Response, nil
+			resp, err = te.Response, nil // the reply limit
 		}
-		require.NoError(t, err, "a cache hit taken for a cut?")
+		require.NoError(t, err, "request %d: a cache hit taken for a cut?", len(counts)+1)
 		counts = append(counts, resp.PromptTokens)
+		msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: resp.Text}, llm.Message{Role: llm.RoleUser, Content: next})
 	}
+	resp, err := m.Generate(ctx, &llm.Request{Messages: msgs, Seed: llm.Ptr(5), MaxTokens: 6})
+	var te *llm.TruncatedError
+	if errors.As(err, &te) {
+		resp, err = te.Response, nil
+	}
+	require.NoError(t, err, "request 3: a cache hit taken for a cut?")
+	counts = append(counts, resp.PromptTokens)
+	t.Logf("prompt_eval_count: %v", counts)
 	require.GreaterOrEqual(t, counts[0], 1500, "the first prompt is evaluated whole")
-	require.Less(t, counts[1], 100, "the second evaluates only what follows the cached prefix")
-	require.Less(t, counts[2], 100)
+	require.GreaterOrEqual(t, counts[1], 1200, "the second evaluates what follows the cached prefix: the tool result")
+	require.Less(t, counts[1], 1500, "and not the prefix")
+	require.Less(t, counts[2], 100, "the third evaluates only the new question")
 	after, _, err := m.ContextWindow(ctx)
 	require.NoError(t, err)
 	require.Equal(t, before, after, "the window is not lowered by cache hits")
