@@ -170,22 +170,11 @@ func checkCacheReuse(t *testing.T, tg engine.Target) {
 	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: "Read the workspace."}}
 	var counts []int
 	for _, next := range []string{"Tool result:\n" + result, "Which goal comes next?"} {
-		resp, err := m.Generate(ctx, &llm.Request{Messages: msgs, Seed: llm.Ptr(5), MaxTokens: 6})
-		var te *llm.TruncatedError
-		if errors.As(err, &te) {
-			resp, err = te.Response, nil // the reply limit
-		}
-		require.NoError(t, err, "request %d: a cache hit taken for a cut?", len(counts)+1)
+		resp := cacheTurn(ctx, t, m, msgs, len(counts)+1)
 		counts = append(counts, resp.PromptTokens)
 		msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: resp.Text}, llm.Message{Role: llm.RoleUser, Content: next})
 	}
-	resp, err := m.Generate(ctx, &llm.Request{Messages: msgs, Seed: llm.Ptr(5), MaxTokens: 6})
-	var te *llm.TruncatedError
-	if errors.As(err, &te) {
-		resp, err = te.Response, nil
-	}
-	require.NoError(t, err, "request 3: a cache hit taken for a cut?")
-	counts = append(counts, resp.PromptTokens)
+	counts = append(counts, cacheTurn(ctx, t, m, msgs, 3).PromptTokens)
 	t.Logf("prompt_eval_count: %v", counts)
 	require.GreaterOrEqual(t, counts[0], 1500, "the first prompt is evaluated whole")
 	require.GreaterOrEqual(t, counts[1], 1200, "the second evaluates what follows the cached prefix: the tool result")
@@ -194,6 +183,28 @@ func checkCacheReuse(t *testing.T, tg engine.Target) {
 	after, _, err := m.ContextWindow(ctx)
 	require.NoError(t, err)
 	require.Equal(t, before, after, "the window is not lowered by cache hits")
+}
+
+// cacheTurn sends one request of the growing conversation. A reply cut at
+// its limit is expected; any other error fails the test, which goes on
+// with the reply the error holds, if any, so that the transcript holds
+// every request.
+func cacheTurn(ctx context.Context, t *testing.T, m *ollama.Model, msgs []llm.Message, n int) *llm.Response {
+	t.Helper()
+	resp, err := m.Generate(ctx, &llm.Request{Messages: msgs, Seed: llm.Ptr(5), MaxTokens: 6})
+	var te *llm.TruncatedError
+	var ce *llm.ContextLengthError
+	switch {
+	case err == nil:
+	case errors.As(err, &te):
+		resp = te.Response // the reply limit
+	case errors.As(err, &ce) && ce.Response != nil:
+		t.Errorf("request %d: a cache hit taken for a cut: %v", n, err)
+		resp = ce.Response
+	default:
+		require.NoError(t, err, "request %d", n)
+	}
+	return resp
 }
 
 // /api/embed: one vector per text, of the model's embedding length,
