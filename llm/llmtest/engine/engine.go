@@ -150,7 +150,7 @@ func Locate() (Files, error) {
 // line saying how to install and select the engine ([How]), when
 // EnvEngine is unset or the engine's files are missing; it fails the test
 // when the engine does not start within 2 minutes. The engine's log is
-// shown when the test fails.
+// shown when the test fails or runs with -v.
 func Start(t testing.TB, cfg Config) *Server {
 	t.Helper()
 	which := os.Getenv(EnvEngine)
@@ -253,7 +253,7 @@ func startLlamaCpp(t testing.TB, cfg Config, f Files) (*Server, error) {
 }
 
 // stop ends the engine (SIGTERM, then SIGKILL after 10 s) and shows its
-// log when the test failed.
+// log when the test failed or runs with -v.
 func (s *Server) stop(t testing.TB) {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
@@ -267,7 +267,7 @@ func (s *Server) stop(t testing.TB) {
 		_ = s.cmd.Process.Kill()
 		<-done
 	}
-	if t.Failed() {
+	if t.Failed() || testing.Verbose() {
 		t.Logf("engine log:\n%s", s.Log())
 	}
 }
