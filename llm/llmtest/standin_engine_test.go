@@ -32,7 +32,7 @@ func TestStandInMatchesEngine(t *testing.T) {
 		cfg        llmtest.ServerConfig
 	}{
 		{"../ollama/testdata/engine/ollama_bounded_reply", llmtest.ServerConfig{DefaultContext: 1024}},
-		{"../ollama/testdata/engine/ollama_refusal", llmtest.ServerConfig{DefaultContext: 1024, MaxContext: 256}},
+		{"../ollama/testdata/engine/ollama_refusal", llmtest.ServerConfig{DefaultContext: 1024, MaxContext: 64}},
 		{"../openai/testdata/engine/openai_structured", llmtest.ServerConfig{DefaultContext: 2048, OpenAIFlavor: "llamacpp"}},
 		{"../openai/testdata/engine/openai_refusal", llmtest.ServerConfig{DefaultContext: 256, OpenAIFlavor: "llamacpp"}},
 	}
