@@ -52,16 +52,29 @@ func checkBoundedReply(t *testing.T, tg engine.Target) {
 	ctx := engineCtx(t)
 	for _, stream := range []bool{false, true} {
 		m := newEngineModel(t, tg, ollama.Config{Stream: stream})
-		_, err := m.Generate(ctx, &llm.Request{
-			Messages:  []llm.Message{{Role: llm.RoleUser, Content: "Tell me everything about the workspace."}},
-			Seed:      llm.Ptr(7),
-			MaxTokens: 12,
-		})
+		// The model may end a reply before the limit (the model file
+		// favours its end-of-turn token): seeds are tried until one
+		// reaches it.
 		var te *llm.TruncatedError
-		require.ErrorAs(t, err, &te, "stream=%v", stream)
+		for seed := 1; seed <= 8 && te == nil; seed++ {
+			resp, err := m.Generate(ctx, &llm.Request{
+				Messages:  []llm.Message{{Role: llm.RoleUser, Content: "Tell me everything about the workspace."}},
+				Seed:      llm.Ptr(seed),
+				MaxTokens: 3,
+			})
+			if errors.As(err, &te) {
+				break
+			}
+			if err == nil {
+				require.Equal(t, llm.DoneStop, resp.DoneReason)
+				require.LessOrEqual(t, resp.OutputTokens, 3, "stream=%v seed=%d: eval_count within the limit", stream, seed)
+				continue
+			}
+			require.ErrorIs(t, err, llm.ErrEmpty, "stream=%v seed=%d", stream, seed) // an end-of-turn token first
+		}
+		require.NotNil(t, te, "stream=%v: no reply reached the limit", stream)
 		require.Equal(t, llm.DoneLength, te.Response.DoneReason)
-		require.Equal(t, 12, te.Response.OutputTokens, "stream=%v: eval_count is the reply limit", stream)
-		require.NotEmpty(t, te.Response.Text)
+		require.Equal(t, 3, te.Response.OutputTokens, "stream=%v: eval_count is the reply limit", stream)
 		require.Positive(t, te.Response.PromptTokens)
 	}
 }
@@ -70,7 +83,7 @@ func checkBoundedReply(t *testing.T, tg engine.Target) {
 // prompt over the server's default window but within the adapter's is
 // answered whole, and the engine then runs the model with that window.
 func TestEngineNumCtx(t *testing.T) {
-	checkNumCtx(t, engine.Live(t, "ollama_num_ctx", engine.Config{Window: 1024}, engineUpdate()))
+	checkNumCtx(t, engine.Live(t, "ollama_num_ctx", engine.Config{Window: 512}, engineUpdate()))
 }
 
 func TestTranscriptNumCtx(t *testing.T) {
@@ -79,9 +92,9 @@ func TestTranscriptNumCtx(t *testing.T) {
 
 func checkNumCtx(t *testing.T, tg engine.Target) {
 	ctx := engineCtx(t)
-	text, err := tg.Filler(ctx, 1300)
+	text, err := tg.Filler(ctx, 700)
 	require.NoError(t, err)
-	m := newEngineModel(t, tg, ollama.Config{NumCtx: 2048})
+	m := newEngineModel(t, tg, ollama.Config{NumCtx: 1024})
 	resp, err := m.Generate(ctx, &llm.Request{
 		Messages:  []llm.Message{{Role: llm.RoleUser, Content: text}},
 		MaxTokens: 4,
@@ -91,7 +104,7 @@ func checkNumCtx(t *testing.T, tg engine.Target) {
 		resp, err = te.Response, nil // the reply limit, not the window
 	}
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, resp.PromptTokens, 1300, "the whole prompt was evaluated, over the 1024-token default")
+	require.GreaterOrEqual(t, resp.PromptTokens, 700, "the whole prompt was evaluated, over the 512-token default")
 	var ps struct {
 		Models []struct {
 			ContextLength int `json:"context_length"`
@@ -99,7 +112,7 @@ func checkNumCtx(t *testing.T, tg engine.Target) {
 	}
 	require.NoError(t, tg.Do(ctx, http.MethodGet, "/api/ps", nil, &ps))
 	require.Len(t, ps.Models, 1)
-	require.Equal(t, 2048, ps.Models[0].ContextLength, "the engine runs with the num_ctx asked for")
+	require.Equal(t, 1024, ps.Models[0].ContextLength, "the engine runs with the num_ctx asked for")
 }
 
 // A prompt over the window is refused (HTTP 400, "request (N tokens)
@@ -160,9 +173,9 @@ func TestTranscriptCacheReuse(t *testing.T) {
 
 func checkCacheReuse(t *testing.T, tg engine.Target) {
 	ctx := engineCtx(t)
-	system, err := tg.Filler(ctx, 1500)
+	system, err := tg.Filler(ctx, 1100)
 	require.NoError(t, err)
-	result, err := tg.Filler(ctx, 1200)
+	result, err := tg.Filler(ctx, 1100)
 	require.NoError(t, err)
 	m := newEngineModel(t, tg, ollama.Config{NumCtx: 4096})
 	before, _, err := m.ContextWindow(ctx)
@@ -176,9 +189,9 @@ func checkCacheReuse(t *testing.T, tg engine.Target) {
 	}
 	counts = append(counts, cacheTurn(ctx, t, m, msgs, 3).PromptTokens)
 	t.Logf("prompt_eval_count: %v", counts)
-	require.GreaterOrEqual(t, counts[0], 1500, "the first prompt is evaluated whole")
-	require.GreaterOrEqual(t, counts[1], 1200, "the second evaluates what follows the cached prefix: the tool result")
-	require.Less(t, counts[1], 1500, "and not the prefix")
+	require.GreaterOrEqual(t, counts[0], 1100, "the first prompt is evaluated whole")
+	require.GreaterOrEqual(t, counts[1], 1100, "the second evaluates what follows the cached prefix: the tool result")
+	require.Less(t, counts[1], 1300, "and not the prefix")
 	require.Less(t, counts[2], 100, "the third evaluates only the new question")
 	after, _, err := m.ContextWindow(ctx)
 	require.NoError(t, err)
