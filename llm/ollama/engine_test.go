@@ -132,19 +132,16 @@ func checkRefusal(t *testing.T, tg engine.Target) {
 	ctx := engineCtx(t)
 	// Rare characters the tokenizer spells byte by byte: several tokens
 	// each, where the adapter's estimate counts a quarter of one.
-	unit := "𝔄𝔅𝔇𝔈𝔉𝔊𝔍𝔎𝔏𝔐 鑫龘靐齉 "
-	dense := ""
-	for {
-		dense += strings.Repeat(unit, 10)
-		n, err := tg.Tokens(ctx, dense)
-		require.NoError(t, err)
-		if n > 2200 {
-			break
-		}
-	}
+	unit := strings.Repeat("𝔄𝔅𝔇𝔈𝔉𝔊𝔍𝔎𝔏𝔐 鑫龘靐齉 ", 10)
+	per, err := tg.Tokens(ctx, unit)
+	require.NoError(t, err)
+	dense := strings.Repeat(unit, 2200/max(per, 1)+1)
+	n, err := tg.Tokens(ctx, dense)
+	require.NoError(t, err)
+	require.Greater(t, n, 2048, "the prompt is over the window in the engine's tokens")
 	require.Less(t, llm.RawTokens(dense), 1800, "the adapter must think it fits")
 	m := newEngineModel(t, tg, ollama.Config{NumCtx: 2048})
-	_, err := m.Generate(ctx, &llm.Request{
+	_, err = m.Generate(ctx, &llm.Request{
 		Messages:  []llm.Message{{Role: llm.RoleUser, Content: dense}},
 		MaxTokens: 8,
 	})
