@@ -44,7 +44,7 @@ func newEngineModel(t *testing.T, tg engine.Target, cfg openai.Config) *openai.M
 // still counts the whole prompt, so the adapter's PromptTokens is the
 // whole prompt both times.
 func TestEngineOpenAIStructured(t *testing.T) {
-	checkStructured(t, engine.Live(t, "openai_structured", engine.Config{Window: 2048}, engineUpdate()))
+	checkStructured(t, engine.Live(t, "openai_structured", engine.Config{Window: 2048, API: engine.LlamaCpp}, engineUpdate()))
 }
 
 func TestTranscriptOpenAIStructured(t *testing.T) {
@@ -107,7 +107,7 @@ func checkStructured(t *testing.T, tg engine.Target) {
 // context size (W tokens), try increasing it"; the adapter reports an
 // *llm.ContextLengthError with both numbers.
 func TestEngineOpenAIRefusal(t *testing.T) {
-	checkOpenAIRefusal(t, engine.Live(t, "openai_refusal", engine.Config{Window: 1024}, engineUpdate()))
+	checkOpenAIRefusal(t, engine.Live(t, "openai_refusal", engine.Config{Window: 1024, API: engine.LlamaCpp}, engineUpdate()))
 }
 
 func TestTranscriptOpenAIRefusal(t *testing.T) {

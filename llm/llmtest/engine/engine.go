@@ -83,6 +83,11 @@ type Config struct {
 	Refusal string
 	// OllamaVersion is what GET /api/version answers; "" means "0.17.4".
 	OllamaVersion string
+	// API is "" to serve Ollama's and llama-server's routes on one port,
+	// or [LlamaCpp] for llama-server's alone: Ollama's routes then answer
+	// 404, as on a real llama-server (clients tell the two apart by GET
+	// /api/version).
+	API string
 }
 
 // Server is a running engine. Its zero value is not usable; see [Start].
@@ -221,6 +226,9 @@ func startLlamaCpp(t testing.TB, cfg Config, f Files) (*Server, error) {
 	}
 	if cfg.Refusal != "" {
 		args = append(args, "--refusal", cfg.Refusal)
+	}
+	if cfg.API != "" {
+		args = append(args, "--api", cfg.API)
 	}
 	s := &Server{Model: ModelName, Engine: LlamaCpp, Config: cfg}
 	s.cmd = exec.Command(node, args...)

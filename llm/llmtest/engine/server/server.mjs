@@ -52,6 +52,7 @@
 //   node server.mjs --model FILE --modules DIR [--name NAME] [--ctx 4096]
 //     [--parallel 1] [--max-queue 512] [--threads 2] [--tool-choice auto]
 //     [--refusal llamacpp] [--ollama-version 0.17.4] [--json-limit 0]
+//     [--api both|llamacpp]
 // DIR is the node_modules directory holding node-llama-cpp. The server
 // binds 127.0.0.1 on a free port, loads the model, then prints the port on
 // stdout (one line) and serves until SIGTERM or SIGINT. Logs go to stderr.
@@ -76,6 +77,7 @@ const cfg = {
 	toolChoice: args["tool-choice"] ?? "auto",
 	refusal: args.refusal ?? "llamacpp",
 	ollamaVersion: args["ollama-version"] ?? "0.17.4",
+	api: args.api ?? "both",
 	jsonLimit: Number.parseInt(args["json-limit"] ?? "0", 10) || 0,
 	numKeep: 4,
 };
@@ -894,6 +896,12 @@ const routes = {
 function withTag(n) {
 	return n.includes(":") ? n : `${n}:latest`;
 }
+
+// --api llamacpp serves llama-server's routes only (an Ollama route is
+// 404, as on a real llama-server, which clients probe with GET
+// /api/version); the default serves both.
+const ollamaOnly = (k) => k.includes(" /api/") || k === "GET /";
+if (cfg.api === "llamacpp") for (const k of Object.keys(routes)) if (ollamaOnly(k)) delete routes[k];
 
 const server = http.createServer(async (req, res) => {
 	const url = new URL(req.url, "http://x");
