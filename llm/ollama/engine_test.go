@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -23,12 +22,6 @@ var engineUpdate = engine.UpdateFlag()
 // llm/llmtest/engine; they skip without one) and record what it answered
 // under testdata/engine/ with -update; their TestTranscript… twins replay
 // those transcripts in the quick suite, running the same checks.
-
-func engineCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 func newEngineModel(t *testing.T, tg engine.Target, cfg ollama.Config) *ollama.Model {
 	t.Helper()
@@ -49,7 +42,7 @@ func TestTranscriptBoundedReply(t *testing.T) {
 }
 
 func checkBoundedReply(t *testing.T, tg engine.Target) {
-	ctx := engineCtx(t)
+	ctx := engine.Context(t)
 	for _, stream := range []bool{false, true} {
 		m := newEngineModel(t, tg, ollama.Config{Stream: stream})
 		// The model may end a reply before the limit (the model file
@@ -91,7 +84,7 @@ func TestTranscriptNumCtx(t *testing.T) {
 }
 
 func checkNumCtx(t *testing.T, tg engine.Target) {
-	ctx := engineCtx(t)
+	ctx := engine.Context(t)
 	text, err := tg.Filler(ctx, 700)
 	require.NoError(t, err)
 	m := newEngineModel(t, tg, ollama.Config{NumCtx: 1024})
@@ -129,7 +122,7 @@ func TestTranscriptRefusal(t *testing.T) {
 }
 
 func checkRefusal(t *testing.T, tg engine.Target) {
-	ctx := engineCtx(t)
+	ctx := engine.Context(t)
 	// Rare characters the tokenizer spells byte by byte: several tokens
 	// each, where the adapter's estimate counts a quarter of one.
 	unit := strings.Repeat("𝔄𝔅𝔇𝔈𝔉𝔊𝔍𝔎𝔏𝔐 鑫龘靐齉 ", 10)
@@ -169,7 +162,7 @@ func TestTranscriptCacheReuse(t *testing.T) {
 }
 
 func checkCacheReuse(t *testing.T, tg engine.Target) {
-	ctx := engineCtx(t)
+	ctx := engine.Context(t)
 	system, err := tg.Filler(ctx, 1100)
 	require.NoError(t, err)
 	result, err := tg.Filler(ctx, 1100)
@@ -228,7 +221,7 @@ func TestTranscriptEmbed(t *testing.T) {
 }
 
 func checkEmbed(t *testing.T, tg engine.Target) {
-	ctx := engineCtx(t)
+	ctx := engine.Context(t)
 	e, err := ollama.NewEmbedder(ollama.EmbedConfig{URL: tg.URL, Model: tg.Model, HTTPClient: tg.Client})
 	require.NoError(t, err)
 	texts := []string{"the rate limiter failed at 3AM", "a poem about the sea", "the rate limiter failed at 3AM"}
@@ -265,7 +258,7 @@ func TestTranscriptSlotsQueue(t *testing.T) {
 }
 
 func checkSlotsQueue(t *testing.T, tg engine.Target) {
-	ctx := engineCtx(t)
+	ctx := engine.Context(t)
 	m := newEngineModel(t, tg, ollama.Config{NumCtx: 1024})
 	_, _, err := m.ContextWindow(ctx) // /api/show before the burst
 	require.NoError(t, err)

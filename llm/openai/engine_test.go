@@ -1,13 +1,11 @@
 package openai_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -22,12 +20,6 @@ var engineUpdate = engine.UpdateFlag()
 // endpoint (llama-server's, package llm/llmtest/engine; they skip without
 // one) and record what it answered under testdata/engine/ with -update;
 // their TestTranscript… twins replay those transcripts in the quick suite.
-
-func engineCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 func newEngineModel(t *testing.T, tg engine.Target, cfg openai.Config) *openai.Model {
 	t.Helper()
@@ -52,7 +44,7 @@ func TestTranscriptOpenAIStructured(t *testing.T) {
 }
 
 func checkStructured(t *testing.T, tg engine.Target) {
-	ctx := engineCtx(t)
+	ctx := engine.Context(t)
 	system, err := tg.Filler(ctx, 600)
 	require.NoError(t, err)
 	schema := json.RawMessage(`{"type":"object","properties":{"action":{"type":"string","enum":["goal"]},"content":{"type":"string"}},"required":["action","content"]}`)
@@ -115,7 +107,7 @@ func TestTranscriptOpenAIRefusal(t *testing.T) {
 }
 
 func checkOpenAIRefusal(t *testing.T, tg engine.Target) {
-	ctx := engineCtx(t)
+	ctx := engine.Context(t)
 	text, err := tg.Filler(ctx, 1100)
 	require.NoError(t, err)
 	m := newEngineModel(t, tg, openai.Config{})

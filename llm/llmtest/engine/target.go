@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 )
 
 // Target is where a test's checks run: a live engine whose exchanges are
@@ -124,4 +125,13 @@ func UpdateFlag() func() bool {
 		f := flag.Lookup("update")
 		return f != nil && f.Value.String() == "true"
 	}
+}
+
+// Context returns a context for one engine test: it ends after 2 minutes
+// (a CPU engine on shared cores is slow, but not that slow) or when the
+// test ends.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
 }
