@@ -37,7 +37,7 @@ const (
 const InputsKey = "existence.generator.inputs"
 
 // generatorVersion changes whenever the same inputs would give other bytes.
-const generatorVersion = "1"
+const generatorVersion = "3"
 
 // ChatTemplate is the Jinja chat template written as
 // tokenizer.chat_template: ChatML as SmolLM2 writes it, without its default
@@ -152,11 +152,17 @@ type Shaping struct {
 	// LayerStd is the root mean square each attention and feed-forward
 	// block adds to the residual stream, relative to the embeddings' 1.
 	LayerStd float64
-	// CloseBias is the logit added to every token whose text contains
-	// '"', '}' or ']': under a JSON grammar it makes strings, objects and
-	// arrays close after a few tokens instead of running on (the grammar
-	// decides which of them are allowed; the bias only makes them likely).
+	// CloseBias is the logit added to every token whose text starts with
+	// '"' and holds no ',': inside a JSON string under a grammar, those
+	// tokens close the string (the grammar masks the ones whose rest does
+	// not fit), and the closing quote is otherwise one choice among
+	// thousands. It makes strings end after a few tokens.
 	CloseBias float64
+	// CommaBias is the logit added to every token holding ',' (negative:
+	// a penalty): under a JSON grammar a comma is the move that adds
+	// another property or array item, where '}' or ']' would end the
+	// object or array.
+	CommaBias float64
 	// StopBias is the logit added to <|im_end|>, so that replies without a
 	// grammar end after some tens of tokens.
 	StopBias float64
@@ -165,7 +171,7 @@ type Shaping struct {
 // DefaultShaping returns the shaping [DefaultConfig] uses; see the package
 // documentation for the figures behind it.
 func DefaultShaping() Shaping {
-	return Shaping{LogitStd: 2, LayerStd: 0.2, CloseBias: 3, StopBias: 5}
+	return Shaping{LogitStd: 1.5, LayerStd: 0.2, CloseBias: 7, CommaBias: -3, StopBias: 6.5}
 }
 
 // Config is what [Write] generates a model file from.
@@ -373,7 +379,10 @@ func layout(s Spec, vocab int, sh Shaping, tok *Tokenizer) []tensor {
 		if tok.Types[id] == TokenControl {
 			continue
 		}
-		if b := tok.TokenBytes(id); bytes.ContainsAny(b, "\"}]") {
+		switch b := tok.TokenBytes(id); {
+		case bytes.IndexByte(b, ',') >= 0:
+			bias[id] = float32(sh.CommaBias)
+		case len(b) > 0 && b[0] == '"':
 			bias[id] = float32(sh.CloseBias)
 		}
 	}

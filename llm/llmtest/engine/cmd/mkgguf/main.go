@@ -47,7 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	seed := flag.Uint64("seed", 1, "seed of the random weights")
 	tiny := flag.Bool("tiny", false, "write the tiny test shape instead of SmolLM2-135M's")
 	vocab := flag.Int("vocab", 0, "vocabulary size (0: the shape's default)")
-	flag.Float64Var(&sh.CloseBias, "close-bias", sh.CloseBias, "logit bias of tokens containing '\"', '}' or ']'")
+	flag.Float64Var(&sh.CloseBias, "close-bias", sh.CloseBias, "logit bias of tokens starting with '\"' (without ',')")
+	flag.Float64Var(&sh.CommaBias, "comma-bias", sh.CommaBias, "logit bias of tokens containing ','")
 	flag.Float64Var(&sh.StopBias, "stop-bias", sh.StopBias, "logit bias of <|im_end|>")
 	flag.Float64Var(&sh.LogitStd, "logit-std", sh.LogitStd, "standard deviation of the random logits")
 	if err := flag.Parse(args); err != nil {
