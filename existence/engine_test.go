@@ -1,11 +1,9 @@
 package existence_test
 
 import (
-	"context"
 	"encoding/json"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -30,8 +28,7 @@ func TestTranscriptCycle(t *testing.T) {
 }
 
 func checkCycle(t *testing.T, tg engine.Target) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := engine.Context(t)
 	m, err := ollama.New(ollama.Config{URL: tg.URL, Model: tg.Model, HTTPClient: tg.Client})
 	require.NoError(t, err)
 	var (

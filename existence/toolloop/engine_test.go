@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -39,8 +38,7 @@ func TestTranscriptToolTurn(t *testing.T) {
 }
 
 func checkToolTurn(t *testing.T, tg engine.Target) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := engine.Context(t)
 	m, err := ollama.New(ollama.Config{URL: tg.URL, Model: tg.Model, HTTPClient: tg.Client})
 	require.NoError(t, err)
 	var (
