@@ -55,8 +55,17 @@ type Result struct {
 	// ranking. With RelevanceOnly it is the cosine itself.
 	Score float64 `json:"score"`
 	// Relevance is the cosine similarity with the query, -1–1; 0 when
-	// the recall fell back to recency and importance.
+	// the query or the memory has no vector.
 	Relevance float64 `json:"relevance"`
+	// Lexical is the store's lexical score of the memory for the query's
+	// words ([Hit].Score: BM25, or ts_rank_cd in PostgreSQL); 0 when its
+	// words do not match or the store cannot search.
+	Lexical float64 `json:"lexical"`
+	// Fused is the relevance that was normalised into Norm.Relevance, 0–1:
+	// the cosine and lexical parts fused as [Memory.Recall] says; 0 when
+	// the recall had neither (ranked by recency and importance alone, or
+	// by cosine alone: then Norm.Relevance comes from Relevance).
+	Fused float64 `json:"fused"`
 	// Recency is Config.DecayPerHour to the power of the hours between the
 	// memory's last access before this recall and now, 0–1.
 	Recency float64 `json:"recency"`
@@ -73,12 +82,16 @@ type Recalled struct {
 	// Results are the memories, best first.
 	Results []Result
 	// Candidates is how many memories were scored: those in the agent's
-	// space with a cosine of at least MinRelevance (all of the agent's
-	// memories, of the kinds asked, for a fallback).
+	// space with a cosine of at least MinRelevance and those whose words
+	// match (all of the agent's memories, of the kinds asked, when
+	// neither is there).
 	Candidates int
-	// Fallback reports a recall ranked by recency and importance alone,
-	// because the query could not be embedded; Err says why (nil when
-	// there is no embedder).
+	// Lexical is how many of the candidates were found by their words.
+	Lexical int
+	// Fallback reports a recall whose query could not be embedded: it
+	// ranked by the query's words when they matched (Lexical > 0), else
+	// by recency and importance alone; Err says why (nil when there is
+	// no embedder).
 	Fallback bool
 	Err      error
 	// Space is the space the query was compared in; zero for a fallback.
@@ -182,6 +195,12 @@ func (m *Memory) Recall(ctx context.Context, agentID string, q Query) (Recalled,
 		return Recalled{}, fmt.Errorf("memory: a relevance-only recall for %s needs the query's vector: %w", agentID, fallback)
 	}
 
+	// The query's words, asked of the store before the agent is locked.
+	hits, lexErr := m.searchLexical(ctx, agentID, q)
+	if lexErr != nil && ctx.Err() != nil {
+		return Recalled{}, fmt.Errorf("memory: recall for %s: %w", agentID, ctx.Err())
+	}
+
 	now := m.now()
 	a.mu.Lock()
 	if vec != nil {
@@ -193,7 +212,12 @@ func (m *Memory) Recall(ctx context.Context, agentID string, q Query) (Recalled,
 			return Recalled{}, &SpaceError{AgentID: agentID, Memories: a.space, Query: qspace}
 		}
 	}
-	res := m.rankLocked(a, vec, q, w, now)
+	var res Recalled
+	if lx := lexicalOf(a, hits, kindFilter(q)); len(lx.share) > 0 {
+		res = m.rankHybrid(a, vec, lx, q, w, now, kindFilter(q))
+	} else {
+		res = m.rankLocked(a, vec, q, w, now)
+	}
 	res.Space = qspace
 	if vec == nil {
 		res.Fallback, res.Err, res.Space = true, fallback, Space{}
@@ -212,6 +236,9 @@ func (m *Memory) Recall(ctx context.Context, agentID string, q Query) (Recalled,
 	a.mu.Unlock()
 
 	var events []Event
+	if lexErr != nil {
+		events = append(events, Event{Kind: EventError, AgentID: agentID, Text: "searching memories by their words", Err: lexErr, Time: now})
+	}
 	if res.Fallback {
 		m.counters.fallbacks.Add(1)
 		events = append(events, Event{Kind: EventRecallFallback, AgentID: agentID, Text: trimText(q.Text), Cause: cause, Err: fallback, Time: now})
@@ -234,11 +261,12 @@ func (m *Memory) Recall(ctx context.Context, agentID string, q Query) (Recalled,
 
 // candidate is a memory being scored.
 type candidate struct {
-	e        *entry
-	rel, rec float64
-	imp      float64
-	score    float64
-	norm     Weights
+	e          *entry
+	rel, rec   float64
+	imp        float64
+	lex, fused float64
+	score      float64
+	norm       Weights
 }
 
 // rankLocked scores the agent's memories against vec (nil: a fallback by
@@ -376,10 +404,13 @@ func bounds(cands []candidate, part func(*candidate) float64) (lo, hi float64) {
 	return lo, hi
 }
 
-// better orders candidates: by score, then relevance, highest first, then
-// the older memory (Created, then ID) first.
+// better orders candidates: by score, then fused relevance, then
+// cosine, highest first, then the older memory (Created, then ID) first.
 func better(a, b *candidate) int {
 	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.fused, a.fused); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(b.rel, a.rel); c != 0 {
@@ -406,7 +437,7 @@ func pushTop(top []candidate, c candidate, k int) []candidate {
 func results(top []candidate) []Result {
 	out := make([]Result, len(top))
 	for i, c := range top {
-		out[i] = Result{Memory: c.e.rec, Score: c.score, Relevance: c.rel, Recency: c.rec, Importance: c.imp, Norm: c.norm}
+		out[i] = Result{Memory: c.e.rec, Score: c.score, Relevance: c.rel, Recency: c.rec, Importance: c.imp, Lexical: c.lex, Fused: c.fused, Norm: c.norm}
 	}
 	return out
 }

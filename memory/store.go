@@ -175,9 +175,13 @@ type MemoryStore struct {
 type agentRecords struct {
 	byID   map[string]*Record
 	byText map[string]string
+	lex    Index
 }
 
-var _ Store = (*MemoryStore)(nil)
+var (
+	_ Store    = (*MemoryStore)(nil)
+	_ Searcher = (*MemoryStore)(nil)
+)
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
@@ -217,6 +221,7 @@ func (s *MemoryStore) AddMemory(ctx context.Context, r Record) (Record, bool, er
 	}
 	a.byID[r.ID] = &r
 	a.byText[r.Text] = r.ID
+	a.lex.Add(r.ID, r.Text)
 	return r.Clone(), false, nil
 }
 
@@ -311,6 +316,7 @@ func (s *MemoryStore) DeleteMemories(ctx context.Context, agentID string, ids []
 		if r, ok := a.byID[id]; ok {
 			delete(a.byText, r.Text)
 			delete(a.byID, id)
+			a.lex.Remove(id)
 			n++
 		}
 	}
@@ -357,4 +363,29 @@ func (s *MemoryStore) CountMemories(ctx context.Context, agentID string) (Counts
 		recs = append(recs, Record{Model: r.Model, Dimensions: r.Dimensions, Vector: r.Vector})
 	}
 	return CountRecords(recs), nil
+}
+
+// SearchMemories implements [Searcher] with an in-process BM25 [Index].
+func (s *MemoryStore) SearchMemories(ctx context.Context, agentID, text string, limit int) ([]Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := CheckSearch(agentID, limit); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	a := s.agent(agentID, false)
+	if a == nil {
+		return []Hit{}, nil
+	}
+	return orEmpty(a.lex.Search(text, limit)), nil
+}
+
+// orEmpty returns h, or an empty slice for nil.
+func orEmpty(h []Hit) []Hit {
+	if h == nil {
+		return []Hit{}
+	}
+	return h
 }
