@@ -34,7 +34,8 @@ func (m *Memory) searchLexical(ctx context.Context, agentID string, q Query) ([]
 // lexicalOf maps hits to the agent's cached entries of the kinds asked
 // (a.mu held). Hits the cache does not hold (forgotten meanwhile) are
 // dropped.
-func lexicalOf(a *agent, hits []Hit, kindOK func(Kind) bool) lexical {
+func lexicalOf(a *agent, hits []Hit, q Query) lexical {
+	kindOK := kindFilter(q)
 	lx := lexical{n: len(hits)}
 	best := 0.0
 	for _, h := range hits {
@@ -46,7 +47,7 @@ func lexicalOf(a *agent, hits []Hit, kindOK func(Kind) bool) lexical {
 	lx.share, lx.raw = make(map[*entry]float64, len(hits)), make(map[*entry]float64, len(hits))
 	for _, h := range hits {
 		e := a.recs[h.ID]
-		if e == nil || h.Score <= 0 || !kindOK(e.rec.Kind) {
+		if e == nil || h.Score <= 0 || !kindOK(e.rec.Kind) || (e.rec.Superseded() && !q.Superseded) {
 			continue
 		}
 		lx.share[e], lx.raw[e] = h.Score/best, h.Score
@@ -80,7 +81,7 @@ func (m *Memory) rankHybrid(a *agent, vec []float32, lx lexical, q Query, w Weig
 		scan(a.mat, vec, sims)
 		for i, s := range sims {
 			e := a.rows[i]
-			if _, hit := lx.share[e]; hit || (float64(s) >= q.MinRelevance && kindOK(e.rec.Kind)) {
+			if _, hit := lx.share[e]; hit || (float64(s) >= q.MinRelevance && kindOK(e.rec.Kind) && (q.Superseded || !e.rec.Superseded())) {
 				cos[e] = float64(s)
 			}
 		}

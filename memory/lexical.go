@@ -226,3 +226,19 @@ func CheckSearch(agentID string, limit int) error {
 	}
 	return nil
 }
+
+// QueryWords returns the words of text a store with its own stemmer
+// searches for: the runs of letters and digits, lower-cased, without
+// English stop words and repeats, in order, unstemmed (SQLite's FTS5
+// and PostgreSQL stem them as they stem the texts). Each is letters and
+// digits only, safe to quote in a query language.
+func QueryWords(text string) []string {
+	var out []string
+	for w := range strings.FieldsFuncSeq(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		w = strings.ToLower(w)
+		if !english.IsStopWord(w) && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}

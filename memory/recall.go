@@ -39,6 +39,11 @@ type Query struct {
 	Weights *Weights
 	// Kinds, when not empty, keeps only memories of these kinds.
 	Kinds []Kind
+	// Superseded includes memories a newer one stands for
+	// ([Record].SupersededBy): the history of a fact. A recall leaves
+	// them out by default, so that near-duplicates and outdated values
+	// never fill the top K.
+	Superseded bool
 	// Peek leaves the memories' last access and access count as they
 	// are (a recall normally updates both) and reports no event: for
 	// dashboards, previews and inspection.
@@ -213,7 +218,7 @@ func (m *Memory) Recall(ctx context.Context, agentID string, q Query) (Recalled,
 		}
 	}
 	var res Recalled
-	if lx := lexicalOf(a, hits, kindFilter(q)); len(lx.share) > 0 {
+	if lx := lexicalOf(a, hits, q); len(lx.share) > 0 {
 		res = m.rankHybrid(a, vec, lx, q, w, now, kindFilter(q))
 	} else {
 		res = m.rankLocked(a, vec, q, w, now)
@@ -275,11 +280,11 @@ func (m *Memory) rankLocked(a *agent, vec []float32, q Query, w Weights, now tim
 	if vec != nil {
 		return m.rankRows(a, vec, q, w, now)
 	}
-	kindOK := func(k Kind) bool { return len(q.Kinds) == 0 || slices.Contains(q.Kinds, k) }
+	kindOK := kindFilter(q)
 	decay := math.Log(m.cfg.DecayPerHour)
 	var cands []candidate
 	for _, e := range a.recs {
-		if kindOK(e.rec.Kind) {
+		if kindOK(e.rec.Kind) && (q.Superseded || !e.rec.Superseded()) {
 			hours := max(now.Sub(e.rec.LastAccess).Hours(), 0)
 			cands = append(cands, candidate{e: e, rec: math.Exp(decay * hours), imp: e.rec.Importance})
 		}
@@ -327,7 +332,14 @@ func (m *Memory) rankRows(a *agent, vec []float32, q Query, w Weights, now time.
 	cand := a.cand[:0]
 	kind := a.rowKind[:rows]
 	for i, s := range sims {
-		if s >= thr && float64(s) >= q.MinRelevance && (anyKind || kinds[kind[i]]) {
+		k := kind[i]
+		if k&supersededBit != 0 {
+			if !q.Superseded {
+				continue
+			}
+			k &^= supersededBit
+		}
+		if s >= thr && float64(s) >= q.MinRelevance && (anyKind || kinds[k]) {
 			cand = append(cand, int32(i))
 		}
 	}
