@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/memory"
 )
@@ -27,8 +27,8 @@ func runMemorySearch(t *testing.T, open func(t *testing.T) memory.Store) {
 		require.True(t, ok, "%T does not implement memory.Searcher", s)
 		return ms
 	}
-	newMem := func(t *testing.T, s memory.Store, emb *llmtest.FakeEmbedder) (*memory.Memory, *existencetest.Clock) {
-		c := existencetest.NewClock(t0)
+	newMem := func(t *testing.T, s memory.Store, emb *llmtest.FakeEmbedder) (*memory.Memory, *stepClock) {
+		c := &stepClock{now: t0}
 		cfg := memory.Config{Store: s, Clock: c, NoBackfill: true}
 		if emb != nil {
 			cfg.Embedder = emb
@@ -221,3 +221,24 @@ func hitIDs(h []memory.Hit) []string {
 	}
 	return out
 }
+
+// stepClock is a memory.Clock that moves only when told; its timers never
+// fire (the suite turns the backfill off).
+type stepClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *stepClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func (c *stepClock) AfterFunc(time.Duration, func()) func() bool { return func() bool { return true } }
