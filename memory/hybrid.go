@@ -79,10 +79,21 @@ func (m *Memory) rankHybrid(a *agent, vec []float32, lx lexical, q Query, w Weig
 		}
 		sims := a.sims[:rows]
 		scan(a.mat, vec, sims)
+		thr := float32(q.MinRelevance)
+		if float64(thr) > q.MinRelevance {
+			thr = math.Nextafter32(thr, float32(math.Inf(-1)))
+		}
 		for i, s := range sims {
-			e := a.rows[i]
-			if _, hit := lx.share[e]; hit || (float64(s) >= q.MinRelevance && kindOK(e.rec.Kind) && (q.Superseded || !e.rec.Superseded())) {
+			if s < thr || float64(s) < q.MinRelevance {
+				continue
+			}
+			if e := a.rows[i]; kindOK(e.rec.Kind) && (q.Superseded || !e.rec.Superseded()) {
 				cos[e] = float64(s)
+			}
+		}
+		for e := range lx.share { // found by words below the threshold: a cosine part of 0
+			if e.row >= 0 {
+				cos[e] = float64(sims[e.row])
 			}
 		}
 	}

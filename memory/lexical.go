@@ -180,7 +180,8 @@ func (x *Index) Search(text string, limit int) []Hit {
 	if avg == 0 {
 		avg = 1
 	}
-	scores := map[int32]float64{}
+	scores := make([]float64, len(x.ids))
+	var touched []int32
 	for _, t := range q {
 		p := x.post[t]
 		if len(p) == 0 {
@@ -190,18 +191,50 @@ func (x *Index) Search(text string, limit int) []Hit {
 		idf := math.Log(1 + (float64(x.n)-df+0.5)/(df+0.5))
 		for _, e := range p {
 			tf := float64(e.tf)
+			if scores[e.slot] == 0 {
+				touched = append(touched, e.slot)
+			}
 			scores[e.slot] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(x.lens[e.slot])/avg))
 		}
 	}
-	hits := make([]Hit, 0, len(scores))
-	for s, v := range scores {
-		hits = append(hits, Hit{ID: x.ids[s], Score: v})
+	// The best limit by a min-heap on score (the worst kept on top).
+	worse := func(a, b Hit) bool { return a.Score < b.Score || (a.Score == b.Score && a.ID > b.ID) }
+	h := make([]Hit, 0, min(limit, len(touched)))
+	for _, s := range touched {
+		c := Hit{ID: x.ids[s], Score: scores[s]}
+		if len(h) < limit {
+			h = append(h, c)
+			for i := len(h) - 1; i > 0; { // up
+				p := (i - 1) / 2
+				if !worse(h[i], h[p]) {
+					break
+				}
+				h[i], h[p] = h[p], h[i]
+				i = p
+			}
+			continue
+		}
+		if !worse(h[0], c) {
+			continue
+		}
+		h[0] = c
+		for i := 0; ; { // down
+			l, r, m := 2*i+1, 2*i+2, i
+			if l < len(h) && worse(h[l], h[m]) {
+				m = l
+			}
+			if r < len(h) && worse(h[r], h[m]) {
+				m = r
+			}
+			if m == i {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
 	}
-	SortHits(hits)
-	if len(hits) > limit {
-		hits = hits[:limit]
-	}
-	return hits
+	SortHits(h)
+	return h
 }
 
 // SortHits orders hits as [Searcher.SearchMemories] returns them: by
