@@ -106,18 +106,25 @@ type Recalled struct {
 // Recall returns the agent's memories that matter most for q: exact
 // cosine similarity against every memory in the agent's space (no
 // approximate index), candidates above q.MinRelevance (0.35 by default),
-// ranked by score = w_rel·relevance + w_rec·recency + w_imp·importance,
-// each part min-max normalised over the candidates (Generative Agents),
-// or by cosine alone with RelevanceOnly. Ties go to the older memory. The
+// and, when the store is a [Searcher] and q has a Text, the best
+// [DefaultLexicalLimit] memories by q's words; ranked by score =
+// w_rel·relevance + w_rec·recency + w_imp·importance, each part min-max
+// normalised over the candidates (Generative Agents), relevance being
+// (cosine part + lexical part) / 2, or the lexical part alone for a
+// query or memory without a vector (see [Result]); or by cosine alone
+// with RelevanceOnly (no words). Superseded memories are left out unless
+// q.Superseded. A failed search is reported as an [EventError] and the
+// recall goes on without words. Ties go to the older memory. The
 // returned memories' last access becomes now and their access count
 // grows by one, in the cache and the store (unless q.Peek); a failed
 // store write is reported as an [EventError], not returned.
 //
 // When q has no Vector and the query cannot be embedded (no embedder; the
 // embedder is down, busy or slower than Config.EmbedTimeout, or failed
-// earlier and the backfill has not succeeded since), the recall
-// falls back to recency and importance over all of the agent's
-// memories, and an [EventRecallFallback] says so; Recalled.Fallback is
+// earlier and the backfill has not succeeded since), the recall ranks
+// the memories whose words match by words, recency and importance, or,
+// when none matches, by recency and importance over all of the agent's
+// memories; an [EventRecallFallback] says so and Recalled.Fallback is
 // set. With RelevanceOnly there is no fallback: the error is returned.
 //
 // Errors: [ErrInvalid] for a bad agent id, query or weights; a
