@@ -38,8 +38,8 @@ $OLLAMA_HOST, else http://127.0.0.1:11434) and prints the best -k memories
 with the parts of their score (relevance: the cosine; recency: 0.995 per
 hour since the last access; importance); -json prints them as a JSON array
 of {"id","text","score","relevance","recency","importance"}. When the
-embedder cannot be reached, it ranks by recency and importance and says so
-on stderr (with -relevance-only it fails instead). A recall updates the
+embedder cannot be reached, it ranks by the query's words, recency and
+importance and says so on stderr (with -relevance-only it fails instead). A recall updates the
 memories' last access and access count, unless the agent is running
 (another process holds its lock): then it only reads.
 
@@ -271,7 +271,7 @@ func memoryRecall(ctx context.Context, o *memoryOptions, mem *memory.Memory, que
 		return fmt.Errorf("recall with %s at %s: %w", o.embed.model, url, err)
 	}
 	if got.Fallback {
-		fmt.Fprintf(e.stderr, "%s: the query could not be embedded with %s at %s (%v); ranked by recency and importance only\n", e.prog, o.embed.model, url, got.Err)
+		fmt.Fprintf(e.stderr, "%s: the query could not be embedded with %s at %s (%v); ranked by its words, recency and importance\n", e.prog, o.embed.model, url, got.Err)
 	}
 	if o.json {
 		out := make([]recalledJSON, len(got.Results))
