@@ -29,7 +29,7 @@ type Hit struct {
 // which needs no embedder. Every store of the SDK implements it beside
 // [Store] (SQLite's FTS5 with bm25(), PostgreSQL's tsvector with
 // ts_rank_cd, an in-process [Index] in the file and in-process stores);
-// identity/storetest.RunMemory checks it. [Memory.Recall] uses it when
+// store/storetest.RunMemory checks it. [Memory.Recall] uses it when
 // the store implements it.
 type Searcher interface {
 	// SearchMemories returns at most limit (≥ 1) memories of agentID that

@@ -12,11 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/identity/filestore"
-	"github.com/existence-loop/sdk/identity/sqlitestore"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/memory/memeval"
+	"github.com/existence-loop/sdk/store/filestore"
+	"github.com/existence-loop/sdk/store/sqlitestore"
 )
 
 func load(t *testing.T) *memeval.Dataset {

@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/llm/llmtest"
+)
+
+// standinScheme starts -llm-url's stand-in server in process:
+// "standin:?slots=4&queue=4&latency=500ms".
+const standinScheme = "standin:"
+
+// standinHelp documents the stand-in spec in the flags' help.
+const standinHelp = `; or "standin:?slots=N&queue=N&latency=D" to start llm/llmtest's stand-in Ollama server in this process
+(slots as OLLAMA_NUM_PARALLEL, queue as OLLAMA_MAX_QUEUE beyond which it answers 503, latency per call;
+also model=NAME, context=TOKENS (default window), model-context=TOKENS (the model's length), max-context=TOKENS (the most it grants),
+cache=N (prompts kept in its KV cache; counts then leave out the cached prefix), overflow=ollama|cut|refuse (a prompt over the window:
+cut unless "truncate": false, always cut, always refuse), wording=current|legacy, version=V (/api/version), openai=openai|vllm|llamacpp|ollama
+(its /v1 flavor), retry-after=D), for runs without a GPU`
+
+// isStandin reports whether an -llm-url asks for the stand-in server.
+func isStandin(u string) bool { return strings.HasPrefix(u, standinScheme) }
+
+// parseStandin reads a stand-in spec: "standin:" then an optional query of
+// slots (default 1), queue (default 4; "none" or 0 for none), latency
+// (default 500ms), model (default qwen3.5:9b), context (the default
+// window, tokens), model-context (the model's trained length, tokens),
+// max-context (the most the server grants, tokens), cache (prompts kept
+// in the KV cache: [llmtest.ServerConfig].CacheSlots), overflow ("ollama",
+// the default: cut unless the request says "truncate": false; "cut":
+// always, as Ollama before 0.12.6; "refuse": always, as llama.cpp's
+// server), wording ("current" or "legacy" refusal text), version (what
+// /api/version says), openai (the /v1 endpoints' flavor) and retry-after
+// (a Retry-After sent with each 503).
+func parseStandin(spec string) (llmtest.ServerConfig, error) {
+	rest := strings.TrimPrefix(spec, standinScheme)
+	rest = strings.TrimPrefix(rest, "?")
+	q, err := url.ParseQuery(rest)
+	if err != nil {
+		return llmtest.ServerConfig{}, fmt.Errorf("-llm-url %s: %w", spec, err)
+	}
+	cfg := llmtest.ServerConfig{Slots: 1, Queue: 4, Latency: 500 * time.Millisecond}
+	model := defaultOllamaModel
+	modelContext := 0
+	for k, vs := range q {
+		v := vs[len(vs)-1]
+		var err error
+		switch k {
+		case "slots":
+			cfg.Slots, err = positive(v)
+		case "queue":
+			if v == "none" || v == "0" {
+				cfg.Queue = -1
+			} else {
+				cfg.Queue, err = positive(v)
+			}
+		case "latency":
+			cfg.Latency, err = time.ParseDuration(v)
+			if err == nil && cfg.Latency < 0 {
+				err = errors.New("negative")
+			}
+		case "retry-after":
+			cfg.RetryAfter, err = time.ParseDuration(v)
+		case "context":
+			cfg.DefaultContext, err = positive(v)
+		case "model-context":
+			modelContext, err = positive(v)
+		case "max-context":
+			cfg.MaxContext, err = positive(v)
+		case "cache":
+			if v != "0" {
+				cfg.CacheSlots, err = positive(v)
+			}
+		case "overflow":
+			switch v {
+			case "ollama":
+			case "cut":
+				cfg.IgnoreTruncate = true
+			case "refuse":
+				cfg.RefuseOverflow = true
+			default:
+				err = errors.New("want ollama, cut or refuse")
+			}
+		case "wording":
+			switch v {
+			case "current":
+			case "legacy":
+				cfg.LegacyRefusal = true
+			default:
+				err = errors.New("want current or legacy")
+			}
+		case "version":
+			cfg.Version = v
+		case "openai":
+			switch v {
+			case "openai", "vllm", "llamacpp", "ollama":
+				cfg.OpenAIFlavor = v
+			default:
+				err = errors.New("want openai, vllm, llamacpp or ollama")
+			}
+		case "model":
+			model = v
+		default:
+			return llmtest.ServerConfig{}, fmt.Errorf("-llm-url %s: unknown stand-in setting %q (want slots, queue, latency, model, context, model-context, max-context, cache, overflow, wording, version, openai, retry-after)", spec, k)
+		}
+		if err != nil {
+			return llmtest.ServerConfig{}, fmt.Errorf("-llm-url %s: %s=%s: %w", spec, k, v, err)
+		}
+	}
+	cfg.Models = []llmtest.ModelSpec{{Name: model, ContextLength: modelContext}}
+	return cfg, nil
+}
+
+func positive(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a positive whole number", s)
+	}
+	return n, nil
+}
+
+// budgetFlag registers -token-budget on fs.
+func budgetFlag(fs *flag.FlagSet, b *existence.Budget) {
+	fs.Func("token-budget", "each agent's token budget: TOKENS/DURATION, e.g. 4000/1m or 50000/1h (a sliding window; \"+RESERVE\" adds tokens host messages and tasks may still spend, e.g. 4000/1m+1000). "+
+		"When spent, the agent's autonomy waits until the window refills (a budget_exhausted event each time)", func(s string) error {
+		v, err := existence.ParseBudget(s)
+		if err != nil {
+			return err
+		}
+		*b = v
+		return nil
+	})
+}
+
+// workersFlag registers -autonomy-workers on fs: 0 sizes the lane by the
+// adaptive concurrency limit.
+func workersFlag(fs *flag.FlagSet, n *int) {
+	fs.IntVar(n, "autonomy-workers", 0, "autonomy lane workers: ordinary cycles (model calls) at once; 0 finds the model server's capacity by itself\n"+
+		"(an adaptive concurrency limit: grows while latency stays near its minimum, shrinks when it climbs or the server answers 503)")
+}
+
+// autonomyWorkers maps the -autonomy-workers flag to RunnerConfig's.
+func autonomyWorkers(n int) int {
+	if n <= 0 {
+		return existence.AdaptiveWorkers
+	}
+	return n
+}
+
+// startStandin starts the stand-in server o.llmURL asks for, serving
+// o.model too, and points o.llmURL (and, in process, o.httpClient) at it.
+// stop closes it.
+func startStandin(o *runOptions) (stop func(), err error) {
+	cfg, err := parseStandin(o.llmURL)
+	if err != nil {
+		return nil, err
+	}
+	if o.model != "" && o.model != cfg.Models[0].Name {
+		cfg.Models = append(cfg.Models, llmtest.ModelSpec{Name: o.model, ContextLength: cfg.Models[0].ContextLength})
+	}
+	if o.model == "" {
+		o.model = cfg.Models[0].Name
+	}
+	o.cacheCounts.hook(&cfg)
+	s := llmtest.NewServer(cfg)
+	if o.standin != nil {
+		o.standin(s)
+	}
+	base := "http://standin.invalid"
+	if o.standinHTTP {
+		o.httpClient = &http.Client{Transport: handlerTransport{s.Handler()}}
+	} else {
+		base = s.Start()
+	}
+	if o.provider == "openai" {
+		base += "/v1"
+	}
+	o.llmURL = base
+	return s.Close, nil
+}
+
+// handlerTransport serves requests with an http.Handler in process, as if
+// over the network.
+type handlerTransport struct{ h http.Handler }
+
+func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, r)
+	resp := rec.Result()
+	resp.Request = r
+	return resp, nil
+}
+
+// tracerProvider returns the provider, nil when tracing is off.
+func (t *tracing) tracerProvider() trace.TracerProvider {
+	if t == nil {
+		return nil
+	}
+	return t.provider
+}
+
+// traceContent reports whether spans carry prompts and tool arguments.
+func (t *tracing) traceContent() bool { return t != nil && t.content }
