@@ -83,6 +83,8 @@ type Index struct {
 	post  map[string][]posting
 	total int64 // the sum of lens
 	n     int   // texts indexed
+	// scratch holds *[]float64 score arrays, zero between searches.
+	scratch sync.Pool
 }
 
 type posting struct {
@@ -180,7 +182,11 @@ func (x *Index) Search(text string, limit int) []Hit {
 	if avg == 0 {
 		avg = 1
 	}
-	scores := make([]float64, len(x.ids))
+	sp, _ := x.scratch.Get().(*[]float64)
+	if sp == nil || cap(*sp) < len(x.ids) {
+		sp = new(make([]float64, len(x.ids)))
+	}
+	scores := (*sp)[:len(x.ids)]
 	var touched []int32
 	for _, t := range q {
 		p := x.post[t]
@@ -233,6 +239,10 @@ func (x *Index) Search(text string, limit int) []Hit {
 			i = m
 		}
 	}
+	for _, s := range touched {
+		scores[s] = 0
+	}
+	x.scratch.Put(sp)
 	SortHits(h)
 	return h
 }
