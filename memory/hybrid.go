@@ -72,17 +72,8 @@ func lexicalOf(a *agent, hits []Hit, q Query) lexical {
 func (m *Memory) rankHybrid(a *agent, vec []float32, lx lexical, q Query, w Weights, now time.Time, kindOK func(Kind) bool) Recalled {
 	cos := map[*entry]float64{}
 	if vec != nil && len(a.rows) > 0 {
-		rows := len(a.rows)
-		if cap(a.sims) < rows {
-			a.sims = make([]float32, rows)
-			a.cand = make([]int32, 0, rows)
-		}
-		sims := a.sims[:rows]
-		scan(a.mat, vec, sims)
-		thr := float32(q.MinRelevance)
-		if float64(thr) > q.MinRelevance {
-			thr = math.Nextafter32(thr, float32(math.Inf(-1)))
-		}
+		sims := a.cosines(vec)
+		thr := threshold32(q.MinRelevance)
 		for i, s := range sims {
 			if s < thr || float64(s) < q.MinRelevance {
 				continue

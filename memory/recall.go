@@ -320,22 +320,14 @@ func (m *Memory) rankLocked(a *agent, vec []float32, q Query, w Weights, now tim
 // arrays, then the best q.K. It reads the entries of the results only.
 func (m *Memory) rankRows(a *agent, vec []float32, q Query, w Weights, now time.Time) Recalled {
 	rows := len(a.rows)
-	if cap(a.sims) < rows {
-		a.sims = make([]float32, rows)
-		a.cand = make([]int32, 0, rows)
-	}
-	sims := a.sims[:rows]
-	scan(a.mat, vec, sims)
+	sims := a.cosines(vec)
 
 	var kinds [8]bool
 	for _, k := range q.Kinds {
 		kinds[kindIndex(k)] = true
 	}
 	anyKind := len(q.Kinds) == 0
-	thr := float32(q.MinRelevance)
-	if float64(thr) > q.MinRelevance {
-		thr = math.Nextafter32(thr, float32(math.Inf(-1))) // float32 rounding must not drop a cosine at the threshold
-	}
+	thr := threshold32(q.MinRelevance)
 	cand := a.cand[:0]
 	kind := a.rowKind[:rows]
 	for i, s := range sims {
@@ -402,6 +394,29 @@ func (m *Memory) rankRows(a *agent, vec []float32, q Query, w Weights, now time.
 	}
 	out.Results = results(top)
 	return out
+}
+
+// cosines scans the agent's matrix against vec into the recall's
+// scratch: the cosine of every row. a.mu is held.
+func (a *agent) cosines(vec []float32) []float32 {
+	rows := len(a.rows)
+	if cap(a.sims) < rows {
+		a.sims = make([]float32, rows)
+		a.cand = make([]int32, 0, rows)
+	}
+	sims := a.sims[:rows]
+	scan(a.mat, vec, sims)
+	return sims
+}
+
+// threshold32 is minRel as a float32 at or below it: float32 rounding must
+// not drop a cosine at the threshold.
+func threshold32(minRel float64) float32 {
+	thr := float32(minRel)
+	if float64(thr) > minRel {
+		thr = math.Nextafter32(thr, float32(math.Inf(-1)))
+	}
+	return thr
 }
 
 // norm is v min-max normalised to lo–hi: (v − lo) / (hi − lo), or 0.5
