@@ -40,8 +40,8 @@ hour since the last access; importance); -json prints them as a JSON array
 of {"id","text","score","relevance","recency","importance"}. When the
 embedder cannot be reached, it ranks by the query's words, recency and
 importance and says so on stderr (with -relevance-only it fails instead).
-A recall updates the memories' last access and access count, unless the agent is running
-(another process holds its lock): then it only reads.
+A recall updates the memories' last access and access count, unless the
+agent is running (another process holds its lock): then it only reads.
 
 reembed embeds every memory of the agent again with -embed-model and moves
 the agent to that model's space (also the way to embed imported memories
