@@ -82,7 +82,7 @@ func TestMemoryRecallWithoutEmbedder(t *testing.T) {
 	dir := importedStore(t)
 	code, out, errOut := runCLI(t, "memory", "recall", "-store", dir, "-agent", "scout", "-embed-url", "http://127.0.0.1:1", "-k", "2", "what happened")
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, errOut, "ranked by recency and importance only")
+	assert.Contains(t, errOut, "ranked by its words, recency and importance")
 	assert.Len(t, strings.Split(strings.TrimSpace(out), "\n"), 2)
 	code, _, errOut = runCLI(t, "memory", "recall", "-store", dir, "-agent", "scout", "-embed-url", "http://127.0.0.1:1", "-relevance-only", "what happened")
 	assert.Equal(t, ExitError, code, "relevance only needs the embedder")
