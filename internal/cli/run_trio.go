@@ -152,12 +152,14 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	}
 	tools = append(tools, requests.Tools(reqs)...)
 
+	modelName := o.provider + " at " // the banner's "ollama at URL"
 	if isStandin(o.llmURL) {
-		stop, err := startStandin(o)
+		stop, err := startStandin(o, true)
 		if err != nil {
 			return err
 		}
 		defer stop()
+		modelName = "the stand-in model (llm/llmtest, scripted: it lists the workspace and writes a note per goal) at "
 	}
 	base, url, err := newModel(o)
 	if err != nil {
@@ -287,7 +289,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	if o.tui {
 		return runTUI(ctx, o, runner, reqs, &late, stdout)
 	}
-	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", o.provider, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
+	fmt.Fprintf(stderr, "trio: %s%s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", modelName, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
 	fmt.Fprintf(stderr, "trio: waiting for the model at %s…\n", o.llmURL)
 	if o.mcp.serve {
 		if ctx, err = serveMCP(ctx, o, runner, tasks, reqs, mcpOut, stderr); err != nil {
@@ -414,6 +416,7 @@ func (p *printer) hint(err error) {
 		} else {
 			msg = fmt.Sprintf("cannot reach the model server at %s — start it; the agents keep running on the fallback goal", p.o.llmURL)
 		}
+		msg += ". To see the loop work without a model server, " + standinTry + " (a scripted stand-in model)"
 	case errors.Is(err, llm.ErrModelNotFound):
 		key = "model"
 		msg = fmt.Sprintf("model %s not found at %s", p.o.model, p.o.llmURL)

@@ -98,7 +98,7 @@ func serverModel(o *swarmOptions, counts *simModel) (llm.Model, *swarmServer, fu
 		}
 		st := &swarmStandin{Slots: cfg.Slots, Queue: max(cfg.Queue, 0), LatencyMS: float64(cfg.Latency.Microseconds()) / 1000}
 		ro.standin = func(s *llmtest.Server) { st.srv = s }
-		s, err := startStandin(ro)
+		s, err := startStandin(ro, false)
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -90,6 +90,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	text, out, long := limitOutput(ans.Text, c.MaxTokens)
+	out += toolCallTokens(ans.ToolCalls)
 	s.record(c, out)
 
 	msg := api.Message{Role: "assistant", Content: text}

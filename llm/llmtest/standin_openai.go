@@ -135,6 +135,7 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	text, out, long := limitOutput(ans.Text, c.MaxTokens)
+	out += toolCallTokens(ans.ToolCalls)
 	s.record(c, out)
 
 	finish := "stop"

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/existence"
+)
+
+// TestTrioOnTheScriptedStandin: a first run without a model server, with
+// -llm-url standin:, shows the loop working. The banner names the
+// stand-in; the agents' goals call the workspace tools (list_files, then
+// write_file) and end DONE with evidence: a note in the workspace.
+func TestTrioOnTheScriptedStandin(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		t.Chdir(dir)
+		o, err := parseRunFlags([]string{"-llm-url", "standin:", "-heartbeat", "6s", "-json", "-cycles", "2"}, io.Discard)
+		require.NoError(t, err)
+		o.standinHTTP = true
+		var out, errb bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		require.NoError(t, runTrio(ctx, o, &out, &errb), errb.String())
+		assert.Contains(t, errb.String(), "trio: the stand-in model (llm/llmtest, scripted")
+		tools := map[string]int{}
+		done := map[string]int{}
+		for _, e := range events(t, out.String()) {
+			switch e.Kind {
+			case existence.EventToolCall:
+				require.NotNil(t, e.Tool)
+				assert.False(t, e.Tool.Failed, "%s: %s: %s", e.AgentID, e.Tool.Name, e.Tool.Result)
+				tools[e.Tool.Name]++
+			case existence.EventGoalEnded:
+				done[e.AgentID] += map[bool]int{true: 1}[e.Status == "DONE"]
+				assert.Equal(t, "DONE", e.Status, "%s: %s", e.AgentID, e.Text)
+			}
+		}
+		assert.Positive(t, tools["list_files"])
+		assert.Positive(t, tools["write_file"])
+		assert.Len(t, done, 3, "every agent ended a goal DONE")
+		notes, err := filepath.Glob(filepath.Join(dir, "trio-workspace", "notes", "*.md"))
+		require.NoError(t, err)
+		require.NotEmpty(t, notes, "the evidence: notes in the workspace")
+		b, err := os.ReadFile(notes[0])
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "# ")
+	})
+}
