@@ -33,18 +33,21 @@ type axeResult struct {
 // TestDashboardAccessibility runs axe-core (the accessibility engine of
 // browsers' audit tools) on the dashboard in headless Chromium, at a
 // desktop and a phone width: no serious or critical violation (a
-// scrolling list the keyboard cannot reach, a heading level skipped, a
-// control without a name...). The favicon is served, not a 404.
+// scrolling list the keyboard cannot reach, a control without a name...)
+// and no heading level skipped. The favicon is served, not a 404.
 func TestDashboardAccessibility(t *testing.T) {
 	bin := chromium(t)
 	axe, err := os.ReadFile(npmtest.File(t, "axe-core/axe.min.js"))
 	require.NoError(t, err)
-	e := newEnv(t, 3, monitor.Config{Token: "s3cret"}, nil)
+	e := newEnv(t, 3, monitor.Config{Token: "s3cret"})
 	srv := httptest.NewServer(e.mon)
 	t.Cleanup(srv.Close)
 	t.Cleanup(e.mon.Close)
 
-	resp, err := http.Get(srv.URL + "/favicon.ico")
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/favicon.ico", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer s3cret")
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "/favicon.ico")
@@ -62,7 +65,11 @@ func TestDashboardAccessibility(t *testing.T) {
 			chromedp.WaitVisible(`article.card[data-agent="builder"]`),
 			chromedp.WaitVisible(`#conn.live`),
 		))
-		_, err := chromedp.Run(bctx, chromedp.Evaluate[any](string(axe)+";0"))
+		// An hour's thoughts: the list scrolls.
+		_, err := chromedp.Run(bctx, chromedp.Evaluate[any](
+			`for (let i = 0; i < 200; i++) { const li = document.createElement("li"); li.textContent = "Cedar: thought " + i; document.getElementById("thoughts").prepend(li) }; 0`))
+		require.NoError(t, err)
+		_, err = chromedp.Run(bctx, chromedp.Evaluate[any](string(axe)+";0"))
 		require.NoError(t, err, "loading axe-core")
 		raw, err := chromedp.Run(bctx, chromedp.Evaluate[string](
 			`axe.run(document, {resultTypes: ["violations"]}).then(r => JSON.stringify(r))`, chromedp.EvalAwaitPromise))
@@ -79,7 +86,7 @@ func TestDashboardAccessibility(t *testing.T) {
 				where = append(where, string(b))
 			}
 			msg := v.ID + " (" + v.Impact + "): " + v.Help + " at " + strings.Join(where, ", ")
-			if v.Impact == "serious" || v.Impact == "critical" {
+			if v.Impact == "serious" || v.Impact == "critical" || v.ID == "heading-order" {
 				t.Errorf("%d px: %s", width, msg)
 			} else {
 				t.Logf("%d px: %s", width, msg)
