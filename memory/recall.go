@@ -76,6 +76,10 @@ type Recalled struct {
 	// space with a cosine of at least MinRelevance (all of the agent's
 	// memories, of the kinds asked, for a fallback).
 	Candidates int
+	// Compared is how many memories the query was compared with: every
+	// memory in the agent's space (or, for a fallback, of the kinds
+	// asked), whether or not it reached MinRelevance.
+	Compared int
 	// Fallback reports a recall ranked by recency and importance alone,
 	// because the query could not be embedded; Err says why (nil when
 	// there is no embedder).
@@ -256,7 +260,7 @@ func (m *Memory) rankLocked(a *agent, vec []float32, q Query, w Weights, now tim
 			cands = append(cands, candidate{e: e, rec: math.Exp(decay * hours), imp: e.rec.Importance})
 		}
 	}
-	out := Recalled{Candidates: len(cands)}
+	out := Recalled{Candidates: len(cands), Compared: len(cands)}
 	if len(cands) == 0 {
 		return out
 	}
@@ -304,7 +308,7 @@ func (m *Memory) rankRows(a *agent, vec []float32, q Query, w Weights, now time.
 		}
 	}
 	a.cand = cand
-	out := Recalled{Candidates: len(cand)}
+	out := Recalled{Candidates: len(cand), Compared: rows}
 	if len(cand) == 0 {
 		return out
 	}
