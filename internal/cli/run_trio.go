@@ -373,10 +373,10 @@ func (p *printer) observe(e existence.Event) {
 	}
 	// Without -v, a failed cycle shows as its fallback line and a failed
 	// goal as its [FAILED] line: one line per failure, not one per attempt;
-	// and a memory shows when it is recalled, merged, evicted or lost,
-	// not each time one is stored or embedded.
+	// and a memory shows when it is stored, recalled, merged, evicted or
+	// lost, not each time it waits for or gets its embedding.
 	if !p.o.verbose && (e.Kind == existence.EventCycle || e.Kind == existence.EventModelCall ||
-		e.Kind == existence.EventMemoryStored || e.Kind == existence.EventMemoryPending ||
+		e.Kind == existence.EventMemoryPending ||
 		e.Kind == existence.EventMemoryEmbedded || e.Kind == existence.EventMemoryBackfillFailed) {
 		return
 	}

@@ -56,3 +56,25 @@ func TestTrioOnTheScriptedStandin(t *testing.T) {
 		assert.Contains(t, string(b), "# ")
 	})
 }
+
+// TestThoughtsLogShowsMemories: without -v the thoughts log shows a memory
+// stored (memory is a headline feature), not the embedder's comings and
+// goings, nor each cycle and model call.
+func TestThoughtsLogShowsMemories(t *testing.T) {
+	for _, tc := range []struct {
+		kind    existence.EventKind
+		verbose bool
+		shown   bool
+	}{
+		{existence.EventMemoryStored, false, true},
+		{existence.EventMemoryPending, false, false},
+		{existence.EventMemoryEmbedded, false, false},
+		{existence.EventModelCall, false, false},
+		{existence.EventMemoryPending, true, true},
+	} {
+		var out bytes.Buffer
+		p := newPrinter(&runOptions{verbose: tc.verbose}, &out, io.Discard)
+		p.observe(existence.Event{Kind: tc.kind, AgentID: "scout", Agent: "Cedar", Text: "x"})
+		assert.Equal(t, tc.shown, out.Len() > 0, "%s, -v %v", tc.kind, tc.verbose)
+	}
+}
