@@ -64,7 +64,7 @@
 //     and Atom feed reader (gofeed), a timer, an MCP resource subscription.
 //   - [github.com/existence-loop/sdk/existence/workspace]: sandboxed file
 //     tools over one directory (read, write, append, list, delete).
-//   - [github.com/existence-loop/sdk/existence/taskqueue]: a durable file
+//   - [github.com/existence-loop/sdk/store/taskqueue]: a durable file
 //     (or in-memory) queue of assigned tasks, a task.Source.
 //   - [github.com/existence-loop/sdk/existence/requests]: a durable queue of
 //     the agents' requests to their human, with the ask_human and
@@ -75,15 +75,15 @@
 //
 // # Stores
 //
-//   - [github.com/existence-loop/sdk/identity/filestore]: one JSON document
+//   - [github.com/existence-loop/sdk/store/filestore]: one JSON document
 //     per agent in a directory, with a journal, atomic durable saves and
 //     lock files.
-//   - [github.com/existence-loop/sdk/identity/sqlitestore]: every agent,
+//   - [github.com/existence-loop/sdk/store/sqlitestore]: every agent,
 //     the task queue and messages in one SQLite file, with group commit.
-//   - [github.com/existence-loop/sdk/identity/pgstore]: PostgreSQL shared by
+//   - [github.com/existence-loop/sdk/store/pgstore]: PostgreSQL shared by
 //     many processes: leases with fencing, a task queue, messages through
 //     LISTEN/NOTIFY.
-//   - [github.com/existence-loop/sdk/identity/storetest]: the conformance
+//   - [github.com/existence-loop/sdk/store/storetest]: the conformance
 //     suite every identity.Store passes, and RunMemory, the one every
 //     memory.Store passes.
 //   - [github.com/existence-loop/sdk/identity/hollow]: imports the memory
@@ -117,8 +117,6 @@
 //     heap (scheduler, virtual runner, simulator).
 //   - [github.com/existence-loop/sdk/internal/runes]: counts and cuts by
 //     Unicode code points.
-//   - [github.com/existence-loop/sdk/internal/storespec]: opens a store and
-//     its task queue from a -store spec (DIR, sqlite:PATH, postgres://...).
 //   - [github.com/existence-loop/sdk/internal/pgtest]: throwaway PostgreSQL
 //     servers for tests.
 //   - [github.com/existence-loop/sdk/existence/toolloop/mcptools/internal/testserver]:
@@ -128,7 +126,8 @@
 //
 // cmd/existence is the command-line tool (go install
 // github.com/existence-loop/sdk/cmd/existence@latest; its code is in
-// internal/cli), with the subcommands run (the Cedar/Cipher/Vault trio),
+// cmd/existence/internal/cli, and cmd/internal/storespec opens a store from
+// a -store spec), with the subcommands run (the Cedar/Cipher/Vault trio),
 // swarm (many agents at scale), simulate (simulated days and plots), import
 // (a hollow-agentOS memory into a store), serve (the monitor over a store,
 // for agents that run in other processes), tui (a full-screen terminal view

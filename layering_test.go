@@ -23,22 +23,19 @@ var layers = []struct {
 	prefix string
 	layer  int
 }{
-	{"internal/cli", 6},
-	{"internal/storespec", 6},
-	{"cmd/cyclebench", 6},
-	{"cmd/", 6},
+	{"cmd/", 6}, // the commands and their internal packages
 	{"examples/", 6},
 	{"monitor", 5},
 	{"mcpserver", 5},
 	{"existence", 4},
 	{"prompt", 3},
+	{"store/", 2}, // the backends: beside the contracts they implement, never below them (see TestLayering)
 	{"identity", 2},
 	{"memory", 2},
 	{"llm", 1},
 	{"task", 0},
 	{"slot", 0},
 	{"lease", 0},
-	{"slot", 0},
 	{"suffering", 0},
 	{"internal/", 0},
 	{"", 7}, // the root package: documentation only
@@ -100,9 +97,17 @@ func TestLayering(t *testing.T) {
 			assert.LessOrEqual(t, layerOf(dep), layerOf(dir), "%s (layer %d) imports %s (layer %d), a layer above it", dir, layerOf(dir), dep, layerOf(dep))
 		}
 	}
-	for _, dir := range []string{"identity", "identity/filestore", "identity/sqlitestore", "identity/pgstore", "llm", "llm/ollama", "llm/openai"} {
+	for _, dir := range []string{"identity", "store/filestore", "store/sqlitestore", "store/pgstore", "store/taskqueue", "store/storetest", "llm", "llm/ollama", "llm/openai"} {
 		for dep := range imports[dir] {
 			assert.False(t, strings.HasPrefix(dep, "existence"), "%s imports %s", dir, dep)
+		}
+	}
+	for dir, deps := range imports {
+		if layerOf(dir) > layerOf("store") || strings.HasPrefix(dir, "store/") {
+			continue
+		}
+		for dep := range deps {
+			assert.False(t, strings.HasPrefix(dep, "store/"), "%s imports the backend %s: the contracts never import their implementations", dir, dep)
 		}
 	}
 	for _, dir := range []string{"task", "lease", "slot"} {
@@ -114,8 +119,8 @@ func TestLayering(t *testing.T) {
 
 func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]int{
-		"existence": 4, "existence/toolloop": 4, "identity/pgstore": 2, "llm/llmtest": 1,
-		"internal/heap": 0, "internal/cli/tui": 6, "lease": 0, "memory": 2, "prompt/prompttest": 3,
+		"existence": 4, "existence/toolloop": 4, "store/pgstore": 2, "store/taskqueue": 2, "cmd/internal/storespec": 6, "llm/llmtest": 1,
+		"internal/heap": 0, "cmd/existence/internal/cli/tui": 6, "lease": 0, "memory": 2, "prompt/prompttest": 3,
 		"monitor": 5, "cmd/existence": 6, "": 7, "slot": 0, "existence/minds": 4,
 	} {
 		assert.Equal(t, want, layerOf(pkg), pkg)

@@ -91,8 +91,8 @@ type Config struct {
 	// and budgeted the same way.
 	ExecutorModel llm.Model
 	// Store persists the agent's state; default an in-memory store
-	// ([identity.MemoryStore]). Durable stores are in identity/filestore,
-	// identity/sqlitestore and identity/pgstore. If the store is an
+	// ([identity.MemoryStore]). Durable stores are in store/filestore,
+	// store/sqlitestore and store/pgstore. If the store is an
 	// [identity.Locker] (all three are), the agent holds the agent's lock
 	// from [New] until [Agent.Close]; [New] fails with an error matching
 	// [identity.ErrLocked] while another process runs the agent.
@@ -103,7 +103,7 @@ type Config struct {
 	// Executor pursues chosen goals; default [Immediate].
 	Executor Executor
 	// Tasks is the optional queue of externally assigned tasks (spec §2
-	// row 1): an existence/taskqueue Queue, or a database-backed queue.
+	// row 1): an store/taskqueue Queue, or a database-backed queue.
 	Tasks task.Source
 	// Clock is the time source; default [SystemClock].
 	Clock Clock
@@ -210,7 +210,7 @@ type Config struct {
 	MaxSlots int
 	// SharedSlots is a board of slots the agent sees next to its own,
 	// shared with other agents and processes (an identity.SharedBoard;
-	// internal/storespec.SharedSlots opens the one a store keeps). A
+	// cmd/internal/storespec.SharedSlots opens the one a store keeps). A
 	// Runner's agents default to RunnerConfig.SharedSlots; nil: none.
 	SharedSlots *identity.SharedBoard
 	// Minds are the agent's background jobs ([Mind]): each runs while the

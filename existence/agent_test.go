@@ -19,12 +19,12 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/store/filestore"
+	"github.com/existence-loop/sdk/store/taskqueue"
 	"github.com/existence-loop/sdk/suffering"
 	"github.com/existence-loop/sdk/task"
 )

@@ -65,7 +65,7 @@
 // OpenTelemetry invoke_agent spans, model calls chat spans and tool calls
 // execute_tool spans (GenAI semantic conventions).
 //
-// With [RunnerConfig].Leases (a [lease.Manager], such as identity/pgstore's
+// With [RunnerConfig].Leases (a [lease.Manager], such as store/pgstore's
 // store) several processes share one population: each agent runs in one
 // process at a time under a lease whose epoch fences its writes, and the
 // agents of a process that dies move to the others. [Runner.RunVirtual]
@@ -80,7 +80,7 @@
 // that the next prompt shows. [Immediate] completes goals at once;
 // existence/toolloop runs a model/tool loop over tools such as the sandboxed
 // files of existence/workspace. Assigned tasks come from a [task.Source]
-// ([Config].Tasks: an existence/taskqueue queue, or the task queue of a
+// ([Config].Tasks: an store/taskqueue queue, or the task queue of a
 // SQLite or PostgreSQL store; spec §2 row 1); host messages
 // ([Agent.SayAsHost]) interrupt the goal and trigger a cycle at the next
 // tick. Before a goal the agent chose itself starts, a [GoalAnnotator] may
@@ -122,7 +122,8 @@
 // A slot posted with notify_user is a trigger: it asks for a cycle at once
 // instead of at the next heartbeat, through the scheduler's coalescing (a
 // burst of triggers makes at most two cycles, [RunnerConfig].TriggerGap
-// apart), the cooldown, and the lanes (the priority lane still goes
+// apart, a quarter of the heartbeat by default: notified wake-ups have
+// their own rate), the cooldown, and the lanes (the priority lane still goes
 // first); a goal being pursued is not interrupted, and the cycle runs as
 // soon as it returns.
 //

@@ -109,7 +109,7 @@ const (
 	// starved connection): the lease is lost if they fall behind by the
 	// rest. With renewals every TTL/3 and the usual margin of TTL/3, it
 	// means a renewal came about one interval late. Reported only by a
-	// lease.Manager that is a lease.LateReporter (identity/pgstore).
+	// lease.Manager that is a lease.LateReporter (store/pgstore).
 	EventLeaseLate EventKind = "lease_late"
 )
 

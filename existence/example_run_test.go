@@ -8,9 +8,9 @@ import (
 	"os/signal"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/store/filestore"
 )
 
 // Embedding one agent in an application: the README's example. It needs a

@@ -67,8 +67,10 @@ type RunnerConfig struct {
 	// posted with notify_user, see [Agent.PostSlot]); triggers arriving
 	// meanwhile are merged into that one cycle, so that a burst of
 	// notifying slots costs at most two cycles (the one it starts and one
-	// after it) however fast the model is. The Cooldown applies too when
-	// longer. Default [DefaultTriggerGap] (1 s); negative: no gap.
+	// after it) however fast the model is, and a flood of them at most
+	// one cycle per TriggerGap. The Cooldown applies too when longer.
+	// Default a quarter of each agent's heartbeat ([DefaultTriggerGap]:
+	// 15 s at 60 s); negative: no gap.
 	TriggerGap time.Duration
 	// NoStagger starts every agent's first heartbeat at once instead of
 	// spreading the agents over one heartbeat (by a hash of their ids).
@@ -115,7 +117,7 @@ type RunnerConfig struct {
 	// its own (the default of [Config].SharedSlots), and the one
 	// [Runner.PostSharedSlot] and the runner's Minds post to: an
 	// identity.SharedBoard, kept where the store keeps shared documents
-	// (internal/storespec.SharedSlots) so that other processes see it.
+	// (cmd/internal/storespec.SharedSlots) so that other processes see it.
 	// With Minds and no SharedSlots, the runner keeps a board in memory.
 	SharedSlots *identity.SharedBoard
 	// Minds are background jobs shared by the agents ([Mind]): each runs
@@ -269,7 +271,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	}
 	r.inflight.Less = inflightBefore
 	r.core.classify = classifyNode
-	r.core.triggerGap = triggerGap(cfg.TriggerGap)
+	r.core.triggerGap = cfg.TriggerGap
 	r.core.hold = holdNode
 	r.book.init(cfg.MaxPeersShown)
 	r.shared = newBudgetState(BudgetScopeRunner, cfg.SharedBudget)

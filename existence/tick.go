@@ -248,6 +248,7 @@ func (a *Agent) startLocked(parent context.Context, g identity.Goal) {
 	if a.cfg.TraceContent {
 		attrs = append(attrs, AttrGoal.String(g.Objective))
 	}
+	ctx = llm.WithEmbedUsage(ctx, a.chargeEmbed) // the executor's recalls and remembers
 	ctx, span := a.startSpan(trace.ContextWithSpan(ctx, trace.SpanFromContext(parent)), PhaseGoal, attrs...)
 	r := &run{goalID: g.ID, started: a.cfg.Clock.Now(), waited0: a.budgetWaited.Load(), cancel: cancel, done: make(chan struct{})}
 	a.running = r

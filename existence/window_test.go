@@ -11,12 +11,12 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/identity/storetest"
 	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/prompt/prompttest"
+	"github.com/existence-loop/sdk/store/storetest"
 )
 
 // identityReply answers a cycle as a model would: with a goal when it can

@@ -15,8 +15,8 @@ import (
 // Document is one named document a store keeps whole, next to the agents'
 // states, shared by every agent and process that uses the store: the
 // shared board of slots ([SharedBoard]) and the requests to the human live
-// in one. identity/filestore (a file in the state directory),
-// identity/sqlitestore and identity/pgstore (a row of their documents
+// in one. store/filestore (a file in the state directory),
+// store/sqlitestore and store/pgstore (a row of their documents
 // table) return one from their Document method; [NewMemoryDocument] keeps
 // one in memory. Implementations are safe for concurrent use.
 type Document interface {

@@ -62,14 +62,14 @@
 // [ErrLocked]) and [Quarantiner] (move an unusable document aside). The
 // durable stores are:
 //
-//   - identity/filestore: one JSON document per agent in a directory,
+//   - store/filestore: one JSON document per agent in a directory,
 //     with a journal, atomic and durable saves, and advisory file locks;
-//   - identity/sqlitestore: one SQLite database file holding every agent,
+//   - store/sqlitestore: one SQLite database file holding every agent,
 //     the task queue and unread messages, with group commit;
-//   - identity/pgstore: PostgreSQL, shared by many processes on many
+//   - store/pgstore: PostgreSQL, shared by many processes on many
 //     machines through leases with fencing tokens (package lease).
 //
-// identity/storetest is the conformance suite every store passes, and
+// store/storetest is the conformance suite every store passes, and
 // identity/hollow imports the Python original's memory into a store.
 //
 // # Errors
@@ -80,7 +80,7 @@
 // store's size limit, [DefaultMaxBytes] by default), [ErrFutureVersion] (a
 // document of a newer [SchemaVersion]) and [ErrCorrupt]. [*CorruptError]
 // is the one corrupt-document error of the SDK: an agent state in any
-// store, the task queue file (existence/taskqueue) and the requests file
+// store, the task queue file (store/taskqueue) and the requests file
 // (existence/requests) all report it, naming the document and saying why.
 // A corrupt document is never overwritten or replaced silently: it stays
 // for a person to inspect, until it is quarantined.

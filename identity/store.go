@@ -107,8 +107,8 @@ type Store interface {
 }
 
 // Locker is implemented by stores that can lock an agent's state against
-// other processes: identity/filestore (a lock file), identity/sqlitestore
-// and identity/pgstore (a lease row). Lock returns [ErrLocked] (a
+// other processes: store/filestore (a lock file), store/sqlitestore
+// and store/pgstore (a lease row). Lock returns [ErrLocked] (a
 // [*LockedError]) while another holder has the agent. The existence loop
 // holds the lock for as long as the agent runs; tools that write a store
 // (such as identity/hollow) take it too.
@@ -144,7 +144,7 @@ var (
 // CorruptError reports a stored document that cannot be used: which one,
 // where, and why. It matches [ErrCorrupt] with errors.Is. It is the one
 // corrupt-document error of the SDK: agent states (every [Store]), the task
-// queue file (existence/taskqueue) and the requests file
+// queue file (store/taskqueue) and the requests file
 // (existence/requests) all report it. The document is never overwritten or
 // replaced silently; it stays for a person to inspect or repair.
 type CorruptError struct {
@@ -273,7 +273,7 @@ type LockedError struct {
 	// when it is unknown.
 	PID int
 	// Holder names the holder when the store knows more than a pid, for
-	// example "host-a:4242:1a2b" for a lease row of identity/sqlitestore;
+	// example "host-a:4242:1a2b" for a lease row of store/sqlitestore;
 	// "" for a lock file.
 	Holder string
 }

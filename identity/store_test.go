@@ -9,13 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/identity/storetest"
+	"github.com/existence-loop/sdk/store/storetest"
 	"github.com/existence-loop/sdk/suffering"
 )
 
 // The Store promises (round trip, copies, list, hostile ids, invalid
 // states, cancellation, concurrency) are checked for MemoryStore by
-// identity/storetest (storetest_test.go), and for the other stores in
+// store/storetest (storetest_test.go), and for the other stores in
 // their own packages.
 
 func TestMemoryStoreZeroValue(t *testing.T) {

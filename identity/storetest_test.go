@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/identity/storetest"
 	"github.com/existence-loop/sdk/memory"
+	"github.com/existence-loop/sdk/store/storetest"
 )
 
 func TestMemoryStoreConformance(t *testing.T) {

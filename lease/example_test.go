@@ -12,7 +12,7 @@ import (
 )
 
 // table is the lease table that processes share: one lease per agent, as
-// identity/pgstore keeps one row per agent. Owner "" means free.
+// store/pgstore keeps one row per agent. Owner "" means free.
 type table struct {
 	mu     sync.Mutex
 	now    time.Time // the table's clock, moved by hand in the example

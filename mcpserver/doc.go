@@ -40,7 +40,7 @@
 // # Transports and authentication
 //
 // [Server.ServeStdio] serves one client over standard input and output: the
-// assistant starts the process itself (for example `go run ./examples/trio
+// assistant starts the process itself (for example `existence run
 // -mcp-serve`) and is the only party connected to its pipes. There is no
 // authentication over stdio, and none is needed: nothing listens on a
 // network or a socket, and whoever can start the process can already read

@@ -10,11 +10,11 @@ import (
 	"strings"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/mcpserver"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/taskqueue"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

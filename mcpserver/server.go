@@ -11,10 +11,10 @@ import (
 	"strings"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/strictjson"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/taskqueue"
 	"github.com/existence-loop/sdk/task"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )

@@ -16,12 +16,12 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/requests"
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/mcpserver"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/taskqueue"
 	"github.com/existence-loop/sdk/task"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -415,6 +415,12 @@ func TestHTTPTransport(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.server.Handler(mcpserver.HTTPConfig{})
 	require.ErrorIs(t, err, mcpserver.ErrNoToken)
+	for _, weak := range []string{"x", "                "} {
+		_, err = f.server.Handler(mcpserver.HTTPConfig{Token: weak, Addr: "0.0.0.0:8081"})
+		require.ErrorIs(t, err, monitor.ErrWeakToken, "a weak token off loopback")
+	}
+	_, err = f.server.Handler(mcpserver.HTTPConfig{Token: monitor.GenerateToken(), Addr: "0.0.0.0:8081"})
+	require.NoError(t, err)
 	h, err := f.server.Handler(mcpserver.HTTPConfig{Token: "s3cret"})
 	require.NoError(t, err)
 	hs := httptest.NewServer(h)

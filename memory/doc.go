@@ -10,10 +10,10 @@
 //
 // The package sits low in the module: it imports llm (for [llm.Embedder])
 // and nothing of the loop or the stores. The stores import it: every
-// store of the SDK (identity.MemoryStore, identity/filestore,
-// identity/sqlitestore, identity/pgstore) implements [Store] beside
+// store of the SDK (identity.MemoryStore, store/filestore,
+// store/sqlitestore, store/pgstore) implements [Store] beside
 // identity.Store, so one store holds an agent's state and its memories,
-// and identity/storetest.RunMemory is their one conformance suite.
+// and store/storetest.RunMemory is their one conformance suite.
 // [MemoryStore] is the in-process store. The existence loop uses a
 // [Memory] through existence.Config.Memory; existence/toolloop stores
 // each step's outcome and recalls before a goal.

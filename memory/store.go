@@ -12,10 +12,10 @@ import (
 )
 
 // Store keeps agents' memories. Every store of the SDK implements it
-// besides identity.Store: identity.MemoryStore, identity/filestore,
-// identity/sqlitestore and identity/pgstore (without pgvector), and
+// besides identity.Store: identity.MemoryStore, store/filestore,
+// store/sqlitestore and store/pgstore (without pgvector), and
 // [MemoryStore] here; all pass the conformance suite
-// identity/storetest.RunMemory. Implementations are safe for concurrent
+// store/storetest.RunMemory. Implementations are safe for concurrent
 // use; records go in and come out as copies.
 //
 // A [Memory] is the one writer of an agent's memories while it runs it

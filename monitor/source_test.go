@@ -16,9 +16,9 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/taskqueue"
 )
 
 // storeSource is a Source over stored states, as a process that runs no

@@ -6,8 +6,8 @@
 //
 // It sits below the loop and the stores, as database/sql/driver sits below
 // database/sql: package existence consumes a [Source]; backends implement
-// it — existence/taskqueue (a file or memory), identity/sqlitestore and
-// identity/pgstore. This package imports nothing else of the SDK.
+// it — store/taskqueue (a file or memory), store/sqlitestore and
+// store/pgstore. This package imports nothing else of the SDK.
 //
 // An assigned task is shown at the very top of the agent's prompt as
 // "ASSIGNED TASK: {description}" (spec §2 row 1), becomes the cycle's goal,

@@ -7,12 +7,12 @@ import (
 	"log"
 	"time"
 
-	"github.com/existence-loop/sdk/existence/taskqueue"
+	"github.com/existence-loop/sdk/store/taskqueue"
 	"github.com/existence-loop/sdk/task"
 )
 
 // An agent draws its work from any task.Source: here the in-memory queue of
-// existence/taskqueue (identity/sqlitestore and identity/pgstore keep the
+// store/taskqueue (store/sqlitestore and store/pgstore keep the
 // same queue in their databases). A person submits; the agent peeks, claims,
 // gets its task back after a restart, and finishes it once.
 func ExampleSource() {

@@ -15,11 +15,11 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/identity/hollow"
-	"github.com/existence-loop/sdk/identity/sqlitestore"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/store/filestore"
+	"github.com/existence-loop/sdk/store/sqlitestore"
 )
 
 // canned is the harness's CANNED reply.

@@ -7,5 +7,5 @@
 //	go install github.com/existence-loop/sdk/cmd/existence@latest
 //	existence help
 //
-// The commands live in the module's internal/cli package.
+// The commands live in the module's cmd/existence/internal/cli package.
 package main

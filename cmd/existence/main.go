@@ -3,7 +3,7 @@ package main
 import (
 	"os"
 
-	"github.com/existence-loop/sdk/internal/cli"
+	"github.com/existence-loop/sdk/cmd/existence/internal/cli"
 )
 
 func main() {

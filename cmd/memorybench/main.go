@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/existence-loop/sdk/internal/storespec"
+	"github.com/existence-loop/sdk/cmd/internal/storespec"
 	"github.com/existence-loop/sdk/memory"
 )
 

@@ -16,15 +16,15 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/workspace"
-	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/llm/openai"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/store/filestore"
+	"github.com/existence-loop/sdk/store/taskqueue"
 )
 
 // shutdownTimeout bounds the HTTP server's graceful shutdown.

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/existence/taskqueue"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/taskqueue"
 )
 
 // exampleServer returns the service's handler (the monitor) over an agent

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/filestore"
 )
 
 // clearEnv empties the variables the flags read.

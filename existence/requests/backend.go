@@ -11,7 +11,7 @@ import (
 // Backend keeps the requests document (the bytes of requests.json: the same
 // JSON format, schema version and size limit) in a database instead of a
 // state directory, so that the requests live in the same store as the
-// tasks, in one database. identity/sqlitestore and identity/pgstore provide one
+// tasks, in one database. store/sqlitestore and store/pgstore provide one
 // with their Document method; this package imports neither.
 type Backend interface {
 	// Name names the document in errors, e.g.

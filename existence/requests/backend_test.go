@@ -13,9 +13,9 @@ import (
 
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/identity/pgstore"
-	"github.com/existence-loop/sdk/identity/sqlitestore"
 	"github.com/existence-loop/sdk/internal/pgtest"
+	"github.com/existence-loop/sdk/store/pgstore"
+	"github.com/existence-loop/sdk/store/sqlitestore"
 )
 
 // place is one place a queue can live: open returns a fresh queue on it

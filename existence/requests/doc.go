@@ -27,7 +27,7 @@
 //
 // [Open] keeps the queue in dir/requests.json, next to the task queue's
 // tasks.json in the same state directory, with the same care as
-// existence/taskqueue: every update takes an in-process lock and the
+// store/taskqueue: every update takes an in-process lock and the
 // cross-process advisory lock dir/requests.lock, reads the file, applies the
 // change and writes it back atomically and durably (temp file, fsync,
 // atomic rename, fsync of the directory). A file that cannot be used (bad
@@ -39,9 +39,9 @@
 // limit and errors) in a database instead, so that the requests live in
 // the same store as the tasks: a [Backend] loads the document's
 // bytes and updates them in a write transaction that excludes every other
-// writer, in any process. identity/sqlitestore and identity/pgstore
+// writer, in any process. store/sqlitestore and store/pgstore
 // provide one (their Document method, a row of a documents table) without
-// this package importing them; internal/storespec.OpenRequests picks it
+// this package importing them; cmd/internal/storespec.OpenRequests picks it
 // for a sqlite: or postgres:// store.
 //
 // [NewMemory] gives the same queue without a file.

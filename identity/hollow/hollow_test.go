@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/identity/filestore"
 	"github.com/existence-loop/sdk/identity/hollow"
 	"github.com/existence-loop/sdk/prompt/prompttest"
+	"github.com/existence-loop/sdk/store/filestore"
 	"github.com/existence-loop/sdk/suffering"
 )
 

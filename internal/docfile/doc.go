@@ -1,5 +1,5 @@
 // Package docfile keeps one small, versioned JSON document in a state
-// directory, the way existence/taskqueue (tasks.json) and
+// directory, the way store/taskqueue (tasks.json) and
 // existence/requests (requests.json) do, so that both share one
 // implementation of the file handling:
 //

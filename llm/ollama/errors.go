@@ -123,6 +123,9 @@ func classify(ctx context.Context, base *url.URL, op, model string, ex *exchange
 		return fmt.Errorf("ollama: %s %s: %w (%w)", op, model, ctxErr, err)
 	}
 	_, retryAfter, transportErr, bodyErr := ex.snapshot()
+	if tl, ok := errors.AsType[*llm.ReplyTooLargeError](errors.Join(err, bodyErr)); ok {
+		return fmt.Errorf("ollama: %s %s: %w", op, model, tl)
+	}
 
 	var se api.StatusError
 	var ae api.AuthorizationError

@@ -24,7 +24,7 @@ const NoRepeat = "Do NOT repeat goals you've already done."
 // invoke_claude()), the five ranked goals, the prohibitions (hardware, and
 // the original's "Do NOT repeat goals you've already done.") and the
 // grounding line. Tests use it for realistic prompts; an application
-// describes its own world instead (examples/trio does).
+// describes its own world instead (`existence run` does).
 func HollowConfig() prompt.Config {
 	return prompt.Config{
 		World: HollowWorld,

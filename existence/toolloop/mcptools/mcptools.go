@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence/toolloop"
+	"github.com/existence-loop/sdk/llm"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
 )
@@ -284,8 +285,8 @@ func (srv *server) dial(ctx context.Context) (*mcp.ClientSession, error) {
 		// response: elicitations, resource updates.
 		t = &mcp.StreamableClientTransport{
 			Endpoint: srv.cfg.URL,
-			HTTPClient: &http.Client{Transport: headers{srv.cfg.Headers,
-				taskSniffer{&srv.taskOnly, http.DefaultTransport}}},
+			HTTPClient: &http.Client{Transport: headers{srv.cfg.Headers, taskSniffer{&srv.taskOnly,
+				llm.LimitReplies(http.DefaultTransport, replyLimit(srv.cfg.MaxResultBytes))}}},
 		}
 	default:
 		// Not exec.CommandContext: the process outlives the dial's ctx.
@@ -371,6 +372,15 @@ func (srv *server) close() error {
 		return fmt.Errorf("MCP server %q: closing: %w", srv.cfg.Name, err)
 	}
 	return nil
+}
+
+// replyLimit caps one HTTP reply of a server whose results are capped at
+// maxResult bytes (the standalone event stream is off, so each reply
+// answers one request): 8 × maxResult (JSON escapes), at least 4 MiB for
+// long tool lists, plus llm.ReplySlack. A longer reply fails the call
+// with an llm.ErrReplyTooLarge.
+func replyLimit(maxResult int) int64 {
+	return max(8*int64(maxResult), 4<<20) + llm.ReplySlack
 }
 
 // headers is an http.RoundTripper that adds fixed headers to every request.

@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/internal/pgtest"
+	"github.com/existence-loop/sdk/store/filestore"
+	"github.com/existence-loop/sdk/store/pgstore"
+	"github.com/existence-loop/sdk/store/sqlitestore"
+	"github.com/existence-loop/sdk/task"
+)
+
+// TestTrioSQLiteStore: -store sqlite:PATH keeps every agent, their goals
+// and the tasks in one file, and -show prints a state from it.
+func TestTrioSQLiteStore(t *testing.T) {
+	t.Chdir(t.TempDir())
+	srv := newFakeOllama(t, map[string][]answer{
+		"Cedar":  {{text: `{"action":"goal","content":"map the workspace","reasoning":"r","worldview_update":"Maps come first, then the tools."}`}},
+		"Cipher": {{text: `{"action":"goal","content":"review the map","reasoning":"r"}`}},
+		"Vault":  {{text: `{"action":"goal","content":"build a tool","reasoning":"r"}`}},
+	})
+	_, stderr, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1", "-store", "sqlite:trio.db", "-task", "write a README")...)
+	require.NoError(t, err, stderr)
+	_, err = os.Stat("trio-state")
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing in the default directory")
+
+	s, err := sqlitestore.Open(context.Background(), "trio.db", sqlitestore.Options{})
+	require.NoError(t, err)
+	ids, err := s.List(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"analyst", "builder", "scout"}, ids)
+	tasks, err := s.Tasks().List(context.Background())
+	require.NoError(t, err)
+	require.Len(t, tasks, 1)
+	assert.NotEqual(t, task.Pending, tasks[0].Status, "an agent took the task")
+	require.NoError(t, s.Close())
+
+	out, _, err := runTrioTest(t, "-store", "sqlite:trio.db", "-show", "scout")
+	require.NoError(t, err)
+	var st identity.AgentState
+	require.NoError(t, json.Unmarshal([]byte(out), &st))
+	assert.Equal(t, "Maps come first, then the tools.", st.Identity.Worldview)
+	assert.Contains(t, out, "\n  \"identity\": {", "indented")
+}
+
+// TestTrioShow: -show prints the compact stored document pretty; an
+// unknown agent is an error naming it.
+func TestTrioShow(t *testing.T) {
+	t.Chdir(t.TempDir())
+	fs, err := filestore.Open("trio-state", filestore.Options{})
+	require.NoError(t, err)
+	st := &identity.AgentState{Identity: identity.New("scout", "Cedar", time.Date(2026, 11, 21, 22, 23, 0, 0, time.UTC))}
+	st.Identity.Worldview = "Maps <first>."
+	require.NoError(t, fs.Save(context.Background(), st))
+	raw, err := os.ReadFile(filepath.Join("trio-state", "scout.json"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(raw), "\n"), "stored compact, on one line")
+
+	out, _, err := runTrioTest(t, "-show", "scout")
+	require.NoError(t, err)
+	assert.Contains(t, out, "\"worldview\": \"Maps <first>.\"")
+	assert.Greater(t, strings.Count(out, "\n"), 5)
+
+	_, _, err = runTrioTest(t, "-show", "nobody")
+	require.ErrorIs(t, err, identity.ErrNotFound)
+	assert.Contains(t, err.Error(), "nobody")
+}
+
+// TestTrioFreshOnCorruptTasks: a corrupt tasks.json stops the trio with an
+// error naming it; -fresh-on-corrupt moves it aside and runs.
+func TestTrioFreshOnCorruptTasks(t *testing.T) {
+	t.Chdir(t.TempDir())
+	srv := newFakeOllama(t, map[string][]answer{
+		"Cedar":  {{text: `{"action":"goal","content":"map","reasoning":"r"}`}},
+		"Cipher": {{text: `{"action":"goal","content":"review","reasoning":"r"}`}},
+		"Vault":  {{text: `{"action":"goal","content":"build","reasoning":"r"}`}},
+	})
+	require.NoError(t, os.MkdirAll("trio-state", 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join("trio-state", "tasks.json"), []byte(`{"version":1,"tasks":[`), 0o600))
+	_, _, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1")...)
+	require.ErrorIs(t, err, identity.ErrCorrupt)
+	assert.Contains(t, err.Error(), filepath.Join("trio-state", "tasks.json"))
+
+	_, stderr, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1", "-fresh-on-corrupt")...)
+	require.NoError(t, err, stderr)
+	moved, err := filepath.Glob(filepath.Join("trio-state", "tasks.json.corrupt-*"))
+	require.NoError(t, err)
+	require.Len(t, moved, 1, "moved aside, kept")
+	b, err := os.ReadFile(moved[0])
+	require.NoError(t, err)
+	assert.Equal(t, `{"version":1,"tasks":[`, string(b))
+}
+
+// TestTrioPostgresStore: -store postgres://... keeps the agents and the
+// tasks in PostgreSQL (a real server started by internal/pgtest), and
+// -show reads a state back from it.
+func TestTrioPostgresStore(t *testing.T) {
+	url := pgtest.New(t)
+	t.Chdir(t.TempDir())
+	srv := newFakeOllama(t, map[string][]answer{
+		"Cedar":  {{text: `{"action":"goal","content":"map the workspace","reasoning":"r","worldview_update":"Maps come first, then the tools."}`}},
+		"Cipher": {{text: `{"action":"goal","content":"review the map","reasoning":"r"}`}},
+		"Vault":  {{text: `{"action":"goal","content":"build a tool","reasoning":"r"}`}},
+	})
+	_, stderr, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1", "-store", url, "-task", "write a README")...)
+	require.NoError(t, err, stderr)
+
+	ctx := context.Background()
+	s, err := pgstore.Open(ctx, url, pgstore.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	ids, err := s.List(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"analyst", "builder", "scout"}, ids)
+	tasks, err := s.Tasks().List(ctx)
+	require.NoError(t, err)
+	require.Len(t, tasks, 1)
+	assert.NotEqual(t, task.Pending, tasks[0].Status, "an agent took the task")
+
+	out, _, err := runTrioTest(t, "-store", url, "-show", "scout")
+	require.NoError(t, err)
+	var st identity.AgentState
+	require.NoError(t, json.Unmarshal([]byte(out), &st))
+	assert.Equal(t, "Maps come first, then the tools.", st.Identity.Worldview)
+
+	// A message another process left in the database (existence serve's
+	// POST /api/messages) reaches the agent when the trio starts.
+	_, err = s.Send(ctx, "scout", true, identity.AgentMessage{Text: "hello from the dashboard"})
+	require.NoError(t, err)
+	out, stderr, err = runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1", "-store", url)...)
+	require.NoError(t, err, stderr)
+	heard := false
+	for _, e := range events(t, out) {
+		heard = heard || e.Kind == existence.EventMessage && e.AgentID == "scout" && e.Cause == "host" && e.Text == "hello from the dashboard"
+	}
+	assert.True(t, heard, "the host message was delivered:\n%s", out)
+	pending, err := s.Pending(ctx, "scout")
+	require.NoError(t, err)
+	assert.Empty(t, pending, "acknowledged by the agent's save")
+}

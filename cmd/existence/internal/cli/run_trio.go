@@ -1,0 +1,556 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/existence-loop/sdk/cmd/internal/storespec"
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/toolloop"
+	"github.com/existence-loop/sdk/existence/workspace"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/identity/hollow"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/ollama"
+	"github.com/existence-loop/sdk/llm/openai"
+	"github.com/existence-loop/sdk/memory"
+	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/store/pgstore"
+	"github.com/existence-loop/sdk/store/taskqueue"
+)
+
+// member is one agent of the trio. The ids are the original system's.
+type member struct {
+	id, name, role string
+	traits         []string
+	domains        []string
+}
+
+var members = []member{
+	{
+		id: "scout", name: "Cedar",
+		role:    "You are the scout: you read what exists in the workspace and report what you find, with the paths as evidence.",
+		traits:  []string{"curious", "observant", "reports what is actually there"},
+		domains: []string{"discovery", "documentation"},
+	},
+	{
+		id: "analyst", name: "Cipher",
+		role:    "You are the analyst: you read what your peers wrote and analyse it — what holds up, what is missing, what contradicts what.",
+		traits:  []string{"analytical", "skeptical", "likes to verify before concluding"},
+		domains: []string{"analysis", "review"},
+	},
+	{
+		id: "builder", name: "Vault",
+		role:    "You are the builder: you build files — designs, data, code, tools on paper — that make the workspace more useful.",
+		traits:  []string{"practical", "persistent", "finishes what it starts"},
+		domains: []string{"building", "design"},
+	},
+}
+
+// worldText is the trio's world context (spec §2 row 3, §7): the world the
+// agents really run in, identical every cycle.
+func worldText(workspaceDir string) string {
+	return strings.Join([]string{
+		"You are running as a Go program on a real computer, in the existence-loop SDK's trio example.",
+		"Your world is one workspace directory shared with your peers: " + workspaceDir + ". Every path you use is relative to it.",
+		"Your tools are read_file, write_file, append_file, list_files and delete_file, which work only inside the workspace, send_message, which writes to a peer, and ask_human and check_request, with which you ask your human for an approval, an answer or something only a person can build.",
+		"There is no network, no shell and no code execution: what you make is text files — notes, designs, data, code for a person to read.",
+		"There is no hardware layer accessible to you — no thermal sensors, no PMIC, no CPU registers, no bus arbiter.",
+		"Each agent keeps its own work in a folder named after its id (scout/, analyst/, builder/); design/ holds shared design specs. You may read everything.",
+	}, "\n")
+}
+
+// trioGoals are the ranked goals of the directive (spec §7, adapted to the
+// trio's real world).
+var trioGoals = []string{
+	"Read real files in the workspace (list_files, read_file) and improve on what is there",
+	"Write a new, useful file in your own folder — a note, a dataset, a tool written as code",
+	"Write a design spec to design/ for something a person could build",
+	"Review a peer's file and write your assessment next to it, citing paths as evidence",
+	"Finish or fix something you or a peer left incomplete",
+}
+
+const trioProhibitions = "goals referencing hardware, thermal sensors, PMIC, bus arbiters, the network, or tools you do not have. Do NOT repeat goals you've already done."
+
+// runTrio wires the SDK together and runs (or dry-runs) the trio.
+func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error {
+	log := logger(stderr)
+	var clock existence.Clock = existence.SystemClock
+	if !o.now.IsZero() {
+		clock = fixedClock{o.now}
+	}
+	// A tool call must never write the agents' saved state: the state and
+	// the workspace may not be one directory, or either inside the other.
+	if err := storespec.CheckWorkspace(cmp.Or(o.store, o.state), o.workspace); err != nil {
+		return fmt.Errorf("-state/-store and -workspace: %w", err)
+	}
+
+	store, tasks, closeState, err := openState(ctx, o, clock, log)
+	if err != nil {
+		return err
+	}
+	defer closeState.Close()
+	if o.show != "" {
+		return showState(ctx, store, o.show, stdout)
+	}
+	reqs, err := openRequests(ctx, o, clock, store)
+	if err != nil {
+		return err
+	}
+	if o.importHollow != "" {
+		loc, err := time.LoadLocation(o.hollowTZ)
+		if err != nil {
+			return fmt.Errorf("-hollow-tz: %w", err)
+		}
+		// A dry run imports into its in-memory overlay, so it may replace.
+		opts := hollow.Options{Location: loc, Now: clock.Now, Replace: o.replace || o.dryRun}
+		sum, err := hollow.Import(ctx, o.importHollow, store, opts)
+		if err != nil {
+			return fmt.Errorf("import %s: %w", o.importHollow, err)
+		}
+		fmt.Fprintf(stderr, "trio: imported from %s:\n%s\n", o.importHollow, sum)
+	}
+	var tools []toolloop.Tool // the workspace's file tools and send_message
+	var senses []existence.Mind
+	if !o.dryRun {
+		ws, err := workspace.Open(o.workspace, workspace.Limits{})
+		if err != nil {
+			return err
+		}
+		defer ws.Close()
+		tools = ws.Tools()
+		if senses, err = o.senses.minds(o.workspace); err != nil {
+			return err
+		}
+	}
+	board, err := sharedBoard(ctx, store, clock)
+	if err != nil {
+		return fmt.Errorf("the shared board of slots: %w", err)
+	}
+	mcpTools, mcpWorld, closeMCP, err := connectMCP(ctx, o, log, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeMCP()
+	tools = append(tools, mcpTools...)
+	var runnerRef *existence.Runner
+	names, err := agentNames(ctx, store) // as stored (imported), else the defaults
+	if err != nil {
+		return err
+	}
+	tools = append(tools, requests.Tools(reqs)...)
+
+	modelName := o.provider + " at " // the banner's "ollama at URL"
+	if isStandin(o.llmURL) {
+		stop, err := startStandin(o, true)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		modelName = "the stand-in model (llm/llmtest, scripted: it lists the workspace and writes a note per goal) at "
+	}
+	base, url, err := newModel(o)
+	if err != nil {
+		return err
+	}
+	o.llmURL = url
+	mem, err := openMemory(o, store, log)
+	if err != nil {
+		return err
+	}
+	if mem != nil {
+		defer mem.Close()
+	}
+	mcpOut := stdout
+	if o.mcp.serve {
+		stdout = stderr // stdout carries MCP
+	}
+	out := newPrinter(o, stdout, stderr)
+	if o.tui { // the terminal view owns the screen
+		out = newPrinter(o, io.Discard, io.Discard)
+	}
+	var late lateObservers // the monitor and the terminal view, once the runner exists
+	runner, err := existence.NewRunner(existence.RunnerConfig{
+		Store:     store,
+		Clock:     clock,
+		Heartbeat: o.heartbeat,
+		Observer:  existence.Observers(out.observe, late.observe, o.mcp.events.Observe),
+		Logger:    log,
+
+		SharedSlots:     board,
+		Minds:           senses,
+		AutonomyWorkers: autonomyWorkers(o.workers),
+		Budget:          o.tokenBudget,
+		TracerProvider:  o.tracing.tracerProvider(),
+		TraceContent:    o.tracing.traceContent(),
+	})
+	if err != nil {
+		return err
+	}
+	runnerRef = runner
+	defer func() {
+		if err := runner.Close(); err != nil {
+			fmt.Fprintln(stderr, "trio: closing:", err)
+		}
+	}()
+
+	world := worldText(filepath.ToSlash(filepath.Clean(o.workspace)) + "/")
+	if mcpWorld != "" {
+		world += "\n" + mcpWorld
+	}
+	for _, m := range members {
+		exec, err := toolloop.New(toolloop.Config{
+			// No Model: the executor uses the agent's, wrapped with its
+			// timeout, the runner's call limit, retry and per-attempt events.
+			Tools:       append(slices.Clone(tools), sendMessage(func() *existence.Runner { return runnerRef }, m.id, names)),
+			ToolTimeout: time.Minute,
+			World:       world + "\n" + m.role + " Your own folder is " + m.id + "/.",
+		})
+		if err != nil {
+			return err
+		}
+		asm := placeSlots(prompt.New(prompt.Config{
+			World:        world,
+			Situation:    prompt.DefaultSituation + "\n" + m.role,
+			Goals:        trioGoals,
+			Prohibitions: trioProhibitions,
+			Grounding:    "The goal must be grounded in what actually exists in the workspace.",
+		}))
+		if mem != nil {
+			// The recalled memories after what the last goal produced;
+			// absent while there are none, so the prompt is otherwise
+			// the same.
+			if err := asm.InsertAfter(prompt.SectionLastOutcome, prompt.Memories()); err != nil {
+				return err
+			}
+		}
+		_, err = runner.Add(ctx, existence.Config{
+			ID:              m.id,
+			Name:            m.name,
+			Traits:          m.traits,
+			Domains:         m.domains,
+			Model:           base,
+			Prompt:          asm,
+			Memory:          mem,
+			Executor:        exec,
+			Tasks:           tasks,
+			FreshOnCorrupt:  o.fresh,
+			CallTimeout:     o.llmTimeout,
+			Retry:           o.retry,
+			MaxCycles:       o.cycles,
+			MaxGoalDuration: o.maxGoalDuration,
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.id, err)
+		}
+	}
+
+	if o.dryRun {
+		for _, a := range runner.Agents() {
+			p, err := a.Preview(ctx)
+			if err != nil {
+				return fmt.Errorf("%s: %w", a.ID(), err)
+			}
+			fmt.Fprintf(stdout, "=== prompt: %s ===\n%s\n", a.ID(), p.Text)
+		}
+		return nil
+	}
+	for _, t := range o.tasks {
+		if _, err := tasks.Submit(ctx, t, ""); err != nil {
+			return fmt.Errorf("-task: %w", err)
+		}
+	}
+	if pg, ok := store.(*pgstore.Store); ok {
+		stop, err := relayMessages(ctx, pg, runner, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if o.http != "" {
+		stop, err := serveMonitor(o, runner, tasks, reqs, mem, &late, log, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if o.tui {
+		return runTUI(ctx, o, runner, reqs, &late, stdout)
+	}
+	fmt.Fprintf(stderr, "trio: %s%s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", modelName, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
+	fmt.Fprintf(stderr, "trio: waiting for the model at %s…\n", o.llmURL)
+	if o.mcp.serve {
+		if ctx, err = serveMCP(ctx, o, runner, tasks, reqs, mcpOut, stderr); err != nil {
+			return err
+		}
+	} else if o.stdin != nil {
+		go listen(ctx, o.stdin, runner, reqs, stderr)
+	}
+	return runner.Run(ctx)
+}
+
+// openMemory returns the agents' long-term memory with -memory (nil
+// without): kept in the store (a dry run's overlay reads the stored
+// memories and writes none), embedded with -embed-model.
+func openMemory(o *runOptions, store identity.Store, log *slog.Logger) (*memory.Memory, error) {
+	if !o.memory {
+		return nil, nil
+	}
+	ms, ok := storespec.Memories(store)
+	if ov, isOverlay := store.(*overlay); isOverlay {
+		ms, ok = ov.memories(), true
+	}
+	if !ok {
+		return nil, fmt.Errorf("-memory: the store keeps no memories")
+	}
+	emb, url, err := o.embed.embedder()
+	if err != nil {
+		return nil, fmt.Errorf("-memory: %w", err)
+	}
+	o.embed.url = url
+	return memory.New(memory.Config{Store: ms, Embedder: emb, NoBackfill: o.dryRun, Logger: log})
+}
+
+// newModel builds the provider adapter and returns it with the server URL
+// it resolved (from -llm-url, else the provider's environment variable and
+// default).
+func newModel(o *runOptions) (llm.Model, string, error) {
+	if o.provider == "openai" {
+		m, err := openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model, ContextWindow: o.contextWin, HTTPClient: o.httpClient})
+		if err != nil {
+			return nil, "", err
+		}
+		return m, m.BaseURL(), nil
+	}
+	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive, NumCtx: o.contextWin, HTTPClient: o.httpClient})
+	if err != nil {
+		return nil, "", err
+	}
+	return m, m.URL(), nil
+}
+
+// printer writes events: a readable thoughts log, or JSON lines with -json.
+// A failure to reach the model is explained once on stderr.
+type printer struct {
+	o              *runOptions
+	stdout, stderr io.Writer
+
+	mu     sync.Mutex
+	enc    *json.Encoder
+	hinted map[string]bool
+}
+
+func newPrinter(o *runOptions, stdout, stderr io.Writer) *printer {
+	return &printer{o: o, stdout: stdout, stderr: stderr, enc: json.NewEncoder(stdout), hinted: map[string]bool{}}
+}
+
+func (p *printer) observe(e existence.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e.Kind == existence.EventFallback {
+		p.hint(e.Err)
+	}
+	if e.Kind == existence.EventMemoryPending || e.Kind == existence.EventMemoryBackfillFailed {
+		p.hintEmbedder(e)
+	}
+	if p.o.json {
+		if err := p.enc.Encode(e); err != nil {
+			fmt.Fprintln(p.stderr, "trio: writing event:", err)
+		}
+		return
+	}
+	// Without -v, a failed cycle shows as its fallback line and a failed
+	// goal as its [FAILED] line: one line per failure, not one per attempt;
+	// and a memory shows when it is stored, recalled, merged, evicted or
+	// lost, not each time it waits for or gets its embedding.
+	if !p.o.verbose && (e.Kind == existence.EventCycle || e.Kind == existence.EventModelCall ||
+		e.Kind == existence.EventMemoryPending ||
+		e.Kind == existence.EventMemoryEmbedded || e.Kind == existence.EventMemoryBackfillFailed) {
+		return
+	}
+	fmt.Fprintln(p.stdout, e.String())
+}
+
+// hintEmbedder prints one stderr line when the embedder cannot be reached
+// or lacks the model, saying what to run; the memories are kept as text.
+func (p *printer) hintEmbedder(e existence.Event) {
+	var msg string
+	switch e.Cause {
+	case "unavailable":
+		msg = fmt.Sprintf("cannot reach the embedder at %s — start it (ollama serve)", p.o.embed.url)
+	case "model_not_found":
+		msg = fmt.Sprintf("embedding model %s not found at %s", p.o.embed.model, p.o.embed.url)
+		if p.o.embed.provider == "ollama" {
+			msg += fmt.Sprintf(" — run `ollama pull %s`", p.o.embed.model)
+		}
+	default:
+		return
+	}
+	if !p.hinted["embed"] {
+		p.hinted["embed"] = true
+		fmt.Fprintln(p.stderr, "trio:", msg+"; memories are kept as text and embedded once it answers")
+	}
+}
+
+// hint prints one stderr line per kind of unreachable model, saying what
+// to run.
+func (p *printer) hint(err error) {
+	var key, msg string
+	switch {
+	case errors.Is(err, llm.ErrUnavailable):
+		key = "unavailable"
+		if p.o.provider == "ollama" {
+			msg = fmt.Sprintf("cannot reach Ollama at %s — start it with `ollama serve` (then `ollama pull %s`); the agents keep running on the fallback goal", p.o.llmURL, p.o.model)
+		} else {
+			msg = fmt.Sprintf("cannot reach the model server at %s — start it; the agents keep running on the fallback goal", p.o.llmURL)
+		}
+		msg += ". To see the loop work without a model server, " + standinTry + " (a scripted stand-in model)"
+	case errors.Is(err, llm.ErrModelNotFound):
+		key = "model"
+		msg = fmt.Sprintf("model %s not found at %s", p.o.model, p.o.llmURL)
+		if p.o.provider == "ollama" {
+			msg += fmt.Sprintf(" — run `ollama pull %s`", p.o.model)
+		}
+		msg += "; the agents keep running on the fallback goal"
+	default:
+		return
+	}
+	if !p.hinted[key] {
+		p.hinted[key] = true
+		fmt.Fprintln(p.stderr, "trio:", msg)
+	}
+}
+
+// openState opens the agents' store and the task queue: the -state
+// directory, or the -store spec (cmd/internal/storespec: DIR or sqlite:PATH).
+// A dry run writes nothing: its store is an in-memory overlay over the
+// stored states (when there are any), and it takes no lock.
+func openState(ctx context.Context, o *runOptions, clock existence.Clock, log *slog.Logger) (identity.Store, storespec.Tasks, io.Closer, error) {
+	spec := o.store
+	if spec == "" {
+		spec = o.state
+	}
+	if o.dryRun {
+		ov := &overlay{mem: identity.NewMemoryStore()}
+		var tasks storespec.Tasks = taskqueue.NewMemory(taskqueue.Options{Now: clock.Now})
+		if kind, _ := storespec.Kind(spec); kind == "dir" {
+			if _, err := os.Stat(spec); err != nil {
+				return ov, tasks, io.NopCloser(nil), nil // nothing stored yet
+			}
+		}
+		base, qt, closer, err := storespec.Open(ctx, spec, storespec.Options{Now: clock.Now, Logger: log})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		ov.base = base
+		return ov, qt, closer, nil
+	}
+	// -fresh-on-corrupt applies to the task queue too: a corrupt
+	// tasks.json is moved aside and the queue starts empty.
+	return storespec.Open(ctx, spec, storespec.Options{Now: clock.Now, FreshOnCorrupt: o.fresh, Logger: log})
+}
+
+// showState prints agent id's stored state as indented JSON (-show).
+func showState(ctx context.Context, store identity.Store, id string, stdout io.Writer) error {
+	st, err := store.Load(ctx, id)
+	if err != nil {
+		return fmt.Errorf("-show %s: %w", id, err)
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(st); err != nil {
+		return fmt.Errorf("-show %s: %w", id, err)
+	}
+	return nil
+}
+
+// overlay is the dry run's store: reads fall through to base (the state
+// directory, if any); saves stay in memory.
+type overlay struct {
+	mem  *identity.MemoryStore
+	base identity.Store // nil when there is no state directory
+}
+
+func (o *overlay) Load(ctx context.Context, id string) (*identity.AgentState, error) {
+	st, err := o.mem.Load(ctx, id)
+	if errors.Is(err, identity.ErrNotFound) && o.base != nil {
+		return o.base.Load(ctx, id)
+	}
+	return st, err
+}
+
+func (o *overlay) Save(ctx context.Context, s *identity.AgentState) error { return o.mem.Save(ctx, s) }
+
+// memories returns the memories a dry run reads: the stored ones, else
+// none. A dry run only previews, and a preview writes no memory.
+func (o *overlay) memories() memory.Store {
+	if ms, ok := o.base.(memory.Store); ok {
+		return ms
+	}
+	return o.mem
+}
+
+func (o *overlay) List(ctx context.Context) ([]string, error) {
+	ids, err := o.mem.List(ctx)
+	if err != nil || o.base == nil {
+		return ids, err
+	}
+	more, err := o.base.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids = append(ids, more...)
+	slices.Sort(ids)
+	return slices.Compact(ids), nil
+}
+
+// fixedClock is the -now clock: time stands still, and tickers tick in real
+// time (a dry run never waits for one).
+type fixedClock struct{ t time.Time }
+
+func (c fixedClock) Now() time.Time { return c.t }
+
+func (c fixedClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
+	return existence.SystemClock.NewTicker(d)
+}
+
+// relayMessages delivers the messages other processes leave for the agents
+// in a PostgreSQL store (pgstore.Store.Send: a person's message through
+// `existence serve`, a peer in another process): those waiting now before
+// it returns, so that the first cycles read them, then the rest as they
+// come (pgstore.Store.Relay) until stop is called.
+func relayMessages(ctx context.Context, pg *pgstore.Store, runner *existence.Runner, log *slog.Logger) (stop func(), err error) {
+	for _, a := range runner.Agents() {
+		if _, err := pg.DeliverPending(ctx, a.ID(), a); err != nil {
+			return nil, fmt.Errorf("delivering the messages waiting for %s: %w", a.ID(), err)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := pg.Relay(ctx, time.Second, func(id string) pgstore.Recipient {
+			if a := runner.Agent(id); a != nil {
+				return a
+			}
+			return nil
+		})
+		if err != nil && ctx.Err() == nil {
+			log.Error("trio: relaying messages stopped", "err", err)
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}

@@ -1,0 +1,922 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/lease"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/store/pgstore"
+)
+
+// swarmCommand is `existence swarm`, the scale benchmark.
+var swarmCommand = &command{
+	name:    "swarm",
+	summary: "the scale benchmark: N agents on a simulated model, with the scheduler's figures",
+	about: `It runs N agents in one process on a simulated model (a fixed latency plus
+uniform jitter), on the existence scheduler, and prints what the scheduler
+did: cycles/s; tick lateness p50, p99 and max per lane, and the autonomy
+lane's p99 in each tenth of the run; ticks dispatched and cycles per lane;
+busy workers against model calls in flight; each cycle's time beyond its
+model call; cycles started out of due-time order; coalesced heartbeats and
+the accounting of every heartbeat; model calls by purpose and outcome; RSS
+per agent and live-heap samples; the most goroutines; CPU time.
+
+  {prog} -agents 10000 -model-latency 2s -heartbeat 6s -autonomy-workers 3400 -duration 60s
+  {prog} -agents 10000 -autonomy-workers 16 -duration 5m -host-messages 20 -json
+  {prog} -agents 10000 -autonomy-workers 16 -duration 5m -seasoned -gc-samples
+
+Lateness is when a cycle started on a worker minus when it fell due (its
+heartbeat, the end of its cooldown, or the host message). -host-messages N
+sends N host messages to random agents over the run and reports how long
+each took to be answered. -json prints one JSON object at the end instead.
+
+-store keeps the states in memory (the default), a directory, sqlite:PATH
+or postgres://...; with a durable store each cycle also asks the store's
+task queue for a task (-no-tasks: not), and the run prints the saves and
+the start-up time. With PostgreSQL the agents are enrolled and leased, so
+several swarm processes on one database share one population, each agent
+in one process at a time (-max-agents bounds this process's share); kill
+one and its agents move to the others after the lease TTL (15 s).
+
+-llm-url drives a real model server (Ollama, or -provider openai) instead
+of the simulated model, or a stand-in started in this process for runs
+without a GPU:
+
+  {prog} -agents 1000 -llm-url 'standin:?slots=4&queue=4&latency=500ms' -host-messages 20
+
+and reports the tokens per second, the calls in flight as the SDK sees
+them, the 503s and the autonomy lane's concurrency limit each second (with
+-autonomy-workers 0, the default, the lane finds the server's capacity by
+itself); against the stand-in also its slots' utilisation.
+-token-budget gives each agent a token budget.`,
+	setup: func(fs *flag.FlagSet) action {
+		o := &swarmOptions{}
+		o.flags(fs)
+		return func(ctx context.Context, e *env, _ []string) error {
+			if err := o.check(); err != nil {
+				return usageErr(err)
+			}
+			res, err := runSwarm(ctx, *o)
+			if res != nil {
+				if perr := res.print(e.stdout, o.json); perr != nil {
+					err = errors.Join(err, perr)
+				}
+			}
+			return err
+		}
+	},
+}
+
+// swarmOptions are the swarm command's flags.
+type swarmOptions struct {
+	agents          int
+	latency         time.Duration
+	jitter          time.Duration
+	heartbeat       time.Duration
+	autonomyWorkers int
+	priorityWorkers int
+	cooldown        time.Duration
+	duration        time.Duration
+	hostMessages    int
+	store           string
+	maxAgents       int
+	noTasks         bool
+	seasoned        bool
+	gcSamples       bool
+	seed            uint64
+	json            bool
+	cpuProfile      string
+	memProfile      string
+	provider        string
+	llmURL          string
+	model           string
+	tokenBudget     existence.Budget
+}
+
+// flags registers the swarm command's flags on fs.
+func (o *swarmOptions) flags(fs *flag.FlagSet) {
+	fs.IntVar(&o.agents, "agents", 1000, "number of agents")
+	fs.DurationVar(&o.latency, "model-latency", 2*time.Second, "simulated model latency per call")
+	fs.DurationVar(&o.jitter, "jitter", 200*time.Millisecond, "uniform jitter added to the latency, ± this much")
+	fs.DurationVar(&o.heartbeat, "heartbeat", 6*time.Second, "heartbeat (tick interval)")
+	workersFlag(fs, &o.autonomyWorkers)
+	fs.StringVar(&o.provider, "provider", "ollama", "with -llm-url: the model provider, ollama or openai (any OpenAI-compatible server)")
+	fs.StringVar(&o.llmURL, "llm-url", "", "drive a real model server at this URL instead of the simulated model (-model-latency and -jitter then do not apply)"+standinHelp)
+	fs.StringVar(&o.model, "model", "", "with -llm-url: the model name (ollama default "+defaultOllamaModel+"; required with openai)")
+	budgetFlag(fs, &o.tokenBudget)
+	fs.IntVar(&o.priorityWorkers, "priority-workers", 1, "priority lane workers")
+	fs.DurationVar(&o.cooldown, "cooldown", 0, "minimum gap between an agent's cycles")
+	fs.DurationVar(&o.duration, "duration", 60*time.Second, "how long to run")
+	fs.IntVar(&o.hostMessages, "host-messages", 0, "host messages to send to random agents during the run")
+	fs.StringVar(&o.store, "store", "memory", "state store: \"memory\", a directory (filestore.Store), sqlite:PATH (one SQLite file),\n"+
+		"or postgres://user@host:5432/db (PostgreSQL: the agents are leased, so several swarm processes\n"+
+		"on one database share one population of -agents agents, each agent in one process at a time;\n"+
+		"give each process -max-agents, and kill one to see its agents move to the others)")
+	fs.BoolVar(&o.noTasks, "no-tasks", false, "with a durable store: give the agents no task queue (by default each cycle asks the store's queue for a task; none are submitted)")
+	fs.BoolVar(&o.seasoned, "seasoned", false, "start every agent with its lists at their caps (100 goals, 20 opinions, ...), as after a long life,\n"+
+		"so that the run measures steady-state memory (not with postgres://...)")
+	fs.BoolVar(&o.gcSamples, "gc-samples", false, "run a GC at each of the 10 memory samples (after reading RSS), so that the live heap samples are exact\n"+
+		"rather than as of the last GC (each GC costs CPU)")
+	fs.IntVar(&o.maxAgents, "max-agents", 0, "with -store postgres://...: the most agents this process runs (leases it holds); default -agents")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the jitter and of the host message targets")
+	fs.BoolVar(&o.json, "json", false, "print one JSON object at the end")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to this file at 90% of the run")
+}
+
+// check validates the parsed flags.
+func (o *swarmOptions) check() error {
+	switch {
+	case o.agents <= 0:
+		return errors.New("-agents must be positive")
+	case o.latency < 0 || o.jitter < 0 || o.jitter > o.latency && o.latency > 0:
+		return errors.New("-model-latency and -jitter must be ≥ 0, and -jitter ≤ -model-latency")
+	case o.heartbeat <= 0 || o.duration <= 0:
+		return errors.New("-heartbeat and -duration must be positive")
+	case o.maxAgents < 0:
+		return errors.New("-max-agents must be ≥ 0")
+	}
+	if o.autonomyWorkers < 0 {
+		return errors.New("-autonomy-workers must be 0 (adaptive) or more")
+	}
+	if err := o.checkServer(); err != nil {
+		return err
+	}
+	kind, err := swarmStoreKind(o.store)
+	if err != nil {
+		return fmt.Errorf("-store: %w", err)
+	}
+	if o.maxAgents > 0 && kind != "postgres" {
+		return errors.New("-max-agents applies to -store postgres://... only")
+	}
+	if o.seasoned && kind == "postgres" {
+		return errors.New("-seasoned applies to the memory, directory and sqlite: stores")
+	}
+	return nil
+}
+
+// parseSwarmFlags parses the swarm command's arguments (tests use it). The
+// error is flag.ErrHelp for -h.
+func parseSwarmFlags(args []string, stderr io.Writer) (swarmOptions, error) {
+	var o swarmOptions
+	fs := flag.NewFlagSet("swarm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	return o, o.check()
+}
+
+// quantiles are milliseconds.
+type quantiles struct {
+	N   int     `json:"n"`
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+func quantilesOf(ds []time.Duration) quantiles {
+	if len(ds) == 0 {
+		return quantiles{}
+	}
+	slices.Sort(ds)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return quantiles{N: len(ds), P50: ms(ds[len(ds)/2]), P99: ms(ds[min(len(ds)-1, len(ds)*99/100)]), Max: ms(ds[len(ds)-1])}
+}
+
+// swarmResult is what a run measured; its JSON is the -json output.
+type swarmResult struct {
+	Agents           int                  `json:"agents"`
+	DurationS        float64              `json:"duration_s"`
+	Cycles           int64                `json:"cycles"`
+	CyclesPerS       float64              `json:"cycles_per_s"`
+	ModelCalls       int64                `json:"model_calls"`
+	CallsInFlightMax int64                `json:"calls_in_flight_max"`
+	Coalesced        int64                `json:"coalesced"`
+	Lateness         map[string]quantiles `json:"lateness_ms"`
+	AgentsCycled     int                  `json:"agents_cycled"`
+	RSSBytes         int64                `json:"rss_bytes"`
+	RSSBytesPerAgent int64                `json:"rss_bytes_per_agent"`
+	RSSSamplesMB     []float64            `json:"rss_samples_mb"`
+	LiveHeapMB       []float64            `json:"live_heap_samples_mb"`
+	GCSamples        bool                 `json:"gc_samples,omitempty"` // -gc-samples
+	Seasoned         bool                 `json:"seasoned,omitempty"`   // -seasoned
+	GoroutinesMax    int                  `json:"goroutines_max"`
+	CPUSeconds       float64              `json:"cpu_s"`
+	CPUPercent       float64              `json:"cpu_percent"`
+	HostReply        *quantiles           `json:"host_reply_ms,omitempty"`
+	HostOverhead     *quantiles           `json:"host_reply_overhead_ms,omitempty"`
+	HostUnanswered   int                  `json:"host_unanswered,omitempty"`
+	AutonomyWorkers  int                  `json:"autonomy_workers"`
+	HeartbeatS       float64              `json:"heartbeat_s"`
+	// TriggerGapS is the least time between an agent's cycle and one a
+	// notifying slot asks for (existence.DefaultTriggerGap of the
+	// heartbeat): the rate of notified wake-ups.
+	TriggerGapS      float64 `json:"trigger_gap_s"`
+	ModelLatencyS    float64 `json:"model_latency_s"`
+	CPUs             int     `json:"cpus"`
+	OutOfOrderStarts int64   `json:"out_of_order_starts"`
+
+	// Ticks are the scheduler's dispatches per lane (RunnerStats); a tick
+	// that found the agent's goal still pursued runs no cycle.
+	Ticks map[string]int64 `json:"ticks"`
+	// CyclesByLane are the existence cycles per lane.
+	CyclesByLane map[string]int64 `json:"cycles_by_lane"`
+	// CallsByPurpose are the model attempts by purpose ("cycle",
+	// "executor") and outcome, from the EventModelCall events:
+	// "cycle/ok", "cycle/canceled", ...
+	CallsByPurpose map[string]int64 `json:"calls_by_purpose"`
+	// CallsInFlightAtEnd are the model calls still running when the run
+	// stopped (cancelled; counted in model_calls, not in cycles).
+	CallsInFlightAtEnd int64 `json:"calls_in_flight_at_end"`
+	// Fallbacks counts the cycles that used the fallback goal.
+	Fallbacks int64 `json:"fallbacks"`
+	// CycleOverhead is each cycle's wall time beyond its model call
+	// (prompt assembly, apply, save), milliseconds.
+	CycleOverhead quantiles `json:"cycle_overhead_ms"`
+	// LatenessByWindow is the autonomy lane's lateness p99 in each tenth
+	// of the run, milliseconds: start-up versus steady state.
+	LatenessByWindow []float64 `json:"lateness_p99_by_tenth_ms"`
+	// WorkersBusyMean, CallsInFlightMean and QueuedMean are the autonomy
+	// lane's busy workers, the model calls in flight and the autonomy
+	// cycles waiting for a worker, averaged over samples every 100 ms: a
+	// busy worker outside a model call is scheduling or CPU overhead.
+	WorkersBusyMean   float64 `json:"workers_busy_mean"`
+	CallsInFlightMean float64 `json:"calls_in_flight_mean"`
+	QueuedMean        float64 `json:"queued_mean"`
+	QueuedMax         int     `json:"queued_max"`
+	// Heartbeats accounts for every heartbeat that fell due: each either
+	// brought a tick due (dispatched, or still queued at the last sample,
+	// at most 100 ms before the stop) or was coalesced into one.
+	Heartbeats int64 `json:"heartbeats"`
+	// HeapInuseMB, StackInuseMB and GoSysMB are the Go runtime's heap in
+	// use, goroutine stacks and memory obtained from the OS at the last
+	// RSS sample (runtime.MemStats), to tell what the RSS is made of.
+	HeapInuseMB  float64 `json:"heap_inuse_mb"`
+	StackInuseMB float64 `json:"stack_inuse_mb"`
+	GoSysMB      float64 `json:"go_sys_mb"`
+	NumGC        uint32  `json:"num_gc"`
+
+	// Store is the kind of -store: "memory", "dir", "sqlite" or
+	// "postgres".
+	Store string `json:"store"`
+	// Tasks reports whether the agents asked the store's task queue for a
+	// task every cycle (a durable store without -no-tasks).
+	Tasks bool `json:"tasks"`
+	// StartupS is how long adding (loading) the agents took before the
+	// run, seconds; with PostgreSQL it is the enrolment and the runner's
+	// first lease round, which claims the agents and loads them (the
+	// timed run starts once every agent claimed is held).
+	StartupS float64 `json:"startup_s"`
+	// Saves are the agents' Save calls until the stop, SavesPerS their
+	// rate over the run, FinalSaves those of the shutdown (every agent
+	// saved once more), SaveErrors the calls that failed, and SaveLatency
+	// each call's time, milliseconds (all of them).
+	Saves       int64     `json:"saves"`
+	SavesPerS   float64   `json:"saves_per_s"`
+	FinalSaves  int64     `json:"final_saves"`
+	SaveErrors  int64     `json:"save_errors"`
+	SaveLatency quantiles `json:"save_ms"`
+	// Errors counts the agents' error events (EventError) but those of a
+	// context ended by the stop (Cancelled, a save or call cut short; the
+	// shutdown saves every agent again); FirstError is the first one's
+	// text. SavesCancelled are the saves among them.
+	Errors         int64  `json:"errors"`
+	FirstError     string `json:"first_error,omitempty"`
+	Cancelled      int64  `json:"errors_cancelled_at_stop"`
+	SavesCancelled int64  `json:"saves_cancelled_at_stop"`
+	// With PostgreSQL: the most agents this process ran at once, and the
+	// leases it claimed, lost (taken over by another process) and
+	// released (at the stop).
+	AgentsHeldMax  int   `json:"agents_held_max,omitempty"`
+	LeasesClaimed  int64 `json:"leases_claimed,omitempty"`
+	LeasesLost     int64 `json:"leases_lost,omitempty"`
+	LeasesReleased int64 `json:"leases_released,omitempty"`
+
+	// Server is the model server of a run with -llm-url (absent on the
+	// simulated model).
+	Server *swarmServer `json:"server,omitempty"`
+	// Tokens are the tokens the model calls used: the server's counts,
+	// else estimates.
+	Tokens swarmTokens `json:"tokens"`
+	// Concurrency is what the runner saw of the model server at the end
+	// (existence.ConcurrencyStats: the autonomy lane's limit, calls in
+	// flight, latency, 503s); LimitBySecond the limit at each second of
+	// the run; OverloadRate the share of calls refused as overloaded.
+	Concurrency   existence.ConcurrencyStats `json:"concurrency"`
+	LimitBySecond []int                      `json:"concurrency_limit_by_s"`
+	OverloadRate  float64                    `json:"overload_rate"`
+	// TokenBudget is -token-budget; BudgetExhausted the budget_exhausted
+	// events and Held the cycles a spent budget made wait.
+	TokenBudget     string `json:"token_budget,omitempty"`
+	BudgetExhausted int64  `json:"budget_exhausted,omitempty"`
+	Held            int64  `json:"held,omitempty"`
+
+	// Postgres is what the PostgreSQL store did during the run (see
+	// pgFigures), with -store postgres://...
+	Postgres *pgFigures `json:"postgres,omitempty"`
+}
+
+// simModel answers after the latency ± jitter, honouring ctx.
+type simModel struct {
+	latency, jitter time.Duration
+	seed            uint64
+	calls, inFlight atomic.Int64
+	maxInFlight     atomic.Int64
+	cancelled       atomic.Int64 // calls whose ctx ended before the swarmReply
+}
+
+const swarmReply = `{"action":"goal","content":"map the workspace and write down what exists","reasoning":"nothing is written down yet","worldview_update":null,"new_open_questions":[],"new_opinions":[],"suffering_assessment":{"new_stressors":[],"resolved":[]}}`
+
+func (m *simModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	n := m.calls.Add(1)
+	f := m.inFlight.Add(1)
+	defer m.inFlight.Add(-1)
+	for {
+		old := m.maxInFlight.Load()
+		if f <= old || m.maxInFlight.CompareAndSwap(old, f) {
+			break
+		}
+	}
+	d := m.latency
+	if m.jitter > 0 {
+		r := rand.New(rand.NewPCG(m.seed, uint64(n)))
+		d += time.Duration(r.Int64N(int64(2*m.jitter))) - m.jitter
+	}
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			m.cancelled.Add(1)
+			return nil, ctx.Err()
+		}
+	}
+	return &llm.Response{Text: swarmReply}, nil
+}
+
+func (m *simModel) Name() string { return "simulated" }
+
+// swarmCollector gathers the cycle events.
+type swarmCollector struct {
+	mu        sync.Mutex
+	lateness  [2][]time.Duration
+	cycled    map[string]bool
+	said      map[string]time.Time
+	replies   []time.Duration
+	overhead  []time.Duration
+	start     time.Time
+	span      time.Duration
+	windows   [10][]time.Duration
+	overheads []time.Duration
+	calls     map[string]int64
+	fallbacks int64
+	starts    []startDue // autonomy cycles
+	errors    int64
+	firstErr  string
+	cancelled int64
+	tokens    swarmTokens
+	exhausted int64
+}
+
+// startDue is when an autonomy cycle started (estimated as the cycle
+// event's time minus the cycle's Total) and when it fell due (start minus
+// Lateness).
+type startDue struct{ start, due time.Time }
+
+// orderTolerance is how much earlier than a cycle already started another
+// cycle may fall due and still count as in order: the start is estimated
+// from the event's time, which a busy machine delays.
+const orderTolerance = 100 * time.Millisecond
+
+// outOfOrder counts the autonomy cycles that started after a cycle that
+// fell due more than orderTolerance later (fairness: the lane takes the
+// earliest due first).
+func outOfOrder(sd []startDue) int64 {
+	slices.SortFunc(sd, func(a, b startDue) int { return a.start.Compare(b.start) })
+	var n int64
+	var latest time.Time
+	for _, x := range sd {
+		if x.due.Add(orderTolerance).Before(latest) {
+			n++
+		}
+		if x.due.After(latest) {
+			latest = x.due
+		}
+	}
+	return n
+}
+
+func (c *swarmCollector) observe(e existence.Event) {
+	switch {
+	case e.Kind == existence.EventModelCall && e.Call != nil:
+		outcome := e.Call.Outcome
+		if outcome == "" {
+			outcome = "ok"
+		}
+		c.mu.Lock()
+		c.calls[e.Call.Purpose+"/"+outcome]++
+		c.observeUsage(e)
+		c.mu.Unlock()
+		return
+	case e.Kind == existence.EventBudgetExhausted:
+		c.mu.Lock()
+		c.exhausted++
+		c.mu.Unlock()
+		return
+	case e.Kind == existence.EventError && (errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded)):
+		c.mu.Lock()
+		c.cancelled++ // cut short by the stop
+		c.mu.Unlock()
+		return
+	case e.Kind == existence.EventError:
+		c.mu.Lock()
+		c.errors++
+		if c.firstErr == "" {
+			c.firstErr = e.AgentID + ": " + e.Text + ": " + e.Error
+		}
+		c.mu.Unlock()
+		return
+	case e.Kind == existence.EventFallback:
+		c.mu.Lock()
+		c.fallbacks++
+		c.mu.Unlock()
+		return
+	case e.Kind != existence.EventCycle || e.Cycle == nil:
+		return
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.overheads = append(c.overheads, e.Cycle.Total-e.Cycle.Generate)
+	if e.Cycle.Lane != existence.LanePriority.String() {
+		st := now.Add(-e.Cycle.Total)
+		c.starts = append(c.starts, startDue{start: st, due: st.Add(-e.Cycle.Lateness)})
+	}
+	lane := 0
+	if e.Cycle.Lane == existence.LanePriority.String() {
+		lane = 1
+		if at, ok := c.said[e.AgentID]; ok {
+			c.replies = append(c.replies, now.Sub(at))
+			c.overhead = append(c.overhead, now.Sub(at)-e.Cycle.Generate)
+			delete(c.said, e.AgentID)
+		}
+	}
+	c.lateness[lane] = append(c.lateness[lane], e.Cycle.Lateness)
+	c.cycled[e.AgentID] = true
+	if lane == 0 && !c.start.IsZero() && c.span > 0 {
+		w := min(int(now.Sub(c.start)*10/c.span), 9)
+		c.windows[max(w, 0)] = append(c.windows[max(w, 0)], e.Cycle.Lateness)
+	}
+}
+
+func rssBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+func writeHeap(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// runSwarm runs the swarm for o.duration (or until ctx ends).
+func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
+	discard := slog.New(slog.DiscardHandler)
+	t0 := time.Now()
+	db, err := openSwarmStore(ctx, o.store, discard)
+	if err != nil {
+		return nil, err
+	}
+	defer db.closer.Close()
+	runtime.GC()
+	rss0 := rssBytes()
+	sim := &simModel{latency: o.latency, jitter: o.jitter, seed: o.seed}
+	model := llm.Model(sim)
+	var server *swarmServer
+	if o.llmURL != "" {
+		m, srv, stop, err := serverModel(&o, sim)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		model, server = m, srv
+	}
+	col := &swarmCollector{cycled: map[string]bool{}, said: map[string]time.Time{}, calls: map[string]int64{}, span: o.duration}
+	saves := &saveStats{}
+	ids := make([]string, o.agents)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("agent-%05d", i)
+	}
+	name := func(id string) string {
+		n, _ := strconv.Atoi(strings.TrimPrefix(id, "agent-"))
+		return "Agent " + strconv.Itoa(n)
+	}
+	rc := existence.RunnerConfig{
+		AutonomyWorkers: autonomyWorkers(o.autonomyWorkers),
+		Budget:          o.tokenBudget,
+		PriorityWorkers: o.priorityWorkers,
+		Cooldown:        o.cooldown,
+		Heartbeat:       o.heartbeat,
+		Observer:        col.observe,
+		Logger:          discard,
+	}
+	var leases *countingLeases
+	if db.pg != nil {
+		// Enroll the population (idempotent, so every process may),
+		// then let the runner claim up to -max-agents of it and run each
+		// agent on the store fenced by its lease.
+		if err := db.pg.Enroll(ctx, ids...); err != nil {
+			return nil, err
+		}
+		leases = &countingLeases{Manager: db.pg}
+		rc.Leases, rc.MaxAgents = leases, o.agents
+		if o.maxAgents > 0 {
+			rc.MaxAgents = o.maxAgents
+		}
+		rc.NewAgent = func(ctx context.Context, l lease.Lease) (existence.Config, error) {
+			f := db.pg.Fenced(l)
+			cfg := existence.Config{ID: l.AgentID, Name: name(l.AgentID), Model: model, Retry: o.retry(), Store: countingStore{f, saves}}
+			if !o.noTasks {
+				cfg.Tasks = f.Tasks()
+			}
+			return cfg, nil
+		}
+	} else {
+		if o.seasoned {
+			if err := season(ctx, db.store, ids, name, t0); err != nil {
+				return nil, err
+			}
+		}
+		rc.Store = countingStore{db.store, saves}
+	}
+	r, err := existence.NewRunner(rc)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if db.pg == nil {
+		for _, id := range ids {
+			cfg := existence.Config{ID: id, Name: name(id), Model: model, Retry: o.retry()}
+			if db.tasks != nil && !o.noTasks {
+				cfg.Tasks = db.tasks
+			}
+			if _, err := r.Add(ctx, cfg); err != nil {
+				return nil, err
+			}
+		}
+	}
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	done := make(chan error, 1)
+	if leases != nil {
+		// With leases, the runner's first lease round claims the agents
+		// and loads their states: that is start-up too, so the timed run
+		// starts once every agent claimed is held.
+		go func() { done <- r.Run(runCtx) }()
+		poll := time.NewTicker(5 * time.Millisecond)
+	adopt:
+		for !leases.adopted(r.Len()) {
+			select {
+			case err := <-done:
+				done <- err // Run ended early: reported at the end of the run
+				break adopt
+			case <-poll.C:
+			}
+		}
+		poll.Stop()
+	}
+	startup := time.Since(t0)
+
+	ctx, cancel := context.WithTimeout(runCtx, o.duration)
+	defer cancel()
+	context.AfterFunc(ctx, stopRun)
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	runtime.GC() // the first live-heap sample is then the whole population's, not a GC's from mid-setup
+	start, cpu0 := time.Now(), cpuTime()
+	server.start()
+	col.mu.Lock()
+	col.start = start
+	col.mu.Unlock()
+	// The saves until the stop; those after it are the shutdown's.
+	var savesAtStop atomic.Int64
+	var stopAt atomic.Int64
+	var pgStart pgstore.Stats                // the PostgreSQL store's counters at the start
+	var pgStop atomic.Pointer[pgstore.Stats] // and at the stop
+	if db.pg != nil {
+		pgStart = db.pg.Stats()
+	}
+	context.AfterFunc(ctx, func() {
+		savesAtStop.Store(saves.saves.Load())
+		stopAt.Store(int64(time.Since(start)))
+		if db.pg != nil {
+			st := db.pg.Stats()
+			pgStop.Store(&st)
+		}
+	})
+	if leases == nil {
+		go func() { done <- r.Run(ctx) }()
+	}
+	relayed := make(chan error, 1)
+	if db.pg != nil {
+		// Messages sent to the agents through the database (Store.Send,
+		// by another program) reach the ones this process holds.
+		go func() {
+			relayed <- db.pg.Relay(ctx, time.Second, func(id string) pgstore.Recipient {
+				if a := r.Agent(id); a != nil {
+					return a
+				}
+				return nil
+			})
+		}()
+	} else {
+		relayed <- nil
+	}
+
+	nextSecond := start
+	res := &swarmResult{Server: server, TokenBudget: o.tokenBudget.String(), Agents: o.agents, GCSamples: o.gcSamples, Seasoned: o.seasoned, AutonomyWorkers: o.autonomyWorkers, HeartbeatS: o.heartbeat.Seconds(), TriggerGapS: existence.DefaultTriggerGap(o.heartbeat).Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
+		Store: db.kind, Tasks: db.tasks != nil && !o.noTasks, StartupS: startup.Seconds()}
+	rng := rand.New(rand.NewPCG(o.seed, 42))
+	var sayAt []time.Duration
+	for i := range o.hostMessages {
+		// Evenly spread over the middle of the run, so that each swarmReply
+		// measures one message, not a queue of them.
+		sayAt = append(sayAt, o.duration/10+time.Duration(i)*(o.duration*8/10)/time.Duration(o.hostMessages))
+	}
+	sample := time.NewTicker(100 * time.Millisecond)
+	defer sample.Stop()
+	nextRSS := start
+	var samples int
+	var heapDone bool
+	var lastQueued int64 // at the last sample: the final Stats come after the stop emptied the queues
+	var busySum, queuedSum, flightSum float64
+	var runErr error
+loop:
+	for {
+		select {
+		case runErr = <-done:
+			break loop
+		case <-sample.C:
+			res.GoroutinesMax = max(res.GoroutinesMax, runtime.NumGoroutine())
+			res.AgentsHeldMax = max(res.AgentsHeldMax, r.Len())
+			if rss := rssBytes(); rss > res.RSSBytes {
+				res.RSSBytes = rss // the peak while the agents run, not after the final saves
+			}
+			if o.memProfile != "" && !heapDone && time.Since(start) >= o.duration*9/10 {
+				heapDone = true
+				if err := writeHeap(o.memProfile); err != nil {
+					return nil, err
+				}
+			}
+			st := r.Stats()
+			if ctx.Err() != nil {
+				continue // stopping: the agents are being saved, not scheduled
+			}
+			lastQueued = int64(st.Queued[0] + st.Queued[1])
+			samples++
+			busySum += float64(st.Running[existence.LaneAutonomy])
+			queuedSum += float64(st.Queued[existence.LaneAutonomy])
+			res.QueuedMax = max(res.QueuedMax, st.Queued[existence.LaneAutonomy])
+			flightSum += float64(sim.inFlight.Load())
+			if now := time.Now(); !now.Before(nextSecond) {
+				res.LimitBySecond = append(res.LimitBySecond, st.Workers[existence.LaneAutonomy])
+				nextSecond = nextSecond.Add(time.Second)
+			}
+			if now := time.Now(); !now.Before(nextRSS) {
+				res.RSSSamplesMB = append(res.RSSSamplesMB, float64(rssBytes())/(1<<20))
+				if o.gcSamples {
+					runtime.GC()
+				}
+				res.LiveHeapMB = append(res.LiveHeapMB, float64(liveHeapBytes())/(1<<20))
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				res.HeapInuseMB, res.StackInuseMB, res.GoSysMB, res.NumGC = float64(ms.HeapInuse)/(1<<20), float64(ms.StackInuse)/(1<<20), float64(ms.Sys)/(1<<20), ms.NumGC
+				nextRSS = now.Add(o.duration / 10)
+			}
+			for len(sayAt) > 0 && time.Since(start) >= sayAt[0] {
+				sayAt = sayAt[1:]
+				id := ids[rng.IntN(o.agents)]
+				if db.pg != nil {
+					// Only the agents this process holds can be timed.
+					held := r.Agents()
+					if len(held) == 0 {
+						continue
+					}
+					id = held[rng.IntN(len(held))].ID()
+				}
+				col.mu.Lock()
+				if _, busy := col.said[id]; busy {
+					col.mu.Unlock()
+					continue
+				}
+				col.said[id] = time.Now()
+				col.mu.Unlock()
+				if err := r.SayAsHost(context.WithoutCancel(ctx), "How are you doing?", id); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	elapsed := time.Since(start)
+	res.CPUSeconds = (cpuTime() - cpu0).Seconds()
+	res.CPUPercent = 100 * res.CPUSeconds / elapsed.Seconds()
+	if leases == nil {
+		res.AgentsHeldMax = 0 // every agent, all the run
+		res.RSSBytesPerAgent = (res.RSSBytes - rss0) / int64(o.agents)
+	} else {
+		res.RSSBytesPerAgent = (res.RSSBytes - rss0) / int64(max(res.AgentsHeldMax, 1))
+		res.LeasesClaimed, res.LeasesLost, res.LeasesReleased = leases.claimed.Load(), leases.lost.Load(), leases.released.Load()
+	}
+	res.Saves = savesAtStop.Load()
+	if d := time.Duration(stopAt.Load()); d > 0 {
+		res.SavesPerS = float64(res.Saves) / d.Seconds()
+	}
+	res.FinalSaves = saves.saves.Load() - res.Saves
+	res.SaveErrors, res.SavesCancelled = saves.errors.Load(), saves.cancelled.Load()
+	res.SaveLatency = saves.quantiles()
+	st := r.Stats()
+	res.DurationS = elapsed.Seconds()
+	res.Coalesced = st.Coalesced
+	res.Heartbeats = st.Dispatched[0] + st.Dispatched[1] + lastQueued + st.Coalesced
+	res.ModelCalls = sim.calls.Load()
+	res.CallsInFlightMax = sim.maxInFlight.Load()
+	res.CallsInFlightAtEnd = sim.cancelled.Load()
+	res.Concurrency, res.Held = st.Concurrency, st.Held
+	if st.Concurrency.Calls > 0 {
+		res.OverloadRate = float64(st.Concurrency.Overloads) / float64(st.Concurrency.Calls)
+	}
+	server.finish(elapsed)
+	if samples > 0 {
+		res.WorkersBusyMean, res.QueuedMean, res.CallsInFlightMean = busySum/float64(samples), queuedSum/float64(samples), flightSum/float64(samples)
+	}
+	col.mu.Lock()
+	res.Ticks = map[string]int64{"autonomy": st.Dispatched[existence.LaneAutonomy], "priority": st.Dispatched[existence.LanePriority]}
+	res.CyclesByLane = map[string]int64{"autonomy": int64(len(col.lateness[0])), "priority": int64(len(col.lateness[1]))}
+	res.CallsByPurpose = maps.Clone(col.calls)
+	res.Fallbacks = col.fallbacks
+	res.Tokens = col.tokens
+	res.Tokens.PerS = float64(col.tokens.Input+col.tokens.Output) / elapsed.Seconds()
+	res.BudgetExhausted = col.exhausted
+	res.Errors, res.FirstError, res.Cancelled = col.errors, col.firstErr, col.cancelled
+	res.CycleOverhead = quantilesOf(col.overheads)
+	res.OutOfOrderStarts = outOfOrder(col.starts)
+	for _, w := range col.windows {
+		res.LatenessByWindow = append(res.LatenessByWindow, quantilesOf(w).P99)
+	}
+	res.Cycles = int64(len(col.lateness[0]) + len(col.lateness[1]))
+	res.CyclesPerS = float64(res.Cycles) / elapsed.Seconds()
+	res.Lateness = map[string]quantiles{"autonomy": quantilesOf(col.lateness[0]), "priority": quantilesOf(col.lateness[1])}
+	res.AgentsCycled = len(col.cycled)
+	if db.pg != nil {
+		stop, d := pgStop.Load(), time.Duration(stopAt.Load())
+		if stop == nil { // the run ended before its time
+			st := db.pg.Stats()
+			stop, d = &st, elapsed
+		}
+		res.Postgres = pgFiguresOf(pgStart, *stop, res.Cycles, d)
+		res.LeasesLost = db.pg.Stats().LeasesLost // each loss once (Renew repeats a lost lease until it is released)
+	}
+	if o.hostMessages > 0 {
+		q := quantilesOf(col.replies)
+		res.HostReply = &q
+		oq := quantilesOf(col.overhead)
+		res.HostOverhead = &oq
+		res.HostUnanswered = len(col.said)
+	}
+	col.mu.Unlock()
+	if err := <-relayed; err != nil && ctx.Err() == nil {
+		runErr = errors.Join(runErr, err)
+	}
+	if runErr != nil && !errors.Is(runErr, context.DeadlineExceeded) {
+		return res, runErr
+	}
+	return res, nil
+}
+
+func (res *swarmResult) print(w io.Writer, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		return enc.Encode(res)
+	}
+	queue := ""
+	if res.Tasks {
+		queue = " (and its task queue)"
+	}
+	workers := fmt.Sprintf("%d autonomy workers", res.AutonomyWorkers)
+	if res.Concurrency.Adaptive {
+		workers = "adaptive autonomy workers"
+	}
+	model := fmt.Sprintf("model %.1f s", res.ModelLatencyS)
+	if res.Server != nil {
+		model = "model server " + res.Server.URL
+	}
+	fmt.Fprintf(w, "agents %d, %.0f s, %d CPUs, %s, heartbeat %.1f s (notified wake-ups at most one per %.1f s), %s, store %s%s\n", res.Agents, res.DurationS, res.CPUs, workers, res.HeartbeatS, res.TriggerGapS, model, res.Store, queue)
+	fmt.Fprintf(w, "cycles        %d (%.1f/s), %d agents had at least one\n", res.Cycles, res.CyclesPerS, res.AgentsCycled)
+	for _, lane := range []string{"autonomy", "priority"} {
+		q := res.Lateness[lane]
+		fmt.Fprintf(w, "lateness %-9s p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d cycles)\n", lane, q.P50, q.P99, q.Max, q.N)
+	}
+	fmt.Fprintf(w, "  (lateness: when a cycle started on a worker minus when it fell due: its\n")
+	fmt.Fprintf(w, "   heartbeat, the end of its cooldown, or the host message; the queueing delay)\n")
+	fmt.Fprintf(w, "  autonomy p99 by tenth of the run: %v ms\n", res.LatenessByWindow)
+	fmt.Fprintf(w, "ticks         autonomy %d, priority %d dispatched; cycles autonomy %d, priority %d\n", res.Ticks["autonomy"], res.Ticks["priority"], res.CyclesByLane["autonomy"], res.CyclesByLane["priority"])
+	fmt.Fprintf(w, "workers       autonomy: %.0f busy on average (%.0f in a model call), %.0f cycles queued on average, at most %d\n", res.WorkersBusyMean, res.CallsInFlightMean, res.QueuedMean, res.QueuedMax)
+	if res.Ticks["autonomy"] > 0 && res.ModelCalls > 0 {
+		// Little's law: busy workers = ticks per second × how long each holds a worker.
+		perS := float64(res.Ticks["autonomy"]) / res.DurationS
+		hold := res.WorkersBusyMean / perS
+		fmt.Fprintf(w, "              so an autonomy tick held a worker %.3f s on average (a model call took %.3f s); this load needs about %.0f workers\n",
+			hold, res.CallsInFlightMean/(float64(res.ModelCalls)/res.DurationS), float64(res.Agents)/res.HeartbeatS*hold)
+	}
+	fmt.Fprintf(w, "cycle time    beyond the model call: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", res.CycleOverhead.P50, res.CycleOverhead.P99, res.CycleOverhead.Max)
+	fmt.Fprintf(w, "order         %d autonomy cycles started after one due more than %v later\n", res.OutOfOrderStarts, orderTolerance)
+	fmt.Fprintf(w, "coalesced     %d heartbeats (merged into a queued or running cycle; no model call)\n", res.Coalesced)
+	fmt.Fprintf(w, "heartbeats    %d = %d ticks dispatched (host-message ticks included) + %d queued at the stop + %d coalesced\n", res.Heartbeats, res.Ticks["autonomy"]+res.Ticks["priority"], res.Heartbeats-res.Coalesced-res.Ticks["autonomy"]-res.Ticks["priority"], res.Coalesced)
+	fmt.Fprintf(w, "model calls   %d (at most %d in flight; %d cancelled, most of them in flight at the stop)\n", res.ModelCalls, res.CallsInFlightMax, res.CallsInFlightAtEnd)
+	fmt.Fprintf(w, "  by purpose/outcome: %v; fallbacks %d\n", res.CallsByPurpose, res.Fallbacks)
+	res.printServer(w)
+	fmt.Fprintf(w, "RSS           peak %.1f MB while running, %.1f KB per agent above the start (samples %v MB)\n", float64(res.RSSBytes)/(1<<20), float64(res.RSSBytesPerAgent)/1024, res.RSSSamplesMB)
+	fmt.Fprintf(w, "  live heap as of the last GC (what the agents hold; RSS also holds the garbage until the next GC): samples %v MB\n", res.LiveHeapMB)
+	if res.GCSamples {
+		fmt.Fprintln(w, "  (-gc-samples: a GC ran at each sample, so these are exact)")
+	}
+	fmt.Fprintf(w, "  Go runtime at the last sample: heap in use %.0f MB, goroutine stacks %.0f MB, from the OS %.0f MB; %d GCs\n", res.HeapInuseMB, res.StackInuseMB, res.GoSysMB, res.NumGC)
+	fmt.Fprintf(w, "store         %s: %d saves (%.1f/s) until the stop, %d at the shutdown, %d failed, %d cut short by the stop; a save took p50 %.1f ms, p99 %.1f ms, max %.1f ms; start-up %.1f s\n",
+		res.Store, res.Saves, res.SavesPerS, res.FinalSaves, res.SaveErrors, res.SavesCancelled, res.SaveLatency.P50, res.SaveLatency.P99, res.SaveLatency.Max, res.StartupS)
+	if res.Store == "postgres" {
+		fmt.Fprintf(w, "leases        held at most %d agents; %d claimed, %d lost to another process, %d released at the stop\n", res.AgentsHeldMax, res.LeasesClaimed, res.LeasesLost, res.LeasesReleased)
+	}
+	if res.Postgres != nil {
+		res.Postgres.print(w)
+	}
+	if res.Errors > 0 {
+		fmt.Fprintf(w, "errors        %d agent error events; the first: %s\n", res.Errors, res.FirstError)
+	}
+	fmt.Fprintf(w, "goroutines    at most %d\n", res.GoroutinesMax)
+	fmt.Fprintf(w, "CPU           %.1f s (%.0f%% of one core)\n", res.CPUSeconds, res.CPUPercent)
+	if res.HostReply != nil {
+		fmt.Fprintf(w, "host replies  p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d answered, %d not yet)\n", res.HostReply.P50, res.HostReply.P99, res.HostReply.Max, res.HostReply.N, res.HostUnanswered)
+		fmt.Fprintf(w, "  beyond the model call: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", res.HostOverhead.P50, res.HostOverhead.P99, res.HostOverhead.Max)
+	}
+	return nil
+}
+
+// liveHeapBytes returns the heap bytes that were live at the end of the
+// last GC (runtime/metrics "/gc/heap/live:bytes"): the memory the agents
+// and the scheduler hold, without the garbage that RSS also counts until
+// the next collection.
+func liveHeapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
