@@ -13,6 +13,10 @@ import (
 type Elicitation struct {
 	// Server is the name of the server that asks.
 	Server string
+	// Agent is the id of the agent whose tool call the server is
+	// serving, when the calls in progress on that server are all one
+	// agent's; "" when none or several agents' are.
+	Agent string
 	// Message is the server's question, as it sent it.
 	Message string
 	// Mode is "form" (the answer is an object matching Schema) or "url"
@@ -33,7 +37,7 @@ type ElicitFunc func(ctx context.Context, e Elicitation) (*mcp.ElicitResult, err
 // declares the elicitation capability, so that a server asks rather than
 // waits: with no [Config].Elicit the answer is an immediate decline.
 func (srv *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	e := Elicitation{Server: srv.cfg.Name}
+	e := Elicitation{Server: srv.cfg.Name, Agent: srv.caller()}
 	if p := req.Params; p != nil {
 		e.Message, e.Mode, e.Schema, e.URL = p.Message, p.Mode, p.RequestedSchema, p.URL
 	}
@@ -58,4 +62,35 @@ func (srv *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 	}
 	srv.set.emit(ev)
 	return res, err
+}
+
+// calling records a tool call of agent in progress on srv; the returned
+// function ends it.
+func (srv *server) calling(agent string) func() {
+	srv.mu.Lock()
+	if srv.inflight == nil {
+		srv.inflight = map[string]int{}
+	}
+	srv.inflight[agent]++
+	srv.mu.Unlock()
+	return func() {
+		srv.mu.Lock()
+		if srv.inflight[agent]--; srv.inflight[agent] <= 0 {
+			delete(srv.inflight, agent)
+		}
+		srv.mu.Unlock()
+	}
+}
+
+// caller returns the one agent with tool calls in progress on srv, or "".
+func (srv *server) caller() string {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if len(srv.inflight) != 1 {
+		return ""
+	}
+	for a := range srv.inflight {
+		return a
+	}
+	return ""
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/toolloop/mcptools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -63,7 +65,7 @@ func TestElicitation(t *testing.T) {
 		{name: "no handler declines", want: "decline null"},
 		{name: "accepted, defaults filled in", want: `accept {"name":"Ada"}`,
 			elicit: func(_ context.Context, e mcptools.Elicitation) (*mcp.ElicitResult, error) {
-				if e.Server != "ask" || e.Message != "What is your name?" || e.Mode != "form" {
+				if e.Server != "ask" || e.Agent != "scout" || e.Message != "What is your name?" || e.Mode != "form" {
 					return nil, errors.New("unexpected elicitation")
 				}
 				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
@@ -84,6 +86,7 @@ func TestElicitation(t *testing.T) {
 			// The answer comes at once: far inside this bound.
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
+			ctx = toolloop.WithCaller(ctx, existence.Assignment{AgentID: "scout"})
 			out, err := toolByName(t, set, "ask__ask").Call(ctx, json.RawMessage(`{}`))
 			e := ev.wait(t, mcptools.EventElicited)
 			assert.Contains(t, e.String(), `asked "What is your name?"`)

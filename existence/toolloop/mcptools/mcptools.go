@@ -189,6 +189,8 @@ type server struct {
 	lastErr  error
 	closed   bool
 
+	inflight map[string]int // agent id -> tool calls in progress (elicit.go)
+
 	subs     subscriptions // the resources subscribed to (resources.go)
 	taskOnly taskOnly      // tools that require task augmentation (tasks.go)
 }

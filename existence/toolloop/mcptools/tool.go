@@ -163,6 +163,9 @@ func (t *tool) Schema() json.RawMessage { return slices.Clone(t.schema) }
 // Call calls the tool on its server; see [Set.Tools].
 func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	start := time.Now()
+	if a, ok := toolloop.Caller(ctx); ok {
+		defer t.server.calling(a.AgentID)()
+	}
 	out, err := t.call(ctx, args)
 	if err != nil {
 		t.server.set.emit(Event{Kind: EventCallFailed, Server: t.server.cfg.Name, Tool: t.remote,

@@ -139,7 +139,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("the shared board of slots: %w", err)
 	}
-	mcpTools, mcpWorld, closeMCP, err := connectMCP(ctx, o, log, stderr)
+	mcpTools, mcpWorld, closeMCP, err := connectMCP(ctx, o, reqs, members[0].id, log, stderr)
 	if err != nil {
 		return err
 	}
