@@ -287,6 +287,7 @@ type Agent struct {
 
 	laneModel llm.Model              // for cycles run by the scheduler: model without the limiter
 	wakeHook  atomic.Pointer[func()] // asks the scheduler for a priority cycle
+	prefix    atomic.Pointer[string] // the last cycle prompt's stable prefix (prompt.LayoutCache), nil for none
 	parsedMu  sync.Mutex             // guards parsed
 	parsed    struct {               // the last reply validated, so it is parsed once
 		text string
@@ -441,7 +442,7 @@ func (a *Agent) stackWith(m llm.Model, purpose string, l *llm.Limiter) llm.Model
 	m = &observeModel{a: a, next: m, purpose: purpose}
 	m = llm.WithTimeout(m, a.cfg.CallTimeout)
 	m = l.Limit(m)
-	return llm.WithRetry(m, a.cfg.Retry)
+	return priorityModel{next: llm.WithRetry(m, a.cfg.Retry), id: a.cfg.ID}
 }
 
 // checkReply validates a cycle's reply for the repair middleware and keeps

@@ -56,7 +56,10 @@ type RunnerConfig struct {
 	// PriorityWorkers is the size of the priority lane, which runs the
 	// cycles answering host messages, assigned tasks announced with
 	// [Runner.Wake], and crisis cycles, ahead of all autonomy work;
-	// default 1.
+	// default 1. Under [AdaptiveWorkers] it is the least of the priority
+	// lane's reserved share of the limit, which is max(PriorityWorkers,
+	// ⌈limit/4⌉), and the lane grows to the whole limit when cycles wait
+	// in it (see [AdaptiveWorkers]).
 	PriorityWorkers int
 	// Cooldown is the minimum gap between the end of an agent's cycle and
 	// the start of its next autonomy cycle; default 0, the original's

@@ -153,19 +153,14 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	tools = append(tools, requests.Tools(reqs)...)
 
 	modelName := o.provider + " at " // the banner's "ollama at URL"
-	if isStandin(o.llmURL) {
-		stop, err := startStandin(o, true)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	if isStandin(o.llmURL) || slices.ContainsFunc(o.llmURLs, isStandin) {
 		modelName = "the stand-in model (llm/llmtest, scripted: it lists the workspace and writes a note per goal) at "
 	}
-	base, url, err := newModel(o)
+	base, stopModel, err := trioModel(o)
 	if err != nil {
 		return err
 	}
-	o.llmURL = url
+	defer stopModel()
 	mem, err := openMemory(o, store, log)
 	if err != nil {
 		return err
@@ -227,6 +222,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 			Goals:        trioGoals,
 			Prohibitions: trioProhibitions,
 			Grounding:    "The goal must be grounded in what actually exists in the workspace.",
+			Layout:       o.layout,
 		}))
 		if mem != nil {
 			// The recalled memories after what the last goal produced;
@@ -298,7 +294,9 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	} else if o.stdin != nil {
 		go listen(ctx, o.stdin, runner, reqs, stderr)
 	}
-	return runner.Run(ctx)
+	err = runner.Run(ctx)
+	o.cacheCounts.report(stderr, "trio")
+	return err
 }
 
 // openMemory returns the agents' long-term memory with -memory (nil
