@@ -14,7 +14,26 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/llm/llmtest"
 )
+
+// runStandinTrio runs the trio with args (a "standin:" -llm-url among
+// them) in the current directory, the stand-in served in process, and
+// returns its standard output and error and the stand-in server. Run it
+// in a synctest bubble: the heartbeats and the stand-in's latency pass in
+// virtual time.
+func runStandinTrio(t *testing.T, args ...string) (stdout, stderr string, srv *llmtest.Server) {
+	t.Helper()
+	o, err := parseRunFlags(args, io.Discard)
+	require.NoError(t, err)
+	o.standin = func(s *llmtest.Server) { srv = s }
+	o.standinHTTP = true
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	require.NoError(t, runTrio(ctx, o, &out, &errb), errb.String())
+	return out.String(), errb.String(), srv
+}
 
 // TestTrioOnTheScriptedStandin: a first run without a model server, with
 // -llm-url standin:, shows the loop working. The banner names the
@@ -24,17 +43,11 @@ func TestTrioOnTheScriptedStandin(t *testing.T) {
 	dir := t.TempDir()
 	synctest.Test(t, func(t *testing.T) {
 		t.Chdir(dir)
-		o, err := parseRunFlags([]string{"-llm-url", "standin:", "-heartbeat", "6s", "-json", "-cycles", "2"}, io.Discard)
-		require.NoError(t, err)
-		o.standinHTTP = true
-		var out, errb bytes.Buffer
-		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
-		defer cancel()
-		require.NoError(t, runTrio(ctx, o, &out, &errb), errb.String())
-		assert.Contains(t, errb.String(), "trio: the stand-in model (llm/llmtest, scripted")
+		out, errb, _ := runStandinTrio(t, "-llm-url", "standin:", "-heartbeat", "6s", "-json", "-cycles", "2")
+		assert.Contains(t, errb, "trio: the stand-in model (llm/llmtest, scripted")
 		tools := map[string]int{}
 		done := map[string]int{}
-		for _, e := range events(t, out.String()) {
+		for _, e := range events(t, out) {
 			switch e.Kind {
 			case existence.EventToolCall:
 				require.NotNil(t, e.Tool)
