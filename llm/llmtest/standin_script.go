@@ -10,9 +10,9 @@ import (
 	"github.com/existence-loop/sdk/llm"
 )
 
-// ScriptGoals are the goals [ScriptedReply] chooses from, one per agent (by
-// a hash of the system prompt, which names the agent): each can be
-// reached with the workspace tools.
+// ScriptGoals are the goals [ScriptedReply] chooses from, by a hash of the
+// prompt (which names the agent and changes from cycle to cycle): each
+// can be reached with the workspace tools.
 var ScriptGoals = []string{
 	"map the workspace and write an index of what is there",
 	"write a note on what I notice in the workspace",
@@ -37,7 +37,11 @@ var ScriptGoals = []string{
 // answer.
 func ScriptedReply(c *Call) Answer {
 	if len(c.Format) > 0 {
-		goal := ScriptGoals[hashOf(firstOf(c.Messages, llm.RoleSystem))%uint32(len(ScriptGoals))]
+		var prompt strings.Builder
+		for _, m := range c.Messages {
+			prompt.WriteString(m.Content)
+		}
+		goal := ScriptGoals[hashOf(prompt.String())%uint32(len(ScriptGoals))]
 		b, _ := json.Marshal(map[string]string{"action": "goal", "content": goal,
 			"reasoning": "the scripted stand-in model acts through the workspace tools"})
 		return Answer{Text: string(b)}
@@ -102,7 +106,8 @@ func hashOf(s string) uint32 {
 }
 
 // slug makes a file name of s: lower-case letters and digits joined by
-// "-", at most 48 bytes; "goal" when nothing is left.
+// "-", at most 48 bytes, cut after a whole word; "goal" when nothing is
+// left.
 func slug(s string) string {
 	var b strings.Builder
 	dash := false
@@ -120,10 +125,16 @@ func slug(s string) string {
 			dash = true
 		}
 	}
-	if b.Len() == 0 {
+	out := b.String()
+	if b.Len() >= 48 {
+		if i := strings.LastIndexByte(out, '-'); i > 0 {
+			out = out[:i] // whole words
+		}
+	}
+	if out == "" {
 		return "goal"
 	}
-	return b.String()
+	return out
 }
 
 // cutRunes cuts s to at most n code points.
