@@ -166,6 +166,7 @@ func TestScoreParts(t *testing.T) {
 	got, err := m.Recall(t.Context(), "scout", memory.Query{Vector: []float32{1, 0}, K: 10})
 	require.NoError(t, err)
 	assert.Equal(t, 3, got.Candidates, "the memory below 0.35 is no candidate")
+	assert.Equal(t, 4, got.Compared, "every memory was compared")
 	byID := map[string]memory.Result{}
 	for _, r := range got.Results {
 		byID[r.Memory.ID] = r

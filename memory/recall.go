@@ -91,6 +91,10 @@ type Recalled struct {
 	// match (all of the agent's memories, of the kinds asked, when
 	// neither is there).
 	Candidates int
+	// Compared is how many memories the query was compared with: every
+	// memory in the agent's space (or, for a fallback, of the kinds
+	// asked), whether or not it reached MinRelevance.
+	Compared int
 	// Lexical is how many of the candidates were found by their words.
 	Lexical int
 	// Fallback reports a recall whose query could not be embedded: it
@@ -296,7 +300,7 @@ func (m *Memory) rankLocked(a *agent, vec []float32, q Query, w Weights, now tim
 			cands = append(cands, candidate{e: e, rec: math.Exp(decay * hours), imp: e.rec.Importance})
 		}
 	}
-	out := Recalled{Candidates: len(cands)}
+	out := Recalled{Candidates: len(cands), Compared: len(cands)}
 	if len(cands) == 0 {
 		return out
 	}
@@ -343,7 +347,7 @@ func (m *Memory) rankRows(a *agent, vec []float32, q Query, w Weights, now time.
 		}
 	}
 	a.cand = cand
-	out := Recalled{Candidates: len(cand)}
+	out := Recalled{Candidates: len(cand), Compared: rows}
 	if len(cand) == 0 {
 		return out
 	}

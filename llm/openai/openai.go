@@ -106,6 +106,10 @@ type Model struct {
 	trackers   map[string]*llm.ContextTracker // by model name
 }
 
+// URL returns the API base URL, e.g. "http://127.0.0.1:8080/v1"
+// (llm.Locator).
+func (m *Model) URL() string { return m.base }
+
 // tracker returns the context tracker of model. On Ollama its window is
 // [Config].ContextWindow or Ollama's default, which its OpenAI-compatible
 // endpoint cannot change.

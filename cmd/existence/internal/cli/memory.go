@@ -281,7 +281,11 @@ func memoryRecall(ctx context.Context, o *memoryOptions, mem *memory.Memory, que
 		return writeJSON(e.stdout, out)
 	}
 	if len(got.Results) == 0 {
-		fmt.Fprintf(e.stdout, "no memory of %s matches (of %d scored)\n", o.agent, got.Candidates)
+		if got.Compared == 0 {
+			fmt.Fprintf(e.stdout, "%s has no memories to recall\n", o.agent)
+		} else {
+			fmt.Fprintf(e.stdout, "no memory of %s matches: compared with %d memories, none reached relevance %g (-min-score)\n", o.agent, got.Compared, o.minScore)
+		}
 		return nil
 	}
 	for _, r := range got.Results {

@@ -30,6 +30,9 @@ cache=N (prompts kept in its KV cache; counts then leave out the cached prefix),
 cut unless "truncate": false, always cut, always refuse), wording=current|legacy, version=V (/api/version), openai=openai|vllm|llamacpp|ollama
 (its /v1 flavor), retry-after=D), for runs without a GPU`
 
+// standinTry says how to run the trio on the scripted stand-in.
+const standinTry = "run again with -llm-url standin:"
+
 // isStandin reports whether an -llm-url asks for the stand-in server.
 func isStandin(u string) bool { return strings.HasPrefix(u, standinScheme) }
 
@@ -182,11 +185,16 @@ func autonomyWorkers(n int) int {
 
 // startStandin starts the stand-in server o.llmURL asks for, serving
 // o.model too, and points o.llmURL (and, in process, o.httpClient) at it.
-// stop closes it.
-func startStandin(o *runOptions) (stop func(), err error) {
+// scripted makes its model llmtest.ScriptedReply, which calls the
+// workspace tools, so that the trio's goals end DONE with evidence; else
+// it answers every cycle with one goal and pursues none. stop closes it.
+func startStandin(o *runOptions, scripted bool) (stop func(), err error) {
 	cfg, err := parseStandin(o.llmURL)
 	if err != nil {
 		return nil, err
+	}
+	if scripted {
+		cfg.Reply = llmtest.ScriptedReply
 	}
 	if o.model != "" && o.model != cfg.Models[0].Name {
 		cfg.Models = append(cfg.Models, llmtest.ModelSpec{Name: o.model, ContextLength: cfg.Models[0].ContextLength})

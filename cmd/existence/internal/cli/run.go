@@ -31,6 +31,8 @@ Ctrl-C: the state is saved, and the next run continues where this one
 stopped.
 
   {prog}                   needs ollama serve and ollama pull qwen3.5:9b
+  {prog} -llm-url standin: no model server: a scripted stand-in model that
+                           calls the workspace tools (goals end DONE)
   {prog} -dry-run          print each agent's prompt; no model call
   {prog} -cycles 3 -json   events as JSON lines
   {prog} -http 127.0.0.1:8080 -tui
