@@ -71,7 +71,7 @@ func TestMemoryStatsRecallReembedForget(t *testing.T) {
 	id := got[0]["id"].(string)
 
 	// Nothing near enough: the count says how many were compared.
-	code, out, errOut = runCLI(t, "memory", "recall", "-store", dir, "-agent", "scout", "-embed-url", url, "-min-score", "0.999", "zzzq unrelated words")
+	code, out, errOut = runCLI(t, "memory", "recall", "-store", dir, "-agent", "scout", "-embed-url", url, "-min-score", "0.999", "zzzq xqvj")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "no memory of scout matches: compared with 1967 memories, none reached relevance 0.999 (-min-score)\n", out)
 
