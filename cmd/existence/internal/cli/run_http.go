@@ -16,6 +16,7 @@ import (
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/task"
 )
 
 // lateObservers forwards events to observers added after the runner was
@@ -48,7 +49,7 @@ func (l *lateObservers) observe(e existence.Event) {
 
 // serveMonitor serves the trio's monitor (dashboard, API, metrics) on
 // o.http and prints its address. The returned stop shuts the server down.
-func serveMonitor(o *runOptions, runner *existence.Runner, tasks monitor.Tasks, reqs *requests.Queue, mem *memory.Memory, late *lateObservers, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
+func serveMonitor(o *runOptions, runner *existence.Runner, tasks task.Queue, reqs *requests.Queue, mem *memory.Memory, late *lateObservers, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
 	tok := o.httpToken.String()
 	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Memory: mem, Token: tok, Logger: log,
 		Addr: o.http, InsecureNoTokenBehindProxy: o.httpOptOut})

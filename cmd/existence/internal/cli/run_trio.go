@@ -29,6 +29,7 @@ import (
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/store/pgstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
+	"github.com/existence-loop/sdk/task"
 )
 
 // member is one agent of the trio. The ids are the original system's.
@@ -434,14 +435,14 @@ func (p *printer) hint(err error) {
 // directory, or the -store spec (cmd/internal/storespec: DIR or sqlite:PATH).
 // A dry run writes nothing: its store is an in-memory overlay over the
 // stored states (when there are any), and it takes no lock.
-func openState(ctx context.Context, o *runOptions, clock existence.Clock, log *slog.Logger) (identity.Store, storespec.Tasks, io.Closer, error) {
+func openState(ctx context.Context, o *runOptions, clock existence.Clock, log *slog.Logger) (identity.Store, task.Queue, io.Closer, error) {
 	spec := o.store
 	if spec == "" {
 		spec = o.state
 	}
 	if o.dryRun {
 		ov := &overlay{mem: identity.NewMemoryStore()}
-		var tasks storespec.Tasks = taskqueue.NewMemory(taskqueue.Options{Now: clock.Now})
+		var tasks task.Queue = taskqueue.NewMemory(taskqueue.Options{Now: clock.Now})
 		if kind, _ := storespec.Kind(spec); kind == "dir" {
 			if _, err := os.Stat(spec); err != nil {
 				return ov, tasks, io.NopCloser(nil), nil // nothing stored yet

@@ -15,6 +15,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/store/pgstore"
+	"github.com/existence-loop/sdk/task"
 )
 
 // swarmStoreKind returns the kind of the -store value: "memory", or the
@@ -29,9 +30,9 @@ func swarmStoreKind(spec string) (string, error) {
 // swarmStore is the store a run uses.
 type swarmStore struct {
 	kind   string
-	store  identity.Store  // shared by the agents (nil with leases)
-	tasks  storespec.Tasks // the store's task queue; nil for memory
-	pg     *pgstore.Store  // with -store postgres://...
+	store  identity.Store // shared by the agents (nil with leases)
+	tasks  task.Queue     // the store's task queue; nil for memory
+	pg     *pgstore.Store // with -store postgres://...
 	closer io.Closer
 }
 
