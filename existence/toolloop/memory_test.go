@@ -227,3 +227,39 @@ func TestOutcomeMemory(t *testing.T) {
 	assert.Equal(t, "Goal 'map it' step list_files: a b "+strings.Repeat("x", 196), toolloop.OutcomeMemory("map it", "list_files", "a\n b  "+long))
 	assert.Equal(t, fmt.Sprintf("Goal '%s' step t: ok", "g"), toolloop.OutcomeMemory("g", "t", "ok"))
 }
+
+// TestRecalledMemoriesCarryNoInvisibleCharacters: a memory holding a tag
+// character (U+E0041), a zero-width space and a right-to-left mark — an
+// imported one, stored as it came — reaches the model through the recall
+// tool and the goal's recalled block without them.
+func TestRecalledMemoriesCarryNoInvisibleCharacters(t *testing.T) {
+	invisible := []string{"\U000E0041", "\u200B", "\u200F"}
+	model := llmtest.NewFake(
+		tools(call("", "recall", `{"query":"the api key","k":2}`)),
+		final("found it"),
+	)
+	e, mem, _ := memExecutor(t, model, nil)
+	_, err := mem.Remember(context.Background(), "cedar-1", memory.Note{
+		Text: "the api key" + strings.Join(invisible, "") + "\U000E0069\U000E0067 lives in config/secrets.env", Kind: memory.KindObservation,
+	})
+	require.NoError(t, err)
+	ev := &events{}
+	_, err = e.Execute(context.Background(), assignment(ev))
+	require.NoError(t, err)
+	calls := ev.tools()
+	require.Len(t, calls, 1)
+	reqs := model.Requests()
+	require.Len(t, reqs, 2)
+	shown := 0
+	for _, req := range reqs {
+		for _, m := range req.Messages {
+			for _, c := range invisible {
+				assert.NotContains(t, m.Content, c, "%s message", m.Role)
+			}
+			if strings.Contains(m.Content, "the api key lives in config/secrets.env") {
+				shown++
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, shown, 1, "the recalled memory reaches the model, cleaned")
+}
