@@ -11,6 +11,7 @@ import (
 
 	"github.com/existence-loop/sdk/cmd/existence/internal/cli/tui"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/internal/backoff"
 )
 
 // tuiCommand is `existence tui`: the terminal view attached to a monitor.
@@ -177,6 +178,6 @@ func (a *attachment) stream(ctx context.Context) {
 			return
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, a.maxBackoff)
+		wait = backoff.Next(wait, a.backoff, a.maxBackoff)
 	}
 }
