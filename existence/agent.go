@@ -189,7 +189,7 @@ type Config struct {
 	Evidence func(id *identity.Identity) suffering.Evidence
 	// FailFast stops [Agent.Run] with a [*FailFastError] when a cycle's
 	// model call fails with a cause retrying can never fix (see
-	// [Permanent]: the model is missing, the credentials are refused).
+	// [llm.Permanent]: the model is missing, the credentials are refused).
 	// By default the agent keeps going on the fallback goal, as the
 	// original does: the loop never stops because of a model failure
 	// (spec §1, §6).
