@@ -256,6 +256,7 @@ type Config struct {
 // are safe for concurrent use.
 type Agent struct {
 	cfg       Config
+	subs      subscribers // Subscribe
 	name      string
 	model     llm.Model // for existence cycles
 	execModel llm.Model // for executors
@@ -714,7 +715,7 @@ func (a *Agent) unlock() {
 // emit completes e and delivers it to the observer. It must be called
 // without a.mu held.
 func (a *Agent) emit(e Event) {
-	if a.cfg.Observer == nil {
+	if a.cfg.Observer == nil && !a.subs.any() {
 		return
 	}
 	if e.Time.IsZero() {
@@ -724,7 +725,10 @@ func (a *Agent) emit(e Event) {
 	if e.Err != nil && e.Error == "" {
 		e.Error = e.Err.Error()
 	}
-	a.cfg.Observer(e)
+	if a.cfg.Observer != nil {
+		a.cfg.Observer(e)
+	}
+	a.subs.deliver(e)
 }
 
 // onAttempt reports one model attempt: its event, its tokens in the

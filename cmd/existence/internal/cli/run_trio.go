@@ -180,12 +180,11 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	if o.tui { // the terminal view owns the screen
 		out = newPrinter(o, io.Discard, io.Discard)
 	}
-	var late lateObservers // the monitor and the terminal view, once the runner exists
 	runner, err := existence.NewRunner(existence.RunnerConfig{
 		Store:     store,
 		Clock:     clock,
 		Heartbeat: o.heartbeat,
-		Observer:  existence.Observers(out.observe, late.observe, o.mcp.events.Observe),
+		Observer:  existence.Observers(out.observe, o.mcp.events.Observe),
 		Logger:    log,
 
 		SharedSlots:     board,
@@ -279,14 +278,14 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		defer stop()
 	}
 	if o.http != "" {
-		stop, err := serveMonitor(o, runner, tasks, reqs, mem, &late, log, stderr)
+		stop, err := serveMonitor(o, runner, tasks, reqs, mem, log, stderr)
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
 	if o.tui {
-		return runTUI(ctx, o, runner, reqs, &late, stdout)
+		return runTUI(ctx, o, runner, reqs, stdout)
 	}
 	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", o.provider, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
 	fmt.Fprintf(stderr, "trio: waiting for the model at %s…\n", o.llmURL)
