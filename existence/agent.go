@@ -288,11 +288,6 @@ type Agent struct {
 
 	laneModel llm.Model              // for cycles run by the scheduler: model without the limiter
 	wakeHook  atomic.Pointer[func()] // asks the scheduler for a priority cycle
-	parsedMu  sync.Mutex             // guards parsed
-	parsed    struct {               // the last reply validated, so it is parsed once
-		text string
-		resp *prompt.Response
-	}
 
 	triggerHook atomic.Pointer[func()] // asks the scheduler for a cycle now (a notifying slot)
 	notifyAfter bool                   // guarded by mu: a notifying slot arrived during a goal; trigger when it returns
@@ -404,7 +399,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 
 	a.model = a.stack(cfg.Model, PurposeCycle)
 	if !cfg.NoRepair {
-		a.model = llm.WithRepair(a.model, a.checkReply)
+		a.model = llm.WithRepairParse(a.model, parseReply)
 	}
 	if cfg.lanes {
 		// The lanes bound the scheduler's cycles: no limiter slot, so that
@@ -412,7 +407,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		// made outside the lanes, RunnerConfig.MaxInFlight).
 		a.laneModel = a.stackWith(cfg.Model, PurposeCycle, nil)
 		if !cfg.NoRepair {
-			a.laneModel = llm.WithRepair(a.laneModel, a.checkReply)
+			a.laneModel = llm.WithRepairParse(a.laneModel, parseReply)
 		}
 	}
 	if cfg.ExecutorModel == nil {
@@ -445,33 +440,10 @@ func (a *Agent) stackWith(m llm.Model, purpose string, l *llm.Limiter) llm.Model
 	return llm.WithRetry(m, a.cfg.Retry)
 }
 
-// checkReply validates a cycle's reply for the repair middleware and keeps
-// the parsed result, so that the cycle does not parse it again: a reply
-// is validated once.
-func (a *Agent) checkReply(text string) error {
-	r, err := prompt.ParseResponse(text)
-	if err != nil {
-		return err
-	}
-	a.parsedMu.Lock()
-	a.parsed.text, a.parsed.resp = text, r
-	a.parsedMu.Unlock()
-	return nil
-}
-
-// parseReply returns the parsed reply: the one checkReply kept for the same
-// text, else a fresh parse.
-func (a *Agent) parseReply(text string) (*prompt.Response, error) {
-	a.parsedMu.Lock()
-	r := a.parsed.resp
-	same := r != nil && a.parsed.text == text
-	a.parsed.text, a.parsed.resp = "", nil
-	a.parsedMu.Unlock()
-	if same {
-		return r, nil
-	}
-	return prompt.ParseResponse(text)
-}
+// parseReply parses a cycle's reply for the repair middleware, which
+// returns the parsed value with the reply (llm.Response.Parsed): a reply
+// is validated and parsed once.
+func parseReply(text string) (any, error) { return prompt.ParseResponse(text) }
 
 // Lease returns the lease the agent runs under, as it was claimed by a
 // [Runner] with [RunnerConfig].Leases: a fenced store checks its Epoch
