@@ -133,15 +133,6 @@ type Config struct {
 	// does not depend on Heartbeat: a 300 ms heartbeat abandons no more
 	// goals than the default 6 s.
 	MaxGoalDuration time.Duration
-	// MaxGoalHeartbeats is the goal-span rule counted in heartbeats, as
-	// the SDK first had it.
-	//
-	// Deprecated: counting heartbeats made the heartbeat setting decide
-	// what a stall is (with a 300 ms heartbeat every goal longer than
-	// 2.4 s was abandoned). Use MaxGoalDuration. While MaxGoalDuration is
-	// 0, a positive MaxGoalHeartbeats still sets the limit to
-	// MaxGoalHeartbeats × Heartbeat, and a negative one disables the rule.
-	MaxGoalHeartbeats int
 	// MaxCycles stops [Agent.Run] after this many existence cycles (and
 	// their goals); 0 means run until the context ends.
 	MaxCycles int

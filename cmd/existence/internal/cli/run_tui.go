@@ -23,7 +23,7 @@ func runTUI(ctx context.Context, o *runOptions, runner *existence.Runner, reqs *
 		case events <- e:
 		default: // the view is behind: it catches up with the next event
 		}
-	})
+	})()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
