@@ -27,14 +27,12 @@ every agent (POST /api/messages), or to one with "@name text"; /requests,
 endpoints. Esc or Ctrl-C quits; the agents go on.
 
   existence run -http 127.0.0.1:8080 &      or: existence serve -store ...
-  {prog} -url http://127.0.0.1:8080 -token s3cret`,
+  {prog} -url http://127.0.0.1:8080 -http-token s3cret`,
 	setup: func(fs *flag.FlagSet) action {
 		o := &attachOptions{}
 		fs.StringVar(&o.url, "url", "http://127.0.0.1:8080", "the monitor's address (run -http, serve -http)")
-		fs.Func("token", "bearer token the monitor requires (default $EXISTENCE_TOKEN)", func(s string) error {
-			o.token.value, o.token.set = s, true
-			return nil
-		})
+		tokenFlag(fs, &o.token, "bearer token the monitor requires (default $EXISTENCE_TOKEN)")
+		aliasFlag(fs, "token", "http-token")
 		fs.DurationVar(&o.refresh, "refresh", time.Second, "how often the agents' statuses are fetched")
 		return func(ctx context.Context, e *env, _ []string) error {
 			if o.refresh <= 0 {
