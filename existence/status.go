@@ -184,7 +184,7 @@ var ErrFailFast = errors.New("existence: stopped by FailFast")
 
 // FailFastError is returned by [Agent.Run] under [Config].FailFast when a
 // cycle's model call failed with a cause that retrying can never fix
-// (see [Permanent]). It matches [ErrFailFast] and unwraps to the model's
+// (see [llm.Permanent]). It matches [ErrFailFast] and unwraps to the model's
 // error.
 type FailFastError struct {
 	// AgentID is the agent; Cause the failure's class (e.g.
