@@ -21,6 +21,7 @@ import (
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/slot"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/suffering"
 	"github.com/existence-loop/sdk/task"
 )
@@ -91,7 +92,7 @@ type Config struct {
 	// and budgeted the same way.
 	ExecutorModel llm.Model
 	// Store persists the agent's state; default an in-memory store
-	// ([identity.MemoryStore]). Durable stores are in store/filestore,
+	// ([memstore.Store]). Durable stores are in store/filestore,
 	// store/sqlitestore and store/pgstore. If the store is an
 	// [identity.Locker] (all three are), the agent holds the agent's lock
 	// from [New] until [Agent.Close]; [New] fails with an error matching
@@ -324,7 +325,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	if cfg.Store == nil {
-		cfg.Store = identity.NewMemoryStore()
+		cfg.Store = memstore.New()
 	}
 	if cfg.Prompt == nil {
 		cfg.Prompt = prompt.New(prompt.Config{Situation: prompt.DefaultSituation})

@@ -10,9 +10,9 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // kinds collects the kinds of the events it observes.
@@ -62,7 +62,7 @@ func TestAgentSubscribe(t *testing.T) {
 func TestRunnerSubscribe(t *testing.T) {
 	ctx := context.Background()
 	clock := existencetest.NewClock(t0)
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: clock, Logger: discardLogger()})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Logger: discardLogger()})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	model := func() llm.Model {

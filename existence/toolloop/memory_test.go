@@ -21,6 +21,7 @@ import (
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // recorder is an executor model that writes a note on its first turn and
@@ -58,7 +59,7 @@ func (r *recorder) firstTurns() []string {
 // request (its first turn) carries them in the original's block.
 func TestAgentLearnsAcrossGoals(t *testing.T) {
 	ctx := context.Background()
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	mem, err := memory.New(memory.Config{Store: store, Embedder: llmtest.NewFakeEmbedder("nomic-embed-text", 768), NoBackfill: true})
 	require.NoError(t, err)
 	defer mem.Close()
@@ -105,9 +106,9 @@ func TestAgentLearnsAcrossGoals(t *testing.T) {
 	assert.NotEmpty(t, rec.Kind(existence.EventMemoryRecalled))
 }
 
-func memExecutor(t *testing.T, m llm.Model, mod func(*toolloop.Config)) (*toolloop.Executor, *memory.Memory, *identity.MemoryStore) {
+func memExecutor(t *testing.T, m llm.Model, mod func(*toolloop.Config)) (*toolloop.Executor, *memory.Memory, *memstore.Store) {
 	t.Helper()
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	mem, err := memory.New(memory.Config{Store: store, Embedder: llmtest.NewFakeEmbedder("", 0), NoBackfill: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { mem.Close() })
@@ -196,7 +197,7 @@ func TestRecallBlockStaysWithTheGoal(t *testing.T) {
 	}, nil)
 	emb, err := ollama.NewEmbedder(ollama.EmbedConfig{URL: s.Start()}) // the same stand-in
 	require.NoError(t, err)
-	mem, err := memory.New(memory.Config{Store: identity.NewMemoryStore(), Embedder: emb, NoBackfill: true})
+	mem, err := memory.New(memory.Config{Store: memstore.New(), Embedder: emb, NoBackfill: true})
 	require.NoError(t, err)
 	defer mem.Close()
 	for _, text := range []string{"FAILED: Goal 'write a field report' abandoned: the survey files are too long to read whole", "a field report needs every room of the survey"} {

@@ -155,7 +155,7 @@ func Leases(store identity.Store) (l lease.Manager, ok bool) {
 }
 
 // Memories returns the store's long-term memories: every store Open
-// returns (and identity.MemoryStore) is also a [memory.Store], so ok is
+// returns (and memstore.Store) is also a [memory.Store], so ok is
 // false only for a store from elsewhere that keeps none.
 func Memories(store identity.Store) (m memory.Store, ok bool) {
 	m, ok = store.(memory.Store)

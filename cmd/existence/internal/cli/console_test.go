@@ -17,16 +17,16 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
 )
 
 // testRunner returns the trio with fake models that have nothing queued.
 func testRunner(t *testing.T, obs existence.Observer) *existence.Runner {
 	t.Helper()
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Observer: obs, Logger: slog.New(slog.DiscardHandler)})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Observer: obs, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	for _, m := range members {

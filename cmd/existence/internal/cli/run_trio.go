@@ -27,6 +27,7 @@ import (
 	"github.com/existence-loop/sdk/llm/openai"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/pgstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
 	"github.com/existence-loop/sdk/task"
@@ -440,7 +441,7 @@ func openState(ctx context.Context, o *runOptions, clock existence.Clock, log *s
 		spec = o.state
 	}
 	if o.dryRun {
-		ov := &overlay{mem: identity.NewMemoryStore()}
+		ov := &overlay{mem: memstore.New()}
 		var tasks task.Queue = taskqueue.NewMemory(taskqueue.Options{Now: clock.Now})
 		if kind, _ := storespec.Kind(spec); kind == "dir" {
 			if _, err := os.Stat(spec); err != nil {
@@ -477,7 +478,7 @@ func showState(ctx context.Context, store identity.Store, id string, stdout io.W
 // overlay is the dry run's store: reads fall through to base (the state
 // directory, if any); saves stay in memory.
 type overlay struct {
-	mem  *identity.MemoryStore
+	mem  *memstore.Store
 	base identity.Store // nil when there is no state directory
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/pgstore"
 	"github.com/existence-loop/sdk/task"
 )
@@ -43,7 +44,7 @@ func openSwarmStore(ctx context.Context, spec string, log *slog.Logger) (*swarmS
 		return nil, err
 	}
 	if kind == "memory" {
-		return &swarmStore{kind: kind, store: identity.NewMemoryStore(), closer: io.NopCloser(nil)}, nil
+		return &swarmStore{kind: kind, store: memstore.New(), closer: io.NopCloser(nil)}, nil
 	}
 	s, tasks, closer, err := storespec.Open(ctx, spec, storespec.Options{Logger: log})
 	if err != nil {
