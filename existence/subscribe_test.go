@@ -15,44 +15,22 @@ import (
 	"github.com/existence-loop/sdk/store/memstore"
 )
 
-// kinds collects the kinds of the events it observes.
-type kinds struct {
-	mu sync.Mutex
-	k  []existence.EventKind
-}
-
-func (k *kinds) observe(e existence.Event) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.k = append(k.k, e.Kind)
-}
-
-func (k *kinds) len() int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return len(k.k)
-}
-
 // TestAgentSubscribe: an observer added after New sees the events the
 // configured Observer sees, in the same order, until it cancels; a second
 // cancel is harmless.
 func TestAgentSubscribe(t *testing.T) {
 	f := newFixture(goalReply(t, "map the workspace"), goalReply(t, "write notes"))
 	a := f.agent(t, existence.Config{})
-	var late kinds
-	cancel := a.Subscribe(late.observe)
+	var late existencetest.Recorder
+	cancel := a.Subscribe(late.Observe)
 	tick(t, a)
-	n := late.len()
+	n := len(late.Events())
 	require.Positive(t, n, "the subscriber saw the cycle")
-	var configured []existence.EventKind
-	for _, e := range f.rec.Events() {
-		configured = append(configured, e.Kind)
-	}
-	assert.Equal(t, configured, late.k, "the same events as Config.Observer, in order")
+	assert.Equal(t, f.rec.Events(), late.Events(), "the same events as Config.Observer, in order")
 	cancel()
 	cancel()
 	tick(t, a)
-	assert.Equal(t, n, late.len(), "nothing after cancel")
+	assert.Len(t, late.Events(), n, "nothing after cancel")
 	assert.Greater(t, len(f.rec.Events()), n, "Config.Observer still observes")
 }
 
@@ -79,10 +57,10 @@ func TestRunnerSubscribe(t *testing.T) {
 		defer mu.Unlock()
 		agents[e.AgentID]++
 	})
-	var once kinds
+	var once existencetest.Recorder
 	var cancelOnce func()
 	cancelOnce = r.Subscribe(func(e existence.Event) {
-		once.observe(e)
+		once.Observe(e)
 		cancelOnce() // from inside its own call
 	})
 	vault, err := r.Add(ctx, existence.Config{ID: "builder", Name: "Vault", Model: model(), Retry: llm.RetryPolicy{Attempts: 1}})
@@ -93,5 +71,5 @@ func TestRunnerSubscribe(t *testing.T) {
 	defer mu.Unlock()
 	assert.Positive(t, agents["scout"], "an agent added before Subscribe")
 	assert.Positive(t, agents["builder"], "an agent added after Subscribe")
-	assert.Equal(t, 1, once.len(), "a subscriber that cancels in its call sees one event")
+	assert.Len(t, once.Events(), 1, "a subscriber that cancels in its call sees one event")
 }

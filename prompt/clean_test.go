@@ -26,18 +26,13 @@ func unsafe(r rune) bool {
 }
 
 func TestClean(t *testing.T) {
+	// The rule itself is tested where it lives (internal/runes); Clean
+	// applies it: controls, bidi controls and invisible characters go,
+	// ordinary text stays.
 	tests := []struct{ in, want string }{
-		{"", ""},
 		{"plain text — with an em dash, ü and 日本", "plain text — with an em dash, ü and 日本"},
-		{"tab\tand\nnewline stay", "tab\tand\nnewline stay"},
-		{"nul\x00bel\x07esc\x1b[31mdel\x7f", "nulbelesc[31mdel"},
-		{"crlf\r\nline", "crlf\nline"},
-		{"c1 \u0085\u009b end", "c1  end"},
-		{"bidi \u202Eevil\u202C and \u2066iso\u2069", "bidi evil and iso"},
+		{"nul\x00bel\x07 \u202Eevil\u202C crlf\r\nline", "nulbel evil crlf\nline"},
 		{"invisible: \u200B\u200F\uFEFF\U000E0041\U000E0069 gone", "invisible:  gone"},
-		{"kept: \u00A0\u2028 ❤️", "kept: \u00A0\u2028 ❤️"},
-		{"not valid UTF-8 \xff\xc2 stays", "not valid UTF-8 \xff\xc2 stays"},
-		{"stray bytes \xc2\u202e\x85 never join", "stray bytes \uFFFD\uFFFD never join"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, prompt.Clean(tt.in), "%q", tt.in)
