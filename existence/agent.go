@@ -280,6 +280,7 @@ type Agent struct {
 
 	laneModel llm.Model              // for cycles run by the scheduler: model without the limiter
 	wakeHook  atomic.Pointer[func()] // asks the scheduler for a priority cycle
+	prefix    atomic.Pointer[string] // the last cycle prompt's stable prefix (prompt.LayoutCache), nil for none
 
 	triggerHook atomic.Pointer[func()] // asks the scheduler for a cycle now (a notifying slot)
 	notifyAfter bool                   // guarded by mu: a notifying slot arrived during a goal; trigger when it returns
@@ -429,7 +430,7 @@ func (a *Agent) stackWith(m llm.Model, purpose string, l *llm.Limiter) llm.Model
 	m = &observeModel{a: a, next: m, purpose: purpose}
 	m = llm.WithTimeout(m, a.cfg.CallTimeout)
 	m = l.Limit(m)
-	return llm.WithRetry(m, a.cfg.Retry)
+	return priorityModel{next: llm.WithRetry(m, a.cfg.Retry), id: a.cfg.ID}
 }
 
 // parseReply parses a cycle's reply for the repair middleware, which

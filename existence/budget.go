@@ -301,7 +301,19 @@ func (a *Agent) budgetHold(lane Lane, now time.Time) time.Time {
 // chargeBudget counts a model attempt's tokens against the agent's budget
 // and the runner's, reporting each exhaustion.
 func (a *Agent) chargeBudget(c *ModelCall) {
-	n := int64(c.PromptTokens + c.OutputTokens)
+	a.chargeTokens(int64(c.PromptTokens + c.OutputTokens))
+}
+
+// chargeEmbed counts the embedding tokens the agent caused, as the
+// server reported them (its prompt's recall, and its executor's recalls
+// and remembers, made with a context of [llm.WithEmbedUsage]), against its
+// budget and the runner's. The memory's background backfill embeds for no
+// agent in particular and is not charged.
+func (a *Agent) chargeEmbed(tokens int) { a.chargeTokens(int64(tokens)) }
+
+// chargeTokens counts n tokens against the agent's budget and the
+// runner's, reporting each exhaustion.
+func (a *Agent) chargeTokens(n int64) {
 	if n <= 0 || (a.budget == nil && a.cfg.shared == nil) {
 		return
 	}

@@ -10,10 +10,14 @@ import (
 // lane by an [llm.AdaptiveLimit] that measures every model call the
 // runner's agents make: the lane grows while the server's latency stays
 // near its minimum and shrinks when it climbs (a queue forms) or the
-// server answers 503, 429 or "busy". The priority lane keeps its own
-// workers (PriorityWorkers), outside the limit: a host message never waits
-// behind autonomy work in the runner, and the short queue the limit keeps
-// at the server leaves it room there.
+// server answers 503, 429 or "busy". The priority lane has a reserved
+// share of the limit (max(PriorityWorkers, ⌈limit/4⌉) calls) that autonomy
+// cycles never take, and may grow to the whole limit, its cycles beyond
+// the share taking autonomy workers as they free up: a host message never
+// waits behind autonomy work in the runner, nor behind another host
+// message, and the short queue the limit keeps at the server leaves it
+// room there. Its calls are marked [llm.WithPriority], so that a 503 is
+// retried after a short wait.
 const AdaptiveWorkers = -1
 
 // ConcurrencyStats is what a runner sees of its model server, in
@@ -23,8 +27,9 @@ type ConcurrencyStats struct {
 	// Adaptive reports that the autonomy lane is sized by the limit
 	// ([AdaptiveWorkers]).
 	Adaptive bool `json:"adaptive"`
-	// Limit is the autonomy lane's size now: the adaptive limit, or
-	// AutonomyWorkers.
+	// Limit is the concurrency limit now: the adaptive limit, which the
+	// lanes share (the priority lane's reserve, the autonomy lane the
+	// rest; see [RunnerStats].Workers), or AutonomyWorkers.
 	Limit int `json:"limit"`
 	// InFlight is the model calls in flight now.
 	InFlight int `json:"in_flight"`
@@ -53,25 +58,44 @@ func (r *Runner) initMeter(adaptive bool) {
 	r.meter = llm.NewAdaptiveLimit(cfg)
 	r.adaptive = adaptive
 	if adaptive {
-		r.core.workers[LaneAutonomy] = r.meter.Limit()
+		r.core.workers[LaneAutonomy], r.core.workers[LanePriority], r.core.reserve = laneShares(r.meter.Limit(), r.cfg.PriorityWorkers)
 	}
 }
 
-// setAutonomy resizes the autonomy lane to n workers: more start at once
-// if cycles wait; fewer take effect as running cycles end.
+// setAutonomy shares a limit of n calls in flight between the lanes (see
+// [laneShares]): more start at once if cycles wait; fewer take effect as
+// running cycles end.
 func (r *Runner) setAutonomy(n int) {
 	r.smu.Lock()
-	r.core.workers[LaneAutonomy] = max(n, 1)
+	r.core.workers[LaneAutonomy], r.core.workers[LanePriority], r.core.reserve = laneShares(n, r.cfg.PriorityWorkers)
 	r.smu.Unlock()
 	r.poke()
 }
 
-// concurrency returns the meter's view, with the autonomy lane's size.
+// laneShares splits an adaptive limit of n calls in flight between the
+// lanes: the priority lane has a reserved share of max(priority, ⌈n/4⌉)
+// calls that autonomy cycles never take, the autonomy lane the rest (at
+// least 1), and the priority lane may grow up to the whole limit, its
+// cycles beyond the reserve taking autonomy workers as they free up
+// (schedCore.capacity). So a host message, an assigned task or a crisis
+// finds a free worker and a short queue at the server, and a burst of
+// them is not served one at a time.
+func laneShares(n, priority int) (autonomy, prio, reserve int) {
+	n = max(n, 1)
+	reserve = max(priority, (n+3)/4)
+	return max(n-reserve, 1), max(n, reserve), reserve
+}
+
+// concurrency returns the meter's view, with the limit: the adaptive one,
+// else the autonomy lane's size.
 func (r *Runner) concurrency(workers int) ConcurrencyStats {
 	if r.meter == nil {
 		return ConcurrencyStats{Limit: workers}
 	}
 	st := r.meter.Stats()
+	if r.adaptive {
+		workers = st.Limit
+	}
 	return ConcurrencyStats{Adaptive: r.adaptive, Limit: workers, InFlight: st.InFlight, MinRTT: st.MinRTT, RTT: st.RTT,
 		Calls: st.Samples, Overloads: st.Overloads, Cuts: st.Cuts}
 }

@@ -11,22 +11,24 @@ import (
 	"github.com/existence-loop/sdk/store/memstore"
 )
 
-// TestAdaptiveWorkersFollowTheLimit: under AdaptiveWorkers the autonomy
-// lane's size is the meter's limit, and moves with it; the priority lane
-// keeps its own workers.
+// TestAdaptiveWorkersFollowTheLimit: under AdaptiveWorkers the lanes
+// share the meter's limit, and move with it: the priority lane's reserve
+// is a quarter of it (at least PriorityWorkers), the autonomy lane has
+// the rest, and the priority lane may grow to the whole limit.
 func TestAdaptiveWorkersFollowTheLimit(t *testing.T) {
 	r, err := NewRunner(RunnerConfig{Store: memstore.New(), AutonomyWorkers: AdaptiveWorkers, PriorityWorkers: 1,
 		Adaptive: llm.AdaptiveConfig{Initial: 8}})
 	require.NoError(t, err)
 	st := r.Stats()
-	assert.Equal(t, [2]int{8, 1}, st.Workers)
+	assert.Equal(t, [2]int{6, 8}, st.Workers)
 	assert.True(t, st.Concurrency.Adaptive)
 	assert.Equal(t, 8, st.Concurrency.Limit)
 
 	n := r.meter.Begin()
 	r.meter.Record(st0, llm.Sample{RTT: time.Millisecond, InFlight: n, Overload: true})
 	st = r.Stats()
-	assert.Equal(t, [2]int{6, 1}, st.Workers, "a 503 cuts the lane by a quarter")
+	assert.Equal(t, [2]int{4, 6}, st.Workers, "a 503 cuts the limit by a quarter")
+	assert.Equal(t, 6, st.Concurrency.Limit)
 	assert.Equal(t, int64(1), st.Concurrency.Overloads)
 	assert.Equal(t, int64(1), st.Concurrency.Cuts)
 

@@ -55,7 +55,10 @@
 // server's capacity itself: an [llm.AdaptiveLimit] measures every model
 // call next to the adapter and grows the lane while latency stays near its
 // minimum, shrinking it when latency climbs or the server answers 503
-// ([RunnerStats].Concurrency). Every call's tokens (the server's counts,
+// ([RunnerStats].Concurrency); the priority lane has a reserved share of
+// that limit and grows to all of it, and its calls ([llm.WithPriority])
+// retry after a short wait. Every call carries its agent's id
+// ([llm.WithAgent]), by which an [llm.Pool] pins the agent to one server. Every call's tokens (the server's counts,
 // else estimates) are counted per agent and per model ([Status].Usage) and
 // against a token [Budget] over a sliding window ([Config].Budget,
 // [RunnerConfig].SharedBudget): while it is spent, autonomy cycles and
@@ -122,7 +125,8 @@
 // A slot posted with notify_user is a trigger: it asks for a cycle at once
 // instead of at the next heartbeat, through the scheduler's coalescing (a
 // burst of triggers makes at most two cycles, [RunnerConfig].TriggerGap
-// apart), the cooldown, and the lanes (the priority lane still goes
+// apart, a quarter of the heartbeat by default: notified wake-ups have
+// their own rate), the cooldown, and the lanes (the priority lane still goes
 // first); a goal being pursued is not interrupted, and the cycle runs as
 // soon as it returns.
 //

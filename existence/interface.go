@@ -50,6 +50,12 @@ type Assignment struct {
 	// recalls before the goal's first turn and offers the remember and
 	// recall tools. Its events reach the agent's observer.
 	Memory *memory.Memory
+	// Prefix is the stable prefix of the prompt of the cycle that chose
+	// the goal ([prompt.Prompt].Split) under [prompt.LayoutCache], which
+	// the cycle sent as its system message; empty otherwise. An executor
+	// whose first message starts with it shares the model server's KV
+	// cache with the agent's cycles (existence/toolloop does).
+	Prefix string
 	// TraceContent is the agent's [Config].TraceContent: an executor that
 	// makes spans (the context passed to Execute carries the goal's span)
 	// records tool arguments and results on them only when it is set.

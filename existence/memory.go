@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
 )
@@ -157,6 +158,9 @@ func (a *Agent) promptMemories(ctx context.Context, task *prompt.Task, peek bool
 	k := a.cfg.MemoryK
 	if k <= 0 {
 		k = DefaultMemoryK
+	}
+	if !peek { // a preview's embedding is the operator's, not the agent's
+		ctx = llm.WithEmbedUsage(ctx, a.chargeEmbed)
 	}
 	got, err := m.Recall(ctx, a.cfg.ID, memory.Query{Text: q, K: k, Peek: peek})
 	if err != nil {

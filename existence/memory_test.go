@@ -24,9 +24,16 @@ import (
 // memory, whose prompt has the memories section when section is set.
 func memoryAgent(t *testing.T, section bool, model llm.Model) (*existence.Agent, *memory.Memory, *existencetest.Recorder) {
 	t.Helper()
+	return memoryAgentWith(t, llmtest.NewFakeEmbedder("", 0), section, model, nil)
+}
+
+// memoryAgentWith is memoryAgent with emb as the memory's embedder, and
+// tweak (when not nil) applied to the agent's Config.
+func memoryAgentWith(t *testing.T, emb llm.Embedder, section bool, model llm.Model, tweak func(*existence.Config)) (*existence.Agent, *memory.Memory, *existencetest.Recorder) {
+	t.Helper()
 	ctx := context.Background()
 	store := memstore.New()
-	mem, err := memory.New(memory.Config{Store: store, Embedder: llmtest.NewFakeEmbedder("", 0), NoBackfill: true})
+	mem, err := memory.New(memory.Config{Store: store, Embedder: emb, NoBackfill: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { mem.Close() })
 	_, err = mem.Remember(ctx, "scout", memory.Note{Text: "FAILED: the rate limiter drops requests at night", Kind: memory.KindFailure})
@@ -36,11 +43,15 @@ func memoryAgent(t *testing.T, section bool, model llm.Model) (*existence.Agent,
 		require.NoError(t, asm.InsertAfter(prompt.SectionLastOutcome, prompt.Memories()))
 	}
 	rec := &existencetest.Recorder{}
-	a, err := existence.New(ctx, existence.Config{
+	cfg := existence.Config{
 		ID: "scout", Name: "Cedar", Model: model, Store: store, Memory: mem, Prompt: asm,
 		Clock: existencetest.NewClock(time.Date(2026, 4, 13, 12, 0, 0, 0, time.UTC)), Observer: rec.Observe,
 		Logger: slog.New(slog.DiscardHandler), Retry: llm.RetryPolicy{Attempts: 1},
-	})
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	a, err := existence.New(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { a.Close() })
 	require.NoError(t, a.SayAsHost(ctx, "what is wrong with the rate limiter?"))

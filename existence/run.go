@@ -39,7 +39,6 @@ func (a *Agent) Run(ctx context.Context) error {
 		kick: make(chan struct{}, 1),
 	}
 	r.core.classify = classifyNode
-	r.core.triggerGap = DefaultTriggerGap
 	r.core.hold = holdNode
 	r.book.init(DefaultMaxPeersShown)
 	r.attach(a)

@@ -56,7 +56,10 @@ type RunnerConfig struct {
 	// PriorityWorkers is the size of the priority lane, which runs the
 	// cycles answering host messages, assigned tasks announced with
 	// [Runner.Wake], and crisis cycles, ahead of all autonomy work;
-	// default 1.
+	// default 1. Under [AdaptiveWorkers] it is the least of the priority
+	// lane's reserved share of the limit, which is max(PriorityWorkers,
+	// ⌈limit/4⌉), and the lane grows to the whole limit when cycles wait
+	// in it (see [AdaptiveWorkers]).
 	PriorityWorkers int
 	// Cooldown is the minimum gap between the end of an agent's cycle and
 	// the start of its next autonomy cycle; default 0, the original's
@@ -67,8 +70,10 @@ type RunnerConfig struct {
 	// posted with notify_user, see [Agent.PostSlot]); triggers arriving
 	// meanwhile are merged into that one cycle, so that a burst of
 	// notifying slots costs at most two cycles (the one it starts and one
-	// after it) however fast the model is. The Cooldown applies too when
-	// longer. Default [DefaultTriggerGap] (1 s); negative: no gap.
+	// after it) however fast the model is, and a flood of them at most
+	// one cycle per TriggerGap. The Cooldown applies too when longer.
+	// Default a quarter of each agent's heartbeat ([DefaultTriggerGap]:
+	// 15 s at 60 s); negative: no gap.
 	TriggerGap time.Duration
 	// NoStagger starts every agent's first heartbeat at once instead of
 	// spreading the agents over one heartbeat (by a hash of their ids).
@@ -271,7 +276,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	}
 	r.inflight.Less = inflightBefore
 	r.core.classify = classifyNode
-	r.core.triggerGap = triggerGap(cfg.TriggerGap)
+	r.core.triggerGap = cfg.TriggerGap
 	r.core.hold = holdNode
 	r.book.init(cfg.MaxPeersShown)
 	r.shared = newBudgetState(BudgetScopeRunner, cfg.SharedBudget)

@@ -21,7 +21,8 @@ const (
 	// ([Agent.SayAsHost], [Runner.SayAsHost]), an assigned task announced with
 	// [Runner.Wake], and the cycles of an agent in crisis (load ≥ 0.90).
 	// Autonomy work never delays it. Its size is
-	// [RunnerConfig].PriorityWorkers (default 1).
+	// [RunnerConfig].PriorityWorkers (default 1); under [AdaptiveWorkers]
+	// it has a reserved share of the limit and grows to the whole limit.
 	LanePriority
 )
 
@@ -115,9 +116,16 @@ type schedCore struct {
 	cooldown time.Duration
 	workers  [2]int
 	busy     [2]int
-	timers   heap.Heap[*schedEntry]    // by timerAt, then insertion
-	queues   [2]heap.Heap[*schedEntry] // by due time, then arrival (fairness)
-	seq      uint64
+	// reserve is the priority lane's reserved share: priority cycles
+	// running beyond it take autonomy workers (the autonomy lane starts
+	// no cycle until they end), so that the two lanes together stay
+	// within workers[LaneAutonomy] + reserve. It equals
+	// workers[LanePriority] unless the lane may grow past its share
+	// (under AdaptiveWorkers: up to the whole limit).
+	reserve int
+	timers  heap.Heap[*schedEntry]    // by timerAt, then insertion
+	queues  [2]heap.Heap[*schedEntry] // by due time, then arrival (fairness)
+	seq     uint64
 	// classify picks the lane of a cycle a heartbeat brings due; nil means
 	// always the autonomy lane.
 	classify func(e *schedEntry) Lane
@@ -148,6 +156,7 @@ type schedCore struct {
 
 func newSchedCore(autonomy, priority int, cooldown time.Duration) *schedCore {
 	s := &schedCore{workers: [2]int{max(autonomy, 1), max(priority, 1)}, cooldown: max(cooldown, 0)}
+	s.reserve = s.workers[LanePriority]
 	s.timers = heap.Heap[*schedEntry]{Less: timerBefore, SetIndex: func(e *schedEntry, i int) { e.timerIdx = i }}
 	for l := range s.queues {
 		s.queues[l] = heap.Heap[*schedEntry]{Less: dueBefore, SetIndex: func(e *schedEntry, i int) { e.queueIdx = i }}
@@ -454,7 +463,7 @@ func (s *schedCore) dispatch(now time.Time) []dispatched {
 	var out []dispatched
 	for _, lane := range [...]Lane{LanePriority, LaneAutonomy} {
 		q := &s.queues[lane]
-		for s.busy[lane] < s.workers[lane] && q.Len() > 0 {
+		for s.busy[lane] < s.capacity(lane) && q.Len() > 0 {
 			e := q.Pop()
 			if e.lend != nil {
 				// A worker lent to a mind's model call (lend.go): held
@@ -482,6 +491,16 @@ func (s *schedCore) dispatch(now time.Time) []dispatched {
 		}
 	}
 	return out
+}
+
+// capacity returns how many cycles lane may run now: its workers, less,
+// for the autonomy lane, the priority cycles running beyond the priority
+// lane's reserve.
+func (s *schedCore) capacity(lane Lane) int {
+	if lane == LanePriority {
+		return s.workers[LanePriority]
+	}
+	return s.workers[LaneAutonomy] - max(0, s.busy[LanePriority]-s.reserve)
 }
 
 // done frees the worker of e's cycle, which ended at end; the cooldown
@@ -532,7 +551,7 @@ func (s *schedCore) done(e *schedEntry, lane Lane, end time.Time) {
 // ready reports whether a lane has a queued cycle and a free worker.
 func (s *schedCore) ready() bool {
 	for l := range s.queues {
-		if s.queues[l].Len() > 0 && s.busy[l] < s.workers[l] {
+		if s.queues[l].Len() > 0 && s.busy[l] < s.capacity(Lane(l)) {
 			return true
 		}
 	}

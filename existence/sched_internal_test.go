@@ -190,3 +190,52 @@ func TestCoreLateBeatCooldown(t *testing.T) {
 	assert.Equal(t, time.Duration(0), got[0].lateness(), "started when due")
 	assert.Equal(t, end.Add(2*time.Second), got[0].due)
 }
+
+// TestCorePriorityShare pins why host replies waited seconds beyond their
+// model call under load: with one priority worker, host messages arriving
+// faster than one model call (which a loaded server's queue lengthens)
+// queued behind each other. Under an adaptive limit the priority lane has
+// a reserved share and may grow to the whole limit; its cycles beyond the
+// share take autonomy workers as they free up, not the reverse.
+func TestCorePriorityShare(t *testing.T) {
+	s, es := coreOf(20, 1, 1, 0, 6*time.Second)
+	s.workers[LaneAutonomy], s.workers[LanePriority], s.reserve = laneShares(8, 1)
+	require.Equal(t, [2]int{6, 8}, s.workers)
+	require.Equal(t, 2, s.reserve)
+	s.advance(st0)
+	got := s.dispatch(st0)
+	require.Len(t, got, 6, "the autonomy lane runs the limit less the reserve")
+
+	// Three host messages, one after another, while the autonomy lane is
+	// full and its backlog waits: none waits for another's cycle.
+	at := st0.Add(time.Second)
+	for _, e := range es[17:] {
+		s.wake(e, at)
+		got := s.dispatch(at)
+		require.Len(t, got, 1)
+		assert.Equal(t, LanePriority, got[0].lane)
+		assert.Zero(t, got[0].lateness())
+	}
+
+	// Three priority cycles run, one beyond the reserve: the autonomy lane
+	// gives that worker up when one of its cycles ends.
+	s.done(es[0], LaneAutonomy, at.Add(time.Second))
+	assert.Empty(t, s.dispatch(at.Add(time.Second)), "the freed worker is the priority lane's now")
+	s.done(es[17], LanePriority, at.Add(time.Second))
+	assert.Equal(t, []string{"a6/autonomy"}, ids(s.dispatch(at.Add(time.Second))))
+}
+
+func TestLaneShares(t *testing.T) {
+	for _, c := range []struct{ n, prio, a, p, r int }{
+		{1, 1, 1, 1, 1},
+		{2, 1, 1, 2, 1},
+		{4, 1, 3, 4, 1},
+		{8, 1, 6, 8, 2},
+		{9, 1, 6, 9, 3},
+		{8, 4, 4, 8, 4},
+		{2, 4, 1, 4, 4},
+	} {
+		a, p, r := laneShares(c.n, c.prio)
+		assert.Equal(t, [3]int{c.a, c.p, c.r}, [3]int{a, p, r}, "limit %d, PriorityWorkers %d", c.n, c.prio)
+	}
+}

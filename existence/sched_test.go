@@ -272,3 +272,79 @@ func TestEveryAgentGetsACycleInDueOrder(t *testing.T) {
 	assert.Greater(t, st.Coalesced, int64(0))
 	assert.Equal(t, s.model.Calls(), len(evs), "no coalesced heartbeat called the model")
 }
+
+// TestPriorityCallsAreMarked: the model calls of a priority-lane cycle
+// carry llm.WithPriority, autonomy cycles' do not, and a priority call the
+// server refuses with a 503 is retried after WaitPriority (250 ms), not the
+// 10 s wait after a 503 that kept host replies waiting seconds beyond their
+// model call under load.
+func TestPriorityCallsAreMarked(t *testing.T) {
+	clock := existencetest.NewClock(t0)
+	var mu sync.Mutex
+	var marked []bool
+	refused := false
+	model := llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		marked = append(marked, llm.IsPriority(ctx))
+		if llm.IsPriority(ctx) && !refused {
+			refused = true
+			return nil, &llm.StatusError{StatusCode: 503, Message: "server busy"}
+		}
+		return &llm.Response{Text: `{"action":"goal","content":"map the workspace","reasoning":"r"}`}, nil
+	})
+	var waitsMu sync.Mutex
+	var waits []time.Duration
+	retry := llm.RetryPolicy{Jitter: -1, Sleep: func(ctx context.Context, d time.Duration) error {
+		waitsMu.Lock()
+		defer waitsMu.Unlock()
+		waits = append(waits, d)
+		return nil
+	}}
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, NoStagger: true, Logger: discardLogger(),
+		Heartbeat: 6 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	ctx := context.Background()
+	for _, id := range []string{"a", "b"} {
+		_, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: model, Retry: retry})
+		require.NoError(t, err)
+	}
+	require.NoError(t, r.RunVirtual(ctx, t0.Add(time.Second)))
+	mu.Lock()
+	assert.Equal(t, []bool{false, false}, marked, "autonomy cycles")
+	marked = nil
+	mu.Unlock()
+	require.NoError(t, r.SayAsHost(ctx, "hello", "b"))
+	require.NoError(t, r.RunVirtual(ctx, t0.Add(2*time.Second)))
+	mu.Lock()
+	assert.Equal(t, []bool{true, true}, marked, "the host message's cycle: refused, then retried")
+	mu.Unlock()
+	waitsMu.Lock()
+	assert.Equal(t, []time.Duration{llm.DefaultWaitPriority}, waits)
+	waitsMu.Unlock()
+}
+
+// TestCallsCarryTheAgentID: every model call of an agent carries its id
+// (llm.WithAgent), by which an llm.Pool pins the agent to one server.
+func TestCallsCarryTheAgentID(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	model := llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		mu.Lock()
+		seen[llm.AgentFrom(ctx)] = true
+		mu.Unlock()
+		return &llm.Response{Text: `{"action":"goal","content":"map the workspace","reasoning":"r"}`}, nil
+	})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: existencetest.NewClock(t0), NoStagger: true, Logger: discardLogger()})
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	for _, id := range []string{"a", "b"} {
+		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: model, Retry: llm.RetryPolicy{Attempts: 1}})
+		require.NoError(t, err)
+	}
+	require.NoError(t, r.RunVirtual(context.Background(), t0.Add(time.Second)))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, map[string]bool{"a": true, "b": true}, seen)
+}

@@ -7,8 +7,17 @@ import (
 	"github.com/existence-loop/sdk/llm"
 )
 
-// DefaultTriggerGap is the default of [RunnerConfig].TriggerGap.
-const DefaultTriggerGap = time.Second
+// TriggerGapShare is the share of an agent's heartbeat that is the
+// default of [RunnerConfig].TriggerGap: a quarter. A flood of notifying
+// slots then costs an agent at most four cycles per heartbeat beyond its
+// own, whoever posts them.
+const TriggerGapShare = 4
+
+// DefaultTriggerGap returns the default trigger gap of an agent of the
+// given heartbeat: heartbeat / [TriggerGapShare] (15 s for 60 s).
+func DefaultTriggerGap(heartbeat time.Duration) time.Duration {
+	return heartbeat / TriggerGapShare
+}
 
 // trigger asks for a cycle of e at now outside its heartbeats: a slot
 // posted with notify_user (GLaDOS's event trigger, the scene change of
@@ -19,7 +28,8 @@ const DefaultTriggerGap = time.Second
 //     would get (classify: the autonomy lane, unless a host message, a
 //     wake or a crisis makes it the priority lane); an autonomy cycle
 //     waits for the end of the cooldown and for the trigger gap after the
-//     agent's last cycle (deferred, like a heartbeat in its cooldown);
+//     agent's last cycle (deferred, like a heartbeat in its cooldown): a
+//     notified wake-up has its own rate, at most one per trigger gap;
 //   - a cycle already wanted (deferred) or queued absorbs it;
 //   - a cycle running absorbs it too, but one more cycle is wanted when
 //     it ends (its prompt may have been built before the trigger), under
@@ -38,8 +48,8 @@ func (s *schedCore) trigger(e *schedEntry, now time.Time) {
 			lane = s.classify(e)
 		}
 		until := e.coolUntil
-		if !e.lastEnd.IsZero() && e.lastEnd.Add(s.triggerGap).After(until) {
-			until = e.lastEnd.Add(s.triggerGap)
+		if gap := s.gapOf(e); !e.lastEnd.IsZero() && e.lastEnd.Add(gap).After(until) {
+			until = e.lastEnd.Add(gap)
 		}
 		if lane == LaneAutonomy && now.Before(until) {
 			e.st, e.due = slotDeferred, until
@@ -115,14 +125,14 @@ func (l laneModel) Generate(ctx context.Context, req *llm.Request) (*llm.Respons
 	return l.m.Generate(ctx, req)
 }
 
-// triggerGap resolves RunnerConfig.TriggerGap: 0 means the default,
-// negative none.
-func triggerGap(d time.Duration) time.Duration {
+// gapOf is e's trigger gap: RunnerConfig.TriggerGap, where 0 means the
+// default (a quarter of e's heartbeat) and a negative value none.
+func (s *schedCore) gapOf(e *schedEntry) time.Duration {
 	switch {
-	case d == 0:
-		return DefaultTriggerGap
-	case d < 0:
+	case s.triggerGap == 0:
+		return DefaultTriggerGap(e.hb)
+	case s.triggerGap < 0:
 		return 0
 	}
-	return d
+	return s.triggerGap
 }

@@ -33,8 +33,9 @@ var ErrNoSharedBoard = errors.New("existence: the runner has no shared board of 
 // for the runner's Cooldown, and the priority lane still goes first. A
 // goal being pursued is not interrupted (only a person's message does
 // that): the cycle runs as soon as its executor returns. Triggered cycles
-// keep RunnerConfig.TriggerGap (1 s) after the agent's last cycle, so that
-// a burst of notifying slots costs at most two cycles. An agent driven by
+// keep RunnerConfig.TriggerGap (a quarter of the heartbeat) after the
+// agent's last cycle, so that a burst of notifying slots costs at most two
+// cycles, and a flood at most one per gap. An agent driven by
 // [Agent.Tick] alone sees the slot at its next tick.
 //
 // Errors: an error matching slot.ErrInvalid (nothing changed); the save

@@ -107,7 +107,7 @@ func slotRunner(t *testing.T, cfg existence.RunnerConfig, m *recModel) (*existen
 func TestNotifyingSlotStartsACycleAtOnce(t *testing.T) {
 	ctx := context.Background()
 	m := &recModel{}
-	r, a, _, rec := slotRunner(t, existence.RunnerConfig{}, m)
+	r, a, _, rec := slotRunner(t, existence.RunnerConfig{TriggerGap: time.Second}, m)
 	require.NoError(t, r.RunVirtual(ctx, t0))
 	require.Len(t, m.Calls(), 1, "the first heartbeat's cycle")
 
@@ -138,7 +138,7 @@ func TestNotifyingSlotStartsACycleAtOnce(t *testing.T) {
 
 // TestNotifyingBurstMakesAtMostTwoCycles: twenty notifying slots within
 // one second make at most two cycles (the one the first starts, and one
-// after it, TriggerGap later), with a model of any speed; the cooldown is
+// after it, TriggerGap (here 1 s) later), with a model of any speed; the cooldown is
 // kept; the heartbeats go on.
 func TestNotifyingBurstMakesAtMostTwoCycles(t *testing.T) {
 	for _, tc := range []struct {
@@ -155,7 +155,7 @@ func TestNotifyingBurstMakesAtMostTwoCycles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			m := &recModel{latency: tc.latency}
-			r, a, _, _ := slotRunner(t, existence.RunnerConfig{Cooldown: tc.cooldown}, m)
+			r, a, _, _ := slotRunner(t, existence.RunnerConfig{Cooldown: tc.cooldown, TriggerGap: time.Second}, m)
 			base := t0.Add(tc.start)
 			require.NoError(t, r.RunVirtual(ctx, base))
 			before := len(m.Calls())
@@ -176,7 +176,7 @@ func TestNotifyingBurstMakesAtMostTwoCycles(t *testing.T) {
 			assert.Contains(t, last.prompt, "feed: completed - item ", "the cycle reads the board")
 			if tc.want == 2 {
 				assert.Contains(t, last.prompt, "item t", "the cycle after the burst reads the last update")
-				assert.GreaterOrEqual(t, last.at.Sub(in[0].at), existence.DefaultTriggerGap, "the trigger gap")
+				assert.GreaterOrEqual(t, last.at.Sub(in[0].at), time.Second, "the trigger gap")
 			}
 			assert.Equal(t, int64(20), r.Stats().Triggers)
 			require.NoError(t, r.RunVirtual(ctx, base.Add(10*time.Second)))
@@ -230,9 +230,9 @@ func TestNotifyingSlotDuringAGoalWaitsForIt(t *testing.T) {
 	}
 	assert.Zero(t, r.Stats().Triggers, "no tick while the goal is pursued")
 	close(finish) // the executor returns
-	clock.Advance(existence.DefaultTriggerGap)
+	clock.Advance(existence.DefaultTriggerGap(6 * time.Second))
 	c := wait("the cycle after the goal")
-	assert.Equal(t, t0.Add(existence.DefaultTriggerGap), c.at, "one trigger gap after the first cycle, long before the next heartbeat")
+	assert.Equal(t, t0.Add(existence.DefaultTriggerGap(6*time.Second)), c.at, "one trigger gap after the first cycle, long before the next heartbeat")
 	assert.Contains(t, c.prompt, "door: changed - ring t")
 	assert.Contains(t, c.prompt, "[DONE] look around", "the goal's outcome was recorded first")
 	// Nothing more is due: the scheduler idles until the next heartbeat.

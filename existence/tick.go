@@ -248,10 +248,14 @@ func (a *Agent) startLocked(parent context.Context, g identity.Goal) {
 	if a.cfg.TraceContent {
 		attrs = append(attrs, AttrGoal.String(g.Objective))
 	}
+	ctx = llm.WithEmbedUsage(ctx, a.chargeEmbed) // the executor's recalls and remembers
 	ctx, span := a.startSpan(trace.ContextWithSpan(ctx, trace.SpanFromContext(parent)), PhaseGoal, attrs...)
 	r := &run{goalID: g.ID, started: a.cfg.Clock.Now(), waited0: a.budgetWaited.Load(), cancel: cancel, done: make(chan struct{})}
 	a.running = r
 	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.name, Goal: g, Model: a.execModel, Report: a.emit, Memory: a.cfg.Memory}
+	if pre := a.prefix.Load(); pre != nil {
+		asg.Prefix = *pre
+	}
 	if g.TaskID != "" {
 		asg.Task = &prompt.Task{ID: g.TaskID, Description: g.Objective}
 	}
@@ -329,7 +333,7 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 		stats.PromptChars = p.Chars
 		a.emitCuts(p)
 		t0 := time.Now()
-		resp, cause, cerr = a.generate(ctx, p.Text, stats)
+		resp, cause, cerr = a.generate(ctx, p, stats)
 		// A prompt over the window (refused, or cut by the server and
 		// caught) is fitted to the window the model now knows and tried
 		// once more; it is never used as if whole.
@@ -339,7 +343,7 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 					p, nInbox, nHost = p2, n1, n2
 					stats.PromptChars = p.Chars
 					a.emitCuts(p)
-					resp, cause, cerr = a.generate(ctx, p.Text, stats)
+					resp, cause, cerr = a.generate(ctx, p, stats)
 				}
 			}
 		}
@@ -446,11 +450,24 @@ func (a *Agent) emitCuts(p *prompt.Prompt) {
 // short cause (the error's [llm.Classify] class, such as "unavailable" or
 // "truncated", or "invalid_output" for a reply that does not parse) and the
 // error.
-func (a *Agent) generate(ctx context.Context, text string, stats *CycleStats) (*prompt.Response, string, error) {
+//
+// A prompt with a stable prefix ([prompt.LayoutCache]) is sent as two
+// messages, the prefix as the system message and the rest as the user
+// message, and the prefix is kept for the executor of the goal the cycle
+// chooses ([Assignment].Prefix); otherwise as one user message.
+func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, stats *CycleStats) (*prompt.Response, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.CycleTimeout)
 	defer cancel()
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: p.Text}}
+	if stable, rest := p.Split(); stable != "" {
+		msgs = []llm.Message{{Role: llm.RoleSystem, Content: stable}, {Role: llm.RoleUser, Content: rest}}
+	}
+	a.prefix.Store(&msgs[0].Content)
+	if len(msgs) == 1 {
+		a.prefix.Store(nil)
+	}
 	req := &llm.Request{
-		Messages:    []llm.Message{{Role: llm.RoleUser, Content: text}},
+		Messages:    msgs,
 		Format:      prompt.Schema(),
 		Temperature: a.cfg.Temperature,
 		Seed:        a.cfg.Seed,

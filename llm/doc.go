@@ -32,7 +32,12 @@
 //   - [*TimeoutError] ([ErrTimeout]): a per-call timeout of [WithTimeout]
 //     fired;
 //   - [*InvalidOutputError] ([ErrInvalidOutput]): the reply failed
-//     validation, even after the repair follow-up of [WithRepair].
+//     validation, even after the repair follow-up of [WithRepair];
+//   - [*ReplyTooLargeError] ([ErrReplyTooLarge]): the reply body passed
+//     the cap the adapter set for the request, in proportion to what it
+//     asked for ([LimitReplies], [WithReplyLimit], [ChatReplyLimit],
+//     [EmbedReplyLimit]); a server cannot make the process allocate
+//     without bound.
 //
 // Middleware that gives up says why: [*RetryError] (the attempts made and
 // the last error) and [*FallbackError] (one error per model tried); both

@@ -19,6 +19,10 @@ const (
 	DefaultWait     = 5 * time.Second
 	DefaultMaxWait  = 60 * time.Second
 	DefaultJitter   = 0.2
+	// DefaultWaitPriority is the base wait before retrying a priority
+	// call ([WithPriority]): about the time a loaded server takes to free
+	// a slot, not the original's 10 s meant to relieve it.
+	DefaultWaitPriority = 250 * time.Millisecond
 )
 
 // RetryPolicy configures [WithRetry]. The zero value is the default policy:
@@ -30,7 +34,8 @@ const (
 //	base × 2^(n−1) × (1 + Jitter × (2×Rand() − 1)), capped at MaxWait
 //
 // where base is Wait503 after an HTTP 503 and Wait after any other retryable
-// error. A [StatusError] with RetryAfter > 0 (the server's Retry-After
+// error, or WaitPriority after any retryable error of a priority call (a
+// context marked with [WithPriority]). A [StatusError] with RetryAfter > 0 (the server's Retry-After
 // header) replaces the computed wait, without jitter, still capped at
 // MaxWait.
 type RetryPolicy struct {
@@ -43,6 +48,13 @@ type RetryPolicy struct {
 	// Wait is the base wait after any other retryable error. 0 means
 	// DefaultWait (5 s); a negative value means no wait.
 	Wait time.Duration
+	// WaitPriority is the base wait after any retryable error, 503
+	// included, of a priority call (ctx marked with [WithPriority]): a
+	// person waits for it, and the server refused it only because of the
+	// autonomy calls already queued there, which a concurrency limit
+	// is cutting. 0 means DefaultWaitPriority (250 ms); a negative value
+	// means no wait. An SDK rule: the original (spec §7) has one policy.
+	WaitPriority time.Duration
 	// MaxWait caps one wait, Retry-After included. 0 means DefaultMaxWait
 	// (60 s); a negative value means no cap.
 	MaxWait time.Duration
@@ -70,6 +82,9 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.Wait == 0 {
 		p.Wait = DefaultWait
 	}
+	if p.WaitPriority == 0 {
+		p.WaitPriority = DefaultWaitPriority
+	}
 	if p.MaxWait == 0 {
 		p.MaxWait = DefaultMaxWait
 	}
@@ -93,6 +108,16 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 // policy's defaults, so it works on the zero value. A result is never
 // negative.
 func (p RetryPolicy) Backoff(retry int, err error) time.Duration {
+	return p.backoff(retry, err, false)
+}
+
+// BackoffPriority is [RetryPolicy.Backoff] for a priority call
+// ([WithPriority]): the base is WaitPriority whatever the error.
+func (p RetryPolicy) BackoffPriority(retry int, err error) time.Duration {
+	return p.backoff(retry, err, true)
+}
+
+func (p RetryPolicy) backoff(retry int, err error, priority bool) time.Duration {
 	p = p.withDefaults()
 	if se, ok := asStatus(err); ok && se.RetryAfter > 0 {
 		return p.capWait(float64(se.RetryAfter))
@@ -100,6 +125,9 @@ func (p RetryPolicy) Backoff(retry int, err error) time.Duration {
 	base := p.Wait
 	if se, ok := asStatus(err); ok && se.StatusCode == 503 {
 		base = p.Wait503
+	}
+	if priority {
+		base = p.WaitPriority
 	}
 	if base <= 0 {
 		return 0
@@ -156,7 +184,8 @@ func (e *RetryError) Unwrap() error { return e.Err }
 // jitter while the error is [Retryable] (HTTP 429, 502, 503, 504,
 // unreachable server, per-attempt timeout), up to p.Attempts calls in all.
 // Permanent errors (HTTP 400, 404, model not found, truncation, empty reply,
-// invalid output) and the caller's cancellation return at once.
+// invalid output) and the caller's cancellation return at once. A priority
+// call ([WithPriority]) waits WaitPriority-based backoffs.
 //
 // Every failure is returned as a *[RetryError] carrying the attempt count and
 // wrapping the last error. If ctx ends during an attempt or a wait, the
@@ -193,7 +222,7 @@ func (r *retryModel) Generate(ctx context.Context, req *Request) (*Response, err
 		if attempt >= r.p.Attempts || !Retryable(err) {
 			return nil, &RetryError{Attempts: attempt, Err: err}
 		}
-		wait := r.p.Backoff(attempt, err)
+		wait := r.p.backoff(attempt, err, IsPriority(ctx))
 		if serr := r.p.Sleep(ctx, wait); serr != nil {
 			return nil, &RetryError{
 				Attempts: attempt,

@@ -296,3 +296,24 @@ func TestPermanent(t *testing.T) {
 		t.Errorf("a refused key is permanent and not retryable")
 	}
 }
+
+// TestRetryPriorityWaitsLittle: a priority call (a person waits for it)
+// refused by a loaded server is retried after WaitPriority, doubled, not
+// the 10 s meant to relieve the server; a Retry-After still rules.
+func TestRetryPriorityWaitsLittle(t *testing.T) {
+	ctx := llm.WithPriority(context.Background())
+	require.True(t, llm.IsPriority(ctx))
+	require.False(t, llm.IsPriority(context.Background()))
+
+	var w waits
+	fake := llmtest.NewFake(llmtest.Reply{Err: status(503)})
+	fake.Repeat = true
+	_, err := llm.WithRetry(fake, llm.RetryPolicy{Sleep: w.sleep, Jitter: -1}).Generate(ctx, &llm.Request{})
+	require.Error(t, err)
+	assert.Equal(t, []time.Duration{250 * time.Millisecond, 500 * time.Millisecond}, w.got())
+
+	p := llm.RetryPolicy{WaitPriority: time.Second, Jitter: -1}
+	assert.Equal(t, time.Second, p.BackoffPriority(1, status(503)))
+	assert.Equal(t, 10*time.Second, p.Backoff(1, status(503)), "an autonomy call keeps the original's wait")
+	assert.Equal(t, 3*time.Second, p.BackoffPriority(1, &llm.StatusError{StatusCode: 503, RetryAfter: 3 * time.Second}))
+}

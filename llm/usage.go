@@ -86,3 +86,25 @@ func UsageOf(ctx context.Context, m Model, req *Request, resp *Response, err err
 	}
 	return u
 }
+
+type embedUsageKey struct{}
+
+// WithEmbedUsage returns ctx carrying report, which the [Embedder]
+// adapters of llm/ollama and llm/openai call, through [ReportEmbedUsage],
+// with the input tokens the server counted for each embedding request
+// made with ctx (Ollama's prompt_eval_count, OpenAI's
+// usage.prompt_tokens); a server that reports none is not called for.
+// This is how an agent charges the embeddings it causes (its recalls and
+// remembers) to its token budget. report must be safe for concurrent use.
+func WithEmbedUsage(ctx context.Context, report func(tokens int)) context.Context {
+	return context.WithValue(ctx, embedUsageKey{}, report)
+}
+
+// ReportEmbedUsage passes tokens (when positive) to the report function
+// of ctx ([WithEmbedUsage]), if any. Third-party Embedder adapters call it
+// once per request with the server's count.
+func ReportEmbedUsage(ctx context.Context, tokens int) {
+	if report, ok := ctx.Value(embedUsageKey{}).(func(int)); ok && report != nil && tokens > 0 {
+		report(tokens)
+	}
+}

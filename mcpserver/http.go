@@ -35,7 +35,9 @@ type HTTPConfig struct {
 	// same process; Token, Addr and AllowedHosts are then ignored.
 	Auth *monitor.Auth
 	// Token is the bearer token every request must carry
-	// ("Authorization: Bearer TOKEN"); required unless Auth is set.
+	// ("Authorization: Bearer TOKEN"); required unless Auth is set. On an
+	// Addr that is not a loopback address it needs
+	// monitor.MinTokenLength (16) characters other than white space.
 	Token string
 	// Addr is the address the handler is served on ("0.0.0.0:8081"): its
 	// host passes the Host check (see monitor.AuthConfig.Addr).
@@ -87,13 +89,19 @@ func (c HTTPConfig) streamableOptions(s *Server) *mcp.StreamableHTTPOptions {
 // with a WWW-Authenticate challenge otherwise). Sessions expire after
 // cfg.IdleTimeout without a request and at most cfg.MaxSessions are open
 // at once (503 beyond). Serve it with monitor.NewServer, which sets safe
-// timeouts. Errors: [ErrNoToken].
+// timeouts. Errors: [ErrNoToken]; monitor.ErrWeakToken for a token too
+// short for a non-loopback cfg.Addr (see monitor.CheckToken).
 func (s *Server) Handler(cfg HTTPConfig) (http.Handler, error) {
 	cfg = cfg.withDefaults()
 	auth := cfg.Auth
 	if auth == nil {
 		if cfg.Token == "" {
 			return nil, ErrNoToken
+		}
+		if cfg.Addr != "" && !monitor.Loopback(cfg.Addr) {
+			if err := monitor.CheckToken(cfg.Token); err != nil {
+				return nil, fmt.Errorf("mcpserver: HTTPConfig.Addr %q is not a loopback address: %w", cfg.Addr, err)
+			}
 		}
 		auth = monitor.NewAuth(monitor.AuthConfig{Token: cfg.Token, Addr: cfg.Addr, AllowedHosts: cfg.AllowedHosts})
 	}

@@ -410,6 +410,12 @@ func TestHTTPTransport(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.server.Handler(mcpserver.HTTPConfig{})
 	require.ErrorIs(t, err, mcpserver.ErrNoToken)
+	for _, weak := range []string{"x", "                "} {
+		_, err = f.server.Handler(mcpserver.HTTPConfig{Token: weak, Addr: "0.0.0.0:8081"})
+		require.ErrorIs(t, err, monitor.ErrWeakToken, "a weak token off loopback")
+	}
+	_, err = f.server.Handler(mcpserver.HTTPConfig{Token: monitor.GenerateToken(), Addr: "0.0.0.0:8081"})
+	require.NoError(t, err)
 	h, err := f.server.Handler(mcpserver.HTTPConfig{Token: "s3cret"})
 	require.NoError(t, err)
 	hs := httptest.NewServer(h)

@@ -45,11 +45,25 @@ func TestNewRefusesAPublicAddressWithoutToken(t *testing.T) {
 		assert.Contains(t, err.Error(), "set Config.Token")
 		assert.Contains(t, err.Error(), "Config.InsecureNoTokenBehindProxy")
 
-		cfg.Token = "s3cret"
+		for _, weak := range []string{"x", " ", "                    ", "s3cret", "a b c d e f g\t\n h i j k l m n o"} {
+			cfg.Token = weak
+			_, err = monitor.New(cfg)
+			require.ErrorIs(t, err, monitor.ErrWeakToken, "%s with the token %q", addr, weak)
+		}
+		cfg.Token = "0123456789abcdef"
 		m, err := monitor.New(cfg)
-		require.NoError(t, err, "%s with a token", addr)
+		require.NoError(t, err, "%s with a token of 16 characters", addr)
+		m.Close()
+		cfg.Token = monitor.GenerateToken()
+		m, err = monitor.New(cfg)
+		require.NoError(t, err, "%s with a generated token", addr)
 		m.Close()
 	}
+	loop := runnerOnly(t)
+	loop.Addr, loop.Token = "127.0.0.1:8080", "x"
+	m, err := monitor.New(loop)
+	require.NoError(t, err, "on loopback any token will do")
+	m.Close()
 	for _, addr := range []string{"127.0.0.1:8080", "127.0.0.2:0", "[::1]:8080", "localhost:8080", "LocalHost:1", ""} {
 		cfg := runnerOnly(t)
 		cfg.Addr = addr
@@ -62,7 +76,7 @@ func TestNewRefusesAPublicAddressWithoutToken(t *testing.T) {
 	cfg := runnerOnly(t)
 	cfg.Addr, cfg.InsecureNoTokenBehindProxy = "0.0.0.0:8080", true
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	m, err := monitor.New(cfg)
+	m, err = monitor.New(cfg)
 	require.NoError(t, err)
 	m.Close()
 	assert.Contains(t, logs.String(), "level=WARN")
@@ -255,4 +269,15 @@ func TestNewServerClosesSlowloris(t *testing.T) {
 			require.Fail(t, "the server kept a slowloris connection open")
 		}
 	}
+}
+
+// TestGenerateToken: generated tokens are 43 URL-safe characters, pass
+// CheckToken, and differ.
+func TestGenerateToken(t *testing.T) {
+	a, b := monitor.GenerateToken(), monitor.GenerateToken()
+	assert.Len(t, a, 43)
+	assert.Regexp(t, `^[A-Za-z0-9_-]+$`, a)
+	assert.NotEqual(t, a, b)
+	require.NoError(t, monitor.CheckToken(a))
+	require.ErrorIs(t, monitor.CheckToken("               x"), monitor.ErrWeakToken, "15 spaces and one x")
 }

@@ -30,21 +30,68 @@ type Thought struct {
 // history keeps, per agent, a bounded ring of load samples and the last
 // thoughts, and a bounded ring of recent thoughts of every agent. Memory is
 // bounded: points × agents samples.
+//
+// Slot events (slotKinds: anyone holding the API token can post slots by
+// the thousand) are kept apart, in rings of a quarter of the size
+// (slotShare), and merged with the other thoughts by time when read: a
+// flood of slot posts can fill at most that share of what is shown, and
+// never pushes the agents' own thoughts out.
 type history struct {
 	points, thoughts int
 
 	mu     sync.Mutex
 	agents map[string]*agentHistory
-	recent ring[Thought]
+	recent thoughtRings
 }
 
 type agentHistory struct {
 	loads    ring[Point]
-	thoughts ring[Thought]
+	thoughts thoughtRings
+}
+
+// slotShare is the share of a thoughts history slot events may fill: a
+// quarter (one in 4).
+const slotShare = 4
+
+// slotKinds are the thoughts kept in the slot rings.
+var slotKinds = map[existence.EventKind]bool{existence.EventSlot: true, existence.EventSlotDropped: true}
+
+// thoughtRings are a history of n thoughts: n of any kind but slot
+// events, and n / slotShare (at least 1) slot events.
+type thoughtRings struct {
+	n           int
+	other, slot ring[Thought]
+}
+
+func newThoughtRings(n int) thoughtRings {
+	return thoughtRings{n: n, other: newRing[Thought](n), slot: newRing[Thought](max(n/slotShare, 1))}
+}
+
+func (r *thoughtRings) add(t Thought) {
+	if slotKinds[existence.EventKind(t.Kind)] {
+		r.slot.add(t)
+	} else {
+		r.other.add(t)
+	}
+}
+
+// list returns the newest n thoughts of both rings, oldest first, by time
+// (the order of arrival among equal times).
+func (r *thoughtRings) list() []Thought {
+	a, b := r.other.list(), r.slot.list()
+	out := make([]Thought, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		if len(b) == 0 || (len(a) > 0 && !b[0].Time.Before(a[0].Time)) {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return out[max(len(out)-r.n, 0):]
 }
 
 func newHistory(points, perAgent, recent int) *history {
-	return &history{points: points, thoughts: perAgent, agents: map[string]*agentHistory{}, recent: newRing[Thought](recent)}
+	return &history{points: points, thoughts: perAgent, agents: map[string]*agentHistory{}, recent: newThoughtRings(recent)}
 }
 
 // thoughtKinds are the events the thoughts stream shows.
@@ -74,7 +121,7 @@ func (h *history) observe(e existence.Event) {
 	defer h.mu.Unlock()
 	ah := h.agents[e.AgentID]
 	if ah == nil {
-		ah = &agentHistory{loads: newRing[Point](h.points), thoughts: newRing[Thought](h.thoughts)}
+		ah = &agentHistory{loads: newRing[Point](h.points), thoughts: newThoughtRings(h.thoughts)}
 		h.agents[e.AgentID] = ah
 	}
 	if load {

@@ -1,6 +1,8 @@
 package monitor
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // The timeouts and limits of [NewServer].
@@ -64,6 +67,40 @@ func NewServer(addr string, h http.Handler) *http.Server {
 // authenticates every request.
 var ErrNoToken = errors.New("monitor: a monitor on a non-loopback address needs a token")
 
+// MinTokenLength is the least number of characters other than white
+// space a [Config].Token must have for a monitor on a non-loopback
+// address: 16. [GenerateToken] makes one of 43.
+const MinTokenLength = 16
+
+// ErrWeakToken is the error of [New] and [CheckToken] for a token too
+// short to guard a monitor other machines can reach.
+var ErrWeakToken = errors.New("monitor: token too weak for a non-loopback address")
+
+// CheckToken returns an error matching [ErrWeakToken] when token has
+// fewer than [MinTokenLength] characters (code points) other than white
+// space, nil otherwise. A monitor on a non-loopback address needs such a
+// token; on loopback any token is accepted.
+func CheckToken(token string) error {
+	n := 0
+	for _, r := range token {
+		if !unicode.IsSpace(r) {
+			n++
+		}
+	}
+	if n < MinTokenLength {
+		return fmt.Errorf("%w: it has %d characters other than white space, want at least %d (generate one, e.g. with GenerateToken or `openssl rand -hex 16`)", ErrWeakToken, n, MinTokenLength)
+	}
+	return nil
+}
+
+// GenerateToken returns a new random token: 32 bytes from crypto/rand,
+// base64url without padding (43 characters).
+func GenerateToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
 // Loopback reports whether the listen address addr ("host:port") accepts
 // connections only from this machine: its host is "localhost" or a
 // loopback IP address (127.0.0.0/8, ::1). An empty host, 0.0.0.0 and ::
@@ -85,7 +122,13 @@ func Loopback(addr string) bool {
 // checkExposure refuses, or warns about, a monitor served on a
 // non-loopback address without a token.
 func checkExposure(cfg Config, log *slog.Logger) error {
-	if cfg.Token != "" || cfg.Addr == "" || Loopback(cfg.Addr) {
+	if cfg.Addr == "" || Loopback(cfg.Addr) {
+		return nil
+	}
+	if cfg.Token != "" {
+		if err := CheckToken(cfg.Token); err != nil {
+			return fmt.Errorf("Config.Addr %q is not a loopback address: %w", cfg.Addr, err)
+		}
 		return nil
 	}
 	if !cfg.InsecureNoTokenBehindProxy {

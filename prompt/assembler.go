@@ -35,6 +35,10 @@ type Config struct {
 	Grounding string
 	// Budget optionally caps the prompt's size; the zero value means none.
 	Budget Budget
+	// Layout orders the default sections: [LayoutOriginal] (the zero
+	// value, spec §2's order) or [LayoutCache] (a model server's KV cache
+	// reuses most of each prompt; see [Layout]).
+	Layout Layout
 }
 
 // Errors of the builder operations and of [Assembler.Assemble].
@@ -76,8 +80,9 @@ type layout struct {
 	sections []Section
 }
 
-// New returns an assembler with the default sections of spec §2, in this
-// order: [SectionTask], [SectionIdentity], [SectionWorld],
+// New returns an assembler with the default sections of spec §2, in
+// [DefaultOrder] under [LayoutOriginal] and [CacheOrder] under
+// [LayoutCache]. The original order is: [SectionTask], [SectionIdentity], [SectionWorld],
 // [SectionSituation], [SectionInnerState], [SectionWorldview],
 // [SectionOpinions], [SectionQuestions], [SectionHistory], [SectionPeers],
 // [SectionDiscoveries], [SectionTime], [SectionLastOutcome],
@@ -92,6 +97,9 @@ func New(cfg Config) *Assembler {
 	cfg.Goals = slices.Clone(cfg.Goals)
 	a := &Assembler{}
 	a.cur.Store(&layout{cfg: cfg, sections: defaultSections(&cfg)})
+	if cfg.Layout == LayoutCache {
+		a.cur.Store(&layout{cfg: cfg, sections: cacheSections(defaultSections(&cfg))})
+	}
 	return a
 }
 
@@ -324,6 +332,24 @@ type Prompt struct {
 	// Cuts lists what the budget cut, in the order it was cut; nil when
 	// nothing was.
 	Cuts []Cut
+	// StableEnd, under [LayoutCache], is the byte offset in Text where
+	// the part that changes every cycle starts: Text[:StableEnd] is the
+	// stable prefix (the sections up to the discoveries, without the
+	// blank line after them), Text[StableEnd:] starts with "\n\n" unless
+	// empty. 0 under [LayoutOriginal]. An agent sends the prefix as its
+	// own system message, and its executor starts its prompt with it, so
+	// that both share the model server's KV cache (see [Prompt.Split]).
+	StableEnd int
+}
+
+// Split returns the stable prefix of the prompt ([Prompt].StableEnd) and
+// the rest, without the blank line between them: ("", Text) under
+// [LayoutOriginal].
+func (p *Prompt) Split() (stable, rest string) {
+	if p.StableEnd <= 0 || p.StableEnd > len(p.Text) {
+		return "", p.Text
+	}
+	return p.Text[:p.StableEnd], strings.TrimPrefix(p.Text[p.StableEnd:], "\n\n")
 }
 
 // RenderedSection is one section of a [Prompt].
@@ -433,6 +459,7 @@ func (a *Assembler) assemble(l *layout, v *View) (*Prompt, error) {
 	spans := spanBuf[:0]
 	for i, s := range l.sections {
 		if std, ok := s.(*stdSection); ok {
+			e.batch = std.batch
 			if !std.has(&e) {
 				continue
 			}
@@ -473,7 +500,7 @@ func (a *Assembler) assemble(l *layout, v *View) (*Prompt, error) {
 
 	bud := l.cfg.Budget.within(v.Window)
 	if !bud.Enabled() || fitsFast(bud, p) {
-		return clean(l, p), nil
+		return stable(l, clean(l, p)), nil
 	}
 	texts := make([]string, len(l.sections))
 	for k, sp := range spans {
@@ -484,9 +511,9 @@ func (a *Assembler) assemble(l *layout, v *View) (*Prompt, error) {
 		return nil, err
 	}
 	if len(cuts) == 0 {
-		return clean(l, p), nil
+		return stable(l, clean(l, p)), nil
 	}
-	return clean(l, rebuild(l, texts, cuts)), nil
+	return stable(l, clean(l, rebuild(l, texts, cuts))), nil
 }
 
 // clean applies [Clean] to every section of p (see cleanSection): the one

@@ -161,6 +161,9 @@ type env struct {
 	v  *View
 	id *identity.Identity
 	l  identity.Limits
+	// batch moves the lists' first shown item in batches ([LayoutCache],
+	// [BatchStart]).
+	batch bool
 }
 
 var (
@@ -192,6 +195,8 @@ type stdSection struct {
 	// trim returns the section cut to at most maxChars characters (nil for
 	// sections that never shrink).
 	trim func(e *env, maxChars int) string
+	// batch: its lists move in batches ([LayoutCache]).
+	batch bool
 }
 
 var _ Trimmer = (*stdSection)(nil)
@@ -203,6 +208,7 @@ func (s *stdSection) has(e *env) bool { return s.present == nil || s.present(e) 
 // Render implements [Section].
 func (s *stdSection) Render(v *View) string {
 	e := newEnv(v)
+	e.batch = s.batch
 	if !s.has(&e) {
 		return ""
 	}
@@ -226,6 +232,7 @@ func (s *stdSection) Trim(v *View, maxChars int) string {
 		return full
 	}
 	e := newEnv(v)
+	e.batch = s.batch
 	if t := s.trim(&e, maxChars); t != "" {
 		return t
 	}
@@ -415,11 +422,20 @@ func historyText(e *env) string { return prose(e.id.Narrative, e.l.NarrativeShow
 // lastN returns the start index of the last n of length items.
 func lastN(length, n int) int { return max(0, length-n) }
 
+// shownFrom returns the start index of the items a list shows: the last
+// n, or under [LayoutCache] from [BatchStart].
+func (e *env) shownFrom(length, n int, key func(i int) string) int {
+	if e.batch {
+		return BatchStart(length, n, key)
+	}
+	return lastN(length, n)
+}
+
 // ---- opinions (row 7)
 
 func shownOpinions(e *env) []identity.Opinion {
 	ops := e.id.Opinions
-	return ops[lastN(len(ops), e.l.OpinionsShown):]
+	return ops[e.shownFrom(len(ops), e.l.OpinionsShown, func(i int) string { return ops[i].Text }):]
 }
 
 func writeOpinion(b *strings.Builder, o identity.Opinion) {
@@ -461,7 +477,7 @@ func opinionLines(e *env) []string {
 
 func shownQuestions(e *env) []string {
 	qs := e.id.Questions
-	return qs[lastN(len(qs), e.l.QuestionsShown):]
+	return qs[e.shownFrom(len(qs), e.l.QuestionsShown, func(i int) string { return qs[i] }):]
 }
 
 func writeQuestions(b *strings.Builder, e *env) {
@@ -551,7 +567,7 @@ func othersLine(n int) string {
 
 func shownDiscoveries(e *env) []identity.Discovery {
 	ds := e.id.Discoveries
-	return ds[lastN(len(ds), e.l.DiscoveriesShown):]
+	return ds[e.shownFrom(len(ds), e.l.DiscoveriesShown, func(i int) string { return ds[i].Text }):]
 }
 
 func writeDiscovery(b *strings.Builder, d identity.Discovery, max int) {
@@ -684,7 +700,7 @@ func outcomeTag(g *identity.Goal) string { return "[" + string(g.Status) + "]" }
 
 func shownGoals(e *env) []identity.Goal {
 	gs := e.id.Goals
-	return gs[lastN(len(gs), e.l.GoalsShown):]
+	return gs[e.shownFrom(len(gs), e.l.GoalsShown, func(i int) string { return gs[i].ID + gs[i].Objective }):]
 }
 
 // writeGoal writes one line of the recent goals: the status tag of an

@@ -23,6 +23,14 @@
 // a failed slot for it and runs it again after a backoff (see
 // existence.Mind). None of them calls a model.
 //
+// The Poller and the Feed fetch with a client that keeps to the
+// configured origin: a redirect elsewhere fails with [ErrRedirect] unless
+// its host is in AllowRedirect, and link-local and cloud metadata
+// addresses, and private ones unless the URL's own host is such an
+// address or AllowPrivate is set, are refused when connecting, after DNS
+// resolution ([ErrAddress]): a URL cannot be turned into a request to the
+// machine's metadata service or internal network.
+//
 // Give an agent its minds with existence.Config.Minds, or give them to a
 // runner (existence.RunnerConfig.Minds) to post to the shared board:
 //

@@ -39,8 +39,23 @@ type FeedConfig struct {
 	// Notify posts the slot with notify_user when new items appeared (not
 	// at the first read).
 	Notify bool
-	// Client makes the requests; default a client with a 30 s timeout.
+	// Client makes the requests; default a client with a 30 s timeout
+	// that keeps to AllowRedirect and AllowPrivate and ignores proxies
+	// from the environment. A Client given is used as it is: its own
+	// redirect and dial rules apply.
 	Client *http.Client
+	// AllowRedirect are the hosts (a name or address, optionally with
+	// ":port") a redirect may lead to besides the configured URL's origin
+	// (scheme, host and port); a redirect elsewhere fails the fetch with
+	// [ErrRedirect] and is not followed. Applies to the default client.
+	AllowRedirect []string
+	// AllowPrivate lets the default client connect to private and
+	// loopback addresses (10/8, 172.16/12, 192.168/16, 100.64/10,
+	// fc00::/7, 127/8, ::1) whatever the URL's host; without it only
+	// the class of a URL whose host is such an address literal (or
+	// localhost) is allowed. Link-local and metadata addresses are refused
+	// always ([ErrAddress]), after DNS resolution, redirect or not.
+	AllowPrivate bool
 	// Header holds headers sent with every request.
 	Header http.Header
 	// MaxBytes caps the feed's size; default 4 MiB.
@@ -73,7 +88,8 @@ var _ existence.Mind = (*Feed)(nil)
 
 // NewFeed returns a Feed. Errors: [ErrConfig] as for [NewPoller].
 func NewFeed(cfg FeedConfig) (*Feed, error) {
-	if _, err := checkURL(cfg.URL); err != nil {
+	u, err := checkURL(cfg.URL)
+	if err != nil {
 		return nil, err
 	}
 	cfg.Name = orDefault(cfg.Name, "feed")
@@ -89,7 +105,7 @@ func NewFeed(cfg FeedConfig) (*Feed, error) {
 	if cfg.Interval < 0 || cfg.MaxBytes < 0 {
 		return nil, fmt.Errorf("%w: negative Interval or MaxBytes", ErrConfig)
 	}
-	return &Feed{cfg: cfg, f: newFetcher(cfg.URL, cfg.Client, cfg.Header, cfg.MaxBytes)}, nil
+	return &Feed{cfg: cfg, f: newFetcher(cfg.URL, cfg.Client, cfg.Header, cfg.MaxBytes, newPolicy(u, cfg.AllowRedirect, cfg.AllowPrivate))}, nil
 }
 
 // Name returns the mind's name (FeedConfig.Name).

@@ -70,9 +70,9 @@ func checkURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-func newFetcher(raw string, client *http.Client, header http.Header, maxBytes int64) *fetcher {
+func newFetcher(raw string, client *http.Client, header http.Header, maxBytes int64, p *netPolicy) *fetcher {
 	if client == nil {
-		client = &http.Client{Timeout: DefaultHTTPTimeout}
+		client = p.client(DefaultHTTPTimeout)
 	}
 	return &fetcher{url: raw, client: client, header: header.Clone(), maxBytes: maxBytes}
 }

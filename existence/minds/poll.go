@@ -39,8 +39,23 @@ type PollConfig struct {
 	// (not at the first fetch, nor when unchanged): the agents see the
 	// change at once.
 	Notify bool
-	// Client makes the requests; default a client with a 30 s timeout.
+	// Client makes the requests; default a client with a 30 s timeout
+	// that keeps to AllowRedirect and AllowPrivate and ignores proxies
+	// from the environment. A Client given is used as it is: its own
+	// redirect and dial rules apply.
 	Client *http.Client
+	// AllowRedirect are the hosts (a name or address, optionally with
+	// ":port") a redirect may lead to besides the configured URL's origin
+	// (scheme, host and port); a redirect elsewhere fails the fetch with
+	// [ErrRedirect] and is not followed. Applies to the default client.
+	AllowRedirect []string
+	// AllowPrivate lets the default client connect to private and
+	// loopback addresses (10/8, 172.16/12, 192.168/16, 100.64/10,
+	// fc00::/7, 127/8, ::1) whatever the URL's host; without it only
+	// the class of a URL whose host is such an address literal (or
+	// localhost) is allowed. Link-local and metadata addresses are refused
+	// always ([ErrAddress]), after DNS resolution, redirect or not.
+	AllowPrivate bool
 	// Header holds headers sent with every request (e.g. Authorization).
 	Header http.Header
 	// MaxBytes caps a response body; default 1 MiB. A larger one is a
@@ -95,7 +110,7 @@ func NewPoller(cfg PollConfig) (*Poller, error) {
 	if cfg.Interval < 0 || cfg.MaxBytes < 0 {
 		return nil, fmt.Errorf("%w: negative Interval or MaxBytes", ErrConfig)
 	}
-	return &Poller{cfg: cfg, f: newFetcher(cfg.URL, cfg.Client, cfg.Header, cfg.MaxBytes)}, nil
+	return &Poller{cfg: cfg, f: newFetcher(cfg.URL, cfg.Client, cfg.Header, cfg.MaxBytes, newPolicy(u, cfg.AllowRedirect, cfg.AllowPrivate))}, nil
 }
 
 // Name returns the mind's name (PollConfig.Name).

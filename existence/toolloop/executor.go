@@ -369,8 +369,14 @@ func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, erro
 	// memories, tool results: files another agent wrote, an MCP server's
 	// output) goes through prompt.Clean, as every section of an existence
 	// prompt does.
+	system := e.systemPrompt(a, r.names)
+	if a.Prefix != "" {
+		// The cycle's stable prefix first: a server slot holding the
+		// agent's cycle prompt serves this prompt's start too.
+		system = a.Prefix + "\n\n" + prefixBridge + "\n\n" + system
+	}
 	msgs := []llm.Message{
-		{Role: llm.RoleSystem, Content: prompt.Clean(e.systemPrompt(a, r.names))},
+		{Role: llm.RoleSystem, Content: prompt.Clean(system)},
 		{Role: llm.RoleUser, Content: prompt.Clean(goal)},
 	}
 	overflowed := false // the last turn's prompt did not fit the window
@@ -505,6 +511,11 @@ func (e *Executor) systemPrompt(a existence.Assignment, names []string) string {
 		"of what you produced (files written, findings), with no tool calls.")
 	return b.String()
 }
+
+// prefixBridge follows the cycle's stable prefix ([existence.Assignment].Prefix)
+// in the system prompt: the prefix chose the goal; its response format
+// is not this loop's.
+const prefixBridge = "(The text above is how you chose your goal. You have chosen it; its JSON response format does not apply from here on.)"
 
 func userPrompt(a existence.Assignment) string {
 	s := "Pursue your goal now: " + a.Goal.Objective

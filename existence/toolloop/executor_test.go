@@ -958,3 +958,19 @@ func TestExecuteCleansWhatTheModelReads(t *testing.T) {
 	require.Len(t, res, 1)
 	assert.Equal(t, "lineone txt.exe x[2J", res[0].Content)
 }
+
+// TestExecuteStartsWithTheCyclePrefix: the system prompt starts with the
+// cycle's stable prefix (Assignment.Prefix), so that a server slot holding
+// the agent's cycle prompt serves the loop's first tokens too.
+func TestExecuteStartsWithTheCyclePrefix(t *testing.T) {
+	fake := llmtest.NewFake(final("done"))
+	e := newExecutor(t, fake, &kit{}, nil)
+	a := assignment(nil)
+	a.Prefix = "WORLD CONTEXT (factual — not instructions):\nA shared world.\n\nYou are Cedar."
+	_, err := e.Execute(context.Background(), a)
+	require.NoError(t, err)
+	sys := fake.Requests()[0].Messages[0]
+	assert.Equal(t, llm.RoleSystem, sys.Role)
+	assert.True(t, strings.HasPrefix(sys.Content, a.Prefix+"\n\n"), sys.Content)
+	assert.Contains(t, sys.Content, "You are Cedar, an autonomous agent pursuing one goal with tools.")
+}

@@ -242,7 +242,10 @@ func Import(ctx context.Context, dir string, store identity.Store, opts Options)
 	}
 	var mems []AgentMemories
 	if !opts.NoMemories {
-		if mems, err = ReadMemories(dir, opts); err != nil {
+		var warnings []string
+		mems, warnings, err = ReadMemories(dir, opts)
+		sum.Warnings = append(sum.Warnings, warnings...)
+		if err != nil {
 			return sum, err
 		}
 	}

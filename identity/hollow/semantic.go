@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -132,32 +134,34 @@ type semanticLine struct {
 // [*FileError] wrapping [ErrMalformed] for an index.json that is not an
 // object of row numbers or an embeddings.npy that is not a 2-D float
 // array; the file system's errors. No semantic/ directory: no agents, no
-// error.
-func ReadMemories(dir string, opts Options) ([]AgentMemories, error) {
+// error. The warnings are about semantic/ as a whole: an agent directory
+// skipped because it is a symlink or its name is not an agent id.
+func ReadMemories(dir string, opts Options) (_ []AgentMemories, warnings []string, _ error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("hollow: %w", err)
+		return nil, nil, fmt.Errorf("hollow: %w", err)
 	}
 	defer root.Close()
 	r := &reader{dir: dir, root: root, opts: opts}
 	ids, exists, err := r.subdirs("semantic")
 	if err != nil || !exists {
-		return nil, err
+		return nil, r.notes.result(), err
 	}
 	var out []AgentMemories
 	for _, id := range ids {
 		if memory.ValidateAgentID(id) != nil {
+			r.notes.add("semantic/%s: skipped: not a valid agent id (1–64 of a-z 0-9 _ -)", id)
 			continue
 		}
 		am, ok, err := r.memories(id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if ok {
 			out = append(out, am)
 		}
 	}
-	return out, nil
+	return out, r.notes.result(), nil
 }
 
 // memories converts semantic/{id}/. ok is false when there is no
@@ -181,11 +185,22 @@ func (r *reader) memories(id string) (AgentMemories, bool, error) {
 	if data, err := r.readFile(base + "index.json"); err != nil {
 		return am, false, err
 	} else if data != nil {
-		if err := json.Unmarshal(data, &index); err != nil {
+		var dups map[string]int
+		if index, dups, err = decodeIndex(data); err != nil {
 			return am, false, r.malformed(base+"index.json", fmt.Errorf("not an object of row numbers: %w", err))
+		}
+		for _, id := range slices.Sorted(maps.Keys(dups)) {
+			n.add("%sindex.json: memory_id %s is a key %d times; its last row, %d, is used", base, id, dups[id], index[id])
 		}
 	}
 	sum.Indexed = len(index)
+	// Rows named by more than one memory id: which of them the vector
+	// belongs to cannot be told, so none gets it; they are imported
+	// pending and embedded again by the backfill.
+	shared := sharedRows(index)
+	for _, row := range slices.Sorted(maps.Keys(shared)) {
+		n.add("%sindex.json: row %d is named by memory ids %s; they are imported pending", base, row, strings.Join(shared[row], ", "))
+	}
 
 	var mat *npyMatrix
 	npy, err := r.readLarge(base+"embeddings.npy", MaxVectorFileSize)
@@ -285,7 +300,7 @@ func (r *reader) memories(id string) (AgentMemories, bool, error) {
 		}
 		if row, ok := index[memID]; ok {
 			switch {
-			case mat == nil:
+			case mat == nil, shared[row] != nil:
 			case row < 0 || row >= mat.rows:
 				n.add("%s: index.json row %d of %s is outside embeddings.npy (%d rows); imported pending", where, row, memID, mat.rows)
 			default:
@@ -322,6 +337,62 @@ func (r *reader) memories(id string) (AgentMemories, bool, error) {
 	}
 	sum.Warnings = n.result()
 	return am, true, nil
+}
+
+// decodeIndex decodes index.json, an object of memory_id → row number,
+// as json.Unmarshal would into a map (the last of repeated keys wins),
+// and returns the keys that repeat with how many times each is a key.
+func decodeIndex(data []byte) (index, dups map[string]int, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	index, dups = map[string]int{}, map[string]int{}
+	tok, err := dec.Token()
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case tok == nil: // null, as json.Unmarshal takes it: no entries
+		return index, dups, nil
+	case tok != json.Delim('{'):
+		return nil, nil, fmt.Errorf("a JSON %T, not an object", tok)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		key, _ := tok.(string) // an object's keys are strings
+		var row int
+		if err := dec.Decode(&row); err != nil {
+			return nil, nil, fmt.Errorf("memory_id %q: %w", key, err)
+		}
+		if _, ok := index[key]; ok {
+			dups[key] = max(dups[key], 1) + 1
+		}
+		index[key] = row
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, nil, errors.New("data after the object")
+	}
+	return index, dups, nil
+}
+
+// sharedRows returns the rows index names more than once, each with its
+// memory ids, sorted.
+func sharedRows(index map[string]int) map[int][]string {
+	byRow := map[int][]string{}
+	for id, row := range index {
+		byRow[row] = append(byRow[row], id)
+	}
+	for row, ids := range byRow {
+		if len(ids) < 2 {
+			delete(byRow, row)
+			continue
+		}
+		slices.Sort(ids)
+	}
+	return byRow
 }
 
 // unixSeconds reads a unix time in seconds (a JSON number, maybe with a

@@ -96,7 +96,7 @@ const scoutSemantic = sample + "/semantic/scout"
 // deleted or skipped; the vectors are those index.json names.
 func TestScoutMemoryCountsMatchTheSource(t *testing.T) {
 	src := readSource(t, scoutSemantic)
-	agents, err := hollow.ReadMemories(sample, hollow.Options{})
+	agents, _, err := hollow.ReadMemories(sample, hollow.Options{})
 	require.NoError(t, err)
 	require.Len(t, agents, 1)
 	am := agents[0]
@@ -168,7 +168,7 @@ func TestScoutRowIsNotLine(t *testing.T) {
 	assert.Positive(t, mislabelled, "row i is not line i in the real sample")
 	t.Logf("the original's search mislabels %d of %d rows", mislabelled, len(src.rows))
 
-	agents, err := hollow.ReadMemories(sample, hollow.Options{})
+	agents, _, err := hollow.ReadMemories(sample, hollow.Options{})
 	require.NoError(t, err)
 	// A memory's vector is the row index.json names for the first of its
 	// text's lines that has one.
@@ -388,7 +388,7 @@ func TestReadMemoriesFormats(t *testing.T) {
 	}{{"<f4", 1, false}, {">f4", 2, false}, {"<f8", 3, false}, {"<f4", 1, true}, {">f8", 1, true}} {
 		t.Run(fmt.Sprintf("%s v%d fortran=%v", c.descr, c.major, c.fortran), func(t *testing.T) {
 			dir := writeSemantic(t, "scout", lines, index, npyFile(rows, c.descr, c.major, c.fortran))
-			agents, err := hollow.ReadMemories(dir, hollow.Options{})
+			agents, _, err := hollow.ReadMemories(dir, hollow.Options{})
 			require.NoError(t, err)
 			require.Len(t, agents, 1)
 			recs := agents[0].Records
@@ -416,7 +416,7 @@ func TestReadMemoriesOddLines(t *testing.T) {
 	}
 	index := map[string]int{"mem-c": 0, "mem-e": 7}
 	dir := writeSemantic(t, "scout", lines, index, npyFile([][]float64{{1, 0}}, "<f4", 1, false))
-	agents, err := hollow.ReadMemories(dir, hollow.Options{Now: func() time.Time { return time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC) }})
+	agents, _, err := hollow.ReadMemories(dir, hollow.Options{Now: func() time.Time { return time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC) }})
 	require.NoError(t, err)
 	s := agents[0].Summary
 	assert.Equal(t, 9, s.Lines)
@@ -444,18 +444,18 @@ func TestReadMemoriesOddLines(t *testing.T) {
 func TestReadMemoriesBadFiles(t *testing.T) {
 	lines := []string{line("mem-a", "x", 1776040891, 0, "")}
 	dir := writeSemantic(t, "scout", lines, map[string]int{"mem-a": 0}, []byte("\x93NUMPY\x01\x00\x10\x00{'descr': '<i8'}"))
-	_, err := hollow.ReadMemories(dir, hollow.Options{})
+	_, _, err := hollow.ReadMemories(dir, hollow.Options{})
 	require.ErrorIs(t, err, hollow.ErrMalformed)
 	assert.Contains(t, err.Error(), "embeddings.npy")
 
 	dir = writeSemantic(t, "scout", lines, nil, nil)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "semantic", "scout", "index.json"), []byte(`["not", "an", "object"]`), 0o644))
-	_, err = hollow.ReadMemories(dir, hollow.Options{})
+	_, _, err = hollow.ReadMemories(dir, hollow.Options{})
 	require.ErrorIs(t, err, hollow.ErrMalformed)
 	assert.Contains(t, err.Error(), "index.json")
 
 	dir = writeSemantic(t, "scout", lines, map[string]int{"mem-a": 0}, nil)
-	agents, err := hollow.ReadMemories(dir, hollow.Options{})
+	agents, _, err := hollow.ReadMemories(dir, hollow.Options{})
 	require.NoError(t, err, "no embeddings.npy: everything pending")
 	assert.Equal(t, 1, agents[0].Summary.Pending)
 }
@@ -501,7 +501,7 @@ func TestImportMemoriesSeparately(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, c.Memories)
 
-	agents, err := hollow.ReadMemories(sample, hollow.Options{})
+	agents, _, err := hollow.ReadMemories(sample, hollow.Options{})
 	require.NoError(t, err)
 	require.NoError(t, hollow.ImportMemories(ctx, store, agents, false))
 	assert.Equal(t, agents[0].Summary.Imported, agents[0].Summary.Written)
@@ -528,14 +528,14 @@ func TestGzippedMetadata(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(sem, "metadata.jsonl")))
 	require.NoError(t, os.WriteFile(filepath.Join(sem, "metadata.jsonl.gz"), gz.Bytes(), 0o644))
 
-	ams, err := hollow.ReadMemories(dir, hollow.Options{})
+	ams, _, err := hollow.ReadMemories(dir, hollow.Options{})
 	require.NoError(t, err)
 	require.Len(t, ams, 1)
 	require.Len(t, ams[0].Records, 1)
 	assert.Equal(t, "the logs rotate hourly", ams[0].Records[0].Text)
 
 	require.NoError(t, os.WriteFile(filepath.Join(sem, "metadata.jsonl.gz"), []byte("not gzip"), 0o644))
-	_, err = hollow.ReadMemories(dir, hollow.Options{})
+	_, _, err = hollow.ReadMemories(dir, hollow.Options{})
 	require.ErrorIs(t, err, hollow.ErrMalformed)
 	assert.Contains(t, err.Error(), "metadata.jsonl.gz")
 }

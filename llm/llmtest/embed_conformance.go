@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,7 +63,12 @@ const embedWatchdog = 10 * time.Second
 //   - Slow: the caller's context ends while the server holds the request;
 //     Embed returns at once with the context's error;
 //   - Concurrent: 8 goroutines embedding at once all get their own
-//     vectors.
+//     vectors;
+//   - Usage: the tokens the server counts reach [llm.WithEmbedUsage]'s
+//     function of the call's context ([llm.ReportEmbedUsage]);
+//   - TooLarge: a server streaming a 300 MB reply ([Flood]) gets the call
+//     refused with [llm.ErrReplyTooLarge], allocating under 64 MB and
+//     reading little of it.
 //
 // It never sleeps: latency is a channel the suite controls, and every
 // Embed call is bounded by a 10 s watchdog.
@@ -86,6 +92,8 @@ func RunEmbedder(t *testing.T, h EmbedHarness) {
 		{"Cancel", embedCancel},
 		{"Slow", embedSlow},
 		{"Concurrent", embedConcurrent},
+		{"Usage", embedUsage},
+		{"TooLarge", embedTooLarge},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, h) })
 	}
@@ -347,4 +355,37 @@ func embedConcurrent(t *testing.T, h EmbedHarness) {
 		require.NoError(t, errs[i])
 		wantVectors(t, texts[i], got[i])
 	}
+}
+
+func embedUsage(t *testing.T, h EmbedHarness) {
+	s, url := standIn(t, ServerConfig{})
+	e := h.New(t, url, EmbedModel)
+	var tokens atomic.Int64
+	ctx := llm.WithEmbedUsage(t.Context(), func(n int) { tokens.Add(int64(n)) })
+	texts := make([]string, 150) // several requests
+	for i := range texts {
+		texts[i] = fmt.Sprintf("text number %d", i)
+	}
+	_, err := embed(t, ctx, e, texts)
+	require.NoError(t, err)
+	assert.Positive(t, tokens.Load())
+	assert.Equal(t, int64(s.Stats().EmbedTokens), tokens.Load(), "every request's count, once")
+	_, err = embed(t, t.Context(), e, []string{"no report function"})
+	require.NoError(t, err)
+}
+
+func embedTooLarge(t *testing.T, h EmbedHarness) {
+	prefix := `{"model":"m","embeddings":[[`
+	if h.API == "openai" {
+		prefix = `{"object":"list","data":[{"index":0,"embedding":[`
+	}
+	f := NewFlood(prefix, 300<<20)
+	t.Cleanup(f.Close)
+	e := h.New(t, f.URL, EmbedModel)
+	var err error
+	n := Allocated(func() { _, err = embed(t, t.Context(), e, []string{"hello"}) })
+	require.ErrorIs(t, err, llm.ErrReplyTooLarge)
+	assert.False(t, llm.Retryable(err), "the same request would get the same reply")
+	assert.Less(t, n, uint64(64<<20), "allocated %d bytes for a 300 MB reply", n)
+	assert.Less(t, f.Sent(), int64(100<<20), "the server was cut off")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -27,10 +28,24 @@ const (
 	DefaultQueue = 512
 	// BusyMessage is Ollama's error text for a full queue, sent with 503.
 	BusyMessage = "server busy, please try again.  maximum pending requests exceeded"
-	// InputTooLongMessage is Ollama's error text, sent with 400, for a
-	// prompt over the window when the request asks not to truncate
-	// ("truncate": false).
+	// InputTooLongMessage is the older error text of Ollama's runner (up
+	// to the 0.2x releases), sent with 400, for a prompt over the window
+	// when the request asks not to truncate ("truncate": false); see
+	// [ServerConfig].LegacyRefusal.
 	InputTooLongMessage = "the input length exceeds the context length"
+	// ContextSizeMessage is the current error text, a format taking the
+	// prompt's tokens and the window: llama.cpp server's
+	// exceed_context_size_error, which Ollama passes on since its runner
+	// is llama.cpp's server. Sent with 400.
+	ContextSizeMessage = "request (%d tokens) exceeds the available context size (%d tokens), try increasing it"
+	// DefaultVersion is what /api/version reports by default: the Ollama
+	// release whose API package the SDK builds against. It honours
+	// "truncate" (since 0.12.6).
+	DefaultVersion = "0.17.4"
+	// LegacyVersion is what /api/version reports for a server that
+	// ignores "truncate" ([ServerConfig].IgnoreTruncate): 0.12.5, the
+	// last release without it.
+	LegacyVersion = "0.12.5"
 	// numKeep is the tokens Ollama keeps at the head of a prompt it cuts
 	// (the num_keep option's default).
 	numKeep = 4
@@ -95,9 +110,34 @@ type ServerConfig struct {
 	// refused) at the granted window, and /api/ps shows what was asked.
 	MaxContext int
 	// IgnoreTruncate behaves as Ollama before the "truncate" request
-	// field: a prompt over the window is always cut silently, even when
-	// the request says "truncate": false.
+	// field (before 0.12.6): a prompt over the window is always cut
+	// silently, even when the request says "truncate": false.
 	IgnoreTruncate bool
+	// RefuseOverflow refuses every prompt over the window with HTTP 400,
+	// whatever the request's "truncate" says, as llama.cpp's server does
+	// (it never cuts a prompt). IgnoreTruncate wins over it.
+	RefuseOverflow bool
+	// LegacyRefusal refuses with Ollama's older wording,
+	// [InputTooLongMessage], instead of the current one,
+	// [ContextSizeMessage].
+	LegacyRefusal bool
+	// Version is what /api/version reports; default [DefaultVersion], or
+	// [LegacyVersion] with IgnoreTruncate.
+	Version string
+	// CacheSlots is how many prompts per model the server keeps in its
+	// KV cache, as llama.cpp's server and Ollama's runner keep the last
+	// prompt of each slot; 0 keeps none. A prompt that shares a prefix
+	// with a cached one (the longest such; else the least recently used
+	// entry is replaced) is evaluated only after that prefix, and the
+	// server counts only those tokens: Ollama's prompt_eval_count (as its
+	// runners reported it before 0.1.32 and in the 0.30 releases, and as
+	// llama.cpp's prompt_n does) and, on the "ollama" OpenAI flavor,
+	// usage.prompt_tokens. The other OpenAI flavors report the whole
+	// prompt in usage.prompt_tokens and the cached part in
+	// usage.prompt_tokens_details.cached_tokens, as llama.cpp's server
+	// and OpenAI do. At least one token is always evaluated. A cached
+	// entry holds the prompt and the reply generated after it.
+	CacheSlots int
 	// OpenAIFlavor is how the OpenAI-compatible endpoints answer a prompt
 	// over the window: "openai" (default: 400 with code
 	// context_length_exceeded), "vllm" (400 "This model's maximum context
@@ -149,8 +189,11 @@ type Call struct {
 	// window the server granted.
 	NumCtx, Window int
 	// Sent is the prompt's size in tokens as rendered; Kept what the model
-	// saw, which Ollama reports as prompt_eval_count.
-	Sent, Kept int
+	// saw. Cached is how many of the Kept tokens came from the KV cache
+	// ([ServerConfig].CacheSlots), Evaluated how many were evaluated
+	// (Kept − Cached): what Ollama reports as prompt_eval_count.
+	Sent, Kept        int
+	Cached, Evaluated int
 	// Cut reports that the server cut the prompt (Kept < Sent).
 	Cut bool
 	// Prompt is the rendered prompt the model saw, after any cut: each
@@ -191,6 +234,10 @@ type Stats struct {
 	// prompt tokens kept and tokens generated. EmbedTokens totals the
 	// tokens embedded.
 	PromptTokens, OutputTokens, EmbedTokens int
+	// CachedTokens and EvaluatedTokens split PromptTokens: prompt tokens
+	// served from the KV cache and prompt tokens evaluated (see
+	// [Stats.CachedShare]).
+	CachedTokens, EvaluatedTokens int
 	// Running and Waiting are the requests holding a slot and waiting for
 	// one now; MaxInFlight and MaxWaiting the most there were at once.
 	Running, Waiting        int
@@ -198,6 +245,15 @@ type Stats struct {
 	// SlotTime is the total time slots were held; divided by Slots and
 	// the elapsed time it is the slots' utilisation.
 	SlotTime time.Duration
+}
+
+// CachedShare returns the share of prompt tokens served from the KV cache,
+// 0–1: CachedTokens / PromptTokens (0 before any prompt).
+func (st Stats) CachedShare() float64 {
+	if st.PromptTokens <= 0 {
+		return 0
+	}
+	return float64(st.CachedTokens) / float64(st.PromptTokens)
 }
 
 // Server is a stand-in model server that speaks Ollama's API (/api/chat,
@@ -224,6 +280,15 @@ type Server struct {
 	stats   Stats
 	calls   []Call
 	http    *httptest.Server
+	// cache holds each model's KV-cache entries ([ServerConfig].CacheSlots).
+	cache map[string][]*cacheEntry
+	clock uint64 // orders cache entries' use
+}
+
+// cacheEntry is one cached prompt: its tokens and when it was last used.
+type cacheEntry struct {
+	toks []string
+	used uint64
 }
 
 // NewServer returns a stand-in server for cfg; serve it with
@@ -250,7 +315,14 @@ func NewServer(cfg ServerConfig) *Server {
 	if cfg.OpenAIFlavor == "" {
 		cfg.OpenAIFlavor = "openai"
 	}
-	s := &Server{cfg: cfg, models: map[string]ModelSpec{}, slots: make(chan struct{}, cfg.Slots), loaded: map[string]int{}, start: time.Now()}
+	if cfg.Version == "" {
+		cfg.Version = DefaultVersion
+		if cfg.IgnoreTruncate {
+			cfg.Version = LegacyVersion
+		}
+	}
+	s := &Server{cfg: cfg, models: map[string]ModelSpec{}, slots: make(chan struct{}, cfg.Slots), loaded: map[string]int{}, start: time.Now(),
+		cache: map[string][]*cacheEntry{}}
 	for _, m := range cfg.Models {
 		m = m.withDefaults()
 		s.models[m.Name] = m
@@ -291,7 +363,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/tags", s.ollamaTags)
 	mux.HandleFunc("GET /api/ps", s.ollamaPs)
 	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"version": "0.17.4"})
+		writeJSON(w, http.StatusOK, map[string]string{"version": s.cfg.Version})
 	})
 	mux.HandleFunc("POST /v1/chat/completions", s.openaiChat)
 	mux.HandleFunc("POST /v1/embeddings", s.openaiEmbed)
@@ -408,8 +480,9 @@ func (s *Server) window(m ModelSpec, numCtx int) int {
 // cuts it as Ollama does: whole messages from the oldest, keeping system
 // messages and the last message, then, if the last message alone is too
 // long, the tokens after the first few. With truncate false it cuts
-// nothing and reports whether the prompt fits.
-func prepare(c *Call, truncate bool) (fits bool) {
+// nothing and reports whether the prompt fits. It returns the tokens the
+// model sees.
+func prepare(c *Call, truncate bool) (toks []string, fits bool) {
 	tools := ""
 	if len(c.Tools) > 0 {
 		t, _ := json.Marshal(c.Tools)
@@ -428,11 +501,11 @@ func prepare(c *Call, truncate bool) (fits bool) {
 		b.WriteString("<|assistant|>\n")
 		return Tokenize(b.String())
 	}
-	toks := render(c.Messages)
+	toks = render(c.Messages)
 	c.Sent = len(toks)
 	if len(toks) <= c.Window || !truncate {
 		c.Kept, c.Prompt = len(toks), strings.Join(toks, "")
-		return len(toks) <= c.Window
+		return toks, len(toks) <= c.Window
 	}
 	msgs := c.Messages
 	for i := 0; i < len(msgs)-1 && len(toks) > c.Window; i++ {
@@ -449,7 +522,93 @@ func prepare(c *Call, truncate bool) (fits bool) {
 		toks = append(toks[:head:head], toks[len(toks)-(c.Window-head):]...)
 	}
 	c.Kept, c.Prompt, c.Cut = len(toks), strings.Join(toks, ""), true
-	return true
+	return toks, true
+}
+
+// overflow reports whether a prompt over the window is cut (true) or
+// refused, for a request whose "truncate" field says truncate (nil: not
+// sent, which means cut).
+func (s *Server) overflow(truncate *bool) (cut bool) {
+	switch {
+	case s.cfg.IgnoreTruncate:
+		return true
+	case s.cfg.RefuseOverflow:
+		return false
+	}
+	return truncate == nil || *truncate
+}
+
+// refusal is the error text for a prompt over the window.
+func (s *Server) refusal(c *Call) string {
+	if s.cfg.LegacyRefusal {
+		return InputTooLongMessage
+	}
+	return fmt.Sprintf(ContextSizeMessage, c.Sent, c.Window)
+}
+
+// useCache looks the prompt toks of c up in its model's KV cache and
+// sets c.Cached and c.Evaluated: the longest common prefix with a cached
+// entry is served from the cache (at most all tokens but the last, which
+// must be evaluated to sample from). That entry, or the least recently
+// used one when none shares a prefix, then holds toks. It returns the
+// entry, for [Server.extendCache]; nil without a cache.
+func (s *Server) useCache(c *Call, toks []string) *cacheEntry {
+	c.Evaluated = c.Kept
+	if s.cfg.CacheSlots <= 0 || len(toks) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock++
+	entries := s.cache[c.Model]
+	var best *cacheEntry
+	common := 0
+	for _, e := range entries {
+		if n := commonPrefix(e.toks, toks); n > common {
+			best, common = e, n
+		}
+	}
+	switch {
+	case best != nil:
+	case len(entries) < s.cfg.CacheSlots:
+		best = &cacheEntry{}
+		s.cache[c.Model] = append(entries, best)
+	default:
+		best = entries[0]
+		for _, e := range entries[1:] {
+			if e.used < best.used {
+				best = e
+			}
+		}
+	}
+	c.Cached = min(common, len(toks)-1)
+	c.Evaluated = c.Kept - c.Cached
+	best.toks, best.used = slices.Clone(toks), s.clock
+	return best
+}
+
+// extendCache appends the generated reply to the cache entry e, as a KV
+// cache holds the reply's tokens after its prompt's.
+func (s *Server) extendCache(e *cacheEntry, prompt []string, reply string) {
+	if e == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(e.toks) == len(prompt) && commonPrefix(e.toks, prompt) == len(prompt) {
+		e.toks = append(e.toks, Tokenize(reply)...)
+	}
+}
+
+// commonPrefix is the number of leading tokens a and b share.
+func commonPrefix(a, b []string) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
 
 // writeMessage renders one message of the stand-in's chat template.
@@ -494,6 +653,8 @@ func (s *Server) record(c *Call, output int) {
 	}
 	s.stats.MaxSent = max(s.stats.MaxSent, c.Sent)
 	s.stats.PromptTokens += c.Kept
+	s.stats.CachedTokens += c.Cached
+	s.stats.EvaluatedTokens += c.Evaluated
 	s.stats.OutputTokens += output
 	if s.cfg.Record {
 		s.calls = append(s.calls, *c)

@@ -75,12 +75,13 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		}
 		c.Messages = append(c.Messages, lm)
 	}
-	truncate := s.cfg.IgnoreTruncate || req.Truncate == nil || *req.Truncate
-	if !prepare(c, truncate) {
+	toks, fits := prepare(c, s.overflow(req.Truncate))
+	if !fits {
 		s.refused(c)
-		ollamaError(w, http.StatusBadRequest, InputTooLongMessage)
+		ollamaError(w, http.StatusBadRequest, s.refusal(c))
 		return
 	}
+	entry := s.useCache(c, toks)
 	ans, err := s.reply(r.Context(), c)
 	if err != nil {
 		return
@@ -90,6 +91,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	text, out, long := limitOutput(ans.Text, c.MaxTokens)
+	s.extendCache(entry, toks, text)
 	s.record(c, out)
 
 	msg := api.Message{Role: "assistant", Content: text}
@@ -101,7 +103,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		msg.ToolCalls = append(msg.ToolCalls, api.ToolCall{ID: tc.ID, Function: api.ToolCallFunction{Index: i, Name: tc.Name, Arguments: args}})
 	}
 	done := api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Message: api.Message{Role: "assistant"},
-		Done: true, DoneReason: "stop", Metrics: api.Metrics{PromptEvalCount: c.Kept, EvalCount: out}}
+		Done: true, DoneReason: "stop", Metrics: api.Metrics{PromptEvalCount: c.Evaluated, EvalCount: out}}
 	if long {
 		done.DoneReason = "length"
 	}

@@ -121,11 +121,15 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		}
 		c.Messages = append(c.Messages, lm)
 	}
-	if !prepare(c, s.cfg.OpenAIFlavor == "ollama") {
+	// Ollama's /v1 cuts (it sends its runner no "truncate": false); the
+	// other servers refuse.
+	toks, fits := prepare(c, s.cfg.OpenAIFlavor == "ollama" && !s.cfg.RefuseOverflow || s.cfg.IgnoreTruncate)
+	if !fits {
 		s.refused(c)
 		s.openaiTooLong(w, c)
 		return
 	}
+	entry := s.useCache(c, toks)
 	ans, err := s.reply(r.Context(), c)
 	if err != nil {
 		return
@@ -135,6 +139,7 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	text, out, long := limitOutput(ans.Text, c.MaxTokens)
+	s.extendCache(entry, toks, text)
 	s.record(c, out)
 
 	finish := "stop"
@@ -153,7 +158,7 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		oc.Function.Name, oc.Function.Arguments = tc.Name, string(tc.Arguments)
 		calls = append(calls, oc)
 	}
-	usage := map[string]int{"prompt_tokens": c.Kept, "completion_tokens": out, "total_tokens": c.Kept + out}
+	usage := s.usage(c, out)
 	created := time.Now().Unix()
 	if !req.Stream {
 		msg := map[string]any{"role": "assistant", "content": text}
@@ -192,6 +197,22 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 	_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
+// usage is the reply's usage object. Ollama's /v1 reports its native
+// count (prompt_eval_count: without the cached prefix when the server
+// caches prompts); llama.cpp's server, vLLM and OpenAI report the whole
+// prompt and, when some of it came from the KV cache,
+// prompt_tokens_details.cached_tokens.
+func (s *Server) usage(c *Call, out int) map[string]any {
+	if s.cfg.OpenAIFlavor == "ollama" {
+		return map[string]any{"prompt_tokens": c.Evaluated, "completion_tokens": out, "total_tokens": c.Evaluated + out}
+	}
+	u := map[string]any{"prompt_tokens": c.Kept, "completion_tokens": out, "total_tokens": c.Kept + out}
+	if s.cfg.CacheSlots > 0 {
+		u["prompt_tokens_details"] = map[string]int{"cached_tokens": c.Cached}
+	}
+	return u
+}
+
 // openaiTooLong answers a prompt over the window in the configured
 // server's words.
 func (s *Server) openaiTooLong(w http.ResponseWriter, c *Call) {
@@ -204,6 +225,8 @@ func (s *Server) openaiTooLong(w http.ResponseWriter, c *Call) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": 400, "type": "exceed_context_size_error",
 			"message":         fmt.Sprintf("request (%d tokens) exceeds the available context size (%d tokens), try increasing it", c.Sent, c.Window),
 			"n_prompt_tokens": c.Sent, "n_ctx": c.Window}})
+	case "ollama":
+		openaiError(w, http.StatusBadRequest, s.refusal(c), "invalid_request_error", "")
 	default:
 		openaiError(w, http.StatusBadRequest, fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", c.Window, c.Sent),
 			"invalid_request_error", "context_length_exceeded")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -101,7 +102,7 @@ func TestStandinWindow(t *testing.T) {
 	no := false
 	status, reply = post(t, url+"/api/chat", chat(long, nil, &no))
 	assert.Equal(t, http.StatusBadRequest, status)
-	assert.Equal(t, llmtest.InputTooLongMessage, reply["error"])
+	assert.Equal(t, fmt.Sprintf(llmtest.ContextSizeMessage, s.Calls()[2].Sent, 4096), reply["error"], "the current wording, with the numbers")
 
 	st := s.Stats()
 	assert.Equal(t, 1, st.Cut)
@@ -118,6 +119,122 @@ func TestStandinMaxContextAndLegacy(t *testing.T) {
 	status, reply := post(t, url+"/api/chat", chat(strings.Repeat("word ", 3000), map[string]any{"num_ctx": 16384}, &no))
 	require.Equal(t, http.StatusOK, status, "a server before the truncate field cuts anyway")
 	assert.Equal(t, 2048.0, reply["prompt_eval_count"], "whatever num_ctx says, 2048 are granted")
+	assert.Equal(t, llmtest.LegacyVersion, version(t, url), "a server before the truncate field says so")
+}
+
+// version returns what /api/version says.
+func version(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url + "/api/version")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var v struct{ Version string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&v))
+	return v.Version
+}
+
+// TestStandinRefusals: the wording of a refusal, and the modes that refuse
+// or cut whatever the request says.
+func TestStandinRefusals(t *testing.T) {
+	long := strings.Repeat("word ", 3000)
+	no := false
+	for _, tc := range []struct {
+		name     string
+		cfg      llmtest.ServerConfig
+		truncate *bool
+		status   int
+		message  string
+		version  string
+	}{
+		{"current", llmtest.ServerConfig{MaxContext: 2048}, &no, 400, "request (3029 tokens) exceeds the available context size (2048 tokens), try increasing it", llmtest.DefaultVersion},
+		{"legacy wording", llmtest.ServerConfig{MaxContext: 2048, LegacyRefusal: true}, &no, 400, llmtest.InputTooLongMessage, llmtest.DefaultVersion},
+		{"refuses without truncate false", llmtest.ServerConfig{MaxContext: 2048, RefuseOverflow: true, Version: "0.30.1"}, nil, 400, "request (3029 tokens) exceeds the available context size (2048 tokens), try increasing it", "0.30.1"},
+		{"cuts without truncate false", llmtest.ServerConfig{MaxContext: 2048}, nil, 200, "", llmtest.DefaultVersion},
+		{"cuts whatever it says", llmtest.ServerConfig{MaxContext: 2048, IgnoreTruncate: true, RefuseOverflow: true}, &no, 200, "", llmtest.LegacyVersion},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := llmtest.NewServer(tc.cfg)
+			url := s.Start()
+			t.Cleanup(s.Close)
+			status, reply := post(t, url+"/api/chat", chat(long, nil, tc.truncate))
+			require.Equal(t, tc.status, status, "%v", reply)
+			if tc.message != "" {
+				assert.Equal(t, tc.message, reply["error"])
+			} else {
+				assert.Equal(t, 2048.0, reply["prompt_eval_count"])
+			}
+			assert.Equal(t, tc.version, version(t, url))
+		})
+	}
+}
+
+// TestStandinKVCache: with a KV cache, a prompt sharing a prefix with the
+// last one is counted from where they part, as Ollama's and llama.cpp's
+// runners count; the OpenAI flavors report the whole prompt with
+// cached_tokens, except Ollama's /v1, which passes its count on.
+func TestStandinKVCache(t *testing.T) {
+	s := llmtest.NewServer(llmtest.ServerConfig{CacheSlots: 1, Record: true})
+	url := s.Start()
+	t.Cleanup(s.Close)
+	doc := strings.Repeat("the survey lists every room ", 200)
+	turn1 := chat(doc, nil, nil)
+	status, reply := post(t, url+"/api/chat", turn1)
+	require.Equal(t, http.StatusOK, status)
+	first := reply["prompt_eval_count"].(float64)
+	answer := reply["message"].(map[string]any)["content"].(string)
+	assert.Equal(t, float64(s.Calls()[0].Kept), first, "nothing cached yet: the whole prompt")
+
+	turn2 := chat(doc, nil, nil)
+	turn2["messages"] = append(turn2["messages"].([]any),
+		map[string]any{"role": "assistant", "content": answer},
+		map[string]any{"role": "user", "content": "and the next part"})
+	status, reply = post(t, url+"/api/chat", turn2)
+	require.Equal(t, http.StatusOK, status)
+	second := reply["prompt_eval_count"].(float64)
+	c := s.Calls()[1]
+	assert.Less(t, second, 30.0, "only the tokens after the cached prompt and reply")
+	assert.Equal(t, c.Kept-c.Cached, int(second))
+	assert.Greater(t, c.Kept, int(first), "although the prompt grew")
+
+	status, reply = post(t, url+"/api/chat", turn1)
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, 1.0, reply["prompt_eval_count"], "a repeated prompt still evaluates its last token")
+
+	status, reply = post(t, url+"/api/chat", chat("something else entirely", nil, nil))
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, float64(s.Calls()[3].Kept-s.Calls()[3].Cached), reply["prompt_eval_count"])
+	assert.Less(t, s.Calls()[3].Cached, 25, "only the system prompt is shared")
+
+	st := s.Stats()
+	assert.Equal(t, st.PromptTokens, st.CachedTokens+st.EvaluatedTokens)
+	assert.InDelta(t, float64(st.CachedTokens)/float64(st.PromptTokens), st.CachedShare(), 1e-9)
+	assert.Greater(t, st.CachedShare(), 0.4)
+
+	for _, tc := range []struct {
+		flavor string
+		whole  bool
+	}{{"llamacpp", true}, {"openai", true}, {"ollama", false}} {
+		t.Run(tc.flavor, func(t *testing.T) {
+			s := llmtest.NewServer(llmtest.ServerConfig{CacheSlots: 2, OpenAIFlavor: tc.flavor, Record: true})
+			url := s.Start()
+			t.Cleanup(s.Close)
+			body := map[string]any{"model": "qwen3.5:9b", "messages": []any{map[string]any{"role": "user", "content": doc}}}
+			for i := range 2 {
+				status, reply := post(t, url+"/v1/chat/completions", body)
+				require.Equal(t, http.StatusOK, status)
+				usage := reply["usage"].(map[string]any)
+				c := s.Calls()[i]
+				if tc.whole {
+					assert.Equal(t, float64(c.Kept), usage["prompt_tokens"])
+					assert.Equal(t, float64(c.Cached), usage["prompt_tokens_details"].(map[string]any)["cached_tokens"])
+				} else {
+					assert.Equal(t, float64(c.Evaluated), usage["prompt_tokens"])
+					assert.NotContains(t, usage, "prompt_tokens_details")
+				}
+			}
+			assert.Equal(t, s.Calls()[0].Kept-1, s.Calls()[1].Cached)
+		})
+	}
 }
 
 func TestStandinShow(t *testing.T) {

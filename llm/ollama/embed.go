@@ -82,7 +82,7 @@ func NewEmbedder(cfg EmbedConfig) (*Embedder, error) {
 		c := *cfg.HTTPClient
 		hc = &c
 	}
-	hc.Transport = &transport{base: hc.Transport}
+	hc.Transport = &transport{base: llm.LimitReplies(hc.Transport, llm.SmallReplyLimit)}
 	e := &Embedder{cfg: cfg, base: base, client: api.NewClient(base, hc)}
 	e.dims.Store(int64(cfg.Dimensions))
 	return e, nil
@@ -128,13 +128,15 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 		req.KeepAlive = &api.Duration{Duration: *e.cfg.KeepAlive}
 	}
 	ex := &exchange{}
-	resp, err := e.client.Embed(context.WithValue(ctx, exchangeKey{}, ex), req)
+	ectx := llm.WithReplyLimit(context.WithValue(ctx, exchangeKey{}, ex), llm.EmbedReplyLimit(len(texts), e.Dimensions()))
+	resp, err := e.client.Embed(ectx, req)
 	if err == nil && resp == nil {
 		err = ex.incomplete()
 	}
 	if err != nil {
 		return nil, classify(ctx, e.base, "embed with", e.cfg.Model, ex, err)
 	}
+	llm.ReportEmbedUsage(ctx, resp.PromptEvalCount)
 	dims, err := llm.CheckEmbeddings(Provider, e.cfg.Model, resp.Embeddings, len(texts), e.Dimensions())
 	if err != nil {
 		return nil, err

@@ -123,6 +123,9 @@ func classify(ctx context.Context, base *url.URL, op, model string, ex *exchange
 		return fmt.Errorf("ollama: %s %s: %w (%w)", op, model, ctxErr, err)
 	}
 	_, retryAfter, transportErr, bodyErr := ex.snapshot()
+	if tl, ok := errors.AsType[*llm.ReplyTooLargeError](errors.Join(err, bodyErr)); ok {
+		return fmt.Errorf("ollama: %s %s: %w", op, model, tl)
+	}
 
 	var se api.StatusError
 	var ae api.AuthorizationError
@@ -155,10 +158,13 @@ func classify(ctx context.Context, base *url.URL, op, model string, ex *exchange
 }
 
 // tooLong recognises Ollama's refusals of a prompt over the window (with
-// "truncate": false): "the input length exceeds the context length".
+// "truncate": false): "the input length exceeds the context length", and
+// llama.cpp's "request (N tokens) exceeds the available context size (W
+// tokens)" that current servers pass on.
 func tooLong(msg string) bool {
 	msg = strings.ToLower(msg)
-	return strings.Contains(msg, "exceeds the context length") || strings.Contains(msg, "exceeds maximum context length")
+	return strings.Contains(msg, "exceeds the context length") || strings.Contains(msg, "exceeds maximum context length") ||
+		strings.Contains(msg, "exceeds the available context size")
 }
 
 // isModelNotFound recognises Ollama's answers for a missing model:

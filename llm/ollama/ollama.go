@@ -1,6 +1,7 @@
 package ollama
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -117,7 +118,7 @@ func New(cfg Config) (*Model, error) {
 		c := *cfg.HTTPClient
 		hc = &c
 	}
-	hc.Transport = &transport{base: hc.Transport}
+	hc.Transport = &transport{base: llm.LimitReplies(hc.Transport, llm.SmallReplyLimit)}
 	cfg.Options = maps.Clone(cfg.Options)
 	return &Model{cfg: cfg, base: base, client: api.NewClient(base, hc), windows: map[string]*window{}}, nil
 }
@@ -137,7 +138,8 @@ func (m *Model) tracker(ctx context.Context, model string) (*llm.ContextTracker,
 	m.mu.Unlock()
 	w.once.Do(func() {
 		ex := &exchange{}
-		resp, err := m.client.Show(context.WithValue(ctx, exchangeKey{}, ex), &api.ShowRequest{Model: model})
+		sctx := llm.WithReplyLimit(context.WithValue(ctx, exchangeKey{}, ex), llm.SmallReplyLimit)
+		resp, err := m.client.Show(sctx, &api.ShowRequest{Model: model})
 		if err != nil {
 			// A missing model, an unreachable server or the caller's
 			// cancellation fail the request; anything else (an old
@@ -230,6 +232,8 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 
 	ex := &exchange{}
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
+	// The reply may hold at most MaxTokens tokens, else the window's.
+	ctx = llm.WithReplyLimit(ctx, llm.ChatReplyLimit(cmp.Or(req.MaxTokens, plan.Window)))
 	var (
 		agg  aggregate
 		done bool

@@ -118,13 +118,14 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 	if e.cfg.Dimensions > 0 {
 		params.Dimensions = oai.Int(int64(e.cfg.Dimensions))
 	}
-	resp, err := e.svc.New(ctx, params)
+	resp, err := e.svc.New(llm.WithReplyLimit(ctx, llm.EmbedReplyLimit(len(texts), e.Dimensions())), params)
 	if err != nil {
 		return nil, e.classify(ctx, e.cfg.Model, err)
 	}
 	if resp == nil {
 		return nil, errors.New("openai: protocol error: the reply is not an embeddings list")
 	}
+	llm.ReportEmbedUsage(ctx, int(resp.Usage.PromptTokens))
 	vecs := make([][]float32, len(texts))
 	if len(resp.Data) != len(texts) {
 		return nil, &llm.DimensionsError{Provider: Provider, Model: e.cfg.Model, Want: len(texts), Got: len(resp.Data), Index: -1}

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -173,6 +174,10 @@ func clientOptions(baseURL, apiKey *string, hc *http.Client) (string, []option.R
 	if hc == nil {
 		hc = &http.Client{}
 	}
+	// Every reply is capped (llm.LimitReplies); calls set their cap.
+	capped := *hc
+	capped.Transport = llm.LimitReplies(hc.Transport, llm.SmallReplyLimit)
+	hc = &capped
 	// The services are built directly (not with oai.NewClient), so that no
 	// other OPENAI_* variable (organization, project, custom headers) is
 	// picked up implicitly.
@@ -243,6 +248,8 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err // never sent
 	}
+	// The reply may hold at most MaxTokens tokens, else the window's.
+	ctx = llm.WithReplyLimit(ctx, llm.ChatReplyLimit(cmp.Or(req.MaxTokens, plan.Window)))
 	var resp *llm.Response
 	if m.cfg.Stream {
 		resp, err = m.stream(ctx, params)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/internal/backoff"
+	"github.com/existence-loop/sdk/llm"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
 )
@@ -274,7 +275,7 @@ func (srv *server) dial(ctx context.Context) (*mcp.ClientSession, error) {
 	case srv.cfg.URL != "":
 		t = &mcp.StreamableClientTransport{
 			Endpoint:             srv.cfg.URL,
-			HTTPClient:           &http.Client{Transport: headers{srv.cfg.Headers, http.DefaultTransport}},
+			HTTPClient:           &http.Client{Transport: headers{srv.cfg.Headers, llm.LimitReplies(http.DefaultTransport, replyLimit(srv.cfg.MaxResultBytes))}},
 			MaxRetries:           -1, // our backoff decides when to try again
 			DisableStandaloneSSE: true,
 		}
@@ -360,6 +361,15 @@ func (srv *server) close() error {
 		return fmt.Errorf("MCP server %q: closing: %w", srv.cfg.Name, err)
 	}
 	return nil
+}
+
+// replyLimit caps one HTTP reply of a server whose results are capped at
+// maxResult bytes (the standalone event stream is off, so each reply
+// answers one request): 8 × maxResult (JSON escapes), at least 4 MiB for
+// long tool lists, plus llm.ReplySlack. A longer reply fails the call
+// with an llm.ErrReplyTooLarge.
+func replyLimit(maxResult int) int64 {
+	return max(8*int64(maxResult), 4<<20) + llm.ReplySlack
 }
 
 // headers is an http.RoundTripper that adds fixed headers to every request.

@@ -81,8 +81,9 @@ func TestHTTPServesTheMonitor(t *testing.T) {
 	stop, err := serveMonitor(&runOptions{http: "127.0.0.1:0", httpToken: envToken{value: "tok", set: true}}, r, tasks, reqs, nil, slog.New(slog.DiscardHandler), &stderr)
 	require.NoError(t, err)
 	defer stop()
-	m := regexp.MustCompile(`dashboard at (http://127\.0\.0\.1:\d+/)\?token=tok `).FindStringSubmatch(stderr.String())
-	require.NotNil(t, m, "the dashboard's address is printed: %s", stderr.String())
+	m := regexp.MustCompile(`dashboard at (http://127\.0\.0\.1:\d+/) .*sign in with the -http-token`).FindStringSubmatch(stderr.String())
+	require.NotNil(t, m, "the dashboard's address is printed, and where its token is: %s", stderr.String())
+	assert.NotContains(t, stderr.String(), "tok ", "never the token itself")
 	base := m[1]
 
 	resp, err := http.Get(base + "healthz")

@@ -11,12 +11,18 @@ import (
 )
 
 // envToken is the value of an -http-token flag: the flag when given (even
-// empty, which turns authentication off), else $EXISTENCE_TOKEN. Help
-// never prints the environment's token as the flag's default.
+// empty, which turns authentication off), else $EXISTENCE_TOKEN; "auto"
+// (either way) is a new random token (monitor.GenerateToken), which
+// resolve makes once. Help never prints the environment's token as the
+// flag's default.
 type envToken struct {
 	value string
 	set   bool
+	auto  bool // generated for "auto"
 }
+
+// autoToken is the -http-token value that asks for a generated token.
+const autoToken = "auto"
 
 // String returns the token in effect.
 func (t envToken) String() string {
@@ -51,9 +57,17 @@ func visibleFlags(fs *flag.FlagSet) *flag.FlagSet {
 	return vis
 }
 
+// resolve fixes the token in effect, generating one for "auto".
+func (t *envToken) resolve() {
+	t.value, t.set = t.String(), true
+	if t.value == autoToken {
+		t.value, t.auto = monitor.GenerateToken(), true
+	}
+}
+
 // tokenFlag registers -http-token on fs.
 func tokenFlag(fs *flag.FlagSet, t *envToken, usage string) {
-	fs.Func("http-token", usage, func(s string) error {
+	fs.Func("http-token", usage+`; "auto" generates one, written to a file only you can read`, func(s string) error {
 		t.value, t.set = s, true
 		return nil
 	})
@@ -71,8 +85,17 @@ func exposureFlags(fs *flag.FlagSet, optOut *bool) {
 // token, unless the operator opted out: anyone who can reach it could read
 // the agents and send them tasks.
 func checkExposure(addr, token string, optOut bool) error {
-	if _, _, err := net.SplitHostPort(addr); err != nil || token != "" || optOut || monitor.Loopback(addr) {
+	if _, _, err := net.SplitHostPort(addr); err != nil || monitor.Loopback(addr) {
 		return nil // a bad address is the listen's to report
+	}
+	if token != "" {
+		if err := monitor.CheckToken(token); err != nil {
+			return fmt.Errorf("-http %s is not a loopback address and -http-token (or $EXISTENCE_TOKEN) is too weak: %w; or pass -http-token auto", addr, err)
+		}
+		return nil
+	}
+	if optOut {
+		return nil
 	}
 	return fmt.Errorf("-http %s is not a loopback address: set -http-token (or $EXISTENCE_TOKEN), serve on 127.0.0.1, or, behind a reverse proxy that authenticates, pass -%s", addr, noTokenFlag)
 }

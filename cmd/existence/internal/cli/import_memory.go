@@ -42,16 +42,17 @@ type importedMemories struct {
 
 // memoriesPart is the semantic memories of a memory directory, as read.
 type memoriesPart struct {
-	agents []hollow.AgentMemories
+	agents   []hollow.AgentMemories
+	warnings []string // about semantic/ as a whole
 }
 
 // readMemories reads the semantic memories of o.hollow.
 func readMemories(o *importOptions, now func() time.Time) (*memoriesPart, error) {
-	agents, err := hollow.ReadMemories(o.hollow, hollow.Options{Location: o.loc, Now: now})
+	agents, warnings, err := hollow.ReadMemories(o.hollow, hollow.Options{Location: o.loc, Now: now})
 	if err != nil {
 		return nil, err
 	}
-	return &memoriesPart{agents: agents}, nil
+	return &memoriesPart{agents: agents, warnings: warnings}, nil
 }
 
 // check reports each agent's memories and whether they are created,
@@ -59,6 +60,7 @@ func readMemories(o *importOptions, now func() time.Time) (*memoriesPart, error)
 // does not exist yet (a dry run).
 func (p *memoriesPart) check(ctx context.Context, o *importOptions, store identity.Store, rep *importReport) ([]string, error) {
 	var refused []string
+	rep.Warnings = append(rep.Warnings, p.warnings...)
 	ms, keeps := store.(memory.Store)
 	for _, a := range p.agents {
 		s := a.Summary

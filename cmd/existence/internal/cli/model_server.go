@@ -24,7 +24,10 @@ const standinScheme = "standin:"
 // standinHelp documents the stand-in spec in the flags' help.
 const standinHelp = `; or "standin:?slots=N&queue=N&latency=D" to start llm/llmtest's stand-in Ollama server in this process
 (slots as OLLAMA_NUM_PARALLEL, queue as OLLAMA_MAX_QUEUE beyond which it answers 503, latency per call;
-also model=NAME, context=TOKENS, retry-after=D), for runs without a GPU`
+also model=NAME, context=TOKENS (default window), model-context=TOKENS (the model's length), max-context=TOKENS (the most it grants),
+cache=N (prompts kept in its KV cache; counts then leave out the cached prefix), overflow=ollama|cut|refuse (a prompt over the window:
+cut unless "truncate": false, always cut, always refuse), wording=current|legacy, version=V (/api/version), openai=openai|vllm|llamacpp|ollama
+(its /v1 flavor), retry-after=D), for runs without a GPU`
 
 // isStandin reports whether an -llm-url asks for the stand-in server.
 func isStandin(u string) bool { return strings.HasPrefix(u, standinScheme) }
@@ -32,7 +35,14 @@ func isStandin(u string) bool { return strings.HasPrefix(u, standinScheme) }
 // parseStandin reads a stand-in spec: "standin:" then an optional query of
 // slots (default 1), queue (default 4; "none" or 0 for none), latency
 // (default 500ms), model (default qwen3.5:9b), context (the default
-// window, tokens) and retry-after (a Retry-After sent with each 503).
+// window, tokens), model-context (the model's trained length, tokens),
+// max-context (the most the server grants, tokens), cache (prompts kept
+// in the KV cache: [llmtest.ServerConfig].CacheSlots), overflow ("ollama",
+// the default: cut unless the request says "truncate": false; "cut":
+// always, as Ollama before 0.12.6; "refuse": always, as llama.cpp's
+// server), wording ("current" or "legacy" refusal text), version (what
+// /api/version says), openai (the /v1 endpoints' flavor) and retry-after
+// (a Retry-After sent with each 503).
 func parseStandin(spec string) (llmtest.ServerConfig, error) {
 	rest := strings.TrimPrefix(spec, standinScheme)
 	rest = strings.TrimPrefix(rest, "?")
@@ -42,6 +52,7 @@ func parseStandin(spec string) (llmtest.ServerConfig, error) {
 	}
 	cfg := llmtest.ServerConfig{Slots: 1, Queue: 4, Latency: 500 * time.Millisecond}
 	model := defaultOllamaModel
+	modelContext := 0
 	for k, vs := range q {
 		v := vs[len(vs)-1]
 		var err error
@@ -63,16 +74,51 @@ func parseStandin(spec string) (llmtest.ServerConfig, error) {
 			cfg.RetryAfter, err = time.ParseDuration(v)
 		case "context":
 			cfg.DefaultContext, err = positive(v)
+		case "model-context":
+			modelContext, err = positive(v)
+		case "max-context":
+			cfg.MaxContext, err = positive(v)
+		case "cache":
+			if v != "0" {
+				cfg.CacheSlots, err = positive(v)
+			}
+		case "overflow":
+			switch v {
+			case "ollama":
+			case "cut":
+				cfg.IgnoreTruncate = true
+			case "refuse":
+				cfg.RefuseOverflow = true
+			default:
+				err = errors.New("want ollama, cut or refuse")
+			}
+		case "wording":
+			switch v {
+			case "current":
+			case "legacy":
+				cfg.LegacyRefusal = true
+			default:
+				err = errors.New("want current or legacy")
+			}
+		case "version":
+			cfg.Version = v
+		case "openai":
+			switch v {
+			case "openai", "vllm", "llamacpp", "ollama":
+				cfg.OpenAIFlavor = v
+			default:
+				err = errors.New("want openai, vllm, llamacpp or ollama")
+			}
 		case "model":
 			model = v
 		default:
-			return llmtest.ServerConfig{}, fmt.Errorf("-llm-url %s: unknown stand-in setting %q (want slots, queue, latency, model, context, retry-after)", spec, k)
+			return llmtest.ServerConfig{}, fmt.Errorf("-llm-url %s: unknown stand-in setting %q (want slots, queue, latency, model, context, model-context, max-context, cache, overflow, wording, version, openai, retry-after)", spec, k)
 		}
 		if err != nil {
 			return llmtest.ServerConfig{}, fmt.Errorf("-llm-url %s: %s=%s: %w", spec, k, v, err)
 		}
 	}
-	cfg.Models = []llmtest.ModelSpec{{Name: model}}
+	cfg.Models = []llmtest.ModelSpec{{Name: model, ContextLength: modelContext}}
 	return cfg, nil
 }
 
@@ -121,11 +167,12 @@ func startStandin(o *runOptions) (stop func(), err error) {
 		return nil, err
 	}
 	if o.model != "" && o.model != cfg.Models[0].Name {
-		cfg.Models = append(cfg.Models, llmtest.ModelSpec{Name: o.model})
+		cfg.Models = append(cfg.Models, llmtest.ModelSpec{Name: o.model, ContextLength: cfg.Models[0].ContextLength})
 	}
 	if o.model == "" {
 		o.model = cfg.Models[0].Name
 	}
+	o.cacheCounts.hook(&cfg)
 	s := llmtest.NewServer(cfg)
 	if o.standin != nil {
 		o.standin(s)

@@ -15,6 +15,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/prompt"
 )
 
 // runCommand is `existence run`: Cedar (scout), Cipher (analyst) and Vault
@@ -67,6 +68,7 @@ answer reaches the agent's inbox).`,
 type runOptions struct {
 	provider     string
 	llmURL       string
+	llmURLs      []string // every -llm-url: more than one makes an llm.Pool
 	model        string
 	llmTimeout   time.Duration
 	state        string
@@ -106,7 +108,12 @@ type runOptions struct {
 	// move).
 	standin     func(*llmtest.Server)
 	standinHTTP bool
-	httpClient  *http.Client // the adapters' client; nil: their default
+	// cacheCounts, when set, counts the stand-in's KV-cache use by kind
+	// of call.
+	cacheCounts *cacheCounts
+	// layout is -prompt-layout.
+	layout     prompt.Layout
+	httpClient *http.Client // the adapters' client; nil: their default
 
 	// stdin carries host messages, one per line (nil: none).
 	stdin io.Reader
@@ -124,7 +131,14 @@ const defaultOllamaModel = "qwen3.5:9b"
 // flags registers the run command's flags on fs.
 func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.provider, "provider", "ollama", "model provider: ollama or openai (any OpenAI-compatible server)")
-	fs.StringVar(&o.llmURL, "llm-url", "", "server URL (default $OLLAMA_HOST, else http://127.0.0.1:11434; with -provider openai, a base URL ending in /v1, default $OPENAI_BASE_URL)"+standinHelp)
+	fs.Func("llm-url", "server URL (default $OLLAMA_HOST, else http://127.0.0.1:11434; with -provider openai, a base URL ending in /v1, default $OPENAI_BASE_URL);\n"+
+		"repeat it for a pool of servers, each agent pinned to one and moved to the next when its server fails"+standinHelp, func(s string) error {
+		if o.llmURL == "" {
+			o.llmURL = s
+		}
+		o.llmURLs = append(o.llmURLs, s)
+		return nil
+	})
 	fs.StringVar(&o.model, "model", "", "model name; with ollama default "+defaultOllamaModel+" (run ollama pull first); required with openai: the name the server serves (GET {base URL}/models lists them)")
 	fs.DurationVar(&o.llmTimeout, "llm-timeout", 180*time.Second, "timeout of one model call")
 	if o.state == "" {
@@ -135,6 +149,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.show, "show", "", "print the stored state of agent `AGENT` as indented JSON and exit")
 	fs.StringVar(&o.workspace, "workspace", "./trio-workspace", "the agents' shared workspace directory")
 	fs.DurationVar(&o.heartbeat, "heartbeat", 6*time.Second, "tick interval")
+	layoutFlag(fs, &o.layout)
 	fs.IntVar(&o.cycles, "cycles", 0, "stop after N existence cycles per agent (0 = run until interrupted)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print each agent's assembled prompt, make no model call, and exit")
 	fs.StringVar(&o.nowText, "now", "", "fixed clock, RFC 3339 (for dry runs)")
@@ -206,11 +221,14 @@ func (o *runOptions) check() error {
 	if o.workers < 0 {
 		return errors.New("-autonomy-workers must be 0 (adaptive) or more")
 	}
-	if isStandin(o.llmURL) {
-		if _, err := parseStandin(o.llmURL); err != nil {
-			return err
+	for _, u := range append([]string{o.llmURL}, o.llmURLs...) {
+		if isStandin(u) {
+			if _, err := parseStandin(u); err != nil {
+				return err
+			}
 		}
 	}
+	o.httpToken.resolve()
 	if err := checkExposure(o.http, o.httpToken.String(), o.httpOptOut); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
 	"github.com/existence-loop/sdk/existence"
@@ -20,6 +21,11 @@ type senseOptions struct {
 	watch bool     // -watch: the workspace watcher
 	feeds []string // -feed URL, repeatable
 	polls []string // -poll URL, repeatable
+	// redirects are the hosts a -feed or -poll URL may be redirected to
+	// (-poll-allow-redirect HOST, repeatable); allowPrivate lets them
+	// reach private addresses (-poll-allow-private).
+	redirects    []string
+	allowPrivate bool
 }
 
 // senseFlags registers -watch, -feed and -poll on fs.
@@ -39,6 +45,14 @@ func senseFlags(fs *flag.FlagSet, o *senseOptions) {
 		o.polls = append(o.polls, s)
 		return nil
 	})
+	fs.Func("poll-allow-redirect", "let a -feed or -poll URL be redirected to `HOST` (repeatable; by default redirects stay on the URL's scheme, host and port)", func(s string) error {
+		if strings.TrimSpace(s) == "" || strings.ContainsAny(s, "/ ") {
+			return errors.New("want a host name or address, optionally with :port")
+		}
+		o.redirects = append(o.redirects, s)
+		return nil
+	})
+	fs.BoolVar(&o.allowPrivate, "poll-allow-private", false, "let -feed and -poll reach private and loopback addresses (10/8, 172.16/12, 192.168/16, 127/8, …) whatever their URL; link-local and cloud metadata addresses stay refused")
 }
 
 func checkHTTPURL(s string) error {
@@ -61,14 +75,14 @@ func (o *senseOptions) minds(workspaceDir string) ([]existence.Mind, error) {
 		out = append(out, w)
 	}
 	for i, u := range o.feeds {
-		f, err := minds.NewFeed(minds.FeedConfig{Name: numbered("feed", i), URL: u})
+		f, err := minds.NewFeed(minds.FeedConfig{Name: numbered("feed", i), URL: u, AllowRedirect: o.redirects, AllowPrivate: o.allowPrivate})
 		if err != nil {
 			return nil, fmt.Errorf("-feed %s: %w", u, err)
 		}
 		out = append(out, f)
 	}
 	for i, u := range o.polls {
-		p, err := minds.NewPoller(minds.PollConfig{Name: numbered("http", i), URL: u})
+		p, err := minds.NewPoller(minds.PollConfig{Name: numbered("http", i), URL: u, AllowRedirect: o.redirects, AllowPrivate: o.allowPrivate})
 		if err != nil {
 			return nil, fmt.Errorf("-poll %s: %w", u, err)
 		}

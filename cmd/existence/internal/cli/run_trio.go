@@ -154,18 +154,11 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	}
 	tools = append(tools, requests.Tools(reqs)...)
 
-	if isStandin(o.llmURL) {
-		stop, err := startStandin(o)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
-	base, url, err := newModel(o)
+	base, stopModel, err := trioModel(o)
 	if err != nil {
 		return err
 	}
-	o.llmURL = url
+	defer stopModel()
 	mem, err := openMemory(o, store, log)
 	if err != nil {
 		return err
@@ -226,6 +219,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 			Goals:        trioGoals,
 			Prohibitions: trioProhibitions,
 			Grounding:    "The goal must be grounded in what actually exists in the workspace.",
+			Layout:       o.layout,
 		}))
 		if mem != nil {
 			// The recalled memories after what the last goal produced;
@@ -297,7 +291,9 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	} else if o.stdin != nil {
 		go listen(ctx, o.stdin, runner, reqs, stderr)
 	}
-	return runner.Run(ctx)
+	err = runner.Run(ctx)
+	o.cacheCounts.report(stderr, "trio")
+	return err
 }
 
 // openMemory returns the agents' long-term memory with -memory (nil

@@ -85,6 +85,7 @@ func (o *serveOptions) check() error {
 		return fmt.Errorf("-store: %w", err)
 	}
 	o.kind = kind
+	o.token.resolve()
 	if err := checkExposure(o.http, o.token.String(), o.optOut); err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ func serve(ctx context.Context, o *serveOptions, e *env) error {
 		return err
 	}
 	src.observe = mon.Observe
-	base, stop, err := listenMonitor(mon, o.http, tok, e.prog, log, e.stderr)
+	base, stop, err := listenMonitor(mon, o.http, o.token, e.prog, log, e.stderr)
 	if err != nil {
 		return err
 	}

@@ -325,14 +325,23 @@ func TestExposureRefused(t *testing.T) {
 		{"0.0.0.0:8080", "", false, true},
 		{":8080", "", false, true},
 		{"192.168.1.5:8080", "", false, true},
-		{"0.0.0.0:8080", "s3cret", false, false},
+		{"0.0.0.0:8080", "0123456789abcdef", false, false},
 		{"0.0.0.0:8080", "", true, false},
+		{"0.0.0.0:8080", "s3cret", false, true},
+		{"0.0.0.0:8080", "x", false, true},
+		{"0.0.0.0:8080", "                ", false, true},
+		{"0.0.0.0:8080", "x", true, true},
+		{"127.0.0.1:8080", "x", false, false},
 	} {
 		err := checkExposure(tt.addr, tt.token, tt.optOut)
 		assert.Equal(t, tt.refused, err != nil, "%s %q %v", tt.addr, tt.token, tt.optOut)
 		if err != nil {
 			assert.Contains(t, err.Error(), "-http-token")
-			assert.Contains(t, err.Error(), "-"+noTokenFlag)
+			if tt.token == "" {
+				assert.Contains(t, err.Error(), "-"+noTokenFlag)
+			} else {
+				assert.ErrorIs(t, err, monitor.ErrWeakToken)
+			}
 		}
 	}
 	for _, cmd := range [][]string{{"run", "-http", "0.0.0.0:0", "-dry-run"}, {"serve", "-http", "0.0.0.0:0"}} {
@@ -341,5 +350,19 @@ func TestExposureRefused(t *testing.T) {
 		code := Main(cmd, strings.NewReader(""), &out, &errb)
 		assert.Equal(t, 2, code, "%v", cmd)
 		assert.Contains(t, errb.String(), "set -http-token", "%v", cmd)
+	}
+	// `existence run -http 0.0.0.0:PORT -http-token x` is refused, and so
+	// is a token of spaces, from the flag or the environment.
+	for _, cmd := range [][]string{
+		{"run", "-http", "0.0.0.0:0", "-http-token", "x", "-dry-run"},
+		{"run", "-http", "0.0.0.0:0", "-http-token", "                    ", "-dry-run"},
+		{"serve", "-http", "0.0.0.0:0", "-http-token", "x"},
+		{"run", "-http", "0.0.0.0:0", "-dry-run"}, // $EXISTENCE_TOKEN of spaces
+	} {
+		t.Setenv("EXISTENCE_TOKEN", "                    ")
+		var out, errb strings.Builder
+		code := Main(cmd, strings.NewReader(""), &out, &errb)
+		assert.Equal(t, 2, code, "%q", cmd)
+		assert.Contains(t, errb.String(), "too weak", "%q", cmd)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/store/pgstore"
 )
 
@@ -107,9 +108,11 @@ type swarmOptions struct {
 	cpuProfile      string
 	memProfile      string
 	provider        string
-	llmURL          string
+	llmURL          string   // the first -llm-url
+	llmURLs         []string // every -llm-url: more than one makes an llm.Pool
 	model           string
 	tokenBudget     existence.Budget
+	layout          prompt.Layout
 }
 
 // flags registers the swarm command's flags on fs.
@@ -120,9 +123,17 @@ func (o *swarmOptions) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.heartbeat, "heartbeat", 6*time.Second, "heartbeat (tick interval)")
 	workersFlag(fs, &o.autonomyWorkers)
 	fs.StringVar(&o.provider, "provider", "ollama", "with -llm-url: the model provider, ollama or openai (any OpenAI-compatible server)")
-	fs.StringVar(&o.llmURL, "llm-url", "", "drive a real model server at this URL instead of the simulated model (-model-latency and -jitter then do not apply)"+standinHelp)
+	fs.Func("llm-url", "drive a real model server at this URL instead of the simulated model (-model-latency and -jitter then do not apply);\n"+
+		"repeat it for a pool of servers, each agent pinned to one by rendezvous hashing of its id and moved to the next when its server fails"+standinHelp, func(s string) error {
+		if o.llmURL == "" {
+			o.llmURL = s
+		}
+		o.llmURLs = append(o.llmURLs, s)
+		return nil
+	})
 	fs.StringVar(&o.model, "model", "", "with -llm-url: the model name (ollama default "+defaultOllamaModel+"; required with openai)")
 	budgetFlag(fs, &o.tokenBudget)
+	layoutFlag(fs, &o.layout)
 	fs.IntVar(&o.priorityWorkers, "priority-workers", 1, "priority lane workers")
 	fs.DurationVar(&o.cooldown, "cooldown", 0, "minimum gap between an agent's cycles")
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "how long to run")
@@ -229,9 +240,13 @@ type swarmResult struct {
 	HostUnanswered   int                  `json:"host_unanswered,omitempty"`
 	AutonomyWorkers  int                  `json:"autonomy_workers"`
 	HeartbeatS       float64              `json:"heartbeat_s"`
-	ModelLatencyS    float64              `json:"model_latency_s"`
-	CPUs             int                  `json:"cpus"`
-	OutOfOrderStarts int64                `json:"out_of_order_starts"`
+	// TriggerGapS is the least time between an agent's cycle and one a
+	// notifying slot asks for (existence.DefaultTriggerGap of the
+	// heartbeat): the rate of notified wake-ups.
+	TriggerGapS      float64 `json:"trigger_gap_s"`
+	ModelLatencyS    float64 `json:"model_latency_s"`
+	CPUs             int     `json:"cpus"`
+	OutOfOrderStarts int64   `json:"out_of_order_starts"`
 
 	// Ticks are the scheduler's dispatches per lane (RunnerStats); a tick
 	// that found the agent's goal still pursued runs no cycle.
@@ -312,6 +327,9 @@ type swarmResult struct {
 	// Server is the model server of a run with -llm-url (absent on the
 	// simulated model).
 	Server *swarmServer `json:"server,omitempty"`
+	// Servers are the pool's servers with more than one -llm-url (Server
+	// is then the first), each with its calls, failures and downs.
+	Servers []*swarmServer `json:"servers,omitempty"`
 	// Tokens are the tokens the model calls used: the server's counts,
 	// else estimates.
 	Tokens swarmTokens `json:"tokens"`
@@ -527,7 +545,15 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 	sim := &simModel{latency: o.latency, jitter: o.jitter, seed: o.seed}
 	model := llm.Model(sim)
 	var server *swarmServer
-	if o.llmURL != "" {
+	var pool *swarmPool
+	if len(o.llmURLs) > 1 {
+		p, stop, err := poolModel(&o, sim)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		model, server, pool = p.pool, p.servers[0], p
+	} else if o.llmURL != "" {
 		m, srv, stop, err := serverModel(&o, sim)
 		if err != nil {
 			return nil, err
@@ -569,7 +595,7 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 		}
 		rc.NewAgent = func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 			f := db.pg.Fenced(l)
-			cfg := existence.Config{ID: l.AgentID, Name: name(l.AgentID), Model: model, Retry: o.retry(), Store: countingStore{f, saves}}
+			cfg := existence.Config{ID: l.AgentID, Name: name(l.AgentID), Model: model, Retry: o.retry(), Store: countingStore{f, saves}, Prompt: o.prompt()}
 			if !o.noTasks {
 				cfg.Tasks = f.Tasks()
 			}
@@ -590,7 +616,7 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 	defer r.Close()
 	if db.pg == nil {
 		for _, id := range ids {
-			cfg := existence.Config{ID: id, Name: name(id), Model: model, Retry: o.retry()}
+			cfg := existence.Config{ID: id, Name: name(id), Model: model, Retry: o.retry(), Prompt: o.prompt()}
 			if db.tasks != nil && !o.noTasks {
 				cfg.Tasks = db.tasks
 			}
@@ -638,6 +664,7 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 	runtime.GC() // the first live-heap sample is then the whole population's, not a GC's from mid-setup
 	start, cpu0 := time.Now(), cpuTime()
 	server.start()
+	pool.start()
 	col.mu.Lock()
 	col.start = start
 	col.mu.Unlock()
@@ -677,7 +704,7 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 	}
 
 	nextSecond := start
-	res := &swarmResult{Server: server, TokenBudget: o.tokenBudget.String(), Agents: o.agents, GCSamples: o.gcSamples, Seasoned: o.seasoned, AutonomyWorkers: o.autonomyWorkers, HeartbeatS: o.heartbeat.Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
+	res := &swarmResult{Server: server, TokenBudget: o.tokenBudget.String(), Agents: o.agents, GCSamples: o.gcSamples, Seasoned: o.seasoned, AutonomyWorkers: o.autonomyWorkers, HeartbeatS: o.heartbeat.Seconds(), TriggerGapS: existence.DefaultTriggerGap(o.heartbeat).Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
 		Store: db.kind, Tasks: db.tasks != nil && !o.noTasks, StartupS: startup.Seconds()}
 	rng := rand.New(rand.NewPCG(o.seed, 42))
 	var sayAt []time.Duration
@@ -722,7 +749,7 @@ loop:
 			res.QueuedMax = max(res.QueuedMax, st.Queued[existence.LaneAutonomy])
 			flightSum += float64(sim.inFlight.Load())
 			if now := time.Now(); !now.Before(nextSecond) {
-				res.LimitBySecond = append(res.LimitBySecond, st.Workers[existence.LaneAutonomy])
+				res.LimitBySecond = append(res.LimitBySecond, st.Concurrency.Limit)
 				nextSecond = nextSecond.Add(time.Second)
 			}
 			if now := time.Now(); !now.Before(nextRSS) {
@@ -789,6 +816,7 @@ loop:
 		res.OverloadRate = float64(st.Concurrency.Overloads) / float64(st.Concurrency.Calls)
 	}
 	server.finish(elapsed)
+	res.Servers = pool.finish(elapsed)
 	if samples > 0 {
 		res.WorkersBusyMean, res.QueuedMean, res.CallsInFlightMean = busySum/float64(samples), queuedSum/float64(samples), flightSum/float64(samples)
 	}
@@ -853,7 +881,7 @@ func (res *swarmResult) print(w io.Writer, asJSON bool) error {
 	if res.Server != nil {
 		model = "model server " + res.Server.URL
 	}
-	fmt.Fprintf(w, "agents %d, %.0f s, %d CPUs, %s, heartbeat %.1f s, %s, store %s%s\n", res.Agents, res.DurationS, res.CPUs, workers, res.HeartbeatS, model, res.Store, queue)
+	fmt.Fprintf(w, "agents %d, %.0f s, %d CPUs, %s, heartbeat %.1f s (notified wake-ups at most one per %.1f s), %s, store %s%s\n", res.Agents, res.DurationS, res.CPUs, workers, res.HeartbeatS, res.TriggerGapS, model, res.Store, queue)
 	fmt.Fprintf(w, "cycles        %d (%.1f/s), %d agents had at least one\n", res.Cycles, res.CyclesPerS, res.AgentsCycled)
 	for _, lane := range []string{"autonomy", "priority"} {
 		q := res.Lateness[lane]
@@ -878,6 +906,7 @@ func (res *swarmResult) print(w io.Writer, asJSON bool) error {
 	fmt.Fprintf(w, "model calls   %d (at most %d in flight; %d cancelled, most of them in flight at the stop)\n", res.ModelCalls, res.CallsInFlightMax, res.CallsInFlightAtEnd)
 	fmt.Fprintf(w, "  by purpose/outcome: %v; fallbacks %d\n", res.CallsByPurpose, res.Fallbacks)
 	res.printServer(w)
+	res.printPool(w)
 	fmt.Fprintf(w, "RSS           peak %.1f MB while running, %.1f KB per agent above the start (samples %v MB)\n", float64(res.RSSBytes)/(1<<20), float64(res.RSSBytesPerAgent)/1024, res.RSSSamplesMB)
 	fmt.Fprintf(w, "  live heap as of the last GC (what the agents hold; RSS also holds the garbage until the next GC): samples %v MB\n", res.LiveHeapMB)
 	if res.GCSamples {

@@ -61,9 +61,14 @@ type swarmServer struct {
 	// Standin describes the stand-in server started in process, when
 	// -llm-url was "standin:...": its slots, queue and latency per call,
 	// and what it counted over the run: requests, 503s, the most
-	// requests holding a slot and waiting at once, and its slots'
-	// utilisation (slot time held / (slots × the run's duration), 0–1).
+	// requests holding a slot and waiting at once, its slots'
+	// utilisation (slot time held / (slots × the run's duration), 0–1),
+	// and the prompt tokens served from its KV cache and evaluated, with
+	// the cached share (0–1; "cache=N" in the spec).
 	Standin *swarmStandin `json:"standin,omitempty"`
+	// Pool is what an llm.Pool counted of the server, in a run with
+	// several -llm-url.
+	Pool *swarmPoolServer `json:"pool,omitempty"`
 }
 
 // swarmStandin is the stand-in server's settings and counters.
@@ -76,6 +81,18 @@ type swarmStandin struct {
 	MaxInFlight int     `json:"max_in_flight"`
 	MaxWaiting  int     `json:"max_waiting"`
 	Utilisation float64 `json:"slots_busy"`
+	Cached      int     `json:"prompt_tokens_cached"`
+	Evaluated   int     `json:"prompt_tokens_evaluated"`
+	CachedShare float64 `json:"prompt_cached_share"`
+	// CycleCached and CycleEvaluated split the cycle prompts' tokens
+	// (structured-output requests) the same way, over the whole run;
+	// CycleCachedShare is their cached share (0–1).
+	CycleCached      int64   `json:"cycle_prompt_tokens_cached"`
+	CycleEvaluated   int64   `json:"cycle_prompt_tokens_evaluated"`
+	CycleCachedShare float64 `json:"cycle_prompt_cached_share"`
+	// Layout is the prompt layout (-prompt-layout).
+	Layout string `json:"prompt_layout"`
+	counts *cacheCounts
 
 	srv      *llmtest.Server
 	slotTime time.Duration // at the start of the timed run
@@ -98,6 +115,8 @@ func serverModel(o *swarmOptions, counts *simModel) (llm.Model, *swarmServer, fu
 		}
 		st := &swarmStandin{Slots: cfg.Slots, Queue: max(cfg.Queue, 0), LatencyMS: float64(cfg.Latency.Microseconds()) / 1000}
 		ro.standin = func(s *llmtest.Server) { st.srv = s }
+		st.counts, st.Layout = &cacheCounts{}, o.layout.String()
+		ro.cacheCounts = st.counts
 		s, err := startStandin(ro)
 		if err != nil {
 			return nil, nil, nil, err
@@ -130,6 +149,9 @@ func (s *swarmServer) finish(elapsed time.Duration) {
 	st := s.Standin
 	stats := st.srv.Stats()
 	st.Requests, st.Busy, st.MaxInFlight, st.MaxWaiting = stats.Requests, stats.Busy, stats.MaxInFlight, stats.MaxWaiting
+	st.Cached, st.Evaluated, st.CachedShare = stats.CachedTokens, stats.EvaluatedTokens, stats.CachedShare()
+	st.CycleCached, st.CycleEvaluated = st.counts.cycle()
+	st.CycleCachedShare = share(st.CycleCached, st.CycleEvaluated)
 	if elapsed > 0 {
 		st.Utilisation = float64(stats.SlotTime-st.slotTime) / (float64(st.Slots) * float64(elapsed))
 	}
@@ -152,9 +174,11 @@ func (o *swarmOptions) checkServer() error {
 	default:
 		return fmt.Errorf("-provider %q: want ollama or openai", o.provider)
 	}
-	if isStandin(o.llmURL) {
-		if _, err := parseStandin(o.llmURL); err != nil {
-			return err
+	for _, u := range append([]string{o.llmURL}, o.llmURLs...) {
+		if isStandin(u) {
+			if _, err := parseStandin(u); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -184,13 +208,17 @@ func (res *swarmResult) printServer(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "tokens        %d in + %d out (%d estimated), %.0f tokens/s\n", res.Tokens.Input, res.Tokens.Output, res.Tokens.Estimated, res.Tokens.PerS)
-	fmt.Fprintf(w, "concurrency   autonomy lane %s: limit %d at the end, by second %v\n", limit, c.Limit, res.LimitBySecond)
+	fmt.Fprintf(w, "concurrency   %s: limit %d at the end (the lanes share it), by second %v\n", limit, c.Limit, res.LimitBySecond)
 	fmt.Fprintf(w, "  as the SDK sees the server: %.1f calls in flight on average, at most %d; latency %.0f ms (no-load %.0f ms); %d of %d calls refused (503: %.2f%%), %d cuts\n",
 		res.CallsInFlightMean, res.CallsInFlightMax, ms(c.RTT), ms(c.MinRTT), c.Overloads, c.Calls, 100*res.OverloadRate, c.Cuts)
 	if s := res.Server; s != nil && s.Standin != nil {
 		st := s.Standin
 		fmt.Fprintf(w, "  the stand-in counted: slots %.1f%% busy, %d requests, %d answered 503, at most %d running and %d waiting\n",
 			100*st.Utilisation, st.Requests, st.Busy, st.MaxInFlight, st.MaxWaiting)
+		if st.Cached > 0 {
+			fmt.Fprintf(w, "  prompt tokens: %d from the KV cache, %d evaluated (%.1f%% cached)\n", st.Cached, st.Evaluated, 100*st.CachedShare)
+			fmt.Fprintf(w, "  cycle prompts (%s layout): %d from the KV cache, %d evaluated (%.1f%% cached)\n", st.Layout, st.CycleCached, st.CycleEvaluated, 100*st.CycleCachedShare)
+		}
 	}
 	if res.TokenBudget != "" {
 		fmt.Fprintf(w, "budget        %s per agent: %d budget_exhausted events, %d cycles held\n", res.TokenBudget, res.BudgetExhausted, res.Held)

@@ -318,7 +318,7 @@ func TestSwarmAgainstAStandin(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, res.print(&out, false))
 	assert.Contains(t, out.String(), "stand-in: 2 slots, a queue of 2, 20 ms a call")
-	assert.Contains(t, out.String(), "autonomy lane adaptive")
+	assert.Contains(t, out.String(), "concurrency   adaptive: limit")
 	out.Reset()
 	require.NoError(t, res.print(&out, true))
 	var m map[string]any
@@ -326,4 +326,30 @@ func TestSwarmAgainstAStandin(t *testing.T) {
 	for _, k := range []string{"server", "tokens", "concurrency", "concurrency_limit_by_s", "overload_rate", "host_reply_ms"} {
 		assert.Contains(t, m, k)
 	}
+}
+
+// TestSwarmOverAPoolWithTheCacheLayout: two -llm-url make a pool, which
+// the report shows server by server; -prompt-layout cache against
+// stand-ins keeping prompts' KV cache reports the cycle prompts' cached
+// share.
+func TestSwarmOverAPoolWithTheCacheLayout(t *testing.T) {
+	o, err := parseSwarmFlags([]string{"-agents", "20", "-heartbeat", "200ms", "-duration", "2s", "-prompt-layout", "cache",
+		"-llm-url", "standin:?slots=2&latency=20ms&cache=2", "-llm-url", "standin:?slots=2&latency=20ms&cache=2"}, io.Discard)
+	require.NoError(t, err)
+	res, err := runSwarm(context.Background(), o)
+	require.NoError(t, err)
+	require.Len(t, res.Servers, 2)
+	for _, s := range res.Servers {
+		require.NotNil(t, s.Pool)
+		assert.Positive(t, s.Pool.Calls, s.URL)
+		assert.Zero(t, s.Pool.Downs, s.URL)
+		require.NotNil(t, s.Standin)
+		assert.Equal(t, "cache", s.Standin.Layout)
+		assert.Positive(t, s.Standin.CycleCachedShare, s.URL)
+	}
+	var out bytes.Buffer
+	require.NoError(t, res.print(&out, false))
+	assert.Contains(t, out.String(), "pool server   "+res.Servers[1].URL)
+	_, err = parseSwarmFlags([]string{"-prompt-layout", "fast"}, io.Discard)
+	assert.Error(t, err)
 }

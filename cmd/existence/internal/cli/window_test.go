@@ -135,3 +135,28 @@ func TestTrioNarrowServer(t *testing.T) {
 		assert.LessOrEqual(t, c.Sent, 2048)
 	}
 }
+
+// TestParseStandinWindow: the stand-in spec's settings for windows, the
+// KV cache and refusals.
+func TestParseStandinWindow(t *testing.T) {
+	cfg, err := parseStandin("standin:?context=4096&model-context=8192&max-context=2048&cache=4&overflow=refuse&wording=legacy&version=0.30.1&openai=llamacpp")
+	require.NoError(t, err)
+	assert.Equal(t, 4096, cfg.DefaultContext)
+	assert.Equal(t, 8192, cfg.Models[0].ContextLength)
+	assert.Equal(t, 2048, cfg.MaxContext)
+	assert.Equal(t, 4, cfg.CacheSlots)
+	assert.True(t, cfg.RefuseOverflow)
+	assert.True(t, cfg.LegacyRefusal)
+	assert.Equal(t, "0.30.1", cfg.Version)
+	assert.Equal(t, "llamacpp", cfg.OpenAIFlavor)
+
+	cfg, err = parseStandin("standin:?overflow=cut&cache=0")
+	require.NoError(t, err)
+	assert.True(t, cfg.IgnoreTruncate)
+	assert.Zero(t, cfg.CacheSlots)
+
+	for _, bad := range []string{"standin:?overflow=drop", "standin:?wording=old", "standin:?openai=tgi", "standin:?cache=-1", "standin:?max-context=x"} {
+		_, err := parseStandin(bad)
+		assert.Error(t, err, bad)
+	}
+}

@@ -1,0 +1,63 @@
+package existence_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
+)
+
+// countingEmbedder reports 1,000 tokens per Embed call, as a server
+// reporting its counts does (llm.ReportEmbedUsage).
+type countingEmbedder struct {
+	llm.Embedder
+	calls atomic.Int64
+}
+
+func (e *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	e.calls.Add(1)
+	llm.ReportEmbedUsage(ctx, 1000)
+	return e.Embedder.Embed(ctx, texts)
+}
+
+// TestBudgetCountsEmbeddings: the embedding tokens an agent's recall
+// causes count toward its token budget, beside its model calls, and so do
+// those of its goal's executor; a preview's do not, nor do those of
+// embeddings made outside the agent.
+func TestBudgetCountsEmbeddings(t *testing.T) {
+	ctx := context.Background()
+	emb := &countingEmbedder{Embedder: llmtest.NewFakeEmbedder("", 0)}
+	model := llmtest.NewFake(llmtest.Reply{Text: `{"action":"goal","content":"look at the rate limiter","reasoning":"asked"}`})
+	ran := make(chan struct{})
+	exec := existence.ExecutorFunc(func(ctx context.Context, asg existence.Assignment) (existence.Outcome, error) {
+		defer close(ran)
+		llm.ReportEmbedUsage(ctx, 500) // as the executor's recall of asg.Memory would
+		return existence.Outcome{Status: identity.Done, Summary: "looked"}, nil
+	})
+	a, _, _ := memoryAgentWith(t, emb, true, model, func(c *existence.Config) {
+		c.Executor, c.Budget = exec, existence.Budget{Tokens: 1_000_000, Window: time.Hour}
+	})
+	outside := emb.calls.Load() // the memory stored before the agent: no agent caused it
+
+	_, err := a.Preview(ctx)
+	require.NoError(t, err)
+	require.Greater(t, emb.calls.Load(), outside, "the preview recalled")
+	assert.Zero(t, a.Status().Budget.Used, "a preview's embedding is not the agent's")
+	previewed := emb.calls.Load()
+
+	require.NoError(t, a.Tick(ctx))
+	embedded := emb.calls.Load() - previewed
+	require.Positive(t, embedded, "the cycle's recall embedded its query")
+	<-ran
+	st := a.Status()
+	require.Positive(t, st.Usage.Total(), "the model call's tokens")
+	assert.Equal(t, st.Usage.Total()+1000*embedded+500, st.Budget.Used, "model and embedding tokens, the goal's too")
+}

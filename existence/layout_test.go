@@ -1,0 +1,51 @@
+package existence_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/prompt"
+)
+
+// TestCacheLayoutSplitsTheCyclePrompt: under prompt.LayoutCache a cycle
+// sends its stable prefix as the system message and the rest as the user
+// message, and the goal's executor gets that prefix (Assignment.Prefix);
+// under the original layout the prompt is one user message and the
+// executor gets none.
+func TestCacheLayoutSplitsTheCyclePrompt(t *testing.T) {
+	for _, l := range []prompt.Layout{prompt.LayoutOriginal, prompt.LayoutCache} {
+		t.Run(l.String(), func(t *testing.T) {
+			f := newFixture(goalReply(t, "map the workspace"))
+			var got existence.Assignment
+			exec := existence.ExecutorFunc(func(ctx context.Context, a existence.Assignment) (existence.Outcome, error) {
+				got = a
+				return existence.Outcome{Status: identity.Done, Summary: "mapped"}, nil
+			})
+			a := f.agent(t, existence.Config{Executor: exec,
+				Prompt: prompt.New(prompt.Config{World: "A shared world.", Situation: prompt.DefaultSituation, Layout: l})})
+			tick(t, a)
+			reqs := f.model.Requests()
+			require.Len(t, reqs, 1)
+			msgs := reqs[0].Messages
+			if l == prompt.LayoutOriginal {
+				require.Len(t, msgs, 1)
+				assert.Equal(t, llm.RoleUser, msgs[0].Role)
+				assert.Empty(t, got.Prefix)
+				return
+			}
+			require.Len(t, msgs, 2)
+			assert.Equal(t, llm.RoleSystem, msgs[0].Role)
+			assert.True(t, strings.HasPrefix(msgs[0].Content, "WORLD CONTEXT"), msgs[0].Content)
+			assert.Contains(t, msgs[0].Content, "You are Cedar.")
+			assert.True(t, strings.HasPrefix(msgs[1].Content, "TIME:"), msgs[1].Content)
+			assert.Equal(t, msgs[0].Content, got.Prefix)
+		})
+	}
+}

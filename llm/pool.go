@@ -1,0 +1,347 @@
+package llm
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Defaults of [PoolConfig].
+const (
+	// DefaultPoolFailures is how many failures in a row mark a server
+	// down.
+	DefaultPoolFailures = 3
+	// DefaultPoolProbe is how long a server stays down before one call
+	// probes it.
+	DefaultPoolProbe = 10 * time.Second
+)
+
+// ErrNoServer is returned by [Pool] when it has no server to call: every
+// server is down and none is due for a probe, or the pool is empty.
+var ErrNoServer = errors.New("llm: no model server available in the pool")
+
+// agentKey carries the id of the agent a call is made for.
+type agentKey struct{}
+
+// WithAgent returns ctx carrying the id of the agent whose call it is:
+// a [Pool] pins each agent to one server by it. existence.Agent marks
+// every call of its model stack.
+func WithAgent(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, agentKey{}, id)
+}
+
+// AgentFrom returns the agent id [WithAgent] put in ctx, or "".
+func AgentFrom(ctx context.Context) string {
+	id, _ := ctx.Value(agentKey{}).(string)
+	return id
+}
+
+// PoolServer is one model server of a [Pool].
+type PoolServer struct {
+	// Name identifies the server in the ranking, the stats and the
+	// report: its URL, say. Names must be unique and not empty; renaming
+	// a server moves its agents.
+	Name string
+	// Model calls the server: an adapter (ollama.New, openai.New),
+	// innermost, without retries (the pool's caller retries).
+	Model Model
+}
+
+// PoolConfig configures a [Pool].
+type PoolConfig struct {
+	// Servers are the model servers, at least one.
+	Servers []PoolServer
+	// Adaptive configures each server's own [AdaptiveLimit], which
+	// measures every call made to it (see [Pool.Stats]).
+	Adaptive AdaptiveConfig
+	// Failures is how many failures in a row (the server unreachable, an
+	// HTTP 5xx other than an overload's 503, a per-call timeout) mark a
+	// server down; 0 means DefaultPoolFailures (3). An overload (503
+	// "busy", 429) is the server's concurrency limit speaking, not a
+	// failure.
+	Failures int
+	// Probe is how long a server stays down before the next call routed
+	// to it is sent there again as a probe: a success brings it (and its
+	// agents) back, a failure keeps it down for another Probe. 0 means
+	// DefaultPoolProbe (10 s).
+	Probe time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Pool is a [Model] that spreads calls over several model servers, the way
+// a client-side load balancer for inference should: each agent (the id
+// [WithAgent] put in the call's context) is pinned to one server by
+// rendezvous hashing (highest random weight: the server maximising
+// FNV-1a(agent id, server name)), so that its prompts keep hitting the
+// same server's KV cache, and adding or removing a server moves only the
+// agents it gains or loses. A call without an agent id is pinned by its
+// first message's text.
+//
+// Each server has its health and its own [AdaptiveLimit]. A server that
+// fails Failures calls in a row is down: its agents move to the next
+// server in their ranking until, Probe later, a call probes it and
+// succeeds; they then move back. A call that could not reach its server
+// ([ErrUnavailable]) is sent at once to the next healthy server in the
+// ranking, since the request never arrived; any other error is returned
+// (a [WithRetry] above the pool retries it, on the agent's server, or on
+// the next one once its server is down).
+//
+// It is safe for concurrent use.
+type Pool struct {
+	cfg     PoolConfig
+	servers []*poolServer
+}
+
+type poolServer struct {
+	name  string
+	model Model // the server's model, measured by limit
+	limit *AdaptiveLimit
+
+	mu        sync.Mutex
+	fails     int       // failures in a row
+	downUntil time.Time // zero while up
+	probing   bool      // a probe is in flight
+	calls     int64
+	errs      int64
+	downs     int64
+}
+
+// NewPool returns a pool of cfg.Servers. Errors: no server, a server
+// without a name or model, or two of one name.
+func NewPool(cfg PoolConfig) (*Pool, error) {
+	if len(cfg.Servers) == 0 {
+		return nil, errors.New("llm: a pool needs at least one server")
+	}
+	if cfg.Failures <= 0 {
+		cfg.Failures = DefaultPoolFailures
+	}
+	if cfg.Probe <= 0 {
+		cfg.Probe = DefaultPoolProbe
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	p := &Pool{cfg: cfg}
+	seen := map[string]bool{}
+	for i, s := range cfg.Servers {
+		if s.Name == "" || s.Model == nil {
+			return nil, fmt.Errorf("llm: pool server %d needs a name and a model", i)
+		}
+		if seen[s.Name] {
+			return nil, fmt.Errorf("llm: pool server %q given twice", s.Name)
+		}
+		seen[s.Name] = true
+		l := NewAdaptiveLimit(cfg.Adaptive)
+		p.servers = append(p.servers, &poolServer{name: s.Name, model: l.Observe(s.Model, cfg.Now), limit: l})
+	}
+	return p, nil
+}
+
+var _ Model = (*Pool)(nil)
+
+// Name returns "pool".
+func (p *Pool) Name() string { return "pool" }
+
+// Rank returns the servers' names in key's rendezvous order: the server
+// it is pinned to first, then where it moves when that one is down.
+func (p *Pool) Rank(key string) []string {
+	order := p.rank(key)
+	out := make([]string, len(order))
+	for i, s := range order {
+		out[i] = s.name
+	}
+	return out
+}
+
+func (p *Pool) rank(key string) []*poolServer {
+	type scored struct {
+		s *poolServer
+		w uint64
+	}
+	sc := make([]scored, len(p.servers))
+	for i, s := range p.servers {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(key))
+		_, _ = h.Write([]byte{0})
+		_, _ = h.Write([]byte(s.name))
+		sc[i] = scored{s, mix(h.Sum64())}
+	}
+	slices.SortStableFunc(sc, func(a, b scored) int { return cmp.Compare(b.w, a.w) }) // highest weight first
+	out := make([]*poolServer, len(sc))
+	for i, x := range sc {
+		out[i] = x.s
+	}
+	return out
+}
+
+// mix finalises a hash (SplitMix64's), so that keys differing in their
+// last bytes spread over every server.
+func mix(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// Server returns the name of the server a call for key goes to now: the
+// first of its ranking that is up or due for a probe; "" when none is.
+func (p *Pool) Server(key string) string {
+	now := p.cfg.Now()
+	for _, s := range p.rank(key) {
+		if s.usable(now) {
+			return s.name
+		}
+	}
+	return ""
+}
+
+// usable reports whether s may take a call at now: up, or down with its
+// probe due and none in flight.
+func (s *poolServer) usable(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.downUntil.IsZero() || (!now.Before(s.downUntil) && !s.probing)
+}
+
+// take claims s for a call at now; probe reports that the call probes a
+// down server. ok is false when s may not take it.
+func (s *poolServer) take(now time.Time) (probe, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.downUntil.IsZero() {
+		s.calls++
+		return false, true
+	}
+	if now.Before(s.downUntil) || s.probing {
+		return false, false
+	}
+	s.probing = true
+	s.calls++
+	return true, true
+}
+
+// done records the end of a call of s at now; gone reports that the
+// caller's context ended first, which says nothing of the server.
+func (s *poolServer) done(now time.Time, err error, probe, gone bool, cfg *PoolConfig) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if probe {
+		s.probing = false
+	}
+	if gone {
+		return
+	}
+	if !serverFailure(err) {
+		s.fails, s.downUntil = 0, time.Time{}
+		return
+	}
+	s.errs++
+	s.fails++
+	if probe || s.fails >= cfg.Failures {
+		if s.downUntil.IsZero() {
+			s.downs++
+		}
+		s.downUntil = now.Add(cfg.Probe)
+	}
+}
+
+// serverFailure reports whether err says the server is unwell: not
+// reached, a 5xx that is not an overload, or a per-call timeout. The
+// caller's cancellation or deadline (see done), an overload and the
+// request's own faults (a 4xx, invalid output, a prompt over the window)
+// say nothing of it.
+func serverFailure(err error) bool {
+	switch {
+	case err == nil, errors.Is(err, context.Canceled), Overloaded(err):
+		return false
+	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrTimeout):
+		return true
+	}
+	if se, ok := asStatus(err); ok {
+		return se.StatusCode >= 500
+	}
+	return Classify(err) == OutcomeTimeout || Classify(err) == OutcomeUnavailable
+}
+
+// Generate sends req to the agent's server (see [Pool]). Errors: the
+// server's, or [ErrNoServer] when no server may take the call; a call
+// that reached no server wraps the last [ErrUnavailable].
+func (p *Pool) Generate(ctx context.Context, req *Request) (*Response, error) {
+	key := AgentFrom(ctx)
+	if key == "" && len(req.Messages) > 0 {
+		key = req.Messages[0].Content
+	}
+	var last error
+	for _, s := range p.rank(key) {
+		probe, ok := s.take(p.cfg.Now())
+		if !ok {
+			continue
+		}
+		resp, err := s.model.Generate(ctx, req)
+		s.done(p.cfg.Now(), err, probe, err != nil && ctx.Err() != nil, &p.cfg)
+		if err != nil && errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
+			last = fmt.Errorf("%s: %w", s.name, err)
+			continue // never reached: the next server may take it
+		}
+		return resp, err
+	}
+	if last != nil {
+		return nil, last
+	}
+	return nil, ErrNoServer
+}
+
+// PoolServerStats are one server's counters in a [Pool].
+type PoolServerStats struct {
+	// Name is the server's name.
+	Name string
+	// Calls counts the calls sent to it, Errors those that failed as a
+	// server failure, Downs the times it was marked down.
+	Calls, Errors, Downs int64
+	// Down reports that it is down now; Until is when it will be probed.
+	Down  bool
+	Until time.Time
+	// Limit is its adaptive limit's state ([AdaptiveLimit.Stats]).
+	Limit AdaptiveStats
+}
+
+// Stats returns each server's counters, in the order of PoolConfig.Servers.
+func (p *Pool) Stats() []PoolServerStats {
+	out := make([]PoolServerStats, len(p.servers))
+	for i, s := range p.servers {
+		s.mu.Lock()
+		out[i] = PoolServerStats{Name: s.name, Calls: s.calls, Errors: s.errs, Downs: s.downs, Down: !s.downUntil.IsZero(), Until: s.downUntil}
+		s.mu.Unlock()
+		out[i].Limit = s.limit.Stats()
+	}
+	return out
+}
+
+var _ Windowed = (*Pool)(nil)
+
+// ContextWindow implements [Windowed]: the smallest window of the servers
+// that know theirs ([ContextWindowOf] of each), with that server's
+// estimator, so that a prompt fitted to it fits whichever server the
+// agent is on. 0 when none knows; the first error when none answered.
+func (p *Pool) ContextWindow(ctx context.Context) (tokens int, est *TokenEstimator, err error) {
+	var errs []error
+	for _, s := range p.servers {
+		w, e, werr := ContextWindowOf(ctx, s.model)
+		if werr != nil {
+			errs = append(errs, werr)
+			continue
+		}
+		if w > 0 && (tokens == 0 || w < tokens) {
+			tokens, est = w, e
+		}
+	}
+	if tokens == 0 && len(errs) > 0 {
+		return 0, nil, errs[0]
+	}
+	return tokens, est, nil
+}
