@@ -42,6 +42,10 @@ const (
 	// its cancellation, so that a shutdown, or a host message preempting a
 	// cycle, never makes it fail: a clean exit saves and logs no error.
 	SaveTimeout = 10 * time.Second
+	// DefaultMaxTokens bounds the reply of an existence cycle, in tokens:
+	// its JSON (action, content, reasoning, updates) needs a few hundred,
+	// and an unbounded reply can hold a model server's slot for minutes.
+	DefaultMaxTokens = 1000
 )
 
 // The spec §6 fallback goal, substituted as if the model had answered when
@@ -142,8 +146,9 @@ type Config struct {
 	Limits identity.Limits
 	// Temperature, Seed and MaxTokens are passed to the model on every
 	// existence cycle (see [llm.Request]): a nil Temperature or Seed is
-	// not sent, and MaxTokens 0 leaves the output length in tokens to the
-	// server. Executors set their own.
+	// not sent. MaxTokens bounds the reply in tokens (0 means
+	// [DefaultMaxTokens], negative is an error); a reply cut at it (done
+	// reason "length") goes to the repair turn. Executors set their own.
 	Temperature *float64
 	Seed        *int
 	MaxTokens   int
@@ -348,6 +353,12 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = llm.DefaultTimeout
+	}
+	switch {
+	case cfg.MaxTokens < 0:
+		return nil, fmt.Errorf("existence: Config.MaxTokens is negative (%d)", cfg.MaxTokens)
+	case cfg.MaxTokens == 0:
+		cfg.MaxTokens = DefaultMaxTokens
 	}
 	cfg.Limits = cfg.Limits.WithDefaults()
 	if cfg.Logger == nil {

@@ -27,16 +27,19 @@ const (
 	// EventMemoryBackfillFailed: a backfill attempt failed; it is tried
 	// again after a backoff.
 	EventMemoryBackfillFailed = EventKind(memory.EventBackfillFailed)
-	// EventMemoryMerged: a near-duplicate was merged into an older
-	// memory of the same kind.
+	// EventMemoryMerged: a near-duplicate of the same kind superseded
+	// an older memory (kept, marked superseded).
 	EventMemoryMerged = EventKind(memory.EventMerged)
+	// EventMemorySuperseded: a memory stating a newer value of a fact
+	// superseded the older values.
+	EventMemorySuperseded = EventKind(memory.EventSuperseded)
 	// EventMemoryEvicted: memories over the agent's cap were evicted.
 	EventMemoryEvicted = EventKind(memory.EventEvicted)
 	// EventMemoryRecalled: memories were recalled (for the prompt, a
 	// goal's first turn, or the recall tool).
 	EventMemoryRecalled = EventKind(memory.EventRecalled)
 	// EventMemoryRecallFallback: a recall could not embed its query and
-	// ranked by recency and importance only.
+	// ranked by its words (when they match), recency and importance.
 	EventMemoryRecallFallback = EventKind(memory.EventRecallFallback)
 	// EventMemoryForgotten: memories were forgotten on request.
 	EventMemoryForgotten = EventKind(memory.EventForgotten)
@@ -53,6 +56,7 @@ var memoryIcons = map[EventKind]string{
 	EventMemoryEmbedded:       "🧬",
 	EventMemoryBackfillFailed: "⏸️",
 	EventMemoryMerged:         "🔗",
+	EventMemorySuperseded:     "🔗",
 	EventMemoryEvicted:        "🗑️",
 	EventMemoryRecalled:       "📚",
 	EventMemoryRecallFallback: "📚",
@@ -81,13 +85,15 @@ func (e Event) describeMemory() (string, bool) {
 	case memory.EventBackfillFailed:
 		s = fmt.Sprintf("embedding pending memories failed (%s); again in %v", m.Cause, m.Retry)
 	case memory.EventMerged:
-		s = fmt.Sprintf("merged a near-duplicate (%s): %s", m.Cause, m.Text)
+		s = fmt.Sprintf("superseded a near-duplicate (%s): %s", m.Cause, m.Text)
+	case memory.EventSuperseded:
+		s = fmt.Sprintf("superseded %d older values (%s) by: %s", m.Count, m.Cause, m.Text)
 	case memory.EventEvicted:
 		s = fmt.Sprintf("evicted %d memories over the cap", m.Count)
 	case memory.EventRecalled:
 		s = fmt.Sprintf("recalled %d memories for: %s", m.Count, m.Text)
 	case memory.EventRecallFallback:
-		s = fmt.Sprintf("recalled by recency and importance only (%s): %s", m.Cause, m.Text)
+		s = fmt.Sprintf("recalled without the query's vector (%s): %s", m.Cause, m.Text)
 	case memory.EventForgotten:
 		s = fmt.Sprintf("forgot %d memories", m.Count)
 	case memory.EventReembedded:

@@ -8,8 +8,9 @@
 // Request carries the conversation ([Message] values with a [Role]), the
 // JSON Schema of the expected reply in Format (structured output, passed to
 // the provider unchanged), optional [ToolDef] tools, and sampling settings
-// (Temperature, Seed, MaxTokens; nil or zero means the provider's default,
-// see [Ptr]). A Response holds the text, any separate reasoning ("thinking"),
+// (Temperature, Seed, MaxTokens; nil means the provider's default, see
+// [Ptr]; every request carries a reply limit, MaxTokens or the adapter's
+// default). A Response holds the text, any separate reasoning ("thinking"),
 // [ToolCall] values, the normalised done reason ([DoneStop], [DoneLength],
 // [DoneToolCalls]), the prompt and output token counts and the call's
 // duration. Every Model is safe for concurrent use and returns promptly,
@@ -67,6 +68,16 @@
 //   - [AdaptiveLimit.Observe]: measures each call's latency and the
 //     server's 503s for an [AdaptiveLimit], which finds how many calls the
 //     server takes at once (as TCP Vegas does).
+//
+// # Context windows
+//
+// [ContextTracker] keeps what an adapter knows of a model's context window
+// on a server, and lowers it only on what the server states: a refusal
+// ([ParseContextRefusal] knows every wording, and the window it states) or
+// a prompt count that proves a cut ([ContextTracker.Observe] returns a
+// [Verdict]; a count a KV-cache hit could give is never one, and a doubt
+// is probed). [ContextWindowOf] finds the window and the calibrated
+// [TokenEstimator] through middleware.
 //
 // [UsageOf] says what a call used in tokens ([Usage]): the server's
 // counts, else estimates from the model's [TokenEstimator], marked as

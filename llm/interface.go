@@ -73,8 +73,9 @@ type ToolDef struct {
 
 // Request is one call to a [Model].
 //
-// Zero values mean "provider default": a nil Temperature or Seed is not sent,
-// and MaxTokens 0 leaves the output length to the server.
+// Zero values mean "provider default": a nil Temperature or Seed is not
+// sent. MaxTokens 0 means the adapter's default reply limit: every request
+// bounds its reply ([Reserve]).
 type Request struct {
 	// Model overrides the adapter's configured model name when non-empty.
 	Model string `json:"model,omitempty"`
@@ -90,8 +91,11 @@ type Request struct {
 	// Seed makes sampling reproducible where the provider supports it.
 	Seed *int `json:"seed,omitempty"`
 	// MaxTokens caps the output length in tokens (Ollama num_predict,
-	// OpenAI max_tokens, or max_completion_tokens when configured). 0 means
-	// the server default.
+	// OpenAI max_tokens, or max_completion_tokens when configured), at
+	// most a quarter of a known context window, which keeps room for it.
+	// 0 means the adapter's default: 1024 tokens or a quarter of the
+	// window, whichever is smaller ([Reserve]). An unbounded reply can
+	// hold a model server's slot for minutes.
 	MaxTokens int `json:"max_tokens,omitempty"`
 }
 

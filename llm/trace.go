@@ -3,6 +3,8 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -43,6 +45,13 @@ type Providerer interface {
 	Provider() string
 }
 
+// Locator is implemented by adapters that reach a model server over
+// HTTP, for the server.address and server.port attributes: URL returns
+// the server's base URL, e.g. "http://127.0.0.1:11434".
+type Locator interface {
+	URL() string
+}
+
 // Trace returns a Model that makes one span per call of m, following the
 // OpenTelemetry GenAI semantic conventions: named "chat {model}", of kind
 // client, child of the span in the call's context, with
@@ -50,7 +59,10 @@ type Providerer interface {
 // the chain is a [Providerer]), gen_ai.request.model (name, else the
 // request's Model, else the name of a model in the chain; when none is
 // known, the span is named after the model the reply names), gen_ai.request.max_tokens,
-// temperature and seed when set, gen_ai.response.model,
+// temperature and seed when set, gen_ai.output.type "json" when the
+// request has a Format (structured output), server.address and
+// server.port (when an adapter in the chain is a [Locator]; the port
+// defaults to the scheme's), gen_ai.response.model,
 // gen_ai.usage.input_tokens and gen_ai.usage.output_tokens ([UsageOf]:
 // the server's counts, else estimates, flagged by
 // existence.usage.input_estimated and existence.usage.output_estimated),
@@ -99,6 +111,7 @@ func (x *traceModel) Generate(ctx context.Context, req *Request) (*Response, err
 	if p := providerOf(x.next); p != "" {
 		attrs = append(attrs, semconv.GenAIProviderNameKey.String(p))
 	}
+	attrs = append(attrs, serverOf(x.next)...)
 	if req != nil {
 		if req.MaxTokens > 0 {
 			attrs = append(attrs, semconv.GenAIRequestMaxTokens(req.MaxTokens))
@@ -108,6 +121,9 @@ func (x *traceModel) Generate(ctx context.Context, req *Request) (*Response, err
 		}
 		if req.Seed != nil {
 			attrs = append(attrs, semconv.GenAIRequestSeed(*req.Seed))
+		}
+		if len(req.Format) > 0 {
+			attrs = append(attrs, semconv.GenAIOutputTypeJSON)
 		}
 		if x.cfg.Content {
 			attrs = append(attrs, semconv.GenAIInputMessagesKey.String(inputMessages(req.Messages)))
@@ -175,6 +191,33 @@ func providerOf(m Model) string {
 		m = u.Unwrap()
 	}
 	return ""
+}
+
+// serverOf returns server.address and server.port from the first
+// [Locator] in the chain below m, or nothing.
+func serverOf(m Model) []attribute.KeyValue {
+	for range 32 {
+		if l, ok := m.(Locator); ok {
+			u, err := url.Parse(l.URL())
+			if err != nil || u.Hostname() == "" {
+				return nil
+			}
+			port, _ := strconv.Atoi(u.Port())
+			if port == 0 {
+				port = 80
+				if u.Scheme == "https" {
+					port = 443
+				}
+			}
+			return []attribute.KeyValue{semconv.ServerAddress(u.Hostname()), semconv.ServerPort(port)}
+		}
+		u, ok := m.(Unwrapper)
+		if !ok {
+			return nil
+		}
+		m = u.Unwrap()
+	}
+	return nil
 }
 
 // chatPart and chatMessage are the JSON shape of gen_ai.input.messages

@@ -88,3 +88,51 @@ func TestTraceContentOptIn(t *testing.T) {
 
 	assert.Same(t, fake, llm.Trace(fake, "", llm.TraceConfig{}), "no provider, no wrapper")
 }
+
+// located is a model that names its server ([llm.Locator]).
+type located struct {
+	llm.Model
+	url string
+}
+
+func (l located) URL() string       { return l.url }
+func (l located) Unwrap() llm.Model { return l.Model }
+
+func TestTraceOutputTypeAndServer(t *testing.T) {
+	tests := []struct {
+		name, url, format string
+		want              map[attribute.Key]any // nil value: absent
+	}{
+		{name: "json, explicit port", url: "http://127.0.0.1:11434", format: `{"type":"object"}`,
+			want: map[attribute.Key]any{"gen_ai.output.type": "json", "server.address": "127.0.0.1", "server.port": int64(11434)}},
+		{name: "text, https default port", url: "https://api.example.com/v1",
+			want: map[attribute.Key]any{"gen_ai.output.type": nil, "server.address": "api.example.com", "server.port": int64(443)}},
+		{name: "no server known", want: map[attribute.Key]any{"server.address": nil, "server.port": nil}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			var m llm.Model = llmtest.NewFake(llmtest.Reply{Text: `{}`})
+			if tc.url != "" {
+				m = located{m, tc.url}
+			}
+			m = llm.Trace(m, "m", llm.TraceConfig{Provider: tp})
+			req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
+			if tc.format != "" {
+				req.Format = []byte(tc.format)
+			}
+			_, err := m.Generate(t.Context(), req)
+			require.NoError(t, err)
+			a := spanAttrs(rec.Ended()[0])
+			for k, want := range tc.want {
+				got, ok := a[k]
+				if want == nil {
+					assert.False(t, ok, "%s set to %v", k, got.AsInterface())
+					continue
+				}
+				assert.Equal(t, want, got.AsInterface(), k)
+			}
+		})
+	}
+}

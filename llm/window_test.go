@@ -3,6 +3,7 @@ package llm_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -131,55 +132,21 @@ func TestTrackerSteps(t *testing.T) {
 		assert.Equal(t, 1024, llm.Reserve(nil, 0, 8192))
 		assert.Equal(t, 300, llm.Reserve(&llm.Request{MaxTokens: 300}, 0, 8192))
 		assert.Equal(t, 99, llm.Reserve(&llm.Request{MaxTokens: 300}, 99, 8192))
+		assert.Equal(t, 512, llm.Reserve(&llm.Request{MaxTokens: 2000}, 0, 2048), "at most a quarter of a known window")
+		assert.Equal(t, 2000, llm.Reserve(&llm.Request{MaxTokens: 2000}, 0, 8192))
+		assert.Equal(t, 2000, llm.Reserve(&llm.Request{MaxTokens: 2000}, 0, 0))
 	})
 }
 
-// TestTrackerObserve pins cut detection and what it teaches.
-func TestTrackerObserve(t *testing.T) {
-	t.Run("whole prompts calibrate", func(t *testing.T) {
+// TestTrackerRefused pins what refusals teach.
+func TestTrackerRefused(t *testing.T) {
+	t.Run("stated window", func(t *testing.T) {
 		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
-		p, _ := tr.Plan("p", "m", prompt(8000), 0) // raw 2004
-		assert.False(t, tr.Observe(p, 2600))
-		r, n := tr.Estimator().Ratio()
-		assert.InDelta(t, 2600.0/2004, r, 1e-9)
-		assert.Equal(t, 1, n)
-		assert.Zero(t, tr.Overflows())
-	})
-	t.Run("a far lower count is a cut", func(t *testing.T) {
-		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
-		p, _ := tr.Plan("p", "m", prompt(24000), 0) // 6004 tokens, asks 8192
-		assert.True(t, tr.Observe(p, 2048))
-		assert.Equal(t, 2048, tr.Window(), "the server grants what it kept")
-		_, n := tr.Estimator().Ratio()
-		assert.Zero(t, n, "a cut prompt says nothing about the tokenizer")
-		assert.Equal(t, 1, tr.Overflows())
-		p, _ = tr.Plan("p", "m", prompt(4000), 0)
-		assert.Equal(t, 2048, p.Window, "the step drops to what the server grants")
-	})
-	t.Run("a whole window's worth is a cut", func(t *testing.T) {
-		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
-		p, _ := tr.Plan("p", "m", prompt(8000), 0) // 2004 tokens, asks 4096
-		assert.True(t, tr.Observe(p, 4090))
-	})
-	t.Run("small counts are never cuts", func(t *testing.T) {
-		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
-		p, _ := tr.Plan("p", "m", prompt(800), 0)
-		assert.False(t, tr.Observe(p, 40), "no server grants under 1024 tokens")
-	})
-	t.Run("calibrated: tighter", func(t *testing.T) {
-		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
-		for range 3 {
-			p, _ := tr.Plan("p", "m", prompt(4000), 0)
-			require.False(t, tr.Observe(p, 1004))
-		}
-		p, _ := tr.Plan("p", "m", prompt(12000), 0) // 3004
-		assert.True(t, tr.Observe(p, 2500), "under 85 %% of a calibrated estimate")
-	})
-	t.Run("refused with a limit", func(t *testing.T) {
-		tr := &llm.ContextTracker{}
 		p, _ := tr.Plan("p", "m", prompt(40000), 0)
 		tr.Refused(p, 8192)
 		assert.Equal(t, 8192, tr.Window())
+		tr.Refused(p, 2048)
+		assert.Equal(t, 2048, tr.Window(), "a stated window goes below any floor")
 	})
 	t.Run("refused without a limit", func(t *testing.T) {
 		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
@@ -188,6 +155,142 @@ func TestTrackerObserve(t *testing.T) {
 		assert.Equal(t, (5004+1024)*4/5, tr.Window(), "below the refused prompt")
 		_, err := tr.Plan("p", "m", prompt(20000), 0)
 		require.ErrorIs(t, err, llm.ErrContextLength, "the same prompt is not sent again")
+	})
+	t.Run("floor", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow, Floor: 4096}
+		p, _ := tr.Plan("p", "m", prompt(14000), 0) // 3504 + 1024
+		tr.Refused(p, 0)
+		assert.Equal(t, 4096, tr.Window(), "not below the server's default on a guess")
+		p, _ = tr.Plan("p", "m", prompt(10000), 0) // 2504 + 1024
+		tr.Refused(p, 0)
+		assert.Equal(t, (2504+1024)*4/5, tr.Window(), "a prompt that fits the default refused too: the server grants less")
+	})
+}
+
+// turn is one tool-loop turn's request: the goal, then n file reads of
+// size characters each.
+func turn(n, size int) *llm.Request {
+	req := &llm.Request{Messages: []llm.Message{
+		{Role: llm.RoleSystem, Content: "You are Cedar. Your goal: survey the workspace."},
+		{Role: llm.RoleUser, Content: "Survey the files."},
+	}}
+	for i := range n {
+		req.Messages = append(req.Messages,
+			llm.Message{Role: llm.RoleAssistant, Content: "Reading the next part.", ToolCalls: []llm.ToolCall{{ID: "c", Name: "read_file", Arguments: []byte(`{"path":"part"}`)}}},
+			llm.Message{Role: llm.RoleTool, ToolCallID: "c", Content: strings.Repeat(string(rune('a'+i%26)), size)})
+	}
+	return req
+}
+
+// TestTrackerObserve pins what a count shows: only evidence a KV-cache
+// hit cannot produce is a cut, and a doubt is probed, not guessed.
+func TestTrackerObserve(t *testing.T) {
+	t.Run("a server that refuses never cut a reply", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		tr.SetRefuses(true)
+		p, _ := tr.Plan("p", "m", prompt(24000), 0) // 6004 tokens
+		assert.Equal(t, llm.Kept, tr.Observe(p, llm.Count{Prompt: 2048}))
+		assert.Equal(t, llm.Kept, tr.Observe(p, llm.Count{Prompt: p.Window}))
+		assert.Equal(t, llm.DefaultMaxWindow, tr.Window())
+		assert.Zero(t, tr.Overflows())
+	})
+	t.Run("a window's worth of the window asked for", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		p, _ := tr.Plan("p", "m", prompt(8000), 0) // 2004 + 1024: 4096
+		require.Equal(t, 4096, p.Window)
+		assert.Equal(t, llm.Cut, tr.Observe(p, llm.Count{Prompt: 4090}))
+		assert.Equal(t, 4090, tr.Window())
+	})
+	t.Run("a window's worth of a round window", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		p, _ := tr.Plan("p", "m", prompt(9200), 0) // 2304 tokens
+		assert.Equal(t, llm.Cut, tr.Observe(p, llm.Count{Prompt: 2048}), "2048 of 2304, sharing nothing")
+		assert.Equal(t, 2048, tr.Window())
+		tr = &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		p, _ = tr.Plan("p", "m", prompt(4500), 0) // 1129 tokens
+		assert.Equal(t, llm.Kept, tr.Observe(p, llm.Count{Prompt: 1026}), "1024 is too common a prompt size to tell")
+		tr = &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		p, _ = tr.Plan("p", "m", prompt(9200), 0)
+		tr.Observe(p, llm.Count{Prompt: 2400})
+		p, _ = tr.Plan("p", "m", prompt(9200), 0)
+		assert.Equal(t, llm.Kept, tr.Observe(p, llm.Count{Prompt: 2048}), "a prompt repeated may be a cache hit")
+	})
+	t.Run("a count under 1024 is never a cut", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		p, _ := tr.Plan("p", "m", prompt(8000), 0)
+		assert.Equal(t, llm.Kept, tr.Observe(p, llm.Count{Prompt: 40}))
+	})
+	t.Run("far below a prompt sharing nothing", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		p, _ := tr.Plan("p", "m", prompt(24000), 0) // 6004
+		assert.Equal(t, llm.Cut, tr.Observe(p, llm.Count{Prompt: 2048}))
+		assert.Equal(t, 2048, tr.Window())
+		_, n := tr.Estimator().Ratio()
+		assert.Zero(t, n, "a cut does not calibrate")
+	})
+	t.Run("a whole count far below", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		p, _ := tr.Plan("p", "m", turn(0, 0), 0)
+		tr.Observe(p, llm.Count{Prompt: 30, Whole: true})
+		p, _ = tr.Plan("p", "m", turn(3, 8000), 0)
+		assert.Equal(t, llm.Cut, tr.Observe(p, llm.Count{Prompt: 2048, Whole: true}), "a whole count is no cache hit")
+	})
+	t.Run("cache hits are not cuts", func(t *testing.T) {
+		// Each turn adds a read of about 1,500 tokens; a cache that kept
+		// the last turn counts only the new part.
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow, Floor: 4096}
+		tr.SetLength(32768)
+		prev := 0
+		for n := 0; n <= 12; n++ {
+			req := turn(n, 6000)
+			p, err := tr.Plan("p", "m", req, 0)
+			require.NoError(t, err)
+			whole := llm.RawRequestTokens(req)
+			reported := whole - prev // the tokens after the cached prefix
+			if n == 0 {
+				reported = whole
+			}
+			assert.Equal(t, llm.Kept, tr.Observe(p, llm.Count{Prompt: reported}), "turn %d: %d of %d", n, reported, whole)
+			prev = whole
+		}
+		assert.Equal(t, 32768, tr.Window(), "the window never shrank")
+		assert.Zero(t, tr.Overflows())
+		assert.Zero(t, tr.Probes())
+	})
+	t.Run("cache hits do not calibrate", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		p, _ := tr.Plan("p", "m", turn(1, 6000), 0)
+		tr.Observe(p, llm.Count{Prompt: 2000})
+		r, n := tr.Estimator().Ratio()
+		require.Equal(t, 1, n, "the first prompt, shared with nothing, calibrates")
+		p, _ = tr.Plan("p", "m", turn(2, 6000), 0)
+		tr.Observe(p, llm.Count{Prompt: 2000})
+		r2, n2 := tr.Estimator().Ratio()
+		assert.Equal(t, 1, n2, "a prompt that shares most of itself may be a cache hit")
+		assert.Equal(t, r, r2)
+		p, _ = tr.Plan("p", "m", turn(2, 6000), 0)
+		tr.Observe(p, llm.Count{Prompt: 3200, Whole: true})
+		_, n3 := tr.Estimator().Ratio()
+		assert.Equal(t, 2, n3, "a count the server says is whole calibrates")
+	})
+	t.Run("a doubt is probed", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		p, _ := tr.Plan("p", "m", turn(1, 6000), 0)
+		require.Equal(t, llm.Kept, tr.Observe(p, llm.Count{Prompt: 1540}))
+		// The next turn reads 4,000 characters more (about 1,000 tokens):
+		// a cache hit counts those, a whole prompt about 2,560; 1,800 is
+		// neither, beyond the estimate's error.
+		next := turn(1, 6000)
+		next.Messages = append(next.Messages, turn(2, 4000).Messages[4:]...)
+		p, _ = tr.Plan("p", "m", next, 0)
+		assert.Equal(t, llm.Unsure, tr.Observe(p, llm.Count{Prompt: 1800}))
+		assert.Equal(t, 1, tr.Probes())
+		assert.Equal(t, llm.DefaultMaxWindow, tr.Window(), "a doubt lowers nothing")
+		assert.False(t, tr.Probed(p, p.Tokens+5), "the probe counted the whole prompt")
+		assert.Equal(t, llm.DefaultMaxWindow, tr.Window())
+		assert.True(t, tr.Probed(p, 1800), "the probe kept a window's worth")
+		assert.Equal(t, 1800, tr.Window())
+		assert.Equal(t, 1, tr.Overflows())
 	})
 }
 
@@ -234,34 +337,56 @@ func (noWindow) Generate(context.Context, *llm.Request) (*llm.Response, error) {
 	return nil, errors.New("unused")
 }
 
-// TestTrackerPlateau: a server that grants a little less than a prompt
-// needs cuts it by less than the ratio rules catch; a window's worth of a
-// round window, or the same count for a larger prompt, gives it away.
-func TestTrackerPlateau(t *testing.T) {
-	t.Run("round window", func(t *testing.T) {
-		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
-		p, _ := tr.Plan("p", "m", prompt(9200), 0) // 2304 tokens
-		assert.True(t, tr.Observe(p, 2048), "2048 of 2304: a window's worth")
-		assert.Equal(t, 2048, tr.Window())
-		tr = &llm.ContextTracker{Default: llm.DefaultMaxWindow}
-		p, _ = tr.Plan("p", "m", prompt(4500), 0) // 1129 tokens
-		assert.False(t, tr.Observe(p, 1026), "1024 is too common a prompt size to tell")
-	})
-	t.Run("same count, larger prompt", func(t *testing.T) {
-		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
-		p, _ := tr.Plan("p", "m", prompt(9200), 0)
-		assert.False(t, tr.Observe(p, 2000), "alone, 2000 of 2304 is a tokenizer")
-		p, _ = tr.Plan("p", "m", prompt(9800), 0)
-		assert.True(t, tr.Observe(p, 2001), "the same count for a larger prompt is the server's window")
-		assert.Equal(t, 2001, tr.Window())
-		_, n := tr.Estimator().Ratio()
-		assert.Zero(t, n, "the misleading observation no longer calibrates")
-	})
-	t.Run("growing prompts are not a plateau", func(t *testing.T) {
-		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
-		for _, n := range []int{8000, 8400, 8800, 9200} {
-			p, _ := tr.Plan("p", "m", prompt(n), 0)
-			assert.False(t, tr.Observe(p, n/4+3), "%d", n)
+// TestParseContextRefusal: every wording a server uses for a prompt over
+// its window, with the window and the prompt it states.
+func TestParseContextRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		msg, code      string
+		window, prompt int
+	}{
+		{"request (4476 tokens) exceeds the available context size (4096 tokens), try increasing it", "", 4096, 4476},
+		{"request (3038 tokens) exceeds the available context size (2048 tokens), try increasing it", "exceed_context_size_error", 2048, 3038},
+		{"the request exceeds the available context size, try increasing it", "exceed_context_size_error", 0, 0},
+		{"Something went wrong", "exceed_context_size_error", 0, 0},
+		{"the input length exceeds the context length", "", 0, 0},
+		{"input exceeds maximum context length and cannot be truncated further", "", 0, 0},
+		{"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens. Please reduce the length of the messages.", "context_length_exceeded", 8192, 9000},
+		{"Input too long", "context_length_exceeded", 0, 0},
+		{"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.", "", 4096, 4000},
+		{"'max_tokens' is too large: 1000. This model's maximum context length is 4096 tokens and your request has 3500 input tokens (1000 > 4096 - 3500).", "", 4096, 3500},
+		{"request (99999999999 tokens) exceeds the available context size (4096 tokens)", "", 4096, 0},
+	} {
+		w, p, ok := llm.ParseContextRefusal(tc.msg, tc.code)
+		assert.True(t, ok, tc.msg)
+		assert.Equal(t, tc.window, w, tc.msg)
+		assert.Equal(t, tc.prompt, p, tc.msg)
+	}
+	for _, msg := range []string{"model \"x\" not found, try pulling it first", "server busy, please try again.  maximum pending requests exceeded", "invalid character 'x'", ""} {
+		_, _, ok := llm.ParseContextRefusal(msg, "")
+		assert.False(t, ok, msg)
+	}
+}
+
+// FuzzParseContextRefusal: any message gives non-negative numbers, and a
+// number is only ever one the message holds.
+func FuzzParseContextRefusal(f *testing.F) {
+	f.Add("request (4476 tokens) exceeds the available context size (4096 tokens), try increasing it", "")
+	f.Add("This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).", "")
+	f.Add("the input length exceeds the context length", "context_length_exceeded")
+	f.Fuzz(func(t *testing.T, msg, code string) {
+		w, p, ok := llm.ParseContextRefusal(msg, code)
+		if !ok {
+			require.Zero(t, w)
+			require.Zero(t, p)
+			return
+		}
+		require.GreaterOrEqual(t, w, 0)
+		require.GreaterOrEqual(t, p, 0)
+		if w > 0 {
+			require.Contains(t, msg, strconv.Itoa(w))
+		}
+		if p > 0 {
+			require.Contains(t, msg, strconv.Itoa(p))
 		}
 	})
 }

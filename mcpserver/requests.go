@@ -44,7 +44,7 @@ func (s *Server) addRequestTools() {
 		}
 		return nil
 	}
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "list_requests", Annotations: readOnly,
+	addTool(s.mcp, &mcp.Tool{Name: "list_requests", Annotations: readOnly,
 		Description: "List the agents' requests to their human (approvals, questions, build requests): pending ones by default."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in requestsArgs) (*mcp.CallToolResult, any, error) {
 			if err := need("list_requests"); err != nil {
@@ -82,13 +82,13 @@ func (s *Server) addRequestTools() {
 			return s.resolve(ctx, strings.TrimSpace(in.ID), status, in.Text)
 		}
 	}
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "approve_request",
+	addTool(s.mcp, &mcp.Tool{Name: "approve_request",
 		Description: "Approve a pending request, with an optional note; the agent reads the approval in its next prompt."},
 		resolve("approve_request", requests.Approved))
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "reject_request",
+	addTool(s.mcp, &mcp.Tool{Name: "reject_request",
 		Description: "Reject a pending request, with the reason; the agent reads it in its next prompt."},
 		resolve("reject_request", requests.Rejected))
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "answer_request",
+	addTool(s.mcp, &mcp.Tool{Name: "answer_request",
 		Description: "Answer a pending request (a question or a build request) in words; the agent reads the answer in its next prompt."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in answerArgs) (*mcp.CallToolResult, any, error) {
 			if err := need("answer_request"); err != nil {

@@ -237,7 +237,7 @@ type (
 var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true}
 
 func (s *Server) addTools() {
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "list_agents", Annotations: readOnly,
+	addTool(s.mcp, &mcp.Tool{Name: "list_agents", Annotations: readOnly,
 		Description: "List the agents with their status: active goal, last outcome, suffering load, level and stressors, worldview, unread messages, cycles, model fallbacks (an outage shows here)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			out := []existence.Status{}
@@ -246,7 +246,7 @@ func (s *Server) addTools() {
 			}
 			return jsonResult(out)
 		})
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "agent_state", Annotations: readOnly,
+	addTool(s.mcp, &mcp.Tool{Name: "agent_state", Annotations: readOnly,
 		Description: "Read one agent's state: identity (worldview, opinions, open questions, narrative, discoveries, latest goals), suffering (active and resolved stressors) and unread messages."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in agentArgs) (*mcp.CallToolResult, any, error) {
 			a, err := s.agent(in.AgentID)
@@ -255,7 +255,7 @@ func (s *Server) addTools() {
 			}
 			return jsonResult(stateOf(a))
 		})
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "agent_suffering", Annotations: readOnly,
+	addTool(s.mcp, &mcp.Tool{Name: "agent_suffering", Annotations: readOnly,
 		Description: "Read one agent's suffering: its load (0–1), level, active stressors with severity and resolution condition, and resolved ones."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in agentArgs) (*mcp.CallToolResult, any, error) {
 			a, err := s.agent(in.AgentID)
@@ -269,7 +269,7 @@ func (s *Server) addTools() {
 				"crisis_cycles": st.Suffering.CrisisCycles,
 			})
 		})
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "agent_events", Annotations: readOnly,
+	addTool(s.mcp, &mcp.Tool{Name: "agent_events", Annotations: readOnly,
 		Description: "Read one agent's recent thoughts and actions (events), oldest first: goals chosen with their reasoning, goals ended, worldview changes, stressors, tool calls, messages, errors."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in eventsArgs) (*mcp.CallToolResult, any, error) {
 			if s.cfg.Events == nil {
@@ -292,7 +292,7 @@ func (s *Server) addTools() {
 			}
 			return jsonResult(evs)
 		})
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "send_message",
+	addTool(s.mcp, &mcp.Tool{Name: "send_message",
 		Description: "Send a host message (A PERSON SAID) to every agent, or to the listed ones. It interrupts the goal each is pursuing; they answer at their next existence cycle."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in messageArgs) (*mcp.CallToolResult, any, error) {
 			text := strings.TrimSpace(in.Text)
@@ -316,7 +316,7 @@ func (s *Server) addTools() {
 			}
 			return textResult("delivered to " + to)
 		})
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "assign_task",
+	addTool(s.mcp, &mcp.Tool{Name: "assign_task",
 		Description: "Assign a task: to one agent, or to the first free agent. The agent sees it as ASSIGNED TASK at its next existence cycle."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in taskArgs) (*mcp.CallToolResult, any, error) {
 			if s.cfg.Tasks == nil {
@@ -333,7 +333,7 @@ func (s *Server) addTools() {
 			}
 			return jsonResult(t)
 		})
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "list_tasks", Annotations: readOnly,
+	addTool(s.mcp, &mcp.Tool{Name: "list_tasks", Annotations: readOnly,
 		Description: "Read the task queue: every task with its status (pending, assigned, completed, failed), agent and result."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in tasksArgs) (*mcp.CallToolResult, any, error) {
 			if s.cfg.Tasks == nil {

@@ -197,6 +197,11 @@ func TestToolsList(t *testing.T) {
 	for tool, err := range cs.Tools(t.Context(), nil) {
 		require.NoError(t, err)
 		names = append(names, tool.Name)
+		// Portable schemas: one type per property, never a list such as
+		// ["null","array"], which some clients' schema subsets refuse.
+		schema, err := json.Marshal(tool.InputSchema)
+		require.NoError(t, err)
+		assert.NotRegexp(t, `"type":\[`, string(schema), tool.Name)
 	}
 	assert.ElementsMatch(t, []string{
 		"list_agents", "agent_state", "agent_suffering", "agent_events", "send_message",

@@ -41,7 +41,7 @@ type (
 
 // addSlotTools adds post_slot and list_slots.
 func (s *Server) addSlotTools() {
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "post_slot",
+	addTool(s.mcp, &mcp.Tool{Name: "post_slot",
 		Description: "Report something about the world to the agents as a slot (a background job's result): on one agent's board, or on the board every agent shares. " +
 			"Agents list the slots in their prompt, most important first; with notify_user they consider it at once."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in postSlotArgs) (*mcp.CallToolResult, any, error) {
@@ -71,7 +71,7 @@ func (s *Server) addSlotTools() {
 			}
 			return textResult("posted slot " + sl.ID + " on the shared board")
 		})
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "list_slots", Annotations: readOnly,
+	addTool(s.mcp, &mcp.Tool{Name: "list_slots", Annotations: readOnly,
 		Description: "Read the slots of one agent's board, or of the board every agent shares, most important first, each marked when stale."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in listSlotsArgs) (*mcp.CallToolResult, any, error) {
 			now := time.Now()

@@ -22,11 +22,14 @@ type agent struct {
 	// so that scoring reads contiguous memory (see syncRow).
 	rowAccess []int64   // LastAccess, Unix microseconds
 	rowImp    []float64 // Importance
-	rowKind   []uint8   // kindIndex(Kind)
+	rowKind   []uint8   // kindIndex(Kind), | supersededBit when superseded
 
 	sims []float32 // scratch of a recall: the cosines, one per row
 	cand []int32   // scratch of a recall: the candidate rows
 }
+
+// supersededBit marks a superseded memory in rowKind.
+const supersededBit = 0x80
 
 // kindIndex numbers the kinds for the row arrays.
 func kindIndex(k Kind) uint8 {
@@ -54,6 +57,9 @@ func (a *agent) syncRow(e *entry) {
 	a.rowAccess[e.row] = e.rec.LastAccess.UnixMicro()
 	a.rowImp[e.row] = e.rec.Importance
 	a.rowKind[e.row] = kindIndex(e.rec.Kind)
+	if e.rec.Superseded() {
+		a.rowKind[e.row] |= supersededBit
+	}
 }
 
 // entry is one memory in the cache.

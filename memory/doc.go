@@ -34,12 +34,17 @@
 // agent, exactly (no approximate index: 10,000 memories of 768
 // dimensions are 30 MB, scanned in about 2 ms by BLAS's sgemv (gonum's
 // blas32), split across GOMAXPROCS; see BenchmarkRecall and
-// cmd/memorybench). Candidates have a
-// cosine of at least 0.35 (the original's threshold, [Query].MinRelevance);
-// each gets score = w_rel·relevance + w_rec·recency + w_imp·importance,
-// every part min-max normalised over the candidates, recency being
-// 0.995 to the power of the hours since the last access ([Weights],
-// Generative Agents). Each [Result] carries its parts, raw and
+// cmd/memorybench), and asks the store for the query's words ([Searcher]:
+// BM25 in process, FTS5 in SQLite, tsvector in PostgreSQL; [Terms]).
+// Candidates have a cosine of at least 0.35 (the original's threshold,
+// [Query].MinRelevance) or matching words; each gets score =
+// w_rel·relevance + w_rec·recency + w_imp·importance, every part min-max
+// normalised over the candidates, recency being 0.995 to the power of
+// the hours since the last access, highest for the most recent
+// ([Weights], Generative Agents). Relevance fuses a cosine part and a
+// lexical part, (cosine + lexical) / 2, or the lexical part alone when
+// the query or the memory has no vector, so that a memory pending its
+// vector is found by its words. Each [Result] carries its parts, raw and
 // normalised, so that weights can be tuned. RelevanceOnly ranks by cosine
 // alone, ties oldest first: exactly the original's order. A recall
 // updates the last access and access count of what it returns (Peek
@@ -52,8 +57,9 @@
 // the memory as text, pending ([EventPending]), and a background backfill
 // embeds it later, with exponential backoff (2 s doubling to 5 minutes,
 // longer when the server's Retry-After says so; [EventBackfillFailed]).
-// A recall whose query cannot be embedded ranks by recency and importance
-// alone and says so ([EventRecallFallback]). Nothing is lost: the
+// A recall whose query cannot be embedded ranks by its words, recency
+// and importance (recency and importance alone when no word matches) and
+// says so ([EventRecallFallback]). Nothing is lost: the
 // original lost the vectors of 98% of its memories to 503s.
 //
 // # Embedding spaces never mix
@@ -67,12 +73,15 @@
 // # Capacity
 //
 // An agent keeps at most [Config].Cap memories (10,000). Past it, the
-// lowest-value ones (recency and importance) are evicted
-// ([EventEvicted]); memories marked Important never are. A new vector
-// whose nearest memory of the same kind has a cosine of 0.95 or more is
-// merged into it ([EventMerged]): the older one stays, with the larger
-// importance, the later access and the summed access counts.
-// [Memory.Consolidate] does the same over all of an agent's memories.
+// lowest-value ones (superseded first, then by recency and importance)
+// are evicted ([EventEvicted]); memories marked Important never are. A
+// new vector whose nearest memory of the same kind has a cosine of 0.95
+// or more supersedes it ([EventMerged]), and a memory naming a fact
+// ([Note].Fact) supersedes the older ones of that fact
+// ([EventSuperseded]): the older are kept, marked ([Record].SupersededBy),
+// and left out of recalls, so that near-duplicates never fill the top K
+// together. [Memory.Consolidate] does the same over all of an agent's
+// memories.
 // [Memory.Counters] counts every store, merge, eviction, backfill and
 // fallback.
 //

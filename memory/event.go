@@ -29,10 +29,15 @@ const (
 	// it is tried again after Retry: a backoff of 2 s doubling up to 5
 	// minutes, or the server's Retry-After when longer.
 	EventBackfillFailed EventKind = "memory_backfill_failed"
-	// EventMerged: consolidation merged near-duplicates (cosine ≥
-	// Config.MergeAt, same kind) into Record: IDs are the memories merged
-	// away, Count how many.
+	// EventMerged: consolidation found near-duplicates (cosine ≥
+	// Config.MergeAt, same kind): Record, the newer, stands for them; IDs
+	// are the older memories, now superseded by it (kept, not deleted),
+	// Count how many.
 	EventMerged EventKind = "memory_merged"
+	// EventSuperseded: Record states a newer value of a fact (Cause
+	// "fact …"); IDs are the memories of older values, now superseded by
+	// it, Count how many.
+	EventSuperseded EventKind = "memory_superseded"
 	// EventEvicted: the agent was over its cap; IDs are the memories
 	// evicted (the lowest value, never important ones), Count how many.
 	EventEvicted EventKind = "memory_evicted"

@@ -24,7 +24,7 @@ type events struct {
 	ch  chan memory.Event
 }
 
-func newEvents() *events { return &events{ch: make(chan memory.Event, 1024)} }
+func newEvents() *events { return &events{ch: make(chan memory.Event, 1<<14)} }
 
 func (e *events) on(ev memory.Event) {
 	e.mu.Lock()

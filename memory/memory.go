@@ -278,6 +278,10 @@ type Note struct {
 	Importance float64
 	// Important keeps the memory from eviction.
 	Important bool
+	// Fact names the fact the note states ([Record].Fact), such as
+	// "deploy.target": the agent's older memories naming it are then
+	// superseded by this one. Empty for none.
+	Fact string
 }
 
 // Remember stores note for agentID and returns the memory as stored. The
@@ -323,7 +327,10 @@ func (m *Memory) Remember(ctx context.Context, agentID string, note Note) (Recor
 	}
 	now := m.now()
 	r := Record{ID: NewID(), AgentID: agentID, Text: note.Text, Kind: note.Kind, Importance: note.Importance,
-		Important: note.Important, Created: now, LastAccess: now}
+		Important: note.Important, Created: now, LastAccess: now, Fact: note.Fact}
+	if err := r.Validate(); err != nil {
+		return Record{}, err
+	}
 
 	a.mu.Lock()
 	_, known := a.byText[note.Text]
@@ -413,7 +420,7 @@ func (m *Memory) addLocked(ctx context.Context, a *agent, r Record) (added, []Ev
 		m.counters.duplicates.Add(1)
 		if e := a.byText[stored.Text]; e != nil {
 			e.rec.Importance, e.rec.Important = stored.Importance, stored.Important
-			e.rec.LastAccess, e.rec.AccessCount = stored.LastAccess, stored.AccessCount
+			e.rec.LastAccess, e.rec.AccessCount, e.rec.Fact = stored.LastAccess, stored.AccessCount, stored.Fact
 			a.syncRow(e)
 			if e.row < 0 && !stored.Pending() {
 				a.setVector(e, stored.Space(), stored.Vector)
@@ -422,7 +429,8 @@ func (m *Memory) addLocked(ctx context.Context, a *agent, r Record) (added, []Ev
 			a.insert(stored) // stored by another handle meanwhile
 		}
 		out := stored.Clone()
-		return added{rec: out}, []Event{{Kind: EventStored, AgentID: a.id, Text: stored.Text, Record: &out, Cause: "duplicate", Time: r.Created}}, nil
+		events := []Event{{Kind: EventStored, AgentID: a.id, Text: stored.Text, Record: &out, Cause: "duplicate", Time: r.Created}}
+		return added{rec: out}, append(events, m.factLocked(ctx, a, stored.Fact)...), nil
 	}
 	m.counters.stored.Add(1)
 	e := a.insert(stored)
@@ -434,6 +442,7 @@ func (m *Memory) addLocked(ctx context.Context, a *agent, r Record) (added, []Ev
 			events = append(events, ev...)
 		}
 	}
+	events = append(events, m.factLocked(ctx, a, stored.Fact)...)
 	events = append(events, m.evictLocked(ctx, a)...)
 	return added{rec: kept.Clone(), pendingNew: e.row < 0}, events, nil
 }

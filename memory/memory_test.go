@@ -166,6 +166,7 @@ func TestScoreParts(t *testing.T) {
 	got, err := m.Recall(t.Context(), "scout", memory.Query{Vector: []float32{1, 0}, K: 10})
 	require.NoError(t, err)
 	assert.Equal(t, 3, got.Candidates, "the memory below 0.35 is no candidate")
+	assert.Equal(t, 4, got.Compared, "every memory was compared")
 	byID := map[string]memory.Result{}
 	for _, r := range got.Results {
 		byID[r.Memory.ID] = r
@@ -438,30 +439,41 @@ func TestCapEvictsLowestValueNeverImportant(t *testing.T) {
 	assert.Equal(t, int64(3), m.Counters().Evicted)
 }
 
-func TestNearDuplicatesMerge(t *testing.T) {
+// A near-duplicate of the same kind supersedes the older memory: the
+// newer stands for both and ranks, the older is kept, marked.
+func TestNearDuplicatesSupersede(t *testing.T) {
 	store := memory.NewMemoryStore()
 	m, c, ev := newMemory(t, memory.Config{Store: store, Embedder: llmtest.NewFakeEmbedder("", 0)})
 	ctx := t.Context()
-	first, err := m.Remember(ctx, "scout", memory.Note{Text: "Read notes.md: the layout", Kind: memory.KindOutcome})
+	first, err := m.Remember(ctx, "scout", memory.Note{Text: "Read notes.md: the layout", Kind: memory.KindOutcome, Importance: 0.8})
 	require.NoError(t, err)
 	c.Advance(time.Hour)
 	// The same words in another case and order: cosine 1 under the fake.
-	kept, err := m.Remember(ctx, "scout", memory.Note{Text: "read the layout, NOTES md", Kind: memory.KindOutcome, Importance: 0.8})
+	kept, err := m.Remember(ctx, "scout", memory.Note{Text: "read the layout, NOTES md", Kind: memory.KindOutcome})
 	require.NoError(t, err)
-	assert.Equal(t, first.ID, kept.ID, "the older memory absorbs the near-duplicate")
+	assert.NotEqual(t, first.ID, kept.ID, "the newer memory stands")
 	assert.Equal(t, 0.8, kept.Importance, "with the larger importance")
-	assert.Equal(t, t0.Add(time.Hour), kept.LastAccess)
-	assert.Equal(t, 1, kept.AccessCount)
 	mg := ev.wait(t, memory.EventMerged)
-	assert.Equal(t, "read the layout, NOTES md", mg.Text)
-	assert.Equal(t, 1, mg.Count)
+	assert.Equal(t, "Read notes.md: the layout", mg.Text)
+	assert.Equal(t, []string{first.ID}, mg.IDs)
+	old, err := m.Get(ctx, "scout", first.ID)
+	require.NoError(t, err)
+	assert.Equal(t, kept.ID, old.SupersededBy, "the older is kept, superseded")
+
+	got, err := m.Recall(ctx, "scout", memory.Query{Text: "notes layout", K: 5, MinRelevance: memory.NoThreshold})
+	require.NoError(t, err)
+	require.Len(t, got.Results, 1, "near-duplicates never fill the top K together")
+	assert.Equal(t, kept.ID, got.Results[0].Memory.ID)
+	got, err = m.Recall(ctx, "scout", memory.Query{Text: "notes layout", K: 5, MinRelevance: memory.NoThreshold, Superseded: true, Peek: true})
+	require.NoError(t, err)
+	assert.Len(t, got.Results, 2, "the history when asked")
 
 	_, err = m.Remember(ctx, "scout", memory.Note{Text: "FAILED: read notes md the layout", Kind: memory.KindFailure})
 	require.NoError(t, err)
 	recs, err := store.Memories(ctx, "scout")
 	require.NoError(t, err)
-	assert.Len(t, recs, 2, "another kind is never merged")
-	assert.Equal(t, int64(1), m.Counters().Merged)
+	assert.Len(t, recs, 3, "nothing deleted")
+	assert.Equal(t, int64(1), m.Counters().Merged, "another kind is never consolidated")
 
 	// Consolidate finds what stores that bypass Remember left (imports).
 	_, _, err = store.AddMemory(ctx, memory.Record{ID: "imp-1", AgentID: "scout", Text: "notes md read layout the", Kind: memory.KindOutcome,
@@ -472,9 +484,34 @@ func TestNearDuplicatesMerge(t *testing.T) {
 	n, err := m.Consolidate(ctx, "scout")
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
-	recs, err = store.Memories(ctx, "scout")
+	got, err = m.Recall(ctx, "scout", memory.Query{Text: "notes layout", K: 5, MinRelevance: memory.NoThreshold, Kinds: []memory.Kind{memory.KindOutcome}})
 	require.NoError(t, err)
-	assert.Len(t, recs, 2)
+	require.Len(t, got.Results, 1)
+	assert.Equal(t, "imp-1", got.Results[0].Memory.ID, "the newest stands")
+}
+
+// A newer value of the same fact ranks first; the older is superseded,
+// not deleted, and stating it again makes it stand again only when it is
+// stored as a new memory.
+func TestFactSupersedes(t *testing.T) {
+	m, c, ev := newMemory(t, memory.Config{})
+	ctx := t.Context()
+	v1, err := m.Remember(ctx, "scout", memory.Note{Text: "the deploy target is staging", Fact: "deploy.target"})
+	require.NoError(t, err)
+	c.Advance(time.Hour)
+	v2, err := m.Remember(ctx, "scout", memory.Note{Text: "the deploy target is now production", Fact: "deploy.target"})
+	require.NoError(t, err)
+	sup := ev.wait(t, memory.EventSuperseded)
+	assert.Equal(t, []string{v1.ID}, sup.IDs)
+	got, err := m.Recall(ctx, "scout", memory.Query{Text: "what is the deploy target?", K: 3})
+	require.NoError(t, err)
+	require.Len(t, got.Results, 1)
+	assert.Equal(t, v2.ID, got.Results[0].Memory.ID)
+	old, err := m.Get(ctx, "scout", v1.ID)
+	require.NoError(t, err)
+	assert.Equal(t, v2.ID, old.SupersededBy)
+	_, err = m.Remember(ctx, "scout", memory.Note{Text: "x", Fact: strings.Repeat("f", memory.MaxFactChars+1)})
+	require.ErrorIs(t, err, memory.ErrInvalid)
 }
 
 func TestForgetAndKinds(t *testing.T) {

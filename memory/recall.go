@@ -39,6 +39,11 @@ type Query struct {
 	Weights *Weights
 	// Kinds, when not empty, keeps only memories of these kinds.
 	Kinds []Kind
+	// Superseded includes memories a newer one stands for
+	// ([Record].SupersededBy): the history of a fact. A recall leaves
+	// them out by default, so that near-duplicates and outdated values
+	// never fill the top K.
+	Superseded bool
 	// Peek leaves the memories' last access and access count as they
 	// are (a recall normally updates both) and reports no event: for
 	// dashboards, previews and inspection.
@@ -55,8 +60,17 @@ type Result struct {
 	// ranking. With RelevanceOnly it is the cosine itself.
 	Score float64 `json:"score"`
 	// Relevance is the cosine similarity with the query, -1–1; 0 when
-	// the recall fell back to recency and importance.
+	// the query or the memory has no vector.
 	Relevance float64 `json:"relevance"`
+	// Lexical is the store's lexical score of the memory for the query's
+	// words ([Hit].Score: BM25, or ts_rank_cd in PostgreSQL); 0 when its
+	// words do not match or the store cannot search.
+	Lexical float64 `json:"lexical"`
+	// Fused is the relevance that was normalised into Norm.Relevance, 0–1:
+	// the cosine and lexical parts fused as [Memory.Recall] says; 0 when
+	// the recall had neither (ranked by recency and importance alone, or
+	// by cosine alone: then Norm.Relevance comes from Relevance).
+	Fused float64 `json:"fused"`
 	// Recency is Config.DecayPerHour to the power of the hours between the
 	// memory's last access before this recall and now, 0–1.
 	Recency float64 `json:"recency"`
@@ -73,12 +87,20 @@ type Recalled struct {
 	// Results are the memories, best first.
 	Results []Result
 	// Candidates is how many memories were scored: those in the agent's
-	// space with a cosine of at least MinRelevance (all of the agent's
-	// memories, of the kinds asked, for a fallback).
+	// space with a cosine of at least MinRelevance and those whose words
+	// match (all of the agent's memories, of the kinds asked, when
+	// neither is there).
 	Candidates int
-	// Fallback reports a recall ranked by recency and importance alone,
-	// because the query could not be embedded; Err says why (nil when
-	// there is no embedder).
+	// Compared is how many memories the query was compared with: every
+	// memory in the agent's space (or, for a fallback, of the kinds
+	// asked), whether or not it reached MinRelevance.
+	Compared int
+	// Lexical is how many of the candidates were found by their words.
+	Lexical int
+	// Fallback reports a recall whose query could not be embedded: it
+	// ranked by the query's words when they matched (Lexical > 0), else
+	// by recency and importance alone; Err says why (nil when there is
+	// no embedder).
 	Fallback bool
 	Err      error
 	// Space is the space the query was compared in; zero for a fallback.
@@ -88,18 +110,25 @@ type Recalled struct {
 // Recall returns the agent's memories that matter most for q: exact
 // cosine similarity against every memory in the agent's space (no
 // approximate index), candidates above q.MinRelevance (0.35 by default),
-// ranked by score = w_rel·relevance + w_rec·recency + w_imp·importance,
-// each part min-max normalised over the candidates (Generative Agents),
-// or by cosine alone with RelevanceOnly. Ties go to the older memory. The
+// and, when the store is a [Searcher] and q has a Text, the best
+// [DefaultLexicalLimit] memories by q's words; ranked by score =
+// w_rel·relevance + w_rec·recency + w_imp·importance, each part min-max
+// normalised over the candidates (Generative Agents), relevance being
+// (cosine part + lexical part) / 2, or the lexical part alone for a
+// query or memory without a vector (see [Result]); or by cosine alone
+// with RelevanceOnly (no words). Superseded memories are left out unless
+// q.Superseded. A failed search is reported as an [EventError] and the
+// recall goes on without words. Ties go to the older memory. The
 // returned memories' last access becomes now and their access count
 // grows by one, in the cache and the store (unless q.Peek); a failed
 // store write is reported as an [EventError], not returned.
 //
 // When q has no Vector and the query cannot be embedded (no embedder; the
 // embedder is down, busy or slower than Config.EmbedTimeout, or failed
-// earlier and the backfill has not succeeded since), the recall
-// falls back to recency and importance over all of the agent's
-// memories, and an [EventRecallFallback] says so; Recalled.Fallback is
+// earlier and the backfill has not succeeded since), the recall ranks
+// the memories whose words match by words, recency and importance, or,
+// when none matches, by recency and importance over all of the agent's
+// memories; an [EventRecallFallback] says so and Recalled.Fallback is
 // set. With RelevanceOnly there is no fallback: the error is returned.
 //
 // Errors: [ErrInvalid] for a bad agent id, query or weights; a
@@ -182,6 +211,12 @@ func (m *Memory) Recall(ctx context.Context, agentID string, q Query) (Recalled,
 		return Recalled{}, fmt.Errorf("memory: a relevance-only recall for %s needs the query's vector: %w", agentID, fallback)
 	}
 
+	// The query's words, asked of the store before the agent is locked.
+	hits, lexErr := m.searchLexical(ctx, agentID, q)
+	if lexErr != nil && ctx.Err() != nil {
+		return Recalled{}, fmt.Errorf("memory: recall for %s: %w", agentID, ctx.Err())
+	}
+
 	now := m.now()
 	a.mu.Lock()
 	if vec != nil {
@@ -193,7 +228,12 @@ func (m *Memory) Recall(ctx context.Context, agentID string, q Query) (Recalled,
 			return Recalled{}, &SpaceError{AgentID: agentID, Memories: a.space, Query: qspace}
 		}
 	}
-	res := m.rankLocked(a, vec, q, w, now)
+	var res Recalled
+	if lx := lexicalOf(a, hits, q); len(lx.share) > 0 {
+		res = m.rankHybrid(a, vec, lx, q, w, now, kindFilter(q))
+	} else {
+		res = m.rankLocked(a, vec, q, w, now)
+	}
 	res.Space = qspace
 	if vec == nil {
 		res.Fallback, res.Err, res.Space = true, fallback, Space{}
@@ -212,6 +252,9 @@ func (m *Memory) Recall(ctx context.Context, agentID string, q Query) (Recalled,
 	a.mu.Unlock()
 
 	var events []Event
+	if lexErr != nil {
+		events = append(events, Event{Kind: EventError, AgentID: agentID, Text: "searching memories by their words", Err: lexErr, Time: now})
+	}
 	if res.Fallback {
 		m.counters.fallbacks.Add(1)
 		events = append(events, Event{Kind: EventRecallFallback, AgentID: agentID, Text: trimText(q.Text), Cause: cause, Err: fallback, Time: now})
@@ -234,11 +277,12 @@ func (m *Memory) Recall(ctx context.Context, agentID string, q Query) (Recalled,
 
 // candidate is a memory being scored.
 type candidate struct {
-	e        *entry
-	rel, rec float64
-	imp      float64
-	score    float64
-	norm     Weights
+	e          *entry
+	rel, rec   float64
+	imp        float64
+	lex, fused float64
+	score      float64
+	norm       Weights
 }
 
 // rankLocked scores the agent's memories against vec (nil: a fallback by
@@ -247,16 +291,16 @@ func (m *Memory) rankLocked(a *agent, vec []float32, q Query, w Weights, now tim
 	if vec != nil {
 		return m.rankRows(a, vec, q, w, now)
 	}
-	kindOK := func(k Kind) bool { return len(q.Kinds) == 0 || slices.Contains(q.Kinds, k) }
+	kindOK := kindFilter(q)
 	decay := math.Log(m.cfg.DecayPerHour)
 	var cands []candidate
 	for _, e := range a.recs {
-		if kindOK(e.rec.Kind) {
+		if kindOK(e.rec.Kind) && (q.Superseded || !e.rec.Superseded()) {
 			hours := max(now.Sub(e.rec.LastAccess).Hours(), 0)
 			cands = append(cands, candidate{e: e, rec: math.Exp(decay * hours), imp: e.rec.Importance})
 		}
 	}
-	out := Recalled{Candidates: len(cands)}
+	out := Recalled{Candidates: len(cands), Compared: len(cands)}
 	if len(cands) == 0 {
 		return out
 	}
@@ -280,31 +324,30 @@ func (m *Memory) rankLocked(a *agent, vec []float32, q Query, w Weights, now tim
 // arrays, then the best q.K. It reads the entries of the results only.
 func (m *Memory) rankRows(a *agent, vec []float32, q Query, w Weights, now time.Time) Recalled {
 	rows := len(a.rows)
-	if cap(a.sims) < rows {
-		a.sims = make([]float32, rows)
-		a.cand = make([]int32, 0, rows)
-	}
-	sims := a.sims[:rows]
-	scan(a.mat, vec, sims)
+	sims := a.cosines(vec)
 
 	var kinds [8]bool
 	for _, k := range q.Kinds {
 		kinds[kindIndex(k)] = true
 	}
 	anyKind := len(q.Kinds) == 0
-	thr := float32(q.MinRelevance)
-	if float64(thr) > q.MinRelevance {
-		thr = math.Nextafter32(thr, float32(math.Inf(-1))) // float32 rounding must not drop a cosine at the threshold
-	}
+	thr := threshold32(q.MinRelevance)
 	cand := a.cand[:0]
 	kind := a.rowKind[:rows]
 	for i, s := range sims {
-		if s >= thr && float64(s) >= q.MinRelevance && (anyKind || kinds[kind[i]]) {
+		k := kind[i]
+		if k&supersededBit != 0 {
+			if !q.Superseded {
+				continue
+			}
+			k &^= supersededBit
+		}
+		if s >= thr && float64(s) >= q.MinRelevance && (anyKind || kinds[k]) {
 			cand = append(cand, int32(i))
 		}
 	}
 	a.cand = cand
-	out := Recalled{Candidates: len(cand)}
+	out := Recalled{Candidates: len(cand), Compared: rows}
 	if len(cand) == 0 {
 		return out
 	}
@@ -357,6 +400,29 @@ func (m *Memory) rankRows(a *agent, vec []float32, q Query, w Weights, now time.
 	return out
 }
 
+// cosines scans the agent's matrix against vec into the recall's
+// scratch: the cosine of every row. a.mu is held.
+func (a *agent) cosines(vec []float32) []float32 {
+	rows := len(a.rows)
+	if cap(a.sims) < rows {
+		a.sims = make([]float32, rows)
+		a.cand = make([]int32, 0, rows)
+	}
+	sims := a.sims[:rows]
+	scan(a.mat, vec, sims)
+	return sims
+}
+
+// threshold32 is minRel as a float32 at or below it: float32 rounding must
+// not drop a cosine at the threshold.
+func threshold32(minRel float64) float32 {
+	thr := float32(minRel)
+	if float64(thr) > minRel {
+		thr = math.Nextafter32(thr, float32(math.Inf(-1)))
+	}
+	return thr
+}
+
 // norm is v min-max normalised to lo–hi: (v − lo) / (hi − lo), or 0.5
 // when all candidates have the same value (Generative Agents' rule).
 func norm(v, lo, hi float64) float64 {
@@ -376,10 +442,13 @@ func bounds(cands []candidate, part func(*candidate) float64) (lo, hi float64) {
 	return lo, hi
 }
 
-// better orders candidates: by score, then relevance, highest first, then
-// the older memory (Created, then ID) first.
+// better orders candidates: by score, then fused relevance, then
+// cosine, highest first, then the older memory (Created, then ID) first.
 func better(a, b *candidate) int {
 	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.fused, a.fused); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(b.rel, a.rel); c != 0 {
@@ -406,7 +475,7 @@ func pushTop(top []candidate, c candidate, k int) []candidate {
 func results(top []candidate) []Result {
 	out := make([]Result, len(top))
 	for i, c := range top {
-		out[i] = Result{Memory: c.e.rec, Score: c.score, Relevance: c.rel, Recency: c.rec, Importance: c.imp, Norm: c.norm}
+		out[i] = Result{Memory: c.e.rec, Score: c.score, Relevance: c.rel, Recency: c.rec, Importance: c.imp, Lexical: c.lex, Fused: c.fused, Norm: c.norm}
 	}
 	return out
 }

@@ -105,7 +105,25 @@ type Record struct {
 	// while the memory is pending: stored as text, waiting for an
 	// embedding.
 	Vector []float32 `json:"-"`
+	// Fact names the fact the memory states, such as "deploy.target" or
+	// "user.city": a newer memory of the agent naming the same fact
+	// states its newer value and supersedes this one. Empty when the
+	// memory names none. At most [MaxFactChars] characters, valid UTF-8
+	// without NUL; set when the memory is stored, never changed.
+	Fact string `json:"fact,omitempty"`
+	// SupersededBy is the id of the newer memory that stands for this
+	// one: a near-duplicate of the same kind, or a newer value of the
+	// same Fact. Empty while the memory is current. A recall leaves
+	// superseded memories out unless it asks for them
+	// ([Query].Superseded); capacity eviction takes them first.
+	SupersededBy string `json:"superseded_by,omitempty"`
 }
+
+// Superseded reports whether a newer memory stands for r.
+func (r *Record) Superseded() bool { return r.SupersededBy != "" }
+
+// MaxFactChars caps [Record].Fact, in characters (code points).
+const MaxFactChars = 200
 
 // Pending reports whether r has no vector yet.
 func (r *Record) Pending() bool { return len(r.Vector) == 0 }
@@ -205,6 +223,10 @@ func (r *Record) Validate() error {
 		return bad("created and last access must be set")
 	case r.AccessCount < 0:
 		return bad("access count %d is negative", r.AccessCount)
+	case !utf8.ValidString(r.Fact) || strings.ContainsRune(r.Fact, 0) || utf8.RuneCountInString(r.Fact) > MaxFactChars:
+		return bad("fact %q is not valid UTF-8 of at most %d characters without NUL", r.Fact, MaxFactChars)
+	case r.SupersededBy != "" && (ValidateID(r.SupersededBy) != nil || r.SupersededBy == r.ID):
+		return bad("superseded by %q: not another memory's id", r.SupersededBy)
 	}
 	if r.Pending() {
 		if r.Model != "" || r.Dimensions != 0 {

@@ -27,15 +27,17 @@ type Store interface {
 	// stored: that memory's AccessCount is raised by one, its LastAccess
 	// becomes r.LastAccess if later, its Importance the larger of both,
 	// Important is set if either is, and if it was pending and r has a
-	// vector it takes r's vector, model and dimensions. AddMemory returns
+	// vector it takes r's vector, model and dimensions; it takes r's Fact
+	// when it had none ([Merge]). AddMemory returns
 	// the memory as stored and whether it was such a duplicate. Errors:
 	// [ErrInvalid] for a record that does not validate; a second memory of
 	// the agent with r's ID (and another text) is refused with an error
 	// wrapping [ErrInvalid] too.
 	AddMemory(ctx context.Context, r Record) (stored Record, dup bool, err error)
 	// UpdateMemories replaces, for each record of agentID given (matched
-	// by ID), Kind, Importance, Important, LastAccess and AccessCount;
-	// the text, the creation time and the vector stay. Records that do not
+	// by ID), Kind, Importance, Important, LastAccess, AccessCount and
+	// SupersededBy; the text, the fact, the creation time and the vector
+	// stay. Records that do not
 	// exist (forgotten meanwhile) are skipped; records whose fields do not
 	// validate ([CheckUpdate]) are refused with [ErrInvalid] before
 	// anything changes.
@@ -128,6 +130,9 @@ func Merge(old, r Record) Record {
 	}
 	old.Importance = max(old.Importance, r.Importance)
 	old.Important = old.Important || r.Important
+	if old.Fact == "" {
+		old.Fact = r.Fact
+	}
 	if old.Pending() && !r.Pending() {
 		old.Model, old.Dimensions, old.Vector = r.Model, r.Dimensions, append([]float32(nil), r.Vector...)
 	}
@@ -175,9 +180,13 @@ type MemoryStore struct {
 type agentRecords struct {
 	byID   map[string]*Record
 	byText map[string]string
+	lex    Index
 }
 
-var _ Store = (*MemoryStore)(nil)
+var (
+	_ Store    = (*MemoryStore)(nil)
+	_ Searcher = (*MemoryStore)(nil)
+)
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
@@ -217,6 +226,7 @@ func (s *MemoryStore) AddMemory(ctx context.Context, r Record) (Record, bool, er
 	}
 	a.byID[r.ID] = &r
 	a.byText[r.Text] = r.ID
+	a.lex.Add(r.ID, r.Text)
 	return r.Clone(), false, nil
 }
 
@@ -224,6 +234,7 @@ func (s *MemoryStore) AddMemory(ctx context.Context, r Record) (Record, bool, er
 func (s *MemoryStore) UpdateMemories(ctx context.Context, agentID string, recs []Record) error {
 	return s.replace(ctx, agentID, recs, CheckUpdate, func(n *Record, r Record) {
 		n.Kind, n.Importance, n.Important, n.LastAccess, n.AccessCount = r.Kind, r.Importance, r.Important, r.LastAccess.UTC(), r.AccessCount
+		n.SupersededBy = r.SupersededBy
 	})
 }
 
@@ -269,11 +280,11 @@ func (s *MemoryStore) replace(ctx context.Context, agentID string, recs []Record
 
 // CheckUpdate validates a record given to [Store.UpdateMemories] for
 // agentID, as stores must before changing anything: its ID, and the
-// fields that are replaced (Kind, Importance, LastAccess, AccessCount).
-// Errors wrap [ErrInvalid].
+// fields that are replaced (Kind, Importance, LastAccess, AccessCount,
+// SupersededBy). Errors wrap [ErrInvalid].
 func CheckUpdate(agentID string, r *Record) error {
 	c := Record{ID: r.ID, AgentID: agentID, Text: "-", Kind: r.Kind, Importance: r.Importance,
-		Created: time.Unix(0, 0), LastAccess: r.LastAccess, AccessCount: r.AccessCount}
+		Created: time.Unix(0, 0), LastAccess: r.LastAccess, AccessCount: r.AccessCount, SupersededBy: r.SupersededBy}
 	if r.AgentID != "" && r.AgentID != agentID {
 		return fmt.Errorf("%w: memory %s belongs to %s, not %s", ErrInvalid, r.ID, r.AgentID, agentID)
 	}
@@ -311,6 +322,7 @@ func (s *MemoryStore) DeleteMemories(ctx context.Context, agentID string, ids []
 		if r, ok := a.byID[id]; ok {
 			delete(a.byText, r.Text)
 			delete(a.byID, id)
+			a.lex.Remove(id)
 			n++
 		}
 	}
@@ -357,4 +369,29 @@ func (s *MemoryStore) CountMemories(ctx context.Context, agentID string) (Counts
 		recs = append(recs, Record{Model: r.Model, Dimensions: r.Dimensions, Vector: r.Vector})
 	}
 	return CountRecords(recs), nil
+}
+
+// SearchMemories implements [Searcher] with an in-process BM25 [Index].
+func (s *MemoryStore) SearchMemories(ctx context.Context, agentID, text string, limit int) ([]Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := CheckSearch(agentID, limit); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	a := s.agent(agentID, false)
+	if a == nil {
+		return []Hit{}, nil
+	}
+	return orEmpty(a.lex.Search(text, limit)), nil
+}
+
+// orEmpty returns h, or an empty slice for nil.
+func orEmpty(h []Hit) []Hit {
+	if h == nil {
+		return []Hit{}
+	}
+	return h
 }

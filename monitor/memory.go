@@ -68,8 +68,8 @@ type MemoriesPage struct {
 	Stats memory.Stats `json:"stats"`
 	// Query is q; without one, Memories are the newest, newest first.
 	Query string `json:"query,omitempty"`
-	// Fallback reports a recall ranked by recency and importance only
-	// (the query could not be embedded: Error says why).
+	// Fallback reports a recall whose query could not be embedded (Error
+	// says why): ranked by its words, recency and importance.
 	Fallback bool   `json:"fallback,omitempty"`
 	Error    string `json:"error,omitempty"`
 	// Memories are the memories found, best (or newest) first.

@@ -33,6 +33,10 @@ const (
 	// the goal, as the original's "same capability 4 times in a row"
 	// ([existence.StallSameCall]).
 	DefaultMaxSameCalls = 4
+	// DefaultMaxTokens bounds each tool-loop turn's reply, in tokens: a
+	// turn's text and tool calls, or its final answer. An unbounded reply
+	// can hold a model server's slot for minutes.
+	DefaultMaxTokens = 2000
 )
 
 // TimedOut is the tool result the model sees when a tool call exceeds
@@ -134,8 +138,8 @@ type Config struct {
 	// repeat is not run.
 	MaxSameCalls int
 	// Temperature and MaxTokens are passed on every [llm.Request]: a nil
-	// Temperature is not sent, and MaxTokens 0 leaves the output length in
-	// tokens to the server.
+	// Temperature is not sent. MaxTokens bounds each turn's reply in
+	// tokens (0 means [DefaultMaxTokens]).
 	Temperature *float64
 	MaxTokens   int
 	// MaxResultChars caps each tool result sent back to the model, in
@@ -237,6 +241,7 @@ func New(cfg Config) (*Executor, error) {
 	setDefault(&cfg.BrokenAfter, DefaultBrokenAfter)
 	setDefault(&cfg.MaxResultChars, DefaultMaxResultChars)
 	setDefault(&cfg.MaxSameCalls, DefaultMaxSameCalls)
+	setDefault(&cfg.MaxTokens, DefaultMaxTokens)
 	setDefault(&cfg.KeepTurns, DefaultKeepTurns)
 	switch {
 	case cfg.CompactAt < 0 || cfg.CompactAt > 1 || math.IsNaN(cfg.CompactAt):

@@ -101,8 +101,9 @@ func TestAgentLearnsAcrossGoals(t *testing.T) {
 	require.Len(t, turns, 2)
 	assert.NotContains(t, turns[0], prompt.MemoriesHeader, "nothing to recall before the first goal")
 	assert.Equal(t, "Pursue your goal now: fix the rate limiter that drops requests\n\n"+prompt.MemoriesHeader+
-		"\n- Goal completed: 'write a report on the rate limiter'. Tool sequence: note. Result: wrote report.md about the rate limiter. Steps: 2.",
-		turns[1], "the later goal's planning request carries the recalled block, verbatim (the step's outcome is below the 0.35 threshold)")
+		"\n- Goal completed: 'write a report on the rate limiter'. Tool sequence: note. Result: wrote report.md about the rate limiter. Steps: 2."+
+		"\n- Goal 'write a report on the rate limiter' step note: wrote report.md",
+		turns[1], "the later goal's planning request carries the recalled block, verbatim (the step's outcome, below the 0.35 cosine threshold, is found by its words)")
 	assert.NotEmpty(t, rec.Kind(existence.EventMemoryRecalled))
 }
 

@@ -45,7 +45,10 @@ func (m *inmem) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	rec := llmtest.Recorded{
 		Path: "/inmem", Model: model, Stream: m.stream, Messages: req.Messages,
 		Format: req.Format, Tools: req.Tools, Temperature: req.Temperature,
-		Seed: req.Seed, MaxTokens: req.MaxTokens, Raw: raw,
+		Seed: req.Seed, MaxTokens: llm.Reserve(req, 0, 0), Raw: raw,
+	}
+	if m.bug == "unbounded" {
+		rec.MaxTokens = req.MaxTokens
 	}
 	if m.bug == "drop-zero-temperature" && rec.Temperature != nil && *rec.Temperature == 0 {
 		rec.Temperature = nil
@@ -147,6 +150,7 @@ func TestRunCatchesBugs(t *testing.T) {
 		{"empty-ok", []string{"NoStream/Empty/NoText", "Stream/Empty/ThinkingOnly"}},
 		{"drop-zero-temperature", []string{"NoStream/ZeroOptions", "Stream/ZeroOptions"}},
 		{"ignore-context", []string{"NoStream/Cancel", "Stream/Deadline", "Stream/HangStream"}},
+		{"unbounded", []string{"NoStream/Text", "Stream/Text"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.bug, func(t *testing.T) {
@@ -157,7 +161,11 @@ func TestRunCatchesBugs(t *testing.T) {
 			for _, f := range tc.failures {
 				assert.Contains(t, string(out), "--- FAIL: TestRunBroken/"+f+" ", "output:\n%s", out)
 			}
-			assert.Contains(t, string(out), "--- PASS: TestRunBroken/NoStream/Text ", "unrelated cases still pass")
+			if tc.bug != "unbounded" {
+				assert.Contains(t, string(out), "--- PASS: TestRunBroken/NoStream/Text ", "unrelated cases still pass")
+			} else {
+				assert.Contains(t, string(out), "--- PASS: TestRunBroken/NoStream/Chunks ", "unrelated cases still pass")
+			}
 		})
 	}
 }

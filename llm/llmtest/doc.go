@@ -51,4 +51,14 @@
 //	func TestEmbedderConformance(t *testing.T) {
 //		llmtest.RunEmbedder(t, llmtest.EmbedHarness{Name: "ollama", API: "ollama", New: newEmbedder})
 //	}
+//
+// # Stand-in server
+//
+// [NewServer] is a model server with a real one's limits, speaking
+// Ollama's API and the OpenAI-compatible one ([ServerConfig]): a default
+// window and the model's trained length, silent front truncation or a
+// refusal in the current or the older wording, /api/version, a KV cache
+// whose counts leave out the cached prefix (CacheSlots; [Stats.CachedShare]),
+// slots and a queue that answers 503, latency, and a tokenizer of its own
+// ([Tokenize]) that estimates must be calibrated against.
 package llmtest

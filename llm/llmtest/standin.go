@@ -44,8 +44,14 @@ const (
 	DefaultVersion = "0.17.4"
 	// LegacyVersion is what /api/version reports for a server that
 	// ignores "truncate" ([ServerConfig].IgnoreTruncate): 0.12.5, the
-	// last release without it.
+	// last release without it, whose prompt_eval_count counts the whole
+	// prompt.
 	LegacyVersion = "0.12.5"
+	// CacheCountVersion is what /api/version reports for a server that
+	// ignores "truncate" and keeps a KV cache ([ServerConfig].CacheSlots):
+	// 0.3.0, of the releases before 0.4.0 whose prompt_eval_count left out
+	// the cached prefix.
+	CacheCountVersion = "0.3.0"
 	// numKeep is the tokens Ollama keeps at the head of a prompt it cuts
 	// (the num_keep option's default).
 	numKeep = 4
@@ -122,27 +128,31 @@ type ServerConfig struct {
 	// [ContextSizeMessage].
 	LegacyRefusal bool
 	// Version is what /api/version reports; default [DefaultVersion], or
-	// [LegacyVersion] with IgnoreTruncate.
+	// with IgnoreTruncate [LegacyVersion] ([CacheCountVersion] with
+	// CacheSlots too).
 	Version string
 	// CacheSlots is how many prompts per model the server keeps in its
 	// KV cache, as llama.cpp's server and Ollama's runner keep the last
 	// prompt of each slot; 0 keeps none. A prompt that shares a prefix
 	// with a cached one (the longest such; else the least recently used
 	// entry is replaced) is evaluated only after that prefix, and the
-	// server counts only those tokens: Ollama's prompt_eval_count (as its
-	// runners reported it before 0.1.32 and in the 0.30 releases, and as
-	// llama.cpp's prompt_n does) and, on the "ollama" OpenAI flavor,
+	// server counts only those tokens: Ollama's prompt_eval_count (as
+	// Ollama reported it before 0.4.0 and in the first 0.30 releases, and
+	// as llama.cpp's prompt_n does) and, on the "ollama" OpenAI flavor,
 	// usage.prompt_tokens. The other OpenAI flavors report the whole
 	// prompt in usage.prompt_tokens and the cached part in
 	// usage.prompt_tokens_details.cached_tokens, as llama.cpp's server
 	// and OpenAI do. At least one token is always evaluated. A cached
-	// entry holds the prompt and the reply generated after it.
+	// entry holds the prompt and the reply generated after it; a model
+	// reloaded for a new window starts with an empty cache.
 	CacheSlots int
 	// OpenAIFlavor is how the OpenAI-compatible endpoints answer a prompt
 	// over the window: "openai" (default: 400 with code
 	// context_length_exceeded), "vllm" (400 "This model's maximum context
 	// length is N tokens..."), "llamacpp" (400 exceed_context_size_error
-	// with n_ctx) or "ollama" (cut silently, as Ollama's /v1 does).
+	// with n_ctx) or "ollama" (cut silently, as Ollama's /v1 does). Set to
+	// another server's ("openai", "vllm", "llamacpp"), /api/version answers
+	// 404, as that server would; unset or "ollama", it answers as Ollama.
 	OpenAIFlavor string
 	// Slots is how many requests run at once (OLLAMA_NUM_PARALLEL);
 	// default 1. Queue is how many more may wait for a slot
@@ -282,7 +292,9 @@ type Server struct {
 	http    *httptest.Server
 	// cache holds each model's KV-cache entries ([ServerConfig].CacheSlots).
 	cache map[string][]*cacheEntry
-	clock uint64 // orders cache entries' use
+	// ollama: /api/version answers (the OpenAI flavor is Ollama's or unset).
+	ollama bool
+	clock  uint64 // orders cache entries' use
 }
 
 // cacheEntry is one cached prompt: its tokens and when it was last used.
@@ -312,17 +324,23 @@ func NewServer(cfg ServerConfig) *Server {
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep
 	}
+	// /api/version answers as Ollama's unless the OpenAI-compatible
+	// endpoints are another server's.
+	ollama := cfg.OpenAIFlavor == "" || cfg.OpenAIFlavor == "ollama"
 	if cfg.OpenAIFlavor == "" {
 		cfg.OpenAIFlavor = "openai"
 	}
 	if cfg.Version == "" {
 		cfg.Version = DefaultVersion
-		if cfg.IgnoreTruncate {
+		switch {
+		case cfg.IgnoreTruncate && cfg.CacheSlots > 0:
+			cfg.Version = CacheCountVersion
+		case cfg.IgnoreTruncate:
 			cfg.Version = LegacyVersion
 		}
 	}
 	s := &Server{cfg: cfg, models: map[string]ModelSpec{}, slots: make(chan struct{}, cfg.Slots), loaded: map[string]int{}, start: time.Now(),
-		cache: map[string][]*cacheEntry{}}
+		cache: map[string][]*cacheEntry{}, ollama: ollama}
 	for _, m := range cfg.Models {
 		m = m.withDefaults()
 		s.models[m.Name] = m
@@ -362,9 +380,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/embed", s.ollamaEmbed)
 	mux.HandleFunc("GET /api/tags", s.ollamaTags)
 	mux.HandleFunc("GET /api/ps", s.ollamaPs)
-	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"version": s.cfg.Version})
-	})
+	if s.ollama {
+		mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]string{"version": s.cfg.Version})
+		})
+	}
 	mux.HandleFunc("POST /v1/chat/completions", s.openaiChat)
 	mux.HandleFunc("POST /v1/embeddings", s.openaiEmbed)
 	mux.HandleFunc("GET /v1/models", s.openaiModels)
@@ -467,6 +487,7 @@ func (s *Server) window(m ModelSpec, numCtx int) int {
 		s.loaded[m.Name] = asked
 		s.stats.Reloads++
 		s.stats.Windows = append(s.stats.Windows, asked)
+		delete(s.cache, m.Name) // a reloaded model starts with an empty KV cache
 	}
 	s.mu.Unlock()
 	w := min(asked, m.ContextLength)

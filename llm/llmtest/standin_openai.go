@@ -139,6 +139,7 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	text, out, long := limitOutput(ans.Text, c.MaxTokens)
+	out += toolCallTokens(ans.ToolCalls)
 	s.extendCache(entry, toks, text)
 	s.record(c, out)
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -157,14 +158,57 @@ func classify(ctx context.Context, base *url.URL, op, model string, ex *exchange
 	}
 }
 
-// tooLong recognises Ollama's refusals of a prompt over the window (with
-// "truncate": false): "the input length exceeds the context length", and
-// llama.cpp's "request (N tokens) exceeds the available context size (W
-// tokens)" that current servers pass on.
-func tooLong(msg string) bool {
-	msg = strings.ToLower(msg)
-	return strings.Contains(msg, "exceeds the context length") || strings.Contains(msg, "exceeds maximum context length") ||
-		strings.Contains(msg, "exceeds the available context size")
+// refusalStatus reports whether an HTTP status may carry a refusal of a
+// prompt over the window: 400 (Ollama, llama.cpp), 413 or 500 (a runner's
+// error passed on).
+func refusalStatus(status int) bool {
+	return status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge || status == http.StatusInternalServerError
+}
+
+// TruncateSince is the first Ollama release that honours "truncate":
+// false on /api/chat, refusing a prompt over the window with HTTP 400
+// instead of cutting its beginning.
+const TruncateSince = "0.12.6"
+
+// honoursTruncate reports whether an Ollama server of version v (as
+// /api/version says, e.g. "0.17.4" or "0.13.0-rc1") honours "truncate":
+// false: version [TruncateSince] or later. A version that does not parse
+// (a development build's "0.0.0", an empty one) does not.
+func honoursTruncate(v string) bool {
+	got, ok := semver(v)
+	want, _ := semver(TruncateSince)
+	return ok && slices.Compare(got, want) >= 0
+}
+
+// wholeCounts reports whether an Ollama server of version v counts the
+// whole prompt in prompt_eval_count, KV-cache hits included: its Go
+// runner, from 0.4.0 until 0.30.0. Before, and in the first releases
+// that run llama.cpp's server, a count leaves out the cached prefix.
+func wholeCounts(v string) bool {
+	got, ok := semver(v)
+	return ok && slices.Compare(got, []int{0, 4, 0}) >= 0 && slices.Compare(got, []int{0, 30, 0}) < 0
+}
+
+// semver parses "MAJOR.MINOR.PATCH" with an optional "v" before and a
+// pre-release or build suffix after; 0.0.0 is not a release.
+func semver(v string) ([]int, bool) {
+	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
+	if i := strings.IndexAny(v, "-+ "); i >= 0 {
+		v = v[:i]
+	}
+	parts := strings.Split(v, ".")
+	if len(parts) != 3 {
+		return nil, false
+	}
+	out := make([]int, 3)
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return nil, false
+		}
+		out[i] = n
+	}
+	return out, out[0]+out[1]+out[2] > 0
 }
 
 // isModelNotFound recognises Ollama's answers for a missing model:

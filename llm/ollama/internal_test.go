@@ -84,3 +84,12 @@ func FuzzParseRetryAfter(f *testing.F) {
 		require.GreaterOrEqual(t, parseRetryAfter(s, now), time.Duration(0), "parseRetryAfter(%q)", s)
 	})
 }
+
+func TestHonoursTruncateVersions(t *testing.T) {
+	for v, want := range map[string]bool{
+		"0.12.6": true, "0.17.4": true, "v0.13.0": true, "0.30.1-rc2": true, "1.0.0": true,
+		"0.12.5": false, "0.3.0": false, "0.0.0": false, "": false, "dev": false, "0.12": false,
+	} {
+		assert.Equal(t, want, honoursTruncate(v), v)
+	}
+}

@@ -9,8 +9,10 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -96,6 +98,7 @@ type window struct {
 	once    sync.Once
 	err     error // /api/show's error, when it must be reported
 	tracker llm.ContextTracker
+	whole   bool // the server's prompt_eval_count includes cached tokens (wholeCounts)
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -128,11 +131,11 @@ func New(cfg Config) (*Model, error) {
 // /api/show, or a reply without the length, leaves it unknown. A missing
 // model or an unreachable server is returned as the classified error, and
 // asked again on the next call.
-func (m *Model) tracker(ctx context.Context, model string) (*llm.ContextTracker, error) {
+func (m *Model) tracker(ctx context.Context, model string) (*window, error) {
 	m.mu.Lock()
 	w := m.windows[model]
 	if w == nil {
-		w = &window{tracker: llm.ContextTracker{Ceiling: m.cfg.NumCtx, Default: llm.DefaultMaxWindow, Est: m.cfg.Estimator}}
+		w = &window{tracker: llm.ContextTracker{Ceiling: m.cfg.NumCtx, Default: llm.DefaultMaxWindow, Floor: llm.OllamaDefaultWindow, Est: m.cfg.Estimator}}
 		m.windows[model] = w
 	}
 	m.mu.Unlock()
@@ -152,6 +155,13 @@ func (m *Model) tracker(ctx context.Context, model string) (*llm.ContextTracker,
 			return
 		}
 		w.tracker.SetLength(contextLength(resp.ModelInfo))
+		// A server that honours "truncate": false refuses a prompt over
+		// its window: its replies were never cut. Unknown (an error, an
+		// odd version) means it may cut, and counts are judged.
+		if v, err := m.client.Version(ctx); err == nil {
+			w.tracker.SetRefuses(honoursTruncate(v))
+			w.whole = wholeCounts(v)
+		}
 	})
 	if w.err != nil {
 		err := w.err
@@ -162,7 +172,7 @@ func (m *Model) tracker(ctx context.Context, model string) (*llm.ContextTracker,
 		m.mu.Unlock()
 		return nil, err
 	}
-	return &w.tracker, nil
+	return w, nil
 }
 
 // contextLength reads model_info["<arch>.context_length"] of /api/show
@@ -180,11 +190,11 @@ func contextLength(info map[string]any) int {
 // [Config].NumCtx), and the model's calibrated token estimator. The first
 // call reads /api/show.
 func (m *Model) ContextWindow(ctx context.Context) (int, *llm.TokenEstimator, error) {
-	t, err := m.tracker(ctx, m.cfg.Model)
+	w, err := m.tracker(ctx, m.cfg.Model)
 	if err != nil {
 		return 0, nil, err
 	}
-	return t.Window(), t.Estimator(), nil
+	return w.tracker.Window(), w.tracker.Estimator(), nil
 }
 
 // Name returns the configured model name, e.g. "qwen3.5:9b".
@@ -220,15 +230,22 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	tr, err := m.tracker(ctx, creq.Model)
+	win, err := m.tracker(ctx, creq.Model)
 	if err != nil {
 		return nil, err
 	}
+	tr := &win.tracker
 	plan, err := tr.Plan(Provider, creq.Model, req, 0)
 	if err != nil {
 		return nil, err // never sent: the server would cut its beginning
 	}
 	creq.Options["num_ctx"] = plan.Window
+	if _, set := m.cfg.Options["num_predict"]; req.MaxTokens > 0 || !set {
+		// Every request bounds its reply, to the reserve kept for it in
+		// the window (req.MaxTokens, at most a quarter of the window): an
+		// unbounded one can hold the server's slot for minutes.
+		creq.Options["num_predict"] = plan.Reserve
+	}
 
 	ex := &exchange{}
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
@@ -251,17 +268,34 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	}
 	if err != nil {
 		err = m.classify(ctx, creq.Model, ex, err)
-		if se, ok := errors.AsType[llm.StatusError](err); ok && se.StatusCode == http.StatusBadRequest && tooLong(se.Message) {
-			tr.Refused(plan, 0)
-			return nil, &llm.ContextLengthError{Provider: Provider, Model: creq.Model, Window: tr.Window(), Prompt: plan.Tokens, Message: se.Message}
+		if se, ok := errors.AsType[llm.StatusError](err); ok && refusalStatus(se.StatusCode) {
+			if window, prompt, ok := llm.ParseContextRefusal(se.Message, ""); ok {
+				tr.Refused(plan, window)
+				if prompt == 0 {
+					prompt = plan.Tokens
+				}
+				return nil, &llm.ContextLengthError{Provider: Provider, Model: creq.Model, Window: tr.Window(), Prompt: prompt, Message: se.Message}
+			}
 		}
 		return nil, err
 	}
 
 	resp := agg.response(creq.Model)
 	resp.Duration = time.Since(start)
-	if tr.Observe(plan, resp.PromptTokens) {
-		return nil, &llm.ContextLengthError{Provider: Provider, Model: creq.Model, Window: tr.Window(), Prompt: plan.Tokens, Kept: resp.PromptTokens, Response: resp}
+	cut, kept := false, resp.PromptTokens
+	switch tr.Observe(plan, llm.Count{Prompt: resp.PromptTokens, Whole: win.whole}) {
+	case llm.Cut:
+		cut = true
+	case llm.Unsure:
+		// A count a cut or a KV-cache hit could give: ask again with a
+		// prompt no cache holds. A probe that fails leaves the reply as
+		// it is: the window is never lowered on a guess.
+		if n, err := m.probe(ctx, creq); err == nil {
+			cut, kept = tr.Probed(plan, n), n
+		}
+	}
+	if cut {
+		return nil, &llm.ContextLengthError{Provider: Provider, Model: creq.Model, Window: tr.Window(), Prompt: plan.Tokens, Kept: kept, Response: resp}
 	}
 	switch {
 	case resp.DoneReason == llm.DoneLength:
@@ -270,6 +304,41 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 		return nil, fmt.Errorf("ollama: model %q: %w", resp.Model, llm.ErrEmpty)
 	}
 	return resp, nil
+}
+
+// probeSeq numbers probes, so that no two share a first token.
+var probeSeq atomic.Uint64
+
+// probe sends creq again with a first message that starts differently, so
+// that no KV cache can serve any of its prompt, for one token of reply,
+// and returns the prompt tokens the server counted: the whole prompt, or
+// what it kept of it.
+func (m *Model) probe(ctx context.Context, creq *api.ChatRequest) (int, error) {
+	p := *creq
+	p.Messages = slices.Clone(creq.Messages)
+	if len(p.Messages) > 0 {
+		p.Messages[0].Content = fmt.Sprintf("[%d] ", probeSeq.Add(1)) + p.Messages[0].Content
+	}
+	p.Format = nil
+	stream := false
+	p.Stream = &stream
+	p.Options = maps.Clone(creq.Options)
+	p.Options["num_predict"] = 1
+	ex := &exchange{}
+	count := 0
+	err := m.client.Chat(context.WithValue(ctx, exchangeKey{}, ex), &p, func(cr api.ChatResponse) error {
+		if cr.Done {
+			count = cr.PromptEvalCount
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, m.classify(ctx, p.Model, ex, err)
+	}
+	if count <= 0 {
+		return 0, errors.New("ollama: the probe's reply has no prompt_eval_count")
+	}
+	return count, nil
 }
 
 // chatRequest maps an llm.Request to Ollama's /api/chat body.

@@ -116,11 +116,12 @@ func TestOptions(t *testing.T) {
 
 	t.Run("config options without request options", func(t *testing.T) {
 		body := wire(t, ollama.Config{Options: map[string]any{"temperature": 0.9}}, userReq("x"))
-		assert.Equal(t, map[string]any{"temperature": 0.9, "num_ctx": float64(4096)}, body["options"])
+		assert.Equal(t, map[string]any{"temperature": 0.9, "num_ctx": float64(4096), "num_predict": float64(1024)}, body["options"])
 	})
 	t.Run("none", func(t *testing.T) {
 		body := wire(t, ollama.Config{}, userReq("x"))
-		assert.Equal(t, map[string]any{"num_ctx": float64(4096)}, body["options"], "a window is always asked for: the server's default may be 2048")
+		assert.Equal(t, map[string]any{"num_ctx": float64(4096), "num_predict": float64(1024)}, body["options"],
+			"a window is always asked for (the server's default may be 2048), and a reply limit (the reserve kept for it)")
 	})
 }
 
@@ -130,7 +131,7 @@ func TestOptionsMapCopiedAtNew(t *testing.T) {
 	opts["top_k"] = 99
 	_, err := m.Generate(context.Background(), userReq("x"))
 	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"top_k": float64(20), "num_ctx": float64(4096)}, f.Raw()[0]["options"])
+	assert.Equal(t, map[string]any{"top_k": float64(20), "num_ctx": float64(4096), "num_predict": float64(1024)}, f.Raw()[0]["options"])
 }
 
 func TestFormat(t *testing.T) {

@@ -2,6 +2,8 @@ package ollama_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,19 +77,23 @@ func TestWindowFromShow(t *testing.T) {
 }
 
 // TestCalibration: the estimator learns the server's tokenizer from
-// prompt_eval_count.
+// prompt_eval_count, of prompts no KV cache could serve.
 func TestCalibration(t *testing.T) {
-	m, s := standin(t, llmtest.ServerConfig{}, ollama.Config{})
+	m, s := standin(t, llmtest.ServerConfig{CacheSlots: 1}, ollama.Config{})
 	ctx := context.Background()
-	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: strings.Repeat(`{"path":"notes/a.md","ok":true},`, 60)}}}
-	for range 3 {
+	var req *llm.Request
+	for i := range 3 {
+		req = &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: fmt.Sprintf("%d:", i) + strings.Repeat(`{"path":"notes/a.md","ok":true},`, 60)}}}
 		_, err := m.Generate(ctx, req)
+		require.NoError(t, err)
+		_, err = m.Generate(ctx, req) // the same prompt again: a cache hit, which must not calibrate
 		require.NoError(t, err)
 	}
 	_, est, err := m.ContextWindow(ctx)
 	require.NoError(t, err)
 	ratio, n := est.Ratio()
 	assert.Equal(t, 3, n)
+	require.Equal(t, 1, s.Calls()[1].Evaluated, "the repeats were cache hits")
 	kept := s.Calls()[0].Kept
 	assert.InDelta(t, float64(kept), float64(est.Request(req)), 2, "the calibrated estimate matches the server's count (ratio %.2f)", ratio)
 	assert.Greater(t, ratio, 1.2, "JSON is more tokens per character than the raw estimate assumes")
@@ -135,4 +141,116 @@ func TestRefusalLearned(t *testing.T) {
 	w, _, err := m.ContextWindow(ctx)
 	require.NoError(t, err)
 	assert.Less(t, w, 3000+1024, "below the refused prompt")
+}
+
+// TestRefusalWordings: every wording a server refuses with is recognised,
+// and the window it states is learned.
+func TestRefusalWordings(t *testing.T) {
+	ctx := context.Background()
+	t.Run("current", func(t *testing.T) {
+		m, s := standin(t, llmtest.ServerConfig{MaxContext: 2048}, ollama.Config{})
+		_, err := m.Generate(ctx, words(3000))
+		var ce *llm.ContextLengthError
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, 2048, ce.Window, "the window the server states")
+		assert.Equal(t, s.Calls()[0].Sent, ce.Prompt, "the prompt's size the server states")
+		assert.Contains(t, ce.Message, "exceeds the available context size (2048 tokens)")
+		w, _, err := m.ContextWindow(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 2048, w)
+		_, err = m.Generate(ctx, words(1200))
+		require.NoError(t, err, "a prompt fitted to the stated window goes through")
+	})
+	t.Run("legacy", func(t *testing.T) {
+		m, s := standin(t, llmtest.ServerConfig{MaxContext: 2048, LegacyRefusal: true}, ollama.Config{})
+		_, err := m.Generate(ctx, words(3000))
+		var ce *llm.ContextLengthError
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, llmtest.InputTooLongMessage, ce.Message)
+		assert.Equal(t, 1, s.Stats().Refused)
+		w, _, err := m.ContextWindow(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 4096, w, "no window stated: down to the server's default first")
+	})
+}
+
+// survey is n repeats of a survey line: about 9 stand-in tokens each.
+func survey(n int) string { return strings.Repeat("the survey lists every room ", n) }
+
+// TestKVCacheCountsNotCuts: an old server (it cuts, and says it is 0.3.0)
+// whose counts leave out the KV cache's prefix. A tool loop's growing
+// conversation is never taken for cut, and the window stays.
+func TestKVCacheCountsNotCuts(t *testing.T) {
+	m, s := standin(t, llmtest.ServerConfig{IgnoreTruncate: true, CacheSlots: 1, Models: []llmtest.ModelSpec{{Name: "qwen3.5:9b", ContextLength: 32768}}}, ollama.Config{})
+	ctx := context.Background()
+	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "You are Cedar."}, {Role: llm.RoleUser, Content: survey(100)}}}
+	for turn := range 10 {
+		resp, err := m.Generate(ctx, req)
+		require.NoError(t, err, "turn %d", turn)
+		req.Messages = append(req.Messages,
+			llm.Message{Role: llm.RoleAssistant, Content: resp.Text},
+			llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf("part %d: ", turn) + survey(200)})
+	}
+	st := s.Stats()
+	assert.Zero(t, st.Cut)
+	assert.Greater(t, st.CachedShare(), 0.5, "most prompt tokens came from the cache")
+	w, _, err := m.ContextWindow(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 32768, w, "the window never shrank")
+	for _, c := range s.Calls() {
+		assert.Positive(t, c.MaxTokens, "every request bounds its reply")
+	}
+}
+
+// TestProbe: a count that a cut or a cache hit could give is asked again
+// with a prompt no cache holds, and the answer decides.
+func TestProbe(t *testing.T) {
+	// A server (0.3.0) that grants 2560 tokens, cuts, and counts after the
+	// cached prefix. The second request repeats the first and adds a
+	// short turn; the server drops the oldest message to fit, so its
+	// count is neither a cache hit on the first nor the whole prompt.
+	m, s := standin(t, llmtest.ServerConfig{IgnoreTruncate: true, CacheSlots: 1, MaxContext: 2560}, ollama.Config{})
+	ctx := context.Background()
+	first := &llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "You are Cedar."},
+		{Role: llm.RoleUser, Content: "a: " + survey(100)}, {Role: llm.RoleUser, Content: "b: " + survey(100)}, {Role: llm.RoleUser, Content: "c: " + survey(100)}}}
+	_, err := m.Generate(ctx, first)
+	require.NoError(t, err)
+	second := &llm.Request{Messages: append(slices.Clone(first.Messages),
+		llm.Message{Role: llm.RoleAssistant, Content: "ok"}, llm.Message{Role: llm.RoleUser, Content: "d: " + survey(50)})}
+	_, err = m.Generate(ctx, second)
+	var ce *llm.ContextLengthError
+	require.ErrorAs(t, err, &ce, "the probe showed the cut")
+	calls := s.Calls()
+	require.Len(t, calls, 3, "the request, then one probe")
+	assert.True(t, calls[1].Cut)
+	assert.Equal(t, 1, calls[2].MaxTokens, "the probe asks for one token")
+	assert.Less(t, calls[2].Cached, 10, "no cache served the probe")
+	assert.Equal(t, calls[2].Evaluated, ce.Kept)
+	assert.NotNil(t, ce.Response, "the cut reply's tokens were spent")
+	w, _, err := m.ContextWindow(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, ce.Kept, w, "the window the server was seen to keep")
+}
+
+// TestTrustsCurrentServer: a server that honours "truncate": false (its
+// /api/version says 0.12.6 or later) refuses what does not fit, so a reply
+// is never taken for a cut, however low its count. (This stand-in says so
+// and cuts anyway, to show that the count is not judged; the same server
+// saying 0.12.5 is caught.)
+func TestTrustsCurrentServer(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		version string
+		trusted bool
+	}{{"0.12.6", true}, {"0.17.4", true}, {"0.12.5", false}, {"0.3.0", false}} {
+		t.Run(tc.version, func(t *testing.T) {
+			m, _ := standin(t, llmtest.ServerConfig{IgnoreTruncate: true, MaxContext: 2048, Version: tc.version}, ollama.Config{})
+			_, err := m.Generate(ctx, words(3000))
+			if tc.trusted {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, llm.ErrContextLength)
+			}
+		})
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -163,51 +162,29 @@ func (m endpoint) statusError(status int, header http.Header, msg, code, model s
 	}
 }
 
-// Context-length refusals: OpenAI and vLLM ("This model's maximum context
-// length is 8192 tokens. However, your messages resulted in 9000 tokens",
-// "... you requested 5000 tokens (4000 in the messages, 1000 in the
-// completion)"), llama.cpp server ("request (4476 tokens) exceeds the
-// available context size (4096 tokens)", or without the numbers).
-var (
-	reMaxContext = regexp.MustCompile(`maximum context length is (\d+) tokens`)
-	reLlamaCpp   = regexp.MustCompile(`request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)`)
-	reMessages   = regexp.MustCompile(`(\d+) in the messages`)
-	reResulted   = regexp.MustCompile(`resulted in (\d+) tokens`)
-)
-
 // contextLengthError recognises a server's refusal of a prompt over its
-// context window, with the window and the prompt's tokens when the message
-// gives them.
+// context window ([llm.ParseContextRefusal]: OpenAI's
+// context_length_exceeded, vLLM's "maximum context length is N tokens",
+// llama.cpp's exceed_context_size_error), sent with 400, 413 or 500, with
+// the window and the prompt's tokens when the message gives them.
 func contextLengthError(status int, msg, code string) (*llm.ContextLengthError, bool) {
-	low := strings.ToLower(msg)
-	if code != "context_length_exceeded" && !strings.Contains(low, "maximum context length") &&
-		!strings.Contains(low, "exceeds the available context size") && !strings.Contains(low, "context length exceeded") {
-		return nil, false
-	}
 	if status != 0 && status != http.StatusBadRequest && status != http.StatusRequestEntityTooLarge && status != http.StatusInternalServerError {
 		return nil, false
 	}
-	ce := &llm.ContextLengthError{Provider: Provider, Message: msg}
-	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
-	if g := reLlamaCpp.FindStringSubmatch(msg); g != nil {
-		ce.Prompt, ce.Window = atoi(g[1]), atoi(g[2])
-		return ce, true
+	window, prompt, ok := llm.ParseContextRefusal(msg, code)
+	if !ok {
+		return nil, false
 	}
-	if g := reMaxContext.FindStringSubmatch(msg); g != nil {
-		ce.Window = atoi(g[1])
-	}
-	if g := reMessages.FindStringSubmatch(msg); g != nil {
-		ce.Prompt = atoi(g[1])
-	} else if g := reResulted.FindStringSubmatch(msg); g != nil {
-		ce.Prompt = atoi(g[1])
-	}
-	return ce, true
+	return &llm.ContextLengthError{Provider: Provider, Message: msg, Window: window, Prompt: prompt}, true
 }
 
 // parseErrorBody extracts the message and code from an error body in any of
 // the shapes OpenAI-compatible servers use:
 //
 //	{"error": {"message": "...", "type": "...", "code": "..." | 404}}  OpenAI, llama.cpp
+//
+// llama.cpp's type exceed_context_size_error is returned as the code.
+//
 //	{"error": "..."}                                                   LM Studio, Ollama
 //	{"object": "error", "message": "...", "code": 404}                 vLLM
 //	{"detail": "..."}                                                  FastAPI-based servers
@@ -227,8 +204,14 @@ func parseErrorBody(body []byte) (msg, code string) {
 		var inner struct {
 			Message json.RawMessage `json:"message"`
 			Code    json.RawMessage `json:"code"`
+			Type    string          `json:"type"`
 		}
 		if json.Unmarshal(v.Error, &inner) == nil && len(inner.Message) > 0 {
+			if inner.Type == "exceed_context_size_error" {
+				// llama.cpp's code is the HTTP status; its type names
+				// the error.
+				return jsonText(inner.Message), inner.Type
+			}
 			return jsonText(inner.Message), jsonText(inner.Code)
 		}
 		if s := jsonText(v.Error); s != "" {

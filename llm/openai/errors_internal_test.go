@@ -47,6 +47,8 @@ func TestParseErrorBody(t *testing.T) {
 		{`{"error":{"message":"m","type":"t","code":"model_not_found"}}`, "m", "model_not_found"},
 		{`{"error":{"message":"Loading model","code":503}}`, "Loading model", "503"},
 		{`{"error":"plain"}`, "plain", ""},
+		{`{"error":{"code":400,"type":"exceed_context_size_error","message":"request (5000 tokens) exceeds the available context size (4096 tokens), try increasing it","n_prompt_tokens":5000,"n_ctx":4096}}`,
+			"request (5000 tokens) exceeds the available context size (4096 tokens), try increasing it", "exceed_context_size_error"},
 		{`{"error":{"msg":"odd"}}`, `{"msg":"odd"}`, ""},
 		{`{"object":"error","message":"vllm","code":404}`, "vllm", "404"},
 		{`{"detail":"fastapi"}`, "fastapi", ""},
@@ -121,6 +123,9 @@ func TestContextLengthError(t *testing.T) {
 		{"llama.cpp", 400, "request (4476 tokens) exceeds the available context size (4096 tokens), try increasing it", "400", true, 4096, 4476},
 		{"llama.cpp, older", 400, "the request exceeds the available context size, try increasing it", "", true, 0, 0},
 		{"code only", 400, "too long", "context_length_exceeded", true, 0, 0},
+		{"llama.cpp type only", 400, "prompt too long", "exceed_context_size_error", true, 0, 0},
+		{"vllm, newer", 400, "'max_tokens' is too large: 1000. This model's maximum context length is 4096 tokens and your request has 3500 input tokens (1000 > 4096 - 3500).", "400", true, 4096, 3500},
+		{"ollama behind", 500, "the input length exceeds the context length", "", true, 0, 0},
 		{"another 400", 400, "messages: must not be empty", "", false, 0, 0},
 		{"a 503 naming the context", 503, "maximum context length is 10 tokens", "", false, 0, 0},
 	}

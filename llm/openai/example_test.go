@@ -16,6 +16,10 @@ import (
 // response_format it receives and answers with a fixed chat completion.
 func newExampleServer() *httptest.Server {
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r) // as llama.cpp's server answers Ollama's /api/version
+			return
+		}
 		var body struct {
 			Model          string          `json:"model"`
 			ResponseFormat json.RawMessage `json:"response_format"`

@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	oai "github.com/openai/openai-go/v3"
@@ -83,6 +86,9 @@ type Config struct {
 	// Estimator is the token estimator to calibrate; nil means a new one
 	// per model.
 	Estimator *llm.TokenEstimator
+	// Logger receives the one warning that the server is Ollama (see
+	// [Model.ContextWindow]); nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Model is an [llm.Model] backed by an OpenAI-compatible chat completions
@@ -94,27 +100,53 @@ type Model struct {
 	cfg Config
 	svc oai.ChatCompletionService
 
-	mu       sync.Mutex
-	trackers map[string]*llm.ContextTracker // by model name
+	detectOnce sync.Once
+	mu         sync.Mutex
+	ollama     string                         // the Ollama version, when the server is Ollama (detect)
+	trackers   map[string]*llm.ContextTracker // by model name
 }
 
-// tracker returns the context tracker of model.
-func (m *Model) tracker(model string) *llm.ContextTracker {
+// URL returns the API base URL, e.g. "http://127.0.0.1:8080/v1"
+// (llm.Locator).
+func (m *Model) URL() string { return m.base }
+
+// tracker returns the context tracker of model. On Ollama its window is
+// [Config].ContextWindow or Ollama's default, which its OpenAI-compatible
+// endpoint cannot change.
+func (m *Model) tracker(ctx context.Context, model string) *llm.ContextTracker {
+	m.detect(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.trackers[model]
 	if t == nil {
 		t = &llm.ContextTracker{Ceiling: m.cfg.ContextWindow, Est: m.cfg.Estimator}
+		if m.ollama != "" {
+			t.Floor = llm.OllamaDefaultWindow
+			if t.Ceiling == 0 {
+				t.Ceiling = llm.OllamaDefaultWindow
+			}
+		}
 		m.trackers[model] = t
 	}
 	return t
 }
 
+func (m *Model) logger() *slog.Logger {
+	if m.cfg.Logger != nil {
+		return m.cfg.Logger
+	}
+	return slog.Default()
+}
+
 // ContextWindow implements [llm.Windowed]: [Config].ContextWindow, or the
 // window the server stated in an error, lowered to what it was seen to
-// keep; 0 while unknown. It makes no network call.
-func (m *Model) ContextWindow(context.Context) (int, *llm.TokenEstimator, error) {
-	t := m.tracker(m.cfg.Model)
+// keep; 0 while unknown. The first call (of this or Generate) asks the
+// server once whether it is Ollama (GET /api/version beside /v1): Ollama's
+// OpenAI-compatible endpoint drops num_ctx, so its default window, 4096
+// tokens ([llm.OllamaDefaultWindow]), is the window unless
+// [Config].ContextWindow says otherwise, and the adapter logs one warning.
+func (m *Model) ContextWindow(ctx context.Context) (int, *llm.TokenEstimator, error) {
+	t := m.tracker(ctx, m.cfg.Model)
 	return t.Window(), t.Estimator(), nil
 }
 
@@ -243,18 +275,25 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	tr := m.tracker(params.Model)
+	tr := m.tracker(ctx, params.Model)
 	plan, err := tr.Plan(Provider, params.Model, req, 0)
 	if err != nil {
 		return nil, err // never sent
 	}
+	// Every request bounds its reply, to the reserve kept for it in the
+	// window (req.MaxTokens, at most a quarter of a known window): an unbounded
+	// one can hold the server's slot for minutes.
+	m.maxTokens(&params, plan.Reserve)
+	var (
+		resp  *llm.Response
+		whole bool
+	)
 	// The reply may hold at most MaxTokens tokens, else the window's.
 	ctx = llm.WithReplyLimit(ctx, llm.ChatReplyLimit(cmp.Or(req.MaxTokens, plan.Window)))
-	var resp *llm.Response
 	if m.cfg.Stream {
-		resp, err = m.stream(ctx, params)
+		resp, whole, err = m.stream(ctx, params)
 	} else {
-		resp, err = m.complete(ctx, params)
+		resp, whole, err = m.complete(ctx, params)
 	}
 	if err != nil {
 		err = m.classify(ctx, params.Model, err)
@@ -271,10 +310,22 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if resp.Model == "" {
 		resp.Model = params.Model
 	}
-	if tr.Observe(plan, resp.PromptTokens) {
+	cut, kept := false, resp.PromptTokens
+	switch tr.Observe(plan, llm.Count{Prompt: resp.PromptTokens, Whole: whole}) {
+	case llm.Cut:
+		cut = true
+	case llm.Unsure:
+		// A count a cut or a KV-cache hit could give: ask again with a
+		// prompt no cache holds. A probe that fails leaves the reply as
+		// it is: the window is never lowered on a guess.
+		if n, err := m.probe(ctx, req); err == nil {
+			cut, kept = tr.Probed(plan, n), n
+		}
+	}
+	if cut {
 		// A server that cuts silently (Ollama's /v1): the reply answers a
 		// prompt that lost its beginning.
-		return nil, &llm.ContextLengthError{Provider: Provider, Model: params.Model, Window: tr.Window(), Prompt: plan.Tokens, Kept: resp.PromptTokens, Response: resp}
+		return nil, &llm.ContextLengthError{Provider: Provider, Model: params.Model, Window: tr.Window(), Prompt: plan.Tokens, Kept: kept, Response: resp}
 	}
 	switch {
 	case resp.DoneReason == llm.DoneLength:
@@ -285,32 +336,63 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	return resp, nil
 }
 
-// complete makes a non-streamed call.
-func (m *Model) complete(ctx context.Context, params oai.ChatCompletionNewParams) (*llm.Response, error) {
+// probeSeq numbers probes, so that no two share a first token.
+var probeSeq atomic.Uint64
+
+// probe sends req again, not streamed, with a first message that starts
+// differently, so that no KV cache can serve any of its prompt, without a
+// response format and for one token of reply, and returns the prompt
+// tokens the server counted: the whole prompt, or what it kept of it.
+func (m *Model) probe(ctx context.Context, req *llm.Request) (int, error) {
+	p := *req
+	p.Messages = slices.Clone(req.Messages)
+	if len(p.Messages) > 0 {
+		p.Messages[0].Content = fmt.Sprintf("[%d] ", probeSeq.Add(1)) + p.Messages[0].Content
+	}
+	p.Format, p.MaxTokens = nil, 1
+	params, err := m.params(&p)
+	if err != nil {
+		return 0, err
+	}
+	resp, _, err := m.complete(llm.WithReplyLimit(ctx, llm.ChatReplyLimit(1)), params)
+	switch {
+	case err != nil:
+		return 0, m.classify(ctx, params.Model, err)
+	case resp.PromptTokens <= 0:
+		return 0, errors.New("openai: the probe's reply has no usage.prompt_tokens")
+	}
+	return resp.PromptTokens, nil
+}
+
+// complete makes a non-streamed call. whole reports that the reply's
+// prompt count includes the tokens served from the KV cache (wholeCount).
+func (m *Model) complete(ctx context.Context, params oai.ChatCompletionNewParams) (resp *llm.Response, whole bool, err error) {
 	cc, err := m.svc.New(ctx, params)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if cc == nil { // a body of "null"
-		return nil, errors.New("protocol error: the reply is not a chat completion object")
+		return nil, false, errors.New("protocol error: the reply is not a chat completion object")
 	}
-	return fromCompletion(cc)
+	resp, err = fromCompletion(cc)
+	return resp, cc.JSON.Usage.Valid() && wholeCount(cc.Usage), err
 }
 
 // stream makes a streamed call and aggregates the chunks.
-func (m *Model) stream(ctx context.Context, params oai.ChatCompletionNewParams) (*llm.Response, error) {
+func (m *Model) stream(ctx context.Context, params oai.ChatCompletionNewParams) (*llm.Response, bool, error) {
 	s := m.svc.NewStreaming(ctx, params)
 	defer s.Close()
 	var acc accumulator
 	for s.Next() {
 		if err := acc.add(s.Current()); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	if err := s.Err(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return acc.response()
+	resp, err := acc.response()
+	return resp, acc.whole, err
 }
 
 // Provider returns "openai" ([llm.Providerer]: the gen_ai.provider.name of

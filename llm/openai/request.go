@@ -35,11 +35,7 @@ func (m *Model) params(req *llm.Request) (oai.ChatCompletionNewParams, error) {
 		p.Seed = param.NewOpt(int64(*req.Seed))
 	}
 	if req.MaxTokens > 0 {
-		if m.cfg.MaxCompletionTokens {
-			p.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
-		} else {
-			p.MaxTokens = param.NewOpt(int64(req.MaxTokens))
-		}
+		m.maxTokens(&p, req.MaxTokens)
 	}
 
 	if len(req.Format) > 0 {
@@ -128,5 +124,15 @@ func message(msg llm.Message) (oai.ChatCompletionMessageParamUnion, error) {
 		return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
 	default:
 		return oai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unsupported role %q", msg.Role)
+	}
+}
+
+// maxTokens sets the reply's limit in tokens: max_tokens, or
+// max_completion_tokens ([Config].MaxCompletionTokens).
+func (m *Model) maxTokens(p *oai.ChatCompletionNewParams, n int) {
+	if m.cfg.MaxCompletionTokens {
+		p.MaxCompletionTokens = param.NewOpt(int64(n))
+	} else {
+		p.MaxTokens = param.NewOpt(int64(n))
 	}
 }

@@ -12,6 +12,14 @@ import (
 	"github.com/existence-loop/sdk/llm"
 )
 
+// wholeCount reports whether a usage object counts the whole prompt,
+// cached tokens included: it says how many were cached
+// (prompt_tokens_details.cached_tokens), as llama.cpp's server, vLLM and
+// OpenAI do, and Ollama's /v1 does not.
+func wholeCount(u oai.CompletionUsage) bool {
+	return u.JSON.PromptTokensDetails.Valid() && u.PromptTokensDetails.JSON.CachedTokens.Valid()
+}
+
 // fromCompletion maps a non-streamed reply. Only the first choice is used
 // (the adapter never asks for n > 1).
 func fromCompletion(cc *oai.ChatCompletion) (*llm.Response, error) {
@@ -96,6 +104,7 @@ type accumulator struct {
 	finished bool
 	prompt   int
 	output   int
+	whole    bool // the usage counts the whole prompt (wholeCount)
 }
 
 type streamCall struct {
@@ -110,6 +119,7 @@ func (a *accumulator) add(c oai.ChatCompletionChunk) error {
 	if c.JSON.Usage.Valid() {
 		a.prompt = int(c.Usage.PromptTokens)
 		a.output = int(c.Usage.CompletionTokens)
+		a.whole = wholeCount(c.Usage)
 	}
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {

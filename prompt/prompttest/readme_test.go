@@ -15,7 +15,7 @@ import (
 var Notes = prompt.NewKey[string]("tool_notes")
 
 func TestToolNotes(t *testing.T) {
-	asm := prompt.New(prompttest.HollowConfig())
+	asm := prompt.Solo(prompt.Config{World: "You live inside a Go service. You have no tools yet."}) // as in "Embed one agent"
 	err := asm.InsertAfter(prompt.SectionDiscoveries, prompt.SectionFunc{
 		ID:   "tool_notes",
 		When: func(v *prompt.View) bool { _, ok := Notes.Get(v); return ok },
@@ -23,7 +23,8 @@ func TestToolNotes(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	st := prompttest.NewState("Cedar").Opinions(20).Stressor("repeated_failure", 0.6, "nothing works", "complete a goal")
+	st := prompttest.NewState("Cedar").Opinions(20).Stressor("repeated_failure", 0.6, "nothing works", "complete a goal").
+		Discovery(`design/index.md: "# Index"`, "design/index.md") // Solo shows discoveries once there are some
 	Notes.Set(st.Values(), "read_file is slow on large files")
 	p := prompttest.Assemble(t, asm, st.View())
 

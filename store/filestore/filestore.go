@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -39,6 +40,11 @@ type Options struct {
 	// off: every save rewrites the document. The journal on disk then
 	// holds at most this many documents of the agent.
 	JournalRecords int
+	// Siblings are names of files in the directory that are not agent
+	// documents though they end in ".json": other stores' documents kept
+	// beside the agents', such as a task queue's "tasks.json". List leaves
+	// them out.
+	Siblings []string
 }
 
 // Store is a durable [identity.Store] that keeps one JSON document per
@@ -92,6 +98,7 @@ type Store struct {
 	journalRecords int // <= 0: no journal
 	now            func() time.Time
 	log            *slog.Logger
+	siblings       []string // file names that are not agent documents
 
 	mu     sync.Mutex
 	agents map[string]*agentEntry
@@ -149,7 +156,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("identity: state directory %s is a %s, not a directory", dir, atomicfile.DescribeMode(st.Mode()))
 	}
-	f := &Store{dir: dir, maxBytes: opts.MaxBytes, journalRecords: opts.JournalRecords, now: opts.Now, agents: map[string]*agentEntry{}}
+	f := &Store{dir: dir, maxBytes: opts.MaxBytes, journalRecords: opts.JournalRecords, now: opts.Now, siblings: slices.Clone(opts.Siblings), agents: map[string]*agentEntry{}}
 	if f.maxBytes <= 0 {
 		f.maxBytes = identity.DefaultMaxBytes
 	}
@@ -335,7 +342,7 @@ func (f *Store) Save(ctx context.Context, s *identity.AgentState) error {
 // List implements [identity.Store]: it returns the ids of the documents in the
 // directory ("{id}.json" for a valid id), sorted. Temp files left by a crash
 // (".{id}.json.tmp-*"), quarantined documents and lock files are not
-// documents. A listed id may still fail to Load (for example a directory
+// documents, and neither are Options.Siblings. A listed id may still fail to Load (for example a directory
 // named "{id}.json").
 func (f *Store) List(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
@@ -348,7 +355,7 @@ func (f *Store) List(ctx context.Context) ([]string, error) {
 	ids := []string{}
 	for _, ent := range entries {
 		id, ok := strings.CutSuffix(ent.Name(), ".json")
-		if ok && identity.ValidateID(id) == nil {
+		if ok && identity.ValidateID(id) == nil && !slices.Contains(f.siblings, ent.Name()) {
 			ids = append(ids, id)
 		}
 	}

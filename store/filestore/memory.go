@@ -66,6 +66,9 @@ type fileRec struct {
 	Model       string      `json:"model,omitempty"`
 	Dimensions  int         `json:"dimensions,omitempty"`
 	Vector      string      `json:"vector,omitempty"`
+	Fact        string      `json:"fact,omitempty"`
+	// SupersededBy is written by every "update" (empty: current).
+	SupersededBy string `json:"superseded_by,omitempty"`
 }
 
 // fileOp is one memory log line.
@@ -79,12 +82,13 @@ type fileOp struct {
 func toFile(r memory.Record) fileRec {
 	return fileRec{ID: r.ID, Text: r.Text, Kind: r.Kind, Importance: r.Importance, Important: r.Important,
 		Created: r.Created, LastAccess: r.LastAccess, AccessCount: r.AccessCount, Model: r.Model, Dimensions: r.Dimensions,
-		Vector: base64.StdEncoding.EncodeToString(memory.EncodeVector(r.Vector))}
+		Vector: base64.StdEncoding.EncodeToString(memory.EncodeVector(r.Vector)), Fact: r.Fact, SupersededBy: r.SupersededBy}
 }
 
 func (f fileRec) record(agentID string) (memory.Record, error) {
 	r := memory.Record{ID: f.ID, AgentID: agentID, Text: f.Text, Kind: f.Kind, Importance: f.Importance, Important: f.Important,
-		Created: f.Created.UTC(), LastAccess: f.LastAccess.UTC(), AccessCount: f.AccessCount, Model: f.Model, Dimensions: f.Dimensions}
+		Created: f.Created.UTC(), LastAccess: f.LastAccess.UTC(), AccessCount: f.AccessCount, Model: f.Model, Dimensions: f.Dimensions,
+		Fact: f.Fact, SupersededBy: f.SupersededBy}
 	if f.Vector != "" {
 		b, err := base64.StdEncoding.DecodeString(f.Vector)
 		if err != nil {
@@ -107,6 +111,9 @@ type memLog struct {
 	lines  int
 	index  map[string]*memEntry
 	byText map[string]string
+	// lex is the BM25 index of the texts of index, built on the first
+	// search after a replay and kept up to date by the writes.
+	lex *memory.Index
 }
 
 // memEntry is one memory in a log's index: the record without its
@@ -180,6 +187,9 @@ func (f *Store) replay(agentID string, l *memLog, withVectors bool) (map[string]
 		off += end + 1
 	}
 	l.size, l.good, l.lines, l.loaded = int64(len(data)), int64(off), lines, true
+	if !sameKeys(l.index, rp.index) {
+		l.lex = nil
+	}
 	l.index, l.byText = rp.index, rp.byText
 	if !withVectors {
 		return nil, nil
@@ -265,6 +275,7 @@ func (rp *replayer) apply(op fileOp, ref lineRef) error {
 		for _, u := range op.Recs {
 			if e := rp.index[u.ID]; e != nil {
 				e.rec.Kind, e.rec.Importance, e.rec.Important, e.rec.LastAccess, e.rec.AccessCount = u.Kind, u.Importance, u.Important, u.LastAccess.UTC(), u.AccessCount
+				e.rec.SupersededBy = u.SupersededBy
 			}
 		}
 	case "vectors":
@@ -495,6 +506,9 @@ func (f *Store) AddMemory(ctx context.Context, r memory.Record) (memory.Record, 
 			e.vec = ref
 		}
 		l.index[r.ID], l.byText[r.Text] = e, r.ID
+		if l.lex != nil {
+			l.lex.Add(r.ID, r.Text)
+		}
 		out = r
 	} else {
 		e := l.index[id]
@@ -530,7 +544,7 @@ func (f *Store) UpdateMemories(ctx context.Context, agentID string, recs []memor
 	for _, r := range recs {
 		if l.index[r.ID] != nil {
 			op.Recs = append(op.Recs, fileRec{ID: r.ID, Kind: r.Kind, Importance: r.Importance, Important: r.Important,
-				LastAccess: r.LastAccess.UTC(), AccessCount: r.AccessCount})
+				LastAccess: r.LastAccess.UTC(), AccessCount: r.AccessCount, SupersededBy: r.SupersededBy})
 		}
 	}
 	if len(op.Recs) == 0 {
@@ -542,6 +556,7 @@ func (f *Store) UpdateMemories(ctx context.Context, agentID string, recs []memor
 	for _, u := range op.Recs {
 		e := l.index[u.ID]
 		e.rec.Kind, e.rec.Importance, e.rec.Important, e.rec.LastAccess, e.rec.AccessCount = u.Kind, u.Importance, u.Important, u.LastAccess, u.AccessCount
+		e.rec.SupersededBy = u.SupersededBy
 	}
 	return f.maybeCompact(agentID, l)
 }
@@ -604,6 +619,9 @@ func (f *Store) DeleteMemories(ctx context.Context, agentID string, ids []string
 	for _, id := range gone {
 		delete(l.byText, l.index[id].rec.Text)
 		delete(l.index, id)
+		if l.lex != nil {
+			l.lex.Remove(id)
+		}
 	}
 	return len(gone), f.maybeCompact(agentID, l)
 }

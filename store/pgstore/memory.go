@@ -26,7 +26,7 @@ import (
 var _ memory.Store = (*Store)(nil)
 
 // memorySelect reads a memory row, in [scanMemory]'s order.
-const memorySelect = `SELECT id, text, kind, importance, important, created, last_access, access_count, model, dimensions, vector FROM existence_memories `
+const memorySelect = `SELECT id, text, kind, importance, important, created, last_access, access_count, model, dimensions, vector, fact, superseded_by FROM existence_memories `
 
 // scanMemory reads one existence_memories row.
 func scanMemory(agentID string, row pgx.Row) (memory.Record, error) {
@@ -36,9 +36,17 @@ func scanMemory(agentID string, row pgx.Row) (memory.Record, error) {
 		model *string
 		dims  *int32
 		vec   []byte
+		fact  *string
+		sup   *string
 	)
-	if err := row.Scan(&r.ID, &r.Text, &kind, &r.Importance, &r.Important, &r.Created, &r.LastAccess, &r.AccessCount, &model, &dims, &vec); err != nil {
+	if err := row.Scan(&r.ID, &r.Text, &kind, &r.Importance, &r.Important, &r.Created, &r.LastAccess, &r.AccessCount, &model, &dims, &vec, &fact, &sup); err != nil {
 		return r, err
+	}
+	if fact != nil {
+		r.Fact = *fact
+	}
+	if sup != nil {
+		r.SupersededBy = *sup
 	}
 	r.AgentID, r.Kind = agentID, memory.Kind(kind)
 	r.Created, r.LastAccess = r.Created.UTC(), r.LastAccess.UTC()
@@ -103,8 +111,8 @@ func (s *Store) AddMemory(ctx context.Context, r memory.Record) (memory.Record, 
 				m := memory.Merge(old, r)
 				model, dims, vec := vectorArgs(&m)
 				if _, err := tx.Exec(ctx, `UPDATE existence_memories SET importance = $3, important = $4, last_access = $5, access_count = $6,
-					model = $7, dimensions = $8, vector = $9 WHERE agent_id = $1 AND id = $2`,
-					r.AgentID, m.ID, m.Importance, m.Important, m.LastAccess, m.AccessCount, model, dims, vec); err != nil {
+					model = $7, dimensions = $8, vector = $9, fact = $10 WHERE agent_id = $1 AND id = $2`,
+					r.AgentID, m.ID, m.Importance, m.Important, m.LastAccess, m.AccessCount, model, dims, vec, nullText(m.Fact)); err != nil {
 					return err
 				}
 				out, dup = m, true
@@ -114,9 +122,11 @@ func (s *Store) AddMemory(ctx context.Context, r memory.Record) (memory.Record, 
 			}
 			model, dims, vec := vectorArgs(&r)
 			tag, err := tx.Exec(ctx, `INSERT INTO existence_memories (agent_id, id, text, text_sha256, kind, importance, important,
-				created, last_access, access_count, model, dimensions, vector) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+				created, last_access, access_count, model, dimensions, vector, fact, superseded_by)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 				ON CONFLICT DO NOTHING`,
-				r.AgentID, r.ID, r.Text, sum, string(r.Kind), r.Importance, r.Important, r.Created, r.LastAccess, r.AccessCount, model, dims, vec)
+				r.AgentID, r.ID, r.Text, sum, string(r.Kind), r.Importance, r.Important, r.Created, r.LastAccess, r.AccessCount, model, dims, vec,
+				nullText(r.Fact), nullText(r.SupersededBy))
 			if err != nil {
 				return err
 			}
@@ -153,8 +163,8 @@ func (s *Store) UpdateMemories(ctx context.Context, agentID string, recs []memor
 	}
 	return s.memBatch(ctx, "updating", agentID, func(b *pgx.Batch) {
 		for _, r := range recs {
-			b.Queue(`UPDATE existence_memories SET kind = $3, importance = $4, important = $5, last_access = $6, access_count = $7
-				WHERE agent_id = $1 AND id = $2`, agentID, r.ID, string(r.Kind), r.Importance, r.Important, r.LastAccess.UTC(), r.AccessCount)
+			b.Queue(`UPDATE existence_memories SET kind = $3, importance = $4, important = $5, last_access = $6, access_count = $7, superseded_by = $8
+				WHERE agent_id = $1 AND id = $2`, agentID, r.ID, string(r.Kind), r.Importance, r.Important, r.LastAccess.UTC(), r.AccessCount, nullText(r.SupersededBy))
 		}
 	})
 }

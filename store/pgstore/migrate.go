@@ -122,6 +122,18 @@ EXCEPTION WHEN feature_not_supported OR syntax_error THEN
 	RAISE NOTICE 'existence_states.doc keeps the default compression: %', SQLERRM;
 END $$;
 `,
+	// 5: memories found by their words, and knowledge that changes:
+	// text_search, the text's tsvector under the 'english' configuration
+	// (Snowball stems, English stop words), generated and stored, with a
+	// GIN index; fact names the fact a memory states, superseded_by the
+	// newer memory standing for it (NULL while current).
+	`
+ALTER TABLE existence_memories
+	ADD COLUMN fact text,
+	ADD COLUMN superseded_by text COLLATE "C",
+	ADD COLUMN text_search tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, text)) STORED;
+CREATE INDEX existence_memories_text_search ON existence_memories USING gin (text_search);
+`,
 }
 
 // migrate brings the schema up to date under an advisory lock, so that

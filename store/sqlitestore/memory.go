@@ -21,7 +21,7 @@ import (
 var _ memory.Store = (*Store)(nil)
 
 // memoryColumns are the columns of a memories row, in scan order.
-const memoryColumns = `id, text, kind, importance, important, created, last_access, access_count, model, dimensions, vector`
+const memoryColumns = `id, text, kind, importance, important, created, last_access, access_count, model, dimensions, vector, fact, superseded_by`
 
 // micros converts a time to the stored microseconds, and back.
 func micros(t time.Time) int64 { return t.UnixMicro() }
@@ -37,10 +37,12 @@ func (s *Store) scanMemory(agentID string, sc interface{ Scan(...any) error }) (
 		model           sql.NullString
 		dims            sql.NullInt64
 		vec             []byte
+		fact, sup       sql.NullString
 	)
-	if err := sc.Scan(&r.ID, &r.Text, &r.Kind, &r.Importance, &important, &created, &access, &r.AccessCount, &model, &dims, &vec); err != nil {
+	if err := sc.Scan(&r.ID, &r.Text, &r.Kind, &r.Importance, &important, &created, &access, &r.AccessCount, &model, &dims, &vec, &fact, &sup); err != nil {
 		return r, err
 	}
+	r.Fact, r.SupersededBy = fact.String, sup.String
 	r.AgentID, r.Important = agentID, important
 	r.Created, r.LastAccess = fromMicros(created), fromMicros(access)
 	r.Model, r.Dimensions = model.String, int(dims.Int64)
@@ -104,8 +106,8 @@ func (s *Store) AddMemory(ctx context.Context, r memory.Record) (memory.Record, 
 	case err == nil:
 		m := memory.Merge(old, r)
 		model, dims, vec := nullVector(&m)
-		if _, err := tx.ExecContext(ctx, `UPDATE memories SET importance = ?, important = ?, last_access = ?, access_count = ?, model = ?, dimensions = ?, vector = ?
-			WHERE agent_id = ? AND id = ?`, m.Importance, m.Important, micros(m.LastAccess), m.AccessCount, model, dims, vec, r.AgentID, m.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE memories SET importance = ?, important = ?, last_access = ?, access_count = ?, model = ?, dimensions = ?, vector = ?, fact = ?
+			WHERE agent_id = ? AND id = ?`, m.Importance, m.Important, micros(m.LastAccess), m.AccessCount, model, dims, vec, nullString(m.Fact), r.AgentID, m.ID); err != nil {
 			return memory.Record{}, false, s.memErr(ctx, "storing", r.AgentID, err)
 		}
 		if err := tx.Commit(); err != nil {
@@ -123,8 +125,9 @@ func (s *Store) AddMemory(ctx context.Context, r memory.Record) (memory.Record, 
 		return memory.Record{}, false, fmt.Errorf("%w: agent %s already has a memory %s with another text", memory.ErrInvalid, r.AgentID, r.ID)
 	}
 	model, dims, vec := nullVector(&r)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO memories (agent_id, `+memoryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.AgentID, r.ID, r.Text, string(r.Kind), r.Importance, r.Important, micros(r.Created), micros(r.LastAccess), r.AccessCount, model, dims, vec); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO memories (agent_id, `+memoryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.AgentID, r.ID, r.Text, string(r.Kind), r.Importance, r.Important, micros(r.Created), micros(r.LastAccess), r.AccessCount, model, dims, vec,
+		nullString(r.Fact), nullString(r.SupersededBy)); err != nil {
 		return memory.Record{}, false, s.memErr(ctx, "storing", r.AgentID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -142,8 +145,8 @@ func (s *Store) UpdateMemories(ctx context.Context, agentID string, recs []memor
 	}
 	return s.memWrite(ctx, "updating", agentID, func(tx *sql.Tx) error {
 		for _, r := range recs {
-			if _, err := tx.ExecContext(ctx, `UPDATE memories SET kind = ?, importance = ?, important = ?, last_access = ?, access_count = ?
-				WHERE agent_id = ? AND id = ?`, string(r.Kind), r.Importance, r.Important, micros(r.LastAccess), r.AccessCount, agentID, r.ID); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE memories SET kind = ?, importance = ?, important = ?, last_access = ?, access_count = ?, superseded_by = ?
+				WHERE agent_id = ? AND id = ?`, string(r.Kind), r.Importance, r.Important, micros(r.LastAccess), r.AccessCount, nullString(r.SupersededBy), agentID, r.ID); err != nil {
 				return err
 			}
 		}

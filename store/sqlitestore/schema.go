@@ -12,7 +12,7 @@ import (
 // and reads, kept in SQLite's PRAGMA user_version. [Open] migrates an older
 // database to it, in one transaction, and refuses a newer one with an
 // error wrapping [identity.ErrFutureVersion].
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrations[v] takes a database from schema version v to v+1. Adding a
 // version means appending one script and raising [SchemaVersion]; a
@@ -134,6 +134,51 @@ CREATE INDEX memories_order ON memories (agent_id, created, id);
 	// JSON array of slot.Slot; NULL when empty. A row written by an
 	// earlier version reads as an empty board.
 	4: `ALTER TABLE agents ADD COLUMN slots TEXT;`,
+	// 5 → 6: memories found by their words and knowledge that changes.
+	// The memories table is rebuilt with an INTEGER PRIMARY KEY (rid),
+	// the stable key of memories_fts, an FTS5 index of the texts
+	// (external content, Porter stemmer over unicode61 tokens) kept by
+	// triggers; fact names the fact a memory states, superseded_by the
+	// newer memory that stands for it (NULL while current).
+	5: `
+CREATE TABLE memories_v6 (
+	rid           INTEGER PRIMARY KEY, -- the key of memories_fts; an alias of the rowid, which VACUUM keeps
+	agent_id      TEXT NOT NULL,
+	id            TEXT NOT NULL,
+	text          TEXT NOT NULL,
+	kind          TEXT NOT NULL,
+	importance    REAL NOT NULL,     -- 0–1
+	important     INTEGER NOT NULL,  -- never evicted
+	created       INTEGER NOT NULL,  -- microseconds since the Unix epoch, UTC
+	last_access   INTEGER NOT NULL,
+	access_count  INTEGER NOT NULL,
+	model         TEXT,              -- embedding model; NULL while pending
+	dimensions    INTEGER,
+	vector        BLOB,              -- little-endian float32, unit length
+	fact          TEXT,              -- the fact the memory states; NULL when none
+	superseded_by TEXT,              -- the id of the newer memory standing for it; NULL while current
+	UNIQUE (agent_id, id)
+);
+INSERT INTO memories_v6 (agent_id, id, text, kind, importance, important, created, last_access, access_count, model, dimensions, vector)
+	SELECT agent_id, id, text, kind, importance, important, created, last_access, access_count, model, dimensions, vector
+	FROM memories ORDER BY agent_id, created, id;
+DROP TABLE memories;
+ALTER TABLE memories_v6 RENAME TO memories;
+CREATE UNIQUE INDEX memories_text ON memories (agent_id, text);
+CREATE INDEX memories_order ON memories (agent_id, created, id);
+CREATE VIRTUAL TABLE memories_fts USING fts5(text, content='memories', content_rowid='rid', tokenize='porter unicode61');
+INSERT INTO memories_fts (memories_fts) VALUES ('rebuild');
+CREATE TRIGGER memories_fts_add AFTER INSERT ON memories BEGIN
+	INSERT INTO memories_fts (rowid, text) VALUES (new.rid, new.text);
+END;
+CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+	INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.rid, old.text);
+END;
+CREATE TRIGGER memories_fts_text AFTER UPDATE OF text ON memories BEGIN
+	INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.rid, old.text);
+	INSERT INTO memories_fts (rowid, text) VALUES (new.rid, new.text);
+END;
+`,
 }
 
 // migrate brings db to [SchemaVersion] in one immediate transaction, so

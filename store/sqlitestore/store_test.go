@@ -48,6 +48,17 @@ var undoMigration = map[int][]string{
 	3: {"DROP TABLE documents"},
 	4: {"DROP TABLE memories"},
 	5: {"ALTER TABLE agents DROP COLUMN slots"},
+	6: {
+		"DROP TABLE memories_fts",
+		`CREATE TABLE memories_v5 (agent_id TEXT NOT NULL, id TEXT NOT NULL, text TEXT NOT NULL, kind TEXT NOT NULL,
+			importance REAL NOT NULL, important INTEGER NOT NULL, created INTEGER NOT NULL, last_access INTEGER NOT NULL,
+			access_count INTEGER NOT NULL, model TEXT, dimensions INTEGER, vector BLOB, PRIMARY KEY (agent_id, id))`,
+		`INSERT INTO memories_v5 SELECT agent_id, id, text, kind, importance, important, created, last_access, access_count, model, dimensions, vector FROM memories`,
+		"DROP TABLE memories",
+		"ALTER TABLE memories_v5 RENAME TO memories",
+		"CREATE UNIQUE INDEX memories_text ON memories (agent_id, text)",
+		"CREATE INDEX memories_order ON memories (agent_id, created, id)",
+	},
 }
 
 // olderDatabase returns the path of a closed database of schema version v

@@ -50,7 +50,11 @@ import (
 //     and of different texts;
 //   - a canceled context;
 //   - a [memory.Memory] over the store: remember, recall with the fake
-//     embedder, and recall again from a second handle.
+//     embedder, and recall again from a second handle;
+//   - [memory.Searcher] (runMemorySearch): lexical search, recall by
+//     words without an embedder, hybrid fusion with a memory pending its
+//     vector, supersession (near-duplicates and a fact's newer value),
+//     and the recency direction.
 func RunMemory(t *testing.T, h Harness) {
 	t.Helper()
 	require.NotNil(t, h.New, "storetest: Harness.New is nil")
@@ -179,25 +183,28 @@ func RunMemory(t *testing.T, h Harness) {
 	t.Run("bad records refused", func(t *testing.T) {
 		s := open(t)
 		for name, mutate := range map[string]func(r *memory.Record){
-			"agent ..":         func(r *memory.Record) { r.AgentID = ".." },
-			"agent ../x":       func(r *memory.Record) { r.AgentID = "../x" },
-			"agent upper":      func(r *memory.Record) { r.AgentID = "Scout" },
-			"agent sql":        func(r *memory.Record) { r.AgentID = "a'; DROP TABLE x; --" },
-			"agent empty":      func(r *memory.Record) { r.AgentID = "" },
-			"id slash":         func(r *memory.Record) { r.ID = "a/b" },
-			"blank text":       func(r *memory.Record) { r.Text = " \n " },
-			"nul text":         func(r *memory.Record) { r.Text = "a\x00b" },
-			"bad utf8":         func(r *memory.Record) { r.Text = "\xff" },
-			"kind":             func(r *memory.Record) { r.Kind = "dream" },
-			"importance":       func(r *memory.Record) { r.Importance = 1.01 },
-			"importance nan":   func(r *memory.Record) { r.Importance = math.NaN() },
-			"vector nan":       func(r *memory.Record) { r.Vector = []float32{1, float32(math.NaN()), 0} },
-			"dimensions":       func(r *memory.Record) { r.Dimensions = 4 },
-			"vector no model":  func(r *memory.Record) { r.Model = "" },
-			"model no vector":  func(r *memory.Record) { r.Vector = nil },
-			"negative access":  func(r *memory.Record) { r.AccessCount = -1 },
-			"zero created":     func(r *memory.Record) { r.Created = time.Time{} },
-			"zero last access": func(r *memory.Record) { r.LastAccess = time.Time{} },
+			"agent ..":           func(r *memory.Record) { r.AgentID = ".." },
+			"agent ../x":         func(r *memory.Record) { r.AgentID = "../x" },
+			"agent upper":        func(r *memory.Record) { r.AgentID = "Scout" },
+			"agent sql":          func(r *memory.Record) { r.AgentID = "a'; DROP TABLE x; --" },
+			"agent empty":        func(r *memory.Record) { r.AgentID = "" },
+			"id slash":           func(r *memory.Record) { r.ID = "a/b" },
+			"blank text":         func(r *memory.Record) { r.Text = " \n " },
+			"nul text":           func(r *memory.Record) { r.Text = "a\x00b" },
+			"bad utf8":           func(r *memory.Record) { r.Text = "\xff" },
+			"kind":               func(r *memory.Record) { r.Kind = "dream" },
+			"importance":         func(r *memory.Record) { r.Importance = 1.01 },
+			"importance nan":     func(r *memory.Record) { r.Importance = math.NaN() },
+			"vector nan":         func(r *memory.Record) { r.Vector = []float32{1, float32(math.NaN()), 0} },
+			"dimensions":         func(r *memory.Record) { r.Dimensions = 4 },
+			"vector no model":    func(r *memory.Record) { r.Model = "" },
+			"model no vector":    func(r *memory.Record) { r.Vector = nil },
+			"negative access":    func(r *memory.Record) { r.AccessCount = -1 },
+			"zero created":       func(r *memory.Record) { r.Created = time.Time{} },
+			"zero last access":   func(r *memory.Record) { r.LastAccess = time.Time{} },
+			"superseded by self": func(r *memory.Record) { r.SupersededBy = r.ID },
+			"superseded by bad":  func(r *memory.Record) { r.SupersededBy = "../x" },
+			"fact nul":           func(r *memory.Record) { r.Fact = "a\x00" },
 		} {
 			r := FullMemory("scout", "m1", "text", t0)
 			mutate(&r)
@@ -225,11 +232,13 @@ func RunMemory(t *testing.T, h Harness) {
 		up.Text, up.Created = "ignored", t0.Add(99*time.Hour)
 		up.Kind, up.Importance, up.Important, up.LastAccess, up.AccessCount = memory.KindReflection, 0.05, false, t0.Add(5*time.Hour), 9
 		up.Vector = []float32{9, 9, 9}
+		up.Fact, up.SupersededBy = "ignored", "" // current again
 		require.NoError(t, s.UpdateMemories(ctx, "scout", []memory.Record{up, {ID: "gone", Kind: memory.KindOutcome, LastAccess: t0}}))
 		recs, err := s.Memories(ctx, "scout")
 		require.NoError(t, err)
 		want := a
 		want.Kind, want.Importance, want.Important, want.LastAccess, want.AccessCount = up.Kind, up.Importance, up.Important, up.LastAccess, up.AccessCount
+		want.SupersededBy = ""
 		assertRecord(t, want, recs[0], "UpdateMemories changes its fields only; an unknown id is skipped")
 		assertRecord(t, b, recs[1], "the other memory is untouched")
 
@@ -367,6 +376,8 @@ func RunMemory(t *testing.T, h Harness) {
 		assert.Empty(t, recs, "a canceled store stores nothing")
 	})
 
+	runMemorySearch(t, open)
+
 	t.Run("memory over the store", func(t *testing.T) {
 		s := open(t)
 		emb := llmtest.NewFakeEmbedder("nomic-embed-text", 768)
@@ -396,9 +407,10 @@ func RunMemory(t *testing.T, h Harness) {
 
 // FullMemory returns a memory of agentID with every field set: an
 // important reflection, created at created (to the microsecond, UTC) and
-// last accessed 90 minutes later, with an access count and a
-// 3-dimensional vector holding a negative value and a subnormal one, so
-// that a lossy vector encoding fails the round trip.
+// last accessed 90 minutes later, with an access count, a fact, superseded
+// by "mem-000000000099", and a 3-dimensional vector holding a negative
+// value and a subnormal one, so that a lossy vector encoding fails the
+// round trip.
 func FullMemory(agentID, id, text string, created time.Time) memory.Record {
 	return memory.Record{
 		ID: id, AgentID: agentID, Text: text, Kind: memory.KindReflection,
@@ -406,6 +418,7 @@ func FullMemory(agentID, id, text string, created time.Time) memory.Record {
 		Created: created.UTC().Truncate(time.Microsecond), LastAccess: created.Add(90 * time.Minute).UTC().Truncate(time.Microsecond),
 		AccessCount: 4, Model: "nomic-embed-text", Dimensions: 3,
 		Vector: []float32{0.6, -0.8, float32(math.SmallestNonzeroFloat32)},
+		Fact:   "workspace.layout", SupersededBy: "mem-000000000099",
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/existence/workspace"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
@@ -134,7 +135,9 @@ func Open(ctx context.Context, spec string, opts Options) (identity.Store, task.
 		}
 		return s, s.Tasks(), s, nil
 	default:
-		fs, err := filestore.Open(spec, filestore.Options{Logger: opts.Logger})
+		// The queues keep their documents beside the agents'.
+		fs, err := filestore.Open(spec, filestore.Options{Logger: opts.Logger,
+			Siblings: []string{taskqueue.FileName, requests.FileName}})
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
+	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/existence/workspace"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/pgtest"
@@ -134,4 +135,27 @@ func TestCheckWorkspace(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, ok)
 	assert.Equal(t, "data", dir)
+}
+
+// TestDirListsAgentsOnly: the task queue's and the requests queue's
+// documents sit beside the agents' in a directory store, and are not
+// listed (nor loaded) as agents.
+func TestDirListsAgentsOnly(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	store, tasks, closer, err := storespec.Open(ctx, dir, storespec.Options{})
+	require.NoError(t, err)
+	defer closer.Close()
+	_, err = tasks.Submit(ctx, "water the plants", "")
+	require.NoError(t, err)
+	reqs, err := requests.Open(dir, requests.Options{})
+	require.NoError(t, err)
+	_, err = reqs.Submit(ctx, "scout", requests.Kinds[0], "may I?")
+	require.NoError(t, err)
+	require.NoError(t, store.Save(ctx, &identity.AgentState{Identity: identity.New("scout", "Scout", time.Now())}))
+	require.FileExists(t, filepath.Join(dir, "tasks.json"))
+	require.FileExists(t, filepath.Join(dir, "requests.json"))
+	ids, err := store.List(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"scout"}, ids)
 }

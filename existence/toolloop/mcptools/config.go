@@ -138,6 +138,12 @@ type Config struct {
 	Observer func(Event)
 	// Logger receives diagnostics; default slog.Default().
 	Logger *slog.Logger
+	// Elicit answers servers' elicitation/create requests (a server
+	// asking the user something during a tool call). Nil declines each at
+	// once. Either way the client declares the elicitation capability, so
+	// that no call waits for an answer that never comes, and each answer
+	// is an [EventElicited].
+	Elicit ElicitFunc
 }
 
 // check validates cfg and fills in its defaults.

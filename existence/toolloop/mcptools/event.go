@@ -27,6 +27,15 @@ const (
 	// EventCallFailed: a tool call failed (Tool, Err, Duration): the error
 	// the model sees.
 	EventCallFailed EventKind = "mcp_call_failed"
+	// EventToolNotOffered: at [Connect], a listed tool (Tool) is left out
+	// of [Set.Tools]; Text says why (a tool whose execution.taskSupport is
+	// "required" can only be called as a task, which this client does not
+	// do).
+	EventToolNotOffered EventKind = "mcp_tool_not_offered"
+	// EventElicited: a server's elicitation/create request (during a tool
+	// call) was answered; Text gives the question and the answer's action,
+	// Duration how long the answer took, Err an [ElicitFunc]'s failure.
+	EventElicited EventKind = "mcp_elicited"
 )
 
 // Event is one thing that happened to an MCP server of a [Set]. It is
@@ -61,6 +70,10 @@ func (e Event) String() string {
 		s += " crashed"
 	case EventCallFailed:
 		s += fmt.Sprintf(": tool %q failed after %s", e.Tool, e.Duration.Round(time.Millisecond))
+	case EventToolNotOffered:
+		s += fmt.Sprintf(": tool %q not offered", e.Tool)
+	case EventElicited:
+		s += " elicited"
 	default:
 		s += " " + string(e.Kind)
 	}
@@ -75,7 +88,7 @@ func (e Event) String() string {
 
 func eventLevel(k EventKind) slog.Level {
 	switch k {
-	case EventConnected, EventRestarted:
+	case EventConnected, EventRestarted, EventElicited:
 		return slog.LevelInfo
 	}
 	return slog.LevelWarn

@@ -190,7 +190,10 @@ type server struct {
 	lastErr  error
 	closed   bool
 
-	subs subscriptions // the resources subscribed to (resources.go)
+	inflight map[string]int // agent id -> tool calls in progress (elicit.go)
+
+	subs     subscriptions // the resources subscribed to (resources.go)
+	taskOnly taskOnly      // tools that require task augmentation (tasks.go)
 }
 
 // session returns the live session, dialling the server when there is none
@@ -271,13 +274,18 @@ func (srv *server) dial(ctx context.Context) (*mcp.ClientSession, error) {
 	var t mcp.Transport
 	switch {
 	case srv.cfg.Transport != nil:
-		t = srv.cfg.Transport()
+		t = taskTransport{srv.cfg.Transport(), &srv.taskOnly}
 	case srv.cfg.URL != "":
+		// The SDK's default retries: a response stream the server closes
+		// early is resumed with GET and Last-Event-ID, after the server's
+		// SSE retry delay (SEP-1699). A server that is down is not
+		// retried here: the POST fails and our backoff decides. The
+		// standalone GET stream carries what a server sends outside a
+		// response: elicitations, resource updates.
 		t = &mcp.StreamableClientTransport{
-			Endpoint:             srv.cfg.URL,
-			HTTPClient:           &http.Client{Transport: headers{srv.cfg.Headers, llm.LimitReplies(http.DefaultTransport, replyLimit(srv.cfg.MaxResultBytes))}},
-			MaxRetries:           -1, // our backoff decides when to try again
-			DisableStandaloneSSE: true,
+			Endpoint: srv.cfg.URL,
+			HTTPClient: &http.Client{Transport: headers{srv.cfg.Headers, taskSniffer{&srv.taskOnly,
+				llm.LimitReplies(http.DefaultTransport, replyLimit(srv.cfg.MaxResultBytes))}}},
 		}
 	default:
 		// Not exec.CommandContext: the process outlives the dial's ctx.
@@ -293,10 +301,12 @@ func (srv *server) dial(ctx context.Context) (*mcp.ClientSession, error) {
 			cmd.Env = append(cmd.Env, k+"="+srv.cfg.Env[k])
 		}
 		cmd.Stderr = srv.cfg.Stderr
-		t = &mcp.CommandTransport{Command: cmd}
+		t = taskTransport{&mcp.CommandTransport{Command: cmd}, &srv.taskOnly}
 	}
+	// Setting ElicitationHandler declares the elicitation capability.
 	client := mcp.NewClient(&mcp.Implementation{Name: "existence-loop-mcptools", Version: "1"},
-		&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, ResourceUpdatedHandler: srv.subs.updated})
+		&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, ResourceUpdatedHandler: srv.subs.updated,
+			ElicitationHandler: srv.elicit})
 	sess, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %q: connecting: %w", srv.cfg.Name, err)

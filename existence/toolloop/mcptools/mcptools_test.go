@@ -348,7 +348,7 @@ func TestStreamableHTTP(t *testing.T) {
 		auth.Store(r.Header.Get("Authorization"))
 		h.ServeHTTP(w, r)
 	}))
-	defer hs.Close()
+	t.Cleanup(hs.Close) // after the Set closes its standalone SSE stream
 	set := connect(t, mcptools.Config{Servers: []mcptools.ServerConfig{
 		{Name: "web", URL: hs.URL, Headers: map[string]string{"Authorization": "Bearer s3cret"}, Allow: []string{"echo"}},
 	}})
@@ -392,6 +392,9 @@ var serverBinary = sync.OnceValues(func() (string, error) {
 })
 
 func TestMain(m *testing.M) {
+	if os.Getenv(conformanceClientEnv) != "" {
+		os.Exit(conformanceClient(os.Args[len(os.Args)-1], os.Getenv("MCP_CONFORMANCE_SCENARIO")))
+	}
 	code := m.Run()
 	if dir, ok := serverDir.Load().(string); ok {
 		os.RemoveAll(dir)

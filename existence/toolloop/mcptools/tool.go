@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"regexp"
@@ -66,7 +67,13 @@ func (srv *server) offer(listed []*mcp.Tool) ([]*tool, error) {
 	}
 	allowed := srv.cfg.Allow
 	if len(allowed) == 0 {
-		for n := range byName {
+		for _, n := range slices.Sorted(maps.Keys(byName)) {
+			if srv.taskOnly.has(n) {
+				// A plain call would fail every time (tasks.go).
+				srv.set.emit(Event{Kind: EventToolNotOffered, Server: srv.cfg.Name, Tool: n,
+					Text: `its execution.taskSupport is "required": it can only be called as a task, which this client does not do`})
+				continue
+			}
 			allowed = append(allowed, n)
 		}
 	}
@@ -78,6 +85,9 @@ func (srv *server) offer(listed []*mcp.Tool) ([]*tool, error) {
 		t, ok := byName[n]
 		if !ok {
 			return nil, fmt.Errorf("%w: MCP server %q does not offer the allowed tool %q", ErrConfig, srv.cfg.Name, n)
+		}
+		if srv.taskOnly.has(n) {
+			return nil, fmt.Errorf("%w: MCP server %q: the allowed tool %q can only be called as a task (execution.taskSupport \"required\"), which this client does not do", ErrConfig, srv.cfg.Name, n)
 		}
 		schema, err := inputSchema(t.InputSchema)
 		if err != nil {
@@ -153,6 +163,9 @@ func (t *tool) Schema() json.RawMessage { return slices.Clone(t.schema) }
 // Call calls the tool on its server; see [Set.Tools].
 func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	start := time.Now()
+	if a, ok := toolloop.Caller(ctx); ok {
+		defer t.server.calling(a.AgentID)()
+	}
 	out, err := t.call(ctx, args)
 	if err != nil {
 		t.server.set.emit(Event{Kind: EventCallFailed, Server: t.server.cfg.Name, Tool: t.remote,

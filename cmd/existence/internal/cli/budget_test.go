@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"context"
-	"io"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -13,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/llm/llmtest"
 )
 
 // TestTrioTokenBudget runs the trio with -token-budget 4000/1m against the
@@ -26,19 +22,11 @@ func TestTrioTokenBudget(t *testing.T) {
 	dir := t.TempDir()
 	synctest.Test(t, func(t *testing.T) {
 		t.Chdir(dir)
-		o, err := parseRunFlags([]string{"-llm-url", "standin:?slots=1&latency=2s", "-heartbeat", "6s", "-json",
-			"-token-budget", "4000/1m", "-cycles", "4"}, io.Discard)
-		require.NoError(t, err)
-		var srv *llmtest.Server
-		o.standin = func(s *llmtest.Server) { srv = s }
-		o.standinHTTP = true
-		var out, errb bytes.Buffer
-		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
-		defer cancel()
 		start := time.Now()
-		require.NoError(t, runTrio(ctx, o, &out, &errb), errb.String())
+		out, _, srv := runStandinTrio(t, "-llm-url", "standin:?slots=1&latency=2s", "-heartbeat", "6s", "-json",
+			"-token-budget", "4000/1m", "-cycles", "4")
 		took := time.Since(start)
-		evs := events(t, out.String())
+		evs := events(t, out)
 
 		calls := map[string][]existence.Event{}
 		var reported int64

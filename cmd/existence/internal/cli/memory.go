@@ -21,8 +21,8 @@ import (
 // memoryCommand is `existence memory stats|recall|reembed|forget`.
 var memoryCommand = &command{
 	name:    "memory",
-	summary: "inspect and maintain an agent's long-term memories: stats, recall, reembed, forget",
-	args:    "stats|recall|reembed|forget [QUERY | ID...]",
+	summary: "inspect and maintain an agent's long-term memories: stats, recall, reembed, forget; eval measures recall",
+	args:    "stats|recall|reembed|forget|eval [QUERY | ID...]",
 	about: `It works on the long-term memories (package memory) an agent keeps in -store,
 written as run's -store: a directory, sqlite:PATH or postgres://...
 
@@ -38,15 +38,15 @@ $OLLAMA_HOST, else http://127.0.0.1:11434) and prints the best -k memories
 with the parts of their score (relevance: the cosine; recency: 0.995 per
 hour since the last access; importance); -json prints them as a JSON array
 of {"id","text","score","relevance","recency","importance"}. When the
-embedder cannot be reached, it ranks by recency and importance and says so
-on stderr (with -relevance-only it fails instead). A recall updates the
-memories' last access and access count, unless the agent is running
-(another process holds its lock): then it only reads.
+embedder cannot be reached, it ranks by the query's words, recency and
+importance and says so on stderr (with -relevance-only it fails instead).
+A recall updates the memories' last access and access count, unless the
+agent is running (another process holds its lock): then it only reads.
 
 reembed embeds every memory of the agent again with -embed-model and moves
 the agent to that model's space (also the way to embed imported memories
 that are pending); forget deletes the memories with these ids. Both need
-the agent stopped (they take its lock).`,
+the agent stopped (they take its lock).` + memoryEvalAbout,
 	setup: func(fs *flag.FlagSet) action {
 		o := &memoryOptions{}
 		fs.StringVar(&o.store, "store", "./trio-state", "where the memories are: a directory, sqlite:PATH or postgres://... (run's -store)")
@@ -55,6 +55,8 @@ the agent stopped (they take its lock).`,
 		fs.IntVar(&o.k, "k", 5, "recall: how many memories (1–100)")
 		fs.Float64Var(&o.minScore, "min-score", memory.DefaultMinRelevance, "recall: the least cosine similarity with the query, -1–1 (the original's 0.35; -1 keeps every memory)")
 		fs.BoolVar(&o.relevanceOnly, "relevance-only", false, "recall: rank by cosine alone, highest first, as the original did")
+		fs.StringVar(&o.dataset, "dataset", "", "eval: the JSON Lines dataset of memories and queries")
+		fs.BoolVar(&o.lexicalOnly, "lexical-only", false, "eval: embed nothing; every recall ranks by the query's words")
 		o.embed.flags(fs)
 		return func(ctx context.Context, e *env, args []string) error {
 			if len(args) == 0 {
@@ -64,6 +66,9 @@ the agent stopped (they take its lock).`,
 			// Flags may follow the operation: parse them again.
 			if err := fs.Parse(args[1:]); err != nil {
 				return usageErr(err)
+			}
+			if op == "eval" {
+				return runMemoryEval(ctx, o, fs, e)
 			}
 			if err := o.check(op, fs); err != nil {
 				return usageErr(err)
@@ -81,6 +86,8 @@ type memoryOptions struct {
 	minScore      float64
 	relevanceOnly bool
 	embed         embedOptions
+	dataset       string // eval
+	lexicalOnly   bool   // eval
 }
 
 // memoryOps are the operations and the flags each takes besides -store,
@@ -264,7 +271,7 @@ func memoryRecall(ctx context.Context, o *memoryOptions, mem *memory.Memory, que
 		return fmt.Errorf("recall with %s at %s: %w", o.embed.model, url, err)
 	}
 	if got.Fallback {
-		fmt.Fprintf(e.stderr, "%s: the query could not be embedded with %s at %s (%v); ranked by recency and importance only\n", e.prog, o.embed.model, url, got.Err)
+		fmt.Fprintf(e.stderr, "%s: the query could not be embedded with %s at %s (%v); ranked by its words, recency and importance\n", e.prog, o.embed.model, url, got.Err)
 	}
 	if o.json {
 		out := make([]recalledJSON, len(got.Results))
@@ -274,7 +281,11 @@ func memoryRecall(ctx context.Context, o *memoryOptions, mem *memory.Memory, que
 		return writeJSON(e.stdout, out)
 	}
 	if len(got.Results) == 0 {
-		fmt.Fprintf(e.stdout, "no memory of %s matches (of %d scored)\n", o.agent, got.Candidates)
+		if got.Compared == 0 {
+			fmt.Fprintf(e.stdout, "%s has no memories to recall\n", o.agent)
+		} else {
+			fmt.Fprintf(e.stdout, "no memory of %s matches: compared with %d memories, none reached relevance %g (-min-score)\n", o.agent, got.Compared, o.minScore)
+		}
 		return nil
 	}
 	for _, r := range got.Results {

@@ -70,6 +70,11 @@ func TestMemoryStatsRecallReembedForget(t *testing.T) {
 	assert.Equal(t, got[0]["score"], got[0]["relevance"], "relevance only: the score is the cosine")
 	id := got[0]["id"].(string)
 
+	// Nothing near enough: the count says how many were compared.
+	code, out, errOut = runCLI(t, "memory", "recall", "-store", dir, "-agent", "scout", "-embed-url", url, "-min-score", "0.999", "zzzq unrelated words")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "no memory of scout matches: compared with 1967 memories, none reached relevance 0.999 (-min-score)\n", out)
+
 	code, out, errOut = runCLI(t, "memory", "forget", "-store", dir, "-agent", "scout", id, "mem-000000000000")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "scout: forgot 1 of 2 memories\n", out)
@@ -82,7 +87,7 @@ func TestMemoryRecallWithoutEmbedder(t *testing.T) {
 	dir := importedStore(t)
 	code, out, errOut := runCLI(t, "memory", "recall", "-store", dir, "-agent", "scout", "-embed-url", "http://127.0.0.1:1", "-k", "2", "what happened")
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, errOut, "ranked by recency and importance only")
+	assert.Contains(t, errOut, "ranked by its words, recency and importance")
 	assert.Len(t, strings.Split(strings.TrimSpace(out), "\n"), 2)
 	code, _, errOut = runCLI(t, "memory", "recall", "-store", dir, "-agent", "scout", "-embed-url", "http://127.0.0.1:1", "-relevance-only", "what happened")
 	assert.Equal(t, ExitError, code, "relevance only needs the embedder")

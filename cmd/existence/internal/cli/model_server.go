@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/llm/llmtest"
 )
 
@@ -28,6 +29,9 @@ also model=NAME, context=TOKENS (default window), model-context=TOKENS (the mode
 cache=N (prompts kept in its KV cache; counts then leave out the cached prefix), overflow=ollama|cut|refuse (a prompt over the window:
 cut unless "truncate": false, always cut, always refuse), wording=current|legacy, version=V (/api/version), openai=openai|vllm|llamacpp|ollama
 (its /v1 flavor), retry-after=D), for runs without a GPU`
+
+// standinTry says how to run the trio on the scripted stand-in.
+const standinTry = "run again with -llm-url standin:"
 
 // isStandin reports whether an -llm-url asks for the stand-in server.
 func isStandin(u string) bool { return strings.HasPrefix(u, standinScheme) }
@@ -143,6 +147,27 @@ func budgetFlag(fs *flag.FlagSet, b *existence.Budget) {
 	})
 }
 
+// replyFlags registers -reply-tokens (the existence cycle's reply limit)
+// and, when tool is not nil, -tool-reply-tokens (each tool-loop turn's)
+// on fs.
+func replyFlags(fs *flag.FlagSet, cycle, tool *int) {
+	fs.IntVar(cycle, "reply-tokens", existence.DefaultMaxTokens, "the longest reply of an existence cycle, in tokens (sent as num_predict or max_tokens; a reply cut at it goes to the repair turn)")
+	if tool != nil {
+		fs.IntVar(tool, "tool-reply-tokens", toolloop.DefaultMaxTokens, "the longest reply of a tool-loop turn, in tokens")
+	}
+}
+
+// checkReply validates the reply limits of replyFlags (0 means the
+// default).
+func checkReply(limits ...int) error {
+	for _, n := range limits {
+		if n < 0 {
+			return fmt.Errorf("-reply-tokens and -tool-reply-tokens must not be negative (got %d): every request bounds its reply", n)
+		}
+	}
+	return nil
+}
+
 // workersFlag registers -autonomy-workers on fs: 0 sizes the lane by the
 // adaptive concurrency limit.
 func workersFlag(fs *flag.FlagSet, n *int) {
@@ -160,11 +185,16 @@ func autonomyWorkers(n int) int {
 
 // startStandin starts the stand-in server o.llmURL asks for, serving
 // o.model too, and points o.llmURL (and, in process, o.httpClient) at it.
-// stop closes it.
-func startStandin(o *runOptions) (stop func(), err error) {
+// scripted makes its model llmtest.ScriptedReply, which calls the
+// workspace tools, so that the trio's goals end DONE with evidence; else
+// it answers every cycle with one goal and pursues none. stop closes it.
+func startStandin(o *runOptions, scripted bool) (stop func(), err error) {
 	cfg, err := parseStandin(o.llmURL)
 	if err != nil {
 		return nil, err
+	}
+	if scripted {
+		cfg.Reply = llmtest.ScriptedReply
 	}
 	if o.model != "" && o.model != cfg.Models[0].Name {
 		cfg.Models = append(cfg.Models, llmtest.ModelSpec{Name: o.model, ContextLength: cfg.Models[0].ContextLength})

@@ -31,6 +31,8 @@ Ctrl-C: the state is saved, and the next run continues where this one
 stopped.
 
   {prog}                   needs ollama serve and ollama pull qwen3.5:9b
+  {prog} -llm-url standin: no model server: a scripted stand-in model that
+                           calls the workspace tools (goals end DONE)
   {prog} -dry-run          print each agent's prompt; no model call
   {prog} -cycles 3 -json   events as JSON lines
   {prog} -http 127.0.0.1:8080 -tui
@@ -99,6 +101,10 @@ type runOptions struct {
 	tokenBudget  existence.Budget
 	workers      int // -autonomy-workers; 0: adaptive
 	tracing      *tracing
+	// replyTokens and toolReplyTokens are -reply-tokens and
+	// -tool-reply-tokens: the existence cycle's and a tool-loop turn's
+	// reply limits.
+	replyTokens, toolReplyTokens int
 
 	senses senseOptions // -watch, -feed, -poll (run_senses.go)
 
@@ -179,11 +185,15 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	senseFlags(fs, &o.senses)
 	budgetFlag(fs, &o.tokenBudget)
 	workersFlag(fs, &o.workers)
+	replyFlags(fs, &o.replyTokens, &o.toolReplyTokens)
 }
 
 // check validates the parsed flags and resolves the defaults that depend
 // on others.
 func (o *runOptions) check() error {
+	if err := checkReply(o.replyTokens, o.toolReplyTokens); err != nil {
+		return err
+	}
 	if o.nowText != "" {
 		t, err := time.Parse(time.RFC3339, o.nowText)
 		if err != nil {

@@ -46,9 +46,10 @@ func mcpFlags(fs *flag.FlagSet, o *mcpOptions) {
 }
 
 // connectMCP connects the configured MCP servers (none in a dry run) and
-// returns their tools, a line for the world text, and a function that
+// returns their tools (their questions to the user go to reqs, under the
+// asking agent, else agent), a line for the world text, and a function that
 // stops them.
-func connectMCP(ctx context.Context, o *runOptions, log *slog.Logger, stderr io.Writer) ([]toolloop.Tool, string, func(), error) {
+func connectMCP(ctx context.Context, o *runOptions, reqs *requests.Queue, agent string, log *slog.Logger, stderr io.Writer) ([]toolloop.Tool, string, func(), error) {
 	servers := o.mcp.servers
 	if o.mcp.config != "" {
 		fromFile, err := mcptools.LoadFile(o.mcp.config)
@@ -68,7 +69,9 @@ func connectMCP(ctx context.Context, o *runOptions, log *slog.Logger, stderr io.
 			servers[i].Stderr = f
 		}
 	}
-	set, err := mcptools.Connect(ctx, mcptools.Config{Servers: servers, Logger: log})
+	// A server's question during a call goes to the person, as ask_human's.
+	set, err := mcptools.Connect(ctx, mcptools.Config{Servers: servers, Logger: log,
+		Elicit: elicitHuman(reqs, agent, elicitPoll)})
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("-mcp: %w", err)
 	}

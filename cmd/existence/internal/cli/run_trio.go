@@ -141,7 +141,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("the shared board of slots: %w", err)
 	}
-	mcpTools, mcpWorld, closeMCP, err := connectMCP(ctx, o, log, stderr)
+	mcpTools, mcpWorld, closeMCP, err := connectMCP(ctx, o, reqs, members[0].id, log, stderr)
 	if err != nil {
 		return err
 	}
@@ -154,6 +154,10 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	}
 	tools = append(tools, requests.Tools(reqs)...)
 
+	modelName := o.provider + " at " // the banner's "ollama at URL"
+	if isStandin(o.llmURL) || slices.ContainsFunc(o.llmURLs, isStandin) {
+		modelName = "the stand-in model (llm/llmtest, scripted: it lists the workspace and writes a note per goal) at "
+	}
 	base, stopModel, err := trioModel(o)
 	if err != nil {
 		return err
@@ -208,6 +212,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 			// timeout, the runner's call limit, retry and per-attempt events.
 			Tools:       append(slices.Clone(tools), sendMessage(func() *existence.Runner { return runnerRef }, m.id, names)),
 			ToolTimeout: time.Minute,
+			MaxTokens:   o.toolReplyTokens,
 			World:       world + "\n" + m.role + " Your own folder is " + m.id + "/.",
 		})
 		if err != nil {
@@ -244,6 +249,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 			Retry:           o.retry,
 			MaxCycles:       o.cycles,
 			MaxGoalDuration: o.maxGoalDuration,
+			MaxTokens:       o.replyTokens,
 		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", m.id, err)
@@ -282,7 +288,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	if o.tui {
 		return runTUI(ctx, o, runner, reqs, stdout)
 	}
-	fmt.Fprintf(stderr, "trio: %s at %s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", o.provider, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
+	fmt.Fprintf(stderr, "trio: %s%s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", modelName, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
 	fmt.Fprintf(stderr, "trio: waiting for the model at %s…\n", o.llmURL)
 	if o.mcp.serve {
 		if ctx, err = serveMCP(ctx, o, runner, tasks, reqs, mcpOut, stderr); err != nil {
@@ -368,10 +374,10 @@ func (p *printer) observe(e existence.Event) {
 	}
 	// Without -v, a failed cycle shows as its fallback line and a failed
 	// goal as its [FAILED] line: one line per failure, not one per attempt;
-	// and a memory shows when it is recalled, merged, evicted or lost,
-	// not each time one is stored or embedded.
+	// and a memory shows when it is stored, recalled, merged, evicted or
+	// lost, not each time it waits for or gets its embedding.
 	if !p.o.verbose && (e.Kind == existence.EventCycle || e.Kind == existence.EventModelCall ||
-		e.Kind == existence.EventMemoryStored || e.Kind == existence.EventMemoryPending ||
+		e.Kind == existence.EventMemoryPending ||
 		e.Kind == existence.EventMemoryEmbedded || e.Kind == existence.EventMemoryBackfillFailed) {
 		return
 	}
@@ -411,6 +417,7 @@ func (p *printer) hint(err error) {
 		} else {
 			msg = fmt.Sprintf("cannot reach the model server at %s — start it; the agents keep running on the fallback goal", p.o.llmURL)
 		}
+		msg += ". To see the loop work without a model server, " + standinTry + " (a scripted stand-in model)"
 	case errors.Is(err, llm.ErrModelNotFound):
 		key = "model"
 		msg = fmt.Sprintf("model %s not found at %s", p.o.model, p.o.llmURL)

@@ -112,6 +112,7 @@ type swarmOptions struct {
 	llmURLs         []string // every -llm-url: more than one makes an llm.Pool
 	model           string
 	tokenBudget     existence.Budget
+	replyTokens     int // -reply-tokens: the existence cycle's reply limit
 	layout          prompt.Layout
 }
 
@@ -133,6 +134,7 @@ func (o *swarmOptions) flags(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&o.model, "model", "", "with -llm-url: the model name (ollama default "+defaultOllamaModel+"; required with openai)")
 	budgetFlag(fs, &o.tokenBudget)
+	replyFlags(fs, &o.replyTokens, nil)
 	layoutFlag(fs, &o.layout)
 	fs.IntVar(&o.priorityWorkers, "priority-workers", 1, "priority lane workers")
 	fs.DurationVar(&o.cooldown, "cooldown", 0, "minimum gap between an agent's cycles")
@@ -156,6 +158,9 @@ func (o *swarmOptions) flags(fs *flag.FlagSet) {
 
 // check validates the parsed flags.
 func (o *swarmOptions) check() error {
+	if err := checkReply(o.replyTokens); err != nil {
+		return err
+	}
 	switch {
 	case o.agents <= 0:
 		return errors.New("-agents must be positive")
@@ -595,7 +600,7 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 		}
 		rc.NewAgent = func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 			f := db.pg.Fenced(l)
-			cfg := existence.Config{ID: l.AgentID, Name: name(l.AgentID), Model: model, Retry: o.retry(), Store: countingStore{f, saves}, Prompt: o.prompt()}
+			cfg := existence.Config{ID: l.AgentID, Name: name(l.AgentID), Model: model, Retry: o.retry(), Store: countingStore{f, saves}, Prompt: o.prompt(), MaxTokens: o.replyTokens}
 			if !o.noTasks {
 				cfg.Tasks = f.Tasks()
 			}
@@ -616,7 +621,7 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 	defer r.Close()
 	if db.pg == nil {
 		for _, id := range ids {
-			cfg := existence.Config{ID: id, Name: name(id), Model: model, Retry: o.retry(), Prompt: o.prompt()}
+			cfg := existence.Config{ID: id, Name: name(id), Model: model, Retry: o.retry(), Prompt: o.prompt(), MaxTokens: o.replyTokens}
 			if db.tasks != nil && !o.noTasks {
 				cfg.Tasks = db.tasks
 			}

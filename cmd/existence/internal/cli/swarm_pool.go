@@ -116,7 +116,7 @@ func trioModel(o *runOptions) (m llm.Model, stop func(), err error) {
 				o.cacheCounts = &cacheCounts{}
 			}
 			oi.cacheCounts = o.cacheCounts
-			s, err := startStandin(oi)
+			s, err := startStandin(oi, true) // the trio's: scripted, it uses the tools
 			if err != nil {
 				return nil, err
 			}

@@ -117,7 +117,7 @@ func serverModel(o *swarmOptions, counts *simModel) (llm.Model, *swarmServer, fu
 		ro.standin = func(s *llmtest.Server) { st.srv = s }
 		st.counts, st.Layout = &cacheCounts{}, o.layout.String()
 		ro.cacheCounts = st.counts
-		s, err := startStandin(ro)
+		s, err := startStandin(ro, false)
 		if err != nil {
 			return nil, nil, nil, err
 		}

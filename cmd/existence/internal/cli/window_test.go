@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 )
@@ -54,6 +56,33 @@ func survey(t *testing.T, dir string, n int) {
 	}
 }
 
+// trioAgainst runs the trio with args in a new directory whose workspace
+// holds files survey files, against a stand-in server of cfg (recording),
+// and returns the server and the run's events.
+func trioAgainst(t *testing.T, cfg llmtest.ServerConfig, files int, args ...string) (*llmtest.Server, []existence.Event) {
+	t.Helper()
+	t.Chdir(t.TempDir())
+	survey(t, "trio-workspace", files)
+	cfg.Reply, cfg.Record = surveyor(files), true
+	s := llmtest.NewServer(cfg)
+	url := s.Start()
+	t.Cleanup(s.Close)
+	out, stderr, err := runTrioTest(t, trioArgs(t, url, args...)...)
+	require.NoError(t, err, stderr)
+	return s, events(t, out)
+}
+
+// fileReads counts the read_file calls that succeeded.
+func fileReads(evs []existence.Event) int {
+	n := 0
+	for _, e := range evs {
+		if e.Kind == existence.EventToolCall && e.Tool.Name == "read_file" && !e.Tool.Failed {
+			n++
+		}
+	}
+	return n
+}
+
 func contextEvents(evs []existence.Event, kind existence.EventKind) []existence.Event {
 	var out []existence.Event
 	for _, e := range evs {
@@ -65,58 +94,87 @@ func contextEvents(evs []existence.Event, kind existence.EventKind) []existence.
 }
 
 // TestTrioContextWindow: against a stand-in Ollama with a 4096-token
-// default and an 8192-token model, the trio's tool loops read files of
-// about 6,000 tokens each for many turns. No request is cut, none asks for
-// more than 8192 tokens, and compaction happens and is reported.
+// default, an 8192-token model and a KV cache whose counts leave out the
+// cached prefix, the trio's tool loops read files of about 6,000 tokens
+// each for many turns. No request is cut, none asks for less than the
+// server's default or more than the model's length, every request bounds
+// its reply, and compaction happens and is reported. The server either
+// honours "truncate": false (0.17.4: its replies are trusted) or is one
+// before it (0.3.0: its counts are judged, and cache hits are not cuts).
 func TestTrioContextWindow(t *testing.T) {
-	t.Chdir(t.TempDir())
-	survey(t, "trio-workspace", 5)
-	s := llmtest.NewServer(llmtest.ServerConfig{
-		Models: []llmtest.ModelSpec{{Name: defaultOllamaModel, ContextLength: 8192}},
-		Reply:  surveyor(5), Record: true,
-	})
-	url := s.Start()
-	t.Cleanup(s.Close)
+	for _, tc := range []struct {
+		name           string
+		ignoreTruncate bool
+	}{{"current", false}, {"old", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, evs := trioAgainst(t, llmtest.ServerConfig{
+				Models:         []llmtest.ModelSpec{{Name: defaultOllamaModel, ContextLength: 8192}},
+				CacheSlots:     1,
+				IgnoreTruncate: tc.ignoreTruncate,
+			}, 5, "-cycles", "2")
 
-	out, stderr, err := runTrioTest(t, trioArgs(t, url, "-cycles", "2")...)
-	require.NoError(t, err, stderr)
-	evs := events(t, out)
+			st := s.Stats()
+			assert.Zero(t, st.Cut, "no request was cut")
+			assert.Zero(t, st.Refused, "no request was refused")
+			assert.LessOrEqual(t, st.MaxSent, 8192, "no prompt was over the model's window")
+			assert.Positive(t, st.CachedTokens, "the KV cache served prompts, and its counts left them out")
+			for _, c := range s.Calls() {
+				assert.GreaterOrEqual(t, c.NumCtx, llmtest.DefaultServerContext, "never below the server's default")
+				assert.LessOrEqual(t, c.NumCtx, 8192)
+				assert.Positive(t, c.MaxTokens, "every request bounds its reply")
+			}
+			compacted := contextEvents(evs, existence.EventContextCompacted)
+			require.NotEmpty(t, compacted, "the tool loops' histories were compacted, and it was reported")
+			for _, e := range compacted {
+				assert.Less(t, e.Context.After, e.Context.Before)
+			}
+			assert.Empty(t, contextEvents(evs, existence.EventContextOverflow), "nothing overflowed")
+			assert.GreaterOrEqual(t, fileReads(evs), 15, "many turns of 6,000-token files")
+		})
+	}
+}
+
+// TestTrioRefusingServer: a current server that grants only 2048 tokens
+// whatever num_ctx says and refuses longer prompts with HTTP 400 "request
+// (N tokens) exceeds the available context size (2048 tokens)". Every
+// refusal is recognised and reported, the agents learn the window from
+// the first and fit their prompts to it, and their tool loops go on.
+func TestTrioRefusingServer(t *testing.T) {
+	s, evs := trioAgainst(t, llmtest.ServerConfig{MaxContext: 2048, CacheSlots: 1}, 3, "-cycles", "3")
 
 	st := s.Stats()
-	assert.Zero(t, st.Cut, "no request was cut")
-	assert.Zero(t, st.Refused, "no request was refused")
-	assert.LessOrEqual(t, st.MaxSent, 8192, "no prompt was over the model's window")
-	for _, c := range s.Calls() {
-		assert.LessOrEqual(t, c.NumCtx, 8192)
-	}
-	compacted := contextEvents(evs, existence.EventContextCompacted)
-	require.NotEmpty(t, compacted, "the tool loops' histories were compacted, and it was reported")
-	for _, e := range compacted {
-		assert.Less(t, e.Context.After, e.Context.Before)
-	}
-	assert.Empty(t, contextEvents(evs, existence.EventContextOverflow), "nothing overflowed")
-	var reads int
-	for _, e := range evs {
-		if e.Kind == existence.EventToolCall && e.Tool.Name == "read_file" && !e.Tool.Failed {
-			reads++
+	require.Positive(t, st.Refused, "the server refused prompts")
+	assert.LessOrEqual(t, st.Refused, 3, "the agents adapt within a few requests")
+	refusals := 0
+	for _, e := range contextEvents(evs, existence.EventContextOverflow) {
+		if e.Context.Kept == 0 && e.Context.Window == 2048 {
+			refusals++
 		}
 	}
-	assert.GreaterOrEqual(t, reads, 15, "many turns of 6,000-token files")
+	assert.GreaterOrEqual(t, refusals, st.Refused, "every refusal is reported, with the window it stated")
+	calls := s.Calls()
+	require.Greater(t, len(calls), 8)
+	for _, c := range calls[len(calls)-4:] {
+		assert.LessOrEqual(t, c.Sent, 2048, "later prompts fit the 2048 tokens granted")
+	}
+	answered, refused := 0, false
+	for _, c := range calls {
+		switch {
+		case c.Sent > c.Window:
+			refused = true
+		case refused:
+			answered++
+		}
+	}
+	assert.GreaterOrEqual(t, answered, 3, "after the first refusal, the agents' prompts fit and were answered")
 }
 
 // TestTrioNarrowServer: a server that grants only 2048 tokens whatever
-// num_ctx says, and cuts silently. Every cut request is reported, and
-// after the first few the agents fit their prompts to 2048.
+// num_ctx says, and cuts silently (0.12.5, before "truncate"). Every cut
+// request is reported, and after the first few the agents fit their
+// prompts to 2048.
 func TestTrioNarrowServer(t *testing.T) {
-	t.Chdir(t.TempDir())
-	survey(t, "trio-workspace", 3)
-	s := llmtest.NewServer(llmtest.ServerConfig{MaxContext: 2048, IgnoreTruncate: true, Reply: surveyor(3), Record: true})
-	url := s.Start()
-	t.Cleanup(s.Close)
-
-	out, stderr, err := runTrioTest(t, trioArgs(t, url, "-cycles", "3")...)
-	require.NoError(t, err, stderr)
-	evs := events(t, out)
+	s, evs := trioAgainst(t, llmtest.ServerConfig{MaxContext: 2048, IgnoreTruncate: true}, 3, "-cycles", "3")
 
 	overflows := contextEvents(evs, existence.EventContextOverflow)
 	cutReported := 0
@@ -159,4 +217,27 @@ func TestParseStandinWindow(t *testing.T) {
 		_, err := parseStandin(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+// TestReplyFlags: -reply-tokens and -tool-reply-tokens bound every reply
+// of the trio's cycles and tool-loop turns.
+func TestReplyFlags(t *testing.T) {
+	o, err := parseRunFlags(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, existence.DefaultMaxTokens, o.replyTokens)
+	assert.Equal(t, toolloop.DefaultMaxTokens, o.toolReplyTokens)
+	for _, bad := range [][]string{{"-reply-tokens", "-1"}, {"-tool-reply-tokens", "-1"}} {
+		_, err := parseRunFlags(bad, io.Discard)
+		assert.Error(t, err, "%v", bad)
+	}
+
+	s, _ := trioAgainst(t, llmtest.ServerConfig{Models: []llmtest.ModelSpec{{Name: defaultOllamaModel, ContextLength: 16384}}}, 1,
+		"-cycles", "1", "-reply-tokens", "700", "-tool-reply-tokens", "1500")
+	seen := map[int]int{}
+	for _, c := range s.Calls() {
+		require.Positive(t, c.MaxTokens, "every request bounds its reply")
+		seen[c.MaxTokens]++
+	}
+	assert.Positive(t, seen[700], "the cycles' limit: %v", seen)
+	assert.Positive(t, seen[1500], "the tool turns' limit: %v", seen)
 }

@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// evalDataset is the small dataset memory/memeval pins its figures on.
+func evalDataset(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "memory", "memeval", "testdata", "recall.jsonl"))
+	require.NoError(t, err)
+	return p
+}
+
+func TestMemoryEval(t *testing.T) {
+	ds := evalDataset(t)
+	for _, store := range []string{"memory", "file", "sqlite"} {
+		code, out, errOut := runCLI(t, "memory", "eval", "-dataset", ds, "-k", "10", "-lexical-only", "-store", store, "-json")
+		require.Equal(t, 0, code, errOut)
+		var rep map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+		assert.Equal(t, 23.0, rep["memories"], store)
+		assert.Equal(t, true, rep["lexical_only"])
+		all := rep["all"].(map[string]any)
+		assert.Equal(t, 20.0, all["queries"])
+		assert.GreaterOrEqual(t, all["recall_any@10"].(float64), 0.9, store)
+		assert.Contains(t, all, "recall_all@10")
+		assert.Contains(t, rep["categories"], "paraphrase")
+	}
+
+	code, out, errOut := runCLI(t, "memory", "eval", "-dataset", ds, "-embed-url", embedServer(t))
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "23 memories of 2 agents (23 embedded), k 5, hybrid")
+	assert.Contains(t, out, "recall_any@1")
+
+	for _, args := range [][]string{
+		{"memory", "eval"},
+		{"memory", "eval", "-dataset", ds, "-agent", "scout"},
+		{"memory", "eval", "-dataset", ds, "-k", "0"},
+		{"memory", "eval", "-dataset", ds, "-store", "mysql://x", "-lexical-only"},
+		{"memory", "eval", "-dataset", ds, "extra"},
+	} {
+		code, _, _ := runCLI(t, args...)
+		assert.Equal(t, ExitUsage, code, "%v", args)
+	}
+	code, _, errOut = runCLI(t, "memory", "eval", "-dataset", filepath.Join(t.TempDir(), "missing.jsonl"), "-lexical-only")
+	assert.Equal(t, ExitError, code)
+	assert.Contains(t, errOut, "missing.jsonl")
+}

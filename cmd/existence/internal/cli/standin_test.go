@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/llm/llmtest"
+)
+
+// runStandinTrio runs the trio with args (a "standin:" -llm-url among
+// them) in the current directory, the stand-in served in process, and
+// returns its standard output and error and the stand-in server. Run it
+// in a synctest bubble: the heartbeats and the stand-in's latency pass in
+// virtual time.
+func runStandinTrio(t *testing.T, args ...string) (stdout, stderr string, srv *llmtest.Server) {
+	t.Helper()
+	o, err := parseRunFlags(args, io.Discard)
+	require.NoError(t, err)
+	o.standin = func(s *llmtest.Server) { srv = s }
+	o.standinHTTP = true
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	require.NoError(t, runTrio(ctx, o, &out, &errb), errb.String())
+	return out.String(), errb.String(), srv
+}
+
+// TestTrioOnTheScriptedStandin: a first run without a model server, with
+// -llm-url standin:, shows the loop working. The banner names the
+// stand-in; the agents' goals call the workspace tools (list_files, then
+// write_file) and end DONE with evidence: a note in the workspace.
+func TestTrioOnTheScriptedStandin(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		t.Chdir(dir)
+		out, errb, _ := runStandinTrio(t, "-llm-url", "standin:", "-heartbeat", "6s", "-json", "-cycles", "2")
+		assert.Contains(t, errb, "trio: the stand-in model (llm/llmtest, scripted")
+		tools := map[string]int{}
+		done := map[string]int{}
+		for _, e := range events(t, out) {
+			switch e.Kind {
+			case existence.EventToolCall:
+				require.NotNil(t, e.Tool)
+				assert.False(t, e.Tool.Failed, "%s: %s: %s", e.AgentID, e.Tool.Name, e.Tool.Result)
+				tools[e.Tool.Name]++
+			case existence.EventGoalEnded:
+				done[e.AgentID] += map[bool]int{true: 1}[e.Status == "DONE"]
+				assert.Equal(t, "DONE", e.Status, "%s: %s", e.AgentID, e.Text)
+			}
+		}
+		assert.Positive(t, tools["list_files"])
+		assert.Positive(t, tools["write_file"])
+		assert.Len(t, done, 3, "every agent ended a goal DONE")
+		notes, err := filepath.Glob(filepath.Join(dir, "trio-workspace", "notes", "*.md"))
+		require.NoError(t, err)
+		require.NotEmpty(t, notes, "the evidence: notes in the workspace")
+		b, err := os.ReadFile(notes[0])
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "# ")
+	})
+}
+
+// TestThoughtsLogShowsMemories: without -v the thoughts log shows a memory
+// stored (memory is a headline feature), not the embedder's comings and
+// goings, nor each cycle and model call.
+func TestThoughtsLogShowsMemories(t *testing.T) {
+	for _, tc := range []struct {
+		kind    existence.EventKind
+		verbose bool
+		shown   bool
+	}{
+		{existence.EventMemoryStored, false, true},
+		{existence.EventMemoryPending, false, false},
+		{existence.EventMemoryEmbedded, false, false},
+		{existence.EventModelCall, false, false},
+		{existence.EventMemoryPending, true, true},
+	} {
+		var out bytes.Buffer
+		p := newPrinter(&runOptions{verbose: tc.verbose}, &out, io.Discard)
+		p.observe(existence.Event{Kind: tc.kind, AgentID: "scout", Agent: "Cedar", Text: "x"})
+		assert.Equal(t, tc.shown, out.Len() > 0, "%s, -v %v", tc.kind, tc.verbose)
+	}
+}

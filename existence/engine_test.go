@@ -1,0 +1,75 @@
+package existence_test
+
+import (
+	"encoding/json"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest/engine"
+	"github.com/existence-loop/sdk/llm/ollama"
+)
+
+var engineUpdate = engine.UpdateFlag()
+
+// One existence cycle against a real engine (package llm/llmtest/engine;
+// skipped without one) through the Ollama adapter: the reply, constrained
+// by the response schema's grammar, validates, and the goal it chose is
+// the agent's. TestTranscriptCycle replays what the engine answered.
+func TestEngineCycle(t *testing.T) {
+	checkCycle(t, engine.Live(t, "existence_cycle", engine.Config{Window: 4096}, engineUpdate()))
+}
+
+func TestTranscriptCycle(t *testing.T) {
+	checkCycle(t, engine.Replayed(t, "existence_cycle"))
+}
+
+func checkCycle(t *testing.T, tg engine.Target) {
+	ctx := engine.Context(t)
+	m, err := ollama.New(ollama.Config{URL: tg.URL, Model: tg.Model, HTTPClient: tg.Client})
+	require.NoError(t, err)
+	var (
+		mu     sync.Mutex
+		events []existence.Event
+	)
+	agent, err := existence.New(ctx, existence.Config{
+		ID:        "scout",
+		Name:      "Cedar",
+		Model:     m,
+		Seed:      llm.Ptr(11),
+		MaxTokens: 1000,
+		Observer: func(e existence.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, e)
+		},
+	})
+	require.NoError(t, err)
+	defer agent.Close()
+	require.NoError(t, agent.Tick(ctx))
+
+	mu.Lock()
+	defer mu.Unlock()
+	var chosen []string
+	for _, e := range events {
+		require.NotEqual(t, existence.EventFallback, e.Kind, "the reply did not validate: %s", e.Text)
+		require.NotEqual(t, existence.EventContextOverflow, e.Kind, "%s", e.Text)
+		if e.Kind == existence.EventGoalChosen {
+			chosen = append(chosen, e.Text)
+		}
+	}
+	require.Len(t, chosen, 1, "events: %s", kinds(events))
+	require.NotEmpty(t, chosen[0])
+}
+
+func kinds(events []existence.Event) string {
+	var ks []existence.EventKind
+	for _, e := range events {
+		ks = append(ks, e.Kind)
+	}
+	b, _ := json.Marshal(ks)
+	return string(b)
+}

@@ -1,0 +1,158 @@
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+
+	"github.com/existence-loop/sdk/llm"
+)
+
+// ScriptGoals are the goals [ScriptedReply] chooses from, by a hash of the
+// prompt (which names the agent and changes from cycle to cycle): each
+// can be reached with the workspace tools.
+var ScriptGoals = []string{
+	"map the workspace and write an index of what is there",
+	"write a note on what I notice in the workspace",
+	"leave the others a note on what I am doing",
+}
+
+// ScriptedReply is a deterministic stand-in model that uses the workspace
+// tools (list_files, write_file), so that a run without a real model shows
+// the whole loop: goals chosen, tools called, goals ended DONE with
+// evidence. Pass it as [ServerConfig].Reply. It answers:
+//
+//   - a structured-output request (an existence cycle) with a goal from
+//     [ScriptGoals]: {"action":"goal","content":GOAL,"reasoning":...};
+//   - a request with tools, by the number of tool results so far: first
+//     list_files {"path":"."}, then write_file of "notes/{goal slug}.md"
+//     (the goal and the listing), then a final answer naming the file. A
+//     tool it needs that the request does not offer is skipped;
+//   - anything else with "ok".
+//
+// It never fails and does not look at what the tools returned beyond
+// quoting the listing, so the same conversation always gets the same
+// answer.
+func ScriptedReply(c *Call) Answer {
+	if len(c.Format) > 0 {
+		var prompt strings.Builder
+		for _, m := range c.Messages {
+			prompt.WriteString(m.Content)
+		}
+		goal := ScriptGoals[hashOf(prompt.String())%uint32(len(ScriptGoals))]
+		b, _ := json.Marshal(map[string]string{"action": "goal", "content": goal,
+			"reasoning": "the scripted stand-in model acts through the workspace tools"})
+		return Answer{Text: string(b)}
+	}
+	if len(c.Tools) == 0 {
+		return Answer{Text: "ok"}
+	}
+	has := func(name string) bool {
+		return slices.ContainsFunc(c.Tools, func(d llm.ToolDef) bool { return d.Name == name })
+	}
+	goal := firstOf(c.Messages, llm.RoleUser)
+	goal, _, _ = strings.Cut(goal, "\n")
+	if _, after, ok := strings.Cut(goal, ": "); ok {
+		goal = after // "Pursue your goal now: ..."
+	}
+	file := "notes/" + slug(goal) + ".md"
+	var results []string
+	for _, m := range c.Messages {
+		if m.Role == llm.RoleTool {
+			results = append(results, m.Content)
+		}
+	}
+	step := len(results)
+	if step == 0 && !has("list_files") {
+		step = 1
+	}
+	switch {
+	case step == 0:
+		return call("list_files", map[string]string{"path": "."})
+	case step == 1 && has("write_file"):
+		listing := ""
+		if len(results) > 0 {
+			listing = "\nThe workspace held:\n\n" + cutRunes(results[0], 2000) + "\n"
+		}
+		return call("write_file", map[string]string{"path": file, "content": "# " + goal + "\n" + listing})
+	case has("write_file"):
+		return Answer{Text: "Done: wrote " + file + " (" + goal + ")."}
+	}
+	return Answer{Text: "Done: looked at the workspace (" + goal + ")."}
+}
+
+// call is an answer asking for one tool call.
+func call(name string, args map[string]string) Answer {
+	b, _ := json.Marshal(args)
+	return Answer{ToolCalls: []llm.ToolCall{{ID: "call_0", Name: name, Arguments: b}}}
+}
+
+// firstOf returns the content of the first message with role r, or "".
+func firstOf(msgs []llm.Message, r llm.Role) string {
+	for _, m := range msgs {
+		if m.Role == r {
+			return m.Content
+		}
+	}
+	return ""
+}
+
+func hashOf(s string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return h.Sum32()
+}
+
+// slug makes a file name of s: lower-case letters and digits joined by
+// "-", at most 48 bytes, cut after a whole word; "goal" when nothing is
+// left.
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			if b.Len() >= 48 {
+				break
+			}
+		} else {
+			dash = true
+		}
+	}
+	out := b.String()
+	if b.Len() >= 48 {
+		if i := strings.LastIndexByte(out, '-'); i > 0 {
+			out = out[:i] // whole words
+		}
+	}
+	if out == "" {
+		return "goal"
+	}
+	return out
+}
+
+// cutRunes cuts s to at most n code points.
+func cutRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + fmt.Sprintf("… (%d more characters)", len(r)-n)
+}
+
+// toolCallTokens is what a model generates to call tools, in the
+// stand-in's tokens: each call's name and arguments, as a server counts
+// them in its output tokens.
+func toolCallTokens(calls []llm.ToolCall) int {
+	n := 0
+	for _, tc := range calls {
+		n += len(Tokenize(tc.Name + string(tc.Arguments)))
+	}
+	return n
+}

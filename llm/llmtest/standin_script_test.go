@@ -1,0 +1,62 @@
+package llmtest_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
+)
+
+func TestScriptedReply(t *testing.T) {
+	ws := []llm.ToolDef{{Name: "list_files"}, {Name: "write_file"}, {Name: "read_file"}}
+	goal := []llm.Message{{Role: llm.RoleSystem, Content: "You are Cedar."}, {Role: llm.RoleUser, Content: "Pursue your goal now: Map the workspace!\nmore"}}
+	listed := append(append([]llm.Message(nil), goal...),
+		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_0", Name: "list_files"}}},
+		llm.Message{Role: llm.RoleTool, Content: "design/\nREADME.md"})
+	written := append(append([]llm.Message(nil), listed...),
+		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_0", Name: "write_file"}}},
+		llm.Message{Role: llm.RoleTool, Content: "ok"})
+	tests := []struct {
+		name     string
+		call     llmtest.Call
+		wantTool string
+		wantArgs map[string]string
+		wantText string
+	}{
+		{name: "first list", call: llmtest.Call{Messages: goal, Tools: ws}, wantTool: "list_files", wantArgs: map[string]string{"path": "."}},
+		{name: "then write", call: llmtest.Call{Messages: listed, Tools: ws}, wantTool: "write_file",
+			wantArgs: map[string]string{"path": "notes/map-the-workspace.md", "content": "# Map the workspace!\n\nThe workspace held:\n\ndesign/\nREADME.md\n"}},
+		{name: "then answer", call: llmtest.Call{Messages: written, Tools: ws}, wantText: "Done: wrote notes/map-the-workspace.md (Map the workspace!)."},
+		{name: "no list_files: write first", call: llmtest.Call{Messages: goal, Tools: ws[1:]}, wantTool: "write_file",
+			wantArgs: map[string]string{"path": "notes/map-the-workspace.md", "content": "# Map the workspace!\n"}},
+		{name: "no tools", call: llmtest.Call{Messages: goal}, wantText: "ok"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := llmtest.ScriptedReply(&tc.call)
+			if tc.wantTool == "" {
+				assert.Empty(t, a.ToolCalls)
+				assert.Equal(t, tc.wantText, a.Text)
+				return
+			}
+			require.Len(t, a.ToolCalls, 1)
+			assert.Equal(t, tc.wantTool, a.ToolCalls[0].Name)
+			var args map[string]string
+			require.NoError(t, json.Unmarshal(a.ToolCalls[0].Arguments, &args))
+			assert.Equal(t, tc.wantArgs, args)
+		})
+	}
+
+	// An existence cycle gets a goal, the same one each time for one agent.
+	cycle := llmtest.Call{Messages: goal[:1], Format: json.RawMessage(`{"type":"object"}`)}
+	a, b := llmtest.ScriptedReply(&cycle), llmtest.ScriptedReply(&cycle)
+	assert.Equal(t, a, b)
+	var reply struct{ Action, Content string }
+	require.NoError(t, json.Unmarshal([]byte(a.Text), &reply))
+	assert.Equal(t, "goal", reply.Action)
+	assert.Contains(t, llmtest.ScriptGoals, reply.Content)
+}

@@ -1,0 +1,71 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/existence-loop/sdk/llm"
+)
+
+// detectTimeout bounds the one request that asks whether the server is
+// Ollama.
+const detectTimeout = 5 * time.Second
+
+// detect asks once whether the server is Ollama: a base URL ending in
+// "/v1" whose host answers GET /api/version with {"version": "..."}.
+// Ollama's OpenAI-compatible endpoint drops num_ctx, so its default window
+// (OLLAMA_CONTEXT_LENGTH, [llm.OllamaDefaultWindow] unset) applies to
+// every request, and a prompt over it is cut silently: the adapter then
+// sizes prompts to that window (unless [Config].ContextWindow says
+// otherwise) and warns once. A server that does not answer so (llama.cpp's
+// server, vLLM, OpenAI) is not Ollama; the request's failure is not an
+// error of the call.
+func (m *Model) detect(ctx context.Context) {
+	m.detectOnce.Do(func() {
+		base, ok := strings.CutSuffix(m.base, "/v1")
+		if !ok {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), detectTimeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/version", nil)
+		if err != nil {
+			return
+		}
+		hc := m.cfg.HTTPClient
+		if hc == nil {
+			hc = http.DefaultClient
+		}
+		res, err := hc.Do(req)
+		if err != nil {
+			return
+		}
+		defer res.Body.Close()
+		var v struct {
+			Version string `json:"version"`
+		}
+		if res.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(res.Body, 4096)).Decode(&v) != nil || v.Version == "" {
+			return
+		}
+		m.ollama = v.Version
+		window := m.cfg.ContextWindow
+		if window == 0 {
+			window = llm.OllamaDefaultWindow
+		}
+		m.logger().Warn("openai: the server is Ollama, whose OpenAI-compatible endpoint ignores num_ctx and cuts a prompt over its default window silently; prompts are sized to that window (set openai.Config.ContextWindow to OLLAMA_CONTEXT_LENGTH if it is set), or use the ollama provider to choose the window",
+			"url", m.base, "ollama_version", v.Version, "window_tokens", window)
+	})
+}
+
+// Ollama returns the Ollama version the server reported when it is an
+// Ollama server (see [Model.ContextWindow]), else "". It is known after
+// the first call of Generate or ContextWindow.
+func (m *Model) Ollama() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ollama
+}

@@ -1,0 +1,16 @@
+// Package memeval measures how well [memory.Memory.Recall] finds the
+// memories that answer a question: a retrieval benchmark over a dataset
+// of one's own, run by `existence memory eval`.
+//
+// A dataset is JSON Lines, one object a line:
+//
+//	{"kind":"memory","agent":"A","id":"m1","text":"…","time":"2023-05-08T13:56:00Z","importance":0.5}
+//	{"kind":"query","agent":"A","text":"…","gold":["m1","m7"],"category":"temporal"}
+//
+// (importance and category optional). [Run] stores every memory in a
+// fresh store, embeds them unless the run is lexical only, recalls the
+// best K memories for every query, and reports recall_any@1, @5 and @K
+// (a gold memory among the first n), recall_all@K (every gold memory
+// among the first K) and the mean reciprocal rank of the first gold
+// memory within K, overall and per category.
+package memeval

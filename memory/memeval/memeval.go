@@ -1,0 +1,383 @@
+package memeval
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/memory"
+)
+
+// Memory is one memory of a dataset.
+type Memory struct {
+	// Agent is the agent whose memory it is (memory.ValidateAgentID).
+	Agent string
+	// ID is the memory's id (memory.ValidateID), what queries name as
+	// gold.
+	ID string
+	// Text is what is remembered.
+	Text string
+	// Time is when it was stored: its creation and last access.
+	Time time.Time
+	// Importance is 0–1; 0 means memory.DefaultImportance of an
+	// observation (0.5).
+	Importance float64
+}
+
+// Query is one question of a dataset.
+type Query struct {
+	// Agent is the agent asked; Text the question.
+	Agent, Text string
+	// Gold are the ids of the memories that answer it (at least one).
+	Gold []string
+	// Category groups queries in the report; empty for none.
+	Category string
+	// Line is the query's line in the dataset (1-based).
+	Line int
+}
+
+// Dataset is a loaded dataset.
+type Dataset struct {
+	Memories []Memory
+	Queries  []Query
+}
+
+// line is one dataset line as JSON.
+type line struct {
+	Kind       string   `json:"kind"`
+	Agent      string   `json:"agent"`
+	ID         string   `json:"id"`
+	Text       string   `json:"text"`
+	Time       string   `json:"time"`
+	Importance *float64 `json:"importance"`
+	Gold       []string `json:"gold"`
+	Category   string   `json:"category"`
+}
+
+// Load reads a dataset. Errors name the line: bad JSON, an unknown kind,
+// a bad agent or memory id, a memory id given twice for one agent, a
+// time that is not RFC 3339, an importance outside 0–1, a blank text, a
+// query without gold ids or whose gold ids are no memory of its agent, a
+// dataset without queries.
+func Load(r io.Reader) (*Dataset, error) {
+	ds := &Dataset{}
+	known := map[[2]string]bool{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		raw := strings.TrimSpace(sc.Text())
+		if raw == "" {
+			continue
+		}
+		var l line
+		dec := json.NewDecoder(strings.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&l); err != nil {
+			return nil, fmt.Errorf("memeval: line %d: %w", n, err)
+		}
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("memeval: line %d: %s", n, fmt.Sprintf(format, args...))
+		}
+		if err := memory.ValidateAgentID(l.Agent); err != nil {
+			return nil, bad("%v", err)
+		}
+		if err := memory.ValidateText(l.Text); err != nil {
+			return nil, bad("%v", err)
+		}
+		switch l.Kind {
+		case "memory":
+			if err := memory.ValidateID(l.ID); err != nil {
+				return nil, bad("%v", err)
+			}
+			if known[[2]string{l.Agent, l.ID}] {
+				return nil, bad("memory %s of %s is given twice", l.ID, l.Agent)
+			}
+			t, err := time.Parse(time.RFC3339Nano, l.Time)
+			if err != nil {
+				return nil, bad("time %q is not RFC 3339", l.Time)
+			}
+			m := Memory{Agent: l.Agent, ID: l.ID, Text: l.Text, Time: t.UTC().Truncate(time.Microsecond)}
+			if l.Importance != nil {
+				if math.IsNaN(*l.Importance) || *l.Importance < 0 || *l.Importance > 1 {
+					return nil, bad("importance %v is outside 0–1", *l.Importance)
+				}
+				m.Importance = *l.Importance
+			}
+			known[[2]string{l.Agent, l.ID}] = true
+			ds.Memories = append(ds.Memories, m)
+		case "query":
+			if len(l.Gold) == 0 {
+				return nil, bad("a query needs gold memory ids")
+			}
+			ds.Queries = append(ds.Queries, Query{Agent: l.Agent, Text: l.Text, Gold: l.Gold, Category: l.Category, Line: n})
+		default:
+			return nil, bad(`kind %q: want "memory" or "query"`, l.Kind)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("memeval: line %d: %w", n+1, err)
+	}
+	for _, q := range ds.Queries {
+		for _, g := range q.Gold {
+			if !known[[2]string{q.Agent, g}] {
+				return nil, fmt.Errorf("memeval: line %d: gold %q is no memory of %s", q.Line, g, q.Agent)
+			}
+		}
+	}
+	if len(ds.Queries) == 0 {
+		return nil, errors.New("memeval: the dataset has no queries")
+	}
+	return ds, nil
+}
+
+// Options configure a [Run].
+type Options struct {
+	// Store receives the memories; it must hold none of the dataset's
+	// agents. Required.
+	Store memory.Store
+	// Embedder embeds the memories and the queries; nil runs lexical
+	// only (every recall ranks by the query's words).
+	Embedder llm.Embedder
+	// K is how many memories a recall returns (≥ 1); 0 means 10.
+	K int
+	// Weights of the recall's score; nil means relevance alone
+	// ({1, 0, 0}): the benchmark measures retrieval, and the dataset's
+	// times would otherwise favour its latest memories. The recall's
+	// clock stands at the newest memory's time.
+	Weights *memory.Weights
+}
+
+// Metrics are the figures of a set of queries, 0–1 each.
+type Metrics struct {
+	// Queries is how many were asked.
+	Queries int `json:"queries"`
+	// RecallAny1, RecallAny5 and RecallAnyK: the share of queries with a
+	// gold memory among the first 1, 5 and K results.
+	RecallAny1 float64 `json:"recall_any@1"`
+	RecallAny5 float64 `json:"recall_any@5"`
+	RecallAnyK float64 `json:"recall_any@k"`
+	// RecallAllK: the share of queries with every gold memory among the
+	// first K.
+	RecallAllK float64 `json:"recall_all@k"`
+	// MRR is the mean over the queries of 1 / the rank of the first gold
+	// memory (0 when none is among the first K).
+	MRR float64 `json:"mrr"`
+}
+
+// Report is what a [Run] measured.
+type Report struct {
+	// Memories and Agents count what was stored; Embedded how many
+	// memories got a vector.
+	Memories int `json:"memories"`
+	Agents   int `json:"agents"`
+	Embedded int `json:"embedded"`
+	// K is the recall depth; LexicalOnly says no embedder was used.
+	K           int  `json:"k"`
+	LexicalOnly bool `json:"lexical_only"`
+	// All are the figures over every query; Categories per category
+	// (queries without one are in All only).
+	All        Metrics            `json:"all"`
+	Categories map[string]Metrics `json:"categories,omitempty"`
+	// Seconds is how long the recalls took, in seconds, and
+	// RecallMillis the mean per recall, in milliseconds.
+	Seconds      float64 `json:"seconds"`
+	RecallMillis float64 `json:"recall_ms"`
+}
+
+// clock stands still at one time.
+type clock struct{ t time.Time }
+
+func (c clock) Now() time.Time { return c.t }
+
+func (c clock) AfterFunc(time.Duration, func()) func() bool { return func() bool { return false } }
+
+// Run stores ds in o.Store, embeds it unless there is no embedder,
+// recalls for every query and measures. A memory whose text another
+// memory of its agent already has is stored once; gold ids name it
+// through the one stored. Near-duplicates are not consolidated.
+// Errors: a store that already holds a dataset agent's memories; the
+// store's and the embedder's; ctx's.
+func Run(ctx context.Context, ds *Dataset, o Options) (*Report, error) {
+	if o.Store == nil {
+		return nil, errors.New("memeval: Options.Store is required")
+	}
+	if o.K < 0 {
+		return nil, fmt.Errorf("memeval: K %d is negative", o.K)
+	}
+	if o.K == 0 {
+		o.K = 10
+	}
+	w := memory.Weights{Relevance: 1}
+	if o.Weights != nil {
+		w = *o.Weights
+	}
+	var newest time.Time
+	agents := map[string]bool{}
+	for _, m := range ds.Memories {
+		agents[m.Agent] = true
+		if m.Time.After(newest) {
+			newest = m.Time
+		}
+	}
+	for a := range agents {
+		c, err := o.Store.CountMemories(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		if c.Memories > 0 {
+			return nil, fmt.Errorf("memeval: the store already holds %d memories of %s; evaluate in a fresh store", c.Memories, a)
+		}
+	}
+	alias := map[[2]string]string{}
+	for _, m := range ds.Memories {
+		imp := m.Importance
+		if imp == 0 {
+			imp = memory.DefaultImportance(memory.KindObservation)
+		}
+		got, _, err := o.Store.AddMemory(ctx, memory.Record{ID: m.ID, AgentID: m.Agent, Text: m.Text, Kind: memory.KindObservation,
+			Importance: imp, Created: m.Time, LastAccess: m.Time})
+		if err != nil {
+			return nil, fmt.Errorf("memeval: storing %s of %s: %w", m.ID, m.Agent, err)
+		}
+		alias[[2]string{m.Agent, m.ID}] = got.ID
+	}
+	mem, err := memory.New(memory.Config{Store: o.Store, Embedder: o.Embedder, Clock: clock{newest}, NoBackfill: true, Cap: -1, MergeAt: 2})
+	if err != nil {
+		return nil, err
+	}
+	defer mem.Close()
+	rep := &Report{Memories: len(ds.Memories), Agents: len(agents), K: o.K, LexicalOnly: o.Embedder == nil}
+	if o.Embedder != nil {
+		for _, a := range slices.Sorted(maps.Keys(agents)) {
+			n, err := mem.Reembed(ctx, a)
+			if err != nil {
+				return nil, fmt.Errorf("memeval: embedding the memories of %s: %w", a, err)
+			}
+			rep.Embedded += n
+		}
+	}
+
+	type sums struct{ n, any1, any5, anyK, allK, rr float64 }
+	all := sums{}
+	cats := map[string]*sums{}
+	start := time.Now()
+	for _, q := range ds.Queries {
+		got, err := mem.Recall(ctx, q.Agent, memory.Query{Text: q.Text, K: o.K, Weights: &w, MinRelevance: memory.NoThreshold, Peek: true})
+		if err != nil {
+			return nil, fmt.Errorf("memeval: line %d: recall: %w", q.Line, err)
+		}
+		gold := map[string]bool{}
+		for _, g := range q.Gold {
+			gold[alias[[2]string{q.Agent, g}]] = true
+		}
+		first, found := 0, 0
+		for i, r := range got.Results {
+			if gold[r.Memory.ID] {
+				found++
+				if first == 0 {
+					first = i + 1
+				}
+			}
+		}
+		s := sums{n: 1}
+		if first > 0 {
+			s.anyK, s.rr = 1, 1/float64(first)
+			if first <= 1 {
+				s.any1 = 1
+			}
+			if first <= 5 {
+				s.any5 = 1
+			}
+		}
+		if found == len(gold) {
+			s.allK = 1
+		}
+		add := func(t *sums) {
+			t.n, t.any1, t.any5, t.anyK, t.allK, t.rr = t.n+s.n, t.any1+s.any1, t.any5+s.any5, t.anyK+s.anyK, t.allK+s.allK, t.rr+s.rr
+		}
+		add(&all)
+		if q.Category != "" {
+			if cats[q.Category] == nil {
+				cats[q.Category] = &sums{}
+			}
+			add(cats[q.Category])
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	rep.RecallMillis = rep.Seconds * 1000 / float64(len(ds.Queries))
+	metrics := func(s sums) Metrics {
+		return Metrics{Queries: int(s.n), RecallAny1: s.any1 / s.n, RecallAny5: s.any5 / s.n, RecallAnyK: s.anyK / s.n, RecallAllK: s.allK / s.n, MRR: s.rr / s.n}
+	}
+	rep.All = metrics(all)
+	if len(cats) > 0 {
+		rep.Categories = map[string]Metrics{}
+		for c, s := range cats {
+			rep.Categories[c] = metrics(*s)
+		}
+	}
+	return rep, nil
+}
+
+// Text writes the report for people: one line overall, one per
+// category, the figures to three decimals.
+func (r *Report) Text(w io.Writer) error {
+	mode := "hybrid"
+	if r.LexicalOnly {
+		mode = "lexical only"
+	}
+	if _, err := fmt.Fprintf(w, "%d memories of %d agents (%d embedded), k %d, %s, %.2f ms per recall\n", r.Memories, r.Agents, r.Embedded, r.K, mode, r.RecallMillis); err != nil {
+		return err
+	}
+	row := func(name string, m Metrics) error {
+		_, err := fmt.Fprintf(w, "%-16s queries %5d  recall_any@1 %.3f  @5 %.3f  @%d %.3f  recall_all@%d %.3f  mrr %.3f\n",
+			name, m.Queries, m.RecallAny1, m.RecallAny5, r.K, m.RecallAnyK, r.K, m.RecallAllK, m.MRR)
+		return err
+	}
+	if err := row("all", r.All); err != nil {
+		return err
+	}
+	for _, c := range slices.Sorted(maps.Keys(r.Categories)) {
+		if err := row(c, r.Categories[c]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes the report with the figures named by their depth,
+// as `existence memory eval -json` prints them:
+//
+//	{"memories":23,"agents":2,"embedded":0,"k":10,"lexical_only":true,
+//	 "all":{"queries":20,"recall_any@1":0.6,"recall_any@5":0.85,"recall_any@10":0.9,"recall_all@10":0.8,"mrr":0.7},
+//	 "categories":{"temporal":{…}},"seconds":0.01,"recall_ms":0.5}
+func (r *Report) MarshalJSON() ([]byte, error) {
+	named := func(m Metrics) map[string]any {
+		return map[string]any{
+			"queries": m.Queries, "recall_any@1": m.RecallAny1, "recall_any@5": m.RecallAny5,
+			fmt.Sprintf("recall_any@%d", r.K): m.RecallAnyK, fmt.Sprintf("recall_all@%d", r.K): m.RecallAllK, "mrr": m.MRR,
+		}
+	}
+	out := map[string]any{
+		"memories": r.Memories, "agents": r.Agents, "embedded": r.Embedded, "k": r.K, "lexical_only": r.LexicalOnly,
+		"all": named(r.All), "seconds": r.Seconds, "recall_ms": r.RecallMillis,
+	}
+	if len(r.Categories) > 0 {
+		cats := map[string]any{}
+		for c, m := range r.Categories {
+			cats[c] = named(m)
+		}
+		out["categories"] = cats
+	}
+	return json.Marshal(out)
+}
