@@ -110,6 +110,7 @@ func TestLayering(t *testing.T) {
 			assert.False(t, strings.HasPrefix(dep, "store/"), "%s imports the backend %s: the contracts never import their implementations", dir, dep)
 		}
 	}
+	assert.NotContains(t, imports["identity"], "memory", "identity holds the identity types and the store contract only")
 	for _, dir := range []string{"task", "lease", "slot"} {
 		for dep := range imports[dir] {
 			assert.True(t, strings.HasPrefix(dep, "internal/"), "the contract package %s imports %s", dir, dep)

@@ -21,6 +21,7 @@ import (
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/slot"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/suffering"
 	"github.com/existence-loop/sdk/task"
 )
@@ -95,7 +96,7 @@ type Config struct {
 	// and budgeted the same way.
 	ExecutorModel llm.Model
 	// Store persists the agent's state; default an in-memory store
-	// ([identity.MemoryStore]). Durable stores are in store/filestore,
+	// ([memstore.Store]). Durable stores are in store/filestore,
 	// store/sqlitestore and store/pgstore. If the store is an
 	// [identity.Locker] (all three are), the agent holds the agent's lock
 	// from [New] until [Agent.Close]; [New] fails with an error matching
@@ -137,15 +138,6 @@ type Config struct {
 	// does not depend on Heartbeat: a 300 ms heartbeat abandons no more
 	// goals than the default 6 s.
 	MaxGoalDuration time.Duration
-	// MaxGoalHeartbeats is the goal-span rule counted in heartbeats, as
-	// the SDK first had it.
-	//
-	// Deprecated: counting heartbeats made the heartbeat setting decide
-	// what a stall is (with a 300 ms heartbeat every goal longer than
-	// 2.4 s was abandoned). Use MaxGoalDuration. While MaxGoalDuration is
-	// 0, a positive MaxGoalHeartbeats still sets the limit to
-	// MaxGoalHeartbeats × Heartbeat, and a negative one disables the rule.
-	MaxGoalHeartbeats int
 	// MaxCycles stops [Agent.Run] after this many existence cycles (and
 	// their goals); 0 means run until the context ends.
 	MaxCycles int
@@ -194,7 +186,7 @@ type Config struct {
 	Evidence func(id *identity.Identity) suffering.Evidence
 	// FailFast stops [Agent.Run] with a [*FailFastError] when a cycle's
 	// model call fails with a cause retrying can never fix (see
-	// [Permanent]: the model is missing, the credentials are refused).
+	// [llm.Permanent]: the model is missing, the credentials are refused).
 	// By default the agent keeps going on the fallback goal, as the
 	// original does: the loop never stops because of a model failure
 	// (spec §1, §6).
@@ -261,6 +253,7 @@ type Config struct {
 // are safe for concurrent use.
 type Agent struct {
 	cfg       Config
+	subs      subscribers // Subscribe
 	name      string
 	model     llm.Model // for existence cycles
 	execModel llm.Model // for executors
@@ -293,11 +286,6 @@ type Agent struct {
 	laneModel llm.Model              // for cycles run by the scheduler: model without the limiter
 	wakeHook  atomic.Pointer[func()] // asks the scheduler for a priority cycle
 	prefix    atomic.Pointer[string] // the last cycle prompt's stable prefix (prompt.LayoutCache), nil for none
-	parsedMu  sync.Mutex             // guards parsed
-	parsed    struct {               // the last reply validated, so it is parsed once
-		text string
-		resp *prompt.Response
-	}
 
 	triggerHook atomic.Pointer[func()] // asks the scheduler for a cycle now (a notifying slot)
 	notifyAfter bool                   // guarded by mu: a notifying slot arrived during a goal; trigger when it returns
@@ -343,7 +331,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	if cfg.Store == nil {
-		cfg.Store = identity.NewMemoryStore()
+		cfg.Store = memstore.New()
 	}
 	if cfg.Prompt == nil {
 		cfg.Prompt = prompt.New(prompt.Config{Situation: prompt.DefaultSituation})
@@ -415,7 +403,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 
 	a.model = a.stack(cfg.Model, PurposeCycle)
 	if !cfg.NoRepair {
-		a.model = llm.WithRepair(a.model, a.checkReply)
+		a.model = llm.WithRepairParse(a.model, parseReply)
 	}
 	if cfg.lanes {
 		// The lanes bound the scheduler's cycles: no limiter slot, so that
@@ -423,7 +411,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		// made outside the lanes, RunnerConfig.MaxInFlight).
 		a.laneModel = a.stackWith(cfg.Model, PurposeCycle, nil)
 		if !cfg.NoRepair {
-			a.laneModel = llm.WithRepair(a.laneModel, a.checkReply)
+			a.laneModel = llm.WithRepairParse(a.laneModel, parseReply)
 		}
 	}
 	if cfg.ExecutorModel == nil {
@@ -456,33 +444,10 @@ func (a *Agent) stackWith(m llm.Model, purpose string, l *llm.Limiter) llm.Model
 	return priorityModel{next: llm.WithRetry(m, a.cfg.Retry), id: a.cfg.ID}
 }
 
-// checkReply validates a cycle's reply for the repair middleware and keeps
-// the parsed result, so that the cycle does not parse it again: a reply
-// is validated once.
-func (a *Agent) checkReply(text string) error {
-	r, err := prompt.ParseResponse(text)
-	if err != nil {
-		return err
-	}
-	a.parsedMu.Lock()
-	a.parsed.text, a.parsed.resp = text, r
-	a.parsedMu.Unlock()
-	return nil
-}
-
-// parseReply returns the parsed reply: the one checkReply kept for the same
-// text, else a fresh parse.
-func (a *Agent) parseReply(text string) (*prompt.Response, error) {
-	a.parsedMu.Lock()
-	r := a.parsed.resp
-	same := r != nil && a.parsed.text == text
-	a.parsed.text, a.parsed.resp = "", nil
-	a.parsedMu.Unlock()
-	if same {
-		return r, nil
-	}
-	return prompt.ParseResponse(text)
-}
+// parseReply parses a cycle's reply for the repair middleware, which
+// returns the parsed value with the reply (llm.Response.Parsed): a reply
+// is validated and parsed once.
+func parseReply(text string) (any, error) { return prompt.ParseResponse(text) }
 
 // Lease returns the lease the agent runs under, as it was claimed by a
 // [Runner] with [RunnerConfig].Leases: a fenced store checks its Epoch
@@ -726,7 +691,7 @@ func (a *Agent) unlock() {
 // emit completes e and delivers it to the observer. It must be called
 // without a.mu held.
 func (a *Agent) emit(e Event) {
-	if a.cfg.Observer == nil {
+	if a.cfg.Observer == nil && !a.subs.any() {
 		return
 	}
 	if e.Time.IsZero() {
@@ -736,7 +701,10 @@ func (a *Agent) emit(e Event) {
 	if e.Err != nil && e.Error == "" {
 		e.Error = e.Err.Error()
 	}
-	a.cfg.Observer(e)
+	if a.cfg.Observer != nil {
+		a.cfg.Observer(e)
+	}
+	a.subs.deliver(e)
 }
 
 // onAttempt reports one model attempt: its event, its tokens in the

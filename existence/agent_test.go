@@ -24,6 +24,7 @@ import (
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/store/filestore"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
 	"github.com/existence-loop/sdk/suffering"
 	"github.com/existence-loop/sdk/task"
@@ -49,7 +50,7 @@ func goalReply(t testing.TB, goal string) llmtest.Reply {
 type fixture struct {
 	clock *existencetest.Clock
 	rec   *existencetest.Recorder
-	store *identity.MemoryStore
+	store *memstore.Store
 	model *llmtest.Fake
 }
 
@@ -57,7 +58,7 @@ func newFixture(replies ...llmtest.Reply) *fixture {
 	return &fixture{
 		clock: existencetest.NewClock(t0),
 		rec:   &existencetest.Recorder{},
-		store: identity.NewMemoryStore(),
+		store: memstore.New(),
 		model: llmtest.NewFake(replies...),
 	}
 }
@@ -397,7 +398,7 @@ func TestInboxEmptiedOnlyWhenTheModelRead(t *testing.T) {
 func TestCrisisTellsPeersAndResetsAfterThreeCycles(t *testing.T) {
 	clock := existencetest.NewClock(t0)
 	rec := &existencetest.Recorder{}
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	ctx := context.Background()
 
 	// Cedar starts in crisis: five stressors at 0.19 each, load 0.95.
@@ -442,7 +443,7 @@ func TestCrisisTellsPeersAndResetsAfterThreeCycles(t *testing.T) {
 
 func TestRunnerPeersSection(t *testing.T) {
 	clock := existencetest.NewClock(t0)
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	ctx := context.Background()
 	for id, name := range map[string]string{"analyst": "Cipher", "builder": "Vault"} {
 		st := &identity.AgentState{Identity: identity.New(id, name, t0)}
@@ -469,7 +470,7 @@ func TestRunnerPeersSection(t *testing.T) {
 }
 
 func TestRunnerBoundsModelCallsInFlight(t *testing.T) {
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r, err := existence.NewRunner(existence.RunnerConfig{Store: store, MaxInFlight: 1, Clock: existencetest.NewClock(t0)})
@@ -826,7 +827,7 @@ func TestHostMessageDuringOutageDoesNotInterruptEveryGoal(t *testing.T) {
 }
 
 type failingStore struct {
-	*identity.MemoryStore
+	*memstore.Store
 	fail bool
 }
 
@@ -834,12 +835,12 @@ func (s *failingStore) Save(ctx context.Context, st *identity.AgentState) error 
 	if s.fail {
 		return errors.New("disk full")
 	}
-	return s.MemoryStore.Save(ctx, st)
+	return s.Store.Save(ctx, st)
 }
 
 func TestSaveFailureDoesNotStopTheLoop(t *testing.T) {
 	f := newFixture(goalReply(t, "g1"), goalReply(t, "g2"))
-	store := &failingStore{MemoryStore: identity.NewMemoryStore()}
+	store := &failingStore{Store: memstore.New()}
 	a := f.agent(t, existence.Config{Store: store, MaxCycles: 2})
 	store.fail = true
 	ctx := context.Background()

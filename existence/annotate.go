@@ -1,7 +1,6 @@
 package existence
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/existence-loop/sdk/identity"
@@ -37,22 +36,20 @@ var NoAnnotation GoalAnnotator = GoalAnnotatorFunc(func(*identity.Identity, stri
 // chosen; Text is the note, Goal the objective before the note.
 const EventGoalAnnotated EventKind = "goal_annotated"
 
-// conflictWords are the words of [ConflictWords].
+// conflictWords are the words that make an opinion a reservation in the
+// original's opinion-conflict rule (see [OpinionConflict]), in lower case.
+// To change the rule, set a GoalAnnotator of your own.
 var conflictWords = [...]string{
 	"redundant", "too many", "avoid", "stop", "not useful",
 	"waste", "pointless", "already", "shouldn't", "wrong",
 }
 
-// ConflictWords returns the words that make an opinion a reservation in
-// the original's opinion-conflict rule (see [OpinionConflict]), in lower
-// case. The slice is a copy: to change the rule, set a GoalAnnotator of
-// your own.
-func ConflictWords() []string { return slices.Clone(conflictWords[:]) }
-
 // OpinionConflict is the default [GoalAnnotator], the original's rule
 // (spec §3 "Goal annotation"): the first opinion, oldest first, whose non-empty domain
-// appears in the objective and whose text contains one of [ConflictWords]
-// (both compared in lower case) gives the note
+// appears in the objective and whose text contains one of the words
+// "redundant", "too many", "avoid", "stop", "not useful", "waste",
+// "pointless", "already", "shouldn't" or "wrong" (both compared in lower
+// case) gives the note
 //
 //	Note: Opinion conflict: you believe '{opinion}' but this goal involves {domain}. Proceed carefully and log any dissonance.
 //

@@ -13,6 +13,7 @@ import (
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/suffering"
 )
 
@@ -65,7 +66,7 @@ func BenchmarkCycle(b *testing.B) {
 // agents.
 func BenchmarkCyclePopulation(b *testing.B) {
 	ctx := context.Background()
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func benchCycleWith(b *testing.B, asm *prompt.Assembler) {
 func BenchmarkTick(b *testing.B) {
 	fake := llmtest.NewFake(llmtest.Reply{Text: benchReply})
 	fake.Repeat = true
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	if err := store.Save(context.Background(), benchState()); err != nil {
 		b.Fatal(err)
 	}

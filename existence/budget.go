@@ -20,8 +20,6 @@ import (
 // escalation and assessment go on (spec §1), and it resumes by itself.
 const EventBudgetExhausted EventKind = "budget_exhausted"
 
-func init() { icons[EventBudgetExhausted] = "🪙" }
-
 // Budget is a token budget over a sliding window: at most Tokens tokens
 // (prompt and reply, as [Usage] counts them) in any Window. The zero value
 // is no budget.

@@ -15,6 +15,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // tokenModel answers every call with 900 prompt and 100 output tokens, as
@@ -33,7 +34,7 @@ func budgetRun(t *testing.T, n int, cfg existence.RunnerConfig, agent existence.
 	t.Helper()
 	clock := existencetest.NewClock(t0)
 	rec := &existencetest.Recorder{}
-	cfg.Store, cfg.Clock, cfg.Observer, cfg.Logger = identity.NewMemoryStore(), clock, rec.Observe, discardLogger()
+	cfg.Store, cfg.Clock, cfg.Observer, cfg.Logger = memstore.New(), clock, rec.Observe, discardLogger()
 	cfg.Heartbeat, cfg.NoStagger = 6*time.Second, true
 	r, err := existence.NewRunner(cfg)
 	require.NoError(t, err)

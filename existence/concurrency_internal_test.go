@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // TestAdaptiveWorkersFollowTheLimit: under AdaptiveWorkers the lanes
@@ -16,7 +16,7 @@ import (
 // is a quarter of it (at least PriorityWorkers), the autonomy lane has
 // the rest, and the priority lane may grow to the whole limit.
 func TestAdaptiveWorkersFollowTheLimit(t *testing.T) {
-	r, err := NewRunner(RunnerConfig{Store: identity.NewMemoryStore(), AutonomyWorkers: AdaptiveWorkers, PriorityWorkers: 1,
+	r, err := NewRunner(RunnerConfig{Store: memstore.New(), AutonomyWorkers: AdaptiveWorkers, PriorityWorkers: 1,
 		Adaptive: llm.AdaptiveConfig{Initial: 8}})
 	require.NoError(t, err)
 	st := r.Stats()
@@ -32,7 +32,7 @@ func TestAdaptiveWorkersFollowTheLimit(t *testing.T) {
 	assert.Equal(t, int64(1), st.Concurrency.Overloads)
 	assert.Equal(t, int64(1), st.Concurrency.Cuts)
 
-	fixed, err := NewRunner(RunnerConfig{Store: identity.NewMemoryStore(), AutonomyWorkers: 3})
+	fixed, err := NewRunner(RunnerConfig{Store: memstore.New(), AutonomyWorkers: 3})
 	require.NoError(t, err)
 	n = fixed.meter.Begin()
 	fixed.meter.Record(st0, llm.Sample{RTT: time.Millisecond, InFlight: n, Overload: true})

@@ -380,6 +380,9 @@ func Observers(obs ...Observer) Observer {
 
 // icons of the thoughts log, by kind.
 var icons = map[EventKind]string{
+	EventBudgetExhausted:  "🪙",
+	EventStall:            "🛑",
+	EventGoalRepeat:       "🔁",
 	EventGoalChosen:       "🎯",
 	EventGoalEnded:        "🏁",
 	EventWorldview:        "🧠",

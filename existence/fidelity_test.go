@@ -20,6 +20,7 @@ import (
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
 	"github.com/existence-loop/sdk/suffering"
 )
@@ -118,7 +119,7 @@ func TestApplyCapsWhatTheModelWrites(t *testing.T) {
 // a peer, Cipher, whose inbox receives Cedar's crisis messages.
 func crisisFixture(t *testing.T, replies ...llmtest.Reply) (*existence.Runner, *existence.Agent, *existencetest.Clock) {
 	clock := existencetest.NewClock(t0)
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	ctx := context.Background()
 	st := &identity.AgentState{Identity: identity.New("scout", "Cedar", t0)}
 	for i := range 5 {

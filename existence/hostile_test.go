@@ -15,6 +15,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // dupContent is a model reply that names "content" twice: a reader taking
@@ -94,7 +95,7 @@ func TestNewRefusesNamesThatImitateMarkers(t *testing.T) {
 // cancelAwareStore is a store that honours its context, as a database does,
 // and can hold one save until the test lets it go.
 type cancelAwareStore struct {
-	*identity.MemoryStore
+	*memstore.Store
 	holdAt  int           // the save to hold (1-based); 0: none
 	entered chan struct{} // closed when that save starts
 	release chan struct{} // the held save goes on once this is closed
@@ -114,7 +115,7 @@ func (s *cancelAwareStore) Save(ctx context.Context, st *identity.AgentState) er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.MemoryStore.Save(ctx, st)
+	return s.Store.Save(ctx, st)
 }
 
 // TestCleanExitSavesWithoutError: when Run's context ends while a tick is
@@ -134,7 +135,7 @@ func TestCleanExitSavesWithoutError(t *testing.T) {
 		{"Runner.Run, cycle save", true, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			store := &cancelAwareStore{MemoryStore: identity.NewMemoryStore(), holdAt: 2, entered: make(chan struct{}), release: make(chan struct{})}
+			store := &cancelAwareStore{Store: memstore.New(), holdAt: 2, entered: make(chan struct{}), release: make(chan struct{})}
 			finish := make(chan struct{})
 			exec := existence.ExecutorFunc(func(ctx context.Context, _ existence.Assignment) (existence.Outcome, error) {
 				select {

@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // memoryAgent returns an agent with a memory over its store, holding one
@@ -31,7 +32,7 @@ func memoryAgent(t *testing.T, section bool, model llm.Model) (*existence.Agent,
 func memoryAgentWith(t *testing.T, emb llm.Embedder, section bool, model llm.Model, tweak func(*existence.Config)) (*existence.Agent, *memory.Memory, *existencetest.Recorder) {
 	t.Helper()
 	ctx := context.Background()
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	mem, err := memory.New(memory.Config{Store: store, Embedder: emb, NoBackfill: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { mem.Close() })

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/existence-loop/sdk/internal/backoff"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/slot"
 )
@@ -154,7 +155,7 @@ func (r *Runner) runMind(g *mindGroup, ctx context.Context, m Mind, post func(co
 	name := m.Name()
 	log := r.cfg.Logger.With("mind", name)
 	g.wg.Go(func() {
-		backoff := MindMinBackoff
+		delay := MindMinBackoff
 		for {
 			var posted atomic.Bool
 			env := MindEnv{
@@ -178,26 +179,26 @@ func (r *Runner) runMind(g *mindGroup, ctx context.Context, m Mind, post func(co
 				return
 			}
 			if posted.Load() {
-				backoff = MindMinBackoff
+				delay = MindMinBackoff
 			}
 			failed := slot.Slot{ID: name, Title: name, Status: slot.Failed, Summary: err.Error(),
-				Importance: 0.5, NextRun: backoff.Seconds()}
+				Importance: 0.5, NextRun: delay.Seconds()}
 			if perr := post(ctx, failed); perr != nil && ctx.Err() == nil {
 				report(Event{Kind: EventError, Text: "posting the failed slot of mind " + name, Err: perr})
 			}
 			failed = failed.Clean()
 			report(Event{Kind: EventMindFailed, Slot: &failed, Err: err,
-				Text: fmt.Sprintf("mind %s failed; it runs again in %s", name, backoff)})
-			log.Warn("mind failed", "err", err, "retry_in", backoff)
+				Text: fmt.Sprintf("mind %s failed; it runs again in %s", name, delay)})
+			log.Warn("mind failed", "err", err, "retry_in", delay)
 			wait := make(chan struct{})
-			stop := afterFunc(r.cfg.Clock, backoff, func() { close(wait) })
+			stop := afterFunc(r.cfg.Clock, delay, func() { close(wait) })
 			select {
 			case <-ctx.Done():
 				stop()
 				return
 			case <-wait:
 			}
-			backoff = min(2*backoff, MindMaxBackoff)
+			delay = backoff.Next(delay, MindMinBackoff, MindMaxBackoff)
 		}
 	})
 }

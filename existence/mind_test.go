@@ -13,9 +13,9 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/slot"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // mindFunc is a Mind made of a name and a function.
@@ -78,7 +78,7 @@ func TestFailingMindBacksOffAndNeverStopsTheAgent(t *testing.T) {
 		return ctx.Err()
 	}}
 	m := &recModel{clock: clock}
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: clock, Heartbeat: time.Hour, NoStagger: true, Observer: obs, Logger: discardLogger()})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Heartbeat: time.Hour, NoStagger: true, Observer: obs, Logger: discardLogger()})
 	require.NoError(t, err)
 	defer r.Close()
 	a, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: m, Minds: []existence.Mind{mind}, Retry: llm.RetryPolicy{Attempts: 1}})
@@ -129,7 +129,7 @@ func TestRunnerMindsPostToTheSharedBoard(t *testing.T) {
 		return env.Post(ctx, slot.Slot{ID: "hello", Status: slot.Completed, Summary: "posted once"})
 	}}
 	clock := existencetest.NewClock(t0)
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: clock, Heartbeat: time.Hour, Observer: obs, Logger: discardLogger(), Minds: []existence.Mind{once}})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Heartbeat: time.Hour, Observer: obs, Logger: discardLogger(), Minds: []existence.Mind{once}})
 	require.NoError(t, err)
 	defer r.Close()
 	require.NotNil(t, r.SharedSlots(), "a board in memory")
@@ -152,7 +152,7 @@ func TestRunnerMindsPostToTheSharedBoard(t *testing.T) {
 		{mindFunc{name: "same"}, mindFunc{name: "same"}},
 		{nil},
 	} {
-		_, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Minds: bad})
+		_, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Minds: bad})
 		assert.Error(t, err)
 		_, err = existence.New(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: &recModel{}, Minds: bad})
 		assert.Error(t, err)
@@ -176,7 +176,7 @@ func TestMindModelCallsUseTheAutonomyLane(t *testing.T) {
 		<-ctx.Done()
 		return nil
 	}}
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: clock, Heartbeat: time.Hour, NoStagger: true,
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Heartbeat: time.Hour, NoStagger: true,
 		AutonomyWorkers: 1, PriorityWorkers: 1, Logger: discardLogger(), Minds: []existence.Mind{mind}})
 	require.NoError(t, err)
 	defer r.Close()

@@ -76,13 +76,6 @@ func (r *Runner) attach(a *Agent) *node {
 	return n
 }
 
-// finished reports whether MaxCycles cycles have run and no goal is active.
-func (a *Agent) finished() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.cfg.MaxCycles > 0 && a.cycles >= a.cfg.MaxCycles && a.state.Identity.ActiveGoal() == nil
-}
-
 // stop cancels the executing goal, waits for its executor and saves, with
 // a context no shutdown cancels (SaveTimeout).
 func (a *Agent) stop() error {

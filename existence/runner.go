@@ -198,6 +198,8 @@ type Runner struct {
 	wg       sync.WaitGroup
 
 	mindGroup *mindGroup // the minds running under Run, or nil; guarded by smu
+
+	subs subscribers // Subscribe
 }
 
 // node is one agent in a runner.
@@ -312,6 +314,7 @@ func (r *Runner) Add(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.Observer == nil {
 		cfg.Observer = r.cfg.Observer
 	}
+	cfg.Observer = Observers(cfg.Observer, r.subs.deliver)
 	if cfg.Logger == nil {
 		cfg.Logger = r.cfg.Logger
 	}

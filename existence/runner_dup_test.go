@@ -7,15 +7,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // TestAddRefusesADuplicateID: a second agent of an id is refused with
 // ErrDuplicateAgent, and the first stays.
 func TestAddRefusesADuplicateID(t *testing.T) {
 	ctx := context.Background()
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
 	require.NoError(t, err)
 	model := llmtest.NewFake()
 	_, err = r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: model})

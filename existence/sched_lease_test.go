@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // fakeLeases hands out the agents of pool, records renewals and releases,
@@ -69,20 +70,20 @@ func (f *fakeLeases) Release(ctx context.Context, ids ...string) error {
 
 // countingStore counts saves per agent.
 type countingStore struct {
-	*identity.MemoryStore
+	*memstore.Store
 	mu    sync.Mutex
 	saves map[string]int
 }
 
 func newCountingStore() *countingStore {
-	return &countingStore{MemoryStore: identity.NewMemoryStore(), saves: map[string]int{}}
+	return &countingStore{Store: memstore.New(), saves: map[string]int{}}
 }
 
 func (s *countingStore) Save(ctx context.Context, st *identity.AgentState) error {
 	s.mu.Lock()
 	s.saves[st.Identity.AgentID]++
 	s.mu.Unlock()
-	return s.MemoryStore.Save(ctx, st)
+	return s.Store.Save(ctx, st)
 }
 
 func (s *countingStore) count(id string) int {
@@ -214,7 +215,7 @@ func TestRunnerReportsLateRenewals(t *testing.T) {
 	r, err := existence.NewRunner(existence.RunnerConfig{
 		Clock: clock, Leases: leases, MaxAgents: 2, NoStagger: true, RenewEvery: 5 * time.Second, Observer: rec.Observe, Logger: discardLogger(),
 		NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {
-			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: identity.NewMemoryStore(), Executor: blockingExecutor(), Retry: llm.RetryPolicy{Attempts: 1}}, nil
+			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: memstore.New(), Executor: blockingExecutor(), Retry: llm.RetryPolicy{Attempts: 1}}, nil
 		},
 	})
 	require.NoError(t, err)
@@ -265,7 +266,7 @@ func TestRunnerRenewsWhileAdopting(t *testing.T) {
 			if l.AgentID == "a2" {
 				<-release // a slow load
 			}
-			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: identity.NewMemoryStore(), Executor: blockingExecutor(), Retry: llm.RetryPolicy{Attempts: 1}}, nil
+			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: memstore.New(), Executor: blockingExecutor(), Retry: llm.RetryPolicy{Attempts: 1}}, nil
 		},
 	})
 	require.NoError(t, err)

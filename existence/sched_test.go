@@ -15,9 +15,9 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // simModel answers every cycle after latency of virtual time, read from
@@ -64,7 +64,7 @@ type swarm struct {
 func newSwarm(t *testing.T, n int, cfg existence.RunnerConfig, latency time.Duration) *swarm {
 	t.Helper()
 	s := &swarm{clock: existencetest.NewClock(t0), model: &simModel{latency: fixed(latency)}, rec: &existencetest.Recorder{}}
-	cfg.Store = identity.NewMemoryStore()
+	cfg.Store = memstore.New()
 	cfg.Clock = s.clock
 	cfg.Observer = s.rec.Observe
 	cfg.Logger = discardLogger()
@@ -125,7 +125,7 @@ func TestRunVirtualIsDeterministic(t *testing.T) {
 }
 
 func TestRunVirtualNeedsASettableClock(t *testing.T) {
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
 	require.NoError(t, err)
 	assert.ErrorIs(t, r.RunVirtual(context.Background(), t0), existence.ErrNotVirtual)
 }
@@ -158,7 +158,7 @@ func TestHungModelBlocksOnlyItsWorker(t *testing.T) {
 	clock := existencetest.NewClock(t0)
 	cycles := make(chan string, 100)
 	r, err := existence.NewRunner(existence.RunnerConfig{
-		Store: identity.NewMemoryStore(), Clock: clock, AutonomyWorkers: 2, NoStagger: true, Logger: discardLogger(),
+		Store: memstore.New(), Clock: clock, AutonomyWorkers: 2, NoStagger: true, Logger: discardLogger(),
 		Observer: func(e existence.Event) {
 			if e.Kind == existence.EventCycle {
 				cycles <- e.AgentID
@@ -301,7 +301,7 @@ func TestPriorityCallsAreMarked(t *testing.T) {
 		waits = append(waits, d)
 		return nil
 	}}
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: clock, NoStagger: true, Logger: discardLogger(),
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, NoStagger: true, Logger: discardLogger(),
 		Heartbeat: 6 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
@@ -336,7 +336,7 @@ func TestCallsCarryTheAgentID(t *testing.T) {
 		mu.Unlock()
 		return &llm.Response{Text: `{"action":"goal","content":"map the workspace","reasoning":"r"}`}, nil
 	})
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: existencetest.NewClock(t0), NoStagger: true, Logger: discardLogger()})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: existencetest.NewClock(t0), NoStagger: true, Logger: discardLogger()})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	for _, id := range []string{"a", "b"} {

@@ -276,7 +276,7 @@ const SharedAgent = "(shared)"
 // emitShared delivers an event of the shared board (or of a shared mind)
 // to the runner's Observer.
 func (r *Runner) emitShared(e Event) {
-	if r.cfg.Observer == nil {
+	if r.cfg.Observer == nil && !r.subs.any() {
 		return
 	}
 	if e.Time.IsZero() {
@@ -289,7 +289,10 @@ func (r *Runner) emitShared(e Event) {
 	if e.Err != nil && e.Error == "" {
 		e.Error = e.Err.Error()
 	}
-	r.cfg.Observer(e)
+	if r.cfg.Observer != nil {
+		r.cfg.Observer(e)
+	}
+	r.subs.deliver(e)
 }
 
 // triggerNode asks the scheduler for a cycle of n now: a notifying slot

@@ -18,6 +18,7 @@ import (
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/slot"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // recModel records every cycle's prompt with the time it was asked, by
@@ -86,7 +87,7 @@ func slotRunner(t *testing.T, cfg existence.RunnerConfig, m *recModel) (*existen
 	clock := existencetest.NewClock(t0)
 	rec := &existencetest.Recorder{}
 	m.clock = clock
-	cfg.Store = identity.NewMemoryStore()
+	cfg.Store = memstore.New()
 	cfg.Clock = clock
 	cfg.Heartbeat = 6 * time.Second
 	cfg.NoStagger = true
@@ -204,7 +205,7 @@ func TestNotifyingSlotDuringAGoalWaitsForIt(t *testing.T) {
 			return existence.Outcome{}, ctx.Err()
 		}
 	})
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: clock, Heartbeat: 6 * time.Second, NoStagger: true, Logger: discardLogger()})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Heartbeat: 6 * time.Second, NoStagger: true, Logger: discardLogger()})
 	require.NoError(t, err)
 	defer r.Close()
 	a, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: m, Prompt: slotsPrompt(t), Executor: exec, Retry: llm.RetryPolicy{Attempts: 1}})
@@ -255,7 +256,7 @@ func TestNotifyingSlotKeepsThePriorityLaneFirst(t *testing.T) {
 	ctx := context.Background()
 	clock := existencetest.NewClock(t0)
 	rec := &existencetest.Recorder{}
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: clock, Heartbeat: 6 * time.Second, NoStagger: true, Observer: rec.Observe, Logger: discardLogger()})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Heartbeat: 6 * time.Second, NoStagger: true, Observer: rec.Observe, Logger: discardLogger()})
 	require.NoError(t, err)
 	defer r.Close()
 	var agents []*existence.Agent
@@ -351,7 +352,7 @@ func TestSharedBoard(t *testing.T) {
 	clock := existencetest.NewClock(t0)
 	rec := &existencetest.Recorder{}
 	board := identity.NewSharedBoard(identity.NewMemoryDocument("slots"), identity.BoardOptions{Now: clock.Now})
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: clock, Heartbeat: 6 * time.Second,
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Heartbeat: 6 * time.Second,
 		NoStagger: true, Observer: rec.Observe, Logger: discardLogger(), SharedSlots: board, AutonomyWorkers: 2})
 	require.NoError(t, err)
 	defer r.Close()
@@ -386,7 +387,7 @@ func TestSharedBoard(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, got)
 
-	plain, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})
+	plain, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
 	require.NoError(t, err)
 	require.ErrorIs(t, plain.PostSharedSlot(ctx, slot.Slot{ID: "x", Status: slot.Idle}), existence.ErrNoSharedBoard)
 }

@@ -51,36 +51,16 @@ const (
 // [DefaultGoalTimeout] (30 minutes).
 const DefaultMaxGoalDuration = 2 * time.Minute
 
-// DefaultMaxGoalHeartbeats was the default of the deprecated
-// [Config].MaxGoalHeartbeats, the original's "8 cycles on one goal".
-//
-// Deprecated: the agent no longer uses it; see [DefaultMaxGoalDuration].
-const DefaultMaxGoalHeartbeats = 8
-
-func init() {
-	icons[EventStall] = "🛑"
-	icons[EventGoalRepeat] = "🔁"
-}
-
 // EffectiveMaxGoalDuration returns the goal-span limit cfg gives (see
-// [Config].MaxGoalDuration): MaxGoalDuration when set, else the deprecated
-// MaxGoalHeartbeats × Heartbeat (Heartbeat defaulting to
-// [DefaultHeartbeat]), else [DefaultMaxGoalDuration]; 0 when the rule is
-// disabled (a negative value of either field).
+// [Config].MaxGoalDuration): MaxGoalDuration when set, else
+// [DefaultMaxGoalDuration]; 0 when the rule is disabled (a negative
+// MaxGoalDuration).
 func (cfg Config) EffectiveMaxGoalDuration() time.Duration {
-	switch d, n := cfg.MaxGoalDuration, cfg.MaxGoalHeartbeats; {
+	switch d := cfg.MaxGoalDuration; {
 	case d < 0:
 		return 0
 	case d > 0:
 		return d
-	case n < 0:
-		return 0
-	case n > 0:
-		hb := cfg.Heartbeat
-		if hb <= 0 {
-			hb = DefaultHeartbeat
-		}
-		return time.Duration(n) * hb
 	}
 	return DefaultMaxGoalDuration
 }

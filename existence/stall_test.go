@@ -17,8 +17,7 @@ import (
 
 // TestGoalSpanStall: a goal still being pursued MaxGoalDuration after its
 // executor started is abandoned at the next heartbeat, its executor
-// cancelled, and the rule reported. The deprecated MaxGoalHeartbeats still
-// sets the limit, as heartbeats × Heartbeat.
+// cancelled, and the rule reported, whatever the heartbeat.
 func TestGoalSpanStall(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -29,11 +28,8 @@ func TestGoalSpanStall(t *testing.T) {
 	}{
 		{"default 2 minutes", existence.Config{}, 6 * time.Second, 2 * time.Minute, 21},
 		{"configured 20s", existence.Config{MaxGoalDuration: 20 * time.Second}, 6 * time.Second, 20 * time.Second, 4},
-		{"deprecated heartbeats", existence.Config{MaxGoalHeartbeats: 3}, 6 * time.Second, 18 * time.Second, 4},
-		{"deprecated heartbeats, 300 ms", existence.Config{MaxGoalHeartbeats: 3, Heartbeat: 300 * time.Millisecond}, 300 * time.Millisecond, 900 * time.Millisecond, 4},
-		{"the duration wins over heartbeats", existence.Config{MaxGoalDuration: 20 * time.Second, MaxGoalHeartbeats: 1}, 6 * time.Second, 20 * time.Second, 4},
+		{"configured 2s, 300 ms heartbeat", existence.Config{MaxGoalDuration: 2 * time.Second, Heartbeat: 300 * time.Millisecond}, 300 * time.Millisecond, 2 * time.Second, 7},
 		{"disabled", existence.Config{MaxGoalDuration: -1}, 6 * time.Second, 0, 0},
-		{"disabled, deprecated", existence.Config{MaxGoalHeartbeats: -1}, 6 * time.Second, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

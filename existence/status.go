@@ -184,7 +184,7 @@ var ErrFailFast = errors.New("existence: stopped by FailFast")
 
 // FailFastError is returned by [Agent.Run] under [Config].FailFast when a
 // cycle's model call failed with a cause that retrying can never fix
-// (see [Permanent]). It matches [ErrFailFast] and unwraps to the model's
+// (see [llm.Permanent]). It matches [ErrFailFast] and unwraps to the model's
 // error.
 type FailFastError struct {
 	// AgentID is the agent; Cause the failure's class (e.g.
@@ -206,19 +206,6 @@ func (e *FailFastError) Unwrap() error { return e.Err }
 // Is reports whether target is [ErrFailFast].
 func (e *FailFastError) Is(target error) bool { return target == ErrFailFast }
 
-// Permanent reports whether a fallback cause (an [llm.Classify] class) can
-// never succeed by retrying the same configuration: the server lacks the
-// model ("model_not_found", or "http_404" from servers that say so), or it
-// refused the credentials ("http_401", "http_403"). [Config].FailFast stops
-// the agent on these.
-func Permanent(cause string) bool {
-	switch cause {
-	case llm.OutcomeModelNotFound, "http_401", "http_403", "http_404":
-		return true
-	}
-	return false
-}
-
 // noteCycleLocked records the end of a cycle for [Agent.Status]: its time
 // and statistics, and the fallback count and cause. a.mu must be held.
 func (a *Agent) noteCycleLocked(now time.Time, stats *CycleStats, cause string, cerr error) {
@@ -237,7 +224,7 @@ func (a *Agent) noteCycleLocked(now time.Time, stats *CycleStats, cause string, 
 // cycle that failed with cause and err, recording it for Status; nil when
 // the agent goes on. a.mu must not be held.
 func (a *Agent) failFast(cause string, err error) error {
-	if !a.cfg.FailFast || err == nil || !Permanent(cause) {
+	if !a.cfg.FailFast || err == nil || !llm.Permanent(cause) {
 		return nil
 	}
 	ff := &FailFastError{AgentID: a.cfg.ID, Cause: cause, Err: err}

@@ -14,6 +14,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/suffering"
 )
 
@@ -69,7 +70,7 @@ func TestStatusOf(t *testing.T) {
 // TestStatusOfMatchesAgentStatus: an agent's Status is StatusOf its state
 // plus what only the running agent knows.
 func TestStatusOfMatchesAgentStatus(t *testing.T) {
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	require.NoError(t, store.Save(context.Background(), storedState()))
 	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: llmtest.NewFake(), Store: store, Clock: newFixture().clock})
 	require.NoError(t, err)

@@ -496,7 +496,10 @@ func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, stats *CycleStat
 		}
 		return nil, llm.Classify(err), err
 	}
-	r, err := a.parseReply(resp.Text) // validated once, by the repair middleware
+	if r, ok := resp.Parsed.(*prompt.Response); ok {
+		return r, "", nil // validated and parsed once, by the repair middleware
+	}
+	r, err := prompt.ParseResponse(resp.Text) // Config.NoRepair
 	if err != nil {
 		return nil, "invalid_output", err
 	}

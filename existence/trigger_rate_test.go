@@ -11,9 +11,9 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/slot"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // TestNotificationFloodKeepsItsRate: 50 notifying slots a second for 20 s
@@ -26,7 +26,7 @@ func TestNotificationFloodKeepsItsRate(t *testing.T) {
 		ctx := context.Background()
 		clock := existencetest.NewClock(t0)
 		m := &recModel{clock: clock}
-		r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: clock, Heartbeat: time.Minute,
+		r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Heartbeat: time.Minute,
 			NoStagger: true, TriggerGap: gap, Logger: discardLogger()})
 		require.NoError(t, err)
 		t.Cleanup(func() { r.Close() })

@@ -3,11 +3,11 @@ package identity
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/existence-loop/sdk/internal/agentid"
 	"github.com/existence-loop/sdk/internal/runes"
 )
 
@@ -132,25 +132,18 @@ const MaxGoalArtifacts = 20
 var (
 	// ErrInvalidID: an agent id is empty or not of the form [ValidateID]
 	// accepts.
-	ErrInvalidID = errors.New("identity: invalid agent id")
+	ErrInvalidID = agentid.ErrInvalid
 	// ErrNoActiveGoal: EndGoal was called with no active goal.
 	ErrNoActiveGoal = errors.New("identity: no active goal")
 	// ErrGoalActive: StartGoal was called while a goal is active.
 	ErrGoalActive = errors.New("identity: a goal is already active")
 )
 
-var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-
 // ValidateID reports whether id can name an agent: 1–64 characters of
 // lower-case ASCII letters, digits, "_" and "-", starting with a letter or
 // digit. Ids become file names, so anything else (separators, "..", NUL) is
 // refused with [ErrInvalidID].
-func ValidateID(id string) error {
-	if !idPattern.MatchString(id) {
-		return fmt.Errorf("%w: %q (want 1–64 of a-z 0-9 _ -, not starting with _ or -)", ErrInvalidID, id)
-	}
-	return nil
-}
+func ValidateID(id string) error { return agentid.Validate(id) }
 
 // New returns a fresh identity created at now.
 func New(agentID, name string, now time.Time) Identity {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/existence-loop/sdk/internal/runes"
 )
 
 // MaxNameChars is the longest agent name [ValidateName] accepts, in
@@ -21,7 +23,9 @@ var ErrInvalidName = errors.New("identity: invalid agent name")
 // letter or digit and ending with one (or its combining mark) ("Cedar", "Agent 00042", "O'Brien",
 // "Zoë-2"). A name is shown to other agents inside the prompt's own
 // markers ("You are {name}.", "  {name}: …", "  [{name}]: …", spec §2
-// rows 2, 10 and 15), so line breaks, control and formatting characters,
+// rows 2, 10 and 15), so line breaks, tabs, the characters the prompt's
+// unsafe-character rule removes (controls, format characters, tags,
+// variation selectors used as carriers),
 // brackets, colons and quotes, which could imitate those markers or hide
 // text, are refused. The error matches [ErrInvalidName] and says which
 // rule the name breaks.
@@ -38,6 +42,8 @@ func ValidateName(name string) error {
 	for _, r := range name {
 		n++
 		switch {
+		case r == '\n' || r == '\t' || runes.Unsafe(r):
+			return bad(fmt.Sprintf("it holds the control or formatting character %U (line breaks, tabs, zero-width, bidirectional and tag characters are not allowed)", r))
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r):
 			prevSpace = false
 		case r == ' ':
@@ -47,8 +53,6 @@ func ValidateName(name string) error {
 			prevSpace = true
 		case r == '-' || r == '_' || r == '.' || r == '\'' || r == '’':
 			prevSpace = false
-		case r == '\n' || r == '\r' || unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
-			return bad(fmt.Sprintf("it holds the control or formatting character %U (line breaks, tabs and bidirectional controls are not allowed)", r))
 		default:
 			return bad(fmt.Sprintf("it holds %q: a name may hold letters, digits, single spaces and - _ . ' ’ only", r))
 		}

@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/slot"
 	"github.com/existence-loop/sdk/suffering"
 )
@@ -176,77 +173,6 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 
 // Is reports whether target is [ErrCorrupt].
 func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
-
-// MemoryStore is an in-memory [Store], for tests and for agents that need no
-// persistence. It keeps the agents' long-term memories too: it embeds a
-// [memory.MemoryStore], so it is a [memory.Store]. The zero value is ready
-// to use.
-type MemoryStore struct {
-	mu     sync.RWMutex
-	states map[string]*AgentState
-
-	memory.MemoryStore
-}
-
-var (
-	_ Store        = (*MemoryStore)(nil)
-	_ memory.Store = (*MemoryStore)(nil)
-)
-
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
-
-// Load implements [Store].
-func (m *MemoryStore) Load(ctx context.Context, agentID string) (*AgentState, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := ValidateID(agentID); err != nil {
-		return nil, err
-	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	s, ok := m.states[agentID]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, agentID)
-	}
-	return s.Clone(), nil
-}
-
-// Save implements [Store].
-func (m *MemoryStore) Save(ctx context.Context, s *AgentState) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if s == nil {
-		return errors.New("identity: Save of a nil state")
-	}
-	if err := s.Validate(); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.states == nil {
-		m.states = map[string]*AgentState{}
-	}
-	m.states[s.Identity.AgentID] = s.Clone()
-	return nil
-}
-
-// List implements [Store].
-func (m *MemoryStore) List(ctx context.Context) ([]string, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	ids := make([]string, 0, len(m.states))
-	for id := range m.states {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids, nil
-}
 
 // DefaultMaxBytes is the default size limit of one state document: 4 MiB.
 // A state within the default [Limits] encodes to a few tens of KiB.

@@ -1,7 +1,6 @@
 package identity_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -12,22 +11,6 @@ import (
 	"github.com/existence-loop/sdk/store/storetest"
 	"github.com/existence-loop/sdk/suffering"
 )
-
-// The Store promises (round trip, copies, list, hostile ids, invalid
-// states, cancellation, concurrency) are checked for MemoryStore by
-// store/storetest (storetest_test.go), and for the other stores in
-// their own packages.
-
-func TestMemoryStoreZeroValue(t *testing.T) {
-	var m identity.MemoryStore
-	ctx := context.Background()
-	_, err := m.Load(ctx, "scout")
-	require.ErrorIs(t, err, identity.ErrNotFound)
-	require.NoError(t, m.Save(ctx, storetest.FullState("scout")))
-	ids, err := m.List(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"scout"}, ids)
-}
 
 func TestStateValidate(t *testing.T) {
 	st := storetest.FullState("scout")

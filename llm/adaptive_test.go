@@ -23,7 +23,6 @@ type serverSim struct {
 	service      time.Duration
 	now          time.Time
 	busyUntil    []time.Time // per slot
-	waiting      int
 }
 
 // admit returns when a call arriving now finishes, or false for a 503.

@@ -107,6 +107,21 @@ func Retryable(err error) bool {
 	}
 }
 
+// Permanent reports whether an outcome of [Classify] can never succeed by
+// retrying the same configuration: the server lacks the model
+// ([OutcomeModelNotFound], or "http_404" from servers that say so), or it
+// refused the credentials ("http_401", "http_403"). It is stricter than
+// "not [Retryable]": a reply that fails validation is not retried by
+// [WithRetry] but may succeed on the next cycle. existence.Config.FailFast
+// stops an agent on these.
+func Permanent(outcome string) bool {
+	switch outcome {
+	case OutcomeModelNotFound, "http_401", "http_403", "http_404":
+		return true
+	}
+	return false
+}
+
 // asStatus finds a [StatusError] (value or pointer) in err's chain.
 func asStatus(err error) (StatusError, bool) {
 	var v StatusError

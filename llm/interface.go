@@ -119,6 +119,9 @@ type Response struct {
 	OutputTokens int `json:"output_tokens"`
 	// Duration is the wall-clock time of the call.
 	Duration time.Duration `json:"duration"`
+	// Parsed is what the parse function of [WithRepairParse] made of Text
+	// (nil otherwise), so that the caller parses a validated reply once.
+	Parsed any `json:"-"`
 }
 
 // Done reasons, as normalised in [Response.DoneReason].

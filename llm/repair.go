@@ -72,18 +72,32 @@ func RepairPrompt(err error) string {
 // the first reply fails validation, no follow-up is sent. Errors from the
 // first call are returned as they are. A nil check returns m unchanged.
 //
-// check must be safe for concurrent use; typically it is the parse
-// function of the prompt package.
+// check must be safe for concurrent use. To keep what validation parsed,
+// use [WithRepairParse].
 func WithRepair(m Model, check func(text string) error) Model {
 	if check == nil {
 		return m
 	}
-	return &repairModel{next: m, check: check}
+	return &repairModel{next: m, parse: func(text string) (any, error) { return nil, check(text) }}
+}
+
+// WithRepairParse is [WithRepair] with a parse function in place of the
+// check: a reply is valid when parse returns no error, and the reply
+// returned carries parse's value in [Response].Parsed, so the caller uses
+// the value validation produced instead of parsing the text again (or
+// keeping it aside). parse must be safe for concurrent use; typically it
+// is the prompt package's response parser. A nil parse returns m
+// unchanged.
+func WithRepairParse(m Model, parse func(text string) (any, error)) Model {
+	if parse == nil {
+		return m
+	}
+	return &repairModel{next: m, parse: parse}
 }
 
 type repairModel struct {
 	next  Model
-	check func(string) error
+	parse func(string) (any, error)
 }
 
 var _ Model = (*repairModel)(nil)
@@ -96,9 +110,11 @@ func (r *repairModel) Generate(ctx context.Context, req *Request) (*Response, er
 	if err != nil || req.Format == nil || resp == nil || len(resp.ToolCalls) > 0 {
 		return resp, err
 	}
-	cerr := r.check(resp.Text)
+	parsed, cerr := r.parse(resp.Text)
 	if cerr == nil {
-		return resp, nil
+		out := *resp
+		out.Parsed = parsed
+		return &out, nil
 	}
 	first := &InvalidOutputError{Err: cerr, Text: resp.Text}
 	if ctx.Err() != nil {
@@ -119,12 +135,15 @@ func (r *repairModel) Generate(ctx context.Context, req *Request) (*Response, er
 	if resp2 == nil {
 		return nil, fmt.Errorf("llm: repair request returned no response (after %w)", first)
 	}
+	var parsed2 any
 	if len(resp2.ToolCalls) == 0 {
-		if cerr2 := r.check(resp2.Text); cerr2 != nil {
+		var cerr2 error
+		if parsed2, cerr2 = r.parse(resp2.Text); cerr2 != nil {
 			return nil, &InvalidOutputError{Err: cerr2, Text: resp2.Text, Repaired: true}
 		}
 	}
 	out := *resp2
+	out.Parsed = parsed2
 	out.PromptTokens += resp.PromptTokens
 	out.OutputTokens += resp.OutputTokens
 	out.Duration += resp.Duration

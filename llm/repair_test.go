@@ -146,3 +146,34 @@ func TestRepairPrompt(t *testing.T) {
 		"Your previous reply is not valid: at '/goals/0': boom\n\nReply again with the corrected JSON object only: no prose, no code fences, no explanation.",
 		llm.RepairPrompt(errors.New("at '/goals/0': boom")))
 }
+
+// TestRepairParseReturnsTheParsedValue: the value parse made of the valid
+// reply travels with it, whether the first reply was valid or the repair
+// was; a request without Format passes through without one.
+func TestRepairParseReturnsTheParsedValue(t *testing.T) {
+	parse := func(text string) (any, error) {
+		var v struct {
+			Content string `json:"content"`
+		}
+		if err := json.Unmarshal([]byte(text), &v); err != nil || v.Content == "" {
+			return nil, errors.New("/content: missing")
+		}
+		return v.Content, nil
+	}
+	fake := llmtest.NewFake(
+		llmtest.Reply{Text: `{"content": "first"}`},
+		llmtest.Reply{Text: `{"nope": 1}`},
+		llmtest.Reply{Text: `{"content": "repaired"}`},
+		llmtest.Reply{Text: "plain"},
+	)
+	m := llm.WithRepairParse(fake, parse)
+	for _, want := range []string{"first", "repaired"} {
+		resp, err := m.Generate(context.Background(), goalRequest())
+		require.NoError(t, err)
+		assert.Equal(t, want, resp.Parsed)
+	}
+	resp, err := m.Generate(context.Background(), &llm.Request{Messages: goalRequest().Messages})
+	require.NoError(t, err)
+	assert.Nil(t, resp.Parsed, "no Format: nothing parsed")
+	assert.Same(t, fake, llm.WithRepairParse(fake, nil), "a nil parse returns the model")
+}

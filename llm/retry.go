@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/existence-loop/sdk/internal/backoff"
 )
 
 // Retry defaults. Attempts, Wait503 and Wait copy the original system
@@ -130,10 +132,7 @@ func (p RetryPolicy) backoff(retry int, err error, priority bool) time.Duration 
 	if base <= 0 {
 		return 0
 	}
-	if retry < 1 {
-		retry = 1
-	}
-	d := float64(base) * math.Pow(2, float64(retry-1))
+	d := float64(backoff.Nth(retry, base, 0))
 	if p.Jitter > 0 {
 		r := p.Rand()
 		if r < 0 || r >= 1 || math.IsNaN(r) {

@@ -278,6 +278,25 @@ func TestRetryDoesNotRetryCallerCancel(t *testing.T) {
 	assert.Empty(t, w.got())
 }
 
+// TestPermanent: the outcomes FailFast stops on are the ones a retry with
+// the same configuration can never fix; a retryable or a validation
+// failure is not one of them.
+func TestPermanent(t *testing.T) {
+	for outcome, want := range map[string]bool{
+		llm.OutcomeModelNotFound: true, "http_401": true, "http_403": true, "http_404": true,
+		"http_400": false, "http_429": false, "http_503": false, llm.OutcomeUnavailable: false,
+		llm.OutcomeTimeout: false, "": false, "parse": false,
+	} {
+		if got := llm.Permanent(outcome); got != want {
+			t.Errorf("Permanent(%q) = %v, want %v", outcome, got, want)
+		}
+	}
+	err := &llm.StatusError{StatusCode: 401, Message: "bad key"}
+	if !llm.Permanent(llm.Classify(err)) || llm.Retryable(err) {
+		t.Errorf("a refused key is permanent and not retryable")
+	}
+}
+
 // TestRetryPriorityWaitsLittle: a priority call (a person waits for it)
 // refused by a loaded server is retried after WaitPriority, doubled, not
 // the 10 s meant to relieve the server; a Retry-After still rules.

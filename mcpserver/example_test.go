@@ -10,10 +10,10 @@ import (
 	"strings"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/mcpserver"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -24,7 +24,7 @@ import (
 func ExampleNew() {
 	ctx := context.Background()
 	events := mcpserver.NewEventLog(0)
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Observer: events.Observe})
+	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Observer: events.Observe})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -86,7 +86,7 @@ func ExampleNew() {
 // timeouts) on a loopback address, with a bearer token.
 func ExampleServer_Handler() {
 	ctx := context.Background()
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})
+	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
 	if err != nil {
 		fmt.Println(err)
 		return

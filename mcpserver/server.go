@@ -14,7 +14,6 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/strictjson"
 	"github.com/existence-loop/sdk/monitor"
-	"github.com/existence-loop/sdk/store/taskqueue"
 	"github.com/existence-loop/sdk/task"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -42,17 +41,6 @@ const (
 	RecentGoals = 10
 )
 
-// TaskQueue is the task queue the assign_task and list_tasks tools use;
-// *taskqueue.Queue implements it.
-type TaskQueue interface {
-	// Submit adds a task for agentID ("" = the first free agent).
-	Submit(ctx context.Context, description, agentID string) (task.Task, error)
-	// List returns every task the queue keeps, in submission order.
-	List(ctx context.Context) ([]task.Task, error)
-}
-
-var _ TaskQueue = (*taskqueue.Queue)(nil)
-
 // Agents is what the server reads and drives: an *existence.Runner, or one
 // agent through [SingleAgent]. It is the monitor's [monitor.Runner], so that
 // one value serves both.
@@ -69,7 +57,7 @@ type Config struct {
 	Agents Agents
 	// Tasks is the task queue of assign_task and list_tasks; nil makes
 	// those tools fail with [ErrNotConfigured].
-	Tasks TaskQueue
+	Tasks task.Queue
 	// Requests is the queue of the agents' requests to the human, for
 	// list_requests, approve_request, reject_request and answer_request;
 	// nil makes those tools fail with [ErrNotConfigured].

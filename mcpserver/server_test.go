@@ -16,11 +16,11 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/requests"
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/mcpserver"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
 	"github.com/existence-loop/sdk/task"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -90,7 +90,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	log := mcpserver.NewEventLog(0)
 	runner, err := existence.NewRunner(existence.RunnerConfig{
-		Store:     identity.NewMemoryStore(),
+		Store:     memstore.New(),
 		Clock:     existencetest.NewClock(t0),
 		NoStagger: true, // every first tick at once: the clock does not move
 		Observer: existence.Observers(log.Observe, func(e existence.Event) {

@@ -14,13 +14,14 @@ import (
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/mcpserver"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // TestSlotTools: post_slot on an agent's board and on the shared board,
 // checked as strictly as the monitor's API; list_slots reads them back.
 func TestSlotTools(t *testing.T) {
 	ctx := context.Background()
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: existencetest.NewClock(t0), Logger: quiet,
+	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: existencetest.NewClock(t0), Logger: quiet,
 		SharedSlots: identity.NewSharedBoard(identity.NewMemoryDocument("slots"), identity.BoardOptions{})})
 	require.NoError(t, err)
 	defer runner.Close()

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/existence-loop/sdk/internal/backoff"
 	"github.com/existence-loop/sdk/llm"
 )
 
@@ -107,7 +108,7 @@ func (m *Memory) attempt() {
 	}
 	var wait time.Duration
 	if failed != nil {
-		b.backoff = min(max(b.backoff*2, m.cfg.MinBackoff), m.cfg.MaxBackoff)
+		b.backoff = backoff.Next(b.backoff, m.cfg.MinBackoff, m.cfg.MaxBackoff)
 		wait = b.backoff
 		if se, ok := errors.AsType[llm.StatusError](failed); ok && se.RetryAfter > wait {
 			wait = min(se.RetryAfter, m.cfg.MaxBackoff)

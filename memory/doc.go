@@ -10,7 +10,7 @@
 //
 // The package sits low in the module: it imports llm (for [llm.Embedder])
 // and nothing of the loop or the stores. The stores import it: every
-// store of the SDK (identity.MemoryStore, store/filestore,
+// store of the SDK (store/memstore, store/filestore,
 // store/sqlitestore, store/pgstore) implements [Store] beside
 // identity.Store, so one store holds an agent's state and its memories,
 // and store/storetest.RunMemory is their one conformance suite.

@@ -12,7 +12,7 @@ import (
 )
 
 // Store keeps agents' memories. Every store of the SDK implements it
-// besides identity.Store: identity.MemoryStore, store/filestore,
+// besides identity.Store: store/memstore, store/filestore,
 // store/sqlitestore and store/pgstore (without pgvector), and
 // [MemoryStore] here; all pass the conformance suite
 // store/storetest.RunMemory. Implementations are safe for concurrent
@@ -170,7 +170,7 @@ func DecodeVector(b []byte) ([]float32, error) {
 }
 
 // MemoryStore is an in-process [Store]: nothing survives the process. The
-// zero value is ready to use. identity.MemoryStore embeds one, so that
+// zero value is ready to use. memstore.Store embeds one, so that
 // the SDK's default store holds memories too.
 type MemoryStore struct {
 	mu     sync.RWMutex

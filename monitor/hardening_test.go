@@ -19,14 +19,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // runnerOnly is a monitor.Config over an empty runner.
 func runnerOnly(t *testing.T) monitor.Config {
 	t.Helper()
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Logger: slog.New(slog.DiscardHandler)})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	return monitor.Config{Runner: r, Logger: slog.New(slog.DiscardHandler)}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
 )
 
@@ -49,7 +50,7 @@ func newEnv(t testing.TB, n int, cfg monitor.Config, opts ...func(*existence.Run
 	e.reqs = requests.NewMemory(requests.Options{Now: e.clock.Now})
 	var mon *monitor.Monitor
 	rc := existence.RunnerConfig{
-		Store:    identity.NewMemoryStore(),
+		Store:    memstore.New(),
 		Clock:    e.clock,
 		Observer: func(ev existence.Event) { mon.Observe(ev) },
 		Logger:   slog.New(slog.DiscardHandler),

@@ -15,9 +15,9 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // slowModel answers every cycle after latency of virtual time, read from
@@ -40,7 +40,7 @@ func laneEnv(t *testing.T, n int, latency time.Duration) (*existence.Runner, *mo
 	rec := &existencetest.Recorder{}
 	var mon *monitor.Monitor
 	r, err := existence.NewRunner(existence.RunnerConfig{
-		Store:    identity.NewMemoryStore(),
+		Store:    memstore.New(),
 		Clock:    existencetest.NewClock(t0),
 		Observer: existence.Observers(rec.Observe, func(e existence.Event) { mon.Observe(e) }),
 		Logger:   slog.New(slog.DiscardHandler),

@@ -9,16 +9,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // memoryEnv is the trio with a memory holding three memories of scout's.
 func memoryEnv(t *testing.T, token string) (*env, *memory.Memory) {
 	t.Helper()
-	mem, err := memory.New(memory.Config{Store: identity.NewMemoryStore(), Embedder: llmtest.NewFakeEmbedder("", 0), NoBackfill: true})
+	mem, err := memory.New(memory.Config{Store: memstore.New(), Embedder: llmtest.NewFakeEmbedder("", 0), NoBackfill: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { mem.Close() })
 	for _, text := range []string{"FAILED: the deploy broke on a missing env var", "wrote notes.md with the layout", "the rate limiter drops requests at night"} {

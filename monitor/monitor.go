@@ -17,7 +17,6 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/memory"
-	"github.com/existence-loop/sdk/store/taskqueue"
 	"github.com/existence-loop/sdk/task"
 )
 
@@ -59,15 +58,6 @@ func (s single) SayAsHost(ctx context.Context, text string, to ...string) error 
 	return s.a.SayAsHost(ctx, text)
 }
 
-// Tasks is what the monitor needs of a task queue: *taskqueue.Queue
-// satisfies it.
-type Tasks interface {
-	Submit(ctx context.Context, description, agentID string) (task.Task, error)
-	List(ctx context.Context) ([]task.Task, error)
-}
-
-var _ Tasks = (*taskqueue.Queue)(nil)
-
 // Requests is what the monitor needs of the requests queue:
 // *requests.Queue satisfies it.
 type Requests interface {
@@ -101,7 +91,7 @@ type Config struct {
 	Source Source
 	// Tasks is the task queue to list and assign (optional: without it
 	// the task endpoints answer 404).
-	Tasks Tasks
+	Tasks task.Queue
 	// Requests is the queue of requests to the human (optional: without
 	// it the request endpoints answer 404).
 	Requests Requests

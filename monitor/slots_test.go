@@ -15,6 +15,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // TestSlotEndpoints: slots posted to an agent's board and to the shared
@@ -169,7 +170,7 @@ func TestSlotPostReply(t *testing.T) {
 // TestSlotEndpointsWithoutSupport: a runner without a shared board, and a
 // Source that takes no slots, answer 501 saying why.
 func TestSlotEndpointsWithoutSupport(t *testing.T) {
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
 	require.NoError(t, err)
 	mon, err := monitor.New(monitor.Config{Runner: r})
 	require.NoError(t, err)

@@ -523,7 +523,7 @@ func (a *Assembler) assemble(l *layout, v *View) (*Prompt, error) {
 // sections, keeping its cuts. The budget was fitted before, and cleaning
 // only removes characters, so the prompt still fits it.
 func clean(l *layout, p *Prompt) *Prompt {
-	if unsafeAt(p.Text) < 0 {
+	if runes.UnsafeAt(p.Text) < 0 {
 		return p
 	}
 	texts := make([]string, len(l.sections))

@@ -131,7 +131,7 @@ func flat(s string, maxChars int) string {
 
 // isGap reports whether r separates words in flattened text: white space,
 // or a code point [Clean] removes.
-func isGap(r rune) bool { return isSpace(r) || isUnsafe(r) }
+func isGap(r rune) bool { return isSpace(r) || runes.Unsafe(r) }
 
 // isBlank reports whether s holds nothing but whitespace and code points
 // [Clean] removes: nothing a prompt would show.

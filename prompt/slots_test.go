@@ -124,3 +124,35 @@ func TestSlotsSectionUnderBudget(t *testing.T) {
 	}
 	assert.Contains(t, names, prompt.SectionSlots)
 }
+
+// invisible are the code points of a hidden-instruction attack: a tag
+// character (U+E0041, an invisible "A"), a zero-width space and a
+// right-to-left mark.
+var invisible = []string{"\U000E0041", "\u200B", "\u200F"}
+
+// TestInvisibleSlotTextReachesNoPrompt: a slot whose title and summary
+// carry U+E0041, U+200B and U+200F reaches no prompt with those code
+// points — stored as it came (a board written before the rule) or cleaned
+// by a mind — and the slots API's check refuses it; recalled memories
+// (imported ones among them) are cleaned the same way.
+func TestInvisibleSlotTextReachesNoPrompt(t *testing.T) {
+	hidden := strings.Join(invisible, "") + "\U000E0069\U000E0067\U000E006E"
+	raw := slot.Slot{ID: "feed", Title: "Ne" + hidden + "ws", Status: slot.Completed, Summary: "all " + hidden + "quiet", Importance: 0.5}
+	require.ErrorIs(t, raw.Validate(), slot.ErrInvalid, "the API refuses it")
+	v := prompttest.Cedar().View()
+	v.Slots = []slot.Slot{raw, raw.Clean()}
+	v.Slots[1].ID = "feed2"
+	v.Memories = []prompt.Memory{{Text: "imported " + hidden + "memory", Kind: "imported"}}
+	a := withSlots(t)
+	require.NoError(t, a.InsertAfter(prompt.SectionSlots, prompt.Memories()))
+	p := prompttest.Assemble(t, a, v)
+	for _, c := range invisible {
+		assert.NotContains(t, p.Text, c, "%U in the prompt", []rune(c)[0])
+	}
+	for _, r := range p.Text {
+		require.False(t, unsafe(r), "%U in the prompt", r)
+	}
+	body := prompttest.SectionBody(t, p, prompt.SectionSlots)
+	assert.Contains(t, body, "News: completed - all quiet")
+	assert.Contains(t, prompttest.SectionBody(t, p, prompt.SectionMemories), "imported memory")
+}

@@ -7,7 +7,7 @@ import (
 )
 
 // DefaultMax is how many slots a board keeps by default, an agent's own
-// board and a [Shared] board alike.
+// board and a shared one (identity.SharedBoard) alike.
 const DefaultMax = 20
 
 // Put returns board with s in it: s replaces the slot with its id in

@@ -21,8 +21,8 @@
 // [Slot.Stale].
 //
 // Text rules. [Slot.Validate] is strict, for input from outside (an HTTP
-// request, an MCP call): it refuses control and bidirectional-control
-// characters, over-long texts and out-of-range numbers with an error
+// request, an MCP call): it refuses control and invisible (format, tag,
+// variation-selector) characters, over-long texts and out-of-range numbers with an error
 // matching [ErrInvalid]. [Slot.Clean] is lenient, for what a mind reads
 // from the world (a feed's titles, a file's name): it removes those
 // characters and cuts the texts to their caps, leaving the numbers for

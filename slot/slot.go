@@ -71,7 +71,7 @@ var ErrInvalid = errors.New("slot: invalid slot")
 // GLaDOS's names; UpdatedAt is "updated_at".
 type Slot struct {
 	// ID identifies the slot on its board ("slot_id"): 1–128 characters,
-	// no whitespace, control or bidirectional-control characters, e.g.
+	// no whitespace, control or invisible format characters, e.g.
 	// "workspace" or "feed:news". A slot posted with the id of one on the
 	// board replaces it.
 	ID string `json:"slot_id"`
@@ -106,8 +106,10 @@ type Slot struct {
 // Validate checks s strictly, as input from outside must be: a non-blank
 // id of at most 128 characters without whitespace; a valid [Status]; a
 // title and a summary within their caps (80 and 500 characters) without
-// control characters (a summary may hold newlines and tabs) or
-// bidirectional controls; importance and confidence finite and within
+// control characters (a summary may hold newlines and tabs) or invisible
+// ones (format characters such as zero-width and bidirectional marks and
+// controls, tag characters, variation selectors used as carriers: the
+// unsafe-character rule prompts apply); importance and confidence finite and within
 // 0–1; next_run finite, 0 or more and at most 366 days in seconds; valid
 // UTF-8 everywhere. The error matches [ErrInvalid] and names the field.
 func (s Slot) Validate() error {
@@ -121,7 +123,7 @@ func (s Slot) Validate() error {
 		return bad(`"slot_id" is not valid UTF-8`)
 	case runes.Count(s.ID) > MaxIDChars:
 		return bad(`"slot_id" has %d characters; the limit is %d`, runes.Count(s.ID), MaxIDChars)
-	case strings.IndexFunc(s.ID, func(r rune) bool { return unicode.IsSpace(r) || unsafe(r) }) >= 0:
+	case strings.IndexFunc(s.ID, unicode.IsSpace) >= 0 || runes.UnsafeAt(s.ID) >= 0:
 		return bad(`"slot_id" %q holds whitespace or a control character`, s.ID)
 	case s.Status == "":
 		return bad(`"status" is missing (pending, running, completed, failed, idle, or another lower-case word)`)
@@ -156,36 +158,27 @@ func checkText(name, s string, max int, lines bool) error {
 	if n := runes.Count(s); n > max {
 		return fmt.Errorf("%w: %q has %d characters; the limit is %d", ErrInvalid, name, n, max)
 	}
-	if i := strings.IndexFunc(s, func(r rune) bool { return unsafe(r) || (!lines && (r == '\n' || r == '\t')) }); i >= 0 {
+	i := runes.UnsafeAt(s)
+	if j := strings.IndexAny(s, "\n\t"); !lines && j >= 0 && (i < 0 || j < i) {
+		i = j
+	}
+	if i >= 0 {
 		r, _ := utf8.DecodeRuneInString(s[i:])
 		what := "a control character"
-		if r >= 0x202A {
+		switch {
+		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
 			what = "a bidirectional control character"
+		case r >= 0xA0:
+			what = "an invisible character"
 		}
 		return fmt.Errorf("%w: %q holds %s (%U) at byte %d", ErrInvalid, name, what, r, i)
 	}
 	return nil
 }
 
-// unsafe reports whether r may never appear in a slot's text: the C0
-// controls but tab and newline, DEL, the C1 controls, and the
-// bidirectional embedding, override and isolate controls (what prompts
-// never carry).
-func unsafe(r rune) bool {
-	switch {
-	case r < 0x20:
-		return r != '\t' && r != '\n'
-	case r == 0x7F, r >= 0x80 && r <= 0x9F:
-		return true
-	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
-}
-
 // Clean returns s made presentable, for text a mind reads from the world:
-// invalid UTF-8 becomes U+FFFD; control and bidirectional-control
-// characters are removed (a summary keeps newlines; tabs become spaces);
+// invalid UTF-8 becomes U+FFFD; control and invisible characters (the
+// unsafe-character rule prompts apply) are removed (a summary keeps newlines; tabs become spaces);
 // the title is put on one line; title and summary are trimmed and cut to
 // their caps (80 and 500 characters), ending in "…" when cut; a blank
 // title becomes the id. The id, status and numbers are left for
@@ -199,20 +192,13 @@ func (s Slot) Clean() Slot {
 	return s
 }
 
-// cleanText removes what [unsafe] refuses, after making s valid UTF-8.
+// cleanText makes s valid UTF-8 and removes what the unsafe-character
+// rule refuses (internal/runes.Strip).
 func cleanText(s string) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	if strings.IndexFunc(s, unsafe) < 0 {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if unsafe(r) {
-			return -1
-		}
-		return r
-	}, s)
+	return runes.Strip(s)
 }
 
 // cutText cuts s to n characters, ending in "…" when cut.

@@ -57,3 +57,19 @@ func ExampleLimits_WithDefaults() {
 	// Output:
 	// 2h0m0s 2000 2000 50
 }
+
+// Every queue applies one rule to a submission before storing it:
+// CheckSubmit trims the description, refuses a blank one or a bad agent
+// id, and cuts the description to the queue's limit in characters.
+func ExampleCheckSubmit() {
+	desc, err := task.CheckSubmit("  Index the docs  ", "scout", 9)
+	fmt.Printf("%q %v\n", desc, err)
+	_, err = task.CheckSubmit(" \n ", "", 0)
+	fmt.Println(errors.Is(err, task.ErrInvalid), err)
+	_, err = task.CheckSubmit("x", "../etc", 0)
+	fmt.Println(errors.Is(err, task.ErrInvalid))
+	// Output:
+	// "Index the" <nil>
+	// true task: invalid argument: blank task description
+	// true
+}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -60,15 +59,7 @@ const embedProhibitions = "goals referencing hardware, thermal sensors, PMIC, bu
 // agent and saves its state.
 func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error) {
 	log := logger(stderr)
-	store, err := filestore.Open(o.state, filestore.Options{})
-	if err != nil {
-		return err
-	}
-	tasks, err := taskqueue.Open(o.state, taskqueue.Options{})
-	if err != nil {
-		return err
-	}
-	reqs, err := requests.Open(o.state, requests.Options{})
+	st, err := openState(o.state)
 	if err != nil {
 		return err
 	}
@@ -77,53 +68,7 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 		return err
 	}
 	defer ws.Close()
-
-	base, url, err := newModel(o)
-	if err != nil {
-		return err
-	}
-	o.llmURL = url
-	world := worldText(filepath.ToSlash(filepath.Clean(o.workspace)) + "/")
-	exec, err := toolloop.New(toolloop.Config{
-		// No Model: the executor uses the agent's, wrapped with its
-		// timeout, retry and per-attempt events.
-		Tools:       append(ws.Tools(), requests.Tools(reqs)...),
-		ToolTimeout: time.Minute,
-		World:       world,
-	})
-	if err != nil {
-		return err
-	}
-
-	// The monitor needs the agent and the agent its observer: events reach
-	// the monitor once it exists.
-	var mon atomic.Pointer[monitor.Monitor]
-	out := &printer{w: stdout, verbose: o.verbose}
-	observe := func(e existence.Event) {
-		if m := mon.Load(); m != nil {
-			m.Observe(e)
-		}
-	}
-	agent, err := existence.New(ctx, existence.Config{
-		ID:      o.id,
-		Name:    o.name,
-		Traits:  []string{"helpful", "curious", "finishes what it starts"},
-		Domains: []string{"writing", "building"},
-		Model:   base,
-		Store:   store,
-		Prompt: prompt.Solo(prompt.Config{ // one agent: no peers section, no "peers who exist alongside you"
-			World:        world,
-			Goals:        embedGoals,
-			Prohibitions: embedProhibitions,
-			Grounding:    "The goal must be grounded in what actually exists in the workspace.",
-		}),
-		Executor:    exec,
-		Tasks:       tasks,
-		Heartbeat:   o.heartbeat,
-		CallTimeout: o.llmTimeout,
-		Observer:    existence.Observers(observe, out.observe),
-		Logger:      log,
-	})
+	agent, err := newAgent(ctx, o, st, ws, log, stdout)
 	if err != nil {
 		return err
 	}
@@ -132,11 +77,10 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 			err = errors.Join(err, fmt.Errorf("closing the agent: %w", cerr))
 		}
 	}()
-
 	m, err := monitor.New(monitor.Config{
 		Runner:   monitor.Single(agent),
-		Tasks:    tasks,
-		Requests: reqs,
+		Tasks:    st.tasks,
+		Requests: st.reqs,
 		Token:    o.token,
 		Addr:     o.addr, // a public address without a token is refused: monitor.ErrNoToken
 		Logger:   log,
@@ -146,59 +90,103 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 	} else if err != nil {
 		return err
 	}
-	mon.Store(m)
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return err
-	}
-	// Safe timeouts against slow clients; shutting the server down closes
-	// the monitor, which ends its event streams.
-	srv := monitor.NewServer(o.addr, m)
-	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
-	fmt.Fprintf(stderr, "embed: %s (%s) listening on http://%s; %s at %s, model %s; state in %s, workspace %s; Ctrl-C to stop\n",
-		agent.Name(), agent.ID(), ln.Addr(), o.provider, o.llmURL, o.model, o.state, o.workspace)
-	fmt.Fprintf(stderr, "embed: dashboard at http://%s/ (open it with ?token=TOKEN when a token is set); waiting for the model at %s…\n", ln.Addr(), o.llmURL)
+	defer agent.Subscribe(m.Observe)() // the monitor exists after the agent: it subscribes
+	return runAgent(ctx, agent, m, o, log, stderr)
+}
 
+// state is what the example keeps in its state directory: the agent's
+// state, the task queue and the requests to the human.
+type state struct {
+	store *filestore.Store
+	tasks *taskqueue.Queue
+	reqs  *requests.Queue
+}
+
+func openState(dir string) (*state, error) {
+	store, err := filestore.Open(dir, filestore.Options{})
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := taskqueue.Open(dir, taskqueue.Options{})
+	if err != nil {
+		return nil, err
+	}
+	reqs, err := requests.Open(dir, requests.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return &state{store: store, tasks: tasks, reqs: reqs}, nil
+}
+
+// newAgent builds the agent: the model of -provider, the workspace tools
+// and the requests tools in a tool-loop executor, and a one-agent prompt
+// of the agent's real world.
+func newAgent(ctx context.Context, o *options, st *state, ws *workspace.Workspace, log *slog.Logger, stdout io.Writer) (*existence.Agent, error) {
+	base, url, err := newModel(o)
+	if err != nil {
+		return nil, err
+	}
+	o.llmURL = url
+	world := worldText(filepath.ToSlash(filepath.Clean(o.workspace)) + "/")
+	exec, err := toolloop.New(toolloop.Config{
+		// No Model: the executor uses the agent's, wrapped with its
+		// timeout, retry and per-attempt events.
+		Tools:       append(ws.Tools(), requests.Tools(st.reqs)...),
+		ToolTimeout: time.Minute,
+		World:       world,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &printer{w: stdout, verbose: o.verbose}
+	return existence.New(ctx, existence.Config{
+		ID: o.id, Name: o.name, Model: base, Store: st.store, Executor: exec, Tasks: st.tasks,
+		Traits:  []string{"helpful", "curious", "finishes what it starts"},
+		Domains: []string{"writing", "building"},
+		Prompt: prompt.Solo(prompt.Config{ // one agent: no peers section, no "peers who exist alongside you"
+			World:        world,
+			Goals:        embedGoals,
+			Prohibitions: embedProhibitions,
+			Grounding:    "The goal must be grounded in what actually exists in the workspace.",
+		}),
+		Heartbeat: o.heartbeat, CallTimeout: o.llmTimeout, Observer: out.observe, Logger: log,
+	})
+}
+
+// runAgent serves m on o.addr (monitor.Serve owns the listener and the
+// graceful shutdown) and runs the agent once listening, until ctx ends or
+// the agent stops; then it stops both and reports what went wrong.
+func runAgent(ctx context.Context, agent *existence.Agent, m *monitor.Monitor, o *options, log *slog.Logger, stderr io.Writer) error {
+	ctx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
 	agentCtx, stopAgent := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopAgent()
+	var unexpected atomic.Bool
 	agentDone := make(chan error, 1)
-	go func() { agentDone <- agent.Run(agentCtx) }()
-	serveDone := make(chan error, 1)
-	go func() { serveDone <- srv.Serve(ln) }()
-
-	var (
-		serveErr, agentErr     error
-		serveEnded, agentEnded bool
-		runErr                 error
-	)
-	select {
-	case <-ctx.Done():
-	case serveErr = <-serveDone:
-		serveEnded = true
-	case agentErr = <-agentDone:
-		agentEnded = true
-		runErr = errors.New("the agent stopped unexpectedly")
+	started := false // set by ready, which Serve calls before it returns
+	ready := func(addr net.Addr) {
+		started = true
+		fmt.Fprintf(stderr, "embed: %s (%s) listening on http://%s; %s at %s, model %s; state in %s, workspace %s; Ctrl-C to stop\n",
+			agent.Name(), agent.ID(), addr, o.provider, o.llmURL, o.model, o.state, o.workspace)
+		fmt.Fprintf(stderr, "embed: dashboard at http://%s/ (open it with ?token=TOKEN when a token is set); waiting for the model at %s…\n", addr, o.llmURL)
+		go func() {
+			err := agent.Run(agentCtx)
+			unexpected.Store(ctx.Err() == nil)
+			agentDone <- err
+			stopServing()
+		}()
 	}
-
+	runErr := monitor.Serve(ctx, o.addr, m, monitor.ServeConfig{Ready: ready, ShutdownTimeout: shutdownTimeout, Logger: log})
+	if !started {
+		return runErr // could not listen: the agent never ran
+	}
 	fmt.Fprintln(stderr, "embed: shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		runErr = errors.Join(runErr, fmt.Errorf("shutting the server down: %w", err))
-		_ = srv.Close()
-	}
-	if !serveEnded {
-		serveErr = <-serveDone
-	}
-	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
-		runErr = errors.Join(runErr, fmt.Errorf("serving: %w", serveErr))
-	}
 	stopAgent()
-	if !agentEnded {
-		agentErr = <-agentDone
-	}
-	if agentErr != nil {
+	if agentErr := <-agentDone; agentErr != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("stopping the agent: %w", agentErr))
+	}
+	if unexpected.Load() {
+		runErr = errors.Join(errors.New("the agent stopped unexpectedly"), runErr)
 	}
 	return runErr
 }

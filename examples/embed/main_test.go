@@ -212,38 +212,16 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stderr := &lockedBuffer{listening: make(chan string, 1)}
-	stdout := &lockedBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{
-			"-addr", "127.0.0.1:0", "-llm-url", llmSrv.URL, "-model", "fake",
-			"-state", dir + "/state", "-workspace", dir + "/ws", "-token", "tok",
-		}, stdout, stderr)
-	}()
-	var base string
-	select {
-	case base = <-stderr.listening:
-	case code := <-done:
-		t.Fatalf("run exited with %d: %s", code, stderr.String())
-	}
-	require.True(t, strings.HasPrefix(base, "http://127.0.0.1:"), base)
+	base, done, stdout, stderr := startRun(t, ctx, "-addr", "127.0.0.1:0", "-llm-url", llmSrv.URL, "-model", "fake",
+		"-state", dir+"/state", "-workspace", dir+"/ws", "-token", "tok")
 
-	get := func(path string) *http.Response {
-		req, err := http.NewRequest(http.MethodGet, base+path, nil)
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer tok")
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		return resp
-	}
-	resp := get("/api/agents/agent")
+	resp := authed(t, http.MethodGet, base+"/api/agents/agent", "")
 	var v monitor.AgentDetail
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&v))
 	resp.Body.Close()
 	assert.Equal(t, "agent", v.Status.ID)
 	assert.Equal(t, "Wren", v.Status.Name)
-	resp = get("/healthz")
+	resp = authed(t, http.MethodGet, base+"/healthz", "")
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 
@@ -261,15 +239,9 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	c := &sseClient{t: t, resp: stream, r: bufio.NewReader(stream.Body)}
 	require.Equal(t, sseMessage{Comment: "connected"}, c.next())
 
-	req, err = http.NewRequest(http.MethodPost, base+"/api/messages", strings.NewReader(`{"text": "please write me an answer"}`))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer tok")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err = http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	resp = authed(t, http.MethodPost, base+"/api/messages", `{"text": "please write me an answer"}`)
 	resp.Body.Close()
 	require.Equal(t, http.StatusAccepted, resp.StatusCode)
-
 	e := c.until(existence.EventGoalChosen)
 	assert.Equal(t, goal, e.Text)
 
@@ -285,9 +257,47 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	assert.Contains(t, stderr.String(), "embed: shutting down")
 	assert.NotContains(t, stderr.String(), "warning")
 	assert.Contains(t, stdout.String(), "🎯 "+goal)
+	checkSaved(t, dir+"/state", goal)
+}
 
-	// The state was saved and its lock released.
-	store, err := filestore.Open(dir+"/state", filestore.Options{})
+// startRun runs the command with args until ctx ends and returns the base
+// URL it listens on, once it does, with the channel of its exit code and
+// its outputs.
+func startRun(t *testing.T, ctx context.Context, args ...string) (base string, done chan int, stdout, stderr *lockedBuffer) {
+	t.Helper()
+	stderr = &lockedBuffer{listening: make(chan string, 1)}
+	stdout = &lockedBuffer{}
+	done = make(chan int, 1)
+	go func() { done <- run(ctx, args, stdout, stderr) }()
+	select {
+	case base = <-stderr.listening:
+	case code := <-done:
+		t.Fatalf("run exited with %d: %s", code, stderr.String())
+	}
+	require.True(t, strings.HasPrefix(base, "http://127.0.0.1:"), base)
+	return base, done, stdout, stderr
+}
+
+// authed sends a request with the token "tok" (and a JSON body when body
+// is not empty).
+func authed(t *testing.T, method, url, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer tok")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	return resp
+}
+
+// checkSaved: the state in dir was saved, with goal last, and its lock
+// released.
+func checkSaved(t *testing.T, dir, goal string) {
+	t.Helper()
+	store, err := filestore.Open(dir, filestore.Options{})
 	require.NoError(t, err)
 	unlock, err := store.Lock("agent")
 	require.NoError(t, err, "the agent's lock is released")
@@ -309,7 +319,7 @@ func TestRunListenError(t *testing.T) {
 		"-state", dir + "/state", "-workspace", dir + "/ws",
 	}, io.Discard, &stderr)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr.String(), "embed: listen tcp")
+	assert.Contains(t, stderr.String(), "listen tcp")
 }
 
 // TestPublicAddressNeedsToken: the service refuses a non-loopback -addr

@@ -12,7 +12,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/simulate"
-	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 func main() {
@@ -33,7 +33,7 @@ func main() {
 func run(ctx context.Context, n int, heartbeat, d time.Duration, workers int, w io.Writer) error {
 	var cycles atomic.Int64
 	runner, err := existence.NewRunner(existence.RunnerConfig{
-		Store:           identity.NewMemoryStore(),
+		Store:           memstore.New(),
 		Heartbeat:       heartbeat,
 		AutonomyWorkers: workers,
 		Observer: func(e existence.Event) {

@@ -19,10 +19,10 @@ import (
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/minds"
 	"github.com/existence-loop/sdk/existence/toolloop/mcptools"
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/slot"
+	"github.com/existence-loop/sdk/store/memstore"
 	"log/slog"
 )
 
@@ -78,7 +78,7 @@ func start(t *testing.T, ms ...existence.Mind) *running {
 	r := &running{clock: existencetest.NewClock(t0), model: make(prompts, 16), cycles: make(chan struct{}, 16)}
 	asm := prompt.New(prompt.Config{World: "A workshop."})
 	require.NoError(t, asm.InsertAfter(prompt.SectionDiscoveries, prompt.SlotsSection()))
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Clock: r.clock, Heartbeat: 6 * time.Second,
+	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: r.clock, Heartbeat: 6 * time.Second,
 		NoStagger: true, Logger: slog.New(slog.DiscardHandler),
 		Observer: func(e existence.Event) {
 			if e.Kind == existence.EventCycle {

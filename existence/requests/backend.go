@@ -9,25 +9,13 @@ import (
 )
 
 // Backend keeps the requests document (the bytes of requests.json: the same
-// JSON format, schema version and size limit) in a database instead of a
+// JSON format, schema version and size limit) in a store instead of a
 // state directory, so that the requests live in the same store as the
-// tasks, in one database. store/sqlitestore and store/pgstore provide one
-// with their Document method; this package imports neither.
-type Backend interface {
-	// Name names the document in errors, e.g.
-	// "sqlite:/var/lib/trio/state.db#requests".
-	Name() string
-	// Load returns the stored document, or nil (or empty) when there is
-	// none yet. It sees one committed version. Errors: ctx's error, the
-	// database's.
-	Load(ctx context.Context) ([]byte, error)
-	// Update runs fn on the stored document (nil when there is none)
-	// while holding a lock that excludes every other Update of the same
-	// document, in any process (a write transaction), and stores what fn
-	// returns, durably before Update returns. When fn returns nil data or
-	// an error, nothing is written. Errors: fn's, ctx's, the database's.
-	Update(ctx context.Context, fn func(old []byte) (new []byte, err error)) error
-}
+// tasks, in one database: it is the store's locked document,
+// [identity.Document]. store/sqlitestore and store/pgstore (and
+// store/filestore) provide one with their Document method; this package
+// imports none of them.
+type Backend = identity.Document
 
 // OpenBackend opens the queue kept by b. It reads the document once to
 // check it: a document that cannot be used gives a [*identity.CorruptError] (its

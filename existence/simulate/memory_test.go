@@ -14,6 +14,7 @@ import (
 	"github.com/existence-loop/sdk/existence/simulate"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/memory"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // TestToolLoopWithMemory: with Memory on, the simulated agents' tool
@@ -30,7 +31,7 @@ func TestToolLoopWithMemory(t *testing.T) {
 					Memory: true, Store: store, Observer: obs,
 				}
 			}
-			store := identity.NewMemoryStore()
+			store := memstore.New()
 			var mu sync.Mutex
 			recalled := 0
 			res, traj := run(t, cfg(store, func(e existence.Event) {
@@ -53,7 +54,7 @@ func TestToolLoopWithMemory(t *testing.T) {
 			}
 			assert.True(t, kinds[memory.KindOutcome], "step outcomes")
 
-			_, again := run(t, cfg(identity.NewMemoryStore(), nil))
+			_, again := run(t, cfg(memstore.New(), nil))
 			assert.True(t, bytes.Equal(traj, again), "the same config gives the same trajectory")
 		})
 	}

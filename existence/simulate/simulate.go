@@ -122,15 +122,8 @@ type Config struct {
 	// at the next heartbeat. 0 means [existence.DefaultMaxGoalDuration]
 	// (2 minutes), negative disables the rule.
 	MaxGoalDuration time.Duration
-	// MaxGoalHeartbeats is every agent's
-	// [existence.Config].MaxGoalHeartbeats.
-	//
-	// Deprecated: use MaxGoalDuration; a positive value still sets the
-	// limit to MaxGoalHeartbeats × Heartbeat while MaxGoalDuration is 0,
-	// and a negative one disables the rule.
-	MaxGoalHeartbeats int
 	// Store holds the agents' states. States already in it (for example
-	// imported with identity/hollow into an identity.MemoryStore) are
+	// imported with identity/hollow into a memstore.Store) are
 	// loaded and go on from where they were, and every heartbeat saves
 	// them. Default: none is kept (saves are dropped, which spares a deep
 	// copy per heartbeat); [Result] and the trajectory say what happened.
@@ -494,19 +487,18 @@ func (s *sim) setup(ctx context.Context, env Env) error {
 		}
 		a, err := runner.Add(ctx, existence.Config{
 			ID: spec.ID, Name: spec.Name, Traits: spec.Traits, Domains: spec.Domains,
-			Model:             &timedModel{inner: model, server: s.server, now: sa.clock.Now, advance: func(d time.Duration) { sa.clock.Advance(d); sa.tickLat += d }},
-			ExecutorModel:     &timedModel{inner: model, server: s.server, now: func() time.Time { return sa.clock.Now().Add(sa.execLat) }, advance: func(d time.Duration) { sa.execLat += d }},
-			Prompt:            s.cfg.Prompt,
-			Executor:          sa.exec,
-			Clock:             sa.clock,
-			Heartbeat:         s.cfg.Heartbeat,
-			Retry:             llm.RetryPolicy{Attempts: 1},
-			GoalTimeout:       s.cfg.GoalTimeout + time.Hour, // simulated timeouts are applied by simExec
-			MaxGoalDuration:   s.cfg.MaxGoalDuration,
-			MaxGoalHeartbeats: s.cfg.MaxGoalHeartbeats,
-			Observer:          s.observe,
-			Logger:            quiet,
-			Memory:            sa.mem,
+			Model:           &timedModel{inner: model, server: s.server, now: sa.clock.Now, advance: func(d time.Duration) { sa.clock.Advance(d); sa.tickLat += d }},
+			ExecutorModel:   &timedModel{inner: model, server: s.server, now: func() time.Time { return sa.clock.Now().Add(sa.execLat) }, advance: func(d time.Duration) { sa.execLat += d }},
+			Prompt:          s.cfg.Prompt,
+			Executor:        sa.exec,
+			Clock:           sa.clock,
+			Heartbeat:       s.cfg.Heartbeat,
+			Retry:           llm.RetryPolicy{Attempts: 1},
+			GoalTimeout:     s.cfg.GoalTimeout + time.Hour, // simulated timeouts are applied by simExec
+			MaxGoalDuration: s.cfg.MaxGoalDuration,
+			Observer:        s.observe,
+			Logger:          quiet,
+			Memory:          sa.mem,
 		})
 		if err != nil {
 			return fmt.Errorf("simulate: agent %s: %w", spec.ID, err)
@@ -703,7 +695,7 @@ func (s *sim) loop(ctx context.Context) error {
 // would never fire. One heartbeat of margin keeps the boundary on the safe
 // side.
 func (s *sim) spanSafe(sa *simAgent, h time.Duration) bool {
-	limit := existence.Config{MaxGoalDuration: s.cfg.MaxGoalDuration, MaxGoalHeartbeats: s.cfg.MaxGoalHeartbeats, Heartbeat: h}.EffectiveMaxGoalDuration()
+	limit := existence.Config{MaxGoalDuration: s.cfg.MaxGoalDuration, Heartbeat: h}.EffectiveMaxGoalDuration()
 	if limit == 0 {
 		return true // the rule is off
 	}

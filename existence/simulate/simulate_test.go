@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence/simulate"
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/suffering"
 )
 
@@ -148,7 +148,7 @@ func (m *oneStressorModel) Generate(ctx context.Context, _ *llm.Request) (*llm.R
 func TestEscalationClosedForm(t *testing.T) {
 	for _, typ := range []string{suffering.Invisibility, suffering.IdentityViolation, suffering.ExistentialThreat, "loneliness"} {
 		t.Run(typ, func(t *testing.T) {
-			store := identity.NewMemoryStore()
+			store := memstore.New()
 			_, b := run(t, simulate.Config{
 				Agents:          simulate.Agents(1),
 				Driver:          simulate.Heartbeats,

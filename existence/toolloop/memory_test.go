@@ -21,6 +21,7 @@ import (
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // recorder is an executor model that writes a note on its first turn and
@@ -58,7 +59,7 @@ func (r *recorder) firstTurns() []string {
 // request (its first turn) carries them in the original's block.
 func TestAgentLearnsAcrossGoals(t *testing.T) {
 	ctx := context.Background()
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	mem, err := memory.New(memory.Config{Store: store, Embedder: llmtest.NewFakeEmbedder("nomic-embed-text", 768), NoBackfill: true})
 	require.NoError(t, err)
 	defer mem.Close()
@@ -106,9 +107,9 @@ func TestAgentLearnsAcrossGoals(t *testing.T) {
 	assert.NotEmpty(t, rec.Kind(existence.EventMemoryRecalled))
 }
 
-func memExecutor(t *testing.T, m llm.Model, mod func(*toolloop.Config)) (*toolloop.Executor, *memory.Memory, *identity.MemoryStore) {
+func memExecutor(t *testing.T, m llm.Model, mod func(*toolloop.Config)) (*toolloop.Executor, *memory.Memory, *memstore.Store) {
 	t.Helper()
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	mem, err := memory.New(memory.Config{Store: store, Embedder: llmtest.NewFakeEmbedder("", 0), NoBackfill: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { mem.Close() })
@@ -197,7 +198,7 @@ func TestRecallBlockStaysWithTheGoal(t *testing.T) {
 	}, nil)
 	emb, err := ollama.NewEmbedder(ollama.EmbedConfig{URL: s.Start()}) // the same stand-in
 	require.NoError(t, err)
-	mem, err := memory.New(memory.Config{Store: identity.NewMemoryStore(), Embedder: emb, NoBackfill: true})
+	mem, err := memory.New(memory.Config{Store: memstore.New(), Embedder: emb, NoBackfill: true})
 	require.NoError(t, err)
 	defer mem.Close()
 	for _, text := range []string{"FAILED: Goal 'write a field report' abandoned: the survey files are too long to read whole", "a field report needs every room of the survey"} {
@@ -227,4 +228,40 @@ func TestOutcomeMemory(t *testing.T) {
 	long := strings.Repeat("x", 300)
 	assert.Equal(t, "Goal 'map it' step list_files: a b "+strings.Repeat("x", 196), toolloop.OutcomeMemory("map it", "list_files", "a\n b  "+long))
 	assert.Equal(t, fmt.Sprintf("Goal '%s' step t: ok", "g"), toolloop.OutcomeMemory("g", "t", "ok"))
+}
+
+// TestRecalledMemoriesCarryNoInvisibleCharacters: a memory holding a tag
+// character (U+E0041), a zero-width space and a right-to-left mark — an
+// imported one, stored as it came — reaches the model through the recall
+// tool and the goal's recalled block without them.
+func TestRecalledMemoriesCarryNoInvisibleCharacters(t *testing.T) {
+	invisible := []string{"\U000E0041", "\u200B", "\u200F"}
+	model := llmtest.NewFake(
+		tools(call("", "recall", `{"query":"the api key","k":2}`)),
+		final("found it"),
+	)
+	e, mem, _ := memExecutor(t, model, nil)
+	_, err := mem.Remember(context.Background(), "cedar-1", memory.Note{
+		Text: "the api key" + strings.Join(invisible, "") + "\U000E0069\U000E0067 lives in config/secrets.env", Kind: memory.KindObservation,
+	})
+	require.NoError(t, err)
+	ev := &events{}
+	_, err = e.Execute(context.Background(), assignment(ev))
+	require.NoError(t, err)
+	calls := ev.tools()
+	require.Len(t, calls, 1)
+	reqs := model.Requests()
+	require.Len(t, reqs, 2)
+	shown := 0
+	for _, req := range reqs {
+		for _, m := range req.Messages {
+			for _, c := range invisible {
+				assert.NotContains(t, m.Content, c, "%s message", m.Role)
+			}
+			if strings.Contains(m.Content, "the api key lives in config/secrets.env") {
+				shown++
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, shown, 1, "the recalled memory reaches the model, cleaned")
 }

@@ -72,7 +72,7 @@ func TestSpanTreeOfACycleWithAToolCall(t *testing.T) {
 		a := attrsOf(s)
 		parent := "-"
 		if p, ok := byID[s.Parent().SpanID().String()]; ok {
-			parent = p.Name() + "/" + p.Attributes()[1].Value.Emit()
+			parent = p.Name() + "/" + p.Attributes()[1].Value.String()
 		}
 		phase := a[existence.AttrPhase].AsString()
 		lines = append(lines, fmt.Sprintf("%s [%s] <- %s", s.Name(), phase, parent))

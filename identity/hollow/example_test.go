@@ -7,15 +7,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/hollow"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // Import a hollow-agentOS memory directory into a store, then look at what
 // the agent brought along.
 func ExampleImport() {
 	ctx := context.Background()
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	sum, err := hollow.Import(ctx, "testdata/hollow-memory", store, hollow.Options{
 		Location: time.UTC, // the container's local time zone
 		Now:      func() time.Time { return time.Date(2026, 5, 1, 9, 30, 0, 0, time.UTC) },

@@ -20,6 +20,7 @@ import (
 	"github.com/existence-loop/sdk/identity/hollow"
 	"github.com/existence-loop/sdk/prompt/prompttest"
 	"github.com/existence-loop/sdk/store/filestore"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/suffering"
 )
 
@@ -292,7 +293,7 @@ func TestSourceIsNeverModified(t *testing.T) {
 
 	_, _, err := hollow.Read(sample, hollow.Options{Now: fixedNow})
 	require.NoError(t, err)
-	_, err = hollow.Import(context.Background(), sample, identity.NewMemoryStore(), hollow.Options{Now: fixedNow})
+	_, err = hollow.Import(context.Background(), sample, memstore.New(), hollow.Options{Now: fixedNow})
 	require.NoError(t, err)
 
 	assert.Equal(t, before, tree(t, sample))
@@ -331,7 +332,7 @@ func TestReadOnlyCopy(t *testing.T) {
 
 func TestImport(t *testing.T) {
 	ctx := context.Background()
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	sum, err := hollow.Import(ctx, sample, store, hollow.Options{Now: fixedNow})
 	require.NoError(t, err)
 	require.Len(t, sum.Agents, 1)
@@ -364,7 +365,7 @@ func TestImport(t *testing.T) {
 
 // failingStore fails every Save and reports corrupt documents on Load.
 type failingStore struct {
-	identity.MemoryStore
+	memstore.Store
 	loadErr, saveErr error
 }
 
@@ -372,14 +373,14 @@ func (f *failingStore) Load(ctx context.Context, id string) (*identity.AgentStat
 	if f.loadErr != nil {
 		return nil, f.loadErr
 	}
-	return f.MemoryStore.Load(ctx, id)
+	return f.Store.Load(ctx, id)
 }
 
 func (f *failingStore) Save(ctx context.Context, s *identity.AgentState) error {
 	if f.saveErr != nil {
 		return f.saveErr
 	}
-	return f.MemoryStore.Save(ctx, s)
+	return f.Store.Save(ctx, s)
 }
 
 func TestImportStoreErrors(t *testing.T) {
@@ -396,7 +397,7 @@ func TestImportStoreErrors(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err = hollow.Import(ctx, sample, identity.NewMemoryStore(), hollow.Options{Now: fixedNow})
+	_, err = hollow.Import(ctx, sample, memstore.New(), hollow.Options{Now: fixedNow})
 	require.ErrorIs(t, err, context.Canceled)
 }
 

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/hollow"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // TestImportReportsInconsistencies: a key repeated in index.json, two
@@ -45,7 +45,7 @@ func TestImportReportsInconsistencies(t *testing.T) {
 	assert.Equal(t, 1, sum.Embedded, "mem-a, whose row is its own")
 	assert.Equal(t, 2, sum.Pending, "mem-b and mem-c, embedded again by the backfill")
 
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	isum, err := hollow.Import(context.Background(), dir, store, hollow.Options{})
 	require.NoError(t, err)
 	assert.Contains(t, isum.Warnings, "identity/phantom: skipped: a symlink")

@@ -22,6 +22,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/hollow"
 	"github.com/existence-loop/sdk/memory"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // source is the scout sample's semantic memory read straight from its
@@ -225,7 +226,7 @@ func cos(a, b []float64) float64 {
 func TestScoutRecallIsExactCosine(t *testing.T) {
 	ctx := context.Background()
 	src := readSource(t, scoutSemantic)
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	_, err := hollow.Import(ctx, sample, store, hollow.Options{})
 	require.NoError(t, err)
 	mem, err := memory.New(memory.Config{Store: store, NoBackfill: true})
@@ -461,7 +462,7 @@ func TestReadMemoriesBadFiles(t *testing.T) {
 
 func TestImportMemoriesOnceAndAgain(t *testing.T) {
 	ctx := context.Background()
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	sum, err := hollow.Import(ctx, sample, store, hollow.Options{})
 	require.NoError(t, err)
 	require.Len(t, sum.Memories, 1)
@@ -485,14 +486,14 @@ func TestImportMemoriesOnceAndAgain(t *testing.T) {
 type stateOnly struct{ identity.Store }
 
 func TestImportIntoAStoreWithoutMemories(t *testing.T) {
-	sum, err := hollow.Import(context.Background(), sample, stateOnly{&identity.MemoryStore{}}, hollow.Options{})
+	sum, err := hollow.Import(context.Background(), sample, stateOnly{&memstore.Store{}}, hollow.Options{})
 	require.NoError(t, err)
 	assert.Contains(t, strings.Join(sum.Warnings, "\n"), "semantic memory of 1 agents not imported")
 }
 
 func TestImportMemoriesSeparately(t *testing.T) {
 	ctx := context.Background()
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	sum, err := hollow.Import(ctx, sample, store, hollow.Options{NoMemories: true})
 	require.NoError(t, err)
 	assert.Empty(t, sum.Memories, "NoMemories: the states only")

@@ -20,6 +20,7 @@ import (
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/prompt/prompttest"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // promptTime is the fixed instant of the three agents' prompts: two days
@@ -60,7 +61,7 @@ func trioSample(t *testing.T) string {
 func TestImportedTrioPromptsGolden(t *testing.T) {
 	ctx := context.Background()
 	clock := existencetest.NewClock(promptTime)
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	_, err := hollow.Import(ctx, trioSample(t), store, hollow.Options{Now: clock.Now})
 	require.NoError(t, err)
 

@@ -14,6 +14,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/existence-loop/sdk/internal/atomicfile"
+	"github.com/existence-loop/sdk/internal/backoff"
 )
 
 // Config describes a [File].
@@ -58,24 +59,36 @@ func (f *File[D, T]) Path() string { return f.path }
 // [File.Unlock]. Errors: ctx's error; "{Prefix}: lock {path}: ..." when
 // the lock file cannot be locked.
 func (f *File[D, T]) Lock(ctx context.Context) (func(), error) {
-	const maxDelay = 20 * time.Millisecond
-	delay := 500 * time.Microsecond
+	if err := WaitLock(ctx, f.TryLock); err != nil {
+		return nil, err
+	}
+	return f.Unlock, nil
+}
+
+// WaitLock waits for a cross-process lock: it calls tryLock (such as
+// flock.Flock.TryLock) until it reports the lock taken, sleeping between
+// tries with exponential backoff (internal/backoff) from 0.5 ms to 20 ms,
+// jittered ±50 % so that waiters spread out, and honouring ctx. It is the
+// one lock wait of the SDK's locked documents ([File] and the file store's
+// shared documents). Errors: ctx's; tryLock's, as they are.
+func WaitLock(ctx context.Context, tryLock func() (bool, error)) error {
+	var delay time.Duration
 	for {
-		ok, err := f.TryLock()
+		ok, err := tryLock()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if ok {
-			return f.Unlock, nil
+			return nil
 		}
+		delay = backoff.Next(delay, 500*time.Microsecond, 20*time.Millisecond)
 		t := time.NewTimer(delay/2 + rand.N(delay))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-t.C:
 		}
-		delay = min(2*delay, maxDelay)
 	}
 }
 

@@ -136,6 +136,7 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
 	}
 	name := req.Model
 	if name == "" {
+		//lint:ignore SA1019 older clients still send the model as "name"; a real server accepts it, and so does the stand-in
 		name = req.Name
 	}
 	m, ok := s.lookup(w, name)

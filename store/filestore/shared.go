@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/gofrs/flock"
 
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/atomicfile"
+	"github.com/existence-loop/sdk/internal/docfile"
 )
 
 // Document is one named document kept whole in the state directory, next
@@ -120,25 +119,14 @@ func (d *Document) Update(ctx context.Context, fn func(old []byte) ([]byte, erro
 	return nil
 }
 
-// lockFile takes the lock file, polling with capped (20 ms), jittered
-// exponential backoff so that waiting honours ctx.
+// lockFile takes the lock file, waiting as every locked document does
+// ([docfile.WaitLock]) so that waiting honours ctx.
 func (d *Document) lockFile(ctx context.Context) error {
-	delay := 500 * time.Microsecond
-	for {
+	return docfile.WaitLock(ctx, func() (bool, error) {
 		ok, err := d.lock.TryLock()
 		if err != nil {
-			return fmt.Errorf("identity: locking %s: %w", d.lock.Path(), err)
+			return false, fmt.Errorf("identity: locking %s: %w", d.lock.Path(), err)
 		}
-		if ok {
-			return nil
-		}
-		t := time.NewTimer(delay/2 + rand.N(delay))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		delay = min(2*delay, 20*time.Millisecond)
-	}
+		return ok, nil
+	})
 }

@@ -13,8 +13,7 @@
 //     [identity.Quarantiner];
 //   - a [lease.Manager] ([Store.Claim], [Store.Renew],
 //     [Store.Release]) and an [identity.Locker] built on the same leases;
-//   - a task queue, [Store.Tasks], a [task.Source] with the
-//     semantics of store/taskqueue, claimed with SELECT … FOR UPDATE
+//   - a task queue, [Store.Tasks], a [task.Queue], claimed with SELECT … FOR UPDATE
 //     SKIP LOCKED;
 //   - a message box: [Store.Send] stores a peer or host message and wakes
 //     the process holding the agent through LISTEN/NOTIFY; [Store.Relay]

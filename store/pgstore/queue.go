@@ -11,16 +11,15 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/task"
 )
 
 // Queue is the task queue of a [Store], kept in the table existence_tasks
-// and shared by every process using the database. It behaves as
-// store/taskqueue's Queue (same [task.Task] values, statuses,
-// ids "task-000042", errors and 2-hour timeout) and implements
-// [task.Source]. Get it with [Store.Tasks].
+// and shared by every process using the database. It is a [task.Queue]
+// with the contract's semantics (task/tasktest checks them: ids
+// "task-000042", statuses, errors, the 2-hour timeout). Get it with
+// [Store.Tasks].
 //
 // A task is claimed with SELECT … FOR UPDATE SKIP LOCKED, so processes
 // claim at once without waiting for each other or claiming a task twice.
@@ -36,6 +35,8 @@ type Queue struct {
 	agent string
 	epoch int64
 }
+
+var _ task.Queue = (*Queue)(nil)
 
 // fenceAt returns the epoch agentID's writes are checked against.
 func (q *Queue) fenceAt(agentID string) (int64, error) {
@@ -84,16 +85,10 @@ func parseTaskID(id string) (int64, error) {
 // Errors: [task.ErrInvalid] for a blank description or a bad agent id;
 // the database's error.
 func (q *Queue) Submit(ctx context.Context, description, agentID string) (task.Task, error) {
-	description = strings.TrimSpace(description)
-	if description == "" {
-		return task.Task{}, fmt.Errorf("%w: blank task description", task.ErrInvalid)
+	description, err := task.CheckSubmit(description, agentID, q.s.opts.MaxDescription)
+	if err != nil {
+		return task.Task{}, err
 	}
-	if agentID != "" {
-		if err := identity.ValidateID(agentID); err != nil {
-			return task.Task{}, fmt.Errorf("%w: %w", task.ErrInvalid, err)
-		}
-	}
-	description = runes.Head(description, q.s.opts.MaxDescription)
 	defer q.s.emptyQueue.changed()
 	t, err := scanTask(q.s.pool.QueryRow(ctx, `INSERT INTO existence_tasks (description, agent, status, submitted)
 		VALUES ($1, $2, 'pending', date_trunc('milliseconds', now())) RETURNING `+taskCols, description, agentID))
@@ -165,8 +160,8 @@ func (q *Queue) expire(ctx context.Context, tx pgx.Tx) ([]task.Task, error) {
 // at the agent's next cycle; a Submit, claim or Finish through this Store
 // ends the window at once.
 func (q *Queue) Next(ctx context.Context, agentID string) (*task.Task, error) {
-	if err := identity.ValidateID(agentID); err != nil {
-		return nil, fmt.Errorf("%w: %w", task.ErrInvalid, err)
+	if err := task.CheckAgent(agentID); err != nil {
+		return nil, err
 	}
 	if epoch, err := q.fenceAt(agentID); err == nil {
 		if epoch < 0 {
@@ -226,8 +221,8 @@ func (q *Queue) Next(ctx context.Context, agentID string) (*task.Task, error) {
 // Peek implements [task.Source]: the task Next would return,
 // without claiming it or expiring anything; nil when there is none.
 func (q *Queue) Peek(ctx context.Context, agentID string) (*task.Task, error) {
-	if err := identity.ValidateID(agentID); err != nil {
-		return nil, fmt.Errorf("%w: %w", task.ErrInvalid, err)
+	if err := task.CheckAgent(agentID); err != nil {
+		return nil, err
 	}
 	t, err := scanTask(q.s.pool.QueryRow(ctx, `SELECT `+taskCols+` FROM existence_tasks
 		WHERE (status = 'assigned' AND assigned_to = $1) OR (status = 'pending' AND (agent = '' OR agent = $1))
@@ -332,7 +327,7 @@ func (q *Queue) List(ctx context.Context) ([]task.Task, error) {
 }
 
 // wrap prefixes database errors with the operation and leaves this
-// package's and taskqueue's typed errors as they are.
+// package's and package task's typed errors as they are.
 func wrap(op string, err error) error {
 	var fe *FencedError
 	if errors.As(err, &fe) || errors.Is(err, task.ErrNotFound) || errors.Is(err, task.ErrEnded) ||

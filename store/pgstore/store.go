@@ -93,10 +93,11 @@ type Options struct {
 	// [identity.ErrTooLarge].
 	MaxBytes int
 	// TaskTimeout is how long an assigned task may go without a result
-	// before it is failed; default 2 h, as in store/taskqueue.
+	// before it is failed; default [task.DefaultTimeout] (2 h).
 	TaskTimeout time.Duration
 	// MaxDescription and MaxResult cut task descriptions and results, in
-	// characters; default 2000 each, as in store/taskqueue.
+	// characters; default [task.DefaultMaxDescription] and
+	// [task.DefaultMaxResult] (2000 each).
 	MaxDescription int
 	MaxResult      int
 	// Logger receives diagnostics; default slog.Default().

@@ -18,8 +18,8 @@
 //     that one process at a time runs an agent;
 //   - an [identity.Quarantiner]: [Store.Quarantine] moves an agent's
 //     rows, raw, into the quarantine table;
-//   - a task queue, [Store.Tasks], a [task.Source] with the semantics of
-//     store/taskqueue and the caps of [Options].TaskLimits;
+//   - a task queue, [Store.Tasks], a [task.Queue] with
+//     the caps of [Options].TaskLimits;
 //   - a keeper of small named documents, [Store.Document], such as the
 //     requests to the human (an existence/requests.Backend);
 //   - a memory.Store: the agents' long-term memories, one row each in the

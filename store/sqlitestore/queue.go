@@ -5,26 +5,26 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/task"
 )
 
-// Queue is the task queue kept in a [Store]'s database (the tasks table),
-// with the methods and the semantics of store/taskqueue.Queue: tasks are
-// "task-000001", "task-000002", ... and never reused; Next resumes a task
-// already assigned to the agent, else claims the oldest pending task for
-// it or for any agent; tasks assigned for Timeout without a result fail;
-// the oldest ended tasks beyond MaxTasks are dropped. It implements
-// task.Source. Every change is one durable transaction, so no
-// task is lost when the process dies. Errors are taskqueue's
-// ([task.ErrNotFound], [task.ErrInvalid], ...).
+// Queue is the task queue kept in a [Store]'s database (the tasks table):
+// a [task.Queue], with the contract's semantics (task/tasktest checks
+// them): tasks are "task-000001", "task-000002", ... and never reused;
+// Next resumes a task already assigned to the agent, else claims the
+// oldest pending task for it or for any agent; tasks assigned for Timeout
+// without a result fail; the oldest ended tasks beyond MaxTasks are
+// dropped. Every change is one durable transaction, so no task is lost
+// when the process dies. Errors are the contract's ([task.ErrNotFound],
+// [task.ErrInvalid], ...).
 type Queue struct {
 	s *Store
 }
+
+var _ task.Queue = (*Queue)(nil)
 
 const taskCols = "id, description, agent, status, assigned_to, submitted, assigned, ended, result"
 
@@ -132,20 +132,14 @@ func (q *Queue) expire(ctx context.Context, tx *sql.Tx, now time.Time, timeout t
 }
 
 // Submit adds a task for agentID ("" = any agent) and returns it, Pending,
-// as taskqueue.Queue.Submit does.
+// after [task.CheckSubmit] (see [task.Queue]).
 func (q *Queue) Submit(ctx context.Context, description, agentID string) (task.Task, error) {
-	description = strings.TrimSpace(description)
-	if description == "" {
-		return task.Task{}, fmt.Errorf("%w: blank task description", task.ErrInvalid)
+	description, err := task.CheckSubmit(description, agentID, q.limits().MaxDescription)
+	if err != nil {
+		return task.Task{}, err
 	}
-	if agentID != "" {
-		if err := identity.ValidateID(agentID); err != nil {
-			return task.Task{}, fmt.Errorf("%w: %w", task.ErrInvalid, err)
-		}
-	}
-	description = runes.Head(description, q.limits().MaxDescription)
 	var t task.Task
-	_, err := q.update(ctx, func(tx *sql.Tx, now time.Time) error {
+	_, err = q.update(ctx, func(tx *sql.Tx, now time.Time) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO tasks (id, description, agent, status, assigned_to, submitted, result)
 			VALUES ('new', ?, ?, 'pending', '', ?, '')`, description, agentID, now.Format(time.RFC3339Nano))
 		if err != nil {
@@ -167,11 +161,11 @@ func (q *Queue) Submit(ctx context.Context, description, agentID string) (task.T
 	return t, nil
 }
 
-// Next returns the task agentID should work on, claiming it, as
-// taskqueue.Queue.Next does; nil, nil when there is none.
+// Next returns the task agentID should work on, claiming it (see
+// [task.Source]); nil, nil when there is none.
 func (q *Queue) Next(ctx context.Context, agentID string) (*task.Task, error) {
-	if err := identity.ValidateID(agentID); err != nil {
-		return nil, fmt.Errorf("%w: %w", task.ErrInvalid, err)
+	if err := task.CheckAgent(agentID); err != nil {
+		return nil, err
 	}
 	// Most cycles find no task: answer that from a read (Peek) on a read
 	// connection, and take the single writer (outside the saves' group
@@ -214,8 +208,8 @@ func (q *Queue) Next(ctx context.Context, agentID string) (*task.Task, error) {
 // Peek returns the task Next would give agentID without claiming it; nil,
 // nil when there is none.
 func (q *Queue) Peek(ctx context.Context, agentID string) (*task.Task, error) {
-	if err := identity.ValidateID(agentID); err != nil {
-		return nil, fmt.Errorf("%w: %w", task.ErrInvalid, err)
+	if err := task.CheckAgent(agentID); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -235,8 +229,8 @@ func (q *Queue) Peek(ctx context.Context, agentID string) (*task.Task, error) {
 	return nil, nil
 }
 
-// Finish ends the assigned task id, completed when ok, else failed, as
-// taskqueue.Queue.Finish does. Errors: [task.ErrNotFound],
+// Finish ends the assigned task id, completed when ok, else failed (see
+// [task.Source]), with result cut to TaskLimits.MaxResult. Errors: [task.ErrNotFound],
 // [task.ErrEnded], [task.ErrNotAssigned], ctx's error.
 func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (task.Task, error) {
 	result = runes.Head(result, q.limits().MaxResult)
@@ -273,8 +267,8 @@ func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (
 	return got, nil
 }
 
-// Expire fails every assigned task without a result for Timeout, as
-// taskqueue.Queue.Expire does, and returns them oldest first.
+// Expire fails every assigned task without a result for Timeout (see
+// [task.Queue]) and returns them oldest first.
 func (q *Queue) Expire(ctx context.Context) ([]task.Task, error) {
 	return q.update(ctx, func(*sql.Tx, time.Time) error { return nil })
 }

@@ -208,31 +208,6 @@ func diff[T any](old []seqd[T], cur []T, same func(a, b T) bool) plan[T] {
 	return p
 }
 
-// values returns the plain values of rows.
-func values[T any](rows []seqd[T]) []T {
-	if len(rows) == 0 {
-		return nil
-	}
-	out := make([]T, len(rows))
-	for i, r := range rows {
-		out[i] = r.v
-	}
-	return out
-}
-
-// cloneCache returns a copy of c whose slices the caller may keep.
-func (c *cache) clone() *cache {
-	if c == nil {
-		return &cache{}
-	}
-	d := *c
-	d.goals = slices.Clone(c.goals)
-	d.discoveries = slices.Clone(c.discoveries)
-	d.inbox = slices.Clone(c.inbox)
-	d.host = slices.Clone(c.host)
-	return &d
-}
-
 // decodeSuffering decodes the agents.suffering column.
 func decodeSuffering(s string) (suffering.State, error) {
 	var st suffering.State

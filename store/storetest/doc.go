@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite of [identity.Store]:
-// every store of the SDK ([identity.MemoryStore], store/filestore,
+// every store of the SDK (store/memstore, store/filestore,
 // store/sqlitestore, store/pgstore) passes it, and so must any later
 // one. [FullState] (every field set) and [OverCapState] (every list above
 // its default cap) are its fixtures; [StateJSON] compares states.

@@ -6,6 +6,7 @@ import (
 	"log"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/storetest"
 )
 
@@ -15,7 +16,7 @@ import (
 // storetest.Run(t, newStore).)
 func ExampleFullState() {
 	ctx := context.Background()
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	want := storetest.FullState("scout")
 	if err := store.Save(ctx, want); err != nil {
 		log.Fatal(err)

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/docfile"
 	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/task"
@@ -73,6 +71,8 @@ type Queue struct {
 	// quarantined is where Open moved a corrupt file (FreshOnCorrupt).
 	quarantined string
 }
+
+var _ task.Queue = (*Queue)(nil)
 
 // Quarantined returns where [Open] moved a corrupt queue file aside under
 // Options.FreshOnCorrupt, or "" when it moved nothing.
@@ -143,18 +143,12 @@ func (q *Queue) view(ctx context.Context, fn func(d *document)) error {
 // description or an invalid agent id; [identity.ErrCorrupt]; [task.ErrFull] (file queues,
 // see [MaxFileSize]); ctx's error.
 func (q *Queue) Submit(ctx context.Context, description, agentID string) (task.Task, error) {
-	description = strings.TrimSpace(description)
-	if description == "" {
-		return task.Task{}, fmt.Errorf("%w: blank task description", task.ErrInvalid)
+	description, err := task.CheckSubmit(description, agentID, q.opts.MaxDescription)
+	if err != nil {
+		return task.Task{}, err
 	}
-	if agentID != "" {
-		if err := identity.ValidateID(agentID); err != nil {
-			return task.Task{}, fmt.Errorf("%w: %w", task.ErrInvalid, err)
-		}
-	}
-	description = runes.Head(description, q.opts.MaxDescription)
 	var t task.Task
-	err := q.update(ctx, true, func(d *document, now time.Time, _ []task.Task) (bool, error) {
+	err = q.update(ctx, true, func(d *document, now time.Time, _ []task.Task) (bool, error) {
 		t = task.Task{
 			ID:          d.newID(),
 			Description: description,
@@ -179,8 +173,8 @@ func (q *Queue) Submit(ctx context.Context, description, agentID string) (task.T
 // it. Errors: [task.ErrInvalid] for an invalid agent id; [identity.ErrCorrupt]; ctx's
 // error.
 func (q *Queue) Next(ctx context.Context, agentID string) (*task.Task, error) {
-	if err := identity.ValidateID(agentID); err != nil {
-		return nil, fmt.Errorf("%w: %w", task.ErrInvalid, err)
+	if err := task.CheckAgent(agentID); err != nil {
+		return nil, err
 	}
 	var got *task.Task
 	err := q.update(ctx, false, func(d *document, now time.Time, _ []task.Task) (bool, error) {
@@ -215,8 +209,8 @@ func (q *Queue) Next(ctx context.Context, agentID string) (*task.Task, error) {
 // It returns nil when there is none. Dry runs and previews use it. Errors:
 // [task.ErrInvalid] for a bad agent id, [identity.ErrCorrupt], ctx's error.
 func (q *Queue) Peek(ctx context.Context, agentID string) (*task.Task, error) {
-	if err := identity.ValidateID(agentID); err != nil {
-		return nil, fmt.Errorf("%w: %w", task.ErrInvalid, err)
+	if err := task.CheckAgent(agentID); err != nil {
+		return nil, err
 	}
 	var got *task.Task
 	err := q.view(ctx, func(d *document) {

@@ -6,7 +6,7 @@
 //	postgres://...   a PostgreSQL database (also postgresql://): store/pgstore,
 //	                 whose store is also a lease.Manager (see [Leases])
 //
-// [Open] returns the store, its task queue ([Tasks]) and a closer; a
+// [Open] returns the store, its task queue (a [task.Queue]) and a closer; a
 // malformed spec is an error wrapping [ErrSpec]. [Kind] names a spec's
 // kind without opening anything, [Leases] says whether the store shares
 // agents between processes, [Memories] gives its long-term memories

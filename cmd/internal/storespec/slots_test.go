@@ -12,6 +12,7 @@ import (
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/slot"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // TestSharedSlots: every kind of store keeps the shared board where it
@@ -45,6 +46,6 @@ func TestSharedSlots(t *testing.T) {
 	}
 	_, err := os.Stat(filepath.Join(dir, "state", "slots.shared.json"))
 	require.NoError(t, err)
-	_, ok := storespec.SharedSlots(identity.NewMemoryStore(), identity.BoardOptions{})
+	_, ok := storespec.SharedSlots(memstore.New(), identity.BoardOptions{})
 	assert.False(t, ok, "an in-memory store keeps no documents")
 }

@@ -22,22 +22,6 @@ import (
 	"github.com/existence-loop/sdk/task"
 )
 
-// Tasks is a store's task queue: [task.Source] and the methods of
-// [*taskqueue.Queue] the examples use. *taskqueue.Queue and
-// *sqlitestore.Queue implement it.
-type Tasks interface {
-	task.Source
-	Submit(ctx context.Context, description, agentID string) (task.Task, error)
-	List(ctx context.Context) ([]task.Task, error)
-	Get(ctx context.Context, id string) (task.Task, error)
-}
-
-var (
-	_ Tasks = (*taskqueue.Queue)(nil)
-	_ Tasks = (*sqlitestore.Queue)(nil)
-	_ Tasks = (*pgstore.Queue)(nil)
-)
-
 // Options configure [Open]. The zero value gives the defaults.
 type Options struct {
 	// Now is the clock of the store and the queue; nil means time.Now.
@@ -125,7 +109,7 @@ func CheckWorkspace(spec, workspaceDir string) error {
 // with the closer that releases them (close it after the agents stop).
 // Errors: [ErrSpec]; the stores' own errors (a corrupt task file, a
 // database of a newer schema, ...), which name the file.
-func Open(ctx context.Context, spec string, opts Options) (identity.Store, Tasks, io.Closer, error) {
+func Open(ctx context.Context, spec string, opts Options) (identity.Store, task.Queue, io.Closer, error) {
 	kind, err := Kind(spec)
 	if err != nil {
 		return nil, nil, nil, err
@@ -174,7 +158,7 @@ func Leases(store identity.Store) (l lease.Manager, ok bool) {
 }
 
 // Memories returns the store's long-term memories: every store Open
-// returns (and identity.MemoryStore) is also a [memory.Store], so ok is
+// returns (and memstore.Store) is also a [memory.Store], so ok is
 // false only for a store from elsewhere that keeps none.
 func Memories(store identity.Store) (m memory.Store, ok bool) {
 	m, ok = store.(memory.Store)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence/toolloop"
+	"github.com/existence-loop/sdk/internal/backoff"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
@@ -260,11 +261,7 @@ func (srv *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 // downLocked records a failure: the backoff doubles with each in a row.
 func (srv *server) downLocked(err error) {
 	srv.failures++
-	wait := srv.set.cfg.MinBackoff
-	for i := 1; i < srv.failures && wait < srv.set.cfg.MaxBackoff; i++ {
-		wait *= 2
-	}
-	wait = min(wait, srv.set.cfg.MaxBackoff)
+	wait := backoff.Nth(srv.failures, srv.set.cfg.MinBackoff, srv.set.cfg.MaxBackoff)
 	srv.nextTry = srv.set.cfg.Now().Add(wait)
 	srv.lastErr = err
 }

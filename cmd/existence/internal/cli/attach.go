@@ -11,6 +11,7 @@ import (
 
 	"github.com/existence-loop/sdk/cmd/existence/internal/cli/tui"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/internal/backoff"
 )
 
 // tuiCommand is `existence tui`: the terminal view attached to a monitor.
@@ -26,14 +27,12 @@ every agent (POST /api/messages), or to one with "@name text"; /requests,
 endpoints. Esc or Ctrl-C quits; the agents go on.
 
   existence run -http 127.0.0.1:8080 &      or: existence serve -store ...
-  {prog} -url http://127.0.0.1:8080 -token s3cret`,
+  {prog} -url http://127.0.0.1:8080 -http-token s3cret`,
 	setup: func(fs *flag.FlagSet) action {
 		o := &attachOptions{}
 		fs.StringVar(&o.url, "url", "http://127.0.0.1:8080", "the monitor's address (run -http, serve -http)")
-		fs.Func("token", "bearer token the monitor requires (default $EXISTENCE_TOKEN)", func(s string) error {
-			o.token.value, o.token.set = s, true
-			return nil
-		})
+		tokenFlag(fs, &o.token, "bearer token the monitor requires (default $EXISTENCE_TOKEN)")
+		aliasFlag(fs, "token", "http-token")
 		fs.DurationVar(&o.refresh, "refresh", time.Second, "how often the agents' statuses are fetched")
 		return func(ctx context.Context, e *env, _ []string) error {
 			if o.refresh <= 0 {
@@ -177,6 +176,6 @@ func (a *attachment) stream(ctx context.Context) {
 			return
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, a.maxBackoff)
+		wait = backoff.Next(wait, a.backoff, a.maxBackoff)
 	}
 }

@@ -49,13 +49,12 @@ type monitored struct {
 // newMonitored serves the trio's monitor, with token ("" for none).
 func newMonitored(t *testing.T, token string) *monitored {
 	t.Helper()
-	var late lateObservers
-	m := &monitored{runner: testRunner(t, late.observe)}
+	m := &monitored{runner: testRunner(t, nil)}
 	clock := existencetest.NewClock(attachT0)
 	m.reqs = requests.NewMemory(requests.Options{Now: clock.Now})
 	mon, err := monitor.New(monitor.Config{Runner: m.runner, Requests: m.reqs, Token: token, Clock: clock, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
-	late.add(mon.Observe)
+	m.runner.Subscribe(mon.Observe)
 	m.srv = httptest.NewServer(mon)
 	t.Cleanup(func() { mon.Close(); m.srv.Close() })
 	return m

@@ -168,15 +168,20 @@ func printUsage(w io.Writer, prog string, c *command, fs *flag.FlagSet) {
 	if c.about != "" {
 		fmt.Fprintf(w, "\n%s\n", strings.ReplaceAll(c.about, "{prog}", prog))
 	}
-	n := 0
-	fs.VisitAll(func(*flag.Flag) { n++ })
-	if n == 0 {
+	vis := visibleFlags(fs)
+	if vis.NFlag() == 0 && countFlags(vis) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nFlags:\n")
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
+	vis.SetOutput(w)
+	vis.PrintDefaults()
+}
+
+// countFlags returns how many flags fs defines.
+func countFlags(fs *flag.FlagSet) int {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n
 }
 
 // printCommands prints the list of commands, one line each.

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"flag"
 	"go/parser"
 	"go/token"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"runtime/debug"
@@ -43,7 +45,7 @@ func TestCommandList(t *testing.T) {
 }
 
 // TestCommandHelp: CMD -h and help CMD print the command's usage and
-// every one of its flags on stdout and exit 0.
+// every one of its flags but the hidden aliases on stdout and exit 0.
 func TestCommandHelp(t *testing.T) {
 	for _, c := range commands {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,7 +55,11 @@ func TestCommandHelp(t *testing.T) {
 			assert.True(t, strings.HasPrefix(out, "Usage: existence "+c.name+" [flags]"), out)
 			assert.NotContains(t, out, "{prog}")
 			n := 0
-			setupOnly(c).VisitAll(func(f *flag.Flag) {
+			fs := setupOnly(c)
+			fs.VisitAll(func(f *flag.Flag) {
+				if hiddenFlags[fs.Name()+"/"+f.Name] {
+					return
+				}
 				n++
 				assert.Contains(t, out, "\n  -"+f.Name, "flag -%s", f.Name)
 			})
@@ -76,7 +82,7 @@ func TestSharedFlagNames(t *testing.T) {
 		commands []*command
 	}{
 		{"store", []*command{runCommand, swarmCommand, importCommand, memoryCommand, serveCommand}},
-		{"state", []*command{runCommand}},
+		{"hollow", []*command{runCommand, importCommand, simulateCommand}},
 		{"heartbeat", []*command{runCommand, swarmCommand, simulateCommand}},
 		{"json", []*command{runCommand, swarmCommand, importCommand, memoryCommand, versionCommand}},
 		{"agent", []*command{memoryCommand}},
@@ -90,7 +96,7 @@ func TestSharedFlagNames(t *testing.T) {
 		{"token-budget", []*command{runCommand, swarmCommand}},
 		{"autonomy-workers", []*command{runCommand, swarmCommand}},
 		{"http", []*command{runCommand, serveCommand}},
-		{"http-token", []*command{runCommand, serveCommand}},
+		{"http-token", []*command{runCommand, serveCommand, tuiCommand}},
 		{"agents", []*command{swarmCommand, simulateCommand}},
 		{"duration", []*command{swarmCommand}},
 		{"v", []*command{runCommand}},
@@ -102,13 +108,37 @@ func TestSharedFlagNames(t *testing.T) {
 	}
 	// No command spells them differently.
 	for _, c := range commands {
-		setupOnly(c).VisitAll(func(f *flag.Flag) {
-			for _, other := range []string{"token", "addr", "listen", "db", "dir", "verbose", "n", "time"} {
-				if f.Name == other && !(c == tuiCommand && f.Name == "token") {
+		fs := setupOnly(c)
+		fs.VisitAll(func(f *flag.Flag) {
+			if hiddenFlags[fs.Name()+"/"+f.Name] {
+				return // an old name kept as a hidden alias for one release
+			}
+			for _, other := range []string{"token", "state", "import-hollow", "addr", "listen", "db", "dir", "verbose", "n", "time"} {
+				if f.Name == other {
 					t.Errorf("%s has -%s: use the shared name", c.name, f.Name)
 				}
 			}
 		})
+	}
+}
+
+// TestOldFlagNamesAreHiddenAliases: the names replaced by the shared ones
+// (run -state and -import-hollow, tui -token) still work for one release,
+// setting the new flag, and help no longer lists them.
+func TestOldFlagNamesAreHiddenAliases(t *testing.T) {
+	o, err := parseRunFlags([]string{"-state", "old-dir", "-import-hollow", "mem"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "old-dir", o.store)
+	assert.Equal(t, "mem", o.importHollow)
+	for _, c := range []struct {
+		cmd       string
+		old, name string
+	}{{"run", "state", "store"}, {"run", "import-hollow", "hollow"}, {"tui", "token", "http-token"}} {
+		var out, errb bytes.Buffer
+		require.Equal(t, 0, Main([]string{c.cmd, "-h"}, strings.NewReader(""), &out, &errb))
+		help := out.String() + errb.String()
+		assert.Contains(t, help, "  -"+c.name+" ", "%s -h lists -%s", c.cmd, c.name)
+		assert.NotContains(t, help, "  -"+c.old+" ", "%s -h hides -%s", c.cmd, c.old)
 	}
 }
 

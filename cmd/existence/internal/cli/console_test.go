@@ -17,16 +17,16 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
 )
 
 // testRunner returns the trio with fake models that have nothing queued.
 func testRunner(t *testing.T, obs existence.Observer) *existence.Runner {
 	t.Helper()
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore(), Observer: obs, Logger: slog.New(slog.DiscardHandler)})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Observer: obs, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	for _, m := range members {
@@ -74,12 +74,11 @@ func TestRequestCommandsOnStdin(t *testing.T) {
 }
 
 func TestHTTPServesTheMonitor(t *testing.T) {
-	var late lateObservers
-	r := testRunner(t, late.observe)
+	r := testRunner(t, nil)
 	reqs := requests.NewMemory(requests.Options{})
 	tasks := taskqueue.NewMemory(taskqueue.Options{})
 	var stderr bytes.Buffer
-	stop, err := serveMonitor(&runOptions{http: "127.0.0.1:0", httpToken: envToken{value: "tok", set: true}}, r, tasks, reqs, nil, &late, slog.New(slog.DiscardHandler), &stderr)
+	stop, err := serveMonitor(&runOptions{http: "127.0.0.1:0", httpToken: envToken{value: "tok", set: true}}, r, tasks, reqs, nil, slog.New(slog.DiscardHandler), &stderr)
 	require.NoError(t, err)
 	defer stop()
 	m := regexp.MustCompile(`dashboard at (http://127\.0\.0\.1:\d+/) .*sign in with the -http-token`).FindStringSubmatch(stderr.String())
@@ -103,7 +102,7 @@ func TestHTTPServesTheMonitor(t *testing.T) {
 	require.NoError(t, json.Unmarshal(body, &page))
 	assert.Equal(t, 3, page.Total)
 
-	// Events reach the monitor through the late observer.
+	// Events reach the monitor through its subscription.
 	require.NoError(t, r.Agent("scout").Tick(context.Background())) // no reply queued: a fallback
 	req, _ = http.NewRequest("GET", base+"metrics", nil)
 	req.Header.Set("Authorization", "Bearer tok")

@@ -32,6 +32,31 @@ func (t envToken) String() string {
 	return os.Getenv("EXISTENCE_TOKEN")
 }
 
+// hiddenFlags are the old flag names kept as aliases for one release
+// (see aliasFlag), by "flag-set name/flag name": usage leaves them out.
+var hiddenFlags = map[string]bool{}
+
+// aliasFlag registers old on fs as a hidden alias of the flag name, which
+// must be registered already: it sets the same value, and usage does not
+// list it. A flag renamed so that one thing has one name in every command
+// keeps its old name this way for one release (noted in CHANGELOG.md).
+func aliasFlag(fs *flag.FlagSet, old, name string) {
+	fs.Var(fs.Lookup(name).Value, old, "deprecated: use -"+name)
+	hiddenFlags[fs.Name()+"/"+old] = true
+}
+
+// visibleFlags returns a copy of fs without its hidden aliases, for usage.
+func visibleFlags(fs *flag.FlagSet) *flag.FlagSet {
+	vis := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	fs.VisitAll(func(f *flag.Flag) {
+		if !hiddenFlags[fs.Name()+"/"+f.Name] {
+			vis.Var(f.Value, f.Name, f.Usage)
+			vis.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
+	return vis
+}
+
 // resolve fixes the token in effect, generating one for "auto".
 func (t *envToken) resolve() {
 	t.value, t.set = t.String(), true

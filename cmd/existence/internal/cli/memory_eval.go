@@ -11,10 +11,10 @@ import (
 	"strings"
 
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/memory/memeval"
 	"github.com/existence-loop/sdk/store/filestore"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/sqlitestore"
 )
 
@@ -106,7 +106,7 @@ func runMemoryEval(ctx context.Context, o *memoryOptions, fs *flag.FlagSet, e *e
 func evalStore(ctx context.Context, spec string) (memory.Store, func(), error) {
 	switch spec {
 	case "memory":
-		return identity.NewMemoryStore(), func() {}, nil
+		return memstore.New(), func() {}, nil
 	case "file", "sqlite":
 		dir, err := os.MkdirTemp("", "existence-eval-")
 		if err != nil {

@@ -89,7 +89,7 @@ type runOptions struct {
 	contextWin   int // -context-window: Ollama's num_ctx ceiling, an OpenAI-compatible server's window
 	fresh        bool
 	tasks        []string
-	store        string // -store: "" (the -state directory), sqlite:PATH or postgres://...
+	store        string // -store: "" (state, the default directory), DIR, sqlite:PATH or postgres://...
 	show         string // -show AGENT: print the agent's state pretty and exit
 	http         string // serve the monitor here
 	httpToken    envToken
@@ -147,8 +147,11 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&o.model, "model", "", "model name; with ollama default "+defaultOllamaModel+" (run ollama pull first); required with openai: the name the server serves (GET {base URL}/models lists them)")
 	fs.DurationVar(&o.llmTimeout, "llm-timeout", 180*time.Second, "timeout of one model call")
-	fs.StringVar(&o.state, "state", "./trio-state", "state directory")
-	fs.StringVar(&o.store, "store", "", "where agent states and tasks live: a directory (default: -state), sqlite:PATH (one SQLite file) or postgres://... (a PostgreSQL database shared by processes)")
+	if o.state == "" {
+		o.state = "./trio-state" // the store when -store is not given
+	}
+	fs.StringVar(&o.store, "store", "", "where agent states, tasks and requests live: a directory (default ./trio-state), sqlite:PATH (one SQLite file) or postgres://... (a PostgreSQL database shared by processes)")
+	aliasFlag(fs, "state", "store")
 	fs.StringVar(&o.show, "show", "", "print the stored state of agent `AGENT` as indented JSON and exit")
 	fs.StringVar(&o.workspace, "workspace", "./trio-workspace", "the agents' shared workspace directory")
 	fs.DurationVar(&o.heartbeat, "heartbeat", 6*time.Second, "tick interval")
@@ -157,8 +160,9 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print each agent's assembled prompt, make no model call, and exit")
 	fs.StringVar(&o.nowText, "now", "", "fixed clock, RFC 3339 (for dry runs)")
 	fs.BoolVar(&o.json, "json", false, "print events as JSON lines on stdout")
-	fs.StringVar(&o.importHollow, "import-hollow", "", "import a hollow-agentOS memory directory into -state first")
-	fs.BoolVar(&o.replace, "import-replace", false, "with -import-hollow, replace agents already in -state")
+	fs.StringVar(&o.importHollow, "hollow", "", "import this hollow-agentOS memory directory into -store first")
+	aliasFlag(fs, "import-hollow", "hollow")
+	fs.BoolVar(&o.replace, "import-replace", false, "with -hollow, replace agents already in -store")
 	fs.StringVar(&o.hollowTZ, "hollow-tz", "UTC", "time zone of the hollow-agentOS \"YYYY-MM-DD HH:MM\" timestamps")
 	fs.BoolVar(&o.verbose, "v", false, "also log every model call and cycle")
 	fs.DurationVar(&o.keepAlive, "keep-alive", -time.Second, "with Ollama, how long the model stays loaded after a call (negative: forever, as the original)")

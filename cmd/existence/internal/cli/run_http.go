@@ -2,16 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
@@ -19,78 +16,61 @@ import (
 	"github.com/existence-loop/sdk/internal/atomicfile"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/task"
 )
-
-// lateObservers forwards events to observers added after the runner was
-// built (the monitor and the terminal view need the runner first).
-type lateObservers struct {
-	obs atomic.Pointer[[]existence.Observer]
-}
-
-func (l *lateObservers) add(o existence.Observer) {
-	for {
-		old := l.obs.Load()
-		var next []existence.Observer
-		if old != nil {
-			next = append(next, *old...)
-		}
-		next = append(next, o)
-		if l.obs.CompareAndSwap(old, &next) {
-			return
-		}
-	}
-}
-
-func (l *lateObservers) observe(e existence.Event) {
-	if p := l.obs.Load(); p != nil {
-		for _, o := range *p {
-			o(e)
-		}
-	}
-}
 
 // serveMonitor serves the trio's monitor (dashboard, API, metrics) on
 // o.http and prints its address. The returned stop shuts the server down.
-func serveMonitor(o *runOptions, runner *existence.Runner, tasks monitor.Tasks, reqs *requests.Queue, mem *memory.Memory, late *lateObservers, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
+func serveMonitor(o *runOptions, runner *existence.Runner, tasks task.Queue, reqs *requests.Queue, mem *memory.Memory, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
 	tok := o.httpToken.String()
 	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Memory: mem, Token: tok, Logger: log,
 		Addr: o.http, InsecureNoTokenBehindProxy: o.httpOptOut})
 	if err != nil {
 		return nil, err
 	}
-	late.add(mon.Observe)
-	_, stop, err = listenMonitor(mon, o.http, o.httpToken, "trio", log, stderr)
-	return stop, err
+	cancel := runner.Subscribe(mon.Observe)
+	_, stopServing, err := listenMonitor(mon, o.http, o.httpToken, "trio", log, stderr)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return func() { stopServing(); cancel() }, nil
 }
 
-// listenMonitor serves mon on addr, prints "{who}: dashboard at URL" on
-// stderr, never with the token (logs are read by others), but saying
-// where to find it: the -http-token given, or, for "auto", the file it is
-// written to (see writeTokenFile). It returns what shuts the server down
-// (a graceful shutdown of 5 s, then a close) with the monitor's base URL,
-// "http://HOST:PORT". Errors: the listen's, writing the token's file.
+// listenMonitor serves mon on addr (monitor.Serve: safe timeouts, a
+// graceful shutdown of 5 s, then a close), prints "{who}: dashboard at
+// URL" on stderr, never with the token (logs are read by others), but
+// saying where to find it: the -http-token given, or, for "auto", the file
+// it is written to (see writeTokenFile). It returns the monitor's base URL,
+// "http://HOST:PORT", with what shuts it down. Errors: the listen's,
+// writing the token's file.
 func listenMonitor(mon *monitor.Monitor, addr string, token envToken, who string, log *slog.Logger, stderr io.Writer) (base string, stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", nil, fmt.Errorf("-http: %w", err)
-	}
-	srv := monitor.NewServer(addr, mon) // safe timeouts; closes mon on shutdown
-	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan net.Addr, 1)
 	done := make(chan struct{})
+	var serveErr error
 	go func() {
 		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error(who+": the monitor stopped", "err", err)
+		serveErr = monitor.Serve(ctx, addr, mon, monitor.ServeConfig{Ready: func(a net.Addr) { ready <- a }, ShutdownTimeout: 5 * time.Second, Logger: log})
+		if serveErr != nil && ctx.Err() == nil {
+			log.Error(who+": the monitor stopped", "err", serveErr)
 		}
 	}()
-	base = "http://" + ln.Addr().String()
+	var bound net.Addr
+	select {
+	case <-done:
+		cancel()
+		return "", nil, fmt.Errorf("-http: %w", serveErr)
+	case bound = <-ready:
+	}
+	stop = func() { cancel(); <-done }
+	base = "http://" + bound.String()
 	signIn := ""
 	switch {
 	case token.auto:
-		path, werr := writeTokenFile(ln.Addr(), token.String())
+		path, werr := writeTokenFile(bound, token.String())
 		if werr != nil {
-			_ = ln.Close()
-			<-done
+			stop()
 			return "", nil, fmt.Errorf("-http-token auto: %w", werr)
 		}
 		signIn = "; sign in with the generated token in " + path + " (readable by you only), as ?token=TOKEN or Authorization: Bearer TOKEN"
@@ -98,14 +78,7 @@ func listenMonitor(mon *monitor.Monitor, addr string, token envToken, who string
 		signIn = "; sign in with the -http-token (or $EXISTENCE_TOKEN) token, as ?token=TOKEN or Authorization: Bearer TOKEN"
 	}
 	fmt.Fprintf(stderr, "%s: dashboard at %s/ (API under /api/, metrics at /metrics%s)\n", who, base, signIn)
-	return base, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			_ = srv.Close()
-		}
-		<-done
-	}, nil
+	return base, stop, nil
 }
 
 // writeTokenFile writes a generated monitor token to

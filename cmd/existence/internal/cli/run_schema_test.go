@@ -21,10 +21,10 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/workspace"
-	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/hollow"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // sentSchemas returns every JSON Schema the trio sends to a model: each
@@ -46,7 +46,7 @@ func sentSchemas(t *testing.T, names []idName) map[string]json.RawMessage {
 // Every schema the SDK sends is valid JSON Schema (draft
 // 2020-12, checked against its meta-schema).
 func TestEverySentSchemaIsValidJSONSchema(t *testing.T) {
-	names, err := agentNames(context.Background(), identity.NewMemoryStore())
+	names, err := agentNames(context.Background(), memstore.New())
 	require.NoError(t, err)
 	meta, err := validator.Compile("https://json-schema.org/draft/2020-12/schema")
 	require.NoError(t, err)
@@ -171,7 +171,7 @@ func TestImportedNamesWinOverNamesJSONAndDefaults(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "identity", "names.json"), []byte(`{"Cedar": "analyst", "Cipher": "builder", "Vault": "scout"}`), 0o644))
 
 	ctx := context.Background()
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	_, err := hollow.Import(ctx, dir, store, hollow.Options{})
 	require.NoError(t, err)
 	names, err := agentNames(ctx, store)
@@ -211,7 +211,7 @@ func TestImportedNamesWinOverNamesJSONAndDefaults(t *testing.T) {
 
 // Fresh agents take the trio's defaults.
 func TestFreshAgentsTakeTheDefaultNames(t *testing.T) {
-	names, err := agentNames(context.Background(), identity.NewMemoryStore())
+	names, err := agentNames(context.Background(), memstore.New())
 	require.NoError(t, err)
 	assert.Equal(t, []idName{{"scout", "Cedar"}, {"analyst", "Cipher"}, {"builder", "Vault"}}, names)
 }

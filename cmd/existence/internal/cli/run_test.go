@@ -27,6 +27,7 @@ import (
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/prompt/prompttest"
 	"github.com/existence-loop/sdk/store/filestore"
+	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // fakeOllama speaks Ollama's /api/chat protocol (non-streaming). Existence
@@ -392,7 +393,7 @@ func TestParseFlags(t *testing.T) {
 
 func TestListenTurnsLinesIntoHostMessages(t *testing.T) {
 	ctx := context.Background()
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	for _, m := range members {
@@ -430,14 +431,14 @@ func TestTrioTaskFlag(t *testing.T) {
 
 func TestSendMessageTool(t *testing.T) {
 	ctx := context.Background()
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: identity.NewMemoryStore()})
+	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	for _, m := range members {
 		_, err := r.Add(ctx, existence.Config{ID: m.id, Name: m.name, Model: llmtest.NewFake()})
 		require.NoError(t, err)
 	}
-	names, err := agentNames(ctx, identity.NewMemoryStore())
+	names, err := agentNames(ctx, memstore.New())
 	require.NoError(t, err)
 	tool := sendMessage(func() *existence.Runner { return r }, "scout", names)
 	asCedar := toolloop.WithCaller(ctx, existence.Assignment{AgentID: "scout", AgentName: "Cedar"})

@@ -27,8 +27,10 @@ import (
 	"github.com/existence-loop/sdk/llm/openai"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/pgstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
+	"github.com/existence-loop/sdk/task"
 )
 
 // member is one agent of the trio. The ids are the original system's.
@@ -176,12 +178,11 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	if o.tui { // the terminal view owns the screen
 		out = newPrinter(o, io.Discard, io.Discard)
 	}
-	var late lateObservers // the monitor and the terminal view, once the runner exists
 	runner, err := existence.NewRunner(existence.RunnerConfig{
 		Store:     store,
 		Clock:     clock,
 		Heartbeat: o.heartbeat,
-		Observer:  existence.Observers(out.observe, late.observe, o.mcp.events.Observe),
+		Observer:  existence.Observers(out.observe, o.mcp.events.Observe),
 		Logger:    log,
 
 		SharedSlots:     board,
@@ -278,14 +279,14 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		defer stop()
 	}
 	if o.http != "" {
-		stop, err := serveMonitor(o, runner, tasks, reqs, mem, &late, log, stderr)
+		stop, err := serveMonitor(o, runner, tasks, reqs, mem, log, stderr)
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
 	if o.tui {
-		return runTUI(ctx, o, runner, reqs, &late, stdout)
+		return runTUI(ctx, o, runner, reqs, stdout)
 	}
 	fmt.Fprintf(stderr, "trio: %s%s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", modelName, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
 	fmt.Fprintf(stderr, "trio: waiting for the model at %s…\n", o.llmURL)
@@ -437,14 +438,14 @@ func (p *printer) hint(err error) {
 // directory, or the -store spec (cmd/internal/storespec: DIR or sqlite:PATH).
 // A dry run writes nothing: its store is an in-memory overlay over the
 // stored states (when there are any), and it takes no lock.
-func openState(ctx context.Context, o *runOptions, clock existence.Clock, log *slog.Logger) (identity.Store, storespec.Tasks, io.Closer, error) {
+func openState(ctx context.Context, o *runOptions, clock existence.Clock, log *slog.Logger) (identity.Store, task.Queue, io.Closer, error) {
 	spec := o.store
 	if spec == "" {
 		spec = o.state
 	}
 	if o.dryRun {
-		ov := &overlay{mem: identity.NewMemoryStore()}
-		var tasks storespec.Tasks = taskqueue.NewMemory(taskqueue.Options{Now: clock.Now})
+		ov := &overlay{mem: memstore.New()}
+		var tasks task.Queue = taskqueue.NewMemory(taskqueue.Options{Now: clock.Now})
 		if kind, _ := storespec.Kind(spec); kind == "dir" {
 			if _, err := os.Stat(spec); err != nil {
 				return ov, tasks, io.NopCloser(nil), nil // nothing stored yet
@@ -480,7 +481,7 @@ func showState(ctx context.Context, store identity.Store, id string, stdout io.W
 // overlay is the dry run's store: reads fall through to base (the state
 // directory, if any); saves stay in memory.
 type overlay struct {
-	mem  *identity.MemoryStore
+	mem  *memstore.Store
 	base identity.Store // nil when there is no state directory
 }
 

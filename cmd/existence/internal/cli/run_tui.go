@@ -16,14 +16,14 @@ import (
 
 // runTUI runs the agents under the full-screen terminal view (-tui) until
 // the person quits or ctx ends; then the agents stop and save.
-func runTUI(ctx context.Context, o *runOptions, runner *existence.Runner, reqs *requests.Queue, late *lateObservers, stdout io.Writer) error {
+func runTUI(ctx context.Context, o *runOptions, runner *existence.Runner, reqs *requests.Queue, stdout io.Writer) error {
 	events := make(chan existence.Event, 1024)
-	late.add(func(e existence.Event) {
+	defer runner.Subscribe(func(e existence.Event) {
 		select {
 		case events <- e:
 		default: // the view is behind: it catches up with the next event
 		}
-	})
+	})()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup

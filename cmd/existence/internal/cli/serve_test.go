@@ -21,6 +21,7 @@ import (
 	"github.com/existence-loop/sdk/internal/pgtest"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/store/filestore"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/pgstore"
 	"github.com/existence-loop/sdk/store/sqlitestore"
 	"github.com/existence-loop/sdk/store/taskqueue"
@@ -247,7 +248,7 @@ func TestServeErrors(t *testing.T) {
 // derives none, and an unreadable state keeps the last status.
 func TestServeDerivesEvents(t *testing.T) {
 	ctx := context.Background()
-	store := identity.NewMemoryStore()
+	store := memstore.New()
 	saveAll(t, store, trioStates())
 	var got []existence.Event
 	var logged bytes.Buffer
@@ -284,7 +285,7 @@ func TestServeDerivesEvents(t *testing.T) {
 
 	// A corrupt state keeps the agent's last status and is logged once.
 	got = nil
-	broken := &brokenStore{MemoryStore: store, broken: "analyst"}
+	broken := &brokenStore{Store: store, broken: "analyst"}
 	src.store = broken
 	require.NoError(t, src.refresh(ctx))
 	require.NoError(t, src.refresh(ctx))
@@ -298,7 +299,7 @@ func TestServeDerivesEvents(t *testing.T) {
 
 // brokenStore fails to load one agent, as a corrupt document does.
 type brokenStore struct {
-	*identity.MemoryStore
+	*memstore.Store
 	broken string
 }
 
@@ -306,7 +307,7 @@ func (b *brokenStore) Load(ctx context.Context, id string) (*identity.AgentState
 	if id == b.broken {
 		return nil, &identity.CorruptError{Path: id + ".json", Reason: "unexpected end of JSON input"}
 	}
-	return b.MemoryStore.Load(ctx, id)
+	return b.Store.Load(ctx, id)
 }
 
 // TestExposureRefused: run and serve refuse -http on a non-loopback

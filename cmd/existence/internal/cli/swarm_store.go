@@ -14,7 +14,9 @@ import (
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
+	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/pgstore"
+	"github.com/existence-loop/sdk/task"
 )
 
 // swarmStoreKind returns the kind of the -store value: "memory", or the
@@ -29,9 +31,9 @@ func swarmStoreKind(spec string) (string, error) {
 // swarmStore is the store a run uses.
 type swarmStore struct {
 	kind   string
-	store  identity.Store  // shared by the agents (nil with leases)
-	tasks  storespec.Tasks // the store's task queue; nil for memory
-	pg     *pgstore.Store  // with -store postgres://...
+	store  identity.Store // shared by the agents (nil with leases)
+	tasks  task.Queue     // the store's task queue; nil for memory
+	pg     *pgstore.Store // with -store postgres://...
 	closer io.Closer
 }
 
@@ -42,7 +44,7 @@ func openSwarmStore(ctx context.Context, spec string, log *slog.Logger) (*swarmS
 		return nil, err
 	}
 	if kind == "memory" {
-		return &swarmStore{kind: kind, store: identity.NewMemoryStore(), closer: io.NopCloser(nil)}, nil
+		return &swarmStore{kind: kind, store: memstore.New(), closer: io.NopCloser(nil)}, nil
 	}
 	s, tasks, closer, err := storespec.Open(ctx, spec, storespec.Options{Logger: log})
 	if err != nil {

@@ -29,11 +29,10 @@ func TestAutoToken(t *testing.T) {
 	require.NoError(t, monitor.CheckToken(tok))
 	assert.Equal(t, tok, o.httpToken.String(), "generated once")
 
-	var late lateObservers
-	r := testRunner(t, late.observe)
+	r := testRunner(t, nil)
 	var stderr bytes.Buffer
 	o.http = "127.0.0.1:0"
-	stop, err := serveMonitor(o, r, taskqueue.NewMemory(taskqueue.Options{}), requests.NewMemory(requests.Options{}), nil, &late, slog.New(slog.DiscardHandler), &stderr)
+	stop, err := serveMonitor(o, r, taskqueue.NewMemory(taskqueue.Options{}), requests.NewMemory(requests.Options{}), nil, slog.New(slog.DiscardHandler), &stderr)
 	require.NoError(t, err)
 	defer stop()
 	m := regexp.MustCompile(`dashboard at http://127\.0\.0\.1:(\d+)/ .*generated token in (\S+) `).FindStringSubmatch(stderr.String())

@@ -175,8 +175,8 @@ func TestUnderTmux(t *testing.T) {
 	}
 	// The window may first be drawn at tmux's default size and redrawn
 	// when the 120-column size arrives: wait for the wide layout.
-	s := waitFor("> █")
-	s = waitFor("• Workspace: changed - created buil")
+	waitFor("> █")
+	s := waitFor("• Workspace: changed - created buil")
 	for _, want := range []string{"Cedar (scout)", "Cipher (analyst)", "Vault (builder)", "0.93 crisis", "0.42 invisibility", "⚠ 2 fallback(s): unavailable",
 		"• Backup: failed - disk full", "• Workspace: changed - created buil", "• News: pending (stale)"} {
 		assert.Contains(t, s, want)
