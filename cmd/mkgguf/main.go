@@ -4,7 +4,7 @@
 // (llama.cpp, Ollama). See package
 // github.com/existence-loop/sdk/llm/llmtest/engine/gguf.
 //
-//	go run ./llm/llmtest/engine/cmd/mkgguf -out FILE [-repo DIR] [-seed N] [-tiny]
+//	go run ./cmd/mkgguf -out FILE [-repo DIR] [-seed N] [-tiny]
 //
 // It is idempotent: the same repository text and flags give the same bytes,
 // and when FILE already holds them (same inputs digest) it is left as is.
