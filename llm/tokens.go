@@ -101,13 +101,6 @@ func (e *TokenEstimator) Tokens(text string) int { return e.Scale(RawTokens(text
 // ([RawRequestTokens], scaled).
 func (e *TokenEstimator) Request(req *Request) int { return e.Scale(RawRequestTokens(req)) }
 
-// reset forgets the calibration.
-func (e *TokenEstimator) reset() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.ratio, e.samples = 0, 0
-}
-
 // Observe learns from one prompt the server processed whole: raw is the
 // request's [RawRequestTokens], reported the prompt tokens the server
 // counted. Observations with either count at zero or below are ignored.

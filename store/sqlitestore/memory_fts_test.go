@@ -33,6 +33,11 @@ func TestVersion5MemoriesSearchable(t *testing.T) {
 	}
 	before, err := s.Memories(ctx, "scout")
 	require.NoError(t, err)
+	var stored []string
+	for _, r := range before {
+		stored = append(stored, r.ID)
+	}
+	require.ElementsMatch(t, want, stored)
 	require.NoError(t, s.Close())
 
 	db := rawDB(t, path)

@@ -91,15 +91,6 @@ func init() {
 	}
 }
 
-// byteText returns the byte-level text of s.
-func byteText(s string) string {
-	var sb strings.Builder
-	for i := 0; i < len(s); i++ {
-		sb.WriteRune(byteChar[s[i]])
-	}
-	return sb.String()
-}
-
 // PreTokenize splits text into the chunks BPE merges never cross, as
 // llama.cpp's "smollm" pre-tokenizer does (see [Tokenizer]). The chunks
 // concatenate back to text, byte for byte, even for invalid UTF-8.
