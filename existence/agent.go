@@ -290,11 +290,12 @@ type Agent struct {
 	tracer       trace.Tracer // nil without Config.TracerProvider
 	usage        usageBook
 
-	laneModel llm.Model              // for cycles run by the scheduler: model without the limiter
-	wakeHook  atomic.Pointer[func()] // asks the scheduler for a priority cycle
-	prefix    atomic.Pointer[string] // the last cycle prompt's stable prefix (prompt.LayoutCache), nil for none
-	parsedMu  sync.Mutex             // guards parsed
-	parsed    struct {               // the last reply validated, so it is parsed once
+	laneModel llm.Model                     // for cycles run by the scheduler: model without the limiter
+	wakeHook  atomic.Pointer[func()]        // asks the scheduler for a priority cycle
+	prefix    atomic.Pointer[string]        // the last cycle prompt's stable prefix (prompt.LayoutCache), nil for none
+	exchange  atomic.Pointer[[]llm.Message] // the last cycle's messages and reply (prompt.LayoutCache), nil for none
+	parsedMu  sync.Mutex                    // guards parsed
+	parsed    struct {                      // the last reply validated, so it is parsed once
 		text string
 		resp *prompt.Response
 	}
