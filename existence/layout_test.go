@@ -44,7 +44,7 @@ func TestCacheLayoutSplitsTheCyclePrompt(t *testing.T) {
 			assert.Equal(t, llm.RoleSystem, msgs[0].Role)
 			assert.True(t, strings.HasPrefix(msgs[0].Content, "WORLD CONTEXT"), msgs[0].Content)
 			assert.Contains(t, msgs[0].Content, "You are Cedar.")
-			assert.True(t, strings.HasPrefix(msgs[1].Content, "TIME:"), msgs[1].Content)
+			assert.True(t, strings.HasPrefix(msgs[1].Content, "YOUR WORLDVIEW:"), msgs[1].Content)
 			assert.Equal(t, msgs[0].Content, got.Prefix)
 		})
 	}
