@@ -582,9 +582,10 @@ func (s *Server) refusal(c *Call) string {
 // common prefix, so the prefix is served from the cache either way and
 // only the entry that is replaced differs. At most all tokens but the
 // last are served from the cache (the last must be evaluated to sample
-// from). With every entry in use the prompt is evaluated whole and kept
-// nowhere (Ollama's runner has one entry per parallel sequence and so
-// never finds none free). It returns the entry, marked in use until
+// from). With every entry in use (more calls at once than entries) the
+// shared prefix is still served, as if copied into a scratch entry, and
+// the prompt is kept nowhere (Ollama's runner has one entry per parallel
+// sequence and so never finds none free). It returns the entry, marked in use until
 // [Server.releaseCache]; nil without one.
 func (s *Server) useCache(c *Call, toks []string) *cacheEntry {
 	c.Evaluated = c.Kept
@@ -612,6 +613,8 @@ func (s *Server) useCache(c *Call, toks []string) *cacheEntry {
 			oldest = e
 		}
 	}
+	c.Cached = min(common, len(toks)-1)
+	c.Evaluated = c.Kept - c.Cached
 	chosen := longest
 	switch {
 	case common == len(longest.toks) && !longest.inUse:
@@ -620,8 +623,6 @@ func (s *Server) useCache(c *Call, toks []string) *cacheEntry {
 	default:
 		chosen = oldest
 	}
-	c.Cached = min(common, len(toks)-1)
-	c.Evaluated = c.Kept - c.Cached
 	chosen.toks, chosen.used, chosen.inUse = slices.Clone(toks), s.clock, true
 	return chosen
 }
