@@ -283,9 +283,10 @@ type Agent struct {
 	tracer       trace.Tracer // nil without Config.TracerProvider
 	usage        usageBook
 
-	laneModel llm.Model              // for cycles run by the scheduler: model without the limiter
-	wakeHook  atomic.Pointer[func()] // asks the scheduler for a priority cycle
-	prefix    atomic.Pointer[string] // the last cycle prompt's stable prefix (prompt.LayoutCache), nil for none
+	laneModel llm.Model                     // for cycles run by the scheduler: model without the limiter
+	wakeHook  atomic.Pointer[func()]        // asks the scheduler for a priority cycle
+	prefix    atomic.Pointer[string]        // the last cycle prompt's stable prefix (prompt.LayoutCache), nil for none
+	exchange  atomic.Pointer[[]llm.Message] // the last cycle's messages and reply (prompt.LayoutCache), nil for none
 
 	triggerHook atomic.Pointer[func()] // asks the scheduler for a cycle now (a notifying slot)
 	notifyAfter bool                   // guarded by mu: a notifying slot arrived during a goal; trigger when it returns

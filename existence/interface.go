@@ -24,6 +24,22 @@ type Executor interface {
 	Execute(ctx context.Context, a Assignment) (Outcome, error)
 }
 
+// ToolOffer is implemented by an [Executor] whose model calls tools
+// (existence/toolloop.Executor). Under [prompt.LayoutCache] the agent sends
+// the definitions ToolDefs returns with its cycle requests too, and the
+// executor's first prompt continues the cycle's exchange
+// ([Assignment].Exchange): a model server renders tool definitions near
+// the start of a prompt, so only with the same tools in both requests is
+// the cycle's prompt and reply a prefix of the executor's first prompt,
+// and one KV-cache slot of the server serves both. The cycle still asks
+// for its JSON response ([prompt.Schema]); a cycle reply that calls a tool
+// instead is invalid output. ToolDefs gets an assignment with only
+// AgentID, AgentName and Memory set, and must return what Execute would
+// offer for that agent.
+type ToolOffer interface {
+	ToolDefs(a Assignment) []llm.ToolDef
+}
+
 // Assignment is the goal an [Executor] pursues and who pursues it.
 type Assignment struct {
 	// AgentID is the pursuing agent's id ([Config].ID), e.g. "scout".
@@ -56,6 +72,15 @@ type Assignment struct {
 	// whose first message starts with it shares the model server's KV
 	// cache with the agent's cycles (existence/toolloop does).
 	Prefix string
+	// Exchange is, under [prompt.LayoutCache], the messages of the cycle
+	// that chose the goal (the stable prefix as the system message, the
+	// rest of the prompt as the user message) followed by the cycle's
+	// reply as an assistant message, sent with the [ToolOffer]'s tools;
+	// nil otherwise. An executor whose first request starts with these
+	// messages, with the same tools, continues the cycle's exchange, and a
+	// model server's KV cache serves that prefix from the cycle's slot
+	// (existence/toolloop does). Executors must not modify it.
+	Exchange []llm.Message
 	// TraceContent is the agent's [Config].TraceContent: an executor that
 	// makes spans (the context passed to Execute carries the goal's span)
 	// records tool arguments and results on them only when it is set.

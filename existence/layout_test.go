@@ -44,8 +44,50 @@ func TestCacheLayoutSplitsTheCyclePrompt(t *testing.T) {
 			assert.Equal(t, llm.RoleSystem, msgs[0].Role)
 			assert.True(t, strings.HasPrefix(msgs[0].Content, "WORLD CONTEXT"), msgs[0].Content)
 			assert.Contains(t, msgs[0].Content, "You are Cedar.")
-			assert.True(t, strings.HasPrefix(msgs[1].Content, "TIME:"), msgs[1].Content)
+			assert.True(t, strings.HasPrefix(msgs[1].Content, "YOUR WORLDVIEW:"), msgs[1].Content)
 			assert.Equal(t, msgs[0].Content, got.Prefix)
+		})
+	}
+}
+
+// offering is an executor that offers tools (existence.ToolOffer).
+type offering struct {
+	got  *existence.Assignment
+	defs []llm.ToolDef
+}
+
+func (o offering) Execute(ctx context.Context, a existence.Assignment) (existence.Outcome, error) {
+	*o.got = a
+	return existence.Outcome{Status: identity.Done, Summary: "mapped"}, nil
+}
+
+func (o offering) ToolDefs(existence.Assignment) []llm.ToolDef { return o.defs }
+
+// TestCacheLayoutOffersTheExecutorsTools: under prompt.LayoutCache a cycle
+// whose executor offers tools sends them with the cycle request, and the
+// executor gets the cycle's messages and reply (Assignment.Exchange) to
+// continue; under the original layout neither.
+func TestCacheLayoutOffersTheExecutorsTools(t *testing.T) {
+	defs := []llm.ToolDef{{Name: "list_files", Description: "Lists files.", Parameters: []byte(`{"type":"object"}`)}}
+	for _, l := range []prompt.Layout{prompt.LayoutOriginal, prompt.LayoutCache} {
+		t.Run(l.String(), func(t *testing.T) {
+			f := newFixture(goalReply(t, "map the workspace"))
+			var got existence.Assignment
+			a := f.agent(t, existence.Config{Executor: offering{got: &got, defs: defs},
+				Prompt: prompt.New(prompt.Config{World: "A shared world.", Situation: prompt.DefaultSituation, Layout: l})})
+			tick(t, a)
+			reqs := f.model.Requests()
+			require.Len(t, reqs, 1)
+			if l == prompt.LayoutOriginal {
+				assert.Empty(t, reqs[0].Tools)
+				assert.Nil(t, got.Exchange)
+				return
+			}
+			assert.Equal(t, defs, reqs[0].Tools)
+			require.Len(t, got.Exchange, 3)
+			assert.Equal(t, reqs[0].Messages, got.Exchange[:2])
+			assert.Equal(t, llm.RoleAssistant, got.Exchange[2].Role)
+			assert.Contains(t, got.Exchange[2].Content, "map the workspace")
 		})
 	}
 }

@@ -256,6 +256,9 @@ func (a *Agent) startLocked(parent context.Context, g identity.Goal) {
 	if pre := a.prefix.Load(); pre != nil {
 		asg.Prefix = *pre
 	}
+	if ex := a.exchange.Load(); ex != nil {
+		asg.Exchange = *ex
+	}
 	if g.TaskID != "" {
 		asg.Task = &prompt.Task{ID: g.TaskID, Description: g.Objective}
 	}
@@ -454,7 +457,10 @@ func (a *Agent) emitCuts(p *prompt.Prompt) {
 // A prompt with a stable prefix ([prompt.LayoutCache]) is sent as two
 // messages, the prefix as the system message and the rest as the user
 // message, and the prefix is kept for the executor of the goal the cycle
-// chooses ([Assignment].Prefix); otherwise as one user message.
+// chooses ([Assignment].Prefix); otherwise as one user message. Such a
+// request also offers the executor's tools ([ToolOffer]), and its
+// messages with the reply are kept for the executor to continue
+// ([Assignment].Exchange).
 func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, stats *CycleStats) (*prompt.Response, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.CycleTimeout)
 	defer cancel()
@@ -463,6 +469,7 @@ func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, stats *CycleStat
 		msgs = []llm.Message{{Role: llm.RoleSystem, Content: stable}, {Role: llm.RoleUser, Content: rest}}
 	}
 	a.prefix.Store(&msgs[0].Content)
+	a.exchange.Store(nil)
 	if len(msgs) == 1 {
 		a.prefix.Store(nil)
 	}
@@ -472,6 +479,9 @@ func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, stats *CycleStat
 		Temperature: a.cfg.Temperature,
 		Seed:        a.cfg.Seed,
 		MaxTokens:   a.cfg.MaxTokens,
+	}
+	if offer, ok := a.cfg.Executor.(ToolOffer); ok && len(msgs) == 2 {
+		req.Tools = offer.ToolDefs(Assignment{AgentID: a.cfg.ID, AgentName: a.name, Memory: a.cfg.Memory})
 	}
 	m := a.model
 	if a.laneModel != nil && dispatchFrom(ctx) != nil {
@@ -502,6 +512,10 @@ func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, stats *CycleStat
 	r, err := prompt.ParseResponse(resp.Text) // Config.NoRepair
 	if err != nil {
 		return nil, "invalid_output", err
+	}
+	if len(msgs) == 2 {
+		ex := append(msgs, llm.Message{Role: llm.RoleAssistant, Content: resp.Text})
+		a.exchange.Store(&ex)
 	}
 	return r, "", nil
 }

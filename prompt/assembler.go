@@ -333,9 +333,9 @@ type Prompt struct {
 	// nothing was.
 	Cuts []Cut
 	// StableEnd, under [LayoutCache], is the byte offset in Text where
-	// the part that changes every cycle starts: Text[:StableEnd] is the
-	// stable prefix (the sections up to the discoveries, without the
-	// blank line after them), Text[StableEnd:] starts with "\n\n" unless
+	// the part that can change between cycles starts: Text[:StableEnd] is
+	// the stable prefix (the sections up to the agent's identity, without
+	// the blank line after them), Text[StableEnd:] starts with "\n\n" unless
 	// empty. 0 under [LayoutOriginal]. An agent sends the prefix as its
 	// own system message, and its executor starts its prompt with it, so
 	// that both share the model server's KV cache (see [Prompt.Split]).

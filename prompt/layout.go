@@ -120,13 +120,17 @@ func BatchStart(length, n int, key func(i int) string) int {
 	return start
 }
 
-// stableSections are the sections of [CacheOrder] before the per-cycle
-// part: a prompt's stable prefix is its present sections up to the first
-// one not in this set.
+// stableSections are the sections of [CacheOrder] that do not change
+// from one cycle to the next (the world, the situation, the directive, the
+// response format and who the agent is): a prompt's stable prefix is its
+// present sections up to the first one not in this set. What changes
+// slowly (from the worldview on) is not in it: a model server renders tool
+// definitions right after the system message, so a system message that
+// changed would make the server evaluate the tools again too.
 var stableSections = func() map[string]bool {
 	m := map[string]bool{}
 	for _, n := range CacheOrder() {
-		if n == SectionTime {
+		if n == SectionWorldview {
 			break
 		}
 		m[n] = true

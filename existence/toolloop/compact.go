@@ -85,8 +85,9 @@ func (r *run) tokens(msgs []llm.Message, est *llm.TokenEstimator) int {
 	return est.Request(&llm.Request{Messages: msgs, Tools: r.e.defs})
 }
 
-// compact shrinks the history msgs (msgs[:2] are the goal: system prompt
-// and user prompt) to about half of window tokens. The turns before the
+// compact shrinks the history msgs (msgs[:r.head] are the goal: the
+// system prompt and user prompt, after the cycle's exchange when the loop
+// continues it) to about half of window tokens. The turns before the
 // last Config.KeepTurns are folded: into a summary written by one model
 // call ([SummaryPrompt]), or, when that call fails, its summary does not
 // fit, or Config.NoSummary is set, into a deterministic digest of each
@@ -98,10 +99,10 @@ func (r *run) tokens(msgs []llm.Message, est *llm.TokenEstimator) int {
 func (r *run) compact(ctx context.Context, model llm.Model, msgs []llm.Message, window int, est *llm.TokenEstimator) []llm.Message {
 	before := r.tokens(msgs, est)
 	target := int(compactTo * float64(window))
-	if len(msgs) <= 2 {
+	if len(msgs) <= r.head {
 		return msgs
 	}
-	head, turns := msgs[:2], splitTurns(msgs[2:])
+	head, turns := msgs[:r.head], splitTurns(msgs[r.head:])
 	keep := min(r.e.cfg.KeepTurns, len(turns))
 	folded, kept := turns[:len(turns)-keep], turns[len(turns)-keep:]
 

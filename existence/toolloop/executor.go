@@ -339,20 +339,37 @@ func setDefault[T int | time.Duration](p *T, def T) {
 // reported is dropped. Each Tool.Call gets a ctx that carries a, which the
 // tool reads with [Caller].
 func (e *Executor) Execute(ctx context.Context, a existence.Assignment) (existence.Outcome, error) {
-	r := &run{e: e, a: a, failures: map[string]int{}, defs: e.defs, names: e.names}
-	if r.mem = e.memoryOf(a); r.mem != nil && len(e.memTools) > 0 {
-		r.defs, r.names = slices.Clone(e.defs), slices.Clone(e.names)
-		r.extra = map[string]toolEntry{}
-		for _, t := range e.memTools {
-			name := t.tool.Name()
-			r.extra[name] = t
-			r.names = append(r.names, name)
-			r.defs = append(r.defs, llm.ToolDef{Name: name, Description: t.tool.Description(), Parameters: t.tool.Schema()})
-		}
-	}
+	r := &run{e: e, a: a, failures: map[string]int{}, head: 2}
+	r.mem = e.memoryOf(a)
+	r.defs, r.names, r.extra = e.offered(r.mem)
 	out, err := e.execute(ctx, r)
 	r.rememberOutcome(ctx, out)
 	return out, err
+}
+
+// ToolDefs returns the tool definitions Execute offers the model for a:
+// the configured tools, then the memory tools when a has a memory (see
+// [existence.ToolOffer]).
+func (e *Executor) ToolDefs(a existence.Assignment) []llm.ToolDef {
+	defs, _, _ := e.offered(e.memoryOf(a))
+	return slices.Clone(defs)
+}
+
+// offered returns the definitions, names and memory tools offered with the
+// memory mem (nil for none).
+func (e *Executor) offered(mem *memory.Memory) ([]llm.ToolDef, []string, map[string]toolEntry) {
+	if mem == nil || len(e.memTools) == 0 {
+		return e.defs, e.names, nil
+	}
+	defs, names := slices.Clone(e.defs), slices.Clone(e.names)
+	extra := map[string]toolEntry{}
+	for _, t := range e.memTools {
+		name := t.tool.Name()
+		extra[name] = t
+		names = append(names, name)
+		defs = append(defs, llm.ToolDef{Name: name, Description: t.tool.Description(), Parameters: t.tool.Schema()})
+	}
+	return defs, names, extra
 }
 
 // execute is Execute's loop.
@@ -375,15 +392,22 @@ func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, erro
 	// output) goes through prompt.Clean, as every section of an existence
 	// prompt does.
 	system := e.systemPrompt(a, r.names)
-	if a.Prefix != "" {
+	var msgs []llm.Message
+	switch {
+	case len(a.Exchange) > 0:
+		// The cycle's exchange first, sent with these tools: the server
+		// slot holding the cycle's prompt and reply serves all of it.
+		msgs = append(slices.Clone(a.Exchange), llm.Message{Role: llm.RoleSystem, Content: prompt.Clean(prefixBridge + "\n\n" + system)})
+	case a.Prefix != "":
 		// The cycle's stable prefix first: a server slot holding the
 		// agent's cycle prompt serves this prompt's start too.
 		system = a.Prefix + "\n\n" + prefixBridge + "\n\n" + system
+		fallthrough
+	default:
+		msgs = []llm.Message{{Role: llm.RoleSystem, Content: prompt.Clean(system)}}
 	}
-	msgs := []llm.Message{
-		{Role: llm.RoleSystem, Content: prompt.Clean(system)},
-		{Role: llm.RoleUser, Content: prompt.Clean(goal)},
-	}
+	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: prompt.Clean(goal)})
+	r.head = len(msgs)
 	overflowed := false // the last turn's prompt did not fit the window
 	for r.steps < e.cfg.MaxSteps {
 		if ctx.Err() != nil {
@@ -518,8 +542,9 @@ func (e *Executor) systemPrompt(a existence.Assignment, names []string) string {
 }
 
 // prefixBridge follows the cycle's stable prefix ([existence.Assignment].Prefix)
-// in the system prompt: the prefix chose the goal; its response format
-// is not this loop's.
+// in the system prompt, or opens the system message after the cycle's
+// exchange ([existence.Assignment].Exchange): that text chose the goal;
+// its response format is not this loop's.
 const prefixBridge = "(The text above is how you chose your goal. You have chosen it; its JSON response format does not apply from here on.)"
 
 func userPrompt(a existence.Assignment) string {
@@ -538,6 +563,7 @@ func userPrompt(a existence.Assignment) string {
 type run struct {
 	e                          *Executor
 	a                          existence.Assignment
+	head                       int // leading messages compaction keeps: the exchange, system prompt and goal
 	steps                      int
 	promptTokens, outputTokens int
 	consecutive                int

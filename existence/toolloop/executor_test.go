@@ -974,3 +974,31 @@ func TestExecuteStartsWithTheCyclePrefix(t *testing.T) {
 	assert.True(t, strings.HasPrefix(sys.Content, a.Prefix+"\n\n"), sys.Content)
 	assert.Contains(t, sys.Content, "You are Cedar, an autonomous agent pursuing one goal with tools.")
 }
+
+// TestExecuteContinuesTheCycleExchange: with the cycle's exchange
+// (Assignment.Exchange) the first request starts with it, followed by the
+// loop's system prompt and the goal, and offers the tools ToolDefs
+// returns, so that the cycle's prompt and reply are its prefix.
+func TestExecuteContinuesTheCycleExchange(t *testing.T) {
+	fake := llmtest.NewFake(final("done"))
+	e := newExecutor(t, fake, &kit{}, nil)
+	a := assignment(nil)
+	a.Prefix = "WORLD CONTEXT (factual — not instructions):\nA shared world.\n\nYou are Cedar."
+	a.Exchange = []llm.Message{
+		{Role: llm.RoleSystem, Content: a.Prefix},
+		{Role: llm.RoleUser, Content: "TIME: now"},
+		{Role: llm.RoleAssistant, Content: `{"action":"goal","content":"map the workspace"}`},
+	}
+	_, err := e.Execute(context.Background(), a)
+	require.NoError(t, err)
+	req := fake.Requests()[0]
+	require.Len(t, req.Messages, 5)
+	assert.Equal(t, a.Exchange, req.Messages[:3])
+	assert.Equal(t, llm.RoleSystem, req.Messages[3].Role)
+	assert.True(t, strings.HasPrefix(req.Messages[3].Content, "(The text above is how you chose your goal."), req.Messages[3].Content)
+	assert.Contains(t, req.Messages[3].Content, "You are Cedar, an autonomous agent pursuing one goal with tools.")
+	assert.Equal(t, llm.RoleUser, req.Messages[4].Role)
+	assert.True(t, strings.HasPrefix(req.Messages[4].Content, "Pursue your goal now:"), req.Messages[4].Content)
+	assert.Equal(t, e.ToolDefs(a), req.Tools)
+	assert.NotEmpty(t, req.Tools)
+}

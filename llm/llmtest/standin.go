@@ -134,8 +134,12 @@ type ServerConfig struct {
 	// CacheSlots is how many prompts per model the server keeps in its
 	// KV cache, as llama.cpp's server and Ollama's runner keep the last
 	// prompt of each slot; 0 keeps none. A prompt that shares a prefix
-	// with a cached one (the longest such; else the least recently used
-	// entry is replaced) is evaluated only after that prefix, and the
+	// with a cached one (the longest such) is evaluated only after that
+	// prefix. The entry is reused as Ollama's runner reuses a slot: only
+	// when all of its content is a prefix of the new prompt; otherwise
+	// the least recently used entry gets a copy of the shared prefix and
+	// the new prompt, so two prompts that diverge (an agent's cycle and
+	// its tool loop) need two entries. The
 	// server counts only those tokens: Ollama's prompt_eval_count (as
 	// Ollama reported it before 0.4.0 and in the first 0.30 releases, and
 	// as llama.cpp's prompt_n does) and, on the "ollama" OpenAI flavor,
@@ -297,10 +301,12 @@ type Server struct {
 	clock  uint64 // orders cache entries' use
 }
 
-// cacheEntry is one cached prompt: its tokens and when it was last used.
+// cacheEntry is one cached prompt (a slot of the KV cache): its tokens,
+// when it was last used and whether a call is using it.
 type cacheEntry struct {
-	toks []string
-	used uint64
+	toks  []string
+	used  uint64
+	inUse bool // a call is being evaluated in it
 }
 
 // NewServer returns a stand-in server for cfg; serve it with
@@ -568,11 +574,19 @@ func (s *Server) refusal(c *Call) string {
 }
 
 // useCache looks the prompt toks of c up in its model's KV cache and
-// sets c.Cached and c.Evaluated: the longest common prefix with a cached
-// entry is served from the cache (at most all tokens but the last, which
-// must be evaluated to sample from). That entry, or the least recently
-// used one when none shares a prefix, then holds toks. It returns the
-// entry, for [Server.extendCache]; nil without a cache.
+// sets c.Cached and c.Evaluated, choosing the entry as Ollama's runner does
+// with several slots (its multi-user policy): the entry sharing the
+// longest prefix with toks is reused when all of its content is a prefix
+// of toks and no other call is using it; otherwise the least recently
+// used free entry takes the prompt, first getting a copy of that longest
+// common prefix, so the prefix is served from the cache either way and
+// only the entry that is replaced differs. At most all tokens but the
+// last are served from the cache (the last must be evaluated to sample
+// from). With every entry in use (more calls at once than entries) the
+// shared prefix is still served, as if copied into a scratch entry, and
+// the prompt is kept nowhere (Ollama's runner has one entry per parallel
+// sequence and so never finds none free). It returns the entry, marked in use until
+// [Server.releaseCache]; nil without one.
 func (s *Server) useCache(c *Call, toks []string) *cacheEntry {
 	c.Evaluated = c.Kept
 	if s.cfg.CacheSlots <= 0 || len(toks) == 0 {
@@ -582,30 +596,35 @@ func (s *Server) useCache(c *Call, toks []string) *cacheEntry {
 	defer s.mu.Unlock()
 	s.clock++
 	entries := s.cache[c.Model]
-	var best *cacheEntry
-	common := 0
+	if len(entries) == 0 {
+		entries = make([]*cacheEntry, s.cfg.CacheSlots)
+		for i := range entries {
+			entries[i] = &cacheEntry{}
+		}
+		s.cache[c.Model] = entries
+	}
+	var longest, oldest *cacheEntry
+	common := -1
 	for _, e := range entries {
 		if n := commonPrefix(e.toks, toks); n > common {
-			best, common = e, n
+			longest, common = e, n
 		}
-	}
-	switch {
-	case best != nil:
-	case len(entries) < s.cfg.CacheSlots:
-		best = &cacheEntry{}
-		s.cache[c.Model] = append(entries, best)
-	default:
-		best = entries[0]
-		for _, e := range entries[1:] {
-			if e.used < best.used {
-				best = e
-			}
+		if !e.inUse && (oldest == nil || e.used < oldest.used) {
+			oldest = e
 		}
 	}
 	c.Cached = min(common, len(toks)-1)
 	c.Evaluated = c.Kept - c.Cached
-	best.toks, best.used = slices.Clone(toks), s.clock
-	return best
+	chosen := longest
+	switch {
+	case common == len(longest.toks) && !longest.inUse:
+	case oldest == nil:
+		return nil
+	default:
+		chosen = oldest
+	}
+	chosen.toks, chosen.used, chosen.inUse = slices.Clone(toks), s.clock, true
+	return chosen
 }
 
 // extendCache appends the generated reply to the cache entry e, as a KV
@@ -619,6 +638,17 @@ func (s *Server) extendCache(e *cacheEntry, prompt []string, reply string) {
 	if len(e.toks) == len(prompt) && commonPrefix(e.toks, prompt) == len(prompt) {
 		e.toks = append(e.toks, Tokenize(reply)...)
 	}
+}
+
+// releaseCache ends the use of the cache entry e that [Server.useCache]
+// returned (nil is allowed), whether or not the call succeeded.
+func (s *Server) releaseCache(e *cacheEntry) {
+	if e == nil {
+		return
+	}
+	s.mu.Lock()
+	e.inUse = false
+	s.mu.Unlock()
 }
 
 // commonPrefix is the number of leading tokens a and b share.

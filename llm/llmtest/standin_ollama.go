@@ -82,6 +82,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	entry := s.useCache(c, toks)
+	defer s.releaseCache(entry)
 	ans, err := s.reply(r.Context(), c)
 	if err != nil {
 		return

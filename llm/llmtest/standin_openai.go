@@ -130,6 +130,7 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	entry := s.useCache(c, toks)
+	defer s.releaseCache(entry)
 	ans, err := s.reply(r.Context(), c)
 	if err != nil {
 		return

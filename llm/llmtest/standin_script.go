@@ -52,7 +52,7 @@ func ScriptedReply(c *Call) Answer {
 	has := func(name string) bool {
 		return slices.ContainsFunc(c.Tools, func(d llm.ToolDef) bool { return d.Name == name })
 	}
-	goal := firstOf(c.Messages, llm.RoleUser)
+	goal := goalOf(c.Messages)
 	goal, _, _ = strings.Cut(goal, "\n")
 	if _, after, ok := strings.Cut(goal, ": "); ok {
 		goal = after // "Pursue your goal now: ..."
@@ -89,14 +89,21 @@ func call(name string, args map[string]string) Answer {
 	return Answer{ToolCalls: []llm.ToolCall{{ID: "call_0", Name: name, Arguments: b}}}
 }
 
-// firstOf returns the content of the first message with role r, or "".
-func firstOf(msgs []llm.Message, r llm.Role) string {
+// goalOf returns the content of the user message that states the goal:
+// the first that starts "Pursue your goal now:" (after a cycle's exchange
+// when the loop continues one), else the first user message, else "".
+func goalOf(msgs []llm.Message) string {
+	first := ""
 	for _, m := range msgs {
-		if m.Role == r {
+		switch {
+		case m.Role != llm.RoleUser:
+		case strings.HasPrefix(m.Content, "Pursue your goal now:"):
 			return m.Content
+		case first == "":
+			first = m.Content
 		}
 	}
-	return ""
+	return first
 }
 
 func hashOf(s string) uint32 {

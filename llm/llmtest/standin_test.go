@@ -237,6 +237,53 @@ func TestStandinKVCache(t *testing.T) {
 	}
 }
 
+// TestStandinKVCacheSlots: with several KV-cache entries the stand-in
+// picks one as Ollama's runner does: it reuses an entry only when the
+// entry's whole content is a prefix of the new prompt, and otherwise
+// replaces the least recently used entry after copying the shared
+// prefix, so two prompts that part keep an entry each.
+func TestStandinKVCacheSlots(t *testing.T) {
+	s := llmtest.NewServer(llmtest.ServerConfig{CacheSlots: 2, Record: true})
+	url := s.Start()
+	t.Cleanup(s.Close)
+	docA := strings.Repeat("the survey lists every room ", 100)
+	docB := strings.Repeat("a ledger of the harvest ", 100)
+	send := func(content string) llmtest.Call {
+		t.Helper()
+		status, _ := post(t, url+"/api/chat", chat(content, nil, nil))
+		require.Equal(t, http.StatusOK, status)
+		calls := s.Calls()
+		return calls[len(calls)-1]
+	}
+	first := send(docA)
+	assert.Zero(t, first.Cached, "an empty cache")
+	b := send(docB)
+	assert.Less(t, b.Cached, 25, "only the system prompt is shared")
+	again := send(docA)
+	assert.Equal(t, again.Kept-1, again.Cached,
+		"B took the least recently used entry, not A's, although A's shared the system prompt with it")
+
+	fork := send(docA + " and then the cellar")
+	assert.Greater(t, fork.Cached, first.Kept-20, "the prefix shared with A's entry is copied")
+	again = send(docA)
+	assert.Equal(t, again.Kept-1, again.Cached,
+		"A's entry holds A's prompt and reply, not a prefix of the fork: the fork took another entry")
+	b = send(docB)
+	assert.Less(t, b.Cached, 25, "B's entry was the least recently used and went to the fork")
+
+	st := s.Stats()
+	assert.Equal(t, st.PromptTokens, st.CachedTokens+st.EvaluatedTokens)
+
+	one := llmtest.NewServer(llmtest.ServerConfig{CacheSlots: 1, Record: true})
+	url = one.Start()
+	t.Cleanup(one.Close)
+	for _, doc := range []string{docA, docB, docA} {
+		status, _ := post(t, url+"/api/chat", chat(doc, nil, nil))
+		require.Equal(t, http.StatusOK, status)
+	}
+	assert.Less(t, one.Calls()[2].Cached, 25, "one entry holds only the last prompt")
+}
+
 func TestStandinShow(t *testing.T) {
 	s := llmtest.NewServer(llmtest.ServerConfig{Models: []llmtest.ModelSpec{{Name: "qwen3.5:9b", ContextLength: 40960}, {Name: "nomic-embed-text", Embedding: true}}})
 	url := s.Start()

@@ -129,8 +129,8 @@ func TestBatchStart(t *testing.T) {
 }
 
 // TestCacheLayoutSplit: the cache layout's prompt splits at the end of its
-// stable sections (the discoveries, or a section inserted after them
-// starts the rest); the original's does not split.
+// stable sections (the identity, or a section inserted after them starts
+// the rest); the original's does not split.
 func TestCacheLayoutSplit(t *testing.T) {
 	v := prompttest.Cedar().View()
 	p := prompttest.Assemble(t, assembler(prompt.LayoutOriginal), v)
@@ -142,11 +142,11 @@ func TestCacheLayoutSplit(t *testing.T) {
 	p = prompttest.Assemble(t, assembler(prompt.LayoutCache), v)
 	stable, rest = p.Split()
 	assert.Equal(t, p.Text, stable+"\n\n"+rest)
-	assert.True(t, strings.HasSuffix(stable, prompttest.SectionWithHeader(t, p, prompt.SectionDiscoveries)))
-	assert.True(t, strings.HasPrefix(rest, "TIME:"), rest)
+	assert.True(t, strings.HasSuffix(stable, prompttest.SectionWithHeader(t, p, prompt.SectionIdentity)))
+	assert.True(t, strings.HasPrefix(rest, "YOUR WORLDVIEW:"), rest)
 
 	a := assembler(prompt.LayoutCache)
-	require.NoError(t, a.InsertAfter(prompt.SectionDiscoveries, prompt.SectionFunc{ID: "notes", Text: func(*prompt.View) string { return "NOTES:\n  x" }}))
+	require.NoError(t, a.InsertAfter(prompt.SectionIdentity, prompt.SectionFunc{ID: "notes", Text: func(*prompt.View) string { return "NOTES:\n  x" }}))
 	p = prompttest.Assemble(t, a, v)
 	stable, rest = p.Split()
 	assert.True(t, strings.HasPrefix(rest, "NOTES:"), rest)
