@@ -506,12 +506,11 @@ func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, stats *CycleStat
 		}
 		return nil, llm.Classify(err), err
 	}
-	if r, ok := resp.Parsed.(*prompt.Response); ok {
-		return r, "", nil // validated and parsed once, by the repair middleware
-	}
-	r, err := prompt.ParseResponse(resp.Text) // Config.NoRepair
-	if err != nil {
-		return nil, "invalid_output", err
+	r, ok := resp.Parsed.(*prompt.Response) // validated and parsed once, by the repair middleware
+	if !ok {
+		if r, err = prompt.ParseResponse(resp.Text); err != nil { // Config.NoRepair
+			return nil, "invalid_output", err
+		}
 	}
 	if len(msgs) == 2 {
 		ex := append(msgs, llm.Message{Role: llm.RoleAssistant, Content: resp.Text})
