@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -230,7 +231,12 @@ func TestNotifyingSlotDuringAGoalWaitsForIt(t *testing.T) {
 	}
 	assert.Zero(t, r.Stats().Triggers, "no tick while the goal is pursued")
 	close(finish) // the executor returns
-	clock.Advance(existence.DefaultTriggerGap(6 * time.Second))
+	gap := existence.DefaultTriggerGap(6 * time.Second)
+	// The cycle's end is recorded on the runner's goroutine; the clock moves
+	// only once the triggered cycle waits for its gap, or the end would be
+	// read after the move.
+	require.Eventually(t, func() bool { return slices.Contains(clock.Pending(), gap) }, 10*time.Second, time.Millisecond, "the triggered cycle waits for the trigger gap")
+	clock.Advance(gap)
 	c := wait("the cycle after the goal")
 	assert.Equal(t, t0.Add(existence.DefaultTriggerGap(6*time.Second)), c.at, "one trigger gap after the first cycle, long before the next heartbeat")
 	assert.Contains(t, c.prompt, "door: changed - ring t")
