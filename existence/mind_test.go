@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -50,6 +51,15 @@ func next(t *testing.T, ch <-chan existence.Event, what string) existence.Event 
 		require.FailNow(t, "no event: "+what)
 	}
 	return existence.Event{}
+}
+
+// waitPending waits, for at most 10 s, until clock has a timer due d from
+// now (an AfterFunc call not yet run): what a test checks before moving
+// the clock past a timer that another goroutine arms.
+func waitPending(t *testing.T, clock *existencetest.Clock, d time.Duration) {
+	t.Helper()
+	require.Eventually(t, func() bool { return slices.Contains(clock.Pending(), d) }, 10*time.Second, time.Millisecond,
+		"no timer due in %s", d)
 }
 
 // TestFailingMindBacksOffAndNeverStopsTheAgent: a mind that fails (an
@@ -103,12 +113,18 @@ func TestFailingMindBacksOffAndNeverStopsTheAgent(t *testing.T) {
 	s, ok := slot.Find(a.Slots(), "weather")
 	require.True(t, ok, "the failed slot is on the agent's board")
 	assert.Equal(t, slot.Failed, s.Status)
+	// The backoff's timer is armed after the failure is reported: the
+	// clock moves only once it waits, or the timer would be set after
+	// the move and never fire.
+	waitPending(t, clock, time.Second)
 	clock.Advance(time.Second)
 	failed(2*time.Second, "mind weather panicked: nil map")
+	waitPending(t, clock, 2*time.Second)
 	clock.Advance(2 * time.Second)
 	e := next(t, evs, "the mind's own slot")
 	assert.Equal(t, "sunny", e.Slot.Summary)
 	failed(time.Second, "lost the connection") // it posted: the backoff starts over
+	waitPending(t, clock, time.Second)
 	clock.Advance(time.Second)
 	require.Eventually(t, func() bool { return runs.Load() == 4 }, 10*time.Second, time.Millisecond)
 	assert.Equal(t, 0, r.Stats().Agents-1, "the agent still runs")
@@ -170,7 +186,16 @@ func TestMindModelCallsUseTheAutonomyLane(t *testing.T) {
 	answer := &recModel{clock: clock, started: make(chan recCall, 4)}
 	mindModel := &recModel{clock: clock, started: make(chan recCall, 4)}
 	mindDone := make(chan error, 1)
+	holding := make(chan struct{}) // closed once scout's cycle holds the autonomy worker
 	mind := mindFunc{name: "summarizer", run: func(ctx context.Context, env existence.MindEnv) error {
+		// The mind starts with Run, as scout's first cycle falls due: it
+		// calls its model only once that cycle holds the worker, or it
+		// could take the worker first.
+		select {
+		case <-holding:
+		case <-ctx.Done():
+			return nil
+		}
 		_, err := env.Lane(mindModel).Generate(ctx, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "summarise the news"}}})
 		mindDone <- err
 		<-ctx.Done()
@@ -186,10 +211,11 @@ func TestMindModelCallsUseTheAutonomyLane(t *testing.T) {
 	go func() { done <- r.Run(ctx) }()
 
 	<-busy.started // scout's cycle holds the only autonomy worker
+	close(holding)
+	require.Eventually(t, func() bool { return r.Stats().Queued[existence.LaneAutonomy] == 1 }, 10*time.Second, time.Millisecond,
+		"the mind's call waits in the autonomy lane")
 	_, err = r.Add(ctx, existence.Config{ID: "analyst", Name: "Cipher", Model: answer, Retry: llm.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return r.Stats().Queued[existence.LaneAutonomy] >= 1 }, 10*time.Second, time.Millisecond,
-		"the mind's call waits in the autonomy lane")
 	require.NoError(t, r.SayAsHost(ctx, "hello", "analyst"))
 	select {
 	case <-answer.started: // the person is answered on the priority lane

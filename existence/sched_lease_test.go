@@ -133,8 +133,9 @@ func TestRunnerLeases(t *testing.T) {
 	leases.mu.Unlock()
 	clock.Advance(5 * time.Second)
 	<-leases.renewed
+	waitFor(t, func() bool { return r.Agent("a1") == nil })
+	roundsUntilClaim(t, clock, leases, 1)
 	waitFor(t, func() bool { return r.Agent("a3") != nil })
-	assert.Nil(t, r.Agent("a1"))
 	lost := rec.Kind(existence.EventLeaseLost)
 	require.Len(t, lost, 1)
 	assert.Equal(t, "a1", lost[0].AgentID)
@@ -199,6 +200,32 @@ func renewedWithin(t *testing.T, f *fakeLeases) {
 	case <-f.renewed:
 	case <-time.After(10 * time.Second):
 		require.Fail(t, "no renewal in 10 s")
+	}
+}
+
+// roundsUntilClaim runs lease rounds, each moving clock by a renewal
+// period (5 s) and waiting for its renewal, until f has had more than n
+// claims, for at most 10 s. A round claims nothing while an agent claimed
+// earlier is being adopted, and the adoption counts as done just after its
+// agent is added (r.Len counts it a moment before): a round started in
+// that moment claims nothing, and the next one claims. Rounds run one
+// after another, so a round's renewal shows that the round before it,
+// and its claim, ended.
+func roundsUntilClaim(t *testing.T, clock *existencetest.Clock, f *fakeLeases, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.mu.Lock()
+		claimed := len(f.claims) > n
+		f.mu.Unlock()
+		if claimed {
+			return
+		}
+		if time.Now().After(deadline) {
+			require.FailNow(t, "no claim in 10 s of lease rounds")
+		}
+		clock.Advance(5 * time.Second)
+		renewedWithin(t, f)
 	}
 }
 
@@ -290,9 +317,11 @@ func TestRunnerRenewsWhileAdopting(t *testing.T) {
 	leases.mu.Unlock()
 	close(release)
 	waitFor(t, func() bool { return r.Len() == 2 })
-	clock.Advance(5 * time.Second)
-	renewedWithin(t, leases)
+	roundsUntilClaim(t, clock, leases, 1)
 	waitFor(t, func() bool { return r.Agent("a3") != nil })
+	leases.mu.Lock()
+	assert.Equal(t, []int{3, 1}, leases.claims, "claims again once the claimed agents are adopted, up to MaxAgents")
+	leases.mu.Unlock()
 	cancel()
 	require.NoError(t, <-done)
 }

@@ -60,7 +60,9 @@ type running struct {
 }
 
 // advance waits for the cycle in flight to finish, so that the next
-// heartbeat starts a cycle rather than being merged into it, then moves
+// heartbeat starts a cycle rather than being merged into it, and for the
+// goal it chose to end (its executor returns on a goroutine of its own: a
+// heartbeat that finds the goal still pursued calls no model), then moves
 // the clock on by d.
 func (r *running) advance(t *testing.T, d time.Duration) {
 	t.Helper()
@@ -69,6 +71,9 @@ func (r *running) advance(t *testing.T, d time.Duration) {
 	case <-time.After(10 * time.Second):
 		require.FailNow(t, "the cycle did not finish")
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, r.a.WaitGoal(ctx), "the goal did not end")
 	r.clock.Advance(d)
 }
 
@@ -134,6 +139,9 @@ func TestFileCreatedAppearsInTheNextPrompt(t *testing.T) {
 	require.NoError(t, err)
 	r := start(t, w)
 	r.model.next(t, "the first heartbeat")
+	// The watcher posts its idle slot once its watch is in place: a file
+	// created before then makes no event.
+	r.waitSlot(t, "workspace", func(s slot.Slot) bool { return s.Status == slot.Idle })
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "plan.md"), []byte("# plan\n"), 0o600))
 	r.waitSlot(t, "workspace", func(s slot.Slot) bool { return s.Status == "changed" })
 	r.advance(t, 6*time.Second)
