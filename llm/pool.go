@@ -236,7 +236,7 @@ func (s *poolServer) done(now time.Time, err error, probe, gone bool, cfg *PoolC
 	if gone {
 		return
 	}
-	if !serverFailure(err) {
+	if !IsServerFailure(err) {
 		s.fails, s.downUntil = 0, time.Time{}
 		return
 	}
@@ -250,12 +250,15 @@ func (s *poolServer) done(now time.Time, err error, probe, gone bool, cfg *PoolC
 	}
 }
 
-// serverFailure reports whether err says the server is unwell: not
-// reached, a 5xx that is not an overload, or a per-call timeout. The
-// caller's cancellation or deadline (see done), an overload and the
+// IsServerFailure reports whether err, returned by a call to one model
+// server, says the server is unwell: not reached ([ErrUnavailable]), a
+// 5xx that is not an overload, or a per-call timeout ([ErrTimeout]). A
+// [Pool] counts these towards marking a server down. The caller's
+// cancellation, an overload (503 "busy", 429: [Overloaded]) and the
 // request's own faults (a 4xx, invalid output, a prompt over the window)
-// say nothing of it.
-func serverFailure(err error) bool {
+// say nothing of the server. A caller whose own context ended should not
+// ask: the pool ignores such calls.
+func IsServerFailure(err error) bool {
 	switch {
 	case err == nil, errors.Is(err, context.Canceled), Overloaded(err):
 		return false

@@ -114,6 +114,10 @@ type swarmOptions struct {
 	tokenBudget     existence.Budget
 	replyTokens     int // -reply-tokens: the existence cycle's reply limit
 	layout          prompt.Layout
+	// stopWhen, set by tests, ends the run before -duration once it
+	// reports true; it is asked at each sample (every 100 ms) with the
+	// pool (nil without one).
+	stopWhen func(*swarmPool) bool
 }
 
 // flags registers the swarm command's flags on fs.
@@ -335,6 +339,9 @@ type swarmResult struct {
 	// Servers are the pool's servers with more than one -llm-url (Server
 	// is then the first), each with its calls, failures and downs.
 	Servers []*swarmServer `json:"servers,omitempty"`
+	// Pinning is how well the pool kept each agent on one server, with
+	// several -llm-url.
+	Pinning *swarmPinning `json:"pinning,omitempty"`
 	// Tokens are the tokens the model calls used: the server's counts,
 	// else estimates.
 	Tokens swarmTokens `json:"tokens"`
@@ -747,6 +754,9 @@ loop:
 			if ctx.Err() != nil {
 				continue // stopping: the agents are being saved, not scheduled
 			}
+			if o.stopWhen != nil && o.stopWhen(pool) {
+				cancel()
+			}
 			lastQueued = int64(st.Queued[0] + st.Queued[1])
 			samples++
 			busySum += float64(st.Running[existence.LaneAutonomy])
@@ -822,6 +832,7 @@ loop:
 	}
 	server.finish(elapsed)
 	res.Servers = pool.finish(elapsed)
+	res.Pinning = pool.pinning()
 	if samples > 0 {
 		res.WorkersBusyMean, res.QueuedMean, res.CallsInFlightMean = busySum/float64(samples), queuedSum/float64(samples), flightSum/float64(samples)
 	}
