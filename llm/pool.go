@@ -92,6 +92,9 @@ type PoolConfig struct {
 // (a [WithRetry] above the pool retries it, on the agent's server, or on
 // the next one once its server is down).
 //
+// A reply names the server that answered ([Response].Server), and
+// [Pool.Stats] counts each server's calls, failures and tokens.
+//
 // It is safe for concurrent use.
 type Pool struct {
 	cfg     PoolConfig
@@ -110,6 +113,19 @@ type poolServer struct {
 	calls     int64
 	errs      int64
 	downs     int64
+	prompt    int64 // tokens, as the server reported them
+	output    int64
+}
+
+// spent counts the tokens of r, a reply of s (nil: none).
+func (s *poolServer) spent(r *Response) {
+	if r == nil {
+		return
+	}
+	s.mu.Lock()
+	s.prompt += int64(r.PromptTokens)
+	s.output += int64(r.OutputTokens)
+	s.mu.Unlock()
 }
 
 // NewPool returns a pool of cfg.Servers. Errors: no server, a server
@@ -237,7 +253,12 @@ func (s *poolServer) done(now time.Time, err error, probe, gone bool, cfg *PoolC
 		return
 	}
 	if !IsServerFailure(err) {
-		s.fails, s.downUntil = 0, time.Time{}
+		if s.downUntil.IsZero() || probe {
+			// A server marked down comes back through its probe only: a
+			// call sent before the mark that ends well (or busy) after it
+			// says nothing of the server now.
+			s.fails, s.downUntil = 0, time.Time{}
+		}
 		return
 	}
 	s.errs++
@@ -291,6 +312,12 @@ func (p *Pool) Generate(ctx context.Context, req *Request) (*Response, error) {
 			last = fmt.Errorf("%s: %w", s.name, err)
 			continue // never reached: the next server may take it
 		}
+		s.spent(RepliedTo(resp, err))
+		if resp != nil {
+			named := *resp // the server's reply may be shared (a fake's): name a copy
+			named.Server = s.name
+			resp = &named
+		}
 		return resp, err
 	}
 	if last != nil {
@@ -306,6 +333,12 @@ type PoolServerStats struct {
 	// Calls counts the calls sent to it, Errors those that failed as a
 	// server failure, Downs the times it was marked down.
 	Calls, Errors, Downs int64
+	// PromptTokens and OutputTokens total the tokens of its replies (a
+	// cut reply's too, see [RepliedTo]) as the server reported them
+	// ([Response].PromptTokens and OutputTokens; not estimated, so a
+	// server that reports none counts 0). A server that keeps a KV cache
+	// may leave the cached prefix out of its prompt count, as Ollama does.
+	PromptTokens, OutputTokens int64
 	// Down reports that it is down now; Until is when it will be probed.
 	Down  bool
 	Until time.Time
@@ -318,7 +351,8 @@ func (p *Pool) Stats() []PoolServerStats {
 	out := make([]PoolServerStats, len(p.servers))
 	for i, s := range p.servers {
 		s.mu.Lock()
-		out[i] = PoolServerStats{Name: s.name, Calls: s.calls, Errors: s.errs, Downs: s.downs, Down: !s.downUntil.IsZero(), Until: s.downUntil}
+		out[i] = PoolServerStats{Name: s.name, Calls: s.calls, Errors: s.errs, Downs: s.downs, PromptTokens: s.prompt, OutputTokens: s.output,
+			Down: !s.downUntil.IsZero(), Until: s.downUntil}
 		s.mu.Unlock()
 		out[i].Limit = s.limit.Stats()
 	}

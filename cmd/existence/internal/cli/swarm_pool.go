@@ -72,7 +72,8 @@ func (p *swarmPool) finish(elapsed time.Duration) []*swarmServer {
 		if i > 0 {
 			s.finish(elapsed) // the first is the run's Server, finished with it
 		}
-		s.Pool = &swarmPoolServer{Calls: st.Calls, Errors: st.Errors, Downs: st.Downs, Down: st.Down, Limit: st.Limit.Limit, Failover: p.track.failover(i)}
+		s.Pool = &swarmPoolServer{Calls: st.Calls, Errors: st.Errors, Downs: st.Downs, Down: st.Down, Limit: st.Limit.Limit,
+			PromptTokens: st.PromptTokens, OutputTokens: st.OutputTokens, Failover: p.track.failover(i)}
 	}
 	return p.servers
 }
@@ -95,6 +96,10 @@ type swarmPoolServer struct {
 	Downs  int64 `json:"downs"`
 	Down   bool  `json:"down"`
 	Limit  int   `json:"limit"`
+	// PromptTokens and OutputTokens are the tokens of its replies, as
+	// the server reported them (llm.PoolServerStats).
+	PromptTokens int64 `json:"prompt_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
 	// Failover, for a server that failed during the run, is how its
 	// agents carried on elsewhere.
 	Failover *swarmFailover `json:"failover,omitempty"`
@@ -106,7 +111,8 @@ func (res *swarmResult) printPool(w io.Writer) {
 		if s.Pool == nil {
 			continue
 		}
-		fmt.Fprintf(w, "pool server   %s: %d calls, %d failed, down %d times (down at the end: %v), limit %d", s.URL, s.Pool.Calls, s.Pool.Errors, s.Pool.Downs, s.Pool.Down, s.Pool.Limit)
+		fmt.Fprintf(w, "pool server   %s: %d calls, %d failed, down %d times (down at the end: %v), limit %d, tokens %d in + %d out",
+			s.URL, s.Pool.Calls, s.Pool.Errors, s.Pool.Downs, s.Pool.Down, s.Pool.Limit, s.Pool.PromptTokens, s.Pool.OutputTokens)
 		if st := s.Standin; st != nil {
 			fmt.Fprintf(w, "; stand-in: %d requests, %.1f%% of cycle prompt tokens from its KV cache", st.Requests, 100*st.CycleCachedShare)
 		}
