@@ -105,7 +105,14 @@ type poolServer struct {
 	name  string
 	model Model // the server's model, measured by limit
 	limit *AdaptiveLimit
+	health
+	prompt int64 // tokens, as the server reported them; under health.mu
+	output int64
+}
 
+// health is a pooled server's health, shared by [Pool] and [EmbedPool]:
+// up, or down until a probe after failures in a row.
+type health struct {
 	mu        sync.Mutex
 	fails     int       // failures in a row
 	downUntil time.Time // zero while up
@@ -113,8 +120,6 @@ type poolServer struct {
 	calls     int64
 	errs      int64
 	downs     int64
-	prompt    int64 // tokens, as the server reported them
-	output    int64
 }
 
 // spent counts the tokens of r, a reply of s (nil: none).
@@ -218,7 +223,7 @@ func (p *Pool) Server(key string) string {
 
 // usable reports whether s may take a call at now: up, or down with its
 // probe due and none in flight.
-func (s *poolServer) usable(now time.Time) bool {
+func (s *health) usable(now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.downUntil.IsZero() || (!now.Before(s.downUntil) && !s.probing)
@@ -226,7 +231,7 @@ func (s *poolServer) usable(now time.Time) bool {
 
 // take claims s for a call at now; probe reports that the call probes a
 // down server. ok is false when s may not take it.
-func (s *poolServer) take(now time.Time) (probe, ok bool) {
+func (s *health) take(now time.Time) (probe, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.downUntil.IsZero() {
@@ -243,7 +248,8 @@ func (s *poolServer) take(now time.Time) (probe, ok bool) {
 
 // done records the end of a call of s at now; gone reports that the
 // caller's context ended first, which says nothing of the server.
-func (s *poolServer) done(now time.Time, err error, probe, gone bool, cfg *PoolConfig) {
+// failures in a row mark it down for probeAfter.
+func (s *health) done(now time.Time, err error, probe, gone bool, failures int, probeAfter time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if probe {
@@ -263,11 +269,11 @@ func (s *poolServer) done(now time.Time, err error, probe, gone bool, cfg *PoolC
 	}
 	s.errs++
 	s.fails++
-	if probe || s.fails >= cfg.Failures {
+	if probe || s.fails >= failures {
 		if s.downUntil.IsZero() {
 			s.downs++
 		}
-		s.downUntil = now.Add(cfg.Probe)
+		s.downUntil = now.Add(probeAfter)
 	}
 }
 
@@ -307,7 +313,7 @@ func (p *Pool) Generate(ctx context.Context, req *Request) (*Response, error) {
 			continue
 		}
 		resp, err := s.model.Generate(ctx, req)
-		s.done(p.cfg.Now(), err, probe, err != nil && ctx.Err() != nil, &p.cfg)
+		s.done(p.cfg.Now(), err, probe, err != nil && ctx.Err() != nil, p.cfg.Failures, p.cfg.Probe)
 		if err != nil && errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
 			last = fmt.Errorf("%s: %w", s.name, err)
 			continue // never reached: the next server may take it
