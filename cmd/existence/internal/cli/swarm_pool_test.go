@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
 )
 
 // TestTrioModelPool: existence run with two -llm-url builds an llm.Pool of
@@ -92,4 +94,39 @@ func TestSwarmPoolFailover(t *testing.T) {
 
 	_, err = parseSwarmFlags([]string{"-llm-url", "standin:?stop-after=soon"}, io.Discard)
 	assert.ErrorContains(t, err, "stop-after")
+}
+
+// TestEmbedURLPool: -embed-url given twice makes an llm.EmbedPool of two
+// adapters; with one server unreachable, the other embeds every text.
+func TestEmbedURLPool(t *testing.T) {
+	s := llmtest.NewServer(llmtest.ServerConfig{Models: []llmtest.ModelSpec{{Name: "nomic-embed-text", Embedding: true}}})
+	live := s.Start()
+	t.Cleanup(s.Close)
+	var o embedOptions
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	o.flags(fs)
+	require.NoError(t, fs.Parse([]string{"-embed-url", "http://127.0.0.1:1", "-embed-url", live}))
+	require.NoError(t, o.check())
+	assert.Equal(t, "http://127.0.0.1:1", o.url, "the first")
+	emb, urls, err := o.embedder()
+	require.NoError(t, err)
+	pool, ok := emb.(*llm.EmbedPool)
+	require.True(t, ok, "%T", emb)
+	assert.Equal(t, "http://127.0.0.1:1, "+live, urls)
+	for i := range 6 {
+		vecs, err := pool.Embed(context.Background(), []string{fmt.Sprint("text ", i)})
+		require.NoError(t, err)
+		assert.Equal(t, llmtest.Embedding(fmt.Sprint("text ", i), 768), vecs[0])
+	}
+	assert.Equal(t, 6, s.Stats().Requests)
+	assert.True(t, pool.Stats()[0].Down, "the unreachable server")
+
+	fs = flag.NewFlagSet("x", flag.ContinueOnError)
+	o = embedOptions{}
+	o.flags(fs)
+	require.NoError(t, fs.Parse([]string{"-embed-url", live}))
+	emb, _, err = o.embedder()
+	require.NoError(t, err)
+	_, isPool := emb.(*llm.EmbedPool)
+	assert.False(t, isPool, "one -embed-url: the adapter itself")
 }
