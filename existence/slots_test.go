@@ -324,7 +324,7 @@ func TestPostSlotBoard(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, removed)
 	assert.Len(t, a.Slots(), 1)
-	assert.Equal(t, "removed", f.rec.Kind(existence.EventSlotDropped)[1].Cause)
+	assert.Equal(t, "removed", f.rec.Kind(existence.EventSlotDropped)[1].Reason)
 
 	// The next prompt shows the board where the assembler places it.
 	p, err := f.agent(t, existence.Config{ID: "builder", Name: "Vault", Prompt: slotsPrompt(t)}).Preview(ctx)
@@ -383,8 +383,8 @@ func TestSharedBoard(t *testing.T) {
 	evs := rec.Kind(existence.EventSlot)
 	shared := evs[len(evs)-1]
 	assert.Empty(t, shared.AgentID)
-	assert.Equal(t, existence.SharedAgent, shared.Agent)
-	assert.Equal(t, "shared", shared.Cause)
+	assert.Equal(t, "(shared)", shared.Agent)
+	assert.True(t, shared.Shared)
 
 	removed, err := r.RemoveSharedSlot(ctx, "weather")
 	require.NoError(t, err)
