@@ -116,8 +116,10 @@ const (
 )
 
 // Event is one observable thing that happened to an agent. Every event
-// carries the agent's id and name. Fields other than Kind, Time, AgentID and
-// Agent are set as the kind's documentation says.
+// carries the agent's id and name (except the runner's shared events, see
+// Shared). Fields other than Kind, Time, AgentID and Agent are set as the
+// kind's documentation says; each field means one thing, whatever the
+// kind.
 type Event struct {
 	// Kind says what happened, and so which of the other fields are set.
 	Kind EventKind `json:"kind"`
@@ -197,9 +199,10 @@ type Event struct {
 	// Call describes the model attempt, on [EventModelCall]; a failed
 	// attempt also sets Err and Error.
 	Call *ModelCall `json:"call,omitempty"`
-	// Memory is the long-term memory's own event, on the memory kinds
-	// ([EventMemoryStored], [EventMemoryRecalled], ...): counts, ids,
-	// the memory stored, the embedding space.
+	// Memory is the long-term memory's own event, on [EventMemory]: its
+	// Kind says what happened (memory.EventStored, memory.EventRecalled,
+	// ...), with counts, ids, the memory stored, the cause, the embedding
+	// space.
 	Memory *memory.Event `json:"memory,omitempty"`
 	// Tool describes the tool call, on [EventToolCall].
 	Tool *ToolCall `json:"tool,omitempty"`
