@@ -298,6 +298,8 @@ func TestPostSlotBoard(t *testing.T) {
 	dropped := f.rec.Kind(existence.EventSlotDropped)
 	require.Len(t, dropped, 1)
 	assert.Equal(t, "c", dropped[0].Slot.ID, "the least important, here the new one")
+	assert.Equal(t, "board_full", dropped[0].Reason)
+	assert.False(t, dropped[0].Shared, "the agent's own board")
 	assert.Len(t, f.rec.Kind(existence.EventSlot), 2, "a dropped post is not reported as posted")
 	got := a.Slots()
 	require.Len(t, got, 2)

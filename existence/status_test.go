@@ -14,6 +14,9 @@ import (
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/memory"
+	"github.com/existence-loop/sdk/suffering"
+	"github.com/existence-loop/sdk/task"
 )
 
 func TestStatusCountsFallbacksAndKeepsTheLastCause(t *testing.T) {
@@ -128,6 +131,19 @@ func TestThoughtsLogLines(t *testing.T) {
 			"12:00:00 Cedar 🔌 executor call: qwen ok in 1s"},
 		{"goal outcome capped", existence.Event{Kind: existence.EventGoalEnded, GoalStatus: identity.Done, Text: long},
 			"12:00:00 Cedar 🏁 [DONE] " + long[:existence.MaxOutcomeChars-1] + "…"},
+		{"task status", existence.Event{Kind: existence.EventTask, TaskStatus: task.Assigned, Text: "write notes/index.md"},
+			"12:00:00 Cedar 📋 [assigned] write notes/index.md"},
+		{"stressor says who added it", existence.Event{Kind: existence.EventStressorAdded, By: "assessment", Text: "goals keep failing", Load: 0.25,
+			Stressor: &suffering.Stressor{Type: "repeated_failure", Severity: 0.25}},
+			"12:00:00 Cedar 😣 stressor repeated_failure 0.25 (assessment): goals keep failing; load 0.25"},
+		{"message sent", existence.Event{Kind: existence.EventMessage, Direction: "sent", Peer: "Vault", Text: "hello"},
+			"12:00:00 Cedar ✉️ to Vault: hello"},
+		{"memory's own kind picks the icon", existence.Event{Kind: existence.EventMemory, Text: "the rate limiter",
+			Memory: &memory.Event{Kind: memory.EventStored, Text: "the rate limiter"}},
+			"12:00:00 Cedar 💾 remembered: the rate limiter"},
+		{"memory error", existence.Event{Kind: existence.EventMemory, Text: "recalling memories for the prompt", Error: "disk full",
+			Memory: &memory.Event{Kind: memory.EventError, Text: "recalling memories for the prompt", Error: "disk full"}},
+			"12:00:00 Cedar ❗ recalling memories for the prompt: disk full"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
