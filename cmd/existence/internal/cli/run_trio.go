@@ -98,7 +98,6 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	if err := storespec.CheckWorkspace(cmp.Or(o.store, o.state), o.workspace); err != nil {
 		return fmt.Errorf("-state/-store and -workspace: %w", err)
 	}
-
 	store, tasks, closeState, err := openState(ctx, o, clock, log)
 	if err != nil {
 		return err
@@ -111,82 +110,144 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if o.importHollow != "" {
-		loc, err := time.LoadLocation(o.hollowTZ)
-		if err != nil {
-			return fmt.Errorf("-hollow-tz: %w", err)
-		}
-		// A dry run imports into its in-memory overlay, so it may replace.
-		opts := hollow.Options{Location: loc, Now: clock.Now, Replace: o.replace || o.dryRun}
-		sum, err := hollow.Import(ctx, o.importHollow, store, opts)
-		if err != nil {
-			return fmt.Errorf("import %s: %w", o.importHollow, err)
-		}
-		fmt.Fprintf(stderr, "trio: imported from %s:\n%s\n", o.importHollow, sum)
+	if err := importHollow(ctx, o, clock, store, stderr); err != nil {
+		return err
 	}
-	var tools []toolloop.Tool // the workspace's file tools and send_message
-	var senses []existence.Mind
+	t := &trio{o: o, store: store, tasks: tasks, reqs: reqs, log: log, stdout: stdout, stderr: stderr}
+	defer t.close()
+	if err := t.open(ctx, clock); err != nil {
+		return err
+	}
+	if err := t.addMembers(ctx); err != nil {
+		return err
+	}
+	if o.dryRun {
+		return t.preview(ctx)
+	}
+	return t.run(ctx)
+}
+
+// importHollow imports the original system's state with -hollow.
+func importHollow(ctx context.Context, o *runOptions, clock existence.Clock, store identity.Store, stderr io.Writer) error {
+	if o.importHollow == "" {
+		return nil
+	}
+	loc, err := time.LoadLocation(o.hollowTZ)
+	if err != nil {
+		return fmt.Errorf("-hollow-tz: %w", err)
+	}
+	// A dry run imports into its in-memory overlay, so it may replace.
+	opts := hollow.Options{Location: loc, Now: clock.Now, Replace: o.replace || o.dryRun}
+	sum, err := hollow.Import(ctx, o.importHollow, store, opts)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", o.importHollow, err)
+	}
+	fmt.Fprintf(stderr, "trio: imported from %s:\n%s\n", o.importHollow, sum)
+	return nil
+}
+
+// trio is one run of the trio: what runTrio opened, closed in reverse
+// order by close.
+type trio struct {
+	o              *runOptions
+	store          identity.Store
+	tasks          task.Queue
+	reqs           *requests.Queue
+	log            *slog.Logger
+	stdout, stderr io.Writer
+	mcpOut         io.Writer // the MCP server's output with -mcp-serve
+
+	tools     []toolloop.Tool // the workspace's file tools, MCP's and the requests'
+	senses    []existence.Mind
+	world     string // the world context, with the MCP servers' part
+	names     []idName
+	model     llm.Model
+	modelName string // the banner's "ollama at "
+	mem       *memory.Memory
+	runner    *existence.Runner
+	closers   []func()
+}
+
+// close closes what open opened, last first.
+func (t *trio) close() {
+	for i := len(t.closers) - 1; i >= 0; i-- {
+		t.closers[i]()
+	}
+}
+
+// open opens the workspace and the senses (not in a dry run), the shared
+// board, the MCP servers, the model and the memory, and builds the runner.
+func (t *trio) open(ctx context.Context, clock existence.Clock) error {
+	o := t.o
 	if !o.dryRun {
 		ws, err := workspace.Open(o.workspace, workspace.Limits{})
 		if err != nil {
 			return err
 		}
-		defer ws.Close()
-		tools = ws.Tools()
-		if senses, err = o.senses.minds(o.workspace); err != nil {
+		t.closers = append(t.closers, func() { ws.Close() })
+		t.tools = ws.Tools()
+		if t.senses, err = o.senses.minds(o.workspace); err != nil {
 			return err
 		}
 	}
-	board, err := sharedBoard(ctx, store, clock)
+	board, err := sharedBoard(ctx, t.store, clock)
 	if err != nil {
 		return fmt.Errorf("the shared board of slots: %w", err)
 	}
-	mcpTools, mcpWorld, closeMCP, err := connectMCP(ctx, o, reqs, members[0].id, log, stderr)
+	mcpTools, mcpWorld, closeMCP, err := connectMCP(ctx, o, t.reqs, members[0].id, t.log, t.stderr)
 	if err != nil {
 		return err
 	}
-	defer closeMCP()
-	tools = append(tools, mcpTools...)
-	var runnerRef *existence.Runner
-	names, err := agentNames(ctx, store) // as stored (imported), else the defaults
-	if err != nil {
+	t.closers = append(t.closers, closeMCP)
+	t.tools = append(t.tools, mcpTools...)
+	t.world = worldText(filepath.ToSlash(filepath.Clean(o.workspace)) + "/")
+	if mcpWorld != "" {
+		t.world += "\n" + mcpWorld
+	}
+	if t.names, err = agentNames(ctx, t.store); err != nil { // as stored (imported), else the defaults
 		return err
 	}
-	tools = append(tools, requests.Tools(reqs)...)
-
-	modelName := o.provider + " at " // the banner's "ollama at URL"
+	t.tools = append(t.tools, requests.Tools(t.reqs)...)
+	t.modelName = o.provider + " at "
 	if isStandin(o.llmURL) || slices.ContainsFunc(o.llmURLs, isStandin) {
-		modelName = "the stand-in model (llm/llmtest, scripted: it lists the workspace and writes a note per goal) at "
+		t.modelName = "the stand-in model (llm/llmtest, scripted: it lists the workspace and writes a note per goal) at "
 	}
-	base, stopModel, err := trioModel(o)
+	model, stopModel, err := trioModel(o)
 	if err != nil {
 		return err
 	}
-	defer stopModel()
-	mem, err := openMemory(o, store, log)
-	if err != nil {
+	t.model = model
+	t.closers = append(t.closers, stopModel)
+	if t.mem, err = openMemory(o, t.store, t.log); err != nil {
 		return err
 	}
-	if mem != nil {
-		defer mem.Close()
+	if t.mem != nil {
+		t.closers = append(t.closers, func() { t.mem.Close() })
 	}
-	mcpOut := stdout
+	return t.newRunner(clock, board)
+}
+
+// newRunner builds the runner, which prints its events (to stderr when
+// stdout carries MCP, nowhere under the terminal view).
+func (t *trio) newRunner(clock existence.Clock, board *identity.SharedBoard) error {
+	o := t.o
+	t.mcpOut = t.stdout
 	if o.mcp.serve {
-		stdout = stderr // stdout carries MCP
+		t.stdout = t.stderr // stdout carries MCP
 	}
-	out := newPrinter(o, stdout, stderr)
+	out := newPrinter(o, t.stdout, t.stderr)
 	if o.tui { // the terminal view owns the screen
 		out = newPrinter(o, io.Discard, io.Discard)
 	}
 	runner, err := existence.NewRunner(existence.RunnerConfig{
-		Store:     store,
+		Store:     t.store,
 		Clock:     clock,
 		Heartbeat: o.heartbeat,
 		Observer:  existence.Observers(out.observe, o.mcp.events.Observe),
-		Logger:    log,
+		Logger:    t.log,
 
 		SharedSlots:     board,
-		Minds:           senses,
+		Minds:           t.senses,
 		AutonomyWorkers: autonomyWorkers(o.workers),
 		Budget:          o.tokenBudget,
 		TracerProvider:  o.tracing.tracerProvider(),
@@ -195,38 +256,39 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	runnerRef = runner
-	defer func() {
+	t.runner = runner
+	t.closers = append(t.closers, func() {
 		if err := runner.Close(); err != nil {
-			fmt.Fprintln(stderr, "trio: closing:", err)
+			fmt.Fprintln(t.stderr, "trio: closing:", err)
 		}
-	}()
+	})
+	return nil
+}
 
-	world := worldText(filepath.ToSlash(filepath.Clean(o.workspace)) + "/")
-	if mcpWorld != "" {
-		world += "\n" + mcpWorld
-	}
+// addMembers adds the three agents, each with its tool loop and prompt.
+func (t *trio) addMembers(ctx context.Context) error {
+	o := t.o
 	for _, m := range members {
 		exec, err := toolloop.New(toolloop.Config{
 			// No Model: the executor uses the agent's, wrapped with its
 			// timeout, the runner's call limit, retry and per-attempt events.
-			Tools:       append(slices.Clone(tools), sendMessage(func() *existence.Runner { return runnerRef }, m.id, names)),
+			Tools:       append(slices.Clone(t.tools), sendMessage(func() *existence.Runner { return t.runner }, m.id, t.names)),
 			ToolTimeout: time.Minute,
 			MaxTokens:   o.toolReplyTokens,
-			World:       world + "\n" + m.role + " Your own folder is " + m.id + "/.",
+			World:       t.world + "\n" + m.role + " Your own folder is " + m.id + "/.",
 		})
 		if err != nil {
 			return err
 		}
 		asm := placeSlots(prompt.New(prompt.Config{
-			World:        world,
+			World:        t.world,
 			Situation:    prompt.DefaultSituation + "\n" + m.role,
 			Goals:        trioGoals,
 			Prohibitions: trioProhibitions,
 			Grounding:    "The goal must be grounded in what actually exists in the workspace.",
 			Layout:       o.layout,
 		}))
-		if mem != nil {
+		if t.mem != nil {
 			// The recalled memories after what the last goal produced;
 			// absent while there are none, so the prompt is otherwise
 			// the same.
@@ -234,16 +296,13 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 				return err
 			}
 		}
-		_, err = runner.Add(ctx, existence.Config{
-			ID:              m.id,
-			Name:            m.name,
-			Traits:          m.traits,
-			Domains:         m.domains,
-			Model:           base,
+		_, err = t.runner.Add(ctx, existence.Config{
+			ID: m.id, Name: m.name, Traits: m.traits, Domains: m.domains,
+			Model:           t.model,
 			Prompt:          asm,
-			Memory:          mem,
+			Memory:          t.mem,
 			Executor:        exec,
-			Tasks:           tasks,
+			Tasks:           t.tasks,
 			FreshOnCorrupt:  o.fresh,
 			CallTimeout:     o.llmTimeout,
 			Retry:           o.retry,
@@ -255,50 +314,60 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 			return fmt.Errorf("%s: %w", m.id, err)
 		}
 	}
+	return nil
+}
 
-	if o.dryRun {
-		for _, a := range runner.Agents() {
-			p, err := a.Preview(ctx)
-			if err != nil {
-				return fmt.Errorf("%s: %w", a.ID(), err)
-			}
-			fmt.Fprintf(stdout, "=== prompt: %s ===\n%s\n", a.ID(), p.Text)
+// preview prints each agent's next prompt (-dry-run).
+func (t *trio) preview(ctx context.Context) error {
+	for _, a := range t.runner.Agents() {
+		p, err := a.Preview(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", a.ID(), err)
 		}
-		return nil
+		fmt.Fprintf(t.stdout, "=== prompt: %s ===\n%s\n", a.ID(), p.Text)
 	}
-	for _, t := range o.tasks {
-		if _, err := tasks.Submit(ctx, t, ""); err != nil {
+	return nil
+}
+
+// run submits the -task tasks, starts the message relay, the monitor and
+// the terminal view, MCP or the stdin listener as asked, and runs the
+// agents until ctx ends.
+func (t *trio) run(ctx context.Context) error {
+	o, runner := t.o, t.runner
+	for _, tk := range o.tasks {
+		if _, err := t.tasks.Submit(ctx, tk, ""); err != nil {
 			return fmt.Errorf("-task: %w", err)
 		}
 	}
-	if pg, ok := store.(*pgstore.Store); ok {
-		stop, err := relayMessages(ctx, pg, runner, log)
+	if pg, ok := t.store.(*pgstore.Store); ok {
+		stop, err := relayMessages(ctx, pg, runner, t.log)
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
 	if o.http != "" {
-		stop, err := serveMonitor(o, runner, tasks, reqs, mem, log, stderr)
+		stop, err := serveMonitor(o, runner, t.tasks, t.reqs, t.mem, t.log, t.stderr)
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
 	if o.tui {
-		return runTUI(ctx, o, runner, reqs, stdout)
+		return runTUI(ctx, o, runner, t.reqs, t.stdout)
 	}
-	fmt.Fprintf(stderr, "trio: %s%s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", modelName, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
-	fmt.Fprintf(stderr, "trio: waiting for the model at %s…\n", o.llmURL)
+	fmt.Fprintf(t.stderr, "trio: %s%s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", t.modelName, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
+	fmt.Fprintf(t.stderr, "trio: waiting for the model at %s…\n", o.llmURL)
 	if o.mcp.serve {
-		if ctx, err = serveMCP(ctx, o, runner, tasks, reqs, mcpOut, stderr); err != nil {
+		var err error
+		if ctx, err = serveMCP(ctx, o, runner, t.tasks, t.reqs, t.mcpOut, t.stderr); err != nil {
 			return err
 		}
 	} else if o.stdin != nil {
-		go listen(ctx, o.stdin, runner, reqs, stderr)
+		go listen(ctx, o.stdin, runner, t.reqs, t.stderr)
 	}
-	err = runner.Run(ctx)
-	o.cacheCounts.report(stderr, "trio")
+	err := runner.Run(ctx)
+	o.cacheCounts.report(t.stderr, "trio")
 	return err
 }
 
@@ -363,8 +432,9 @@ func (p *printer) observe(e existence.Event) {
 	if e.Kind == existence.EventFallback {
 		p.hint(e.Err)
 	}
-	if e.Kind == existence.EventMemoryPending || e.Kind == existence.EventMemoryBackfillFailed {
-		p.hintEmbedder(e)
+	mk := memoryKind(e)
+	if mk == memory.EventPending || mk == memory.EventBackfillFailed {
+		p.hintEmbedder(e.Memory.Cause)
 	}
 	if p.o.json {
 		if err := p.enc.Encode(e); err != nil {
@@ -377,18 +447,27 @@ func (p *printer) observe(e existence.Event) {
 	// and a memory shows when it is stored, recalled, merged, evicted or
 	// lost, not each time it waits for or gets its embedding.
 	if !p.o.verbose && (e.Kind == existence.EventCycle || e.Kind == existence.EventModelCall ||
-		e.Kind == existence.EventMemoryPending ||
-		e.Kind == existence.EventMemoryEmbedded || e.Kind == existence.EventMemoryBackfillFailed) {
+		mk == memory.EventPending || mk == memory.EventEmbedded || mk == memory.EventBackfillFailed) {
 		return
 	}
 	fmt.Fprintln(p.stdout, e.String())
 }
 
+// memoryKind is the memory event's kind of an [existence.EventMemory], ""
+// for other events.
+func memoryKind(e existence.Event) memory.EventKind {
+	if e.Kind != existence.EventMemory || e.Memory == nil {
+		return ""
+	}
+	return e.Memory.Kind
+}
+
 // hintEmbedder prints one stderr line when the embedder cannot be reached
-// or lacks the model, saying what to run; the memories are kept as text.
-func (p *printer) hintEmbedder(e existence.Event) {
+// or lacks the model (the memory event's cause), saying what to run; the
+// memories are kept as text.
+func (p *printer) hintEmbedder(cause string) {
 	var msg string
-	switch e.Cause {
+	switch cause {
 	case "unavailable":
 		msg = fmt.Sprintf("cannot reach the embedder at %s — start it (ollama serve)", p.o.embed.url)
 	case "model_not_found":
