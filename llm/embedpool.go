@@ -73,28 +73,16 @@ func NewEmbedPool(cfg EmbedPoolConfig) (*EmbedPool, error) {
 	if len(cfg.Servers) == 0 {
 		return nil, errors.New("llm: an embedding pool needs at least one server")
 	}
-	if cfg.Failures <= 0 {
-		cfg.Failures = DefaultPoolFailures
-	}
-	if cfg.Probe <= 0 {
-		cfg.Probe = DefaultPoolProbe
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	healthDefaults(&cfg.Failures, &cfg.Probe, &cfg.Now)
 	p := &EmbedPool{cfg: cfg}
 	seen := map[string]bool{}
 	for i, s := range cfg.Servers {
-		if s.Name == "" || s.Embedder == nil {
-			return nil, fmt.Errorf("llm: embedding pool server %d needs a name and an embedder", i)
-		}
-		if seen[s.Name] {
-			return nil, fmt.Errorf("llm: embedding pool server %q given twice", s.Name)
+		if err := checkServer("embedding pool", i, s.Name, s.Embedder != nil, seen); err != nil {
+			return nil, err
 		}
 		if m, first := s.Embedder.Model(), cfg.Servers[0].Embedder.Model(); m != first {
 			return nil, fmt.Errorf("llm: embedding pool server %q serves %q, not %q: one pool is one vector space", s.Name, m, first)
 		}
-		seen[s.Name] = true
 		p.servers = append(p.servers, &embedServer{name: s.Name, emb: s.Embedder})
 	}
 	return p, nil

@@ -139,29 +139,43 @@ func NewPool(cfg PoolConfig) (*Pool, error) {
 	if len(cfg.Servers) == 0 {
 		return nil, errors.New("llm: a pool needs at least one server")
 	}
-	if cfg.Failures <= 0 {
-		cfg.Failures = DefaultPoolFailures
-	}
-	if cfg.Probe <= 0 {
-		cfg.Probe = DefaultPoolProbe
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	healthDefaults(&cfg.Failures, &cfg.Probe, &cfg.Now)
 	p := &Pool{cfg: cfg}
 	seen := map[string]bool{}
 	for i, s := range cfg.Servers {
-		if s.Name == "" || s.Model == nil {
-			return nil, fmt.Errorf("llm: pool server %d needs a name and a model", i)
+		if err := checkServer("pool", i, s.Name, s.Model != nil, seen); err != nil {
+			return nil, err
 		}
-		if seen[s.Name] {
-			return nil, fmt.Errorf("llm: pool server %q given twice", s.Name)
-		}
-		seen[s.Name] = true
 		l := NewAdaptiveLimit(cfg.Adaptive)
 		p.servers = append(p.servers, &poolServer{name: s.Name, model: l.Observe(s.Model, cfg.Now), limit: l})
 	}
 	return p, nil
+}
+
+// healthDefaults fills in the health rules' defaults ([PoolConfig]).
+func healthDefaults(failures *int, probe *time.Duration, now *func() time.Time) {
+	if *failures <= 0 {
+		*failures = DefaultPoolFailures
+	}
+	if *probe <= 0 {
+		*probe = DefaultPoolProbe
+	}
+	if *now == nil {
+		*now = time.Now
+	}
+}
+
+// checkServer checks server i of a pool of kind: a name, not seen
+// before, and a client (has).
+func checkServer(kind string, i int, name string, has bool, seen map[string]bool) error {
+	if name == "" || !has {
+		return fmt.Errorf("llm: %s server %d needs a name and a client", kind, i)
+	}
+	if seen[name] {
+		return fmt.Errorf("llm: %s server %q given twice", kind, name)
+	}
+	seen[name] = true
+	return nil
 }
 
 var _ Model = (*Pool)(nil)
