@@ -30,18 +30,18 @@ import (
 const (
 	// DefaultHeartbeat is the tick interval (spec §1).
 	DefaultHeartbeat = 6 * time.Second
-	// DefaultCycleTimeout bounds one existence cycle's model exchange,
+	// defaultCycleTimeout bounds one existence cycle's model exchange,
 	// retries and repair included.
-	DefaultCycleTimeout = 10 * time.Minute
+	defaultCycleTimeout = 10 * time.Minute
 	// DefaultGoalTimeout bounds the pursuit of one goal.
 	DefaultGoalTimeout = 30 * time.Minute
-	// SaveTimeout bounds each save the agent makes on its own account:
+	// saveTimeout bounds each save the agent makes on its own account:
 	// the bookkeeping of a tick (a goal ended, a stressor changed), the
 	// end of a cycle and the final save when [Agent.Run], [Runner.Run] or
 	// [Agent.Close] stop it. Such a save keeps its context's values but not
 	// its cancellation, so that a shutdown, or a host message preempting a
 	// cycle, never makes it fail: a clean exit saves and logs no error.
-	SaveTimeout = 10 * time.Second
+	saveTimeout = 10 * time.Second
 	// DefaultMaxTokens bounds the reply of an existence cycle, in tokens:
 	// its JSON (action, content, reasoning, updates) needs a few hundred,
 	// and an unbounded reply can hold a model server's slot for minutes.
@@ -55,9 +55,9 @@ const (
 	FallbackReasoning = "LLM unavailable — defaulting to productive work"
 )
 
-// MaxNewStressors is how many of a response's new stressors are added per
+// maxNewStressors is how many of a response's new stressors are added per
 // cycle (spec §3).
-const MaxNewStressors = 2
+const maxNewStressors = 2
 
 // Config configures an [Agent]. Only ID, Name and Model are required.
 type Config struct {
@@ -132,7 +132,7 @@ type Config struct {
 	GoalTimeout time.Duration
 	// MaxGoalDuration abandons a goal still being pursued this long after
 	// its executor started, measured on Clock: stall rule
-	// [StallGoalSpan], checked at every tick, so the goal ends at the
+	// "goal_span", checked at every tick, so the goal ends at the
 	// first heartbeat past the limit. 0 means [DefaultMaxGoalDuration]
 	// (2 minutes), negative disables the rule. Stated in time, the rule
 	// does not depend on Heartbeat: a 300 ms heartbeat abandons no more
@@ -171,16 +171,19 @@ type Config struct {
 	// no long-term memory.
 	Memory *memory.Memory
 	// MemoryQuery is the query of the memories recalled for the prompt's
-	// memories section; nil means [DefaultMemoryQuery]. It reads the
+	// memories section; nil means the default: the assigned task's
+	// description when there is one, else the newest host message, else
+	// the last goal's objective and outcome ("", no recall, for an agent
+	// with none of these). It reads the
 	// View's Task, Host and Identity, under the agent's lock: it must be
 	// quick and must not call into the agent.
 	MemoryQuery func(v *prompt.View) string
 	// MemoryK is how many memories the memories section shows; 0 means
-	// [DefaultMemoryK] (3).
+	// 3, as the original's recall before planning.
 	MemoryK int
 	// Evidence returns what the application can observe about the
 	// agent's work for the suffering assessment (spec §4): its Artifacts,
-	// ArtifactsUsed, Outputs and Directed replace the counts [GoalEvidence]
+	// ArtifactsUsed, Outputs and Directed replace the counts the agent
 	// derives from the goal history; Completed, Failed and Stalled always
 	// come from the goal history. Optional.
 	Evidence func(id *identity.Identity) suffering.Evidence
@@ -228,8 +231,16 @@ type Config struct {
 	// cycle and per goal (the goal's a child of the cycle that chose it),
 	// a chat span per model attempt ([llm.Trace]) and, through
 	// existence/toolloop, an execute_tool span per tool call; each carries
-	// gen_ai.agent.id and gen_ai.agent.name. Nil means no tracing (pass
-	// otel.GetTracerProvider() to use the global provider).
+	// gen_ai.agent.id and gen_ai.agent.name. The instrumentation scope is
+	// "github.com/existence-loop/sdk/existence". Beyond the GenAI
+	// conventions, the invoke_agent spans carry existence.phase ("cycle"
+	// or "goal"), existence.lane (a cycle's scheduler lane, "autonomy" or
+	// "priority"), existence.goal.id, existence.goal.status (how a goal
+	// ended: DONE, FAILED, ABANDONED), existence.fallback (a cycle that
+	// used the spec §6 fallback goal) with existence.fallback.cause (its
+	// failure class), and, with TraceContent only, existence.goal (the
+	// goal's text). Nil means no tracing (pass otel.GetTracerProvider() to
+	// use the global provider).
 	TracerProvider trace.TracerProvider
 	// TraceContent records prompts, replies, goals and tool arguments and
 	// results on the spans (gen_ai.input.messages and the like). Off by
@@ -347,7 +358,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		cfg.Heartbeat = DefaultHeartbeat
 	}
 	if cfg.CycleTimeout <= 0 {
-		cfg.CycleTimeout = DefaultCycleTimeout
+		cfg.CycleTimeout = defaultCycleTimeout
 	}
 	if cfg.GoalTimeout <= 0 {
 		cfg.GoalTimeout = DefaultGoalTimeout
@@ -378,9 +389,9 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		wake: make(chan struct{}, 1),
 	}
 	a.started = cfg.Clock.Now()
-	a.budget = newBudgetState(BudgetScopeAgent, cfg.Budget)
+	a.budget = newBudgetState(budgetScopeAgent, cfg.Budget)
 	if cfg.TracerProvider != nil {
-		a.tracer = cfg.TracerProvider.Tracer(TracerName)
+		a.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}
 
 	if l, ok := cfg.Store.(identity.Locker); ok {
@@ -402,7 +413,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	a.subscribeMemory()
 
-	a.model = a.stack(cfg.Model, PurposeCycle)
+	a.model = a.stack(cfg.Model, purposeCycle)
 	if !cfg.NoRepair {
 		a.model = llm.WithRepairParse(a.model, parseReply)
 	}
@@ -410,7 +421,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		// The lanes bound the scheduler's cycles: no limiter slot, so that
 		// a hung model holds one worker only (the limiter bounds the calls
 		// made outside the lanes, RunnerConfig.MaxInFlight).
-		a.laneModel = a.stackWith(cfg.Model, PurposeCycle, nil)
+		a.laneModel = a.stackWith(cfg.Model, purposeCycle, nil)
 		if !cfg.NoRepair {
 			a.laneModel = llm.WithRepairParse(a.laneModel, parseReply)
 		}
@@ -418,7 +429,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.ExecutorModel == nil {
 		cfg.ExecutorModel = cfg.Model
 	}
-	a.execModel = a.stack(cfg.ExecutorModel, PurposeExecutor)
+	a.execModel = a.stack(cfg.ExecutorModel, purposeExecutor)
 	if a.budget != nil || cfg.shared != nil {
 		a.execModel = &budgetModel{a: a, next: a.execModel}
 	}
@@ -584,7 +595,7 @@ func (a *Agent) DeliverToInbox(ctx context.Context, m identity.AgentMessage) err
 	if dropped > 0 {
 		a.queue(Event{Kind: EventStateTrimmed, Text: fmt.Sprintf("inbox full: dropped the %d oldest messages", dropped)})
 	}
-	a.queue(Event{Kind: EventMessage, Cause: "received", Text: m.Text, Peer: m.From})
+	a.queue(Event{Kind: EventMessage, Direction: "received", Text: m.Text, Peer: m.From})
 	err := a.saveLocked(ctx)
 	a.unlock()
 	return err
@@ -602,7 +613,7 @@ func (a *Agent) SayAsHost(ctx context.Context, text string) error {
 	if n := len(a.state.Host) - a.cfg.Limits.Inbox; n > 0 {
 		a.state.Host = append([]identity.AgentMessage(nil), a.state.Host[n:]...)
 	}
-	a.queue(Event{Kind: EventMessage, Cause: "host", Text: text})
+	a.queue(Event{Kind: EventMessage, Direction: "host", Text: text})
 	err := a.saveLocked(ctx)
 	a.unlock()
 	select {
@@ -652,10 +663,10 @@ func (a *Agent) release() error {
 }
 
 // saveContext returns the context of a save the agent makes on its own
-// account: ctx's values without its cancellation, bounded by SaveTimeout
+// account: ctx's values without its cancellation, bounded by saveTimeout
 // from now. Create it right before the save.
 func saveContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), SaveTimeout)
+	return context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 }
 
 // saveLocked persists the state; a.mu must be held.

@@ -214,7 +214,7 @@ func TestFallbackOnModelFailureLeavesIdentityUntouched(t *testing.T) {
 
 	fb := f.rec.Kind(existence.EventFallback)
 	require.Len(t, fb, 1)
-	assert.Equal(t, "unavailable", fb[0].Cause)
+	assert.Equal(t, "unavailable", fb[0].FailureClass)
 	assert.ErrorIs(t, fb[0].Err, llm.ErrUnavailable)
 	assert.Contains(t, fb[0].String(), "ollama serve")
 	assert.True(t, f.rec.Kind(existence.EventCycle)[0].Cycle.Fallback)
@@ -244,7 +244,7 @@ func TestFallbackCauses(t *testing.T) {
 			assert.Equal(t, existence.FallbackContent, g.Objective)
 			fb := f.rec.Kind(existence.EventFallback)
 			require.Len(t, fb, 1)
-			assert.Equal(t, tt.cause, fb[0].Cause)
+			assert.Equal(t, tt.cause, fb[0].FailureClass)
 			assert.Equal(t, tt.calls, f.model.Calls())
 		})
 	}
@@ -280,7 +280,7 @@ func TestCycleTimeoutFallsBack(t *testing.T) {
 	require.NoError(t, a.Tick(context.Background()))
 	fb := f.rec.Kind(existence.EventFallback)
 	require.Len(t, fb, 1)
-	assert.Equal(t, "timeout", fb[0].Cause)
+	assert.Equal(t, "timeout", fb[0].FailureClass)
 	assert.ErrorIs(t, fb[0].Err, llm.ErrTimeout)
 }
 
@@ -327,7 +327,7 @@ func TestGoalOutcomeFeedsHistoryAndNextPrompt(t *testing.T) {
 	assert.Equal(t, t0.Add(6*time.Second), goals[0].Ended)
 	ended := f.rec.Kind(existence.EventGoalEnded)
 	require.NotEmpty(t, ended)
-	assert.Equal(t, "FAILED", ended[0].Status)
+	assert.Equal(t, identity.Failed, ended[0].GoalStatus)
 
 	p := f.model.Requests()[1].Messages[0].Content
 	assert.Contains(t, p, "WHAT YOUR LAST GOAL PRODUCED:\n  [FAILED] index.md was not writable")

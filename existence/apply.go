@@ -14,7 +14,7 @@ import (
 // EventCapped: part of a model reply was cut or left out by a cap on what
 // the model writes (spec §3, the original's caps; see [identity.Limits]).
 // Every cap that applies is reported; nothing is dropped silently.
-// Cause names the cap, Text says what was cut:
+// Reason names the cap, Text says what was cut:
 //   - "worldview_short": a worldview update of at most
 //     Limits.WorldviewIgnored (20) characters was ignored;
 //   - "question_cut", "opinion_cut", "domain_cut": an entry was cut to
@@ -62,7 +62,7 @@ func apply(st *identity.AgentState, r *prompt.Response, now time.Time, l identit
 	}
 	evs := make([]Event, 0, n)
 	capped := func(cause, format string, args ...any) {
-		evs = append(evs, Event{Kind: EventCapped, Cause: cause, Text: fmt.Sprintf(format, args...)})
+		evs = append(evs, Event{Kind: EventCapped, Reason: cause, Text: fmt.Sprintf(format, args...)})
 	}
 	id := &st.Identity
 	if r.WorldviewUpdate != nil {
@@ -119,8 +119,8 @@ func apply(st *identity.AgentState, r *prompt.Response, now time.Time, l identit
 	}
 	if sa := r.SufferingAssessment; sa != nil {
 		for i, ns := range sa.NewStressors {
-			if i >= MaxNewStressors {
-				evs = append(evs, Event{Kind: EventStressorDropped, Text: fmt.Sprintf("%s: only %d new stressors are taken per cycle", ns.Type, MaxNewStressors)})
+			if i >= maxNewStressors {
+				evs = append(evs, Event{Kind: EventStressorDropped, Text: fmt.Sprintf("%s: only %d new stressors are taken per cycle", ns.Type, maxNewStressors)})
 				continue
 			}
 			s, err := st.Suffering.Add(now, suffering.Input{Type: ns.Type, Description: ns.Description, Condition: ns.Condition})
@@ -128,7 +128,7 @@ func apply(st *identity.AgentState, r *prompt.Response, now time.Time, l identit
 				evs = append(evs, Event{Kind: EventStressorDropped, Text: err.Error(), Err: err})
 				continue
 			}
-			evs = append(evs, Event{Kind: EventStressorAdded, Cause: "self-report", Text: s.Description, Stressor: &s, Load: st.Suffering.Load()})
+			evs = append(evs, Event{Kind: EventStressorAdded, By: "self-report", Text: s.Description, Stressor: &s, Load: st.Suffering.Load()})
 		}
 		resolved := sa.Resolved
 		if n := len(resolved) - l.ResolvedPerReply; n > 0 {
@@ -143,7 +143,7 @@ func apply(st *identity.AgentState, r *prompt.Response, now time.Time, l identit
 				continue
 			}
 			if s, ok := st.Suffering.Resolve(now, rs.Type, rs.Reason); ok {
-				evs = append(evs, Event{Kind: EventStressorResolved, Cause: "self-report", Text: rs.Reason, Stressor: &s, Load: st.Suffering.Load()})
+				evs = append(evs, Event{Kind: EventStressorResolved, By: "self-report", Text: rs.Reason, Stressor: &s, Load: st.Suffering.Load()})
 			}
 		}
 	}

@@ -105,7 +105,8 @@ func ParseBudget(s string) (Budget, error) {
 // and [RunnerStats].Budget (the runner-wide one), and on
 // [EventBudgetExhausted].
 type BudgetStatus struct {
-	// Scope is "agent" or "runner".
+	// Scope is "agent" (an agent's own [Config].Budget) or "runner" (the
+	// runner's [RunnerConfig].SharedBudget).
 	Scope string `json:"scope"`
 	Budget
 	// Used is the tokens used within the window now.
@@ -119,8 +120,8 @@ type BudgetStatus struct {
 
 // Values of [BudgetStatus].Scope.
 const (
-	BudgetScopeAgent  = "agent"
-	BudgetScopeRunner = "runner"
+	budgetScopeAgent  = "agent"
+	budgetScopeRunner = "runner"
 )
 
 // budgetBuckets is how many buckets a window is kept in: tokens are known
@@ -328,7 +329,7 @@ func (a *Agent) chargeTokens(n int64) {
 // describe says what an exhausted budget holds and until when.
 func (st *BudgetStatus) describe() string {
 	who := "this agent's"
-	if st.Scope == BudgetScopeRunner {
+	if st.Scope == budgetScopeRunner {
 		who = "the runner's"
 	}
 	s := fmt.Sprintf("%s token budget is spent: %d of %d tokens in %v", who, st.Used, st.Tokens, st.Window)

@@ -80,7 +80,7 @@ func TestBudgetHoldsAutonomyUntilTheWindowRefills(t *testing.T) {
 	require.Len(t, ex, 1)
 	b := ex[0].Budget
 	require.NotNil(t, b)
-	assert.Equal(t, existence.BudgetScopeAgent, b.Scope)
+	assert.Equal(t, "agent", b.Scope)
 	assert.Equal(t, int64(3000), b.Used)
 	assert.True(t, b.Exhausted)
 	assert.Equal(t, t0.Add(63*time.Second), b.RefillsAt, "the first call's tokens (at 2 s) leave the window a minute after their second")
@@ -148,7 +148,7 @@ func TestSharedBudget(t *testing.T) {
 	assert.Len(t, rec.Kind(existence.EventModelCall), 3, "one cycle each, then all held")
 	ex := rec.Kind(existence.EventBudgetExhausted)
 	require.Len(t, ex, 1)
-	assert.Equal(t, existence.BudgetScopeRunner, ex[0].Budget.Scope)
+	assert.Equal(t, "runner", ex[0].Budget.Scope)
 	st := r.Stats()
 	require.NotNil(t, st.Budget)
 	assert.True(t, st.Budget.Exhausted)
@@ -289,7 +289,7 @@ func TestBudgetWaitIsNotAStall(t *testing.T) {
 	require.NoError(t, a.Tick(context.Background()))
 	ended := rec.Kind(existence.EventGoalEnded)
 	require.Len(t, ended, 1)
-	assert.Equal(t, "DONE", ended[0].Status)
+	assert.Equal(t, identity.Done, ended[0].GoalStatus)
 }
 
 // TestBudgetExhaustedOnceEachTime: outside a scheduler (Agent.Tick called

@@ -9,7 +9,7 @@ import (
 	"github.com/existence-loop/sdk/suffering"
 )
 
-// CrisisMessage returns the message an agent sends its peers when it enters
+// crisisMessage returns the message an agent sends its peers when it enters
 // crisis (spec §4), naming the active stressor types, as the
 // original did:
 //
@@ -17,7 +17,7 @@ import (
 //
 // Types are listed in order of onset, as the original listed them. The
 // runner delivers it under the agent's name.
-func CrisisMessage(s *suffering.State) string {
+func crisisMessage(s *suffering.State) string {
 	types := make([]string, len(s.Active))
 	for i, st := range s.Active {
 		types[i] = st.Type
@@ -30,7 +30,7 @@ func CrisisMessage(s *suffering.State) string {
 // on st and returns the message to send to the peers, or "":
 //
 //   - every cycle in crisis is reported as an [EventCrisis];
-//   - the [CrisisMessage] is sent once, on the cycle the agent enters
+//   - the crisis message ("I am in crisis (suffering 0.93/1.0). Active stressors: ...") is sent once, on the cycle the agent enters
 //     crisis (its crisis counter is 0), not again until it has left crisis
 //     (the counter is reset by a cycle out of crisis, or by the force
 //     reset), and never on the reset cycle itself;
@@ -45,7 +45,7 @@ func (a *Agent) crisisLocked(st *identity.AgentState, now time.Time) string {
 	var msg string
 	if inCrisis {
 		if s.CrisisCycles == 0 {
-			msg = CrisisMessage(s)
+			msg = crisisMessage(s)
 		}
 		a.queue(Event{Kind: EventCrisis, Load: load, Text: fmt.Sprintf("crisis: suffering load %.2f/1.0 (cycle %d in a row)", load, s.CrisisCycles+1)})
 	}

@@ -33,7 +33,7 @@
 // A [Runner] runs agents as peers over one store: each agent's "YOUR PEERS"
 // section shows the others' names and narratives (at most
 // [RunnerConfig].MaxPeersShown, chosen as [Runner] describes), and an
-// agent entering crisis tells the others once ([CrisisMessage]). Agents
+// agent entering crisis tells the others once (spec §4). Agents
 // are data, not goroutines: heartbeats are due times in a timer heap, and
 // a due cycle waits in one of two [Lane]s, each a bounded worker pool.
 // The priority lane answers host messages, tasks announced with
@@ -91,22 +91,23 @@
 // opinion-conflict check, spec §3).
 //
 // Stall rules, after the original's daemon, abandon a goal that goes
-// nowhere ([StallGoalSpan]: still pursued [Config].MaxGoalDuration after
+// nowhere ("goal_span": still pursued [Config].MaxGoalDuration after
 // it started, 2 minutes by default, whatever the heartbeat; toolloop adds
 // the others), and a goal that
-// nearly repeats one of the last [RepeatWindow] goals ([Repeats]) counts
+// nearly repeats one of the last 10 goals (sharing at least 0.9 of its
+// distinct words with one, an [EventGoalRepeat]) counts
 // as a failure in the suffering assessment even when it ended DONE.
 //
 // # Long-term memory
 //
 // [Config].Memory gives the agent a long-term memory (package memory): the
-// memory's events about it reach the [Observer] (the memory_* kinds,
-// [EventMemoryStored], [EventMemoryRecalled], ...), executors receive it as
+// memory's events about it reach the [Observer] (as [EventMemory], with
+// memory's own event in Event.Memory), executors receive it as
 // [Assignment].Memory (existence/toolloop stores every step's outcome,
 // recalls before each goal and offers remember and recall tools), and
 // when the prompt has the memories section (prompt.Memories) each cycle
 // recalls [Config].MemoryK memories for [Config].MemoryQuery
-// ([DefaultMemoryQuery]: the task, the host's message or the last goal).
+// (by default the task, the host's message or the last goal).
 // A closed agent's memory cache is dropped, so that the next holder of
 // its lock or lease is the one writer.
 //

@@ -6,10 +6,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/slot"
 	"github.com/existence-loop/sdk/suffering"
+	"github.com/existence-loop/sdk/task"
 )
 
 // EventKind names what happened. Kinds are stable strings, safe to match in
@@ -20,9 +22,9 @@ type EventKind string
 const (
 	// EventGoalChosen: an existence cycle chose a goal. Text and Goal are
 	// the full goal, Reasoning what drove it (the thoughts log marks it
-	// 🎯).
+	// 🎯); FailureClass is set for the spec §6 fallback goal.
 	EventGoalChosen EventKind = "goal_chosen"
-	// EventGoalEnded: a goal ended. Status is DONE, FAILED or ABANDONED,
+	// EventGoalEnded: a goal ended. GoalStatus is DONE, FAILED or ABANDONED,
 	// Text the outcome summary, Goal the goal.
 	EventGoalEnded EventKind = "goal_ended"
 	// EventWorldview: the worldview was overwritten; Text is the new one
@@ -33,14 +35,14 @@ const (
 	// EventOpinion: an opinion was added (Text, Domain).
 	EventOpinion EventKind = "opinion_added"
 	// EventStressorAdded / EventStressorResolved: a stressor changed
-	// (Stressor). Cause says who: "self-report" or "assessment".
+	// (Stressor). By says who: "self-report" or "assessment".
 	EventStressorAdded    EventKind = "stressor_added"
 	EventStressorResolved EventKind = "stressor_resolved"
 	// EventStressorDropped: a reported stressor was not added (already
 	// active, or 5 already active); Text says why.
 	EventStressorDropped EventKind = "stressor_dropped"
-	// EventFallback: the cycle used the spec §6 fallback goal; Cause names
-	// the failure (Err holds it).
+	// EventFallback: the cycle used the spec §6 fallback goal;
+	// FailureClass names the failure's class (Err holds it).
 	EventFallback EventKind = "fallback"
 	// EventCrisis: the load is at or above 0.90 for a cycle (Load); the
 	// agent told its peers.
@@ -64,11 +66,11 @@ const (
 	// EventStateTrimmed: loaded state was over its caps and was trimmed
 	// (Text lists the cuts).
 	EventStateTrimmed EventKind = "state_trimmed"
-	// EventTask: an assigned task changed state (Text, Status).
+	// EventTask: an assigned task changed state (Text, TaskStatus).
 	EventTask EventKind = "task"
-	// EventMessage: the agent received a peer message (Cause "received",
-	// Peer is the sender), a host message (Cause "host"), or sent one
-	// (Cause "sent", Peer is the recipient).
+	// EventMessage: the agent received a peer message (Direction
+	// "received", Peer is the sender), a host message (Direction "host"),
+	// or sent one (Direction "sent", Peer is the recipient).
 	EventMessage EventKind = "message"
 	// EventError: something failed that the loop survives, such as a
 	// failed save (Err).
@@ -91,12 +93,12 @@ const (
 	EventLeaseLost EventKind = "lease_lost"
 	// EventSlot: a slot was posted (Slot: the slot as stored; Text its
 	// summary): to the agent's own board ([Agent.PostSlot], its minds),
-	// or, with Cause "shared" and no agent, to the runner's shared board
+	// or, with Shared set and no agent, to the runner's shared board
 	// ([Runner.PostSharedSlot]).
 	EventSlot EventKind = "slot"
 	// EventSlotDropped: a full board dropped its least important slot
-	// (Slot; Text says why), or a slot was removed (Cause "removed");
-	// Cause "shared" for the shared board.
+	// (Reason "board_full"; Slot; Text says why), or a slot was removed
+	// (Reason "removed"); Shared for the shared board.
 	EventSlotDropped EventKind = "slot_dropped"
 	// EventMindFailed: a mind ([Mind]) failed (Err; Text names it and the
 	// backoff before it runs again; Slot is the failed slot posted for
@@ -114,8 +116,10 @@ const (
 )
 
 // Event is one observable thing that happened to an agent. Every event
-// carries the agent's id and name. Fields other than Kind, Time, AgentID and
-// Agent are set as the kind's documentation says.
+// carries the agent's id and name (except the runner's shared events, see
+// Shared). Fields other than Kind, Time, AgentID and Agent are set as the
+// kind's documentation says; each field means one thing, whatever the
+// kind.
 type Event struct {
 	// Kind says what happened, and so which of the other fields are set.
 	Kind EventKind `json:"kind"`
@@ -139,35 +143,49 @@ type Event struct {
 	Domain string `json:"domain,omitempty"`
 	// Peer is the other side of a message: its sender or recipient.
 	Peer string `json:"peer,omitempty"`
-	// Status is a status, by kind:
-	//   - [EventGoalEnded]: the goal's final identity.GoalStatus, "DONE",
-	//     "FAILED" or "ABANDONED";
-	//   - [EventTask]: the task's task.Status after the change,
-	//     "assigned" when the agent claimed it, "completed" or "failed"
-	//     when its goal ended (empty when the queue operation failed; Err
-	//     says why).
-	//
-	// It is empty on other kinds.
-	Status string `json:"status,omitempty"`
-	// Cause means something different for each kind that sets it:
-	//   - [EventStressorAdded] and [EventStressorResolved]: who made the
-	//     change, "self-report" (the model's suffering_assessment, spec §3)
-	//     or "assessment" (the assessment of observable behaviour, spec §4);
-	//   - [EventGoalChosen]: for the spec §6 fallback goal, the class of the
-	//     failure that caused it (as on the [EventFallback] before it);
-	//     empty for a goal the model chose;
-	//   - [EventFallback]: the class of the failure that caused the
-	//     fallback goal (spec §6): "prompt" when the prompt could not be
-	//     assembled (for example over its prompt.Budget),
-	//     "invalid_output" when the reply failed validation, or else the
-	//     model error's class from llm.Classify ("unavailable",
-	//     "timeout", "truncated", "http_503", ...);
-	//   - [EventMessage]: "received" (a peer message; Peer is the sender),
-	//     "host" (a host message, see [Agent.SayAsHost]) or "sent" (Peer is the
-	//     recipient).
-	//
-	// It is empty on other kinds.
-	Cause string `json:"cause,omitempty"`
+	// GoalStatus is the ended goal's final status, on [EventGoalEnded]:
+	// identity.Done, Failed or Abandoned ("DONE", "FAILED", "ABANDONED");
+	// empty on other kinds.
+	GoalStatus identity.GoalStatus `json:"goal_status,omitempty"`
+	// TaskStatus is the assigned task's status after the change, on
+	// [EventTask]: task.Assigned ("assigned") when the agent claimed it,
+	// task.Completed or task.Failed ("completed", "failed") when its goal
+	// ended; empty when the queue operation failed (Err says why) and on
+	// other kinds.
+	TaskStatus task.Status `json:"task_status,omitempty"`
+	// By says who changed a stressor, on [EventStressorAdded] and
+	// [EventStressorResolved]: "self-report" (the model's
+	// suffering_assessment, spec §3) or "assessment" (the assessment of
+	// observable behaviour, spec §4); empty on other kinds.
+	By string `json:"by,omitempty"`
+	// FailureClass is the class of the failure behind the event: on
+	// [EventFallback], and on the [EventGoalChosen] of the spec §6
+	// fallback goal that follows it, "prompt" when the prompt could not
+	// be assembled (for example over its prompt.Budget), "invalid_output"
+	// when the reply failed validation, or else the model error's class
+	// from llm.Classify ("unavailable", "timeout", "truncated",
+	// "http_503", ...); on the [EventError] of an agent stopped by
+	// [Config].FailFast, the class that retrying cannot fix. Empty on
+	// other kinds, and on a goal the model chose.
+	FailureClass string `json:"failure_class,omitempty"`
+	// Direction says which way a message went, on [EventMessage]:
+	// "received" (a peer message; Peer is the sender), "host" (a host
+	// message, see [Agent.SayAsHost]) or "sent" (Peer is the recipient);
+	// empty on other kinds.
+	Direction string `json:"direction,omitempty"`
+	// Reason names the rule behind the event, a short snake_case code: on
+	// [EventStall] the stall rule ("same_call", "no_progress",
+	// "step_budget", "goal_span"); on [EventCapped] the cap
+	// ("worldview_short", "question_cut", ...); on [EventSlotDropped]
+	// "board_full" (a full board dropped its least important slot) or
+	// "removed" (the slot was removed on request). Empty on other kinds.
+	Reason string `json:"reason,omitempty"`
+	// Shared reports that the event concerns the runner's shared board
+	// ([Runner.PostSharedSlot]) or one of its shared minds
+	// ([RunnerConfig].Minds) rather than an agent: on [EventSlot],
+	// [EventSlotDropped] and [EventMindFailed]. Such an event has no
+	// AgentID, and its Agent is "(shared)".
+	Shared bool `json:"shared,omitempty"`
 	// Load is the suffering load (0–1) at the time of the event, on
 	// [EventGoalChosen], [EventCrisis], [EventStressorAdded] and
 	// [EventStressorResolved]; 0 (and omitted from JSON) on other kinds.
@@ -181,9 +199,10 @@ type Event struct {
 	// Call describes the model attempt, on [EventModelCall]; a failed
 	// attempt also sets Err and Error.
 	Call *ModelCall `json:"call,omitempty"`
-	// Memory is the long-term memory's own event, on the memory kinds
-	// ([EventMemoryStored], [EventMemoryRecalled], ...): counts, ids,
-	// the memory stored, the embedding space.
+	// Memory is the long-term memory's own event, on [EventMemory]: its
+	// Kind says what happened (memory.EventStored, memory.EventRecalled,
+	// ...), with counts, ids, the memory stored, the cause, the embedding
+	// space.
 	Memory *memory.Event `json:"memory,omitempty"`
 	// Tool describes the tool call, on [EventToolCall].
 	Tool *ToolCall `json:"tool,omitempty"`
@@ -257,8 +276,8 @@ type CycleStats struct {
 // the model's calibrated estimate (llm.TokenEstimator), or the server's
 // count where said.
 type ContextStats struct {
-	// Purpose says which model stack made the call: [PurposeCycle] or
-	// [PurposeExecutor].
+	// Purpose says which model stack made the call: "cycle" (an existence
+	// cycle) or "executor" (an executor pursuing a goal).
 	Purpose string `json:"purpose,omitempty"`
 	// Window is the context window in tokens the prompt had to fit
 	// (prompt and reply together), as the model knows it after the event.
@@ -321,8 +340,8 @@ type ModelCall struct {
 	// Outcome is "ok" or the error class from llm.Classify
 	// ("unavailable", "timeout", "truncated", "http_503", ...).
 	Outcome string `json:"outcome"`
-	// Purpose says which model stack made the call: [PurposeCycle] (an
-	// existence cycle) or [PurposeExecutor] (an executor pursuing a goal).
+	// Purpose says which model stack made the call: "cycle" (an existence
+	// cycle) or "executor" (an executor pursuing a goal).
 	Purpose string `json:"purpose,omitempty"`
 	// Lane is the scheduler lane the call was made for, "autonomy" or
 	// "priority": the cycle's, or for an executor's call the lane of the
@@ -331,15 +350,15 @@ type ModelCall struct {
 	Lane string `json:"lane,omitempty"`
 }
 
-// Values of [ModelCall].Purpose.
+// Values of [ModelCall].Purpose and [ContextStats].Purpose.
 const (
-	PurposeCycle    = "cycle"
-	PurposeExecutor = "executor"
+	purposeCycle    = "cycle"
+	purposeExecutor = "executor"
 )
 
-// MaxOutcomeChars caps the outcome summary a 🏁 line of the thoughts log
+// maxOutcomeChars caps the outcome summary a 🏁 line of the thoughts log
 // shows ([Event.String]), in characters; the event keeps it whole.
-const MaxOutcomeChars = 120
+const maxOutcomeChars = 120
 
 // ToolCall is one tool invocation by an executor, reported as an
 // [EventToolCall]. existence/toolloop.Executor reports one per call, with
@@ -378,36 +397,50 @@ func Observers(obs ...Observer) Observer {
 	}
 }
 
-// icons of the thoughts log, by kind.
-var icons = map[EventKind]string{
-	EventBudgetExhausted:  "🪙",
-	EventStall:            "🛑",
-	EventGoalRepeat:       "🔁",
-	EventGoalChosen:       "🎯",
-	EventGoalEnded:        "🏁",
-	EventWorldview:        "🧠",
-	EventQuestion:         "❓",
-	EventOpinion:          "💭",
-	EventStressorAdded:    "😣",
-	EventStressorResolved: "😌",
-	EventStressorDropped:  "🫥",
-	EventFallback:         "⚠️",
-	EventCrisis:           "🔥",
-	EventCrisisReset:      "🧯",
-	EventAnticipation:     "🔮",
-	EventCycle:            "⏱️",
-	EventModelCall:        "🔌",
-	EventToolCall:         "🔧",
-	EventPromptCut:        "✂️",
-	EventStateTrimmed:     "✂️",
-	EventTask:             "📋",
-	EventMessage:          "✉️",
-	EventError:            "❗",
-	EventContextOverflow:  "🧱",
-	EventContextCompacted: "🗜️",
-	EventSlot:             "📌",
-	EventSlotDropped:      "🗑️",
-	EventMindFailed:       "🩹",
+// icons are the thoughts log's icons, by event kind, and for an
+// [EventMemory] by its memory event's kind (memory.EventKind strings, which
+// differ from every EventKind).
+var icons = map[string]string{
+	string(EventBudgetExhausted):       "🪙",
+	string(EventStall):                 "🛑",
+	string(EventGoalRepeat):            "🔁",
+	string(EventGoalChosen):            "🎯",
+	string(EventGoalEnded):             "🏁",
+	string(EventWorldview):             "🧠",
+	string(EventQuestion):              "❓",
+	string(EventOpinion):               "💭",
+	string(EventStressorAdded):         "😣",
+	string(EventStressorResolved):      "😌",
+	string(EventStressorDropped):       "🫥",
+	string(EventFallback):              "⚠️",
+	string(EventCrisis):                "🔥",
+	string(EventCrisisReset):           "🧯",
+	string(EventAnticipation):          "🔮",
+	string(EventCycle):                 "⏱️",
+	string(EventModelCall):             "🔌",
+	string(EventToolCall):              "🔧",
+	string(EventPromptCut):             "✂️",
+	string(EventStateTrimmed):          "✂️",
+	string(EventTask):                  "📋",
+	string(EventMessage):               "✉️",
+	string(EventError):                 "❗",
+	string(EventContextOverflow):       "🧱",
+	string(EventContextCompacted):      "🗜️",
+	string(EventSlot):                  "📌",
+	string(EventSlotDropped):           "🗑️",
+	string(EventMindFailed):            "🩹",
+	string(memory.EventStored):         "💾",
+	string(memory.EventPending):        "⏸️",
+	string(memory.EventEmbedded):       "🧬",
+	string(memory.EventBackfillFailed): "⏸️",
+	string(memory.EventMerged):         "🔗",
+	string(memory.EventSuperseded):     "🔗",
+	string(memory.EventEvicted):        "🗑️",
+	string(memory.EventRecalled):       "📚",
+	string(memory.EventRecallFallback): "📚",
+	string(memory.EventForgotten):      "🗑️",
+	string(memory.EventReembedded):     "🧬",
+	string(memory.EventError):          "❗",
 }
 
 // String formats e as one line of the thoughts log: "15:04:05 Cedar 🎯
@@ -422,10 +455,11 @@ func (e Event) String() string {
 	b.WriteByte(' ')
 	b.WriteString(prompt.Clean(e.Agent))
 	b.WriteByte(' ')
-	icon := icons[e.Kind]
-	if icon == "" {
-		icon = memoryIcons[e.Kind]
+	key := string(e.Kind)
+	if e.Kind == EventMemory && e.Memory != nil {
+		key = string(e.Memory.Kind)
 	}
+	icon := icons[key]
 	if icon == "" {
 		icon = "•"
 	}
@@ -441,15 +475,15 @@ func (e Event) describe() string {
 	}
 	switch e.Kind {
 	case EventGoalChosen:
-		if e.Cause != "" && e.Reasoning == FallbackReasoning {
-			return e.Text + " — fallback goal: the model failed (" + e.Cause + ")"
+		if e.FailureClass != "" && e.Reasoning == FallbackReasoning {
+			return e.Text + " — fallback goal: the model failed (" + e.FailureClass + ")"
 		}
 		if e.Reasoning != "" {
 			return e.Text + " — why: " + e.Reasoning
 		}
 		return e.Text
 	case EventGoalEnded:
-		return "[" + e.Status + "] " + headChars(flat(e.Text), MaxOutcomeChars)
+		return "[" + string(e.GoalStatus) + "] " + headChars(flat(e.Text), maxOutcomeChars)
 	case EventOpinion:
 		return "[" + e.Domain + "] " + e.Text
 	case EventStressorAdded, EventStressorResolved:
@@ -458,11 +492,11 @@ func (e Event) describe() string {
 		}
 		verb := "stressor " + e.Stressor.Type
 		if e.Kind == EventStressorResolved {
-			return fmt.Sprintf("%s resolved (%s): %s; load %.2f", verb, e.Cause, e.Text, e.Load)
+			return fmt.Sprintf("%s resolved (%s): %s; load %.2f", verb, e.By, e.Text, e.Load)
 		}
-		return fmt.Sprintf("%s %.2f (%s): %s; load %.2f", verb, e.Stressor.Severity, e.Cause, e.Text, e.Load)
+		return fmt.Sprintf("%s %.2f (%s): %s; load %.2f", verb, e.Stressor.Severity, e.By, e.Text, e.Load)
 	case EventFallback:
-		return fmt.Sprintf("fallback goal (%s): %s", e.Cause, e.Error)
+		return fmt.Sprintf("fallback goal (%s): %s", e.FailureClass, e.Error)
 	case EventCycle:
 		if c := e.Cycle; c != nil {
 			s := fmt.Sprintf("cycle in %v: prompt %d chars, ", c.Total.Round(time.Millisecond), c.PromptChars)
@@ -523,7 +557,7 @@ func (e Event) describe() string {
 			return line
 		}
 	case EventMessage:
-		switch e.Cause {
+		switch e.Direction {
 		case "sent":
 			return "to " + e.Peer + ": " + e.Text
 		case "received":
@@ -543,8 +577,8 @@ func (e Event) describe() string {
 		}
 		return e.Text + ": " + e.Error
 	}
-	if e.Status != "" {
-		return "[" + e.Status + "] " + e.Text
+	if e.TaskStatus != "" {
+		return "[" + string(e.TaskStatus) + "] " + e.Text
 	}
 	return e.Text
 }

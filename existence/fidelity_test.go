@@ -29,7 +29,7 @@ func capped(evs []existence.Event) []string {
 	var causes []string
 	for _, e := range evs {
 		if e.Kind == existence.EventCapped {
-			causes = append(causes, e.Cause)
+			causes = append(causes, e.Reason)
 		}
 	}
 	return causes

@@ -47,7 +47,7 @@ func TestDuplicateContentNeverBecomesAGoal(t *testing.T) {
 		assert.True(t, g.Fallback)
 		fb := f.rec.Kind(existence.EventFallback)
 		require.Len(t, fb, 1)
-		assert.Equal(t, "invalid_output", fb[0].Cause)
+		assert.Equal(t, "invalid_output", fb[0].FailureClass)
 		assert.ErrorIs(t, fb[0].Err, prompt.ErrDuplicateKey)
 		for _, e := range f.rec.Kind(existence.EventGoalChosen) {
 			assert.NotContains(t, e.Goal, "PWNED")

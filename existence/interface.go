@@ -113,9 +113,11 @@ type Outcome struct {
 	// documented (for example files it read, with their first line); they
 	// feed the "WHAT YOU'VE FOUND OUTSIDE" section (spec §2 row 11).
 	Discoveries []identity.Discovery
-	// Stall names the stall rule that abandoned the goal ([StallSameCall],
-	// [StallNoProgress], [StallStepBudget], [StallGoalSpan]); empty when
-	// no stall rule fired.
+	// Stall names the stall rule that abandoned the goal, a short
+	// snake_case code: the executor's own (existence/toolloop's
+	// "same_call", "no_progress", "step_budget") or the agent's
+	// "goal_span" ([Config].MaxGoalDuration); empty when no stall rule
+	// fired.
 	Stall string
 }
 
@@ -129,8 +131,8 @@ func (f ExecutorFunc) Execute(ctx context.Context, a Assignment) (Outcome, error
 // DONE and the summary "completed: {objective}". It is the default, for
 // applications that act on goals through events ([EventGoalChosen]) rather
 // than through an executor: it checks no evidence, so the suffering
-// assessment sees every goal completed (only repeats, see [Repeats], count
-// as failures). Agents that act through tools should use
+// assessment sees every goal completed (only repeats of a recent goal, see [EventGoalRepeat],
+// count as failures). Agents that act through tools should use
 // existence/toolloop.Executor, whose goals are DONE only after a
 // successful tool call (only observable behaviour counts, spec §4).
 var Immediate Executor = ExecutorFunc(func(ctx context.Context, a Assignment) (Outcome, error) {

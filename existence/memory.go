@@ -10,60 +10,14 @@ import (
 	"github.com/existence-loop/sdk/prompt"
 )
 
-// Event kinds of long-term memory (package memory), delivered to the
-// agent's observer when [Config].Memory is set. Event.Memory holds the
-// memory's own event; Text, Cause and Err repeat its text, cause and
-// error. The kinds are memory.EventKind's strings.
-const (
-	// EventMemoryStored: a memory was stored (Cause "duplicate": a text
-	// the agent had; its access count was raised).
-	EventMemoryStored = EventKind(memory.EventStored)
-	// EventMemoryPending: a memory was stored as text, to be embedded
-	// later; Cause says why ("no_embedder", "unavailable", "http_503",
-	// "timeout", "backoff", "space").
-	EventMemoryPending = EventKind(memory.EventPending)
-	// EventMemoryEmbedded: the backfill embedded pending memories.
-	EventMemoryEmbedded = EventKind(memory.EventEmbedded)
-	// EventMemoryBackfillFailed: a backfill attempt failed; it is tried
-	// again after a backoff.
-	EventMemoryBackfillFailed = EventKind(memory.EventBackfillFailed)
-	// EventMemoryMerged: a near-duplicate of the same kind superseded
-	// an older memory (kept, marked superseded).
-	EventMemoryMerged = EventKind(memory.EventMerged)
-	// EventMemorySuperseded: a memory stating a newer value of a fact
-	// superseded the older values.
-	EventMemorySuperseded = EventKind(memory.EventSuperseded)
-	// EventMemoryEvicted: memories over the agent's cap were evicted.
-	EventMemoryEvicted = EventKind(memory.EventEvicted)
-	// EventMemoryRecalled: memories were recalled (for the prompt, a
-	// goal's first turn, or the recall tool).
-	EventMemoryRecalled = EventKind(memory.EventRecalled)
-	// EventMemoryRecallFallback: a recall could not embed its query and
-	// ranked by its words (when they match), recency and importance.
-	EventMemoryRecallFallback = EventKind(memory.EventRecallFallback)
-	// EventMemoryForgotten: memories were forgotten on request.
-	EventMemoryForgotten = EventKind(memory.EventForgotten)
-	// EventMemoryReembedded: the memories moved to a new embedding space.
-	EventMemoryReembedded = EventKind(memory.EventReembedded)
-	// EventMemoryError: a memory write failed after the fact (Err).
-	EventMemoryError = EventKind(memory.EventError)
-)
-
-// memoryIcons are the thoughts log's icons of the memory kinds.
-var memoryIcons = map[EventKind]string{
-	EventMemoryStored:         "💾",
-	EventMemoryPending:        "⏸️",
-	EventMemoryEmbedded:       "🧬",
-	EventMemoryBackfillFailed: "⏸️",
-	EventMemoryMerged:         "🔗",
-	EventMemorySuperseded:     "🔗",
-	EventMemoryEvicted:        "🗑️",
-	EventMemoryRecalled:       "📚",
-	EventMemoryRecallFallback: "📚",
-	EventMemoryForgotten:      "🗑️",
-	EventMemoryReembedded:     "🧬",
-	EventMemoryError:          "❗",
-}
+// EventMemory: something happened to the agent's long-term memory
+// (package memory), delivered to the agent's observer when
+// [Config].Memory is set. Memory holds the memory's own event, whose Kind
+// says what happened (memory.EventStored, memory.EventRecalled,
+// memory.EventError, ...; see memory.EventKind); Text and Err repeat its
+// text and error. A recall for the prompt that fails is reported the same
+// way, as a memory.EventError.
+const EventMemory EventKind = "memory"
 
 // describeMemory is the thoughts-log text of a memory event.
 func (e Event) describeMemory() (string, bool) {
@@ -107,22 +61,23 @@ func (e Event) describeMemory() (string, bool) {
 	return s, true
 }
 
-// onMemory delivers one of the agent's memory events to its observer.
+// onMemory delivers one of the agent's memory events to its observer, as
+// an [EventMemory].
 func (a *Agent) onMemory(me memory.Event) {
 	c := me
-	a.emit(Event{Kind: EventKind(me.Kind), Text: me.Text, Cause: me.Cause, Err: me.Err, Memory: &c})
+	a.emit(Event{Kind: EventMemory, Text: me.Text, Err: me.Err, Memory: &c})
 }
 
-// DefaultMemoryK is how many memories the prompt's memories section shows
+// defaultMemoryK is how many memories the prompt's memories section shows
 // when [Config].MemoryK is 0: 3, as the original's recall before planning.
-const DefaultMemoryK = 3
+const defaultMemoryK = 3
 
-// DefaultMemoryQuery is the query of the memories recalled for the
+// defaultMemoryQuery is the query of the memories recalled for the
 // existence prompt when [Config].MemoryQuery is nil: what the agent is
 // about to think about. It is the assigned task's description when there
 // is one, else the newest host message, else the last goal's objective
 // and outcome; "" (no recall) for an agent with none of these.
-func DefaultMemoryQuery(v *prompt.View) string {
+func defaultMemoryQuery(v *prompt.View) string {
 	switch {
 	case v == nil:
 		return ""
@@ -139,7 +94,7 @@ func DefaultMemoryQuery(v *prompt.View) string {
 
 // promptMemories recalls the memories for the next prompt when the agent
 // has a memory and its assembler a memories section. It never fails the
-// cycle: a recall error is reported as an [EventMemoryError] and the
+// cycle: a recall error is reported as an [EventMemory] (memory.EventError) and the
 // prompt goes without memories. peek leaves the memories' access as it is
 // (a preview).
 func (a *Agent) promptMemories(ctx context.Context, task *prompt.Task, peek bool) []prompt.Memory {
@@ -154,7 +109,7 @@ func (a *Agent) promptMemories(ctx context.Context, task *prompt.Task, peek bool
 	v := &prompt.View{Task: task, Identity: &a.state.Identity, Host: a.state.Host}
 	query := a.cfg.MemoryQuery
 	if query == nil {
-		query = DefaultMemoryQuery
+		query = defaultMemoryQuery
 	}
 	q := query(v)
 	a.mu.Unlock()
@@ -163,7 +118,7 @@ func (a *Agent) promptMemories(ctx context.Context, task *prompt.Task, peek bool
 	}
 	k := a.cfg.MemoryK
 	if k <= 0 {
-		k = DefaultMemoryK
+		k = defaultMemoryK
 	}
 	if !peek { // a preview's embedding is the operator's, not the agent's
 		ctx = llm.WithEmbedUsage(ctx, a.chargeEmbed)
@@ -171,7 +126,7 @@ func (a *Agent) promptMemories(ctx context.Context, task *prompt.Task, peek bool
 	got, err := m.Recall(ctx, a.cfg.ID, memory.Query{Text: q, K: k, Peek: peek})
 	if err != nil {
 		if ctx.Err() == nil {
-			a.emit(Event{Kind: EventMemoryError, Text: "recalling memories for the prompt", Err: err})
+			a.onMemory(memory.Event{Kind: memory.EventError, AgentID: a.cfg.ID, Text: "recalling memories for the prompt", Err: err, Error: err.Error(), Time: a.cfg.Clock.Now()})
 		}
 		return nil
 	}

@@ -80,7 +80,7 @@ func TestPromptCarriesRecalledMemories(t *testing.T) {
 	list, err = mem.List(ctx, "scout")
 	require.NoError(t, err)
 	assert.Equal(t, 1, list[0].AccessCount, "the cycle's recall counts")
-	got := rec.Kind(existence.EventMemoryRecalled)
+	got := rec.Memory(memory.EventRecalled)
 	require.Len(t, got, 1)
 	assert.Equal(t, "scout", got[0].AgentID)
 	require.NotNil(t, got[0].Memory)
@@ -94,7 +94,7 @@ func TestPromptWithoutMemoriesSection(t *testing.T) {
 	a, _, rec := memoryAgent(t, false, model)
 	require.NoError(t, a.Tick(ctx))
 	assert.NotContains(t, model.Requests()[0].Messages[0].Content, prompt.MemoriesHeader)
-	assert.Empty(t, rec.Kind(existence.EventMemoryRecalled), "no section, no recall")
+	assert.Empty(t, rec.Memory(memory.EventRecalled), "no section, no recall")
 }
 
 func TestMemoryEventsEndWithTheAgent(t *testing.T) {
@@ -102,12 +102,12 @@ func TestMemoryEventsEndWithTheAgent(t *testing.T) {
 	a, mem, rec := memoryAgent(t, false, llmtest.NewFake())
 	_, err := mem.Remember(ctx, "scout", memory.Note{Text: "while running"})
 	require.NoError(t, err)
-	n := len(rec.Kind(existence.EventMemoryStored))
+	n := len(rec.Memory(memory.EventStored))
 	require.Positive(t, n)
 	require.NoError(t, a.Close())
 	_, err = mem.Remember(ctx, "scout", memory.Note{Text: "after close"})
 	require.NoError(t, err)
-	assert.Len(t, rec.Kind(existence.EventMemoryStored), n, "a closed agent hears nothing")
+	assert.Len(t, rec.Memory(memory.EventStored), n, "a closed agent hears nothing")
 }
 
 func TestDefaultMemoryQuery(t *testing.T) {

@@ -62,11 +62,11 @@ type MindEnv struct {
 
 // Backoff of a failing mind (see [Mind]).
 const (
-	// MindMinBackoff is the wait after a mind's first failure in a row.
-	MindMinBackoff = time.Second
-	// MindMaxBackoff caps the wait, which doubles with each failure in a
+	// mindMinBackoff is the wait after a mind's first failure in a row.
+	mindMinBackoff = time.Second
+	// mindMaxBackoff caps the wait, which doubles with each failure in a
 	// row.
-	MindMaxBackoff = 5 * time.Minute
+	mindMaxBackoff = 5 * time.Minute
 )
 
 // checkMinds checks that every mind has a valid, unique name.
@@ -155,7 +155,7 @@ func (r *Runner) runMind(g *mindGroup, ctx context.Context, m Mind, post func(co
 	name := m.Name()
 	log := r.cfg.Logger.With("mind", name)
 	g.wg.Go(func() {
-		delay := MindMinBackoff
+		delay := mindMinBackoff
 		for {
 			var posted atomic.Bool
 			env := MindEnv{
@@ -179,7 +179,7 @@ func (r *Runner) runMind(g *mindGroup, ctx context.Context, m Mind, post func(co
 				return
 			}
 			if posted.Load() {
-				delay = MindMinBackoff
+				delay = mindMinBackoff
 			}
 			failed := slot.Slot{ID: name, Title: name, Status: slot.Failed, Summary: err.Error(),
 				Importance: 0.5, NextRun: delay.Seconds()}
@@ -198,7 +198,7 @@ func (r *Runner) runMind(g *mindGroup, ctx context.Context, m Mind, post func(co
 				return
 			case <-wait:
 			}
-			delay = backoff.Next(delay, MindMinBackoff, MindMaxBackoff)
+			delay = backoff.Next(delay, mindMinBackoff, mindMaxBackoff)
 		}
 	})
 }

@@ -154,7 +154,7 @@ func TestRunnerMindsPostToTheSharedBoard(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	e := next(t, evs, "the shared slot")
-	assert.Equal(t, existence.SharedAgent, e.Agent)
+	assert.Equal(t, "(shared)", e.Agent)
 	got, err := r.SharedSlots().List(ctx)
 	require.NoError(t, err)
 	require.Len(t, got, 1)

@@ -24,7 +24,7 @@ import (
 // state, so it resumes after a restart), saves the state and returns nil, or
 // the error of that final save. Saves made while it stops (the final one,
 // and those of a tick under way) use a context the shutdown does not
-// cancel, bounded by [SaveTimeout]: a clean exit logs no error.
+// cancel, bounded by 10 seconds: a clean exit logs no error.
 // With Config.MaxCycles > 0, Run returns nil once that many existence cycles
 // have run and the last goal has ended.
 func (a *Agent) Run(ctx context.Context) error {
@@ -77,7 +77,7 @@ func (r *Runner) attach(a *Agent) *node {
 }
 
 // stop cancels the executing goal, waits for its executor and saves, with
-// a context no shutdown cancels (SaveTimeout).
+// a context no shutdown cancels (saveTimeout).
 func (a *Agent) stop() error {
 	a.halt()
 	ctx, cancel := saveContext(context.Background())

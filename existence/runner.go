@@ -25,12 +25,12 @@ const (
 	// DefaultMaxPeersShown is how many peers a "YOUR PEERS" section shows
 	// at most.
 	DefaultMaxPeersShown = 8
-	// DefaultLeaseTTL is the lease time-to-live the default RenewEvery is
+	// defaultLeaseTTL is the lease time-to-live the default RenewEvery is
 	// a third of.
-	DefaultLeaseTTL = 15 * time.Second
+	defaultLeaseTTL = 15 * time.Second
 	// DefaultRenewEvery is how often a runner with Leases renews them and
-	// claims more: DefaultLeaseTTL/3.
-	DefaultRenewEvery = DefaultLeaseTTL / 3
+	// claims more: defaultLeaseTTL/3.
+	DefaultRenewEvery = defaultLeaseTTL / 3
 )
 
 // RunnerConfig configures a [Runner]. Its Store, Clock, Heartbeat, Observer
@@ -279,7 +279,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	r.core.triggerGap = cfg.TriggerGap
 	r.core.hold = holdNode
 	r.book.init(cfg.MaxPeersShown)
-	r.shared = newBudgetState(BudgetScopeRunner, cfg.SharedBudget)
+	r.shared = newBudgetState(budgetScopeRunner, cfg.SharedBudget)
 	r.initMeter(adaptive)
 	return r, nil
 }
@@ -566,7 +566,7 @@ func (r *Runner) shutdown() error {
 		}
 	}
 	if r.cfg.Leases != nil && len(ids) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), SaveTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 		defer cancel()
 		if err := r.cfg.Leases.Release(ctx, ids...); err != nil {
 			errs = append(errs, fmt.Errorf("existence: releasing %d leases: %w", len(ids), err))
@@ -846,7 +846,7 @@ func (r *Runner) peers(self string) ([]prompt.Peer, int) {
 // its last prompt (at most MaxPeersShown; every other agent when they all
 // fit).
 func (r *Runner) broadcast(from *Agent, text string) {
-	ctx, cancel := context.WithTimeout(context.Background(), SaveTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 	defer cancel()
 	for _, id := range r.book.shownTo(from.ID()) {
 		n := r.node(id)
@@ -858,7 +858,7 @@ func (r *Runner) broadcast(from *Agent, text string) {
 			continue
 		}
 		r.book.messaged(id, from.ID())
-		from.emit(Event{Kind: EventMessage, Cause: "sent", Text: text, Peer: n.a.Name()})
+		from.emit(Event{Kind: EventMessage, Direction: "sent", Text: text, Peer: n.a.Name()})
 	}
 }
 

@@ -7,16 +7,16 @@ import (
 	"github.com/existence-loop/sdk/llm"
 )
 
-// TriggerGapShare is the share of an agent's heartbeat that is the
+// triggerGapShare is the share of an agent's heartbeat that is the
 // default of [RunnerConfig].TriggerGap: a quarter. A flood of notifying
 // slots then costs an agent at most four cycles per heartbeat beyond its
 // own, whoever posts them.
-const TriggerGapShare = 4
+const triggerGapShare = 4
 
 // DefaultTriggerGap returns the default trigger gap of an agent of the
-// given heartbeat: heartbeat / [TriggerGapShare] (15 s for 60 s).
+// given heartbeat: a quarter of the heartbeat (15 s for 60 s).
 func DefaultTriggerGap(heartbeat time.Duration) time.Duration {
-	return heartbeat / TriggerGapShare
+	return heartbeat / triggerGapShare
 }
 
 // trigger asks for a cycle of e at now outside its heartbeats: a slot

@@ -57,7 +57,7 @@ func (a *Agent) PostSlot(ctx context.Context, s slot.Slot) error {
 		if d.ID == s.ID {
 			kept = false
 		}
-		a.queue(Event{Kind: EventSlotDropped, Slot: &d, Text: fmt.Sprintf("the board holds at most %d slots; this was the least important", a.cfg.MaxSlots)})
+		a.queue(Event{Kind: EventSlotDropped, Reason: "board_full", Slot: &d, Text: fmt.Sprintf("the board holds at most %d slots; this was the least important", a.cfg.MaxSlots)})
 	}
 	notify := kept && s.NotifyUser
 	if kept {
@@ -77,7 +77,7 @@ func (a *Agent) PostSlot(ctx context.Context, s slot.Slot) error {
 
 // RemoveSlot removes the slot with id from the agent's own board, saves
 // the state and reports whether there was one, with an
-// [EventSlotDropped] (Cause "removed"). Errors: the save error.
+// [EventSlotDropped] (Reason "removed"). Errors: the save error.
 func (a *Agent) RemoveSlot(ctx context.Context, id string) (bool, error) {
 	a.mu.Lock()
 	old, _ := slot.Find(a.state.Slots, id)
@@ -87,7 +87,7 @@ func (a *Agent) RemoveSlot(ctx context.Context, id string) (bool, error) {
 		a.mu.Unlock()
 		return false, nil
 	}
-	a.queue(Event{Kind: EventSlotDropped, Cause: "removed", Slot: &old, Text: "removed"})
+	a.queue(Event{Kind: EventSlotDropped, Reason: "removed", Slot: &old, Text: "removed"})
 	err := a.saveLocked(ctx)
 	a.unlock()
 	return true, err
@@ -209,7 +209,7 @@ func (r *Runner) SharedSlots() *identity.SharedBoard { return r.cfg.SharedSlots 
 // (identity.SharedBoard.Put: cleaned, stamped with the board's clock when
 // UpdatedAt is zero, checked, the least important dropped beyond the
 // board's cap) and reports it to the runner's Observer ([EventSlot] and
-// [EventSlotDropped], with Cause "shared" and no agent). With NotifyUser,
+// [EventSlotDropped], with Shared set and no agent). With NotifyUser,
 // every agent that sees the board (Config.SharedSlots, the runner's by
 // default) is asked for a cycle at once, as [Agent.PostSlot] describes.
 // Errors: [ErrNoSharedBoard]; slot.ErrInvalid (nothing changed); the
@@ -232,7 +232,7 @@ func (r *Runner) PostSharedSlot(ctx context.Context, s slot.Slot) error {
 		if d.ID == s.ID {
 			kept = false
 		}
-		r.emitShared(Event{Kind: EventSlotDropped, Slot: &d, Text: fmt.Sprintf("the shared board holds at most %d slots; this was the least important", b.Max())})
+		r.emitShared(Event{Kind: EventSlotDropped, Reason: "board_full", Slot: &d, Text: fmt.Sprintf("the shared board holds at most %d slots; this was the least important", b.Max())})
 	}
 	if !kept {
 		return nil
@@ -249,7 +249,7 @@ func (r *Runner) PostSharedSlot(ctx context.Context, s slot.Slot) error {
 }
 
 // RemoveSharedSlot removes the slot with id from the runner's shared board
-// and reports whether there was one ([EventSlotDropped], Cause "removed").
+// and reports whether there was one ([EventSlotDropped], Reason "removed").
 // Errors: [ErrNoSharedBoard]; the board's errors.
 func (r *Runner) RemoveSharedSlot(ctx context.Context, id string) (bool, error) {
 	b := r.cfg.SharedSlots
@@ -265,13 +265,14 @@ func (r *Runner) RemoveSharedSlot(ctx context.Context, id string) (bool, error) 
 	if !ok {
 		s = slot.Slot{ID: id}
 	}
-	r.emitShared(Event{Kind: EventSlotDropped, Cause: "removed", Slot: &s, Text: "removed"})
+	r.emitShared(Event{Kind: EventSlotDropped, Reason: "removed", Slot: &s, Text: "removed"})
 	return true, nil
 }
 
-// SharedAgent is the Agent name of the events of the shared board, which
-// belong to no agent (their AgentID is empty).
-const SharedAgent = "(shared)"
+// sharedAgent is the Agent name of the events of the shared board and the
+// shared minds, which belong to no agent (their AgentID is empty; their
+// Shared is set).
+const sharedAgent = "(shared)"
 
 // emitShared delivers an event of the shared board (or of a shared mind)
 // to the runner's Observer.
@@ -282,10 +283,8 @@ func (r *Runner) emitShared(e Event) {
 	if e.Time.IsZero() {
 		e.Time = r.cfg.Clock.Now()
 	}
-	if e.Cause == "" {
-		e.Cause = "shared"
-	}
-	e.Agent = SharedAgent
+	e.Shared = true
+	e.Agent = sharedAgent
 	if e.Err != nil && e.Error == "" {
 		e.Error = e.Err.Error()
 	}

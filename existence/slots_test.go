@@ -298,6 +298,8 @@ func TestPostSlotBoard(t *testing.T) {
 	dropped := f.rec.Kind(existence.EventSlotDropped)
 	require.Len(t, dropped, 1)
 	assert.Equal(t, "c", dropped[0].Slot.ID, "the least important, here the new one")
+	assert.Equal(t, "board_full", dropped[0].Reason)
+	assert.False(t, dropped[0].Shared, "the agent's own board")
 	assert.Len(t, f.rec.Kind(existence.EventSlot), 2, "a dropped post is not reported as posted")
 	got := a.Slots()
 	require.Len(t, got, 2)
@@ -324,7 +326,7 @@ func TestPostSlotBoard(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, removed)
 	assert.Len(t, a.Slots(), 1)
-	assert.Equal(t, "removed", f.rec.Kind(existence.EventSlotDropped)[1].Cause)
+	assert.Equal(t, "removed", f.rec.Kind(existence.EventSlotDropped)[1].Reason)
 
 	// The next prompt shows the board where the assembler places it.
 	p, err := f.agent(t, existence.Config{ID: "builder", Name: "Vault", Prompt: slotsPrompt(t)}).Preview(ctx)
@@ -383,8 +385,8 @@ func TestSharedBoard(t *testing.T) {
 	evs := rec.Kind(existence.EventSlot)
 	shared := evs[len(evs)-1]
 	assert.Empty(t, shared.AgentID)
-	assert.Equal(t, existence.SharedAgent, shared.Agent)
-	assert.Equal(t, "shared", shared.Cause)
+	assert.Equal(t, "(shared)", shared.Agent)
+	assert.True(t, shared.Shared)
 
 	removed, err := r.RemoveSharedSlot(ctx, "weather")
 	require.NoError(t, err)

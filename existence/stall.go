@@ -8,36 +8,27 @@ import (
 	"github.com/existence-loop/sdk/identity"
 )
 
-// Stall rules (after the original's daemon.py, which abandons a
-// goal with no progress for 5 cycles, the same capability 4 times in a row,
-// or 8 daemon cycles on one goal). [Outcome].Stall names the rule that
-// abandoned a goal, and an [EventStall] reports it with the rule as Cause.
-const (
-	// StallSameCall: the same tool call (same name and arguments) was
-	// made 4 times in a row (existence/toolloop).
-	StallSameCall = "same_call"
-	// StallNoProgress: 4 tool calls in a row failed (existence/toolloop).
-	StallNoProgress = "no_progress"
-	// StallStepBudget: the executor's step budget ran out before a final
-	// answer (existence/toolloop: 20 model turns).
-	StallStepBudget = "step_budget"
-	// StallGoalSpan: the goal was still being pursued [Config].MaxGoalDuration
-	// after its executor started (the agent).
-	StallGoalSpan = "goal_span"
-)
+// stallGoalSpan is the stall rule the agent applies itself: the goal was
+// still being pursued [Config].MaxGoalDuration after its executor started
+// (after the original's daemon.py, which abandons a goal after 8 daemon
+// cycles on it). The executor's own rules (existence/toolloop: the same
+// call 4 times in a row, no progress, the step budget) have their names
+// there.
+const stallGoalSpan = "goal_span"
 
 // Event kinds of stall and repeat detection.
 const (
-	// EventStall: a stall rule abandoned the goal. Cause is the rule
-	// ([StallSameCall], [StallNoProgress], [StallStepBudget] or
-	// [StallGoalSpan]), Goal the goal, Text the outcome summary. The
-	// toolloop executor reports the first three through
-	// [Assignment].Report; the agent reports [StallGoalSpan].
+	// EventStall: a stall rule abandoned the goal. Reason is the rule
+	// (as [Outcome].Stall), Goal the goal, Text the outcome summary. The
+	// toolloop executor reports its rules ("same_call", "no_progress",
+	// "step_budget") through [Assignment].Report; the agent reports
+	// "goal_span" (the goal outlived [Config].MaxGoalDuration).
 	EventStall EventKind = "stall"
 	// EventGoalRepeat: a newly chosen goal nearly repeats one of the last
-	// 10 (see [Repeats]). Goal is the new goal, Text the earlier one it
-	// repeats. The repeat counts toward the repeated_failure assessment
-	// ([GoalEvidence]).
+	// 10 it chose (sharing at least 0.9 of its distinct words, lower-cased,
+	// with one; fallback goals and assigned tasks take no part). Goal is
+	// the new goal, Text the earlier one it repeats. A repeat that ends
+	// DONE counts as failed in the repeated_failure assessment (spec §4).
 	EventGoalRepeat EventKind = "goal_repeat"
 )
 
@@ -67,7 +58,7 @@ func (cfg Config) EffectiveMaxGoalDuration() time.Duration {
 
 // stallLocked abandons the goal being executed, cancelling its executor,
 // once it has been pursued longer than the goal-span limit since its
-// executor started, by the agent's clock (rule [StallGoalSpan]). A goal
+// executor started, by the agent's clock (rule "goal_span"). A goal
 // resumed after a restart counts from its restart. The time its executor
 // waited for a spent token budget does not count. Call it once per tick,
 // after the finished executor's outcome was collected, with a.mu held.
@@ -84,8 +75,8 @@ func (a *Agent) stallLocked(ctx context.Context, now time.Time) {
 		return
 	}
 	objective := g.Objective
-	summary := fmt.Sprintf("abandoned: the goal was still being pursued after %s (stall rule %s)", limit, StallGoalSpan)
+	summary := fmt.Sprintf("abandoned: the goal was still being pursued after %s (stall rule %s)", limit, stallGoalSpan)
 	a.cutLocked()
-	a.queue(Event{Kind: EventStall, Cause: StallGoalSpan, Goal: objective, Text: summary})
-	a.endGoalLocked(ctx, now, Outcome{Status: identity.Abandoned, Summary: summary, Stall: StallGoalSpan})
+	a.queue(Event{Kind: EventStall, Reason: stallGoalSpan, Goal: objective, Text: summary})
+	a.endGoalLocked(ctx, now, Outcome{Status: identity.Abandoned, Summary: summary, Stall: stallGoalSpan})
 }

@@ -53,7 +53,7 @@ type Status struct {
 	// spec §6 fallback goal (0 after a cycle the model answered).
 	ConsecutiveFallbacks int `json:"consecutive_fallbacks"`
 	// LastFallbackCause is the class of the last fallback's failure (see
-	// [Event].Cause on [EventFallback], e.g. "unavailable",
+	// [Event].FailureClass on [EventFallback], e.g. "unavailable",
 	// "model_not_found", "http_401"), LastFallbackError its text and
 	// LastFallbackAt its time; empty before the first fallback. They are
 	// kept after the model recovers, so that a person can see what went
@@ -231,7 +231,7 @@ func (a *Agent) failFast(cause string, err error) error {
 	a.mu.Lock()
 	a.status.stopped = ff
 	a.mu.Unlock()
-	a.emit(Event{Kind: EventError, Cause: cause, Text: "stopping (FailFast): " + cause + " cannot be fixed by retrying", Err: err})
+	a.emit(Event{Kind: EventError, FailureClass: cause, Text: "stopping (FailFast): " + cause + " cannot be fixed by retrying", Err: err})
 	return ff
 }
 
@@ -242,7 +242,7 @@ func (a *Agent) stoppedErr() error {
 	return a.status.stopped
 }
 
-// fallbackCause is the Cause of the EventGoalChosen of a cycle that failed
+// fallbackCause is the FailureClass of the EventGoalChosen of a cycle that failed
 // with cause and err: the cause for a fallback goal, "" otherwise.
 func fallbackCause(cause string, err error) string {
 	if err == nil {

@@ -104,12 +104,12 @@ func TestStatusAndEventJSONRoundTrip(t *testing.T) {
 	stressor := storedState().Suffering.Active[0]
 	events := []existence.Event{
 		{Kind: existence.EventGoalChosen, Time: t0, AgentID: "scout", Agent: "Cedar", Text: "map", Goal: "map", Reasoning: "why not", Load: 0.4},
-		{Kind: existence.EventStressorAdded, Time: t0, AgentID: "scout", Agent: "Cedar", Text: "nobody reads", Cause: "self-report", Load: 0.2, Stressor: &stressor},
-		{Kind: existence.EventFallback, Time: t0, AgentID: "scout", Agent: "Cedar", Cause: "unavailable", Err: errors.New("cannot reach Ollama"), Error: "cannot reach Ollama"},
+		{Kind: existence.EventStressorAdded, Time: t0, AgentID: "scout", Agent: "Cedar", Text: "nobody reads", By: "self-report", Load: 0.2, Stressor: &stressor},
+		{Kind: existence.EventFallback, Time: t0, AgentID: "scout", Agent: "Cedar", FailureClass: "unavailable", Err: errors.New("cannot reach Ollama"), Error: "cannot reach Ollama"},
 		{Kind: existence.EventCycle, Time: t0, AgentID: "scout", Agent: "Cedar", Cycle: full.LastCycle},
-		{Kind: existence.EventModelCall, Time: t0, AgentID: "scout", Agent: "Cedar", Call: &existence.ModelCall{Model: "qwen3.5:9b", Duration: time.Second, PromptTokens: 10, OutputTokens: 2, Outcome: "ok", Purpose: existence.PurposeCycle}},
+		{Kind: existence.EventModelCall, Time: t0, AgentID: "scout", Agent: "Cedar", Call: &existence.ModelCall{Model: "qwen3.5:9b", Duration: time.Second, PromptTokens: 10, OutputTokens: 2, Outcome: "ok", Purpose: "cycle"}},
 		{Kind: existence.EventToolCall, Time: t0, AgentID: "scout", Agent: "Cedar", Tool: &existence.ToolCall{Name: "read_file", Arguments: `{"path":"a"}`, Result: "x", Duration: time.Millisecond}},
-		{Kind: existence.EventGoalEnded, Time: t0, AgentID: "scout", Agent: "Cedar", Status: "DONE", Text: "wrote it", Goal: "map"},
+		{Kind: existence.EventGoalEnded, Time: t0, AgentID: "scout", Agent: "Cedar", GoalStatus: identity.Done, Text: "wrote it", Goal: "map"},
 	}
 	for _, e := range events {
 		t.Run(string(e.Kind), func(t *testing.T) {

@@ -10,9 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/memory"
+	"github.com/existence-loop/sdk/suffering"
+	"github.com/existence-loop/sdk/task"
 )
 
 func TestStatusCountsFallbacksAndKeepsTheLastCause(t *testing.T) {
@@ -117,16 +121,29 @@ func TestThoughtsLogLines(t *testing.T) {
 			"12:00:00 Cedar 🫥 stressor type already active: invisibility"},
 		{"text and a different error", existence.Event{Kind: existence.EventError, Text: "saving state failed", Error: "disk full"},
 			"12:00:00 Cedar ❗ saving state failed: disk full"},
-		{"fallback goal names its cause", existence.Event{Kind: existence.EventGoalChosen, Text: existence.FallbackContent, Reasoning: existence.FallbackReasoning, Cause: "model_not_found"},
+		{"fallback goal names its cause", existence.Event{Kind: existence.EventGoalChosen, Text: existence.FallbackContent, Reasoning: existence.FallbackReasoning, FailureClass: "model_not_found"},
 			"12:00:00 Cedar 🎯 explore the workspace and build something useful — fallback goal: the model failed (model_not_found)"},
 		{"no 0+0 tokens after failed attempts", existence.Event{Kind: existence.EventCycle, Cycle: &existence.CycleStats{Total: 1500 * time.Millisecond, PromptChars: 4000, Fallback: true}},
 			"12:00:00 Cedar ⏱️ cycle in 1.5s: prompt 4000 chars, no usable reply, fallback"},
 		{"cycle with tokens", existence.Event{Kind: existence.EventCycle, Cycle: &existence.CycleStats{Total: time.Second, PromptChars: 10, PromptTokens: 5, OutputTokens: 2}},
 			"12:00:00 Cedar ⏱️ cycle in 1s: prompt 10 chars, 5+2 tokens"},
-		{"model call says its purpose", existence.Event{Kind: existence.EventModelCall, Call: &existence.ModelCall{Model: "qwen", Outcome: "ok", Duration: time.Second, Purpose: existence.PurposeExecutor}},
+		{"model call says its purpose", existence.Event{Kind: existence.EventModelCall, Call: &existence.ModelCall{Model: "qwen", Outcome: "ok", Duration: time.Second, Purpose: "executor"}},
 			"12:00:00 Cedar 🔌 executor call: qwen ok in 1s"},
-		{"goal outcome capped", existence.Event{Kind: existence.EventGoalEnded, Status: "DONE", Text: long},
+		{"goal outcome capped", existence.Event{Kind: existence.EventGoalEnded, GoalStatus: identity.Done, Text: long},
 			"12:00:00 Cedar 🏁 [DONE] " + long[:existence.MaxOutcomeChars-1] + "…"},
+		{"task status", existence.Event{Kind: existence.EventTask, TaskStatus: task.Assigned, Text: "write notes/index.md"},
+			"12:00:00 Cedar 📋 [assigned] write notes/index.md"},
+		{"stressor says who added it", existence.Event{Kind: existence.EventStressorAdded, By: "assessment", Text: "goals keep failing", Load: 0.25,
+			Stressor: &suffering.Stressor{Type: "repeated_failure", Severity: 0.25}},
+			"12:00:00 Cedar 😣 stressor repeated_failure 0.25 (assessment): goals keep failing; load 0.25"},
+		{"message sent", existence.Event{Kind: existence.EventMessage, Direction: "sent", Peer: "Vault", Text: "hello"},
+			"12:00:00 Cedar ✉️ to Vault: hello"},
+		{"memory's own kind picks the icon", existence.Event{Kind: existence.EventMemory, Text: "the rate limiter",
+			Memory: &memory.Event{Kind: memory.EventStored, Text: "the rate limiter"}},
+			"12:00:00 Cedar 💾 remembered: the rate limiter"},
+		{"memory error", existence.Event{Kind: existence.EventMemory, Text: "recalling memories for the prompt", Error: "disk full",
+			Memory: &memory.Event{Kind: memory.EventError, Text: "recalling memories for the prompt", Error: "disk full"}},
+			"12:00:00 Cedar ❗ recalling memories for the prompt: disk full"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,6 +164,6 @@ func TestModelCallsSayCycleOrExecutor(t *testing.T) {
 	tick(t, a)
 	calls := f.rec.Kind(existence.EventModelCall)
 	require.Len(t, calls, 2)
-	assert.Equal(t, existence.PurposeCycle, calls[0].Call.Purpose)
-	assert.Equal(t, existence.PurposeExecutor, calls[1].Call.Purpose)
+	assert.Equal(t, "cycle", calls[0].Call.Purpose)
+	assert.Equal(t, "executor", calls[1].Call.Purpose)
 }

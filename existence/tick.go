@@ -20,9 +20,9 @@ import (
 // looks at.
 const assessWindow = 10
 
-// InterruptedByHost is the outcome of a goal abandoned because a host
+// interruptedByHost is the outcome of a goal abandoned because a host
 // message arrived.
-const InterruptedByHost = "interrupted by a host message"
+const interruptedByHost = "interrupted by a host message"
 
 // Tick runs one heartbeat (spec §1):
 //
@@ -31,7 +31,7 @@ const InterruptedByHost = "interrupted by a host message"
 //     observable goal outcomes (every tick, whatever else happens);
 //  3. a pending host message interrupts the goal being pursued, and a goal
 //     pursued longer than MaxGoalDuration is abandoned (stall rule
-//     [StallGoalSpan]);
+//     "goal_span");
 //  4. if there is no active goal, run one existence cycle: assemble the
 //     prompt, call the model (bounded by CycleTimeout), parse and validate
 //     the reply, apply it (spec §3), set the goal, persist, and start the
@@ -51,7 +51,7 @@ const InterruptedByHost = "interrupted by a host message"
 // reported as [EventError] and returned, and the tick still runs its cycle
 // (there is no idle state); Tick also returns ctx's error when it ended.
 // Its saves use ctx's values but not its cancellation, each bounded by
-// [SaveTimeout]: what a tick has applied is saved even when ctx ends
+// 10 seconds: what a tick has applied is saved even when ctx ends
 // meanwhile (a shutdown, a host message preempting the cycle).
 // Concurrent calls are serialised.
 func (a *Agent) Tick(ctx context.Context) error {
@@ -68,7 +68,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	a.sufferLocked(now)
 	if len(a.state.Host) > a.hostSeen && a.running != nil {
 		a.cutLocked()
-		a.endGoalLocked(sctx, now, Outcome{Status: identity.Abandoned, Summary: InterruptedByHost})
+		a.endGoalLocked(sctx, now, Outcome{Status: identity.Abandoned, Summary: interruptedByHost})
 	}
 	a.stallLocked(sctx, now)
 	active := a.state.Identity.ActiveGoal()
@@ -148,13 +148,13 @@ func (a *Agent) endGoalLocked(ctx context.Context, now time.Time, out Outcome) {
 		a.queue(Event{Kind: EventError, Text: "ending goal", Err: err})
 		return
 	}
-	a.queue(Event{Kind: EventGoalEnded, Status: string(ended.Status), Text: ended.Outcome, Goal: ended.Objective})
+	a.queue(Event{Kind: EventGoalEnded, GoalStatus: ended.Status, Text: ended.Outcome, Goal: ended.Objective})
 	if ended.TaskID != "" && a.cfg.Tasks != nil {
 		t, err := a.cfg.Tasks.Finish(ctx, ended.TaskID, ended.Status == identity.Done, ended.Outcome)
 		if err != nil {
 			a.queue(Event{Kind: EventTask, Text: "finishing task " + ended.TaskID, Err: err})
 		} else {
-			a.queue(Event{Kind: EventTask, Status: string(t.Status), Text: t.Description})
+			a.queue(Event{Kind: EventTask, TaskStatus: t.Status, Text: t.Description})
 		}
 	}
 }
@@ -163,7 +163,7 @@ func (a *Agent) endGoalLocked(ctx context.Context, now time.Time, out Outcome) {
 func (a *Agent) sufferLocked(now time.Time) {
 	s := &a.state.Suffering
 	s.Escalate(now)
-	o := GoalEvidence(&a.state.Identity)
+	o := goalEvidence(&a.state.Identity)
 	if a.cfg.Evidence != nil {
 		app := a.cfg.Evidence(&a.state.Identity)
 		o.Artifacts, o.ArtifactsUsed, o.Outputs, o.Directed = app.Artifacts, app.ArtifactsUsed, app.Outputs, app.Directed
@@ -174,11 +174,11 @@ func (a *Agent) sufferLocked(now time.Time) {
 		if c.Kind == suffering.Resolved {
 			kind = EventStressorResolved
 		}
-		a.queue(Event{Kind: kind, Cause: "assessment", Text: st.Description, Stressor: &st, Load: s.Load()})
+		a.queue(Event{Kind: kind, By: "assessment", Text: st.Description, Stressor: &st, Load: s.Load()})
 	}
 }
 
-// GoalEvidence returns what the goal history shows of an agent's recent work,
+// goalEvidence returns what the goal history shows of an agent's recent work,
 // for the suffering assessment (spec §4). It looks at the last 10 ended
 // goals, leaving out goals interrupted by a host message (a person talking
 // is not the agent failing):
@@ -188,7 +188,7 @@ func (a *Agent) sufferLocked(now time.Time) {
 //   - Artifacts counts the distinct artifacts those goals produced, and
 //     ArtifactsUsed those of them the agent later read (a discovery with
 //     the artifact as its Source, found after the goal ended);
-//   - a goal that nearly repeats one of the 10 before it ([Repeats]) and
+//   - a goal that nearly repeats one of the 10 before it ([EventGoalRepeat]) and
 //     ended DONE counts as failed, not completed: going round in
 //     circles is not progress, whatever the executor reported;
 //   - Outputs equals Artifacts, and Directed is true when one of those goals
@@ -196,13 +196,13 @@ func (a *Agent) sufferLocked(now time.Time) {
 //
 // [Config].Evidence can replace the last four with the application's own
 // counts.
-func GoalEvidence(id *identity.Identity) suffering.Evidence {
+func goalEvidence(id *identity.Identity) suffering.Evidence {
 	var o suffering.Evidence
 	made := map[string]time.Time{} // artifact → when its goal ended
 	n := 0
 	for i := len(id.Goals) - 1; i >= 0 && n < assessWindow; i-- {
 		g := id.Goals[i]
-		if !g.Status.Ended() || g.Outcome == InterruptedByHost {
+		if !g.Status.Ended() || g.Outcome == interruptedByHost {
 			continue
 		}
 		n++
@@ -244,12 +244,12 @@ func (a *Agent) startLocked(parent context.Context, g identity.Goal) {
 	if l, ok := callLane(parent); ok {
 		ctx = context.WithValue(ctx, laneKey{}, l)
 	}
-	attrs := []attribute.KeyValue{AttrGoalID.String(g.ID)}
+	attrs := []attribute.KeyValue{attrGoalID.String(g.ID)}
 	if a.cfg.TraceContent {
-		attrs = append(attrs, AttrGoal.String(g.Objective))
+		attrs = append(attrs, attrGoal.String(g.Objective))
 	}
 	ctx = llm.WithEmbedUsage(ctx, a.chargeEmbed) // the executor's recalls and remembers
-	ctx, span := a.startSpan(trace.ContextWithSpan(ctx, trace.SpanFromContext(parent)), PhaseGoal, attrs...)
+	ctx, span := a.startSpan(trace.ContextWithSpan(ctx, trace.SpanFromContext(parent)), phaseGoal, attrs...)
 	r := &run{goalID: g.ID, started: a.cfg.Clock.Now(), waited0: a.budgetWaited.Load(), cancel: cancel, done: make(chan struct{})}
 	a.running = r
 	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.name, Goal: g, Model: a.execModel, Report: a.emit, Memory: a.cfg.Memory}
@@ -284,9 +284,9 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 	wall := time.Now()
 	var lane []attribute.KeyValue
 	if d := dispatchFrom(ctx); d != nil {
-		lane = append(lane, AttrLane.String(d.lane.String()))
+		lane = append(lane, attrLane.String(d.lane.String()))
 	}
-	ctx, span := a.startSpan(ctx, PhaseCycle, lane...)
+	ctx, span := a.startSpan(ctx, phaseCycle, lane...)
 	var (
 		spanCause string
 		spanErr   error
@@ -307,7 +307,7 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 			a.emit(Event{Kind: EventTask, Text: "claiming a task failed", Err: err})
 		} else if t != nil {
 			task = &prompt.Task{ID: t.ID, Description: t.Description, Arrived: t.Submitted}
-			a.emit(Event{Kind: EventTask, Status: string(t.Status), Text: t.Description})
+			a.emit(Event{Kind: EventTask, TaskStatus: t.Status, Text: t.Description})
 		}
 	}
 
@@ -371,7 +371,7 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 		stats.Fallback = true
 		g = identity.Goal{Objective: FallbackContent, Fallback: true, Cause: cause + ": " + cerr.Error()}
 		reasoning = FallbackReasoning
-		a.queue(Event{Kind: EventFallback, Cause: cause, Err: cerr, Text: FallbackContent})
+		a.queue(Event{Kind: EventFallback, FailureClass: cause, Err: cerr, Text: FallbackContent})
 	} else {
 		// Reading the inbox and host messages empties them, once the model
 		// has actually read them.
@@ -404,7 +404,7 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 	} else {
 		g = *st.Identity.ActiveGoal()
 		spanGoal = &g
-		a.queue(Event{Kind: EventGoalChosen, Text: g.Objective, Goal: g.Objective, Reasoning: reasoning, Cause: fallbackCause(cause, cerr), Load: st.Suffering.Load()})
+		a.queue(Event{Kind: EventGoalChosen, Text: g.Objective, Goal: g.Objective, Reasoning: reasoning, FailureClass: fallbackCause(cause, cerr), Load: st.Suffering.Load()})
 		a.noteRepeatLocked()
 		a.hostSeen = len(st.Host) // these wait for the next cycle
 		a.startLocked(ctx, g)

@@ -11,31 +11,32 @@ import (
 	"github.com/existence-loop/sdk/identity"
 )
 
-// TracerName is the instrumentation scope of the agent's spans.
-const TracerName = "github.com/existence-loop/sdk/existence"
+// tracerName is the instrumentation scope of the agent's spans.
+const tracerName = "github.com/existence-loop/sdk/existence"
 
-// Attributes of the agent's spans beyond the GenAI semantic conventions.
+// Attributes of the agent's spans beyond the GenAI semantic conventions;
+// [Config].TracerProvider lists them.
 const (
-	// AttrPhase is "cycle" on an existence cycle's span and "goal" on a
+	// attrPhase is "cycle" on an existence cycle's span and "goal" on a
 	// goal's.
-	AttrPhase = attribute.Key("existence.phase")
-	// AttrLane is the scheduler lane of a cycle ("autonomy", "priority").
-	AttrLane = attribute.Key("existence.lane")
-	// AttrGoalID is the goal's id; AttrGoalStatus how it ended (DONE,
-	// FAILED, ABANDONED); AttrFallback marks a cycle that used the
-	// spec §6 fallback goal, and AttrFallbackCause its class.
-	AttrGoalID        = attribute.Key("existence.goal.id")
-	AttrGoalStatus    = attribute.Key("existence.goal.status")
-	AttrFallback      = attribute.Key("existence.fallback")
-	AttrFallbackCause = attribute.Key("existence.fallback.cause")
-	// AttrGoal is the goal's text, only with [Config].TraceContent.
-	AttrGoal = attribute.Key("existence.goal")
+	attrPhase = attribute.Key("existence.phase")
+	// attrLane is the scheduler lane of a cycle ("autonomy", "priority").
+	attrLane = attribute.Key("existence.lane")
+	// attrGoalID is the goal's id; attrGoalStatus how it ended (DONE,
+	// FAILED, ABANDONED); attrFallback marks a cycle that used the
+	// spec §6 fallback goal, and attrFallbackCause its class.
+	attrGoalID        = attribute.Key("existence.goal.id")
+	attrGoalStatus    = attribute.Key("existence.goal.status")
+	attrFallback      = attribute.Key("existence.fallback")
+	attrFallbackCause = attribute.Key("existence.fallback.cause")
+	// attrGoal is the goal's text, only with [Config].TraceContent.
+	attrGoal = attribute.Key("existence.goal")
 )
 
-// Span phases ([AttrPhase]).
+// Span phases (attrPhase).
 const (
-	PhaseCycle = "cycle"
-	PhaseGoal  = "goal"
+	phaseCycle = "cycle"
+	phaseGoal  = "goal"
 )
 
 // agentAttrs are the attributes every span of the agent carries: its id
@@ -51,7 +52,7 @@ func (a *Agent) startSpan(ctx context.Context, phase string, attrs ...attribute.
 	if a.tracer == nil {
 		return ctx, trace.SpanFromContext(context.Background()) // a no-op span
 	}
-	attrs = append(append([]attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent, AttrPhase.String(phase)}, a.agentAttrs()...), attrs...)
+	attrs = append(append([]attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent, attrPhase.String(phase)}, a.agentAttrs()...), attrs...)
 	return a.tracer.Start(ctx, "invoke_agent "+a.Name(), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 }
 
@@ -64,19 +65,19 @@ func (a *Agent) endCycleSpan(span trace.Span, stats *CycleStats, cause string, c
 	attrs := []attribute.KeyValue{
 		semconv.GenAIUsageInputTokens(stats.PromptTokens),
 		semconv.GenAIUsageOutputTokens(stats.OutputTokens),
-		AttrFallback.Bool(stats.Fallback),
+		attrFallback.Bool(stats.Fallback),
 	}
 	if stats.Lane != "" {
-		attrs = append(attrs, AttrLane.String(stats.Lane))
+		attrs = append(attrs, attrLane.String(stats.Lane))
 	}
 	if g != nil {
-		attrs = append(attrs, AttrGoalID.String(g.ID))
+		attrs = append(attrs, attrGoalID.String(g.ID))
 		if a.cfg.TraceContent {
-			attrs = append(attrs, AttrGoal.String(g.Objective))
+			attrs = append(attrs, attrGoal.String(g.Objective))
 		}
 	}
 	if cerr != nil {
-		attrs = append(attrs, AttrFallbackCause.String(cause), semconv.ErrorTypeKey.String(cause))
+		attrs = append(attrs, attrFallbackCause.String(cause), semconv.ErrorTypeKey.String(cause))
 		span.SetStatus(codes.Error, cerr.Error())
 	}
 	span.SetAttributes(attrs...)
@@ -90,7 +91,7 @@ func endGoalSpan(span trace.Span, out Outcome, err error) {
 		return
 	}
 	span.SetAttributes(
-		AttrGoalStatus.String(string(out.Status)),
+		attrGoalStatus.String(string(out.Status)),
 		semconv.GenAIUsageInputTokens(out.PromptTokens),
 		semconv.GenAIUsageOutputTokens(out.OutputTokens),
 	)

@@ -83,7 +83,7 @@ func TestCycleFitsTheWindow(t *testing.T) {
 	assert.Equal(t, 2048, c.Kept)
 	assert.Equal(t, 2048, c.Window)
 	assert.Greater(t, c.Estimated, 2048)
-	assert.Equal(t, existence.PurposeCycle, c.Purpose)
+	assert.Equal(t, "cycle", c.Purpose)
 	require.NotEmpty(t, f.rec.Kind(existence.EventPromptCut), "the refitted prompt was cut visibly, section by section")
 	assert.Equal(t, "map the workspace", a.State().Identity.ActiveGoal().Objective, "the reply to the cut prompt was not used")
 	assert.Empty(t, f.rec.Kind(existence.EventFallback))

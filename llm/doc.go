@@ -69,6 +69,15 @@
 //     server's 503s for an [AdaptiveLimit], which finds how many calls the
 //     server takes at once (as TCP Vegas does).
 //
+// # Several servers
+//
+// [Pool] spreads an agent population over several model servers: each
+// agent ([WithAgent]) is pinned to one by rendezvous hashing, so that its
+// prompts keep hitting one KV cache, and moves to the next of its ranking
+// while its server is down ([IsServerFailure]); a reply names its server
+// ([Response].Server). [EmbedPool] does the same for embedding servers of
+// one model, without pinning (an embedding has no cache to keep warm).
+//
 // # Context windows
 //
 // [ContextTracker] keeps what an adapter knows of a model's context window

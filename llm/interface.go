@@ -119,6 +119,10 @@ type Response struct {
 	OutputTokens int `json:"output_tokens"`
 	// Duration is the wall-clock time of the call.
 	Duration time.Duration `json:"duration"`
+	// Server names the model server of a [Pool] that answered (its
+	// [PoolServer].Name, a URL as the CLI names them); empty when no
+	// pool made the call. [Trace], above the pool, reads it.
+	Server string `json:"server,omitempty"`
 	// Parsed is what the parse function of [WithRepairParse] made of Text
 	// (nil otherwise), so that the caller parses a validated reply once.
 	Parsed any `json:"-"`

@@ -92,6 +92,9 @@ type PoolConfig struct {
 // (a [WithRetry] above the pool retries it, on the agent's server, or on
 // the next one once its server is down).
 //
+// A reply names the server that answered ([Response].Server), and
+// [Pool.Stats] counts each server's calls, failures and tokens.
+//
 // It is safe for concurrent use.
 type Pool struct {
 	cfg     PoolConfig
@@ -102,7 +105,14 @@ type poolServer struct {
 	name  string
 	model Model // the server's model, measured by limit
 	limit *AdaptiveLimit
+	health
+	prompt int64 // tokens, as the server reported them; under health.mu
+	output int64
+}
 
+// health is a pooled server's health, shared by [Pool] and [EmbedPool]:
+// up, or down until a probe after failures in a row.
+type health struct {
 	mu        sync.Mutex
 	fails     int       // failures in a row
 	downUntil time.Time // zero while up
@@ -112,35 +122,60 @@ type poolServer struct {
 	downs     int64
 }
 
+// spent counts the tokens of r, a reply of s (nil: none).
+func (s *poolServer) spent(r *Response) {
+	if r == nil {
+		return
+	}
+	s.mu.Lock()
+	s.prompt += int64(r.PromptTokens)
+	s.output += int64(r.OutputTokens)
+	s.mu.Unlock()
+}
+
 // NewPool returns a pool of cfg.Servers. Errors: no server, a server
 // without a name or model, or two of one name.
 func NewPool(cfg PoolConfig) (*Pool, error) {
 	if len(cfg.Servers) == 0 {
 		return nil, errors.New("llm: a pool needs at least one server")
 	}
-	if cfg.Failures <= 0 {
-		cfg.Failures = DefaultPoolFailures
-	}
-	if cfg.Probe <= 0 {
-		cfg.Probe = DefaultPoolProbe
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	healthDefaults(&cfg.Failures, &cfg.Probe, &cfg.Now)
 	p := &Pool{cfg: cfg}
 	seen := map[string]bool{}
 	for i, s := range cfg.Servers {
-		if s.Name == "" || s.Model == nil {
-			return nil, fmt.Errorf("llm: pool server %d needs a name and a model", i)
+		if err := checkServer("pool", i, s.Name, s.Model != nil, seen); err != nil {
+			return nil, err
 		}
-		if seen[s.Name] {
-			return nil, fmt.Errorf("llm: pool server %q given twice", s.Name)
-		}
-		seen[s.Name] = true
 		l := NewAdaptiveLimit(cfg.Adaptive)
 		p.servers = append(p.servers, &poolServer{name: s.Name, model: l.Observe(s.Model, cfg.Now), limit: l})
 	}
 	return p, nil
+}
+
+// healthDefaults fills in the health rules' defaults ([PoolConfig]).
+func healthDefaults(failures *int, probe *time.Duration, now *func() time.Time) {
+	if *failures <= 0 {
+		*failures = DefaultPoolFailures
+	}
+	if *probe <= 0 {
+		*probe = DefaultPoolProbe
+	}
+	if *now == nil {
+		*now = time.Now
+	}
+}
+
+// checkServer checks server i of a pool of kind: a name, not seen
+// before, and a client (has).
+func checkServer(kind string, i int, name string, has bool, seen map[string]bool) error {
+	if name == "" || !has {
+		return fmt.Errorf("llm: %s server %d needs a name and a client", kind, i)
+	}
+	if seen[name] {
+		return fmt.Errorf("llm: %s server %q given twice", kind, name)
+	}
+	seen[name] = true
+	return nil
 }
 
 var _ Model = (*Pool)(nil)
@@ -202,7 +237,7 @@ func (p *Pool) Server(key string) string {
 
 // usable reports whether s may take a call at now: up, or down with its
 // probe due and none in flight.
-func (s *poolServer) usable(now time.Time) bool {
+func (s *health) usable(now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.downUntil.IsZero() || (!now.Before(s.downUntil) && !s.probing)
@@ -210,7 +245,7 @@ func (s *poolServer) usable(now time.Time) bool {
 
 // take claims s for a call at now; probe reports that the call probes a
 // down server. ok is false when s may not take it.
-func (s *poolServer) take(now time.Time) (probe, ok bool) {
+func (s *health) take(now time.Time) (probe, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.downUntil.IsZero() {
@@ -227,7 +262,8 @@ func (s *poolServer) take(now time.Time) (probe, ok bool) {
 
 // done records the end of a call of s at now; gone reports that the
 // caller's context ended first, which says nothing of the server.
-func (s *poolServer) done(now time.Time, err error, probe, gone bool, cfg *PoolConfig) {
+// failures in a row mark it down for probeAfter.
+func (s *health) done(now time.Time, err error, probe, gone bool, failures int, probeAfter time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if probe {
@@ -236,26 +272,34 @@ func (s *poolServer) done(now time.Time, err error, probe, gone bool, cfg *PoolC
 	if gone {
 		return
 	}
-	if !serverFailure(err) {
-		s.fails, s.downUntil = 0, time.Time{}
+	if !IsServerFailure(err) {
+		if s.downUntil.IsZero() || probe {
+			// A server marked down comes back through its probe only: a
+			// call sent before the mark that ends well (or busy) after it
+			// says nothing of the server now.
+			s.fails, s.downUntil = 0, time.Time{}
+		}
 		return
 	}
 	s.errs++
 	s.fails++
-	if probe || s.fails >= cfg.Failures {
+	if probe || s.fails >= failures {
 		if s.downUntil.IsZero() {
 			s.downs++
 		}
-		s.downUntil = now.Add(cfg.Probe)
+		s.downUntil = now.Add(probeAfter)
 	}
 }
 
-// serverFailure reports whether err says the server is unwell: not
-// reached, a 5xx that is not an overload, or a per-call timeout. The
-// caller's cancellation or deadline (see done), an overload and the
+// IsServerFailure reports whether err, returned by a call to one model
+// server, says the server is unwell: not reached ([ErrUnavailable]), a
+// 5xx that is not an overload, or a per-call timeout ([ErrTimeout]). A
+// [Pool] counts these towards marking a server down. The caller's
+// cancellation, an overload (503 "busy", 429: [Overloaded]) and the
 // request's own faults (a 4xx, invalid output, a prompt over the window)
-// say nothing of it.
-func serverFailure(err error) bool {
+// say nothing of the server. A caller whose own context ended should not
+// ask: the pool ignores such calls.
+func IsServerFailure(err error) bool {
 	switch {
 	case err == nil, errors.Is(err, context.Canceled), Overloaded(err):
 		return false
@@ -283,10 +327,16 @@ func (p *Pool) Generate(ctx context.Context, req *Request) (*Response, error) {
 			continue
 		}
 		resp, err := s.model.Generate(ctx, req)
-		s.done(p.cfg.Now(), err, probe, err != nil && ctx.Err() != nil, &p.cfg)
+		s.done(p.cfg.Now(), err, probe, err != nil && ctx.Err() != nil, p.cfg.Failures, p.cfg.Probe)
 		if err != nil && errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
 			last = fmt.Errorf("%s: %w", s.name, err)
 			continue // never reached: the next server may take it
+		}
+		s.spent(RepliedTo(resp, err))
+		if resp != nil {
+			named := *resp // the server's reply may be shared (a fake's): name a copy
+			named.Server = s.name
+			resp = &named
 		}
 		return resp, err
 	}
@@ -303,6 +353,12 @@ type PoolServerStats struct {
 	// Calls counts the calls sent to it, Errors those that failed as a
 	// server failure, Downs the times it was marked down.
 	Calls, Errors, Downs int64
+	// PromptTokens and OutputTokens total the tokens of its replies (a
+	// cut reply's too, see [RepliedTo]) as the server reported them
+	// ([Response].PromptTokens and OutputTokens; not estimated, so a
+	// server that reports none counts 0). A server that keeps a KV cache
+	// may leave the cached prefix out of its prompt count, as Ollama does.
+	PromptTokens, OutputTokens int64
 	// Down reports that it is down now; Until is when it will be probed.
 	Down  bool
 	Until time.Time
@@ -315,7 +371,8 @@ func (p *Pool) Stats() []PoolServerStats {
 	out := make([]PoolServerStats, len(p.servers))
 	for i, s := range p.servers {
 		s.mu.Lock()
-		out[i] = PoolServerStats{Name: s.name, Calls: s.calls, Errors: s.errs, Downs: s.downs, Down: !s.downUntil.IsZero(), Until: s.downUntil}
+		out[i] = PoolServerStats{Name: s.name, Calls: s.calls, Errors: s.errs, Downs: s.downs, PromptTokens: s.prompt, OutputTokens: s.output,
+			Down: !s.downUntil.IsZero(), Until: s.downUntil}
 		s.mu.Unlock()
 		out[i].Limit = s.limit.Stats()
 	}

@@ -99,6 +99,54 @@ func TestPoolPinsAndMovesAgents(t *testing.T) {
 	assert.False(t, p.Stats()[1].Down)
 }
 
+// TestPoolLateSuccessKeepsItDown: a call sent before its server was
+// marked down that then succeeds does not bring the server back; only
+// its probe does.
+func TestPoolLateSuccessKeepsItDown(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	release, started := make(chan struct{}), make(chan struct{})
+	var calls int
+	var mu sync.Mutex
+	m := llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 1 { // the slow call, sent while the server was up
+			close(started)
+			<-release
+			return &llm.Response{Text: "late"}, nil
+		}
+		if n <= 4 {
+			return nil, &llm.UnavailableError{Provider: "ollama", URL: "A", Err: syscall.ECONNRESET}
+		}
+		return &llm.Response{Text: "probe"}, nil
+	})
+	p, err := llm.NewPool(llm.PoolConfig{Servers: []llm.PoolServer{{Name: "A", Model: m}}, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	ctx := llm.WithAgent(context.Background(), "x")
+	late := make(chan error, 1)
+	go func() { _, err := p.Generate(ctx, &llm.Request{}); late <- err }()
+	<-started
+	for range 3 {
+		_, err := p.Generate(ctx, &llm.Request{})
+		require.Error(t, err)
+	}
+	require.True(t, p.Stats()[0].Down)
+	close(release)
+	require.NoError(t, <-late)
+	assert.True(t, p.Stats()[0].Down, "still down: the late success predates the mark")
+	_, err = p.Generate(ctx, &llm.Request{})
+	assert.ErrorIs(t, err, llm.ErrNoServer)
+
+	now = now.Add(llm.DefaultPoolProbe)
+	resp, err := p.Generate(ctx, &llm.Request{})
+	require.NoError(t, err)
+	assert.Equal(t, "probe", resp.Text)
+	assert.False(t, p.Stats()[0].Down, "the probe brought it back")
+	assert.Equal(t, int64(1), p.Stats()[0].Downs)
+}
+
 // TestPoolOverloadIsNotAFailure: a 503 "busy" is returned to the caller
 // (whose retry waits) and leaves the server up; HTTP 500s mark it down.
 func TestPoolOverloadIsNotAFailure(t *testing.T) {
@@ -132,14 +180,17 @@ func TestPoolOverloadIsNotAFailure(t *testing.T) {
 
 // TestPoolOverTwoStandins: the same against two stand-in Ollama servers
 // over loopback, one of them closed halfway: its agents' next calls are
-// answered by the other.
+// answered by the other. Each reply names its server, and the pool counts
+// each server's tokens as the server reported them.
 func TestPoolOverTwoStandins(t *testing.T) {
 	var servers []llm.PoolServer
 	var stop []func()
+	var standins []*llmtest.Server
 	for _, name := range []string{"A", "B"} {
 		s := llmtest.NewServer(llmtest.ServerConfig{Slots: 4, Reply: func(*llmtest.Call) llmtest.Answer { return llmtest.Answer{Text: name} }})
 		url := s.Start()
 		stop = append(stop, s.Close)
+		standins = append(standins, s)
 		m, err := ollama.New(ollama.Config{URL: url, Model: "qwen3.5:9b"})
 		require.NoError(t, err)
 		servers = append(servers, llm.PoolServer{Name: name, Model: m})
@@ -165,6 +216,7 @@ func TestPoolOverTwoStandins(t *testing.T) {
 				got[id] = map[string]int{}
 			}
 			got[id][resp.Text]++
+			assert.Equal(t, resp.Text, resp.Server, "the reply names the server that answered")
 			if round >= 2 {
 				assert.Equal(t, "A", resp.Text)
 			}
@@ -177,7 +229,14 @@ func TestPoolOverTwoStandins(t *testing.T) {
 			assert.Equal(t, 2, by["B"], "%s: B until it was killed", id)
 		}
 	}
-	assert.True(t, p.Stats()[1].Down)
+	st := p.Stats()
+	assert.True(t, st[1].Down)
+	for i, s := range standins {
+		counted := s.Stats()
+		assert.Positive(t, st[i].PromptTokens, st[i].Name)
+		assert.Equal(t, int64(counted.PromptTokens), st[i].PromptTokens, "%s: prompt tokens as the server counted them", st[i].Name)
+		assert.Equal(t, int64(counted.OutputTokens), st[i].OutputTokens, "%s: output tokens", st[i].Name)
+	}
 }
 
 // poolWindowed is a model that knows its context window.

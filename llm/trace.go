@@ -21,6 +21,9 @@ const TracerName = "github.com/existence-loop/sdk/llm"
 const (
 	AttrInputEstimated  = attribute.Key("existence.usage.input_estimated")
 	AttrOutputEstimated = attribute.Key("existence.usage.output_estimated")
+	// AttrPoolServer names the server of a [Pool] that answered
+	// ([Response].Server).
+	AttrPoolServer = attribute.Key("existence.pool.server")
 )
 
 // TraceConfig configures [Trace].
@@ -62,7 +65,9 @@ type Locator interface {
 // temperature and seed when set, gen_ai.output.type "json" when the
 // request has a Format (structured output), server.address and
 // server.port (when an adapter in the chain is a [Locator]; the port
-// defaults to the scheme's), gen_ai.response.model,
+// defaults to the scheme's; below a [Pool], from the reply's
+// [Response].Server when it is a URL, with existence.pool.server naming
+// that server), gen_ai.response.model,
 // gen_ai.usage.input_tokens and gen_ai.usage.output_tokens ([UsageOf]:
 // the server's counts, else estimates, flagged by
 // existence.usage.input_estimated and existence.usage.output_estimated),
@@ -149,6 +154,10 @@ func (x *traceModel) Generate(ctx context.Context, req *Request) (*Response, err
 		if r.DoneReason != "" {
 			out = append(out, semconv.GenAIResponseFinishReasons(r.DoneReason))
 		}
+		if r.Server != "" {
+			out = append(out, AttrPoolServer.String(r.Server))
+			out = append(out, addressOf(r.Server)...)
+		}
 		if x.cfg.Content {
 			out = append(out, semconv.GenAIOutputMessagesKey.String(outputMessages(r)))
 		}
@@ -198,18 +207,7 @@ func providerOf(m Model) string {
 func serverOf(m Model) []attribute.KeyValue {
 	for range 32 {
 		if l, ok := m.(Locator); ok {
-			u, err := url.Parse(l.URL())
-			if err != nil || u.Hostname() == "" {
-				return nil
-			}
-			port, _ := strconv.Atoi(u.Port())
-			if port == 0 {
-				port = 80
-				if u.Scheme == "https" {
-					port = 443
-				}
-			}
-			return []attribute.KeyValue{semconv.ServerAddress(u.Hostname()), semconv.ServerPort(port)}
+			return addressOf(l.URL())
 		}
 		u, ok := m.(Unwrapper)
 		if !ok {
@@ -218,6 +216,24 @@ func serverOf(m Model) []attribute.KeyValue {
 		m = u.Unwrap()
 	}
 	return nil
+}
+
+// addressOf returns server.address and server.port of a base URL
+// ("http://gpu-1:11434"; the port defaults to the scheme's), or nothing
+// when it is not a URL with a host.
+func addressOf(base string) []attribute.KeyValue {
+	u, err := url.Parse(base)
+	if err != nil || u.Hostname() == "" {
+		return nil
+	}
+	port, _ := strconv.Atoi(u.Port())
+	if port == 0 {
+		port = 80
+		if u.Scheme == "https" {
+			port = 443
+		}
+	}
+	return []attribute.KeyValue{semconv.ServerAddress(u.Hostname()), semconv.ServerPort(port)}
 }
 
 // chatPart and chatMessage are the JSON shape of gen_ai.input.messages

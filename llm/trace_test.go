@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -133,6 +134,68 @@ func TestTraceOutputTypeAndServer(t *testing.T) {
 				}
 				assert.Equal(t, want, got.AsInterface(), k)
 			}
+		})
+	}
+}
+
+// TestTracePoolServer: a span made above a pool names the server that
+// answered, and takes server.address and server.port from it when its
+// name is a URL; without a pool, the adapter's Locator gives them and no
+// pool server is named.
+func TestTracePoolServer(t *testing.T) {
+	reply := func(text string) llm.Model {
+		return llmtest.Func(func(context.Context, *llm.Request) (*llm.Response, error) {
+			return &llm.Response{Text: text, PromptTokens: 10, OutputTokens: 2}, nil
+		})
+	}
+	pool, err := llm.NewPool(llm.PoolConfig{Servers: []llm.PoolServer{
+		{Name: "http://gpu-1:11434", Model: reply("one")},
+		{Name: "https://gpu-2.example", Model: reply("two")},
+		{Name: "spare", Model: reply("spare")},
+	}})
+	require.NoError(t, err)
+	agentOn := func(server string) string { // an agent pinned to server
+		for i := range 1000 {
+			if id := fmt.Sprintf("agent-%d", i); pool.Rank(id)[0] == server {
+				return id
+			}
+		}
+		t.Fatalf("no agent pinned to %s", server)
+		return ""
+	}
+	tests := []struct {
+		name    string
+		model   llm.Model
+		agent   string
+		server  string // existence.pool.server; "" for none
+		address string // server.address; "" for none
+		port    int64
+	}{
+		{"pool server named by an http URL", pool, agentOn("http://gpu-1:11434"), "http://gpu-1:11434", "gpu-1", 11434},
+		{"https URL without a port", pool, agentOn("https://gpu-2.example"), "https://gpu-2.example", "gpu-2.example", 443},
+		{"pool server named otherwise", pool, agentOn("spare"), "spare", "", 0},
+		{"no pool: the adapter's Locator", located{reply("x"), "http://127.0.0.1:8080"}, "scout", "", "127.0.0.1", 8080},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			m := llm.Trace(tt.model, "qwen3.5:9b", llm.TraceConfig{Provider: tp})
+			_, err := m.Generate(llm.WithAgent(context.Background(), tt.agent), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+			require.NoError(t, err)
+			require.Len(t, rec.Ended(), 1)
+			a := spanAttrs(rec.Ended()[0])
+			if tt.server == "" {
+				assert.NotContains(t, a, llm.AttrPoolServer)
+			} else {
+				assert.Equal(t, tt.server, a[llm.AttrPoolServer].AsString())
+			}
+			if tt.address == "" {
+				assert.NotContains(t, a, attribute.Key("server.address"))
+				return
+			}
+			assert.Equal(t, tt.address, a["server.address"].AsString())
+			assert.Equal(t, tt.port, a["server.port"].AsInt64())
 		})
 	}
 }

@@ -272,7 +272,7 @@ func TestSendMessage(t *testing.T) {
 	cs := client(t, f.server)
 	assert.Equal(t, "delivered to scout", call(t, cs, "send_message", map[string]any{"text": "please write a README", "agent_ids": []string{"scout"}}, false))
 	e := f.waitEvent(t, existence.EventMessage, "scout")
-	assert.Equal(t, "host", e.Cause)
+	assert.Equal(t, "host", e.Direction)
 	assert.Equal(t, "please write a README", e.Text)
 	// The host message woke the agent: it runs a new cycle at once.
 	f.waitEvent(t, existence.EventGoalChosen, "scout")
@@ -304,7 +304,7 @@ func TestTasks(t *testing.T) {
 	// The host message wakes the analyst, whose next cycle claims the task.
 	call(t, cs, "send_message", map[string]any{"text": "check the queue", "agent_ids": []string{"analyst"}}, false)
 	e := f.waitEvent(t, existence.EventTask, "analyst")
-	assert.Equal(t, "assigned", e.Status)
+	assert.Equal(t, task.Assigned, e.TaskStatus)
 	got := decode[[]task.Task](t, call(t, cs, "list_tasks", map[string]any{"status": "assigned"}, false))
 	require.Len(t, got, 1)
 	assert.Equal(t, "analyst", got[0].AssignedTo)

@@ -88,6 +88,7 @@
 // # Events
 //
 // Every [Event] goes to the agent's subscriber ([Memory.Subscribe]; the
-// existence package subscribes each agent's observer, which receives
-// them as existence events of the same kinds) and to [Config].OnEvent.
+// existence package subscribes each agent's observer, which receives each
+// one whole as an existence event of kind "memory", in its Memory field)
+// and to [Config].OnEvent.
 package memory

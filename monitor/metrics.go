@@ -91,7 +91,7 @@ func (mt *metrics) observe(e existence.Event) {
 			}
 		}
 	case existence.EventFallback:
-		mt.fallbacks.WithLabelValues(e.Cause).Inc()
+		mt.fallbacks.WithLabelValues(e.FailureClass).Inc()
 	case existence.EventModelCall:
 		if c := e.Call; c != nil {
 			p := c.Purpose
@@ -108,7 +108,7 @@ func (mt *metrics) observe(e existence.Event) {
 			mt.tokens.WithLabelValues(p, "output", c.Model, lane, strconv.FormatBool(c.OutputEstimated)).Add(float64(c.OutputTokens))
 		}
 	case existence.EventGoalEnded:
-		mt.goals.WithLabelValues(e.Status).Inc()
+		mt.goals.WithLabelValues(string(e.GoalStatus)).Inc()
 	case existence.EventBudgetExhausted:
 		if e.Budget != nil {
 			mt.exhausted.WithLabelValues(e.Budget.Scope).Inc()
@@ -127,12 +127,12 @@ func (mt *metrics) observe(e existence.Event) {
 		}
 	case existence.EventSlot, existence.EventSlotDropped:
 		board := "agent"
-		if e.AgentID == "" {
+		if e.Shared {
 			board = "shared"
 		}
 		change := "posted"
 		switch {
-		case e.Kind == existence.EventSlotDropped && e.Cause == "removed":
+		case e.Kind == existence.EventSlotDropped && e.Reason == "removed":
 			change = "removed"
 		case e.Kind == existence.EventSlotDropped:
 			change = "dropped"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/memory"
 )
 
 // Clock is a manual [existence.Clock]. Now returns the set time; tickers
@@ -172,6 +173,18 @@ func (r *Recorder) Kind(k existence.EventKind) []existence.Event {
 	var out []existence.Event
 	for _, e := range r.Events() {
 		if e.Kind == k {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Memory returns the recorded [existence.EventMemory] events whose memory
+// event is of kind k.
+func (r *Recorder) Memory(k memory.EventKind) []existence.Event {
+	var out []existence.Event
+	for _, e := range r.Events() {
+		if e.Kind == existence.EventMemory && e.Memory != nil && e.Memory.Kind == k {
 			out = append(out, e)
 		}
 	}

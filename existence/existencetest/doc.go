@@ -9,7 +9,8 @@
 //     only when the manual time passes them.
 //   - [Recorder] collects events: pass its Observe method as the
 //     [existence.Observer], then read [Recorder.Events] or
-//     [Recorder.Kind].
+//     [Recorder.Kind], or [Recorder.Memory] for the memory events
+//     ([existence.EventMemory]) of one memory kind.
 //
 // Both are safe for concurrent use.
 package existencetest

@@ -35,7 +35,7 @@ func TestToolLoopWithMemory(t *testing.T) {
 			var mu sync.Mutex
 			recalled := 0
 			res, traj := run(t, cfg(store, func(e existence.Event) {
-				if e.Kind == existence.EventMemoryRecalled && e.Memory != nil && e.Memory.Count > 0 {
+				if e.Kind == existence.EventMemory && e.Memory != nil && e.Memory.Kind == memory.EventRecalled && e.Memory.Count > 0 {
 					mu.Lock()
 					recalled++
 					mu.Unlock()

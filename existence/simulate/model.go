@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/internal/repeat"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/suffering"
 )
@@ -163,7 +163,7 @@ func tokens(s string) int { return (len(s) + 3) / 4 }
 // next of Replies, starting over after the last; each agent has its own
 // position in the list. Every call takes Latency of simulated time.
 //
-// A list shorter than [existence.RepeatWindow]+1 distinct goals makes the
+// A list shorter than 11 distinct goals (the repeat window of 10, plus one) makes the
 // agent repeat its goals: each repeat is an [existence.EventGoalRepeat]
 // and counts as a failure toward repeated_failure (spec §4). Give at
 // least 11 different goals, or a policy of your own, to avoid that.
@@ -215,7 +215,7 @@ var (
 // own random stream:
 //
 //   - for an existence cycle: a goal (from Goals, made distinct from the
-//     model's last [existence.RepeatWindow] goals, see RepeatRate), with probability
+//     model's last 10 goals, see RepeatRate), with probability
 //     StressorRate one self-reported stressor (from StressorTypes), for
 //     each stressor the prompt's inner-state section shows, with
 //     probability ResolveRate a resolution, and now and then an opinion, an
@@ -255,10 +255,10 @@ type Stochastic struct {
 	GoalDuration Dist
 	// Goals are the goals drawn from; default a list by role (the agent's
 	// first domain: scout, analyst, builder). A drawn goal that would
-	// nearly repeat one of the model's last [existence.RepeatWindow] goals
-	// ([existence.Similarity] ≥ [existence.RepeatSimilarity]) gets a
-	// "(pass N)" suffix that makes it a new goal, so that a short list
-	// does not read as going round in circles ([existence.Repeats]).
+	// nearly repeat one of the model's last 10 goals (a token-set
+	// similarity of at least 0.9, the existence package's repeat rule)
+	// gets a "(pass N)" suffix that makes it a new goal, so that a short
+	// list does not read as going round in circles.
 	Goals []string
 	// RepeatRate is the probability (0–1) that a cycle's goal repeats the
 	// model's previous goal word for word instead: a model going round in
@@ -325,7 +325,7 @@ type stochasticModel struct {
 	rng *rand.Rand
 	n   int // cycles answered
 	// recent are the model's last goals, newest last (at most
-	// existence.RepeatWindow).
+	// repeat.Window).
 	recent []string
 	plan   string // the outcome being played out in a tool loop
 	turn   int
@@ -452,7 +452,7 @@ func (m *stochasticModel) cycle(prompt string) string {
 		g = m.distinct(g)
 	}
 	m.recent = append(m.recent, g)
-	if len(m.recent) > existence.RepeatWindow {
+	if len(m.recent) > repeat.Window {
 		m.recent = m.recent[1:]
 	}
 	rep := reply{
@@ -505,7 +505,7 @@ func (m *stochasticModel) distinct(g string) string {
 // repeats reports whether g nearly repeats one of the model's recent goals.
 func (m *stochasticModel) repeats(g string) bool {
 	for _, r := range m.recent {
-		if existence.Similarity(g, r) >= existence.RepeatSimilarity {
+		if repeat.Similarity(g, r) >= repeat.Threshold {
 			return true
 		}
 	}

@@ -109,7 +109,7 @@ type Config struct {
 	// Escalation is linear in elapsed time and the assessment depends
 	// only on the goal history, so skipping changes nothing but
 	// floating-point rounding. A goal that may outlast the goal-span
-	// stall rule ([existence.StallGoalSpan], see MaxGoalDuration) is
+	// stall rule ("goal_span", see MaxGoalDuration) is
 	// ticked at every heartbeat, since that rule is checked at ticks.
 	EveryHeartbeat bool
 	// GoalTimeout bounds one goal in simulated time; a pursuit that takes
@@ -117,7 +117,7 @@ type Config struct {
 	// [existence.DefaultGoalTimeout].
 	GoalTimeout time.Duration
 	// MaxGoalDuration is every agent's [existence.Config].MaxGoalDuration
-	// (the goal-span stall rule, [existence.StallGoalSpan]): a goal still
+	// (the goal-span stall rule, "goal_span"): a goal still
 	// pursued this long, in simulated time, after it started is abandoned
 	// at the next heartbeat. 0 means [existence.DefaultMaxGoalDuration]
 	// (2 minutes), negative disables the rule.
@@ -689,7 +689,7 @@ func (s *sim) loop(ctx context.Context) error {
 
 // spanSafe reports whether the quiet heartbeats of sa's pursuit can be
 // skipped without changing the trajectory. The agent's goal-span stall
-// rule ([existence.StallGoalSpan]) abandons a goal at the first tick more
+// rule ("goal_span") abandons a goal at the first tick more
 // than [Config].MaxGoalDuration after it started: a pursuit that may run
 // that long must tick every heartbeat, as a real agent would, or the rule
 // would never fire. One heartbeat of margin keeps the boundary on the safe
@@ -734,8 +734,8 @@ func (s *sim) record(sa *simAgent, t time.Time, late time.Duration, evs []existe
 			row.Calls++
 			r.ModelCalls++
 		case existence.EventGoalEnded:
-			row.Ended = &GoalRow{N: sa.goalN, Status: e.Status, Summary: e.Text}
-			switch identity.GoalStatus(e.Status) {
+			row.Ended = &GoalRow{N: sa.goalN, Status: string(e.GoalStatus), Summary: e.Text}
+			switch e.GoalStatus {
 			case identity.Done:
 				r.Done++
 			case identity.Failed:
@@ -744,7 +744,7 @@ func (s *sim) record(sa *simAgent, t time.Time, late time.Duration, evs []existe
 				r.Abandoned++
 			}
 		case existence.EventFallback:
-			fallback, fallbackCause = true, e.Cause
+			fallback, fallbackCause = true, e.FailureClass
 			r.Fallbacks++
 		case existence.EventGoalChosen:
 			sa.goalN++
@@ -752,13 +752,13 @@ func (s *sim) record(sa *simAgent, t time.Time, late time.Duration, evs []existe
 			row.Chosen = &GoalRow{N: sa.goalN, Goal: e.Goal, Fallback: fallback, Cause: fallbackCause}
 		case existence.EventStressorAdded:
 			if e.Stressor != nil {
-				row.Added = append(row.Added, Change{Type: e.Stressor.Type, Cause: e.Cause})
+				row.Added = append(row.Added, Change{Type: e.Stressor.Type, Cause: e.By})
 				active = append(active, e.Stressor.Type)
 				r.Added++
 			}
 		case existence.EventStressorResolved:
 			if e.Stressor != nil {
-				row.Resolved = append(row.Resolved, Change{Type: e.Stressor.Type, Cause: e.Cause})
+				row.Resolved = append(row.Resolved, Change{Type: e.Stressor.Type, Cause: e.By})
 				active = remove(active, e.Stressor.Type)
 			}
 		case existence.EventCrisis:

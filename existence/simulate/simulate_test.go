@@ -308,8 +308,8 @@ func TestFailureRate(t *testing.T) {
 
 // TestRepeatRate: a model that keeps choosing its previous goal goes round
 // in circles; the agent counts the repeats as failures and the assessment
-// adds repeated_failure although every goal ends DONE (existence.Repeats
-// count as failures). Without
+// adds repeated_failure although every goal ends DONE (the existence
+// package's repeat rule). Without
 // repeats (TestFailureRate/0) it never appears.
 func TestRepeatRate(t *testing.T) {
 	_, b := run(t, simulate.Config{

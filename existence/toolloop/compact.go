@@ -143,7 +143,7 @@ func (r *run) compact(ctx context.Context, model llm.Model, msgs []llm.Message, 
 	}
 	if r.a.Report != nil {
 		r.a.Report(existence.Event{Kind: existence.EventContextCompacted, Context: &existence.ContextStats{
-			Purpose: existence.PurposeExecutor, Window: window, Before: before, After: after, Folded: len(folded), Method: method,
+			Purpose: "executor", Window: window, Before: before, After: after, Folded: len(folded), Method: method,
 		}})
 	}
 	return out

@@ -14,7 +14,7 @@
 //   - ABANDONED by a stall rule, after the original's daemon.py: the same
 //     tool call (same name and arguments) 4 times in a row, 4 consecutive
 //     tool failures, or the step budget of 20 model turns running out;
-//     [existence.Outcome].Stall names the rule and an
+//     [existence.Outcome].Stall names the rule ([StallSameCall], [StallNoProgress], [StallStepBudget]) and an
 //     [existence.EventStall] reports it. Also ABANDONED when ctx is
 //     cancelled (a host message interrupting the goal);
 //   - FAILED on a model error, or when the artifact check refuses the

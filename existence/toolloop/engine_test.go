@@ -66,7 +66,7 @@ func checkToolTurn(t *testing.T, tg engine.Target) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, identity.Abandoned, out.Status, "summary: %s", out.Summary)
-	require.Equal(t, existence.StallStepBudget, out.Stall)
+	require.Equal(t, toolloop.StallStepBudget, out.Stall)
 	require.Equal(t, 2, out.Steps)
 	mu.Lock()
 	defer mu.Unlock()

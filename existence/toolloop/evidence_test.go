@@ -103,18 +103,18 @@ func TestExecuteSameCallStall(t *testing.T) {
 		ran     int // tool calls actually run
 	}{
 		{"four turns", []llmtest.Reply{tools(same), tools(same), tools(same), tools(same), final("x")}, 0,
-			identity.Abandoned, existence.StallSameCall,
+			identity.Abandoned, toolloop.StallSameCall,
 			`abandoned: the same tool call was made 4 times in a row: echo {"text":"again"}`, 3},
 		{"four in one turn", []llmtest.Reply{tools(same, same, same, same), final("x")}, 0,
-			identity.Abandoned, existence.StallSameCall,
+			identity.Abandoned, toolloop.StallSameCall,
 			`abandoned: the same tool call was made 4 times in a row: echo {"text":"again"}`, 3},
 		{"same JSON value, other spelling", []llmtest.Reply{tools(reordered, reordered2), tools(reordered2, reordered), final("x")}, 0,
-			identity.Abandoned, existence.StallSameCall,
+			identity.Abandoned, toolloop.StallSameCall,
 			`abandoned: the same tool call was made 4 times in a row: note ` + string(reordered.Arguments), 3},
 		{"three then another call", []llmtest.Reply{tools(same, same, same), tools(call("", "echo", `{"text":"new"}`)), tools(same), final("fine")}, 0,
 			identity.Done, "", "fine", 5},
 		{"configured to 2", []llmtest.Reply{tools(same), tools(same), final("x")}, 2,
-			identity.Abandoned, existence.StallSameCall,
+			identity.Abandoned, toolloop.StallSameCall,
 			`abandoned: the same tool call was made 2 times in a row: echo {"text":"again"}`, 1},
 	}
 	for _, tt := range tests {
@@ -132,7 +132,7 @@ func TestExecuteSameCallStall(t *testing.T) {
 				assert.Empty(t, ev.stalls())
 				return
 			}
-			assert.Equal(t, []existence.Event{{Kind: existence.EventStall, Cause: tt.stall, Goal: "write a field report", Text: tt.summary}}, ev.stalls())
+			assert.Equal(t, []existence.Event{{Kind: existence.EventStall, Reason: tt.stall, Goal: "write a field report", Text: tt.summary}}, ev.stalls())
 		})
 	}
 }
@@ -147,9 +147,9 @@ func TestExecuteNoProgressStall(t *testing.T) {
 	out, err := newExecutor(t, llmtest.NewFake(script...), &kit{}, nil).Execute(context.Background(), assignment(ev))
 	require.NoError(t, err)
 	assert.Equal(t, identity.Abandoned, out.Status)
-	assert.Equal(t, existence.StallNoProgress, out.Stall)
+	assert.Equal(t, toolloop.StallNoProgress, out.Stall)
 	require.Len(t, ev.stalls(), 1)
-	assert.Equal(t, existence.StallNoProgress, ev.stalls()[0].Cause)
+	assert.Equal(t, toolloop.StallNoProgress, ev.stalls()[0].Reason)
 }
 
 // TestExecuteInterruptIsNoStall: an interrupted goal names no stall rule.

@@ -31,12 +31,28 @@ const (
 	DefaultMaxResultChars         = 32000
 	// DefaultMaxSameCalls: the same tool call 4 times in a row abandons
 	// the goal, as the original's "same capability 4 times in a row"
-	// ([existence.StallSameCall]).
+	// ([StallSameCall]).
 	DefaultMaxSameCalls = 4
 	// DefaultMaxTokens bounds each tool-loop turn's reply, in tokens: a
 	// turn's text and tool calls, or its final answer. An unbounded reply
 	// can hold a model server's slot for minutes.
 	DefaultMaxTokens = 2000
+)
+
+// Stall rules of the executor, after the original's daemon.py (which
+// abandons a goal with no progress for 5 cycles or the same capability 4
+// times in a row): [existence.Outcome].Stall names the rule that abandoned
+// a goal, and an [existence.EventStall] reports it as its Reason.
+const (
+	// StallSameCall: the same tool call (same name and arguments) was
+	// made Config.MaxSameCalls (4) times in a row.
+	StallSameCall = "same_call"
+	// StallNoProgress: Config.MaxConsecutiveFailures (4) tool calls in a
+	// row failed.
+	StallNoProgress = "no_progress"
+	// StallStepBudget: the step budget (Config.MaxSteps, 20 model turns)
+	// ran out before a final answer.
+	StallStepBudget = "step_budget"
 )
 
 // TimedOut is the tool result the model sees when a tool call exceeds
@@ -134,7 +150,7 @@ type Config struct {
 	Check func(ctx context.Context, a existence.Assignment, f Final) error
 	// MaxSameCalls abandons the goal when the model makes the same tool
 	// call (same name, same arguments as JSON values) this many times in
-	// a row (default 4; stall rule existence.StallSameCall). The last
+	// a row (default 4; stall rule StallSameCall). The last
 	// repeat is not run.
 	MaxSameCalls int
 	// Temperature and MaxTokens are passed on every [llm.Request]: a nil
@@ -177,7 +193,7 @@ type Config struct {
 	// a goal that ends DONE is stored as a summary ("Goal completed: …")
 	// and one that fails or is abandoned as "FAILED: …"; and the model gets
 	// the remember and recall tools. A failed memory operation is reported
-	// as an existence.EventMemoryError and the goal goes on.
+	// as an existence.EventMemory (memory.EventError) and the goal goes on.
 	Memory *memory.Memory
 	// NoMemory turns long-term memory off for this executor, whatever the
 	// assignment carries.
@@ -309,11 +325,11 @@ func setDefault[T int | time.Duration](p *T, def T) {
 //     call succeeded); Summary is the trimmed answer.
 //   - ABANDONED by a stall rule (Outcome.Stall names it, and an
 //     [existence.EventStall] reports it): the same tool call
-//     Config.MaxSameCalls times in a row (existence.StallSameCall; Summary
+//     Config.MaxSameCalls times in a row (StallSameCall; Summary
 //     "abandoned: the same tool call was made 4 times in a row: ...");
 //     Config.MaxConsecutiveFailures tool failures in a row
-//     (existence.StallNoProgress; Summary names the count and the last
-//     failure); the step budget ran out (existence.StallStepBudget;
+//     (StallNoProgress; Summary names the count and the last
+//     failure); the step budget ran out (StallStepBudget;
 //     Summary "step budget of 20 model turns exhausted before a final
 //     answer").
 //   - ABANDONED because ctx ended (Summary: "interrupted after N model
@@ -488,7 +504,7 @@ func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, erro
 		msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: resp.Text, ToolCalls: calls})
 		for _, c := range calls {
 			if r.same(c) >= e.cfg.MaxSameCalls {
-				return r.stalled(existence.StallSameCall, fmt.Sprintf(
+				return r.stalled(StallSameCall, fmt.Sprintf(
 					"abandoned: the same tool call was made %d times in a row: %s %s",
 					r.sameCount, c.Name, runes.Head(string(c.Arguments), 200))), nil
 			}
@@ -503,13 +519,13 @@ func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, erro
 			}
 			r.consecutive++
 			if r.consecutive >= e.cfg.MaxConsecutiveFailures {
-				return r.stalled(existence.StallNoProgress, fmt.Sprintf(
+				return r.stalled(StallNoProgress, fmt.Sprintf(
 					"abandoned after %d consecutive tool failures; last: %s: %s",
 					r.consecutive, c.Name, runes.Head(result, 200))), nil
 			}
 		}
 	}
-	return r.stalled(existence.StallStepBudget, fmt.Sprintf(
+	return r.stalled(StallStepBudget, fmt.Sprintf(
 		"step budget of %s exhausted before a final answer", turns(e.cfg.MaxSteps))), nil
 }
 
@@ -612,7 +628,7 @@ func (r *run) stalled(rule, summary string) existence.Outcome {
 	out := r.outcome(identity.Abandoned, summary)
 	out.Stall = rule
 	if r.a.Report != nil {
-		r.a.Report(existence.Event{Kind: existence.EventStall, Cause: rule, Goal: r.a.Goal.Objective, Text: summary})
+		r.a.Report(existence.Event{Kind: existence.EventStall, Reason: rule, Goal: r.a.Goal.Objective, Text: summary})
 	}
 	return out
 }

@@ -399,8 +399,8 @@ func TestExecuteDefaultStepBudget(t *testing.T) {
 	assert.Equal(t, identity.Abandoned, out.Status)
 	assert.Equal(t, "step budget of 20 model turns exhausted before a final answer", out.Summary)
 	assert.Equal(t, 20, out.Steps)
-	assert.Equal(t, existence.StallStepBudget, out.Stall)
-	assert.Equal(t, []existence.Event{{Kind: existence.EventStall, Cause: existence.StallStepBudget,
+	assert.Equal(t, toolloop.StallStepBudget, out.Stall)
+	assert.Equal(t, []existence.Event{{Kind: existence.EventStall, Reason: toolloop.StallStepBudget,
 		Goal: "write a field report", Text: out.Summary}}, ev.stalls())
 }
 

@@ -53,7 +53,8 @@ func OutcomeMemory(objective, tool, result string) string {
 
 // recallBlock recalls the memories that matter for the goal and returns
 // the block for its first turn ("" for none). A failed recall is reported
-// as an [existence.EventMemoryError] and the goal goes on without.
+// as an [existence.EventMemory] (memory.EventError) and the goal goes on
+// without.
 func (r *run) recallBlock(ctx context.Context) string {
 	if r.mem == nil {
 		return ""
@@ -87,7 +88,8 @@ func (r *run) remember(ctx context.Context, n memory.Note) {
 
 func (r *run) memoryError(what string, err error) {
 	if r.a.Report != nil {
-		r.a.Report(existence.Event{Kind: existence.EventMemoryError, Text: what, Err: err})
+		me := memory.Event{Kind: memory.EventError, AgentID: r.a.AgentID, Text: what, Err: err, Error: err.Error()}
+		r.a.Report(existence.Event{Kind: existence.EventMemory, Text: what, Err: err, Memory: &me})
 	}
 }
 

@@ -92,7 +92,7 @@ func TestAgentLearnsAcrossGoals(t *testing.T) {
 		"outcome: Goal 'write a report on the rate limiter' step note: wrote report.md",
 		"reflection: Goal completed: 'write a report on the rate limiter'. Tool sequence: note. Result: wrote report.md about the rate limiter. Steps: 2.",
 	}, texts, "the step's outcome and the goal's summary are stored")
-	assert.NotEmpty(t, rec.Kind(existence.EventMemoryStored), "memory events reach the agent's observer")
+	assert.NotEmpty(t, rec.Memory(memory.EventStored), "memory events reach the agent's observer")
 
 	clock.Advance(6 * time.Second)
 	require.NoError(t, a.Tick(ctx))
@@ -104,7 +104,7 @@ func TestAgentLearnsAcrossGoals(t *testing.T) {
 		"\n- Goal completed: 'write a report on the rate limiter'. Tool sequence: note. Result: wrote report.md about the rate limiter. Steps: 2."+
 		"\n- Goal 'write a report on the rate limiter' step note: wrote report.md",
 		turns[1], "the later goal's planning request carries the recalled block, verbatim (the step's outcome, below the 0.35 cosine threshold, is found by its words)")
-	assert.NotEmpty(t, rec.Kind(existence.EventMemoryRecalled))
+	assert.NotEmpty(t, rec.Memory(memory.EventRecalled))
 }
 
 func memExecutor(t *testing.T, m llm.Model, mod func(*toolloop.Config)) (*toolloop.Executor, *memory.Memory, *memstore.Store) {

@@ -74,13 +74,13 @@ func TestSpanTreeOfACycleWithAToolCall(t *testing.T) {
 		if p, ok := byID[s.Parent().SpanID().String()]; ok {
 			parent = p.Name() + "/" + p.Attributes()[1].Value.String()
 		}
-		phase := a[existence.AttrPhase].AsString()
+		phase := a[attribute.Key("existence.phase")].AsString()
 		lines = append(lines, fmt.Sprintf("%s [%s] <- %s", s.Name(), phase, parent))
 		assert.Equal(t, "analyst", a["gen_ai.agent.id"].AsString(), s.Name())
 		assert.Equal(t, "Cipher", a["gen_ai.agent.name"].AsString(), s.Name())
 		assert.Equal(t, spans[0].SpanContext().TraceID(), s.SpanContext().TraceID(), "one trace")
 		for k := range a {
-			assert.NotContains(t, []attribute.Key{"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", existence.AttrGoal}, k, "no content by default")
+			assert.NotContains(t, []attribute.Key{"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", attribute.Key("existence.goal")}, k, "no content by default")
 		}
 	}
 	assert.ElementsMatch(t, []string{
@@ -94,7 +94,7 @@ func TestSpanTreeOfACycleWithAToolCall(t *testing.T) {
 
 	find := func(name, phase string) map[attribute.Key]attribute.Value {
 		for _, s := range spans {
-			if a := attrsOf(s); s.Name() == name && a[existence.AttrPhase].AsString() == phase {
+			if a := attrsOf(s); s.Name() == name && a[attribute.Key("existence.phase")].AsString() == phase {
 				return a
 			}
 		}
@@ -105,11 +105,11 @@ func TestSpanTreeOfACycleWithAToolCall(t *testing.T) {
 	assert.Equal(t, "invoke_agent", cyc["gen_ai.operation.name"].AsString())
 	assert.Equal(t, int64(900), cyc["gen_ai.usage.input_tokens"].AsInt64())
 	assert.Equal(t, int64(40), cyc["gen_ai.usage.output_tokens"].AsInt64())
-	assert.False(t, cyc[existence.AttrFallback].AsBool())
+	assert.False(t, cyc[attribute.Key("existence.fallback")].AsBool())
 	goal := find("invoke_agent Cipher", "goal")
-	assert.Equal(t, "DONE", goal[existence.AttrGoalStatus].AsString())
+	assert.Equal(t, "DONE", goal[attribute.Key("existence.goal.status")].AsString())
 	assert.Equal(t, int64(630), goal["gen_ai.usage.input_tokens"].AsInt64())
-	assert.Equal(t, cyc[existence.AttrGoalID], goal[existence.AttrGoalID])
+	assert.Equal(t, cyc[attribute.Key("existence.goal.id")], goal[attribute.Key("existence.goal.id")])
 	tool := find("execute_tool count_words", "")
 	assert.Equal(t, "execute_tool", tool["gen_ai.operation.name"].AsString())
 	assert.Equal(t, "c1", tool["gen_ai.tool.call.id"].AsString())
@@ -141,7 +141,7 @@ func TestSpanContentOptIn(t *testing.T) {
 			assert.JSONEq(t, `{"text":"to be or not to be"}`, a["gen_ai.tool.call.arguments"].AsString())
 			assert.Equal(t, "6", a["gen_ai.tool.call.result"].AsString())
 		default:
-			assert.Equal(t, "count the words of a famous line", a[existence.AttrGoal].AsString())
+			assert.Equal(t, "count the words of a famous line", a[attribute.Key("existence.goal")].AsString())
 		}
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/store/pgstore"
+	"github.com/existence-loop/sdk/task"
 )
 
 // The failover test re-runs this test binary as the worker processes: with
@@ -131,7 +132,7 @@ func worker() int {
 				logf(logLine{Ev: "fenced", Agent: e.AgentID, Err: e.Error})
 			case e.Kind == existence.EventLeaseLost:
 				logf(logLine{Ev: "lost", Agent: e.AgentID})
-			case e.Kind == existence.EventTask && e.Err == nil && e.Status == "completed":
+			case e.Kind == existence.EventTask && e.Err == nil && e.TaskStatus == task.Completed:
 				logf(logLine{Ev: "task-done", Agent: e.AgentID})
 			case e.Kind == existence.EventError && ctx.Err() == nil:
 				logf(logLine{Ev: "agent-error", Agent: e.AgentID, Err: e.Error})

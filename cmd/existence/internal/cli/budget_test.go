@@ -63,7 +63,7 @@ func TestTrioTokenBudget(t *testing.T) {
 			case existence.EventBudgetExhausted:
 				exhausted = append(exhausted, e)
 				lastExhausted = e.Time
-				assert.Equal(t, existence.BudgetScopeAgent, e.Budget.Scope)
+				assert.Equal(t, "agent", e.Budget.Scope)
 				assert.Equal(t, 4000, e.Budget.Tokens)
 				assert.True(t, e.Budget.RefillsAt.After(e.Time), "it says when it refills")
 			case existence.EventCycle:

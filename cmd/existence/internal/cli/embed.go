@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/ollama"
@@ -16,12 +17,20 @@ import (
 // counterparts of -provider, -llm-url and -model.
 type embedOptions struct {
 	provider, url, model string
+	urls                 []string // every -embed-url: more than one makes an llm.EmbedPool
 }
 
 // flags registers the embedder's flags on fs.
 func (o *embedOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.provider, "embed-provider", "ollama", "embedding provider: ollama (/api/embed) or openai (any OpenAI-compatible /v1/embeddings)")
-	fs.StringVar(&o.url, "embed-url", "", "embedding server URL (default $OLLAMA_HOST, else http://127.0.0.1:11434; with -embed-provider openai, a base URL ending in /v1, default $OPENAI_BASE_URL)")
+	fs.Func("embed-url", "embedding server URL (default $OLLAMA_HOST, else http://127.0.0.1:11434; with -embed-provider openai, a base URL ending in /v1, default $OPENAI_BASE_URL);\n"+
+		"repeat it for a pool of servers of the model, each call sent to the one with the fewest in flight and moved to another when one fails", func(s string) error {
+		if o.url == "" {
+			o.url = s
+		}
+		o.urls = append(o.urls, s)
+		return nil
+	})
 	fs.StringVar(&o.model, "embed-model", ollama.DefaultEmbedModel, "embedding model (run ollama pull nomic-embed-text first); it names the memories' vector space")
 }
 
@@ -43,16 +52,40 @@ func (o *embedOptions) check() error {
 }
 
 // embedder builds the embedder and returns it with the server URL it
-// resolved. It makes no network call.
+// resolved: with several -embed-url, an llm.EmbedPool of one adapter each,
+// named by their URLs, and the URLs comma-separated. It makes no network
+// call.
 func (o *embedOptions) embedder() (llm.Embedder, string, error) {
+	if len(o.urls) <= 1 {
+		return o.one(o.url)
+	}
+	var servers []llm.EmbedPoolServer
+	var urls []string
+	for _, u := range o.urls {
+		e, url, err := o.one(u)
+		if err != nil {
+			return nil, "", err
+		}
+		servers = append(servers, llm.EmbedPoolServer{Name: url, Embedder: e})
+		urls = append(urls, url)
+	}
+	pool, err := llm.NewEmbedPool(llm.EmbedPoolConfig{Servers: servers})
+	if err != nil {
+		return nil, "", err
+	}
+	return pool, strings.Join(urls, ", "), nil
+}
+
+// one builds the adapter of one embedding server at url.
+func (o *embedOptions) one(url string) (llm.Embedder, string, error) {
 	if o.provider == "openai" {
-		e, err := openai.NewEmbedder(openai.EmbedConfig{BaseURL: o.url, Model: o.model})
+		e, err := openai.NewEmbedder(openai.EmbedConfig{BaseURL: url, Model: o.model})
 		if err != nil {
 			return nil, "", err
 		}
 		return e, e.BaseURL(), nil
 	}
-	e, err := ollama.NewEmbedder(ollama.EmbedConfig{URL: o.url, Model: o.model})
+	e, err := ollama.NewEmbedder(ollama.EmbedConfig{URL: url, Model: o.model})
 	if err != nil {
 		return nil, "", err
 	}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -28,7 +29,8 @@ const standinHelp = `; or "standin:?slots=N&queue=N&latency=D" to start llm/llmt
 also model=NAME, context=TOKENS (default window), model-context=TOKENS (the model's length), max-context=TOKENS (the most it grants),
 cache=N (prompts kept in its KV cache; counts then leave out the cached prefix), overflow=ollama|cut|refuse (a prompt over the window:
 cut unless "truncate": false, always cut, always refuse), wording=current|legacy, version=V (/api/version), openai=openai|vllm|llamacpp|ollama
-(its /v1 flavor), retry-after=D), for runs without a GPU`
+(its /v1 flavor), retry-after=D, stop-after=N|D (the server stops after N chat requests or D: the calls in flight are cut
+and its port refuses connections, as a killed server's, to watch a pool move its agents)), for runs without a GPU`
 
 // standinTry says how to run the trio on the scripted stand-in.
 const standinTry = "run again with -llm-url standin:"
@@ -45,8 +47,9 @@ func isStandin(u string) bool { return strings.HasPrefix(u, standinScheme) }
 // the default: cut unless the request says "truncate": false; "cut":
 // always, as Ollama before 0.12.6; "refuse": always, as llama.cpp's
 // server), wording ("current" or "legacy" refusal text), version (what
-// /api/version says), openai (the /v1 endpoints' flavor) and retry-after
-// (a Retry-After sent with each 503).
+// /api/version says), openai (the /v1 endpoints' flavor), retry-after
+// (a Retry-After sent with each 503) and stop-after (see stopAfter; it is
+// applied by startStandin, not carried in the config).
 func parseStandin(spec string) (llmtest.ServerConfig, error) {
 	rest := strings.TrimPrefix(spec, standinScheme)
 	rest = strings.TrimPrefix(rest, "?")
@@ -115,8 +118,10 @@ func parseStandin(spec string) (llmtest.ServerConfig, error) {
 			}
 		case "model":
 			model = v
+		case "stop-after":
+			_, _, err = parseStopAfter(v)
 		default:
-			return llmtest.ServerConfig{}, fmt.Errorf("-llm-url %s: unknown stand-in setting %q (want slots, queue, latency, model, context, model-context, max-context, cache, overflow, wording, version, openai, retry-after)", spec, k)
+			return llmtest.ServerConfig{}, fmt.Errorf("-llm-url %s: unknown stand-in setting %q (want slots, queue, latency, model, context, model-context, max-context, cache, overflow, wording, version, openai, retry-after, stop-after)", spec, k)
 		}
 		if err != nil {
 			return llmtest.ServerConfig{}, fmt.Errorf("-llm-url %s: %s=%s: %w", spec, k, v, err)
@@ -124,6 +129,64 @@ func parseStandin(spec string) (llmtest.ServerConfig, error) {
 	}
 	cfg.Models = []llmtest.ModelSpec{{Name: model, ContextLength: modelContext}}
 	return cfg, nil
+}
+
+// parseStopAfter reads a stand-in's stop-after: a whole number of chat
+// requests, or a duration from the server's start ("15s").
+func parseStopAfter(v string) (requests int, after time.Duration, err error) {
+	if n, err := strconv.Atoi(v); err == nil {
+		if n <= 0 {
+			return 0, 0, errors.New("want a positive number of requests or a duration")
+		}
+		return n, 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, 0, errors.New("want a positive number of requests or a duration")
+	}
+	return 0, d, nil
+}
+
+// stopAfter arranges the stop a stand-in spec's stop-after asks for, on a
+// server listening on loopback: after that many chat requests (the last
+// of them is cut with the others in flight) or that long, the server
+// closes, so its port refuses connections as a killed server's does.
+// started is called with the server once it exists; cancel stops the
+// timer. cfg's LatencyFunc is wrapped to count the requests.
+func stopAfter(spec string, cfg *llmtest.ServerConfig) (started func(*llmtest.Server), cancel func(), err error) {
+	q, err := url.ParseQuery(strings.TrimPrefix(strings.TrimPrefix(spec, standinScheme), "?"))
+	if err != nil {
+		return nil, nil, err
+	}
+	vs := q["stop-after"]
+	if len(vs) == 0 {
+		return func(*llmtest.Server) {}, func() {}, nil
+	}
+	n, d, err := parseStopAfter(vs[len(vs)-1])
+	if err != nil {
+		return nil, nil, fmt.Errorf("-llm-url %s: stop-after: %w", spec, err)
+	}
+	var srv atomic.Pointer[llmtest.Server]
+	if d > 0 {
+		var timer *time.Timer
+		return func(s *llmtest.Server) { timer = time.AfterFunc(d, s.Close) }, func() {
+			if timer != nil {
+				timer.Stop()
+			}
+		}, nil
+	}
+	var served atomic.Int64
+	next, latency := cfg.LatencyFunc, cfg.Latency
+	cfg.LatencyFunc = func(c *llmtest.Call) time.Duration {
+		if served.Add(1) == int64(n) {
+			go srv.Load().Close() // Close waits for the requests in flight, this one too
+		}
+		if next != nil {
+			return next(c)
+		}
+		return latency
+	}
+	return func(s *llmtest.Server) { srv.Store(s) }, func() {}, nil
 }
 
 func positive(s string) (int, error) {
@@ -203,6 +266,10 @@ func startStandin(o *runOptions, scripted bool) (stop func(), err error) {
 		o.model = cfg.Models[0].Name
 	}
 	o.cacheCounts.hook(&cfg)
+	started, cancel, err := stopAfter(o.llmURL, &cfg)
+	if err != nil {
+		return nil, err
+	}
 	s := llmtest.NewServer(cfg)
 	if o.standin != nil {
 		o.standin(s)
@@ -213,11 +280,12 @@ func startStandin(o *runOptions, scripted bool) (stop func(), err error) {
 	} else {
 		base = s.Start()
 	}
+	started(s)
 	if o.provider == "openai" {
 		base += "/v1"
 	}
 	o.llmURL = base
-	return s.Close, nil
+	return func() { cancel(); s.Close() }, nil
 }
 
 // handlerTransport serves requests with an http.Handler in process, as if

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/memory"
@@ -61,8 +60,8 @@ func TestTrioWithMemory(t *testing.T) {
 	out, stderr, err := runTrioTest(t, trioArgs(t, url, "-cycles", "2", "-memory", "-embed-url", url)...)
 	require.NoError(t, err, stderr)
 	evs := events(t, out)
-	assert.NotEmpty(t, contextEvents(evs, existence.EventMemoryStored), "memory events reach the thoughts log")
-	assert.Empty(t, contextEvents(evs, existence.EventMemoryPending), "every memory was embedded at once")
+	assert.NotEmpty(t, memoryEvents(evs, memory.EventStored), "memory events reach the thoughts log")
+	assert.Empty(t, memoryEvents(evs, memory.EventPending), "every memory was embedded at once")
 
 	store, err := filestore.Open("trio-state", filestore.Options{})
 	require.NoError(t, err)

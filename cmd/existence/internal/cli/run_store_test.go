@@ -142,7 +142,7 @@ func TestTrioPostgresStore(t *testing.T) {
 	require.NoError(t, err, stderr)
 	heard := false
 	for _, e := range events(t, out) {
-		heard = heard || e.Kind == existence.EventMessage && e.AgentID == "scout" && e.Cause == "host" && e.Text == "hello from the dashboard"
+		heard = heard || e.Kind == existence.EventMessage && e.AgentID == "scout" && e.Direction == "host" && e.Text == "hello from the dashboard"
 	}
 	assert.True(t, heard, "the host message was delivered:\n%s", out)
 	pending, err := s.Pending(ctx, "scout")

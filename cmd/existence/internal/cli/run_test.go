@@ -210,7 +210,7 @@ func TestTrioAgainstFakeOllama(t *testing.T) {
 	assert.Equal(t, "explore the workspace and build something useful", goals["builder"][0])
 	require.Len(t, fallbacks, 1)
 	assert.Equal(t, "builder", fallbacks[0].AgentID)
-	assert.Equal(t, "invalid_output", fallbacks[0].Cause)
+	assert.Equal(t, "invalid_output", fallbacks[0].FailureClass)
 
 	// Every model attempt is an event: for Cedar, the 503 (then retried),
 	// the malformed reply, its repair, the second cycle, and two executor

@@ -432,8 +432,9 @@ func (p *printer) observe(e existence.Event) {
 	if e.Kind == existence.EventFallback {
 		p.hint(e.Err)
 	}
-	if e.Kind == existence.EventMemoryPending || e.Kind == existence.EventMemoryBackfillFailed {
-		p.hintEmbedder(e)
+	mk := memoryKind(e)
+	if mk == memory.EventPending || mk == memory.EventBackfillFailed {
+		p.hintEmbedder(e.Memory.Cause)
 	}
 	if p.o.json {
 		if err := p.enc.Encode(e); err != nil {
@@ -446,18 +447,27 @@ func (p *printer) observe(e existence.Event) {
 	// and a memory shows when it is stored, recalled, merged, evicted or
 	// lost, not each time it waits for or gets its embedding.
 	if !p.o.verbose && (e.Kind == existence.EventCycle || e.Kind == existence.EventModelCall ||
-		e.Kind == existence.EventMemoryPending ||
-		e.Kind == existence.EventMemoryEmbedded || e.Kind == existence.EventMemoryBackfillFailed) {
+		mk == memory.EventPending || mk == memory.EventEmbedded || mk == memory.EventBackfillFailed) {
 		return
 	}
 	fmt.Fprintln(p.stdout, e.String())
 }
 
+// memoryKind is the memory event's kind of an [existence.EventMemory], ""
+// for other events.
+func memoryKind(e existence.Event) memory.EventKind {
+	if e.Kind != existence.EventMemory || e.Memory == nil {
+		return ""
+	}
+	return e.Memory.Kind
+}
+
 // hintEmbedder prints one stderr line when the embedder cannot be reached
-// or lacks the model, saying what to run; the memories are kept as text.
-func (p *printer) hintEmbedder(e existence.Event) {
+// or lacks the model (the memory event's cause), saying what to run; the
+// memories are kept as text.
+func (p *printer) hintEmbedder(cause string) {
 	var msg string
-	switch e.Cause {
+	switch cause {
 	case "unavailable":
 		msg = fmt.Sprintf("cannot reach the embedder at %s — start it (ollama serve)", p.o.embed.url)
 	case "model_not_found":

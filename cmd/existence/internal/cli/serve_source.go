@@ -188,7 +188,7 @@ func derive(before seenState, st *identity.AgentState) []existence.Event {
 			start = len(goals)
 		} else {
 			if g := goals[k]; g.Status != before.lastStatus && g.Status.Ended() {
-				out = append(out, ev(existence.Event{Kind: existence.EventGoalEnded, Time: g.Ended, Status: string(g.Status), Text: g.Outcome, Goal: g.Objective}))
+				out = append(out, ev(existence.Event{Kind: existence.EventGoalEnded, Time: g.Ended, GoalStatus: g.Status, Text: g.Outcome, Goal: g.Objective}))
 			}
 			start = k + 1
 		}
@@ -199,11 +199,11 @@ func derive(before seenState, st *identity.AgentState) []existence.Event {
 			// The stored cause is "{class}: {error}"; the event's is the
 			// class, as on the live event.
 			class, _, _ := strings.Cut(g.Cause, ": ")
-			e.Reasoning, e.Cause = existence.FallbackReasoning, class
+			e.Reasoning, e.FailureClass = existence.FallbackReasoning, class
 		}
 		out = append(out, ev(e))
 		if g.Status.Ended() {
-			out = append(out, ev(existence.Event{Kind: existence.EventGoalEnded, Time: g.Ended, Status: string(g.Status), Text: g.Outcome, Goal: g.Objective}))
+			out = append(out, ev(existence.Event{Kind: existence.EventGoalEnded, Time: g.Ended, GoalStatus: g.Status, Text: g.Outcome, Goal: g.Objective}))
 		}
 	}
 	if w := st.Identity.Worldview; w != before.worldview && w != "" {

@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/memory"
 )
 
 // runStandinTrio runs the trio with args (a "standin:" -llm-url among
@@ -54,8 +56,8 @@ func TestTrioOnTheScriptedStandin(t *testing.T) {
 				assert.False(t, e.Tool.Failed, "%s: %s: %s", e.AgentID, e.Tool.Name, e.Tool.Result)
 				tools[e.Tool.Name]++
 			case existence.EventGoalEnded:
-				done[e.AgentID] += map[bool]int{true: 1}[e.Status == "DONE"]
-				assert.Equal(t, "DONE", e.Status, "%s: %s", e.AgentID, e.Text)
+				done[e.AgentID] += map[bool]int{true: 1}[e.GoalStatus == identity.Done]
+				assert.Equal(t, identity.Done, e.GoalStatus, "%s: %s", e.AgentID, e.Text)
 			}
 		}
 		assert.Positive(t, tools["list_files"])
@@ -76,18 +78,23 @@ func TestTrioOnTheScriptedStandin(t *testing.T) {
 func TestThoughtsLogShowsMemories(t *testing.T) {
 	for _, tc := range []struct {
 		kind    existence.EventKind
+		memory  memory.EventKind
 		verbose bool
 		shown   bool
 	}{
-		{existence.EventMemoryStored, false, true},
-		{existence.EventMemoryPending, false, false},
-		{existence.EventMemoryEmbedded, false, false},
-		{existence.EventModelCall, false, false},
-		{existence.EventMemoryPending, true, true},
+		{existence.EventMemory, memory.EventStored, false, true},
+		{existence.EventMemory, memory.EventPending, false, false},
+		{existence.EventMemory, memory.EventEmbedded, false, false},
+		{existence.EventModelCall, "", false, false},
+		{existence.EventMemory, memory.EventPending, true, true},
 	} {
 		var out bytes.Buffer
 		p := newPrinter(&runOptions{verbose: tc.verbose}, &out, io.Discard)
-		p.observe(existence.Event{Kind: tc.kind, AgentID: "scout", Agent: "Cedar", Text: "x"})
-		assert.Equal(t, tc.shown, out.Len() > 0, "%s, -v %v", tc.kind, tc.verbose)
+		e := existence.Event{Kind: tc.kind, AgentID: "scout", Agent: "Cedar", Text: "x"}
+		if tc.memory != "" {
+			e.Memory = &memory.Event{Kind: tc.memory, AgentID: "scout", Text: "x"}
+		}
+		p.observe(e)
+		assert.Equal(t, tc.shown, out.Len() > 0, "%s %s, -v %v", tc.kind, tc.memory, tc.verbose)
 	}
 }

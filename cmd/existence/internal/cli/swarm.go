@@ -7,11 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"maps"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
@@ -22,10 +19,8 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/prompt"
-	"github.com/existence-loop/sdk/store/pgstore"
 )
 
 // swarmCommand is `existence swarm`, the scale benchmark.
@@ -114,6 +109,10 @@ type swarmOptions struct {
 	tokenBudget     existence.Budget
 	replyTokens     int // -reply-tokens: the existence cycle's reply limit
 	layout          prompt.Layout
+	// stopWhen, set by tests, ends the run before -duration once it
+	// reports true; it is asked at each sample (every 100 ms) with the
+	// pool (nil without one).
+	stopWhen func(*swarmPool) bool
 }
 
 // flags registers the swarm command's flags on fs.
@@ -335,6 +334,9 @@ type swarmResult struct {
 	// Servers are the pool's servers with more than one -llm-url (Server
 	// is then the first), each with its calls, failures and downs.
 	Servers []*swarmServer `json:"servers,omitempty"`
+	// Pinning is how well the pool kept each agent on one server, with
+	// several -llm-url.
+	Pinning *swarmPinning `json:"pinning,omitempty"`
 	// Tokens are the tokens the model calls used: the server's counts,
 	// else estimates.
 	Tokens swarmTokens `json:"tokens"`
@@ -534,339 +536,6 @@ func writeHeap(path string) error {
 		return err
 	}
 	return f.Close()
-}
-
-// runSwarm runs the swarm for o.duration (or until ctx ends).
-func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
-	discard := slog.New(slog.DiscardHandler)
-	t0 := time.Now()
-	db, err := openSwarmStore(ctx, o.store, discard)
-	if err != nil {
-		return nil, err
-	}
-	defer db.closer.Close()
-	runtime.GC()
-	rss0 := rssBytes()
-	sim := &simModel{latency: o.latency, jitter: o.jitter, seed: o.seed}
-	model := llm.Model(sim)
-	var server *swarmServer
-	var pool *swarmPool
-	if len(o.llmURLs) > 1 {
-		p, stop, err := poolModel(&o, sim)
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
-		model, server, pool = p.pool, p.servers[0], p
-	} else if o.llmURL != "" {
-		m, srv, stop, err := serverModel(&o, sim)
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
-		model, server = m, srv
-	}
-	col := &swarmCollector{cycled: map[string]bool{}, said: map[string]time.Time{}, calls: map[string]int64{}, span: o.duration}
-	saves := &saveStats{}
-	ids := make([]string, o.agents)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("agent-%05d", i)
-	}
-	name := func(id string) string {
-		n, _ := strconv.Atoi(strings.TrimPrefix(id, "agent-"))
-		return "Agent " + strconv.Itoa(n)
-	}
-	rc := existence.RunnerConfig{
-		AutonomyWorkers: autonomyWorkers(o.autonomyWorkers),
-		Budget:          o.tokenBudget,
-		PriorityWorkers: o.priorityWorkers,
-		Cooldown:        o.cooldown,
-		Heartbeat:       o.heartbeat,
-		Observer:        col.observe,
-		Logger:          discard,
-	}
-	var leases *countingLeases
-	if db.pg != nil {
-		// Enroll the population (idempotent, so every process may),
-		// then let the runner claim up to -max-agents of it and run each
-		// agent on the store fenced by its lease.
-		if err := db.pg.Enroll(ctx, ids...); err != nil {
-			return nil, err
-		}
-		leases = &countingLeases{Manager: db.pg}
-		rc.Leases, rc.MaxAgents = leases, o.agents
-		if o.maxAgents > 0 {
-			rc.MaxAgents = o.maxAgents
-		}
-		rc.NewAgent = func(ctx context.Context, l lease.Lease) (existence.Config, error) {
-			f := db.pg.Fenced(l)
-			cfg := existence.Config{ID: l.AgentID, Name: name(l.AgentID), Model: model, Retry: o.retry(), Store: countingStore{f, saves}, Prompt: o.prompt(), MaxTokens: o.replyTokens}
-			if !o.noTasks {
-				cfg.Tasks = f.Tasks()
-			}
-			return cfg, nil
-		}
-	} else {
-		if o.seasoned {
-			if err := season(ctx, db.store, ids, name, t0); err != nil {
-				return nil, err
-			}
-		}
-		rc.Store = countingStore{db.store, saves}
-	}
-	r, err := existence.NewRunner(rc)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	if db.pg == nil {
-		for _, id := range ids {
-			cfg := existence.Config{ID: id, Name: name(id), Model: model, Retry: o.retry(), Prompt: o.prompt(), MaxTokens: o.replyTokens}
-			if db.tasks != nil && !o.noTasks {
-				cfg.Tasks = db.tasks
-			}
-			if _, err := r.Add(ctx, cfg); err != nil {
-				return nil, err
-			}
-		}
-	}
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	done := make(chan error, 1)
-	if leases != nil {
-		// With leases, the runner's first lease round claims the agents
-		// and loads their states: that is start-up too, so the timed run
-		// starts once every agent claimed is held.
-		go func() { done <- r.Run(runCtx) }()
-		poll := time.NewTicker(5 * time.Millisecond)
-	adopt:
-		for !leases.adopted(r.Len()) {
-			select {
-			case err := <-done:
-				done <- err // Run ended early: reported at the end of the run
-				break adopt
-			case <-poll.C:
-			}
-		}
-		poll.Stop()
-	}
-	startup := time.Since(t0)
-
-	ctx, cancel := context.WithTimeout(runCtx, o.duration)
-	defer cancel()
-	context.AfterFunc(ctx, stopRun)
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	runtime.GC() // the first live-heap sample is then the whole population's, not a GC's from mid-setup
-	start, cpu0 := time.Now(), cpuTime()
-	server.start()
-	pool.start()
-	col.mu.Lock()
-	col.start = start
-	col.mu.Unlock()
-	// The saves until the stop; those after it are the shutdown's.
-	var savesAtStop atomic.Int64
-	var stopAt atomic.Int64
-	var pgStart pgstore.Stats                // the PostgreSQL store's counters at the start
-	var pgStop atomic.Pointer[pgstore.Stats] // and at the stop
-	if db.pg != nil {
-		pgStart = db.pg.Stats()
-	}
-	context.AfterFunc(ctx, func() {
-		savesAtStop.Store(saves.saves.Load())
-		stopAt.Store(int64(time.Since(start)))
-		if db.pg != nil {
-			st := db.pg.Stats()
-			pgStop.Store(&st)
-		}
-	})
-	if leases == nil {
-		go func() { done <- r.Run(ctx) }()
-	}
-	relayed := make(chan error, 1)
-	if db.pg != nil {
-		// Messages sent to the agents through the database (Store.Send,
-		// by another program) reach the ones this process holds.
-		go func() {
-			relayed <- db.pg.Relay(ctx, time.Second, func(id string) pgstore.Recipient {
-				if a := r.Agent(id); a != nil {
-					return a
-				}
-				return nil
-			})
-		}()
-	} else {
-		relayed <- nil
-	}
-
-	nextSecond := start
-	res := &swarmResult{Server: server, TokenBudget: o.tokenBudget.String(), Agents: o.agents, GCSamples: o.gcSamples, Seasoned: o.seasoned, AutonomyWorkers: o.autonomyWorkers, HeartbeatS: o.heartbeat.Seconds(), TriggerGapS: existence.DefaultTriggerGap(o.heartbeat).Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
-		Store: db.kind, Tasks: db.tasks != nil && !o.noTasks, StartupS: startup.Seconds()}
-	rng := rand.New(rand.NewPCG(o.seed, 42))
-	var sayAt []time.Duration
-	for i := range o.hostMessages {
-		// Evenly spread over the middle of the run, so that each swarmReply
-		// measures one message, not a queue of them.
-		sayAt = append(sayAt, o.duration/10+time.Duration(i)*(o.duration*8/10)/time.Duration(o.hostMessages))
-	}
-	sample := time.NewTicker(100 * time.Millisecond)
-	defer sample.Stop()
-	nextRSS := start
-	var samples int
-	var heapDone bool
-	var lastQueued int64 // at the last sample: the final Stats come after the stop emptied the queues
-	var busySum, queuedSum, flightSum float64
-	var runErr error
-loop:
-	for {
-		select {
-		case runErr = <-done:
-			break loop
-		case <-sample.C:
-			res.GoroutinesMax = max(res.GoroutinesMax, runtime.NumGoroutine())
-			res.AgentsHeldMax = max(res.AgentsHeldMax, r.Len())
-			if rss := rssBytes(); rss > res.RSSBytes {
-				res.RSSBytes = rss // the peak while the agents run, not after the final saves
-			}
-			if o.memProfile != "" && !heapDone && time.Since(start) >= o.duration*9/10 {
-				heapDone = true
-				if err := writeHeap(o.memProfile); err != nil {
-					return nil, err
-				}
-			}
-			st := r.Stats()
-			if ctx.Err() != nil {
-				continue // stopping: the agents are being saved, not scheduled
-			}
-			lastQueued = int64(st.Queued[0] + st.Queued[1])
-			samples++
-			busySum += float64(st.Running[existence.LaneAutonomy])
-			queuedSum += float64(st.Queued[existence.LaneAutonomy])
-			res.QueuedMax = max(res.QueuedMax, st.Queued[existence.LaneAutonomy])
-			flightSum += float64(sim.inFlight.Load())
-			if now := time.Now(); !now.Before(nextSecond) {
-				res.LimitBySecond = append(res.LimitBySecond, st.Concurrency.Limit)
-				nextSecond = nextSecond.Add(time.Second)
-			}
-			if now := time.Now(); !now.Before(nextRSS) {
-				res.RSSSamplesMB = append(res.RSSSamplesMB, float64(rssBytes())/(1<<20))
-				if o.gcSamples {
-					runtime.GC()
-				}
-				res.LiveHeapMB = append(res.LiveHeapMB, float64(liveHeapBytes())/(1<<20))
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
-				res.HeapInuseMB, res.StackInuseMB, res.GoSysMB, res.NumGC = float64(ms.HeapInuse)/(1<<20), float64(ms.StackInuse)/(1<<20), float64(ms.Sys)/(1<<20), ms.NumGC
-				nextRSS = now.Add(o.duration / 10)
-			}
-			for len(sayAt) > 0 && time.Since(start) >= sayAt[0] {
-				sayAt = sayAt[1:]
-				id := ids[rng.IntN(o.agents)]
-				if db.pg != nil {
-					// Only the agents this process holds can be timed.
-					held := r.Agents()
-					if len(held) == 0 {
-						continue
-					}
-					id = held[rng.IntN(len(held))].ID()
-				}
-				col.mu.Lock()
-				if _, busy := col.said[id]; busy {
-					col.mu.Unlock()
-					continue
-				}
-				col.said[id] = time.Now()
-				col.mu.Unlock()
-				if err := r.SayAsHost(context.WithoutCancel(ctx), "How are you doing?", id); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	elapsed := time.Since(start)
-	res.CPUSeconds = (cpuTime() - cpu0).Seconds()
-	res.CPUPercent = 100 * res.CPUSeconds / elapsed.Seconds()
-	if leases == nil {
-		res.AgentsHeldMax = 0 // every agent, all the run
-		res.RSSBytesPerAgent = (res.RSSBytes - rss0) / int64(o.agents)
-	} else {
-		res.RSSBytesPerAgent = (res.RSSBytes - rss0) / int64(max(res.AgentsHeldMax, 1))
-		res.LeasesClaimed, res.LeasesLost, res.LeasesReleased = leases.claimed.Load(), leases.lost.Load(), leases.released.Load()
-	}
-	res.Saves = savesAtStop.Load()
-	if d := time.Duration(stopAt.Load()); d > 0 {
-		res.SavesPerS = float64(res.Saves) / d.Seconds()
-	}
-	res.FinalSaves = saves.saves.Load() - res.Saves
-	res.SaveErrors, res.SavesCancelled = saves.errors.Load(), saves.cancelled.Load()
-	res.SaveLatency = saves.quantiles()
-	st := r.Stats()
-	res.DurationS = elapsed.Seconds()
-	res.Coalesced = st.Coalesced
-	res.Heartbeats = st.Dispatched[0] + st.Dispatched[1] + lastQueued + st.Coalesced
-	res.ModelCalls = sim.calls.Load()
-	res.CallsInFlightMax = sim.maxInFlight.Load()
-	res.CallsInFlightAtEnd = sim.cancelled.Load()
-	res.Concurrency, res.Held = st.Concurrency, st.Held
-	if st.Concurrency.Calls > 0 {
-		res.OverloadRate = float64(st.Concurrency.Overloads) / float64(st.Concurrency.Calls)
-	}
-	server.finish(elapsed)
-	res.Servers = pool.finish(elapsed)
-	if samples > 0 {
-		res.WorkersBusyMean, res.QueuedMean, res.CallsInFlightMean = busySum/float64(samples), queuedSum/float64(samples), flightSum/float64(samples)
-	}
-	col.mu.Lock()
-	res.Ticks = map[string]int64{"autonomy": st.Dispatched[existence.LaneAutonomy], "priority": st.Dispatched[existence.LanePriority]}
-	res.CyclesByLane = map[string]int64{"autonomy": int64(len(col.lateness[0])), "priority": int64(len(col.lateness[1]))}
-	res.CallsByPurpose = maps.Clone(col.calls)
-	res.Fallbacks = col.fallbacks
-	res.Tokens = col.tokens
-	res.Tokens.PerS = float64(col.tokens.Input+col.tokens.Output) / elapsed.Seconds()
-	res.BudgetExhausted = col.exhausted
-	res.Errors, res.FirstError, res.Cancelled = col.errors, col.firstErr, col.cancelled
-	res.CycleOverhead = quantilesOf(col.overheads)
-	res.OutOfOrderStarts = outOfOrder(col.starts)
-	for _, w := range col.windows {
-		res.LatenessByWindow = append(res.LatenessByWindow, quantilesOf(w).P99)
-	}
-	res.Cycles = int64(len(col.lateness[0]) + len(col.lateness[1]))
-	res.CyclesPerS = float64(res.Cycles) / elapsed.Seconds()
-	res.Lateness = map[string]quantiles{"autonomy": quantilesOf(col.lateness[0]), "priority": quantilesOf(col.lateness[1])}
-	res.AgentsCycled = len(col.cycled)
-	if db.pg != nil {
-		stop, d := pgStop.Load(), time.Duration(stopAt.Load())
-		if stop == nil { // the run ended before its time
-			st := db.pg.Stats()
-			stop, d = &st, elapsed
-		}
-		res.Postgres = pgFiguresOf(pgStart, *stop, res.Cycles, d)
-		res.LeasesLost = db.pg.Stats().LeasesLost // each loss once (Renew repeats a lost lease until it is released)
-	}
-	if o.hostMessages > 0 {
-		q := quantilesOf(col.replies)
-		res.HostReply = &q
-		oq := quantilesOf(col.overhead)
-		res.HostOverhead = &oq
-		res.HostUnanswered = len(col.said)
-	}
-	col.mu.Unlock()
-	if err := <-relayed; err != nil && ctx.Err() == nil {
-		runErr = errors.Join(runErr, err)
-	}
-	if runErr != nil && !errors.Is(runErr, context.DeadlineExceeded) {
-		return res, runErr
-	}
-	return res, nil
 }
 
 func (res *swarmResult) print(w io.Writer, asJSON bool) error {

@@ -343,6 +343,8 @@ func TestSwarmOverAPoolWithTheCacheLayout(t *testing.T) {
 		require.NotNil(t, s.Pool)
 		assert.Positive(t, s.Pool.Calls, s.URL)
 		assert.Zero(t, s.Pool.Downs, s.URL)
+		assert.Positive(t, s.Pool.PromptTokens, s.URL)
+		assert.Positive(t, s.Pool.OutputTokens, s.URL)
 		require.NotNil(t, s.Standin)
 		assert.Equal(t, "cache", s.Standin.Layout)
 		assert.Positive(t, s.Standin.CycleCachedShare, s.URL)

@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/memory"
 )
 
 // surveyor scripts the stand-in model for the trio: a cycle chooses a goal;
@@ -81,6 +82,17 @@ func fileReads(evs []existence.Event) int {
 		}
 	}
 	return n
+}
+
+// memoryEvents returns the existence.EventMemory events of one memory kind.
+func memoryEvents(evs []existence.Event, kind memory.EventKind) []existence.Event {
+	var out []existence.Event
+	for _, e := range evs {
+		if memoryKind(e) == kind {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func contextEvents(evs []existence.Event, kind existence.EventKind) []existence.Event {

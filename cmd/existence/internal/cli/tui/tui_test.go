@@ -21,6 +21,7 @@ import (
 
 	"github.com/existence-loop/sdk/cmd/existence/internal/cli/tui"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/slot"
 )
 
@@ -84,8 +85,8 @@ func TestGoldenFrame(t *testing.T) {
 	for _, e := range []existence.Event{
 		{Kind: existence.EventGoalChosen, Time: at, Agent: "Cedar", Text: "map the workspace", Reasoning: "I know nothing yet"},
 		{Kind: existence.EventCycle, Time: at, Agent: "Cedar", Cycle: &existence.CycleStats{}}, // not a thought
-		{Kind: existence.EventFallback, Time: at, Agent: "Vault", Cause: "unavailable", Error: "cannot reach Ollama"},
-		{Kind: existence.EventGoalEnded, Time: at, Agent: "Cipher", Status: "DONE", Text: strings.Repeat("a long outcome ", 20)},
+		{Kind: existence.EventFallback, Time: at, Agent: "Vault", FailureClass: "unavailable", Error: "cannot reach Ollama"},
+		{Kind: existence.EventGoalEnded, Time: at, Agent: "Cipher", GoalStatus: identity.Done, Text: strings.Repeat("a long outcome ", 20)},
 	} {
 		tm.Send(tui.EventMsg(e))
 	}
