@@ -2,12 +2,12 @@ package existence_test
 
 import (
 	"encoding/json"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest/engine"
 	"github.com/existence-loop/sdk/llm/ollama"
@@ -31,28 +31,20 @@ func checkCycle(t *testing.T, tg engine.Target) {
 	ctx := engine.Context(t)
 	m, err := ollama.New(ollama.Config{URL: tg.URL, Model: tg.Model, HTTPClient: tg.Client})
 	require.NoError(t, err)
-	var (
-		mu     sync.Mutex
-		events []existence.Event
-	)
+	rec := &existencetest.Recorder{}
 	agent, err := existence.New(ctx, existence.Config{
 		ID:        "scout",
 		Name:      "Cedar",
 		Model:     m,
 		Seed:      llm.Ptr(11),
 		MaxTokens: 1000,
-		Observer: func(e existence.Event) {
-			mu.Lock()
-			defer mu.Unlock()
-			events = append(events, e)
-		},
+		Observer:  rec.Observe,
 	})
 	require.NoError(t, err)
 	defer agent.Close()
 	require.NoError(t, agent.Tick(ctx))
 
-	mu.Lock()
-	defer mu.Unlock()
+	events := rec.Events()
 	var chosen []string
 	for _, e := range events {
 		require.NotEqual(t, existence.EventFallback, e.Kind, "the reply did not validate: %s", e.Text)

@@ -22,7 +22,9 @@ var t0 = time.Date(2026, 11, 21, 22, 23, 0, 0, time.UTC)
 
 func fixedNow() time.Time { return t0 }
 
-// sampleState returns a state that uses every field, with multi-byte text.
+// sampleState returns the state of the golden documents testdata/scout.v0.json
+// (a fixed historical format) and scout.v1.json, with multi-byte text; the
+// state using every field is storetest.FullState.
 func sampleState(id string) *identity.AgentState {
 	return &identity.AgentState{
 		Identity: identity.Identity{
