@@ -275,7 +275,7 @@ async function schemaGrammar(schema) {
 	const key = JSON.stringify(schema);
 	let g = grammars.get(key);
 	if (!g) {
-		g = await llama.createGrammarForJsonSchema(capSchema(schema));
+		g = await llama.createGrammar({ grammar: await schemaRules(schema) });
 		if (grammars.size > 64) grammars.clear();
 		grammars.set(key, g);
 	}
@@ -308,13 +308,25 @@ function capSchema(s) {
 	return out;
 }
 
+// schemaRules is the GBNF of node-llama-cpp's converter for the capped
+// schema, its root ending where the JSON value ends, as llama.cpp's
+// json-schema-to-grammar does: node-llama-cpp appends four or more
+// newlines that its own generator turns into a stop, and that nothing
+// here stops on, so that the grammar would let a reply run to its token
+// limit on newlines (and a <tool_call> block never close).
+async function schemaRules(schema) {
+	const g = await llama.createGrammarForJsonSchema(capSchema(schema));
+	const rules = g.grammar.replace(/^(root ::=.*?) "(?:\\n){4}" \[\\n\]\*$/m, "$1");
+	if (/^root ::=.*\[\\n\]\*$/m.test(rules)) throw new Error("node-llama-cpp's JSON Schema grammar ends in a way this server does not know");
+	return rules;
+}
+
 async function toolGrammar(tools) {
 	const oneOf = tools.map((t) => ({
 		type: "object",
 		properties: { name: { const: t.function.name }, arguments: normalizeParams(t.function.parameters) },
 	}));
-	const inner = await llama.createGrammarForJsonSchema(capSchema(oneOf.length === 1 ? oneOf[0] : { oneOf }));
-	const rules = inner.grammar.replace(/^root ::=/m, "tool-call-json ::=");
+	const rules = (await schemaRules(oneOf.length === 1 ? oneOf[0] : { oneOf })).replace(/^root ::=/m, "tool-call-json ::=");
 	return llama.createGrammar({ grammar: `root ::= "<tool_call>\\n" tool-call-json "\\n</tool_call>"\n${rules}` });
 }
 
