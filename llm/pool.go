@@ -326,6 +326,7 @@ func (p *Pool) Generate(ctx context.Context, req *Request) (*Response, error) {
 		if !ok {
 			continue
 		}
+		notePoolServer(ctx, s.name)
 		resp, err := s.model.Generate(ctx, req)
 		s.done(p.cfg.Now(), err, probe, err != nil && ctx.Err() != nil, p.cfg.Failures, p.cfg.Probe)
 		if err != nil && errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
@@ -401,4 +402,38 @@ func (p *Pool) ContextWindow(ctx context.Context) (tokens int, est *TokenEstimat
 		return 0, nil, errs[0]
 	}
 	return tokens, est, nil
+}
+
+// poolNote is how a [Trace] above a [Pool] learns which server the pool
+// sent a failed call to last (a reply names its server in
+// [Response].Server; an error does not): the trace puts one in the
+// call's context, and the pool writes each server it tries into it.
+type poolNote struct {
+	mu     sync.Mutex
+	server string
+}
+
+type poolNoteKey struct{}
+
+// withPoolNote returns ctx carrying a fresh note, and the note.
+func withPoolNote(ctx context.Context) (context.Context, *poolNote) {
+	n := &poolNote{}
+	return context.WithValue(ctx, poolNoteKey{}, n), n
+}
+
+// notePoolServer records name as the server tried last, when a trace
+// above asked for it.
+func notePoolServer(ctx context.Context, name string) {
+	if n, ok := ctx.Value(poolNoteKey{}).(*poolNote); ok {
+		n.mu.Lock()
+		n.server = name
+		n.mu.Unlock()
+	}
+}
+
+// last returns the server tried last, or "".
+func (n *poolNote) last() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.server
 }

@@ -67,7 +67,8 @@ type Locator interface {
 // server.port (when an adapter in the chain is a [Locator]; the port
 // defaults to the scheme's; below a [Pool], from the reply's
 // [Response].Server when it is a URL, with existence.pool.server naming
-// that server), gen_ai.response.model,
+// that server; for a call that failed, the server the pool tried last),
+// gen_ai.response.model,
 // gen_ai.usage.input_tokens and gen_ai.usage.output_tokens ([UsageOf]:
 // the server's counts, else estimates, flagged by
 // existence.usage.input_estimated and existence.usage.output_estimated),
@@ -136,6 +137,7 @@ func (x *traceModel) Generate(ctx context.Context, req *Request) (*Response, err
 	}
 	ctx, span := x.tracer.Start(ctx, strings.TrimSpace("chat "+model), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	defer span.End()
+	ctx, note := withPoolNote(ctx)
 	resp, err := x.next.Generate(ctx, req)
 	u := UsageOf(ctx, x.next, req, resp, err)
 	out := []attribute.KeyValue{
@@ -161,6 +163,10 @@ func (x *traceModel) Generate(ctx context.Context, req *Request) (*Response, err
 		if x.cfg.Content {
 			out = append(out, semconv.GenAIOutputMessagesKey.String(outputMessages(r)))
 		}
+	}
+	if r := RepliedTo(resp, err); (r == nil || r.Server == "") && note.last() != "" {
+		out = append(out, AttrPoolServer.String(note.last())) // a failed call: the server the pool tried last
+		out = append(out, addressOf(note.last())...)
 	}
 	if err != nil {
 		out = append(out, semconv.ErrorTypeKey.String(Classify(err)))

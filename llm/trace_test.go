@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -196,6 +197,52 @@ func TestTracePoolServer(t *testing.T) {
 			}
 			assert.Equal(t, tt.address, a["server.address"].AsString())
 			assert.Equal(t, tt.port, a["server.port"].AsInt64())
+		})
+	}
+}
+
+// TestTracePoolServerOfAFailedCall: a call that failed names the server
+// the pool tried last, the one whose error the call returned.
+func TestTracePoolServerOfAFailedCall(t *testing.T) {
+	fail := func(err error) llm.Model {
+		return llmtest.Func(func(context.Context, *llm.Request) (*llm.Response, error) { return nil, err })
+	}
+	tests := []struct {
+		name   string
+		first  error // the agent's own server's error
+		second error // the other server's
+		server string
+		port   int64
+	}{
+		{"its own server refuses", errors.New("bad request"), nil, "http://gpu-1:11434", 11434},
+		{"failover, then the other refuses", fmt.Errorf("down: %w", llm.ErrUnavailable), errors.New("bad request"), "http://gpu-2:8080", 8080},
+		{"both unreachable", fmt.Errorf("down: %w", llm.ErrUnavailable), fmt.Errorf("down: %w", llm.ErrUnavailable), "http://gpu-2:8080", 8080},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pool, err := llm.NewPool(llm.PoolConfig{Servers: []llm.PoolServer{
+				{Name: "http://gpu-1:11434", Model: fail(tt.first)},
+				{Name: "http://gpu-2:8080", Model: fail(tt.second)},
+			}})
+			require.NoError(t, err)
+			agent := ""
+			for i := range 1000 {
+				if id := fmt.Sprintf("agent-%d", i); pool.Rank(id)[0] == "http://gpu-1:11434" {
+					agent = id
+					break
+				}
+			}
+			require.NotEmpty(t, agent)
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			m := llm.Trace(pool, "qwen3.5:9b", llm.TraceConfig{Provider: tp})
+			_, err = m.Generate(llm.WithAgent(context.Background(), agent), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+			require.Error(t, err)
+			require.Len(t, rec.Ended(), 1)
+			a := spanAttrs(rec.Ended()[0])
+			assert.Equal(t, tt.server, a[llm.AttrPoolServer].AsString())
+			assert.Equal(t, tt.port, a["server.port"].AsInt64())
+			assert.Contains(t, a, attribute.Key("error.type"))
 		})
 	}
 }
