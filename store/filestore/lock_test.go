@@ -19,12 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Environment of the helper processes that tests start by re-running the
-// test binary.
-const (
-	envLockChildDir  = "IDENTITY_TEST_LOCK_CHILD_DIR"
-	envCrashChildDir = "IDENTITY_TEST_CRASH_CHILD_DIR"
-)
+// Environment of the helper process that TestLockSemantics starts by
+// re-running the test binary.
+const envLockChildDir = "IDENTITY_TEST_LOCK_CHILD_DIR"
 
 func TestLockSemantics(t *testing.T) {
 	dir := t.TempDir()

@@ -52,6 +52,19 @@
 //     handle, the cap dropping the least important, a corrupt board named
 //     and left untouched).
 //
+// [Crash] proves with real processes that saves survive a crash: a
+// child saving [CrashState] versions is killed with SIGKILL at random,
+// and each state must load whole and no older than the last save that
+// returned. A durable store's test calls it with an Open function:
+//
+//	func TestCrash(t *testing.T) {
+//		storetest.Crash(t, storetest.CrashConfig{
+//			Open: func(ctx context.Context, dir string) (identity.Store, error) {
+//				return mystore.Open(dir)
+//			},
+//		})
+//	}
+//
 // [BenchmarkGroupCommit] compares a store's single saves (one transaction
 // each) with its group commit (saves that arrive together share one), for
 // a store's benchmarks to call.
