@@ -58,8 +58,9 @@ type CrashConfig struct {
 // last version whose Save returned or the one in flight, never older,
 // never torn or mixed.
 //
-// Call it as the whole body of a top-level test or subtest: in the child
-// it never returns (the process exits once the parent kills it). The data
+// Call it from a top-level test or subtest. The child runs that test
+// again, so code before the call runs there too; in the child Crash never
+// returns (the process ends when the parent kills it). The data
 // lives on tmpfs (/dev/shm) when there is one: a SIGKILL leaves the page
 // cache intact, so fsync plays no part in what is checked, and the test
 // runs faster. It returns the directory, for checks of what the kills
