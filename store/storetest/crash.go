@@ -46,10 +46,22 @@ type CrashConfig struct {
 	MaxSaves int
 	// Seed seeds the random numbers of saves before each kill; 0 means 1.
 	Seed uint64
+	// Dir is where the data lives, a directory that exists. "" means a
+	// new directory on tmpfs (/dev/shm) when there is one, removed at the
+	// end (a SIGKILL leaves the page cache intact, so fsync plays no part
+	// in what is checked, and the test runs faster), else t.TempDir().
+	// Set it for a store that needs a real file system (O_DIRECT), or
+	// where /dev/shm is small (Docker's default is 64 MB).
+	Dir string
+	// Timeout bounds each child's run, from its start to its kill: a
+	// child that has not made the saves waited for by then (stuck opening
+	// the store, say) is killed and fails the test. Default 1 minute.
+	Timeout time.Duration
 }
 
 // Crash proves with real processes that the store's saves are atomic and
-// durable across a crash. It starts the test binary again as a child
+// survive a crash of the process (not a power loss: the kernel keeps
+// what was written). It starts the test binary again as a child
 // running the same test, which opens the store with Open and saves
 // versions 1, 2, 3, … of each agent's state ([CrashState]) in a loop,
 // printing each version whose Save returned; the parent kills it with
@@ -58,18 +70,21 @@ type CrashConfig struct {
 // last version whose Save returned or the one in flight, never older,
 // never torn or mixed.
 //
-// Call it from a top-level test or subtest. The child runs that test
-// again, so code before the call runs there too; in the child Crash never
-// returns (the process ends when the parent kills it). The data
-// lives on tmpfs (/dev/shm) when there is one: a SIGKILL leaves the page
-// cache intact, so fsync plays no part in what is checked, and the test
-// runs faster. It returns the directory, for checks of what the kills
-// left behind. It skips where processes cannot be started and killed
-// (js, wasip1).
+// Call it once per test, from the test's goroutine, in a top-level test
+// or subtest. The child runs that test again, so code before the call
+// runs there too; in the child Crash never returns (the process ends when
+// the parent kills it). The child is started with -test.run naming the
+// test, -test.count=1, -test.v, and -test.short when the parent has it, and the
+// parent's environment; other flags of the test binary are not passed,
+// so a test that needs one (a DSN) reads it from the environment. It
+// returns the data's directory, for checks of what the kills left
+// behind. It skips where a process cannot be killed with SIGKILL
+// (Windows, Plan 9, js, wasip1).
 func Crash(t *testing.T, cfg CrashConfig) (dir string) {
 	t.Helper()
 	require.NotNil(t, cfg.Open, "storetest: CrashConfig.Open is nil")
-	if runtime.GOOS == "js" || runtime.GOOS == "wasip1" {
+	switch runtime.GOOS {
+	case "windows", "plan9", "js", "wasip1":
 		t.Skip("storetest: Crash needs child processes and SIGKILL")
 	}
 	if len(cfg.Agents) == 0 {
@@ -90,19 +105,19 @@ func Crash(t *testing.T, cfg CrashConfig) (dir string) {
 	if cfg.Seed == 0 {
 		cfg.Seed = 1
 	}
-	dir = t.TempDir()
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		if d, err := os.MkdirTemp("/dev/shm", "storetest-crash-"); err == nil {
-			dir = d
-			t.Cleanup(func() { _ = os.RemoveAll(d) })
-		}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = time.Minute
+	}
+	dir = cfg.Dir
+	if dir == "" {
+		dir = crashDir(t)
 	}
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(cfg.Seed, 20261128))
 	known := map[string]int{} // each agent's newest version known to be stored
 	total := 0
 	for i := range cfg.Kills {
-		reported := crashRun(t, i, dir, rng.IntN(cfg.MaxSaves), known)
+		reported := crashRun(t, i, dir, rng.IntN(cfg.MaxSaves), cfg.Timeout, known)
 		s, err := cfg.Open(ctx, dir)
 		require.NoError(t, err, "kill %d: the store must open after a crash", i)
 		for _, id := range cfg.Agents {
@@ -128,29 +143,57 @@ func Crash(t *testing.T, cfg CrashConfig) (dir string) {
 	return dir
 }
 
+// crashDir returns a new directory on tmpfs, removed when the test ends,
+// or t.TempDir() where there is no /dev/shm.
+func crashDir(t *testing.T) string {
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		d, err := os.MkdirTemp("/dev/shm", "storetest-crash-")
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = os.RemoveAll(d) })
+		return d
+	}
+	return t.TempDir()
+}
+
 // crashRun starts the child, reads saves lines (checking that each
 // agent's versions follow on from known), kills it, reads what it wrote
 // before the kill, and returns each agent's last version reported saved.
-func crashRun(t *testing.T, i int, dir string, saves int, known map[string]int) map[string]int {
+// The child is killed however crashRun ends, and after timeout.
+func crashRun(t *testing.T, i int, dir string, saves int, timeout time.Duration, known map[string]int) map[string]int {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run="+runPattern(t.Name()), "-test.count=1")
+	args := []string{"-test.run=" + runPattern(t.Name()), "-test.count=1", "-test.v"} // -test.v: a skip's reason reaches the failure message
+	if testing.Short() {
+		args = append(args, "-test.short")
+	}
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), envCrashDir+"="+dir)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
+	defer func() { // a failed check leaves no child behind
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
+	expired := time.AfterFunc(timeout, func() { _ = cmd.Process.Kill() })
+	defer expired.Stop()
 	reported := map[string]int{}
 	for id, v := range known {
 		reported[id] = v
 	}
+	var other []string // lines that are not saves, for the failure message
 	sc := bufio.NewScanner(stdout)
 	read := func() bool {
 		if !sc.Scan() {
 			return false
 		}
 		f := strings.Fields(sc.Text())
-		if len(f) == 3 && f[0] == "saved" {
+		if len(f) != 3 || f[0] != "saved" {
+			other = append(other, sc.Text())
+		} else {
 			v, err := strconv.Atoi(f[2])
 			require.NoError(t, err, "kill %d: child printed %q", i, sc.Text())
 			require.Equal(t, reported[f[1]]+1, v, "kill %d: versions of %s follow on", i, f[1])
@@ -163,13 +206,15 @@ func crashRun(t *testing.T, i int, dir string, saves int, known map[string]int) 
 			break
 		}
 	}
+	killed := expired.Stop() // false: the timeout killed it
 	require.NoError(t, cmd.Process.Kill())
 	for read() { // lines written before the kill landed
 	}
 	werr := cmd.Wait()
+	require.True(t, killed, "kill %d: the child had not made %d saves after %v; stdout: %q; stderr: %s", i, saves, timeout, other, stderr.String())
 	var ee *exec.ExitError
-	require.True(t, errors.As(werr, &ee), "kill %d: child ended with %v; stderr: %s", i, werr, stderr.String())
-	require.False(t, ee.Exited(), "kill %d: child exited on its own (%v); stderr: %s", i, werr, stderr.String())
+	require.True(t, errors.As(werr, &ee), "kill %d: child ended with %v (did the test skip in the child?); stdout: %q; stderr: %s", i, werr, other, stderr.String())
+	require.False(t, ee.Exited(), "kill %d: child exited on its own (%v); stdout: %q; stderr: %s", i, werr, other, stderr.String())
 	return reported
 }
 
