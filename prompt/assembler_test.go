@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/prompt/prompttest"
 )
@@ -340,15 +341,15 @@ func TestAssemblerWithIdentityLimits(t *testing.T) {
 
 // ---- helpers
 
-// isBlankText reports whether s shows nothing in a prompt: white space,
-// controls and bidi controls only.
+// isBlankText reports whether s shows nothing in a prompt: white space
+// and code points the unsafe rule removes only.
 func isBlankText(s string) bool { return len(promptFields(s)) == 0 }
 
-// promptFields splits s into words as flattening does: at white space,
-// controls and bidi controls.
+// promptFields splits s into words as flattening does: at white space
+// and at the code points the unsafe rule removes (runes.Unsafe).
 func promptFields(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || unicode.IsControl(r) || r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069
+		return unicode.IsSpace(r) || runes.Unsafe(r)
 	})
 }
 

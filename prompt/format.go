@@ -68,49 +68,41 @@ func writeFlat(b *strings.Builder, s string, maxChars int) {
 }
 
 // isFlat reports whether s is already flat: no leading, trailing or double
-// space, no other white space and no control. Non-ASCII bytes that can
-// start a Unicode space or a control (U+0080–U+00A0, U+1680,
-// U+2000–U+3000) send s to the slow path.
+// space, and no other gap ([isGap]: white space, or a code point [Clean]
+// removes). ASCII is checked a byte at a time; every other code point is
+// decoded and checked, since the unsafe rule's format characters are
+// spread over the whole of Unicode (U+0605, U+FEFF, the tags).
 func isFlat(s string) bool {
 	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
 		return s == ""
 	}
 	prevSpace := false
-	for i := 0; i < len(s); i++ {
-		switch flatClass[s[i]] {
-		case flatOK:
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if isGap(r) {
+				return false
+			}
 			prevSpace = false
-		case flatSpace:
+			i += size
+			continue
+		}
+		switch {
+		case c == ' ':
 			if prevSpace {
 				return false
 			}
 			prevSpace = true
-		default:
+		case c < ' ' || c == 0x7F:
 			return false
+		default:
+			prevSpace = false
 		}
+		i++
 	}
 	return true
 }
-
-// Byte classes for isFlat.
-const (
-	flatOK    = iota // any other byte
-	flatSpace        // ' '
-	flatBad          // other ASCII white space or control, or a lead byte of a Unicode space or control
-)
-
-// flatClass maps each byte to its isFlat class.
-var flatClass = func() (t [256]uint8) {
-	t[' '] = flatSpace
-	for c := 0; c < ' '; c++ {
-		t[c] = flatBad
-	}
-	t[0x7F] = flatBad
-	for _, c := range []byte{0xC2, 0xE1, 0xE2, 0xE3} {
-		t[c] = flatBad
-	}
-	return t
-}()
 
 // isSpace is unicode.IsSpace with an ASCII fast path.
 func isSpace(r rune) bool {

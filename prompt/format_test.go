@@ -34,6 +34,11 @@ func TestFlatCountsCodePoints(t *testing.T) {
 		{"unicode spaces flattened", "é\u00a0日\u3000本", 5, "é 日 本"},
 		{"no limit", "é\n日", -1, "é 日"},
 		{"zero", "é", 0, ""},
+		// Format characters the unsafe rule removes, even in a line that
+		// is otherwise flat already.
+		{"a lone format character", "\u0605", 10, ""},
+		{"format characters between words", "a\u0605b\ufeffc\U000E0041d", -1, "a b c d"},
+		{"a variation selector run", "x\ufe00\ufe01y", -1, "x y"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,9 +91,11 @@ func FuzzFlat(f *testing.F) {
 		}
 		max %= 1 << 16
 		// Words are separated by white space and by the code points Clean
-		// removes (controls, bidi controls).
+		// removes (the one unsafe-character rule: controls, format
+		// characters such as U+0605 and the bidi controls, tags, variation
+		// selectors).
 		want := strings.Join(strings.FieldsFunc(s, func(r rune) bool {
-			return unicode.IsSpace(r) || unicode.IsControl(r) || r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069
+			return unicode.IsSpace(r) || runes.Unsafe(r)
 		}), " ")
 		if max >= 0 {
 			want = strings.TrimRight(runes.Head(want, max), " ")
