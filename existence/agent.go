@@ -276,9 +276,13 @@ type Agent struct {
 
 	tickMu sync.Mutex // serialises Tick
 
+	// goalRun mirrors running (set under mu) so that WaitGoal can read it
+	// without waiting for mu, which a tick holds while the store saves.
+	goalRun atomic.Pointer[run]
+
 	mu       sync.Mutex // guards the fields below
 	state    *identity.AgentState
-	running  *run   // the executing goal, or nil
+	running  *run   // the executing goal, or nil; mirrored in goalRun
 	cut      []*run // executors cancelled but maybe still returning (see cutLocked)
 	cycles   int
 	hostSeen int     // host messages already pending when the goal was chosen
@@ -488,7 +492,7 @@ func (a *Agent) cutLocked() {
 	if a.running != nil {
 		a.running.cancel()
 		a.cut = append(a.cut, a.running)
-		a.running = nil
+		a.setRunningLocked(nil)
 	}
 }
 
@@ -628,10 +632,9 @@ func (a *Agent) SayAsHost(ctx context.Context, text string) error {
 
 // WaitGoal blocks until the goal being executed (if any) has returned from
 // its executor, or ctx ends. The outcome is recorded at the next tick.
+// It does not wait for a save in progress.
 func (a *Agent) WaitGoal(ctx context.Context) error {
-	a.mu.Lock()
-	r := a.running
-	a.mu.Unlock()
+	r := a.goalRun.Load()
 	if r == nil {
 		return nil
 	}
@@ -660,6 +663,12 @@ func (a *Agent) release() error {
 	u := a.unlockStore
 	a.unlockStore = nil
 	return u()
+}
+
+// setRunningLocked sets the executing goal; a.mu must be held.
+func (a *Agent) setRunningLocked(r *run) {
+	a.running = r
+	a.goalRun.Store(r)
 }
 
 // saveContext returns the context of a save the agent makes on its own

@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -210,4 +212,51 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestWaitGoalDoesNotWaitForASave: WaitGoal returns once the executor has
+// returned, even while another call holds the state for a slow save.
+func TestWaitGoalDoesNotWaitForASave(t *testing.T) {
+	store := &holdOnceStore{Store: memstore.New(), entered: make(chan struct{}), release: make(chan struct{})}
+	finish := make(chan struct{})
+	exec := existence.ExecutorFunc(func(ctx context.Context, _ existence.Assignment) (existence.Outcome, error) {
+		<-finish
+		return existence.Outcome{Status: identity.Done}, nil
+	})
+	f := newFixture(goalReply(t, "write notes/index.md"))
+	a := f.agent(t, existence.Config{Executor: exec, Store: store})
+	ctx := context.Background()
+	require.NoError(t, a.Tick(ctx)) // chooses the goal and starts it
+	store.hold.Store(true)
+	said := make(chan error, 1)
+	go func() { said <- a.SayAsHost(ctx, "hello") }()
+	<-store.entered // SayAsHost is saving, holding the agent's state
+	close(finish)
+	waited := make(chan error, 1)
+	go func() { waited <- a.WaitGoal(ctx) }()
+	select {
+	case err := <-waited:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		close(store.release)
+		t.Fatal("WaitGoal waited for the save")
+	}
+	close(store.release)
+	require.NoError(t, <-said)
+}
+
+// holdOnceStore holds the first save after hold is set until release is
+// closed.
+type holdOnceStore struct {
+	*memstore.Store
+	hold             atomic.Bool
+	entered, release chan struct{}
+}
+
+func (s *holdOnceStore) Save(ctx context.Context, st *identity.AgentState) error {
+	if s.hold.CompareAndSwap(true, false) {
+		close(s.entered)
+		<-s.release
+	}
+	return s.Store.Save(ctx, st)
 }

@@ -102,7 +102,7 @@ func (a *Agent) collectLocked(ctx context.Context, now time.Time) {
 	default:
 		return
 	}
-	a.running = nil
+	a.setRunningLocked(nil)
 	g := a.state.Identity.ActiveGoal()
 	if g == nil || g.ID != r.goalID {
 		return // the goal was ended otherwise (interrupted)
@@ -251,7 +251,7 @@ func (a *Agent) startLocked(parent context.Context, g identity.Goal) {
 	ctx = llm.WithEmbedUsage(ctx, a.chargeEmbed) // the executor's recalls and remembers
 	ctx, span := a.startSpan(trace.ContextWithSpan(ctx, trace.SpanFromContext(parent)), phaseGoal, attrs...)
 	r := &run{goalID: g.ID, started: a.cfg.Clock.Now(), waited0: a.budgetWaited.Load(), cancel: cancel, done: make(chan struct{})}
-	a.running = r
+	a.setRunningLocked(r)
 	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.name, Goal: g, Model: a.execModel, Report: a.emit, Memory: a.cfg.Memory}
 	if pre := a.prefix.Load(); pre != nil {
 		asg.Prefix = *pre
