@@ -675,7 +675,7 @@ func (r *Runner) tick(n *node, j dispatched, inline bool) (end time.Time) {
 	}
 	end = n.a.cfg.Clock.Now()
 	if inline {
-		_ = n.a.WaitGoal(n.ctx)
+		_ = n.a.WaitGoal(n.ctx) // fails only when n.ctx ends, which Run reports
 	}
 	r.publish(n)
 	return end
