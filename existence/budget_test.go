@@ -3,6 +3,7 @@ package existence_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -184,7 +185,12 @@ func TestBudgetExecutorWaits(t *testing.T) {
 	defer a.Close()
 	require.NoError(t, a.Tick(context.Background()))
 	require.Len(t, rec.Kind(existence.EventBudgetExhausted), 1)
-	require.Eventually(t, func() bool { return a.Status().WaitingForBudget }, 10*time.Second, time.Millisecond)
+	// The status flag is set just before the wait's timer is scheduled:
+	// the clock moves only once the timer is there, or it would be set
+	// from after the move.
+	require.Eventually(t, func() bool {
+		return a.Status().WaitingForBudget && slices.Contains(clock.Pending(), 61*time.Second)
+	}, 10*time.Second, time.Millisecond, "the executor waits 61 s for the budget")
 	clock.Advance(30 * time.Second)
 	assert.True(t, a.Status().WaitingForBudget, "still spent")
 	clock.Advance(31 * time.Second)
@@ -274,7 +280,12 @@ func TestBudgetWaitIsNotAStall(t *testing.T) {
 	require.NoError(t, err)
 	defer a.Close()
 	require.NoError(t, a.Tick(context.Background()))
-	require.Eventually(t, func() bool { return a.Status().WaitingForBudget }, 10*time.Second, time.Millisecond)
+	// The status flag is set just before the wait's timer is scheduled:
+	// the clock moves only once the timer is there, or it would be set
+	// from after the move.
+	require.Eventually(t, func() bool {
+		return a.Status().WaitingForBudget && slices.Contains(clock.Pending(), 61*time.Second)
+	}, 10*time.Second, time.Millisecond, "the executor waits 61 s for the budget")
 	clock.Advance(40 * time.Second)
 	require.NoError(t, a.Tick(context.Background()), "a heartbeat while it waits")
 	clock.Advance(21 * time.Second)

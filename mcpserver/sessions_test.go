@@ -121,16 +121,11 @@ func TestHTTPSessionsExpireWhenIdle(t *testing.T) {
 
 	resp, _ := post(t, hs.URL, "", initialize)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	id := resp.Header.Get("Mcp-Session-Id")
-	ss := serverSession(t, f.server, id)
-	closed := make(chan error, 1)
-	go func() { closed <- ss.Wait() }()
-	select {
-	case <-closed: // the idle timer closed it
-	case <-time.After(30 * time.Second):
-		require.Fail(t, "the idle session was never closed")
-	}
-	assert.Equal(t, 0, f.server.HTTPSessions(), "a closed session is no longer the server's")
+	require.NotEmpty(t, resp.Header.Get("Mcp-Session-Id"))
+	// The session may already be gone here (20 ms is short on a loaded
+	// machine), so it is watched through the count, not looked up.
+	require.Eventually(t, func() bool { return f.server.HTTPSessions() == 0 }, 30*time.Second, time.Millisecond,
+		"the idle session is closed and no longer the server's")
 	resp, _ = post(t, hs.URL, "", initialize)
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "a new session is opened")
 }

@@ -351,7 +351,7 @@ func TestExecuteToolTimeout(t *testing.T) {
 		final("recovered"),
 	)
 	ev := &events{}
-	e, err := toolloop.New(toolloop.Config{Model: fake, Tools: append(k.tools(), stubborn), ToolTimeout: 20 * time.Millisecond})
+	e, err := toolloop.New(toolloop.Config{Model: fake, Tools: append(k.tools(), stubborn), ToolTimeout: 250 * time.Millisecond})
 	require.NoError(t, err)
 
 	out, err := e.Execute(context.Background(), assignment(ev))
@@ -879,7 +879,7 @@ func TestExecuteDiscoveries(t *testing.T) {
 		tools(call("5", "read", `{"path":"b.md","text":"second look"}`), call("6", "read", `{"path":"a.md","text":""}`)),
 		final("read what there was"),
 	)
-	e, err := toolloop.New(toolloop.Config{Model: fake, Tools: []toolloop.Tool{read, peek, late}, ToolTimeout: 20 * time.Millisecond})
+	e, err := toolloop.New(toolloop.Config{Model: fake, Tools: []toolloop.Tool{read, peek, late}, ToolTimeout: 250 * time.Millisecond})
 	require.NoError(t, err)
 	out, err := e.Execute(context.Background(), assignment(nil))
 	require.NoError(t, err)
