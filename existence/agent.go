@@ -276,13 +276,11 @@ type Agent struct {
 
 	tickMu sync.Mutex // serialises Tick
 
-	// goalRun mirrors running (set under mu) so that WaitGoal can read it
-	// without waiting for mu, which a tick holds while the store saves.
-	goalRun atomic.Pointer[run]
-
-	mu       sync.Mutex // guards the fields below
-	state    *identity.AgentState
-	running  *run   // the executing goal, or nil; mirrored in goalRun
+	mu    sync.Mutex // guards the fields below
+	state *identity.AgentState
+	// running is the executing goal, or nil: set with mu held, read
+	// without it by WaitGoal, which must not wait for a save in progress.
+	running  atomic.Pointer[run]
 	cut      []*run // executors cancelled but maybe still returning (see cutLocked)
 	cycles   int
 	hostSeen int     // host messages already pending when the goal was chosen
@@ -489,10 +487,10 @@ func (a *Agent) cutLocked() {
 			return false
 		}
 	})
-	if a.running != nil {
-		a.running.cancel()
-		a.cut = append(a.cut, a.running)
-		a.setRunningLocked(nil)
+	if r := a.running.Load(); r != nil {
+		r.cancel()
+		a.cut = append(a.cut, r)
+		a.running.Store(nil)
 	}
 }
 
@@ -634,7 +632,7 @@ func (a *Agent) SayAsHost(ctx context.Context, text string) error {
 // its executor, or ctx ends. The outcome is recorded at the next tick.
 // It does not wait for a save in progress.
 func (a *Agent) WaitGoal(ctx context.Context) error {
-	r := a.goalRun.Load()
+	r := a.running.Load()
 	if r == nil {
 		return nil
 	}
@@ -663,12 +661,6 @@ func (a *Agent) release() error {
 	u := a.unlockStore
 	a.unlockStore = nil
 	return u()
-}
-
-// setRunningLocked sets the executing goal; a.mu must be held.
-func (a *Agent) setRunningLocked(r *run) {
-	a.running = r
-	a.goalRun.Store(r)
 }
 
 // saveContext returns the context of a save the agent makes on its own

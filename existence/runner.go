@@ -708,8 +708,8 @@ func (r *Runner) finish(n *node, j dispatched, end time.Time, takeNext bool) (ne
 	reached := a.cfg.MaxCycles > 0 && a.cycles >= a.cfg.MaxCycles
 	done := reached && a.state.Identity.ActiveGoal() == nil
 	var goal chan struct{}
-	if reached && !done && a.running != nil {
-		goal = a.running.done
+	if r := a.running.Load(); reached && !done && r != nil {
+		goal = r.done
 	}
 	a.mu.Unlock()
 

@@ -119,11 +119,12 @@ func (a *Agent) notifyCycle() {
 // pursuingLocked reports whether a goal's executor is still running (it
 // has not returned). a.mu must be held.
 func (a *Agent) pursuingLocked() bool {
-	if a.running == nil {
+	r := a.running.Load()
+	if r == nil {
 		return false
 	}
 	select {
-	case <-a.running.done:
+	case <-r.done:
 		return false
 	default:
 		return true

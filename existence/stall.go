@@ -64,14 +64,15 @@ func (cfg Config) EffectiveMaxGoalDuration() time.Duration {
 // after the finished executor's outcome was collected, with a.mu held.
 func (a *Agent) stallLocked(ctx context.Context, now time.Time) {
 	g := a.state.Identity.ActiveGoal()
-	if g == nil || a.running == nil || a.running.goalID != g.ID {
+	r := a.running.Load()
+	if g == nil || r == nil || r.goalID != g.ID {
 		return
 	}
 	if a.budgetWaits.Load() > 0 {
 		return // the executor waits for the token budget: no progress is expected
 	}
 	limit := a.cfg.EffectiveMaxGoalDuration()
-	if limit == 0 || now.Sub(a.running.started)-a.running.budgetWaited(a) <= limit {
+	if limit == 0 || now.Sub(r.started)-r.budgetWaited(a) <= limit {
 		return
 	}
 	objective := g.Objective

@@ -66,14 +66,14 @@ func (a *Agent) Tick(ctx context.Context) error {
 	a.mu.Lock()
 	a.collectLocked(sctx, now)
 	a.sufferLocked(now)
-	if len(a.state.Host) > a.hostSeen && a.running != nil {
+	if len(a.state.Host) > a.hostSeen && a.running.Load() != nil {
 		a.cutLocked()
 		a.endGoalLocked(sctx, now, Outcome{Status: identity.Abandoned, Summary: interruptedByHost})
 	}
 	a.stallLocked(sctx, now)
 	active := a.state.Identity.ActiveGoal()
 	cycle := active == nil && (a.cfg.MaxCycles <= 0 || a.cycles < a.cfg.MaxCycles)
-	if active != nil && a.running == nil {
+	if active != nil && a.running.Load() == nil {
 		a.startLocked(ctx, *active)
 	}
 	// Save only what changed: a heartbeat whose bookkeeping
@@ -93,7 +93,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 
 // collectLocked records the outcome of a finished executor run.
 func (a *Agent) collectLocked(ctx context.Context, now time.Time) {
-	r := a.running
+	r := a.running.Load()
 	if r == nil {
 		return
 	}
@@ -102,7 +102,7 @@ func (a *Agent) collectLocked(ctx context.Context, now time.Time) {
 	default:
 		return
 	}
-	a.setRunningLocked(nil)
+	a.running.Store(nil)
 	g := a.state.Identity.ActiveGoal()
 	if g == nil || g.ID != r.goalID {
 		return // the goal was ended otherwise (interrupted)
@@ -251,7 +251,7 @@ func (a *Agent) startLocked(parent context.Context, g identity.Goal) {
 	ctx = llm.WithEmbedUsage(ctx, a.chargeEmbed) // the executor's recalls and remembers
 	ctx, span := a.startSpan(trace.ContextWithSpan(ctx, trace.SpanFromContext(parent)), phaseGoal, attrs...)
 	r := &run{goalID: g.ID, started: a.cfg.Clock.Now(), waited0: a.budgetWaited.Load(), cancel: cancel, done: make(chan struct{})}
-	a.setRunningLocked(r)
+	a.running.Store(r)
 	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.name, Goal: g, Model: a.execModel, Report: a.emit, Memory: a.cfg.Memory}
 	if pre := a.prefix.Load(); pre != nil {
 		asg.Prefix = *pre
