@@ -36,8 +36,9 @@ type HTTPConfig struct {
 	Auth *monitor.Auth
 	// Token is the bearer token every request must carry
 	// ("Authorization: Bearer TOKEN"); required unless Auth is set. On an
-	// Addr that is not a loopback address it needs
-	// monitor.MinTokenLength (16) characters other than white space.
+	// Addr that is not a loopback address it must pass monitor.CheckToken
+	// (16 characters other than white space, 8 of them different, not
+	// mostly a run).
 	Token string
 	// Addr is the address the handler is served on ("0.0.0.0:8081"): its
 	// host passes the Host check (see monitor.AuthConfig.Addr).
