@@ -305,3 +305,15 @@ func TestEvidenceWritesThatAllFailed(t *testing.T) {
 	require.ErrorIs(t, err, toolloop.ErrNoWrite)
 	assert.Contains(t, err.Error(), "the last: read-only file system")
 }
+
+// TestToolDescriptionsCleaned: a tool's description, which may come from
+// outside, reaches the model's tool definitions without unsafe code
+// points (cleaned once, at New).
+func TestToolDescriptionsCleaned(t *testing.T) {
+	tool := toolloop.NewTool("look", "Look\u202Eup\U000E0049 things.\u200B", func(context.Context, echoArgs) (string, error) { return "", nil })
+	e, err := toolloop.New(toolloop.Config{Model: llmtest.NewFake(), Tools: []toolloop.Tool{tool}, NoMemoryTools: true})
+	require.NoError(t, err)
+	defs := e.ToolDefs(existence.Assignment{})
+	require.Len(t, defs, 1)
+	assert.Equal(t, "Lookup things.", defs[0].Description)
+}

@@ -311,7 +311,10 @@ func New(cfg Config) (*Executor, error) {
 		}
 		e.tools[name] = toolEntry{tool: t, schema: s}
 		e.names = append(e.names, name)
-		e.defs = append(e.defs, llm.ToolDef{Name: name, Description: t.Description(), Parameters: raw})
+		// A description may come from outside (an MCP server, a plugin):
+		// the unsafe rule applies to it once here, as prompt.Clean does to
+		// every prompt (mcptools cleans its schemas where it lists them).
+		e.defs = append(e.defs, llm.ToolDef{Name: name, Description: prompt.Clean(t.Description()), Parameters: raw})
 	}
 	if !cfg.NoMemoryTools {
 		for _, t := range e.memoryTools() {

@@ -177,3 +177,36 @@ func TestUnsafeMemberNameRefused(t *testing.T) {
 	require.ErrorIs(t, err, mcptools.ErrMalformed)
 	assert.Contains(t, err.Error(), `member name "pa\u202eth" at /properties holds a code point the unsafe-character rule refuses`)
 }
+
+// TestElicitationMessageCleaned: a server's question reaches the
+// ElicitFunc (a person, the requests queue) without unsafe code points.
+func TestElicitationMessageCleaned(t *testing.T) {
+	srv := func() mcp.Transport {
+		s := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Ask."},
+			func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+				res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: laced("What is your name?"),
+					RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+				if err != nil {
+					return nil, nil, err
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action}}}, nil, nil
+			})
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := s.Connect(context.Background(), before2026{st}, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { ss.Close() })
+		return ct
+	}
+	var asked string
+	set := connect(t, mcptools.Config{Servers: []mcptools.ServerConfig{{Name: "ask", Transport: srv}},
+		Elicit: func(_ context.Context, e mcptools.Elicitation) (*mcp.ElicitResult, error) {
+			asked = e.Message
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}})
+	out, err := toolByName(t, set, "ask__ask").Call(t.Context(), json.RawMessage(`{}`))
+	require.NoError(t, err)
+	assert.Equal(t, "decline", out)
+	assert.Equal(t, -1, runes.UnsafeAt(asked), "message %q", asked)
+	assert.True(t, strings.HasPrefix(asked, "What is your name?xxx"), "message %q", asked)
+}
