@@ -276,7 +276,7 @@ func (sc *scanner) line(n int, raw []byte, each func(Memory) error) error {
 	sc.known[k] = struct{}{}
 	if each != nil {
 		if err := each(m); err != nil {
-			return bad("%v", err)
+			return fmt.Errorf("memeval: line %d: %w", n, err)
 		}
 	}
 	return nil
@@ -357,7 +357,7 @@ func Run(ctx context.Context, ds *Dataset, o Options) (*Report, error) {
 	return run(ctx, ds.Queries, sum, o, func(store func(Memory) error) error {
 		for _, m := range ds.Memories {
 			if err := store(m); err != nil {
-				return err
+				return fmt.Errorf("memeval: %w", err)
 			}
 		}
 		return nil
@@ -449,7 +449,7 @@ func run(ctx context.Context, queries []Query, sum summary, o Options, memories 
 		got, _, err := o.Store.AddMemory(ctx, memory.Record{ID: m.ID, AgentID: m.Agent, Text: m.Text, Kind: memory.KindObservation,
 			Importance: imp, Created: m.Time, LastAccess: m.Time})
 		if err != nil {
-			return fmt.Errorf("memeval: storing %s of %s: %w", m.ID, m.Agent, err)
+			return fmt.Errorf("storing %s of %s: %w", m.ID, m.Agent, err)
 		}
 		if got.ID != m.ID {
 			alias[keyOf(m.Agent, m.ID)] = got.ID
