@@ -144,6 +144,8 @@ func TestHostCheck(t *testing.T) {
 	}{
 		{"no address", monitor.AuthConfig{}, map[string]bool{
 			"localhost": true, "app.localhost:1": true, "127.0.0.1:80": true, "127.1.2.3": true, "[::1]:8080": true,
+			"LOCALHOST": true, "localhost.": true, "foo.localhost": true, "Foo.LocalHost.:8080": true,
+			"localhost.attacker.example": false, "localhost..": false, "xlocalhost": false,
 			"192.0.2.10": false, "[2001:db8::1]:80": false, "attacker.example": false, "": false, "10.0.0.1:80": false,
 		}},
 		{"bound to one address", monitor.AuthConfig{Addr: "192.0.2.10:8080"}, map[string]bool{
