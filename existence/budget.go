@@ -308,9 +308,23 @@ func (a *Agent) chargeBudget(c *ModelCall) {
 // chargeEmbed counts the embedding tokens the agent caused, as the
 // server reported them (its prompt's recall, and its executor's recalls
 // and remembers, made with a context of [llm.WithEmbedUsage]), against its
-// budget and the runner's. The memory's background backfill embeds for no
-// agent in particular and is not charged.
-func (a *Agent) chargeEmbed(tokens int) { a.chargeTokens(int64(tokens)) }
+// budget and the runner's, and in its usage ([Usage].EmbedTokens, under
+// the embedder's model in [Status].UsageByModel). The memory's background
+// backfill embeds for no agent in particular and is not charged.
+func (a *Agent) chargeEmbed(tokens int) {
+	if tokens <= 0 {
+		return
+	}
+	model := ""
+	if m := a.cfg.Memory; m != nil && m.Embedder() != nil {
+		model = m.Embedder().Model()
+	}
+	if model == "" {
+		model = "embeddings"
+	}
+	a.usage.addEmbed(model, int64(tokens))
+	a.chargeTokens(int64(tokens))
+}
 
 // chargeTokens counts n tokens against the agent's budget and the
 // runner's, reporting each exhaustion.

@@ -58,6 +58,29 @@ func TestBudgetCountsEmbeddings(t *testing.T) {
 	require.Positive(t, embedded, "the cycle's recall embedded its query")
 	<-ran
 	st := a.Status()
-	require.Positive(t, st.Usage.Total(), "the model call's tokens")
-	assert.Equal(t, st.Usage.Total()+1000*embedded+500, st.Budget.Used, "model and embedding tokens, the goal's too")
+	calls := st.Usage.InputTokens + st.Usage.OutputTokens
+	require.Positive(t, calls, "the model call's tokens")
+	assert.Equal(t, calls+1000*embedded+500, st.Budget.Used, "model and embedding tokens, the goal's too")
+	// The usage reports what the budget counts: the embedding tokens in
+	// all and under the embedding model.
+	assert.Equal(t, 1000*embedded+500, st.Usage.EmbedTokens)
+	assert.Equal(t, st.Budget.Used, st.Usage.Total())
+	var byModel int64
+	for _, m := range st.UsageByModel {
+		byModel += m.Total()
+		if m.Model == emb.Model() {
+			assert.Equal(t, 1000*embedded+500, m.EmbedTokens)
+			assert.Zero(t, m.InputTokens+m.OutputTokens)
+		}
+	}
+	assert.Equal(t, st.Budget.Used, byModel, "usage_by_model adds up to the budget's count")
+	assert.Contains(t, modelsOf(st.UsageByModel), emb.Model())
+}
+
+func modelsOf(us []existence.ModelUsage) []string {
+	var out []string
+	for _, u := range us {
+		out = append(out, u.Model)
+	}
+	return out
 }

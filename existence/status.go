@@ -72,9 +72,11 @@ type Status struct {
 	// The shared board is not included (see [Runner.SharedSlots]).
 	Slots []SlotStatus `json:"slots,omitempty"`
 	// Usage is the tokens the agent's model calls (cycles and executors)
-	// used since [New]: the server's counts, else estimates (their part is
-	// EstimatedTokens). UsageByModel splits it by model, most tokens
-	// first; empty before the first call.
+	// and the embeddings it caused used since [New], as the token budget
+	// counts them: the server's counts, else estimates (their part is
+	// EstimatedTokens). UsageByModel splits it by model (the embedding
+	// model has its own entry), most tokens first; empty before the first
+	// call.
 	Usage        Usage        `json:"usage"`
 	UsageByModel []ModelUsage `json:"usage_by_model,omitempty"`
 	// Budget is the agent's token budget ([Config].Budget) and how much of

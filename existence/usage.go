@@ -6,9 +6,10 @@ import (
 	"sync"
 )
 
-// Usage is the tokens model calls used: totals since [New], in tokens as
-// the server counted them, or as estimated where it gave no count
-// (llm.UsageOf).
+// Usage is the tokens model calls and embeddings used: totals since
+// [New], in tokens as the server counted them, or as estimated where it
+// gave no count (llm.UsageOf). It counts what the token budget counts
+// ([Config].Budget): prompts, replies and the embeddings the agent caused.
 type Usage struct {
 	// Calls counts the model attempts, failed ones included (a failed
 	// attempt with no reply used no tokens).
@@ -21,10 +22,17 @@ type Usage struct {
 	// estimates (the server reported no count for them); 0 when every
 	// count is the server's.
 	EstimatedTokens int64 `json:"estimated_tokens,omitempty"`
+	// EmbedTokens are the input tokens of the embedding requests the agent
+	// caused (its prompt's recalls, its executor's recalls and
+	// remembers), as the embedding server counted them
+	// (llm.WithEmbedUsage); the memory's background backfill is no
+	// agent's and is not counted. They are not in Calls.
+	EmbedTokens int64 `json:"embed_tokens,omitempty"`
 }
 
-// Total returns InputTokens + OutputTokens.
-func (u Usage) Total() int64 { return u.InputTokens + u.OutputTokens }
+// Total returns InputTokens + OutputTokens + EmbedTokens: the tokens the
+// token budget counts.
+func (u Usage) Total() int64 { return u.InputTokens + u.OutputTokens + u.EmbedTokens }
 
 // add counts one attempt.
 func (u *Usage) add(c *ModelCall) {
@@ -42,7 +50,9 @@ func (u *Usage) add(c *ModelCall) {
 // ModelUsage is the [Usage] of one model, in [Status].UsageByModel.
 type ModelUsage struct {
 	// Model is the model's name as the calls reported it
-	// ([ModelCall].Model).
+	// ([ModelCall].Model); for embeddings, the name of the agent's
+	// memory's embedder (llm.Embedder.Model), or "embeddings" when it
+	// gives none.
 	Model string `json:"model"`
 	Usage
 }
@@ -68,6 +78,22 @@ func (b *usageBook) add(c *ModelCall) {
 		b.byModel[c.Model] = u
 	}
 	u.add(c)
+}
+
+// addEmbed counts tokens of embedding requests of model.
+func (b *usageBook) addEmbed(model string, tokens int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.total.EmbedTokens += tokens
+	if b.byModel == nil {
+		b.byModel = map[string]*Usage{}
+	}
+	u := b.byModel[model]
+	if u == nil {
+		u = &Usage{}
+		b.byModel[model] = u
+	}
+	u.EmbedTokens += tokens
 }
 
 // snapshot returns the totals and the per-model usage, most tokens first.

@@ -18,6 +18,8 @@
 //     chosen with their reasoning, goals ended, tool calls, stressors,
 //     messages, errors), from an [EventLog] fed by the runner's Observer;
 //   - send_message {text, agent_ids}: a host message ("A PERSON SAID");
+//     a repeated id is told once, and more than [MaxMessageAgents]
+//     different ids are refused;
 //   - assign_task {description, agent_id}: a task for the queue;
 //   - list_tasks {status}: the task queue;
 //   - list_requests {status, agent_id}, approve_request {id, text},
@@ -51,8 +53,10 @@
 // anything that can open a connection, so it applies the monitor's checks
 // (monitor.Auth, shared with a monitor in the same process if wanted) to
 // every request: a bearer token (required, compared in constant time) and
-// a Host header naming localhost, a loopback address, the bound address or
-// an allowed name, against DNS rebinding from a browser. Its sessions
+// a Host header naming localhost or a *.localhost name (in any case, with
+// or without a trailing dot), a loopback address, the bound address or an
+// allowed name, against DNS rebinding from a browser; the go-sdk's own,
+// narrower localhost check is turned off so that this one rule applies. Its sessions
 // expire after [HTTPConfig].IdleTimeout without a request (default 30
 // minutes, the go-sdk's own mechanism), and at most
 // [HTTPConfig].MaxSessions (default 1,000) are open at once: beyond that a

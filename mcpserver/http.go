@@ -36,8 +36,9 @@ type HTTPConfig struct {
 	Auth *monitor.Auth
 	// Token is the bearer token every request must carry
 	// ("Authorization: Bearer TOKEN"); required unless Auth is set. On an
-	// Addr that is not a loopback address it needs
-	// monitor.MinTokenLength (16) characters other than white space.
+	// Addr that is not a loopback address it must pass monitor.CheckToken
+	// (16 characters other than white space, 8 of them different, not
+	// mostly a run).
 	Token string
 	// Addr is the address the handler is served on ("0.0.0.0:8081"): its
 	// host passes the Host check (see monitor.AuthConfig.Addr).
@@ -75,7 +76,11 @@ func (c HTTPConfig) withDefaults() HTTPConfig {
 
 // streamableOptions are the go-sdk handler's options for c.
 func (c HTTPConfig) streamableOptions(s *Server) *mcp.StreamableHTTPOptions {
-	o := &mcp.StreamableHTTPOptions{Logger: s.cfg.Logger}
+	// The Host check is monitor.Auth's, the one rule (localhost in any
+	// case, with a trailing dot, and *.localhost pass): the go-sdk's own,
+	// stricter localhost check would answer 403 to names that rule and
+	// the docs allow.
+	o := &mcp.StreamableHTTPOptions{Logger: s.cfg.Logger, DisableLocalhostProtection: true}
 	if c.IdleTimeout > 0 {
 		o.SessionTimeout = c.IdleTimeout
 	}

@@ -37,6 +37,10 @@ const (
 	// in characters: what the prompt shows of a host message
 	// (identity.Limits.HostMessage, 500; spec §2 row 16).
 	MaxMessageChars = 500
+	// MaxMessageAgents is how many different agent ids one send_message
+	// may list: 1,000 (an id listed twice counts once, and is told once).
+	// To tell more, list none: the message goes to every agent.
+	MaxMessageAgents = 1000
 	// RecentGoals is how many of the latest goals agent_state shows.
 	RecentGoals = 10
 )
@@ -210,7 +214,7 @@ type (
 	}
 	messageArgs struct {
 		Text    string   `json:"text" jsonschema:"the message (at most 500 characters); the agents read it as A PERSON SAID"`
-		AgentID []string `json:"agent_ids,omitempty" jsonschema:"the agents to tell; empty means every agent"`
+		AgentID []string `json:"agent_ids,omitempty" jsonschema:"the agents to tell (at most 1000 different ids; a repeat is told once); empty means every agent"`
 	}
 	taskArgs struct {
 		Description string `json:"description" jsonschema:"what to do"`
@@ -302,17 +306,21 @@ func (s *Server) addTools() {
 			if n := len([]rune(text)); n > MaxMessageChars {
 				return nil, nil, fmt.Errorf("%w: the message has %d characters, the limit is %d", ErrInvalid, n, MaxMessageChars)
 			}
-			for _, id := range in.AgentID {
+			ids, err := distinctAgents(in.AgentID)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, id := range ids {
 				if _, err := s.agent(id); err != nil {
 					return nil, nil, err
 				}
 			}
-			if err := s.cfg.Agents.SayAsHost(ctx, text, in.AgentID...); err != nil {
+			if err := s.cfg.Agents.SayAsHost(ctx, text, ids...); err != nil {
 				return nil, nil, err
 			}
 			to := "every agent"
-			if len(in.AgentID) > 0 {
-				to = strings.Join(in.AgentID, ", ")
+			if len(ids) > 0 {
+				to = strings.Join(ids, ", ")
 			}
 			return textResult("delivered to " + to)
 		})
@@ -391,4 +399,22 @@ func (s *Server) addResources() {
 		URITemplate: "existence://agents/{id}/state", Name: "agent-state",
 		Description: "The state document of the agent with the given id.", MIMEType: "application/json",
 	}, read)
+}
+
+// distinctAgents returns ids without repeats, in their first order, or an
+// [ErrInvalid] error when more than [MaxMessageAgents] remain.
+func distinctAgents(ids []string) ([]string, error) {
+	seen := make(map[string]bool, min(len(ids), MaxMessageAgents+1))
+	var out []string
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		if len(out) == MaxMessageAgents {
+			return nil, fmt.Errorf("%w: more than %d different agent ids; to tell every agent, leave agent_ids out", ErrInvalid, MaxMessageAgents)
+		}
+		seen[id] = true
+		out = append(out, id)
+	}
+	return out, nil
 }

@@ -285,6 +285,37 @@ func TestSendMessage(t *testing.T) {
 	assert.Contains(t, call(t, cs, "send_message", map[string]any{"text": "hi", "agent_ids": []string{"ghost"}}, true), "no such agent")
 }
 
+// TestSendMessageRepeatedAgents: 200,000 copies of one agent id tell it
+// once; more different ids than MaxMessageAgents are refused, saying how
+// to tell every agent.
+func TestSendMessageRepeatedAgents(t *testing.T) {
+	f := newFixture(t)
+	cs := client(t, f.server)
+	many := make([]string, 200_000)
+	for i := range many {
+		many[i] = []string{"scout", "analyst"}[i%2]
+	}
+	assert.Equal(t, "delivered to scout, analyst", call(t, cs, "send_message", map[string]any{"text": "once", "agent_ids": many}, false))
+	f.waitEvent(t, existence.EventMessage, "scout")
+	f.waitEvent(t, existence.EventMessage, "analyst")
+	f.mu.Lock()
+	told := map[string]int{}
+	for _, e := range f.seen {
+		if e.Kind == existence.EventMessage && e.Text == "once" {
+			told[e.AgentID]++
+		}
+	}
+	f.mu.Unlock()
+	assert.Equal(t, map[string]int{"scout": 1, "analyst": 1}, told)
+
+	distinct := make([]string, mcpserver.MaxMessageAgents+1)
+	for i := range distinct {
+		distinct[i] = fmt.Sprintf("agent-%d", i)
+	}
+	msg := call(t, cs, "send_message", map[string]any{"text": "hi", "agent_ids": distinct}, true)
+	assert.Contains(t, msg, "more than 1000 different agent ids; to tell every agent, leave agent_ids out")
+}
+
 func TestTasks(t *testing.T) {
 	f := newFixture(t)
 	cs := client(t, f.server)
@@ -434,12 +465,25 @@ func TestHTTPTransport(t *testing.T) {
 		{"wrong token", "Bearer nope", "", http.StatusUnauthorized},
 		{"not bearer", "Basic czNjcmV0", "", http.StatusUnauthorized},
 		{"foreign host", "Bearer s3cret", "evil.example:80", http.StatusMisdirectedRequest},
+		{"foreign localhost look-alike", "Bearer s3cret", "localhost.evil.example", http.StatusMisdirectedRequest},
+		// The one Host rule (monitor.Auth): localhost in any case, with a
+		// trailing dot, and its subdomains pass, as the docs say.
+		{"subdomain of localhost", "Bearer s3cret", "foo.localhost", 0},
+		{"LOCALHOST", "Bearer s3cret", "LOCALHOST", 0},
+		{"trailing dot", "Bearer s3cret", "localhost.", 0},
+		{"all three, with a port", "Bearer s3cret", "App.LocalHost.:8081", 0},
+		{"loopback address", "Bearer s3cret", "127.0.0.2:8081", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+			body := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+			if tc.want == 0 {
+				body = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+			}
+			req, err := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
 			require.NoError(t, err)
 			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
 			if tc.auth != "" {
 				req.Header.Set("Authorization", tc.auth)
 			}
@@ -449,6 +493,10 @@ func TestHTTPTransport(t *testing.T) {
 			resp, err := http.DefaultClient.Do(req)
 			require.NoError(t, err)
 			resp.Body.Close()
+			if tc.want == 0 { // allowed: the MCP handler answered (200 to initialize)
+				assert.Equal(t, http.StatusOK, resp.StatusCode, "host %q", tc.host)
+				return
+			}
 			assert.Equal(t, tc.want, resp.StatusCode)
 			if tc.want == http.StatusUnauthorized {
 				assert.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")

@@ -45,12 +45,13 @@ func TestNewRefusesAPublicAddressWithoutToken(t *testing.T) {
 		assert.Contains(t, err.Error(), "set Config.Token")
 		assert.Contains(t, err.Error(), "Config.InsecureNoTokenBehindProxy")
 
-		for _, weak := range []string{"x", " ", "                    ", "s3cret", "a b c d e f g\t\n h i j k l m n o"} {
+		for _, weak := range []string{"x", " ", "                    ", "s3cret", "a b c d e f g\t\n h i j k l m n o",
+			"aaaaaaaaaaaaaaaa", "abababababababababab", "abcdefghijklmnop", "0123456789abcdef", "zyxwvutsrqponmlk"} {
 			cfg.Token = weak
 			_, err = monitor.New(cfg)
 			require.ErrorIs(t, err, monitor.ErrWeakToken, "%s with the token %q", addr, weak)
 		}
-		cfg.Token = "0123456789abcdef"
+		cfg.Token = "f3a9c01e7b2d8645"
 		m, err := monitor.New(cfg)
 		require.NoError(t, err, "%s with a token of 16 characters", addr)
 		m.Close()
@@ -143,6 +144,8 @@ func TestHostCheck(t *testing.T) {
 	}{
 		{"no address", monitor.AuthConfig{}, map[string]bool{
 			"localhost": true, "app.localhost:1": true, "127.0.0.1:80": true, "127.1.2.3": true, "[::1]:8080": true,
+			"LOCALHOST": true, "localhost.": true, "foo.localhost": true, "Foo.LocalHost.:8080": true,
+			"localhost.attacker.example": false, "localhost..": false, "xlocalhost": false,
 			"192.0.2.10": false, "[2001:db8::1]:80": false, "attacker.example": false, "": false, "10.0.0.1:80": false,
 		}},
 		{"bound to one address", monitor.AuthConfig{Addr: "192.0.2.10:8080"}, map[string]bool{
@@ -280,4 +283,31 @@ func TestGenerateToken(t *testing.T) {
 	assert.NotEqual(t, a, b)
 	require.NoError(t, monitor.CheckToken(a))
 	require.ErrorIs(t, monitor.CheckToken("               x"), monitor.ErrWeakToken, "15 spaces and one x")
+}
+
+// TestCheckTokenVariety: a token long enough but of one repeated letter,
+// a few letters, or a run of consecutive ones is refused, saying which
+// rule failed and that a generated token is better; random tokens of 16
+// characters and more pass.
+func TestCheckTokenVariety(t *testing.T) {
+	tests := []struct{ token, want string }{
+		{strings.Repeat("a", 16), "it has 1 different characters, want at least 8"},
+		{strings.Repeat("a", 100), "it has 1 different characters"},
+		{strings.Repeat("abc", 10), "it has 3 different characters"},
+		{"abcdefghijklmnop", "mostly a run of repeated or consecutive characters (15 of its 15"},
+		{"1234567890123456", "mostly a run"},
+		{"aaaaaaaaaaaaaaaaaaaaaaaaaaaa5x9Kq7wZ", "mostly a run"},
+	}
+	for _, tc := range tests {
+		err := monitor.CheckToken(tc.token)
+		require.ErrorIs(t, err, monitor.ErrWeakToken, tc.token)
+		assert.Contains(t, err.Error(), tc.want, tc.token)
+		assert.Contains(t, err.Error(), "GenerateToken", tc.token)
+	}
+	for _, ok := range []string{"f3a9c01e7b2d8645", "correct horse battery staple", "8c1f0b7e2a94d36f5e0a1b2c3d4e5f60"} {
+		assert.NoError(t, monitor.CheckToken(ok), ok)
+	}
+	for range 1000 {
+		require.NoError(t, monitor.CheckToken(monitor.GenerateToken()))
+	}
 }

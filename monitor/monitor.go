@@ -106,8 +106,10 @@ type Config struct {
 	// Addr is the address the monitor is served on ("127.0.0.1:8080",
 	// "0.0.0.0:8080", as given to [NewServer]). [New] refuses an Addr that
 	// is not a loopback address ([Loopback]) when Token is empty, with
-	// [ErrNoToken], and one whose Token has fewer than [MinTokenLength]
-	// characters other than white space with [ErrWeakToken]; the Host
+	// [ErrNoToken], and one whose Token fails [CheckToken] (fewer than
+	// [MinTokenLength] characters other than white space, fewer than
+	// [MinTokenDistinct] different ones, mostly a run) with
+	// [ErrWeakToken]; the Host
 	// check allows its host (see [AuthConfig].Addr).
 	// Empty: unknown, so no refusal, and only loopback names and
 	// AllowedHosts pass the Host check.
@@ -166,8 +168,7 @@ var webFS embed.FS
 
 // New returns a monitor over cfg.Runner or cfg.Source. Errors: neither or
 // both of them; [ErrWeakToken] for a non-loopback cfg.Addr with a
-// cfg.Token of fewer than [MinTokenLength] characters other than white
-// space; [ErrNoToken] for a non-loopback cfg.Addr without a cfg.Token (unless cfg.InsecureNoTokenBehindProxy, which is logged as a
+// cfg.Token that fails [CheckToken]; [ErrNoToken] for a non-loopback cfg.Addr without a cfg.Token (unless cfg.InsecureNoTokenBehindProxy, which is logged as a
 // warning); a metrics registration error (for example the same Registry
 // used twice).
 func New(cfg Config) (*Monitor, error) {

@@ -72,23 +72,48 @@ var ErrNoToken = errors.New("monitor: a monitor on a non-loopback address needs 
 // address: 16. [GenerateToken] makes one of 43.
 const MinTokenLength = 16
 
+// MinTokenDistinct is the least number of different characters (code
+// points, white space aside) such a token must have: 8. Sixteen of one
+// letter, or "abababab…", is guessed at once whatever its length.
+const MinTokenDistinct = 8
+
 // ErrWeakToken is the error of [New] and [CheckToken] for a token too
-// short to guard a monitor other machines can reach.
+// short or too plain to guard a monitor other machines can reach.
 var ErrWeakToken = errors.New("monitor: token too weak for a non-loopback address")
 
-// CheckToken returns an error matching [ErrWeakToken] when token has
-// fewer than [MinTokenLength] characters (code points) other than white
-// space, nil otherwise. A monitor on a non-loopback address needs such a
-// token; on loopback any token is accepted.
+// CheckToken returns an error matching [ErrWeakToken], saying which rule
+// failed, when token, white space aside, has fewer than [MinTokenLength]
+// characters (code points), fewer than [MinTokenDistinct] different ones,
+// or is mostly a run of repeated or consecutive characters (more than half
+// of its neighbouring pairs the same character or one code point apart:
+// "aaaa…", "abcdefgh…", "12345678…"); nil otherwise. A random token of
+// the same length passes these rules almost surely ([GenerateToken]'s
+// always do). A monitor on a non-loopback address needs such a token; on
+// loopback any token is accepted.
 func CheckToken(token string) error {
-	n := 0
+	var rs []rune
+	distinct := map[rune]bool{}
 	for _, r := range token {
 		if !unicode.IsSpace(r) {
-			n++
+			rs = append(rs, r)
+			distinct[r] = true
 		}
 	}
-	if n < MinTokenLength {
-		return fmt.Errorf("%w: it has %d characters other than white space, want at least %d (generate one, e.g. with GenerateToken or `openssl rand -hex 16`)", ErrWeakToken, n, MinTokenLength)
+	const better = "generate one instead: GenerateToken (in `existence`, -http-token auto) makes 43 random characters, 256 bits; or `openssl rand -hex 16`"
+	if len(rs) < MinTokenLength {
+		return fmt.Errorf("%w: it has %d characters other than white space, want at least %d (%s)", ErrWeakToken, len(rs), MinTokenLength, better)
+	}
+	if len(distinct) < MinTokenDistinct {
+		return fmt.Errorf("%w: it has %d different characters, want at least %d: a token of few characters is guessed at once whatever its length (%s)", ErrWeakToken, len(distinct), MinTokenDistinct, better)
+	}
+	steps := 0
+	for i := 1; i < len(rs); i++ {
+		if d := rs[i] - rs[i-1]; d >= -1 && d <= 1 {
+			steps++
+		}
+	}
+	if 2*steps > len(rs)-1 {
+		return fmt.Errorf("%w: it is mostly a run of repeated or consecutive characters (%d of its %d neighbouring pairs), which is guessed at once (%s)", ErrWeakToken, steps, len(rs)-1, better)
 	}
 	return nil
 }

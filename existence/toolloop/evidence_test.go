@@ -14,6 +14,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/toolloop"
+	"github.com/existence-loop/sdk/existence/workspace"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -259,4 +260,60 @@ func TestHollowGoalsRaiseStressors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEvidenceWritesThatAllFailed: with a workspace that refuses every
+// write (here its quota; a read-only directory does the same), a goal that
+// listed files and then failed to write is not DONE, however its answer
+// reads: its one write failed. One successful write, after a failed one,
+// is enough.
+func TestEvidenceWritesThatAllFailed(t *testing.T) {
+	big := `{"path":"notes/report.md","content":"` + strings.Repeat("x", 200) + `"}`
+	small := `{"path":"notes/report.md","content":"ok"}`
+	tests := []struct {
+		name    string
+		script  []llmtest.Reply
+		status  identity.GoalStatus
+		summary string
+	}{
+		{"listed, then every write failed", []llmtest.Reply{
+			tools(call("", "list_files", `{}`)), tools(call("", "write_file", big)), tools(call("", "append_file", big)), final("Wrote the report."),
+		}, identity.Failed, "artifact check failed: every write failed: all 2 calls of tools that write failed; the last: \"notes/report.md\": workspace quota exceeded"},
+		{"a failed write, then a successful one", []llmtest.Reply{
+			tools(call("", "list_files", `{}`)), tools(call("", "write_file", big)), tools(call("", "write_file", small)), final("Wrote the report."),
+		}, identity.Done, "Wrote the report."},
+		{"reading only, no write tried", []llmtest.Reply{
+			tools(call("", "list_files", `{}`)), final("Looked around."),
+		}, identity.Done, "Looked around."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws, err := workspace.Open(t.TempDir(), workspace.Limits{Quota: 16})
+			require.NoError(t, err)
+			t.Cleanup(func() { ws.Close() })
+			e, err := toolloop.New(toolloop.Config{Model: llmtest.NewFake(tt.script...), Tools: ws.Tools()})
+			require.NoError(t, err)
+			out, err := e.Execute(context.Background(), assignment(nil))
+			require.NoError(t, err)
+			assert.Equal(t, tt.status, out.Status)
+			assert.True(t, strings.HasPrefix(out.Summary, tt.summary), "summary %q", out.Summary)
+		})
+	}
+	// The check sees the counts.
+	err := toolloop.RequireEvidence(context.Background(), existence.Assignment{},
+		toolloop.Final{Answer: "done", Calls: 3, Succeeded: 1, Writes: 2, LastWriteError: "read-only file system"})
+	require.ErrorIs(t, err, toolloop.ErrNoWrite)
+	assert.Contains(t, err.Error(), "the last: read-only file system")
+}
+
+// TestToolDescriptionsCleaned: a tool's description, which may come from
+// outside, reaches the model's tool definitions without unsafe code
+// points (cleaned once, at New).
+func TestToolDescriptionsCleaned(t *testing.T) {
+	tool := toolloop.NewTool("look", "Look\u202Eup\U000E0049 things.\u200B", func(context.Context, echoArgs) (string, error) { return "", nil })
+	e, err := toolloop.New(toolloop.Config{Model: llmtest.NewFake(), Tools: []toolloop.Tool{tool}, NoMemoryTools: true})
+	require.NoError(t, err)
+	defs := e.ToolDefs(existence.Assignment{})
+	require.Len(t, defs, 1)
+	assert.Equal(t, "Lookup things.", defs[0].Description)
 }

@@ -73,6 +73,9 @@ var (
 	ErrNoAction = errors.New("no action taken")
 	// ErrNoSuccess: every tool call of the goal failed.
 	ErrNoSuccess = errors.New("no tool call succeeded")
+	// ErrNoWrite: the goal called tools that write ([Writing]) and every
+	// one of those calls failed; what it read does not make it done.
+	ErrNoWrite = errors.New("every write failed")
 )
 
 // Final is what the artifact check ([Config.Check]) sees when the model
@@ -84,6 +87,12 @@ type Final struct {
 	// included; Succeeded the number that succeeded.
 	Calls     int
 	Succeeded int
+	// Writes is the number of calls of tools that write ([Writing]),
+	// failed ones included; WritesSucceeded the number that succeeded;
+	// LastWriteError the result of the last failed one ("" when none
+	// failed).
+	Writes, WritesSucceeded int
+	LastWriteError          string
 	// Artifacts and Discoveries are what the successful calls reported
 	// ([ReportArtifact], [ReportDiscovery]), as the Outcome will list them.
 	Artifacts   []string
@@ -93,9 +102,14 @@ type Final struct {
 // RequireEvidence is the default artifact check: a goal is DONE only when
 // its final answer comes after at least one successful tool call, so that
 // an agent cannot talk its way out of suffering (only observable behaviour
-// resolves stressors, spec §4). It returns an
-// error wrapping [ErrNoAction] when no tool was called, [ErrNoSuccess]
-// when every call failed, and [ErrEmptyAnswer] for a blank answer; the
+// resolves stressors, spec §4), and, when it called tools that write
+// ([Writing]: the workspace's write_file, append_file and delete_file),
+// after at least one successful write: a goal whose writes all failed
+// (a read-only workspace, a full quota) is not done because it listed or
+// read something first. It returns an error wrapping [ErrNoAction] when no
+// tool was called, [ErrNoSuccess] when every call failed, [ErrNoWrite]
+// when every write failed (naming the last failure), and [ErrEmptyAnswer]
+// for a blank answer; the
 // goal is then FAILED with the reason in its summary. Applications with
 // another notion of evidence (an artifact of a given kind, a test that
 // passes) set [Config.Check], and may call RequireEvidence first.
@@ -105,6 +119,8 @@ func RequireEvidence(_ context.Context, _ existence.Assignment, f Final) error {
 		return fmt.Errorf("%w: the final answer came without any tool call", ErrNoAction)
 	case f.Succeeded == 0:
 		return fmt.Errorf("%w: all %d tool calls failed", ErrNoSuccess, f.Calls)
+	case f.Writes > 0 && f.WritesSucceeded == 0:
+		return fmt.Errorf("%w: all %d calls of tools that write failed; the last: %s", ErrNoWrite, f.Writes, runes.Head(f.LastWriteError, 200))
 	case strings.TrimSpace(f.Answer) == "":
 		return ErrEmptyAnswer
 	}
@@ -295,7 +311,10 @@ func New(cfg Config) (*Executor, error) {
 		}
 		e.tools[name] = toolEntry{tool: t, schema: s}
 		e.names = append(e.names, name)
-		e.defs = append(e.defs, llm.ToolDef{Name: name, Description: t.Description(), Parameters: raw})
+		// A description may come from outside (an MCP server, a plugin):
+		// the unsafe rule applies to it once here, as prompt.Clean does to
+		// every prompt (mcptools cleans its schemas where it lists them).
+		e.defs = append(e.defs, llm.ToolDef{Name: name, Description: prompt.Clean(t.Description()), Parameters: raw})
 	}
 	if !cfg.NoMemoryTools {
 		for _, t := range e.memoryTools() {
@@ -485,6 +504,7 @@ func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, erro
 		if len(resp.ToolCalls) == 0 {
 			final := strings.TrimSpace(resp.Text)
 			f := Final{Answer: final, Calls: r.calls, Succeeded: r.succeeded,
+				Writes: r.writes, WritesSucceeded: r.writesOK, LastWriteError: r.lastWriteErr,
 				Artifacts: slices.Clone(r.artifacts), Discoveries: slices.Clone(r.discoveries)}
 			if err := e.cfg.Check(ctx, a, f); err != nil {
 				if ctx.Err() != nil {
@@ -584,6 +604,8 @@ type run struct {
 	promptTokens, outputTokens int
 	consecutive                int
 	calls, succeeded           int            // tool calls made, and those that succeeded
+	writes, writesOK           int            // calls of tools that write (Writing), and those that succeeded
+	lastWriteErr               string         // the result of the last failed write
 	sameKey                    string         // the last tool call, as sameKey returns it
 	sameCount                  int            // how many times in a row it was made
 	failures                   map[string]int // per known tool
@@ -702,6 +724,14 @@ func (r *run) call(ctx context.Context, c llm.ToolCall) (result string, failed b
 	r.calls++
 	if !failed {
 		r.succeeded++
+	}
+	if known && writes(ent.tool) {
+		r.writes++
+		if failed {
+			r.lastWriteErr = strings.TrimPrefix(result, "Error: ")
+		} else {
+			r.writesOK++
+		}
 	}
 	if !failed && result == "" {
 		result = "(no output)"

@@ -130,6 +130,39 @@ func (t *funcTool[A]) Call(ctx context.Context, args json.RawMessage) (string, e
 // them.
 type brokenTool interface{ toolErr() error }
 
+// Writing returns t marked as a tool that writes: its calls change what
+// the goal is about (files written, appended or deleted), so that
+// [RequireEvidence] does not accept a goal whose calls of such tools all
+// failed. The workspace's write_file, append_file and delete_file are
+// marked. Everything else of t is unchanged.
+func Writing(t Tool) Tool {
+	if t == nil {
+		return nil
+	}
+	return writingTool{t}
+}
+
+// Writer is implemented by the tools [Writing] returns; Writes reports
+// true.
+type Writer interface{ Writes() bool }
+
+type writingTool struct{ Tool }
+
+func (writingTool) Writes() bool { return true }
+
+func (w writingTool) toolErr() error {
+	if b, ok := w.Tool.(brokenTool); ok {
+		return b.toolErr()
+	}
+	return nil
+}
+
+// writes reports whether t is marked as a tool that writes.
+func writes(t Tool) bool {
+	w, ok := t.(Writer)
+	return ok && w.Writes()
+}
+
 // reflectSchema generates the flat object schema of A and compiles it.
 func reflectSchema[A any](name string) (json.RawMessage, *validator.Schema, error) {
 	typ := reflect.TypeFor[A]()

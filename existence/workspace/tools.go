@@ -58,8 +58,10 @@ type ListArgs struct {
 //   - list_files {path?}: one line per entry, directories ending in "/";
 //   - delete_file {path}: remove a file or an empty directory.
 //
-// Each tool's error is the workspace's (see [Open] for the path rules),
-// shown to the model as "Error: ...".
+// write_file, append_file and delete_file are marked as tools that write
+// ([toolloop.Writing]): a goal whose calls of them all failed is not DONE
+// under toolloop.RequireEvidence. Each tool's error is the workspace's
+// (see [Open] for the path rules), shown to the model as "Error: ...".
 func (w *Workspace) Tools() []toolloop.Tool {
 	return []toolloop.Tool{
 		toolloop.NewTool(ToolRead,
@@ -79,7 +81,7 @@ func (w *Workspace) Tools() []toolloop.Tool {
 				}
 				return s, nil
 			}),
-		toolloop.NewTool(ToolWrite,
+		toolloop.Writing(toolloop.NewTool(ToolWrite,
 			"Create or replace a text file in your workspace. Parent directories are created as needed.",
 			func(ctx context.Context, a WriteArgs) (string, error) {
 				name, err := fileName(a.Path)
@@ -92,8 +94,8 @@ func (w *Workspace) Tools() []toolloop.Tool {
 				}
 				toolloop.ReportArtifact(ctx, name)
 				return fmt.Sprintf("wrote %d bytes to %s", n, name), nil
-			}),
-		toolloop.NewTool(ToolAppend,
+			})),
+		toolloop.Writing(toolloop.NewTool(ToolAppend,
 			"Append text to the end of a file in your workspace, creating it if needed.",
 			func(ctx context.Context, a WriteArgs) (string, error) {
 				name, err := fileName(a.Path)
@@ -106,7 +108,7 @@ func (w *Workspace) Tools() []toolloop.Tool {
 				}
 				toolloop.ReportArtifact(ctx, name)
 				return fmt.Sprintf("appended %d bytes to %s (now %d bytes)", len(a.Content), name, n), nil
-			}),
+			})),
 		toolloop.NewTool(ToolList,
 			`List a directory of your workspace. Directories end in "/".`,
 			func(ctx context.Context, a ListArgs) (string, error) {
@@ -120,7 +122,7 @@ func (w *Workspace) Tools() []toolloop.Tool {
 				}
 				return formatList(entries, more), nil
 			}),
-		toolloop.NewTool(ToolDelete,
+		toolloop.Writing(toolloop.NewTool(ToolDelete,
 			"Delete a file, or an empty directory, from your workspace.",
 			func(ctx context.Context, a PathArgs) (string, error) {
 				name, err := fileName(a.Path)
@@ -131,7 +133,7 @@ func (w *Workspace) Tools() []toolloop.Tool {
 					return "", err
 				}
 				return "deleted " + name, nil
-			}),
+			})),
 	}
 }
 

@@ -1,5 +1,6 @@
 // Package strictjson decodes JSON that comes from outside the program —
-// model replies, HTTP request bodies, MCP tool arguments, tool calls — with
+// model replies, HTTP request bodies, MCP tool arguments, tool calls,
+// `memory eval` datasets — with
 // the semantics of encoding/json/v2 (github.com/go-json-experiment/json):
 // an object that names a key twice is an error, never "last one wins".
 //

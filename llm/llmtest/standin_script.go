@@ -10,13 +10,52 @@ import (
 	"github.com/existence-loop/sdk/llm"
 )
 
-// ScriptGoals are the goals [ScriptedReply] chooses from, by a hash of the
-// prompt (which names the agent and changes from cycle to cycle): each
-// can be reached with the workspace tools.
+// ScriptGoals are the goals [ScriptedReply] chooses from, in the order
+// it pursues them: each can be reached with the workspace tools, each is
+// shorter than the 75 characters the prompt shows of a recent goal, and
+// no two share enough words to count as a repeat (the goal-repeat rule's
+// similarity is below 0.5 for every pair). There are more of them than the
+// rule's window of 10 goals, so that an agent going round them never
+// repeats itself within the window.
 var ScriptGoals = []string{
 	"map the workspace and write an index of what is there",
 	"write a note on what I notice in the workspace",
 	"leave the others a note on what I am doing",
+	"list the folders and describe each one in a short guide",
+	"draft a glossary of the terms used in the files",
+	"write a checklist of open questions about the project",
+	"summarise the newest files for a reader arriving later",
+	"plan my next three steps and record them",
+	"collect ideas for tools we could build",
+	"describe how the workspace changed since my last look",
+	"write a short welcome page for new agents",
+	"record the lessons learned so far in a journal entry",
+}
+
+// recentHeader starts the prompt's recent goals (spec §2 row 14), the
+// last goals of the agent, oldest first, one a line.
+const recentHeader = "WHAT YOU'VE BEEN DOING LATELY:"
+
+// nextGoal picks the goal of an existence cycle whose prompt is prompt,
+// as a model that reads its recent goals would: the one after the latest
+// of [ScriptGoals] the recent goals show, so that an agent goes round them
+// in order; with none shown (a first cycle), one chosen by a hash of the
+// prompt, which names the agent, so that agents mostly start apart.
+func nextGoal(prompt string) string {
+	recent := ""
+	if _, after, ok := strings.Cut(prompt, recentHeader); ok {
+		recent, _, _ = strings.Cut(after, "\n\n")
+	}
+	latest, at := -1, -1
+	for i, g := range ScriptGoals {
+		if j := strings.LastIndex(recent, g); j > at {
+			latest, at = i, j
+		}
+	}
+	if latest < 0 {
+		return ScriptGoals[hashOf(prompt)%uint32(len(ScriptGoals))]
+	}
+	return ScriptGoals[(latest+1)%len(ScriptGoals)]
 }
 
 // ScriptedReply is a deterministic stand-in model that uses the workspace
@@ -25,7 +64,10 @@ var ScriptGoals = []string{
 // evidence. Pass it as [ServerConfig].Reply. It answers:
 //
 //   - a structured-output request (an existence cycle) with a goal from
-//     [ScriptGoals]: {"action":"goal","content":GOAL,"reasoning":...};
+//     [ScriptGoals]: {"action":"goal","content":GOAL,"reasoning":...}, the
+//     one after the latest its recent goals show (a model varies its
+//     goals; one that repeats a recent goal would count it as a failure),
+//     or, on a first cycle, one chosen by a hash of the prompt;
 //   - a request with tools, by the number of tool results so far: first
 //     list_files {"path":"."}, then write_file of "notes/{goal slug}.md"
 //     (the goal and the listing), then a final answer naming the file. A
@@ -41,7 +83,7 @@ func ScriptedReply(c *Call) Answer {
 		for _, m := range c.Messages {
 			prompt.WriteString(m.Content)
 		}
-		goal := ScriptGoals[hashOf(prompt.String())%uint32(len(ScriptGoals))]
+		goal := nextGoal(prompt.String())
 		b, _ := json.Marshal(map[string]string{"action": "goal", "content": goal,
 			"reasoning": "the scripted stand-in model acts through the workspace tools"})
 		return Answer{Text: string(b)}

@@ -2,11 +2,14 @@ package llmtest_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/internal/repeat"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 )
@@ -59,4 +62,42 @@ func TestScriptedReply(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(a.Text), &reply))
 	assert.Equal(t, "goal", reply.Action)
 	assert.Contains(t, llmtest.ScriptGoals, reply.Content)
+}
+
+// TestScriptGoalsNeverRepeat: an agent on the stand-in goes round
+// ScriptGoals, reading its recent goals from the prompt as the existence
+// prompt shows them (the last 5, with their status), and never chooses a
+// goal that the repeat rule would call a repeat of one of its last 10
+// (similarity 0.9); the goals themselves are far apart.
+func TestScriptGoalsNeverRepeat(t *testing.T) {
+	require.Greater(t, len(llmtest.ScriptGoals), repeat.Window, "more goals than the repeat window")
+	for i, a := range llmtest.ScriptGoals {
+		assert.Less(t, len([]rune(a)), 75, "shown whole in the recent goals: %q", a)
+		for _, b := range llmtest.ScriptGoals[i+1:] {
+			assert.Less(t, repeat.Similarity(a, b), 0.5, "%q and %q", a, b)
+		}
+	}
+	for _, agent := range []string{"Cedar", "Cipher", "Vault"} {
+		var history []string
+		for cycle := range 40 {
+			var p strings.Builder
+			fmt.Fprintf(&p, "You are %s.\n\nWHO YOU ARE:\n  curious\n\n", agent)
+			if len(history) > 0 {
+				p.WriteString("WHAT YOU'VE BEEN DOING LATELY:")
+				for _, g := range history[max(0, len(history)-5):] {
+					status := []string{"[DONE] ", "[FAILED] ", "[ABANDONED] "}[cycle%3]
+					fmt.Fprintf(&p, "\n  - %s%s", status, g)
+				}
+				p.WriteString("\nIf you notice yourself repeating, choose something different.\n\nWHAT YOU KNOW:\n  map the workspace and write an index of what is there\n")
+			}
+			call := llmtest.Call{Messages: []llm.Message{{Role: llm.RoleUser, Content: p.String()}}, Format: json.RawMessage(`{"type":"object"}`)}
+			var reply struct{ Action, Content string }
+			require.NoError(t, json.Unmarshal([]byte(llmtest.ScriptedReply(&call).Text), &reply))
+			for j := len(history) - 1; j >= 0 && j >= len(history)-repeat.Window; j-- {
+				require.Less(t, repeat.Similarity(reply.Content, history[j]), repeat.Threshold,
+					"%s, cycle %d: %q repeats %q", agent, cycle, reply.Content, history[j])
+			}
+			history = append(history, reply.Content)
+		}
+	}
 }

@@ -2,7 +2,9 @@ package memeval
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,9 +12,12 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 	"time"
+	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/existence-loop/sdk/internal/strictjson"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/memory"
 )
@@ -51,6 +56,11 @@ type Dataset struct {
 	Queries  []Query
 }
 
+// MaxLineBytes is the longest dataset line read, in bytes (without its
+// line break): a memory's text is at most memory.MaxTextChars code
+// points, so a longer line is no dataset line.
+const MaxLineBytes = 1 << 20
+
 // line is one dataset line as JSON.
 type line struct {
 	Kind       string   `json:"kind"`
@@ -63,82 +73,213 @@ type line struct {
 	Category   string   `json:"category"`
 }
 
-// Load reads a dataset. Errors name the line: bad JSON, an unknown kind,
-// a bad agent or memory id, a memory id given twice for one agent, a
-// time that is not RFC 3339, an importance outside 0–1, a blank text, a
-// query without gold ids or whose gold ids are no memory of its agent, a
+// Load reads a dataset, keeping every memory and query ([Scan] keeps the
+// queries only). Lines are checked one by one, by the SDK's strict JSON
+// rules (internal/strictjson: a key named twice is an error, never last
+// one wins; an unknown key, a value of the wrong type or invalid UTF-8 is
+// an error). Errors name the line (1-based): a line above [MaxLineBytes],
+// bytes that are not UTF-8, bad JSON, an unknown or missing kind, a bad
+// agent or memory id, a memory id given twice for one agent, a time that
+// is not RFC 3339, an importance outside 0–1, a blank text, a query
+// without gold ids or whose gold ids are no memory of its agent; and a
 // dataset without queries.
 func Load(r io.Reader) (*Dataset, error) {
 	ds := &Dataset{}
-	known := map[[2]string]bool{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		raw := strings.TrimSpace(sc.Text())
-		if raw == "" {
-			continue
-		}
-		var l line
-		dec := json.NewDecoder(strings.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&l); err != nil {
-			return nil, fmt.Errorf("memeval: line %d: %w", n, err)
-		}
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("memeval: line %d: %s", n, fmt.Sprintf(format, args...))
-		}
-		if err := memory.ValidateAgentID(l.Agent); err != nil {
-			return nil, bad("%v", err)
-		}
-		if err := memory.ValidateText(l.Text); err != nil {
-			return nil, bad("%v", err)
-		}
-		switch l.Kind {
-		case "memory":
-			if err := memory.ValidateID(l.ID); err != nil {
-				return nil, bad("%v", err)
-			}
-			if known[[2]string{l.Agent, l.ID}] {
-				return nil, bad("memory %s of %s is given twice", l.ID, l.Agent)
-			}
-			t, err := time.Parse(time.RFC3339Nano, l.Time)
-			if err != nil {
-				return nil, bad("time %q is not RFC 3339", l.Time)
-			}
-			m := Memory{Agent: l.Agent, ID: l.ID, Text: l.Text, Time: t.UTC().Truncate(time.Microsecond)}
-			if l.Importance != nil {
-				if math.IsNaN(*l.Importance) || *l.Importance < 0 || *l.Importance > 1 {
-					return nil, bad("importance %v is outside 0–1", *l.Importance)
-				}
-				m.Importance = *l.Importance
-			}
-			known[[2]string{l.Agent, l.ID}] = true
-			ds.Memories = append(ds.Memories, m)
-		case "query":
-			if len(l.Gold) == 0 {
-				return nil, bad("a query needs gold memory ids")
-			}
-			ds.Queries = append(ds.Queries, Query{Agent: l.Agent, Text: l.Text, Gold: l.Gold, Category: l.Category, Line: n})
-		default:
-			return nil, bad(`kind %q: want "memory" or "query"`, l.Kind)
-		}
+	q, err := Scan(r, func(m Memory) error {
+		ds.Memories = append(ds.Memories, m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("memeval: line %d: %w", n+1, err)
+	ds.Queries = q.Queries
+	return ds, nil
+}
+
+// Scan reads a dataset as [Load] does, with the same checks and errors,
+// but holds no memory: it calls each (when non-nil) with every memory, in
+// the order of the file, as it reads it, and returns a Dataset with the
+// queries only. Its memory use is a set of 16-byte digests of the
+// memories' agents and ids (for duplicates and gold ids) plus the
+// queries, whatever the file's length. An error from each stops the scan
+// and is returned with the line's number.
+func Scan(r io.Reader, each func(Memory) error) (*Dataset, error) {
+	sc := scanner{known: map[key]struct{}{}, keepQueries: true}
+	if err := sc.run(r, each); err != nil {
+		return nil, err
 	}
-	for _, q := range ds.Queries {
-		for _, g := range q.Gold {
-			if !known[[2]string{q.Agent, g}] {
-				return nil, fmt.Errorf("memeval: line %d: gold %q is no memory of %s", q.Line, g, q.Agent)
-			}
-		}
-	}
-	if len(ds.Queries) == 0 {
+	if len(sc.queries) == 0 {
 		return nil, errors.New("memeval: the dataset has no queries")
 	}
-	return ds, nil
+	return &Dataset{Queries: sc.queries}, nil
+}
+
+// key is the digest of a memory's agent and id: a compact set member for
+// millions of memories.
+type key [16]byte
+
+func keyOf(agent, id string) key {
+	h := sha256.New()
+	h.Write([]byte(agent))
+	h.Write([]byte{0})
+	h.Write([]byte(id))
+	var k key
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
+// scanner reads dataset lines and checks them.
+type scanner struct {
+	known       map[key]struct{}
+	keepQueries bool
+	queries     []Query
+	interned    map[string]string // agents and categories, shared by the queries
+}
+
+func (sc *scanner) intern(s string) string {
+	if v, ok := sc.interned[s]; ok {
+		return v
+	}
+	if sc.interned == nil {
+		sc.interned = map[string]string{}
+	}
+	sc.interned[s] = s
+	return s
+}
+
+// run reads r line by line; see [Load] for the checks.
+func (sc *scanner) run(r io.Reader, each func(Memory) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	for n := 1; ; n++ {
+		raw, err := readLine(br, &buf)
+		if errors.Is(err, errLineTooLong) {
+			return fmt.Errorf("memeval: line %d: longer than %d bytes: not a dataset line", n, MaxLineBytes)
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("memeval: line %d: %w", n, err)
+		}
+		if len(bytes.TrimSpace(raw)) > 0 {
+			if err := sc.line(n, raw, each); err != nil {
+				return err
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	for _, q := range sc.queries {
+		for _, g := range q.Gold {
+			if _, ok := sc.known[keyOf(q.Agent, g)]; !ok {
+				return fmt.Errorf("memeval: line %d: gold %q is no memory of %s", q.Line, g, q.Agent)
+			}
+		}
+	}
+	return nil
+}
+
+// errLineTooLong is readLine's error for a line above MaxLineBytes.
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns the next line of br without its line break, in *buf
+// (reused), or errLineTooLong as soon as it passes MaxLineBytes (the
+// rest is not read). io.EOF comes with the last line.
+func readLine(br *bufio.Reader, buf *[]byte) ([]byte, error) {
+	*buf = (*buf)[:0]
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(*buf)+len(chunk) > MaxLineBytes+1 { // + the line break
+			return nil, errLineTooLong
+		}
+		*buf = append(*buf, chunk...)
+		switch {
+		case err == nil:
+			return bytes.TrimSuffix((*buf)[:len(*buf)-1], []byte("\r")), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			if len(*buf) > MaxLineBytes {
+				return nil, errLineTooLong
+			}
+			return *buf, err
+		}
+	}
+}
+
+// line checks and takes one non-blank line, number n.
+func (sc *scanner) line(n int, raw []byte, each func(Memory) error) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("memeval: line %d: %s", n, fmt.Sprintf(format, args...))
+	}
+	if !utf8.Valid(raw) {
+		i := 0
+		for i < len(raw) {
+			r, size := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && size == 1 {
+				break
+			}
+			i += size
+		}
+		return bad("byte %d is not UTF-8", i+1)
+	}
+	var l line
+	if err := strictjson.Unmarshal(raw, &l, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return bad("%v", err)
+	}
+	switch l.Kind {
+	case "memory", "query":
+	case "":
+		return bad(`no "kind": want "memory" or "query"`)
+	default:
+		return bad(`kind %q: want "memory" or "query"`, l.Kind)
+	}
+	if err := memory.ValidateAgentID(l.Agent); err != nil {
+		return bad("%v", err)
+	}
+	if err := memory.ValidateText(l.Text); err != nil {
+		return bad("%v", err)
+	}
+	if l.Kind == "query" {
+		if l.ID != "" || l.Time != "" || l.Importance != nil {
+			return bad(`a query takes no "id", "time" or "importance"`)
+		}
+		if len(l.Gold) == 0 {
+			return bad("a query needs gold memory ids")
+		}
+		if sc.keepQueries {
+			sc.queries = append(sc.queries, Query{Agent: sc.intern(l.Agent), Text: l.Text, Gold: slices.Clip(l.Gold),
+				Category: sc.intern(l.Category), Line: n})
+		}
+		return nil
+	}
+	if len(l.Gold) > 0 || l.Category != "" {
+		return bad(`a memory takes no "gold" or "category"`)
+	}
+	if err := memory.ValidateID(l.ID); err != nil {
+		return bad("%v", err)
+	}
+	k := keyOf(l.Agent, l.ID)
+	if _, dup := sc.known[k]; dup {
+		return bad("memory %s of %s is given twice", l.ID, l.Agent)
+	}
+	t, err := time.Parse(time.RFC3339Nano, l.Time)
+	if err != nil {
+		return bad("time %q is not RFC 3339", l.Time)
+	}
+	m := Memory{Agent: l.Agent, ID: l.ID, Text: l.Text, Time: t.UTC().Truncate(time.Microsecond)}
+	if l.Importance != nil {
+		if math.IsNaN(*l.Importance) || *l.Importance < 0 || *l.Importance > 1 {
+			return bad("importance %v is outside 0–1", *l.Importance)
+		}
+		m.Importance = *l.Importance
+	}
+	sc.known[k] = struct{}{}
+	if each != nil {
+		if err := each(m); err != nil {
+			return fmt.Errorf("memeval: line %d: %w", n, err)
+		}
+	}
+	return nil
 }
 
 // Options configure a [Run].
@@ -209,6 +350,71 @@ func (c clock) AfterFunc(time.Duration, func()) func() bool { return func() bool
 // Errors: a store that already holds a dataset agent's memories; the
 // store's and the embedder's; ctx's.
 func Run(ctx context.Context, ds *Dataset, o Options) (*Report, error) {
+	var sum summary
+	for _, m := range ds.Memories {
+		sum.add(m)
+	}
+	return run(ctx, ds.Queries, sum, o, func(store func(Memory) error) error {
+		for _, m := range ds.Memories {
+			if err := store(m); err != nil {
+				return fmt.Errorf("memeval: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// RunFrom is [Run] for a dataset that r holds, read twice so that the
+// process never holds its memories (only the store does): a [Scan] checks
+// every line and keeps the queries, then, from r's start, each memory is
+// stored as it is read. Nothing is stored when the first reading finds
+// an error. Errors: [Scan]'s, naming the line; r's; [Run]'s; and a
+// dataset that changed between the two readings.
+func RunFrom(ctx context.Context, r io.ReadSeeker, o Options) (*Report, error) {
+	var sum summary
+	h := sha256.New()
+	ds, err := Scan(io.TeeReader(r, h), func(m Memory) error { sum.add(m); return nil })
+	if err != nil {
+		return nil, err
+	}
+	first := h.Sum(nil)
+	return run(ctx, ds.Queries, sum, o, func(store func(Memory) error) error {
+		if _, err := r.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("memeval: reading the dataset again: %w", err)
+		}
+		h.Reset()
+		sc := scanner{known: map[key]struct{}{}} // the queries are kept already
+		if err := sc.run(io.TeeReader(r, h), store); err != nil {
+			return err
+		}
+		if !bytes.Equal(h.Sum(nil), first) {
+			return errors.New("memeval: the dataset changed while it was read")
+		}
+		return nil
+	})
+}
+
+// summary is what run needs to know of the memories before storing them.
+type summary struct {
+	count  int
+	newest time.Time
+	agents map[string]bool
+}
+
+func (s *summary) add(m Memory) {
+	if s.agents == nil {
+		s.agents = map[string]bool{}
+	}
+	s.count++
+	s.agents[m.Agent] = true
+	if m.Time.After(s.newest) {
+		s.newest = m.Time
+	}
+}
+
+// run is Run over queries and the memories that memories passes to its
+// argument, in order, which sum describes.
+func run(ctx context.Context, queries []Query, sum summary, o Options, memories func(store func(Memory) error) error) (*Report, error) {
 	if o.Store == nil {
 		return nil, errors.New("memeval: Options.Store is required")
 	}
@@ -222,15 +428,8 @@ func Run(ctx context.Context, ds *Dataset, o Options) (*Report, error) {
 	if o.Weights != nil {
 		w = *o.Weights
 	}
-	var newest time.Time
-	agents := map[string]bool{}
-	for _, m := range ds.Memories {
-		agents[m.Agent] = true
-		if m.Time.After(newest) {
-			newest = m.Time
-		}
-	}
-	for a := range agents {
+	newest, agents := sum.newest, sum.agents
+	for _, a := range slices.Sorted(maps.Keys(agents)) {
 		c, err := o.Store.CountMemories(ctx, a)
 		if err != nil {
 			return nil, err
@@ -239,8 +438,10 @@ func Run(ctx context.Context, ds *Dataset, o Options) (*Report, error) {
 			return nil, fmt.Errorf("memeval: the store already holds %d memories of %s; evaluate in a fresh store", c.Memories, a)
 		}
 	}
-	alias := map[[2]string]string{}
-	for _, m := range ds.Memories {
+	// alias maps a memory the store merged into another of the same
+	// text to the one stored; the others keep their ids.
+	alias := map[key]string{}
+	err := memories(func(m Memory) error {
 		imp := m.Importance
 		if imp == 0 {
 			imp = memory.DefaultImportance(memory.KindObservation)
@@ -248,16 +449,22 @@ func Run(ctx context.Context, ds *Dataset, o Options) (*Report, error) {
 		got, _, err := o.Store.AddMemory(ctx, memory.Record{ID: m.ID, AgentID: m.Agent, Text: m.Text, Kind: memory.KindObservation,
 			Importance: imp, Created: m.Time, LastAccess: m.Time})
 		if err != nil {
-			return nil, fmt.Errorf("memeval: storing %s of %s: %w", m.ID, m.Agent, err)
+			return fmt.Errorf("storing %s of %s: %w", m.ID, m.Agent, err)
 		}
-		alias[[2]string{m.Agent, m.ID}] = got.ID
+		if got.ID != m.ID {
+			alias[keyOf(m.Agent, m.ID)] = got.ID
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	mem, err := memory.New(memory.Config{Store: o.Store, Embedder: o.Embedder, Clock: clock{newest}, NoBackfill: true, Cap: -1, MergeAt: 2})
 	if err != nil {
 		return nil, err
 	}
 	defer mem.Close()
-	rep := &Report{Memories: len(ds.Memories), Agents: len(agents), K: o.K, LexicalOnly: o.Embedder == nil}
+	rep := &Report{Memories: sum.count, Agents: len(agents), K: o.K, LexicalOnly: o.Embedder == nil}
 	if o.Embedder != nil {
 		for _, a := range slices.Sorted(maps.Keys(agents)) {
 			n, err := mem.Reembed(ctx, a)
@@ -272,14 +479,17 @@ func Run(ctx context.Context, ds *Dataset, o Options) (*Report, error) {
 	all := sums{}
 	cats := map[string]*sums{}
 	start := time.Now()
-	for _, q := range ds.Queries {
+	for _, q := range queries {
 		got, err := mem.Recall(ctx, q.Agent, memory.Query{Text: q.Text, K: o.K, Weights: &w, MinRelevance: memory.NoThreshold, Peek: true})
 		if err != nil {
 			return nil, fmt.Errorf("memeval: line %d: recall: %w", q.Line, err)
 		}
 		gold := map[string]bool{}
 		for _, g := range q.Gold {
-			gold[alias[[2]string{q.Agent, g}]] = true
+			if id, ok := alias[keyOf(q.Agent, g)]; ok {
+				g = id
+			}
+			gold[g] = true
 		}
 		first, found := 0, 0
 		for i, r := range got.Results {
@@ -315,7 +525,7 @@ func Run(ctx context.Context, ds *Dataset, o Options) (*Report, error) {
 		}
 	}
 	rep.Seconds = time.Since(start).Seconds()
-	rep.RecallMillis = rep.Seconds * 1000 / float64(len(ds.Queries))
+	rep.RecallMillis = rep.Seconds * 1000 / float64(len(queries))
 	metrics := func(s sums) Metrics {
 		return Metrics{Queries: int(s.n), RecallAny1: s.any1 / s.n, RecallAny5: s.any5 / s.n, RecallAnyK: s.anyK / s.n, RecallAllK: s.allK / s.n, MRR: s.rr / s.n}
 	}

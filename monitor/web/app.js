@@ -154,12 +154,13 @@
 
   const num = (n) => Number(n).toLocaleString("en");
 
-  // usage says what the agent's model calls used: "tokens 12,345 in + 678 out (900 estimated) in 31 calls".
+  // usage says what the agent's model calls used: "tokens 12,345 in + 678 out + 240 embedding (900 estimated) in 31 calls".
   function usage(a) {
     const u = a.usage;
     return "tokens " + num(u.input_tokens) + " in + " + num(u.output_tokens) + " out" +
+      (u.embed_tokens ? " + " + num(u.embed_tokens) + " embedding" : "") +
       (u.estimated_tokens ? " (" + num(u.estimated_tokens) + " estimated)" : "") + " in " + num(u.calls) + (u.calls === 1 ? " call" : " calls") +
-      ((a.usage_by_model || []).length > 1 ? " · " + a.usage_by_model.map((m) => m.model + " " + num(m.input_tokens + m.output_tokens)).join(", ") : "");
+      ((a.usage_by_model || []).length > 1 ? " · " + a.usage_by_model.map((m) => m.model + " " + num(m.input_tokens + m.output_tokens + (m.embed_tokens || 0))).join(", ") : "");
   }
 
   // budget says where a token budget stands: "🪙 3,000 of 4,000 tokens per 1m — spent: waits until 12:01:03".

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
@@ -43,9 +45,11 @@ const maxLiveSize = 3 << 20
 // untouched, unless Options.FreshOnCorrupt moves it aside (see
 // [Quarantine]) and starts an empty queue. A missing file is an empty
 // queue. A lock file that is not a regular file is refused at once with an
-// error naming it. Temp files of interrupted writes (".tasks.json.tmp-*")
-// are removed when the lock is free, and the removal is logged
-// (Options.Logger, level Info).
+// error naming it; a missing one is created by the first update, not by
+// Open, so that a queue only read writes nothing (and opens in a directory
+// it may not write; its updates then fail with the lock's error). Temp
+// files of interrupted writes (".tasks.json.tmp-*") are removed when the
+// lock is free, and the removal is logged (Options.Logger, level Info).
 func Open(dir string, opts Options) (*Queue, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: empty queue directory", task.ErrInvalid)
@@ -55,17 +59,17 @@ func Open(dir string, opts Options) (*Queue, error) {
 	}
 	lockPath := filepath.Join(dir, LockFileName)
 	// Only a regular lock file is used: a FIFO, socket, device or
-	// directory is refused at once (opened with O_NONBLOCK, checked with
-	// fstat), never waited on: a hostile file beside the queue cannot
-	// hang Open.
-	if fi, err := os.Lstat(lockPath); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return nil, fmt.Errorf("taskqueue: lock file %s is not a regular file (a symlink)", lockPath)
+	// directory is refused at once (by its mode, without opening it),
+	// never waited on: a hostile file beside the queue cannot hang Open.
+	// A missing lock file is left missing: the first update creates it,
+	// so that a queue only read (existence serve, run -show) writes
+	// nothing and works in a directory it may not write.
+	if fi, err := os.Lstat(lockPath); err == nil && !fi.Mode().IsRegular() {
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("taskqueue: lock file %s is not a regular file (a symlink)", lockPath)
+		}
+		return nil, fmt.Errorf("taskqueue: lock file: %s is a %s: %w", lockPath, atomicfile.DescribeMode(fi.Mode()), atomicfile.ErrNotRegular)
 	}
-	lf, _, err := atomicfile.OpenRegular(dir, LockFileName, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("taskqueue: lock file: %w", err)
-	}
-	lf.Close()
 	s := &fileStore{
 		File: docfile.NewFile(docfile.Config[document, task.Task]{
 			Dir: dir, Name: FileName, LockName: LockFileName, Prefix: "taskqueue", Format: format,
@@ -77,18 +81,12 @@ func Open(dir string, opts Options) (*Queue, error) {
 	q := newQueue(opts, s)
 	log := q.opts.Logger
 	// Under the lock no writer is alive: remove the temp files of
-	// interrupted writes. A busy lock just postpones it.
-	if ok, err := s.TryLock(); err == nil && ok {
-		removed, rerr := atomicfile.RemoveTemps(dir, FileName)
-		s.Unlock()
-		if len(removed) > 0 {
-			log.Info("taskqueue: removed temp files of interrupted writes", "dir", dir, "files", removed)
-		}
-		if rerr != nil {
-			log.Warn("taskqueue: removing temp files of interrupted writes", "dir", dir, "err", rerr)
-		}
+	// interrupted writes. A busy lock just postpones it; without any, no
+	// lock is taken (nor its file created).
+	if hasTemps(dir) {
+		removeTemps(s, dir, log)
 	}
-	_, err = s.Load()
+	_, err := s.Load()
 	if err != nil && errors.Is(err, identity.ErrCorrupt) && opts.FreshOnCorrupt {
 		moved, qerr := Quarantine(dir, q.opts.Now())
 		if qerr != nil {
@@ -148,4 +146,38 @@ func (s *fileStore) Save(d *document, liveLimit bool) error {
 		}
 	}
 	return s.Write(data)
+}
+
+// hasTemps reports whether dir holds a temp file of an interrupted write
+// of the queue file (".tasks.json.tmp-*"); an unreadable dir holds none
+// that Open could remove.
+func hasTemps(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	prefix := atomicfile.TempPrefix(FileName)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// removeTemps removes the temp files of interrupted writes under the
+// lock, when it is free, logging what it removed or why it could not.
+func removeTemps(s *fileStore, dir string, log *slog.Logger) {
+	ok, err := s.TryLock()
+	if err != nil || !ok {
+		return // busy: a writer may be alive; or not writable: nothing to remove
+	}
+	removed, rerr := atomicfile.RemoveTemps(dir, FileName)
+	s.Unlock()
+	if len(removed) > 0 {
+		log.Info("taskqueue: removed temp files of interrupted writes", "dir", dir, "files", removed)
+	}
+	if rerr != nil {
+		log.Warn("taskqueue: removing temp files of interrupted writes", "dir", dir, "err", rerr)
+	}
 }

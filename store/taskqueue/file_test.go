@@ -476,3 +476,25 @@ func TestLockWaitHonoursContext(t *testing.T) {
 	require.Len(t, all, 1)
 	assert.Equal(t, "after unlock", all[0].Description)
 }
+
+// TestOpenAndReadWriteNothing: opening a queue and reading it create no
+// file (no tasks.lock), so that a reader works in a directory it may not
+// write; the first update creates the lock file.
+func TestOpenAndReadWriteNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	q, err := Open(dir, Options{})
+	require.NoError(t, err)
+	_, err = q.List(ctx)
+	require.NoError(t, err)
+	_, err = q.Peek(ctx, "scout")
+	require.NoError(t, err)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "opening and reading wrote nothing")
+
+	_, err = q.Submit(ctx, "map the workspace", "")
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dir, LockFileName))
+	require.NoError(t, err, "the first update makes the lock file")
+}

@@ -3,7 +3,10 @@ package mcptools
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/existence-loop/sdk/internal/runes"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -17,7 +20,9 @@ type Elicitation struct {
 	// serving, when the calls in progress on that server are all one
 	// agent's; "" when none or several agents' are.
 	Agent string
-	// Message is the server's question, as it sent it.
+	// Message is the server's question, without the code points of the
+	// SDK's unsafe-character rule (it reaches a person, and may reach an
+	// agent's prompt through the human-requests queue).
 	Message string
 	// Mode is "form" (the answer is an object matching Schema) or "url"
 	// (the user is to visit URL).
@@ -39,7 +44,7 @@ type ElicitFunc func(ctx context.Context, e Elicitation) (*mcp.ElicitResult, err
 func (srv *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	e := Elicitation{Server: srv.cfg.Name, Agent: srv.caller()}
 	if p := req.Params; p != nil {
-		e.Message, e.Mode, e.Schema, e.URL = p.Message, p.Mode, p.RequestedSchema, p.URL
+		e.Message, e.Mode, e.Schema, e.URL = runes.Strip(strings.ToValidUTF8(p.Message, "\uFFFD")), p.Mode, p.RequestedSchema, p.URL
 	}
 	if e.Mode == "" {
 		e.Mode = "form"

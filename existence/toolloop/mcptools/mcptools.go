@@ -137,12 +137,17 @@ func Connect(ctx context.Context, cfg Config) (*Set, error) {
 // Tools returns the allowed tools of every server, in server order and, within
 // a server, sorted by name, as toolloop.Tool values named
 // "{server}__{tool}" ([Separator]). Their descriptions and input schemas
-// are the server's; their Call:
+// are the server's, cleaned once at listing: every code point of the SDK's
+// unsafe-character rule (internal/runes, applied by prompt.Clean) is
+// removed from the description and from every string of the schema, and a
+// tool whose schema names a member with one is refused at [Connect]
+// ([ErrMalformed]). Their Call:
 //
 //   - calls the server's tool with the arguments (already validated by the
 //     executor against the schema), under [ServerConfig].Timeout;
 //   - returns the text of the result, other content being rendered or
-//     left out as [ServerConfig].NonText says;
+//     left out as [ServerConfig].NonText says, without the unsafe rule's
+//     code points;
 //   - returns an error (which the executor shows the model as "Error: ..."
 //     and counts as a failed tool call) when the server is down or
 //     restarting ([*DownError]), crashes during the call, times out, answers

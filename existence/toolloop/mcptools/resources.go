@@ -8,13 +8,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ReadResource reads the resource at uri from the named server of the set
-// and returns its text: the text of every content, joined by newlines;
-// binary contents are replaced by a note saying how many bytes were left
-// out. A server that crashed is started again first, after its backoff,
+// and returns its text: the text of every content, joined by newlines,
+// without the code points of the SDK's unsafe-character rule; binary
+// contents are replaced by a note saying how many bytes were left out. A server that crashed is started again first, after its backoff,
 // as for tool calls. Errors: [ErrConfig] for a server the set does not
 // have; a [*DownError] while the server waits for its backoff; [ErrClosed];
 // [ErrTooLarge] above the server's MaxResultBytes; the server's errors
@@ -52,7 +53,9 @@ func (s *Set) ReadResource(ctx context.Context, server, uri string) (string, err
 		}
 		parts = append(parts, fmt.Sprintf("[%d bytes of %s left out]", len(c.Blob), c.MIMEType))
 	}
-	text := strings.Join(parts, "\n")
+	// Resource text reaches models (a mind posts it in a slot): the unsafe
+	// rule applies where it enters.
+	text := runes.Strip(strings.Join(parts, "\n"))
 	if len(text) > srv.cfg.MaxResultBytes {
 		return "", fmt.Errorf("MCP server %q: resource %s: %w: %d bytes, the limit is %d", srv.cfg.Name, uri, ErrTooLarge, len(text), srv.cfg.MaxResultBytes)
 	}

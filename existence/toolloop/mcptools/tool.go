@@ -15,11 +15,13 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/existence-loop/sdk/existence/toolloop"
+	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	validator "github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -97,7 +99,7 @@ func (srv *server) offer(listed []*mcp.Tool) ([]*tool, error) {
 		if desc == "" {
 			desc = t.Title
 		}
-		desc = strings.ToValidUTF8(desc, "\uFFFD")
+		desc = runes.Strip(strings.ToValidUTF8(desc, "\uFFFD"))
 		if len(desc) > maxDescription {
 			desc = cutBytes(desc, maxDescription)
 		}
@@ -113,7 +115,12 @@ func (srv *server) offer(listed []*mcp.Tool) ([]*tool, error) {
 }
 
 // inputSchema checks a listed input schema: a JSON object schema that
-// compiles. "$schema" is dropped (tool-calling APIs do not want it).
+// compiles. "$schema" is dropped (tool-calling APIs do not want it). Every
+// string in it (descriptions, titles, enum and const values, defaults,
+// examples, at any depth) loses the code points of the SDK's unsafe rule
+// (runes.Strip), as all text from outside does before it reaches a model;
+// a member name holding one (a property the model could not name without
+// it) is an [ErrMalformed] error.
 func inputSchema(s any) (json.RawMessage, error) {
 	if s == nil {
 		return json.RawMessage(`{"type":"object","properties":{}}`), nil
@@ -130,6 +137,9 @@ func inputSchema(s any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%w: input schema type is %v, want object", ErrMalformed, t)
 	}
 	delete(m, "$schema")
+	if err := cleanSchema(m, ""); err != nil {
+		return nil, fmt.Errorf("%w: input schema: %v", ErrMalformed, err)
+	}
 	raw, err = json.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("%w: input schema: %v", ErrMalformed, err)
@@ -143,6 +153,46 @@ func inputSchema(s any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%w: input schema: %v", ErrMalformed, err)
 	}
 	return raw, nil
+}
+
+// cleanSchema removes the unsafe rule's code points from every string of
+// the decoded JSON value v, in place, and refuses a member name that holds
+// one; at is v's JSON Pointer, for the error.
+func cleanSchema(v any, at string) error {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if runes.UnsafeAt(k) >= 0 {
+				return fmt.Errorf("member name %q at %s holds a code point the unsafe-character rule refuses", k, pointer(at))
+			}
+			if s, ok := e.(string); ok {
+				v[k] = runes.Strip(s)
+				continue
+			}
+			if err := cleanSchema(e, at+"/"+k); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if s, ok := e.(string); ok {
+				v[i] = runes.Strip(s)
+				continue
+			}
+			if err := cleanSchema(e, at+"/"+strconv.Itoa(i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pointer shows a JSON Pointer, "" being the root "/".
+func pointer(at string) string {
+	if at == "" {
+		return "/"
+	}
+	return at
 }
 
 // tool is one allowed tool of one server, as a toolloop.Tool.
@@ -280,7 +330,9 @@ func render(res *mcp.CallToolResult, nonText bool) (string, error) {
 		}
 		parts = append(parts, string(b))
 	}
-	text := strings.ToValidUTF8(strings.Join(parts, "\n"), "\uFFFD")
+	// The unsafe rule applies where the text enters, as to every text
+	// from outside (the executor cleans tool results again).
+	text := runes.Strip(strings.ToValidUTF8(strings.Join(parts, "\n"), "\uFFFD"))
 	if res.IsError {
 		if strings.TrimSpace(text) == "" {
 			text = "(the server gave no message)"

@@ -90,7 +90,7 @@ func checkExposure(addr, token string, optOut bool) error {
 	}
 	if token != "" {
 		if err := monitor.CheckToken(token); err != nil {
-			return fmt.Errorf("-http %s is not a loopback address and -http-token (or $EXISTENCE_TOKEN) is too weak: %w; or pass -http-token auto", addr, err)
+			return fmt.Errorf("-http %s is not a loopback address and -http-token (or $EXISTENCE_TOKEN) is too weak: %w; -http-token auto is better than any token typed by hand: 43 random characters, written to a file only you can read and never printed", addr, err)
 		}
 		return nil
 	}

@@ -24,9 +24,11 @@ const memoryEvalAbout = `
 
 eval measures recall on a dataset of one's own (package memory/memeval):
   {prog} eval -dataset FILE -k 10 [-lexical-only] [-store memory|file|sqlite|postgres://...] [-json]
-FILE is JSON Lines, one object a line:
+FILE is JSON Lines, one object a line (at most 1 MiB, UTF-8, read by the
+strict JSON rules: a key named twice or an unknown key is an error):
   {"kind":"memory","agent":"a","id":"m1","text":"…","time":"RFC 3339","importance":0.5}
   {"kind":"query","agent":"a","text":"…","gold":["m1","m7"],"category":"temporal"}
+A bad line stops eval before anything is stored, with its line number.
 It loads the memories into a fresh store (memory: in-process, the default;
 file and sqlite: in a temporary directory, removed after; a postgres URL
 whose database holds none of the dataset's agents), embeds them with
@@ -72,11 +74,7 @@ func runMemoryEval(ctx context.Context, o *memoryOptions, fs *flag.FlagSet, e *e
 	if err != nil {
 		return err
 	}
-	ds, err := memeval.Load(f)
-	f.Close()
-	if err != nil {
-		return err
-	}
+	defer f.Close()
 	store, cleanup, err := evalStore(ctx, spec)
 	if err != nil {
 		return err
@@ -90,7 +88,9 @@ func runMemoryEval(ctx context.Context, o *memoryOptions, fs *flag.FlagSet, e *e
 		}
 		opts.Embedder = emb
 	}
-	rep, err := memeval.Run(ctx, ds, opts)
+	// Read twice (checked, then stored as it is read): the process holds
+	// the queries, not the memories.
+	rep, err := memeval.RunFrom(ctx, f, opts)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,4 +53,28 @@ func TestMemoryEval(t *testing.T) {
 	code, _, errOut = runCLI(t, "memory", "eval", "-dataset", filepath.Join(t.TempDir(), "missing.jsonl"), "-lexical-only")
 	assert.Equal(t, ExitError, code)
 	assert.Contains(t, errOut, "missing.jsonl")
+}
+
+// TestMemoryEvalRefusesBadLines: a repeated key, invalid UTF-8, an
+// unknown kind and a 10 MB line are refused with the line's number, and
+// nothing is stored.
+func TestMemoryEvalRefusesBadLines(t *testing.T) {
+	const mem = `{"kind":"memory","agent":"a","id":"m1","text":"the cat sat","time":"2023-05-08T13:56:00Z"}`
+	const qry = `{"kind":"query","agent":"a","text":"where did the cat sit?","gold":["m1"]}`
+	tests := []struct{ name, data, want string }{
+		{"repeated key", mem + "\n" + `{"kind":"query","agent":"a","text":"x","text":"y","gold":["m1"]}`, `line 2: duplicate key "text"`},
+		{"invalid UTF-8", mem + "\n" + qry + "\n" + "{\"kind\":\"query\",\"agent\":\"a\",\"text\":\"\xff\",\"gold\":[\"m1\"]}", `line 3: byte 37 is not UTF-8`},
+		{"unknown kind", mem + "\n" + `{"kind":"fact","agent":"a","id":"m2"}` + "\n" + qry, `line 2: kind "fact": want "memory" or "query"`},
+		{"long line", mem + "\n" + qry + "\n\n" + `{"kind":"memory","text":"` + strings.Repeat("x", 10<<20) + `"}`, `line 4: longer than 1048576 bytes`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "ds.jsonl")
+			require.NoError(t, os.WriteFile(p, []byte(tc.data), 0o644))
+			code, _, errOut := runCLI(t, "memory", "eval", "-dataset", p, "-lexical-only")
+			assert.Equal(t, ExitError, code)
+			assert.Contains(t, errOut, tc.want)
+			assert.NotContains(t, errOut, "token too long")
+		})
+	}
 }

@@ -325,7 +325,8 @@ func TestExposureRefused(t *testing.T) {
 		{"0.0.0.0:8080", "", false, true},
 		{":8080", "", false, true},
 		{"192.168.1.5:8080", "", false, true},
-		{"0.0.0.0:8080", "0123456789abcdef", false, false},
+		{"0.0.0.0:8080", "f3a9c01e7b2d8645", false, false},
+		{"0.0.0.0:8080", "aaaaaaaaaaaaaaaa", false, true},
 		{"0.0.0.0:8080", "", true, false},
 		{"0.0.0.0:8080", "s3cret", false, true},
 		{"0.0.0.0:8080", "x", false, true},
@@ -358,11 +359,14 @@ func TestExposureRefused(t *testing.T) {
 		{"run", "-http", "0.0.0.0:0", "-http-token", "                    ", "-dry-run"},
 		{"serve", "-http", "0.0.0.0:0", "-http-token", "x"},
 		{"run", "-http", "0.0.0.0:0", "-dry-run"}, // $EXISTENCE_TOKEN of spaces
+		{"run", "-http", "0.0.0.0:0", "-http-token", "aaaaaaaaaaaaaaaa", "-dry-run"},
+		{"serve", "-http", "0.0.0.0:0", "-http-token", "abcdefghijklmnopqrst"},
 	} {
 		t.Setenv("EXISTENCE_TOKEN", "                    ")
 		var out, errb strings.Builder
 		code := Main(cmd, strings.NewReader(""), &out, &errb)
 		assert.Equal(t, 2, code, "%q", cmd)
 		assert.Contains(t, errb.String(), "too weak", "%q", cmd)
+		assert.Contains(t, errb.String(), "-http-token auto is better", "%q", cmd)
 	}
 }

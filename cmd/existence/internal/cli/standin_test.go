@@ -98,3 +98,41 @@ func TestThoughtsLogShowsMemories(t *testing.T) {
 		assert.Equal(t, tc.shown, out.Len() > 0, "%s %s, -v %v", tc.kind, tc.memory, tc.verbose)
 	}
 }
+
+// TestStandinTrioDoesNotSuffer: 45 seconds of the trio on the stand-in
+// (in virtual time, the default heartbeat): the stand-in varies its goals
+// as a model would, so no goal repeats a recent one, every goal ends DONE
+// and no agent gets the repeated-failure stressor ("N of M recent goals
+// failed or were abandoned").
+func TestStandinTrioDoesNotSuffer(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		t.Chdir(dir)
+		o, err := parseRunFlags([]string{"-llm-url", "standin:", "-json"}, io.Discard)
+		require.NoError(t, err)
+		o.standinHTTP = true
+		var out, errb bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+		defer cancel()
+		require.NoError(t, runTrio(ctx, o, &out, &errb), errb.String())
+		goals := map[string][]string{}
+		ended := 0
+		for _, e := range events(t, out.String()) {
+			switch e.Kind {
+			case existence.EventGoalRepeat:
+				assert.Fail(t, "a goal repeats a recent one", "%s: %q repeats %q", e.AgentID, e.Goal, e.Text)
+			case existence.EventGoalChosen:
+				goals[e.AgentID] = append(goals[e.AgentID], e.Goal)
+			case existence.EventGoalEnded:
+				ended++
+				assert.Equal(t, identity.Done, e.GoalStatus, "%s: %s", e.AgentID, e.Text)
+			case existence.EventStressorAdded:
+				require.NotNil(t, e.Stressor)
+				assert.NotContains(t, e.Stressor.Description, "recent goals failed", "%s", e.AgentID)
+			}
+		}
+		assert.Len(t, goals, 3, "every agent chose goals")
+		assert.GreaterOrEqual(t, ended, 9, "goals ended in 45 s: %v", goals)
+		t.Logf("goals in 45 s: %v", goals)
+	})
+}
