@@ -247,6 +247,16 @@ type Config struct {
 	// default: they hold what the agent knows and what it was told.
 	TraceContent bool
 
+	// WorkingMemory lets the agent keep a working memory of its own (see
+	// [WorkingMemory]); off by default. When on, [New] places the
+	// working memory section ([prompt.WorkingMemorySection]) before the
+	// directive of Prompt, unless Prompt already has it.
+	WorkingMemory WorkingMemory
+	// Cycle, when set, produces each existence cycle's reply in place of
+	// the one model call on the existence prompt: a workflow of steps
+	// (package existence/workflow). Nil: the existence prompt, unchanged.
+	Cycle CycleStrategy
+
 	// peers, send, limiter, lanes, lease, shared and meter are set by a
 	// Runner.
 	peers   func(self string) ([]prompt.Peer, int)
@@ -296,10 +306,12 @@ type Agent struct {
 	tracer       trace.Tracer // nil without Config.TracerProvider
 	usage        usageBook
 
-	laneModel llm.Model                     // for cycles run by the scheduler: model without the limiter
-	wakeHook  atomic.Pointer[func()]        // asks the scheduler for a priority cycle
-	prefix    atomic.Pointer[string]        // the last cycle prompt's stable prefix (prompt.LayoutCache), nil for none
-	exchange  atomic.Pointer[[]llm.Message] // the last cycle's messages and reply (prompt.LayoutCache), nil for none
+	laneModel     llm.Model                     // for cycles run by the scheduler: model without the limiter
+	stepModel     llm.Model                     // for Config.Cycle: the cycle model without repair
+	laneStepModel llm.Model                     // stepModel without the limiter, for cycles run by the scheduler
+	wakeHook      atomic.Pointer[func()]        // asks the scheduler for a priority cycle
+	prefix        atomic.Pointer[string]        // the last cycle prompt's stable prefix (prompt.LayoutCache), nil for none
+	exchange      atomic.Pointer[[]llm.Message] // the last cycle's messages and reply (prompt.LayoutCache), nil for none
 
 	triggerHook atomic.Pointer[func()] // asks the scheduler for a cycle now (a notifying slot)
 	notifyAfter bool                   // guarded by mu: a notifying slot arrived during a goal; trigger when it returns
@@ -384,6 +396,17 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if err := checkMinds(cfg.Minds); err != nil {
 		return nil, err
 	}
+	if cfg.WorkingMemory.Enabled {
+		if cfg.WorkingMemory.MaxBytes < 0 {
+			return nil, fmt.Errorf("existence: Config.WorkingMemory.MaxBytes is negative (%d)", cfg.WorkingMemory.MaxBytes)
+		}
+		if cfg.WorkingMemory.MaxBytes == 0 {
+			cfg.WorkingMemory.MaxBytes = DefaultWorkingMemoryBytes
+		}
+		if err := ensureSection(cfg.Prompt, prompt.WorkingMemorySection(), prompt.SectionDirective, false); err != nil {
+			return nil, fmt.Errorf("existence: the working memory section: %w", err)
+		}
+	}
 	a := &Agent{
 		cfg:  cfg,
 		name: cfg.Name,
@@ -426,6 +449,12 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		a.laneModel = a.stackWith(cfg.Model, purposeCycle, nil)
 		if !cfg.NoRepair {
 			a.laneModel = llm.WithRepairParse(a.laneModel, parseReply)
+		}
+	}
+	if cfg.Cycle != nil {
+		a.stepModel = a.stack(cfg.Model, purposeCycle)
+		if cfg.lanes {
+			a.laneStepModel = a.stackWith(cfg.Model, purposeCycle, nil)
 		}
 	}
 	if cfg.ExecutorModel == nil {

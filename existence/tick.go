@@ -1,6 +1,7 @@
 package existence
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -336,7 +337,7 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 		stats.PromptChars = p.Chars
 		a.emitCuts(p)
 		t0 := time.Now()
-		resp, cause, cerr = a.generate(ctx, p, stats)
+		resp, cause, cerr = a.reply(ctx, p, stats)
 		// A prompt over the window (refused, or cut by the server and
 		// caught) is fitted to the window the model now knows and tried
 		// once more; it is never used as if whole.
@@ -346,7 +347,7 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 					p, nInbox, nHost = p2, n1, n2
 					stats.PromptChars = p.Chars
 					a.emitCuts(p)
-					resp, cause, cerr = a.generate(ctx, p, stats)
+					resp, cause, cerr = a.reply(ctx, p, stats)
 				}
 			}
 		}
@@ -379,6 +380,11 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 		st.Host = slices.Delete(st.Host, 0, min(nHost, len(st.Host)))
 		for _, e := range apply(st, resp, now, a.cfg.Limits) {
 			a.queue(e)
+		}
+		if a.cfg.WorkingMemory.Enabled {
+			for _, e := range applyWorkingMemory(st, resp, a.cfg.WorkingMemory.MaxBytes) {
+				a.queue(e)
+			}
 		}
 		g = identity.Goal{Objective: resp.Content}
 		reasoning = resp.Reasoning
@@ -447,6 +453,15 @@ func (a *Agent) emitCuts(p *prompt.Prompt) {
 	for _, c := range p.Cuts {
 		a.emit(Event{Kind: EventPromptCut, Text: c.String()})
 	}
+}
+
+// reply asks for the cycle's reply: from Config.Cycle when set, else
+// one model call on the prompt (generate).
+func (a *Agent) reply(ctx context.Context, p *prompt.Prompt, stats *CycleStats) (*prompt.Response, string, error) {
+	if a.cfg.Cycle != nil {
+		return a.strategyReply(ctx, p)
+	}
+	return a.generate(ctx, p, stats)
 }
 
 // generate calls the model and parses its reply. On failure it returns a
@@ -541,9 +556,18 @@ func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer
 		Peers:     peers,
 		Slots:     slots,
 
-		PeersOmitted: omitted,
-		Started:      a.started,       // "Running for": the loop's uptime (spec §2 row 12)
-		LastPresence: st.LastPresence, // the presence line (spec §2 "Presence")
+		PeersOmitted:  omitted,
+		WorkingMemory: st.WorkingMemory,
+		Started:       a.started,       // "Running for": the loop's uptime (spec §2 row 12)
+		LastPresence:  st.LastPresence, // the presence line (spec §2 "Presence")
+	}
+	if a.cfg.WorkingMemory.Enabled {
+		v.WorkingMemoryMax, v.WorkingMemoryNote = a.cfg.WorkingMemory.MaxBytes, st.WorkingMemoryNote
+		if copied {
+			v.WorkingMemory = bytes.Clone(st.WorkingMemory)
+		}
+	} else {
+		v.WorkingMemory = nil
 	}
 	return v
 }

@@ -99,6 +99,27 @@ func RunHarness(t *testing.T, h Harness) {
 		}
 	})
 
+	t.Run("working memory survives a restart and can be cleared", func(t *testing.T) {
+		s := h.New(t)
+		st := FullState("scout")
+		require.NoError(t, s.Save(ctx, st))
+		reader := s
+		if h.Reopen != nil {
+			reader = h.Reopen(t, s)
+		}
+		got, err := reader.Load(ctx, "scout")
+		require.NoError(t, err)
+		assert.JSONEq(t, string(st.WorkingMemory), string(got.WorkingMemory), "the working memory, byte for byte in meaning")
+		assert.Equal(t, st.WorkingMemoryNote, got.WorkingMemoryNote)
+		assert.True(t, st.Commissioned.Equal(got.Commissioned), "when it was commissioned")
+		st.WorkingMemory, st.WorkingMemoryNote = nil, ""
+		require.NoError(t, s.Save(ctx, st))
+		got, err = reader.Load(ctx, "scout")
+		require.NoError(t, err)
+		assert.Empty(t, got.WorkingMemory, "a cleared working memory stays cleared")
+		assert.Empty(t, got.WorkingMemoryNote)
+	})
+
 	t.Run("round trip of a minimal state", func(t *testing.T) {
 		s := h.New(t)
 		want := &identity.AgentState{Identity: identity.Identity{AgentID: "a-1_b"}}
@@ -466,7 +487,10 @@ func FullState(id string) *identity.AgentState {
 			{ID: "feed:news", Title: "Nachrichten 日本語", Status: slot.Pending, Summary: "checking",
 				Importance: 0.25, NextRun: 1800.5, UpdatedAt: t0.Add(-time.Minute)},
 		},
-		UpdatedAt: t0,
+		WorkingMemory:     json.RawMessage(`{"current_goal":"map the workspace — « tout »","progress":{"stage":"reading","completed":["design/"],"actions_in_stage":3},"lessons":["read before writing"]}`),
+		WorkingMemoryNote: "it was 2400 bytes, over your cap of 2000 bytes",
+		Commissioned:      t0.Add(-72 * time.Hour),
+		UpdatedAt:         t0,
 	}
 }
 
