@@ -1,6 +1,7 @@
 package existence
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -256,6 +257,9 @@ type Config struct {
 	// the one model call on the existence prompt: a workflow of steps
 	// (package existence/workflow). Nil: the existence prompt, unchanged.
 	Cycle CycleStrategy
+	// Commissioning, when set, runs GSV's commissioning ceremony on the
+	// agent's first run (see [Commissioning]); nil: none.
+	Commissioning *Commissioning
 
 	// peers, send, limiter, lanes, lease, shared and meter are set by a
 	// Runner.
@@ -274,10 +278,10 @@ type Config struct {
 // are safe for concurrent use.
 type Agent struct {
 	cfg       Config
-	subs      subscribers // Subscribe
-	name      string
-	model     llm.Model // for existence cycles
-	execModel llm.Model // for executors
+	subs      subscribers            // Subscribe
+	name      atomic.Pointer[string] // the display name (Name); commissioning may change it
+	model     llm.Model              // for existence cycles
+	execModel llm.Model              // for executors
 
 	log         *slog.Logger
 	unlockStore func() error
@@ -409,7 +413,6 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg:  cfg,
-		name: cfg.Name,
 		log:  cfg.Logger.With("agent", cfg.ID),
 		wake: make(chan struct{}, 1),
 	}
@@ -432,9 +435,11 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.state = st
-	a.name = st.Identity.Name
-	if a.name == "" {
-		a.name = cfg.Name
+	name := cmp.Or(st.Identity.Name, cfg.Name)
+	a.name.Store(&name)
+	if err := a.startCommissioning(); err != nil {
+		a.release()
+		return nil, err
 	}
 	a.subscribeMemory()
 
@@ -591,7 +596,12 @@ func (a *Agent) ID() string { return a.cfg.ID }
 
 // Name returns the agent's display name: the stored identity's name, which
 // may differ from Config.Name for an imported or older identity.
-func (a *Agent) Name() string { return a.name }
+func (a *Agent) Name() string {
+	if n := a.name.Load(); n != nil {
+		return *n
+	}
+	return a.cfg.Name
+}
 
 // State returns a deep copy of the agent's current state.
 func (a *Agent) State() *identity.AgentState {

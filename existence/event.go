@@ -433,6 +433,7 @@ var icons = map[string]string{
 	string(EventMindFailed):            "🩹",
 	string(EventStep):                  "🪜",
 	string(EventWorkingMemory):         "📝",
+	string(EventCommissioning):         "⚓",
 	string(memory.EventStored):         "💾",
 	string(memory.EventPending):        "⏸️",
 	string(memory.EventEmbedded):       "🧬",

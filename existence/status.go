@@ -140,7 +140,7 @@ func (a *Agent) Status() Status {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := statusOf(a.state, a.cfg.Clock.Now())
-	s.ID, s.Name = a.cfg.ID, a.name
+	s.ID, s.Name = a.cfg.ID, a.Name()
 	s.Cycles = a.cycles
 	s.LastCycleAt = a.status.lastCycleAt
 	s.ConsecutiveFallbacks = a.status.fallbacks

@@ -253,7 +253,7 @@ func (a *Agent) startLocked(parent context.Context, g identity.Goal) {
 	ctx, span := a.startSpan(trace.ContextWithSpan(ctx, trace.SpanFromContext(parent)), phaseGoal, attrs...)
 	r := &run{goalID: g.ID, started: a.cfg.Clock.Now(), waited0: a.budgetWaited.Load(), cancel: cancel, done: make(chan struct{})}
 	a.running.Store(r)
-	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.name, Goal: g, Model: a.execModel, Report: a.emit, Memory: a.cfg.Memory}
+	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.Name(), Goal: g, Model: a.execModel, Report: a.emit, Memory: a.cfg.Memory}
 	if pre := a.prefix.Load(); pre != nil {
 		asg.Prefix = *pre
 	}
@@ -496,7 +496,7 @@ func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, stats *CycleStat
 		MaxTokens:   a.cfg.MaxTokens,
 	}
 	if offer, ok := a.cfg.Executor.(ToolOffer); ok && len(msgs) == 2 {
-		req.Tools = offer.ToolDefs(Assignment{AgentID: a.cfg.ID, AgentName: a.name, Memory: a.cfg.Memory})
+		req.Tools = offer.ToolDefs(Assignment{AgentID: a.cfg.ID, AgentName: a.Name(), Memory: a.cfg.Memory})
 	}
 	m := a.model
 	if a.laneModel != nil && dispatchFrom(ctx) != nil {
@@ -560,6 +560,9 @@ func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer
 		WorkingMemory: st.WorkingMemory,
 		Started:       a.started,       // "Running for": the loop's uptime (spec §2 row 12)
 		LastPresence:  st.LastPresence, // the presence line (spec §2 "Presence")
+	}
+	if a.commissioningLocked() {
+		v.Commissioning = a.cfg.Commissioning.Instructions
 	}
 	if a.cfg.WorkingMemory.Enabled {
 		v.WorkingMemoryMax, v.WorkingMemoryNote = a.cfg.WorkingMemory.MaxBytes, st.WorkingMemoryNote
