@@ -401,7 +401,11 @@ func (l *loader) parse(data []byte) (*fileDef, bool) {
 		return nil, false
 	}
 	l.ast = f
-	if len(f.Docs) != 1 || f.Docs[0].Body == nil {
+	switch {
+	case len(f.Docs) == 0 || (len(f.Docs) == 1 && f.Docs[0].Body == nil):
+		l.fail(0, 0, ErrInvalid, "empty: an agent.yaml holds at least an id")
+		return nil, false
+	case len(f.Docs) > 1:
 		l.fail(0, 0, ErrSyntax, "want one YAML document, a block of keys; found %d documents", len(f.Docs))
 		return nil, false
 	}

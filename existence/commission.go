@@ -152,11 +152,8 @@ func (a *Agent) startCommissioning() error {
 	if strings.TrimSpace(c.Instructions) == "" {
 		return errors.New("existence: Config.Commissioning.Instructions is empty")
 	}
-	names := a.cfg.Prompt.Names()
-	if _, ok := a.cfg.Prompt.Section(prompt.SectionCommissioning); !ok && len(names) > 0 {
-		if err := a.cfg.Prompt.InsertBefore(names[0], prompt.CommissioningSection()); err != nil {
-			return err
-		}
+	if err := ensureSection(a.cfg.Prompt, prompt.CommissioningSection(), "", false); err != nil {
+		return err
 	}
 	a.emit(Event{Kind: EventCommissioning, Reason: "started", Text: "commissioning: its instructions lead every prompt until complete_commissioning is called"})
 	return nil

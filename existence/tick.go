@@ -580,6 +580,8 @@ func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer
 // state, and the task it would be given is shown; nothing is saved, no task
 // is claimed and no model is called. The trio's -dry-run prints it.
 func (a *Agent) Preview(ctx context.Context) (*prompt.Prompt, error) {
+	a.tickMu.Lock() // Update changes the prompt between ticks
+	defer a.tickMu.Unlock()
 	now := a.cfg.Clock.Now()
 	var task *prompt.Task
 	if a.cfg.Tasks != nil {
