@@ -108,6 +108,10 @@ type runOptions struct {
 
 	senses senseOptions // -watch, -feed, -poll (run_senses.go)
 	agents string       // -agents DIR: agents defined in files instead of the trio (run_agents.go)
+	// noReload turns the -agents directory's watcher off (tests in a
+	// synctest bubble, where a goroutine waiting on fsnotify would keep
+	// time from moving).
+	noReload bool
 
 	// standin, when set, receives the stand-in server a "standin:" -llm-url
 	// started; standinHTTP serves it in process instead of on loopback

@@ -96,6 +96,13 @@ const trioProhibitions = "goals referencing hardware, thermal sensors, PMIC, bus
 // runTrio wires the SDK together and runs (or dry-runs) the trio.
 func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error {
 	log := logger(stderr)
+	roster := members
+	if o.agents != "" { // before anything opens: a bad definition starts nothing
+		var err error
+		if roster, err = loadAgents(o, stderr); err != nil {
+			return err
+		}
+	}
 	var clock existence.Clock = existence.SystemClock
 	if !o.now.IsZero() {
 		clock = fixedClock{o.now}
@@ -120,12 +127,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	if err := importHollow(ctx, o, clock, store, stderr); err != nil {
 		return err
 	}
-	t := &trio{o: o, store: store, tasks: tasks, reqs: reqs, log: log, stdout: stdout, stderr: stderr, roster: members}
-	if o.agents != "" {
-		if t.roster, err = loadAgents(o, stderr); err != nil {
-			return err
-		}
-	}
+	t := &trio{o: o, store: store, tasks: tasks, reqs: reqs, log: log, stdout: stdout, stderr: stderr, roster: roster}
 	defer t.close()
 	if err := t.open(ctx, clock); err != nil {
 		return err
@@ -323,8 +325,10 @@ func (t *trio) memberConfig(m member) (existence.Config, error) {
 		}
 	}
 	if m.def != nil {
-		if tools, err = pickTools(m.def, tools); err != nil {
-			return existence.Config{}, err
+		if !o.dryRun { // a dry run opens no workspace: it has no file tools to pick from
+			if tools, err = pickTools(m.def, tools); err != nil {
+				return existence.Config{}, err
+			}
 		}
 		if model, err = t.memberModel(m.def); err != nil {
 			return existence.Config{}, err
@@ -428,7 +432,7 @@ func (t *trio) run(ctx context.Context) error {
 		}
 		defer stop()
 	}
-	if o.agents != "" {
+	if o.agents != "" && !o.noReload {
 		t.defs = map[string]*agentdef.Definition{}
 		for _, m := range t.roster {
 			t.defs[m.id] = m.def
