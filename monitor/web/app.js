@@ -116,6 +116,7 @@
     if (a.usage && a.usage.calls) b.append(el("div", { class: "meta usage" }, usage(a)));
     if (a.budget) b.append(el("div", { class: "budget" + (a.budget.exhausted ? " spent" : "") }, budget(a.budget, a.waiting_for_budget)));
     if (a.worldview) b.append(el("div", { class: "worldview" }, "🧠 " + a.worldview));
+    if (a.working_memory) b.append(el("div", { class: "working-memory", title: "working memory" }, "📝 " + JSON.stringify(a.working_memory)));
     const th = el("ul", { class: "thoughts" });
     for (const t of (a.thoughts || []).slice(-4)) th.append(el("li", {}, t.line));
     b.append(th);
