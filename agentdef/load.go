@@ -609,6 +609,14 @@ func (l *loader) convert(fd *fileDef) *Definition {
 	}
 	if fd.Workflow != nil {
 		d.Workflow = l.workflow(fd.Workflow)
+		if d.Workflow != nil && !d.WorkingMemory.Enabled {
+			for i, s := range d.Workflow.Steps {
+				if s.Action == "update_goals" {
+					l.fail(l.lineOf(fmt.Sprintf("$.workflow.steps[%d].action", i)), 0, ErrInvalid,
+						"workflow step %d: update_goals keeps the goal hierarchy in the working memory: turn working_memory on", i+1)
+				}
+			}
+		}
 	}
 
 	// system_prompt.md replaces the role key; BOOTSTRAP.md is kept.

@@ -95,6 +95,7 @@ func TestLoadRefusesBadDefinitions(t *testing.T) {
 		{"syntax.yaml", agentdef.ErrSyntax, 2, ""},
 		{"bad_template.yaml", agentdef.ErrInvalid, 6, "prompt"},
 		{"bad_failure.yaml", agentdef.ErrInvalid, 8, "on_step_failure"},
+		{"goals_without_memory.yaml", agentdef.ErrInvalid, 9, "turn working_memory on"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			dir := copyDef(t, tc.file)
