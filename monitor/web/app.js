@@ -10,11 +10,12 @@
   const kinds = ["goal_chosen", "goal_ended", "worldview_changed", "question_added", "opinion_added",
     "stressor_added", "stressor_resolved", "stressor_dropped", "fallback", "crisis", "crisis_reset",
     "anticipation", "cycle", "model_call", "tool_call", "task", "message", "error", "dropped",
-    "context_overflow", "context_compacted", "slot", "slot_dropped", "mind_failed", "budget_exhausted"];
+    "context_overflow", "context_compacted", "slot", "slot_dropped", "mind_failed", "budget_exhausted",
+    "workflow_step", "working_memory", "commissioning"];
   const thoughtKinds = new Set(["goal_chosen", "goal_ended", "worldview_changed", "question_added",
     "opinion_added", "stressor_added", "stressor_resolved", "fallback", "crisis", "crisis_reset",
     "message", "task", "error", "tool_call", "anticipation", "context_overflow", "context_compacted",
-    "slot", "slot_dropped", "mind_failed", "budget_exhausted"]);
+    "slot", "slot_dropped", "mind_failed", "budget_exhausted", "workflow_step", "working_memory", "commissioning"]);
 
   async function api(method, path, body) {
     const opts = { method, headers: { "X-CSRF-Token": csrf }, credentials: "same-origin" };
