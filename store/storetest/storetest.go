@@ -521,12 +521,23 @@ func OverCapState(id string) *identity.AgentState {
 }
 
 // StateJSON returns the indented JSON of s without UpdatedAt (which stores
-// stamp), for comparisons with readable diffs.
+// stamp) and with the working memory's keys sorted (a store keeps the
+// object, not its bytes), for comparisons with readable diffs.
 func StateJSON(t testing.TB, s *identity.AgentState) string {
 	t.Helper()
 	require.NotNil(t, s)
 	c := s.Clone()
 	c.UpdatedAt = time.Time{}
+	if len(c.WorkingMemory) > 0 {
+		// A store keeps the working memory's object, not its bytes
+		// (PostgreSQL's jsonb orders keys its own way): compared with
+		// its keys sorted.
+		var v any
+		require.NoError(t, json.Unmarshal(c.WorkingMemory, &v), "the working memory is JSON")
+		wm, err := json.Marshal(v)
+		require.NoError(t, err)
+		c.WorkingMemory = wm
+	}
 	b, err := json.MarshalIndent(c, "", "  ")
 	require.NoError(t, err)
 	return string(b)
