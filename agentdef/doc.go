@@ -12,7 +12,7 @@
 // definition into an existence.Config over the parts the agents share
 // (model, store, executor); [Watch] reloads a directory when it changes.
 // `existence run -agents DIR` runs a directory, `existence init DIR`
-// writes the trio as one to start from ([WriteTrio]).
+// writes the trio as one to start from ([Write]).
 //
 // The file format, every key and how each maps to agent_ecology and GSV:
 // docs/agents.md.

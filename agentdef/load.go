@@ -43,8 +43,9 @@ const (
 const MaxFileBytes = 1 << 20
 
 // DefaultWorkingMemoryBytes is the working memory's default cap, in bytes
-// of compact JSON: agent_ecology's max_size_bytes default.
-const DefaultWorkingMemoryBytes = 2000
+// of compact JSON: agent_ecology's max_size_bytes default
+// ([existence.DefaultWorkingMemoryBytes]).
+const DefaultWorkingMemoryBytes = existence.DefaultWorkingMemoryBytes
 
 // Set is a loaded definitions directory.
 type Set struct {

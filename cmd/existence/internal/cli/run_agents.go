@@ -35,6 +35,9 @@ func loadAgents(o *runOptions, stderr io.Writer) ([]member, error) {
 	var roster []member
 	for _, d := range set.Enabled() {
 		roster = append(roster, memberOf(d))
+		if d.RAG.Enabled && !o.memory {
+			fmt.Fprintf(stderr, "agents: %s:%d: rag is on but long-term memory is off (-memory): no memories are recalled\n", d.File, d.Line("rag"))
+		}
 	}
 	if len(roster) == 0 {
 		return nil, fmt.Errorf("-agents %s: no enabled agent (a folder per agent, each with an agent.yaml)", o.agents)
