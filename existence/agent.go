@@ -1,6 +1,7 @@
 package existence
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -247,6 +248,19 @@ type Config struct {
 	// default: they hold what the agent knows and what it was told.
 	TraceContent bool
 
+	// WorkingMemory lets the agent keep a working memory of its own (see
+	// [WorkingMemory]); off by default. When on, [New] places the
+	// working memory section ([prompt.WorkingMemorySection]) before the
+	// directive of Prompt, unless Prompt already has it.
+	WorkingMemory WorkingMemory
+	// Cycle, when set, produces each existence cycle's reply in place of
+	// the one model call on the existence prompt: a workflow of steps
+	// (package existence/workflow). Nil: the existence prompt, unchanged.
+	Cycle CycleStrategy
+	// Commissioning, when set, runs GSV's commissioning ceremony on the
+	// agent's first run (see [Commissioning]); nil: none.
+	Commissioning *Commissioning
+
 	// peers, send, limiter, lanes, lease, shared and meter are set by a
 	// Runner.
 	peers   func(self string) ([]prompt.Peer, int)
@@ -264,10 +278,10 @@ type Config struct {
 // are safe for concurrent use.
 type Agent struct {
 	cfg       Config
-	subs      subscribers // Subscribe
-	name      string
-	model     llm.Model // for existence cycles
-	execModel llm.Model // for executors
+	subs      subscribers            // Subscribe
+	name      atomic.Pointer[string] // the display name (Name); commissioning may change it
+	model     llm.Model              // for existence cycles
+	execModel llm.Model              // for executors
 
 	log         *slog.Logger
 	unlockStore func() error
@@ -296,10 +310,12 @@ type Agent struct {
 	tracer       trace.Tracer // nil without Config.TracerProvider
 	usage        usageBook
 
-	laneModel llm.Model                     // for cycles run by the scheduler: model without the limiter
-	wakeHook  atomic.Pointer[func()]        // asks the scheduler for a priority cycle
-	prefix    atomic.Pointer[string]        // the last cycle prompt's stable prefix (prompt.LayoutCache), nil for none
-	exchange  atomic.Pointer[[]llm.Message] // the last cycle's messages and reply (prompt.LayoutCache), nil for none
+	laneModel     llm.Model                     // for cycles run by the scheduler: model without the limiter
+	stepModel     llm.Model                     // for Config.Cycle: the cycle model without repair
+	laneStepModel llm.Model                     // stepModel without the limiter, for cycles run by the scheduler
+	wakeHook      atomic.Pointer[func()]        // asks the scheduler for a priority cycle
+	prefix        atomic.Pointer[string]        // the last cycle prompt's stable prefix (prompt.LayoutCache), nil for none
+	exchange      atomic.Pointer[[]llm.Message] // the last cycle's messages and reply (prompt.LayoutCache), nil for none
 
 	triggerHook atomic.Pointer[func()] // asks the scheduler for a cycle now (a notifying slot)
 	notifyAfter bool                   // guarded by mu: a notifying slot arrived during a goal; trigger when it returns
@@ -384,9 +400,19 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if err := checkMinds(cfg.Minds); err != nil {
 		return nil, err
 	}
+	if cfg.WorkingMemory.Enabled {
+		if cfg.WorkingMemory.MaxBytes < 0 {
+			return nil, fmt.Errorf("existence: Config.WorkingMemory.MaxBytes is negative (%d)", cfg.WorkingMemory.MaxBytes)
+		}
+		if cfg.WorkingMemory.MaxBytes == 0 {
+			cfg.WorkingMemory.MaxBytes = DefaultWorkingMemoryBytes
+		}
+		if err := ensureSection(cfg.Prompt, prompt.WorkingMemorySection(), prompt.SectionDirective, false); err != nil {
+			return nil, fmt.Errorf("existence: the working memory section: %w", err)
+		}
+	}
 	a := &Agent{
 		cfg:  cfg,
-		name: cfg.Name,
 		log:  cfg.Logger.With("agent", cfg.ID),
 		wake: make(chan struct{}, 1),
 	}
@@ -409,9 +435,11 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.state = st
-	a.name = st.Identity.Name
-	if a.name == "" {
-		a.name = cfg.Name
+	name := cmp.Or(st.Identity.Name, cfg.Name)
+	a.name.Store(&name)
+	if err := a.startCommissioning(); err != nil {
+		a.release()
+		return nil, err
 	}
 	a.subscribeMemory()
 
@@ -426,6 +454,12 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		a.laneModel = a.stackWith(cfg.Model, purposeCycle, nil)
 		if !cfg.NoRepair {
 			a.laneModel = llm.WithRepairParse(a.laneModel, parseReply)
+		}
+	}
+	if cfg.Cycle != nil {
+		a.stepModel = a.stack(cfg.Model, purposeCycle)
+		if cfg.lanes {
+			a.laneStepModel = a.stackWith(cfg.Model, purposeCycle, nil)
 		}
 	}
 	if cfg.ExecutorModel == nil {
@@ -562,7 +596,12 @@ func (a *Agent) ID() string { return a.cfg.ID }
 
 // Name returns the agent's display name: the stored identity's name, which
 // may differ from Config.Name for an imported or older identity.
-func (a *Agent) Name() string { return a.name }
+func (a *Agent) Name() string {
+	if n := a.name.Load(); n != nil {
+		return *n
+	}
+	return a.cfg.Name
+}
 
 // State returns a deep copy of the agent's current state.
 func (a *Agent) State() *identity.AgentState {

@@ -215,6 +215,8 @@ type Event struct {
 	// Budget is the budget that was spent, on [EventBudgetExhausted]: its
 	// scope, tokens, window, the tokens used and when it refills.
 	Budget *BudgetStatus `json:"budget,omitempty"`
+	// Step describes a workflow step, on [EventStep].
+	Step *StepInfo `json:"step,omitempty"`
 	// Lease describes the lease's renewal, on [EventLeaseLate].
 	Lease *LeaseStats `json:"lease,omitempty"`
 	// Err is the error behind the event, when there is one: on
@@ -429,6 +431,9 @@ var icons = map[string]string{
 	string(EventSlot):                  "📌",
 	string(EventSlotDropped):           "🗑️",
 	string(EventMindFailed):            "🩹",
+	string(EventStep):                  "🪜",
+	string(EventWorkingMemory):         "📝",
+	string(EventCommissioning):         "⚓",
 	string(memory.EventStored):         "💾",
 	string(memory.EventPending):        "⏸️",
 	string(memory.EventEmbedded):       "🧬",
@@ -556,6 +561,21 @@ func (e Event) describe() string {
 			}
 			return line
 		}
+	case EventStep:
+		if s := e.Step; s != nil {
+			line := fmt.Sprintf("step %d/%d %s (%s) %s", s.Index, s.Of, s.Name, s.Type, s.Status)
+			if s.Why != "" {
+				line += ": " + s.Why
+			} else if s.Output != "" {
+				line += ": " + s.Output
+			}
+			return line
+		}
+	case EventWorkingMemory:
+		if e.Reason == "stored" {
+			return "working memory: " + e.Text
+		}
+		return "working memory refused (" + e.Reason + "): " + e.Text
 	case EventMessage:
 		switch e.Direction {
 		case "sent":

@@ -2,6 +2,7 @@ package existence
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -38,6 +39,12 @@ type Status struct {
 	Stressors []StressorStatus `json:"stressors"`
 	// Worldview is the agent's current worldview (at most 600 characters).
 	Worldview string `json:"worldview,omitempty"`
+	// WorkingMemory is the agent's working memory, a JSON object (nil
+	// when it has none; see [WorkingMemory]).
+	WorkingMemory json.RawMessage `json:"working_memory,omitempty"`
+	// Commissioned is when the agent completed its commissioning (see
+	// [Commissioning]); zero when it never did.
+	Commissioned time.Time `json:"commissioned,omitzero"`
 	// Inbox and HostMessages count unread peer and host messages.
 	Inbox        int `json:"inbox"`
 	HostMessages int `json:"host_messages"`
@@ -142,7 +149,7 @@ func (a *Agent) Status() Status {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := statusOf(a.state, a.cfg.Clock.Now())
-	s.ID, s.Name = a.cfg.ID, a.name
+	s.ID, s.Name = a.cfg.ID, a.Name()
 	s.Cycles = a.cycles
 	s.LastCycleAt = a.status.lastCycleAt
 	s.ConsecutiveFallbacks = a.status.fallbacks

@@ -1,6 +1,7 @@
 package existence
 
 import (
+	"bytes"
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
@@ -12,7 +13,8 @@ import (
 // and GoalFallback (the active goal, the last entry of the goal history
 // while it is active), LastOutcome ("{STATUS}: {outcome}" of the newest
 // ended goal), Load (0–1, as of the state's last escalation) and Level
-// (spec §4), Stressors (most severe first), Worldview, and Inbox and
+// (spec §4), Stressors (most severe first), Worldview, WorkingMemory,
+// Commissioned, and Inbox and
 // HostMessages (unread peer and host messages), and Slots (the agent's
 // own board, most important first, stale as of the wall clock). The
 // fields only a running
@@ -30,13 +32,16 @@ func statusOf(st *identity.AgentState, now time.Time) Status {
 		return Status{Stressors: []StressorStatus{}}
 	}
 	s := Status{
-		ID:           st.Identity.AgentID,
-		Name:         st.Identity.Name,
-		Load:         st.Suffering.Load(),
-		Worldview:    st.Identity.Worldview,
-		Inbox:        len(st.Inbox),
-		HostMessages: len(st.Host),
-		Stressors:    []StressorStatus{},
+		ID:        st.Identity.AgentID,
+		Name:      st.Identity.Name,
+		Load:      st.Suffering.Load(),
+		Worldview: st.Identity.Worldview,
+
+		WorkingMemory: bytes.Clone(st.WorkingMemory),
+		Commissioned:  st.Commissioned,
+		Inbox:         len(st.Inbox),
+		HostMessages:  len(st.Host),
+		Stressors:     []StressorStatus{},
 	}
 	s.Level = suffering.LevelOf(s.Load).String()
 	for _, x := range st.Suffering.BySeverity() {

@@ -1,6 +1,7 @@
 package existence
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -252,7 +253,7 @@ func (a *Agent) startLocked(parent context.Context, g identity.Goal) {
 	ctx, span := a.startSpan(trace.ContextWithSpan(ctx, trace.SpanFromContext(parent)), phaseGoal, attrs...)
 	r := &run{goalID: g.ID, started: a.cfg.Clock.Now(), waited0: a.budgetWaited.Load(), cancel: cancel, done: make(chan struct{})}
 	a.running.Store(r)
-	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.name, Goal: g, Model: a.execModel, Report: a.emit, Memory: a.cfg.Memory}
+	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.Name(), Goal: g, Model: a.execModel, Report: a.emit, Memory: a.cfg.Memory}
 	if pre := a.prefix.Load(); pre != nil {
 		asg.Prefix = *pre
 	}
@@ -336,7 +337,7 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 		stats.PromptChars = p.Chars
 		a.emitCuts(p)
 		t0 := time.Now()
-		resp, cause, cerr = a.generate(ctx, p, stats)
+		resp, cause, cerr = a.reply(ctx, p, stats)
 		// A prompt over the window (refused, or cut by the server and
 		// caught) is fitted to the window the model now knows and tried
 		// once more; it is never used as if whole.
@@ -346,7 +347,7 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 					p, nInbox, nHost = p2, n1, n2
 					stats.PromptChars = p.Chars
 					a.emitCuts(p)
-					resp, cause, cerr = a.generate(ctx, p, stats)
+					resp, cause, cerr = a.reply(ctx, p, stats)
 				}
 			}
 		}
@@ -379,6 +380,11 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 		st.Host = slices.Delete(st.Host, 0, min(nHost, len(st.Host)))
 		for _, e := range apply(st, resp, now, a.cfg.Limits) {
 			a.queue(e)
+		}
+		if a.cfg.WorkingMemory.Enabled {
+			for _, e := range applyWorkingMemory(st, resp, a.cfg.WorkingMemory.MaxBytes) {
+				a.queue(e)
+			}
 		}
 		g = identity.Goal{Objective: resp.Content}
 		reasoning = resp.Reasoning
@@ -449,6 +455,15 @@ func (a *Agent) emitCuts(p *prompt.Prompt) {
 	}
 }
 
+// reply asks for the cycle's reply: from Config.Cycle when set, else
+// one model call on the prompt (generate).
+func (a *Agent) reply(ctx context.Context, p *prompt.Prompt, stats *CycleStats) (*prompt.Response, string, error) {
+	if a.cfg.Cycle != nil {
+		return a.strategyReply(ctx, p)
+	}
+	return a.generate(ctx, p, stats)
+}
+
 // generate calls the model and parses its reply. On failure it returns a
 // short cause (the error's [llm.Classify] class, such as "unavailable" or
 // "truncated", or "invalid_output" for a reply that does not parse) and the
@@ -481,7 +496,7 @@ func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, stats *CycleStat
 		MaxTokens:   a.cfg.MaxTokens,
 	}
 	if offer, ok := a.cfg.Executor.(ToolOffer); ok && len(msgs) == 2 {
-		req.Tools = offer.ToolDefs(Assignment{AgentID: a.cfg.ID, AgentName: a.name, Memory: a.cfg.Memory})
+		req.Tools = offer.ToolDefs(Assignment{AgentID: a.cfg.ID, AgentName: a.Name(), Memory: a.cfg.Memory})
 	}
 	m := a.model
 	if a.laneModel != nil && dispatchFrom(ctx) != nil {
@@ -541,9 +556,21 @@ func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer
 		Peers:     peers,
 		Slots:     slots,
 
-		PeersOmitted: omitted,
-		Started:      a.started,       // "Running for": the loop's uptime (spec §2 row 12)
-		LastPresence: st.LastPresence, // the presence line (spec §2 "Presence")
+		PeersOmitted:  omitted,
+		WorkingMemory: st.WorkingMemory,
+		Started:       a.started,       // "Running for": the loop's uptime (spec §2 row 12)
+		LastPresence:  st.LastPresence, // the presence line (spec §2 "Presence")
+	}
+	if a.commissioningLocked() {
+		v.Commissioning = a.cfg.Commissioning.Instructions
+	}
+	if a.cfg.WorkingMemory.Enabled {
+		v.WorkingMemoryMax, v.WorkingMemoryNote = a.cfg.WorkingMemory.MaxBytes, st.WorkingMemoryNote
+		if copied {
+			v.WorkingMemory = bytes.Clone(st.WorkingMemory)
+		}
+	} else {
+		v.WorkingMemory = nil
 	}
 	return v
 }
@@ -553,6 +580,8 @@ func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer
 // state, and the task it would be given is shown; nothing is saved, no task
 // is claimed and no model is called. The trio's -dry-run prints it.
 func (a *Agent) Preview(ctx context.Context) (*prompt.Prompt, error) {
+	a.tickMu.Lock() // Update changes the prompt between ticks
+	defer a.tickMu.Unlock()
 	now := a.cfg.Clock.Now()
 	var task *prompt.Task
 	if a.cfg.Tasks != nil {

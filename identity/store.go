@@ -1,7 +1,9 @@
 package identity
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -38,6 +40,20 @@ type AgentState struct {
 	// prompt lists them, most important first, with those of the shared
 	// board (see [SharedBoard]).
 	Slots []slot.Slot `json:"slots,omitempty"`
+	// WorkingMemory is the agent's working memory (agent_ecology's Plan
+	// #59): a JSON object, compact, that the agent writes for itself in
+	// its replies when the loop allows it (existence.Config's
+	// WorkingMemory), at most that cap in bytes; nil when it has none. It
+	// is apart from the identity and its caps, which it never changes.
+	WorkingMemory json.RawMessage `json:"working_memory,omitempty"`
+	// WorkingMemoryNote says why the working memory of the agent's last
+	// reply was refused (over its cap, not an object); the next cycle
+	// shows it and clears it. "" when none.
+	WorkingMemoryNote string `json:"working_memory_note,omitempty"`
+	// Commissioned is when the agent completed its commissioning (GSV's
+	// ceremony, driven by a BOOTSTRAP.md); zero when it never did. An
+	// agent commissioned once is never commissioned again.
+	Commissioned time.Time `json:"commissioned,omitzero"`
 	// UpdatedAt is when the state was last saved.
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
@@ -68,6 +84,10 @@ func (s *AgentState) Clone() *AgentState {
 
 		LastPresence: s.LastPresence,
 		Slots:        slices.Clone(s.Slots),
+
+		WorkingMemory:     bytes.Clone(s.WorkingMemory),
+		WorkingMemoryNote: s.WorkingMemoryNote,
+		Commissioned:      s.Commissioned,
 	}
 	return c
 }

@@ -104,6 +104,9 @@ var thoughtKinds = map[existence.EventKind]bool{
 	existence.EventContextOverflow: true, existence.EventContextCompacted: true,
 	existence.EventSlot: true, existence.EventSlotDropped: true, existence.EventMindFailed: true,
 	existence.EventBudgetExhausted: true,
+	// agents defined in files (docs/agents.md): workflow steps, working
+	// memory, commissioning
+	existence.EventStep: true, existence.EventWorkingMemory: true, existence.EventCommissioning: true,
 }
 
 // loadKinds are the events whose Load is the agent's load at that time.

@@ -72,3 +72,29 @@ func TestSlotFloodKeepsTheThoughts(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{string(existence.EventOpinion): 4, string(existence.EventSlot): 1}, kinds, "the agent's last thoughts: one slot event at most")
 }
+
+// TestWorkflowStepsInTheThoughts: a workflow's steps, a working memory
+// stored and a commissioning reach the thoughts stream, in order.
+func TestWorkflowStepsInTheThoughts(t *testing.T) {
+	e := newEnv(t, 1, monitor.Config{Token: "t"})
+	at := t0
+	for i, name := range []string{"compute_metrics", "self_audit", "decide_action"} {
+		at = at.Add(time.Millisecond)
+		e.mon.Observe(existence.Event{Time: at, Kind: existence.EventStep, AgentID: "scout", Agent: "Cedar", Text: name,
+			Step: &existence.StepInfo{Index: i + 1, Of: 3, Name: name, Type: "llm", Status: "done"}})
+	}
+	e.mon.Observe(existence.Event{Time: at.Add(time.Millisecond), Kind: existence.EventWorkingMemory, AgentID: "scout", Agent: "Cedar", Reason: "stored", Text: `{"current_goal":"map"}`})
+	e.mon.Observe(existence.Event{Time: at.Add(2 * time.Millisecond), Kind: existence.EventCommissioning, AgentID: "scout", Agent: "Cedar", Reason: "completed", Text: "Ada"})
+	status, body := do(t, e.mon, "GET", "/api/thoughts", "", map[string]string{"Authorization": "Bearer t"})
+	require.Equal(t, http.StatusOK, status, body)
+	var v struct {
+		Thoughts []monitor.Thought `json:"thoughts"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &v))
+	var lines []string
+	for _, th := range v.Thoughts {
+		lines = append(lines, th.Kind)
+	}
+	assert.Equal(t, []string{"workflow_step", "workflow_step", "workflow_step", "working_memory", "commissioning"}, lines)
+	assert.Contains(t, v.Thoughts[1].Line, "step 2/3 self_audit (llm) done")
+}

@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/existence-loop/sdk/identity"
@@ -86,6 +87,18 @@ type View struct {
 	// ([SlotsSection], placed by the application) lists them most
 	// important first; no default section shows them.
 	Slots []slot.Slot
+	// WorkingMemory is the agent's working memory (compact JSON, nil when
+	// empty), WorkingMemoryMax its cap in bytes (0: the agent has no
+	// working memory, and the working memory section is absent) and
+	// WorkingMemoryNote why its last one was refused ("" when it was
+	// not): see [WorkingMemorySection].
+	WorkingMemory     json.RawMessage
+	WorkingMemoryMax  int
+	WorkingMemoryNote string
+	// Commissioning is the instructions of the agent's commissioning
+	// (its BOOTSTRAP.md), "" when it is not being commissioned: see
+	// [CommissioningSection].
+	Commissioning string
 	// Window is the model's context window for this prompt, as a
 	// [Budget]: MaxTokens is the window minus the reply's reserve, Count
 	// the model's calibrated token estimator. It applies on top of the

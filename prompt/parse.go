@@ -416,6 +416,12 @@ func responseFromMap(m map[string]any) *Response {
 		o, _ := x.(map[string]any)
 		r.NewOpinions = append(r.NewOpinions, NewOpinion{Opinion: str(o["opinion"]), Domain: str(o["domain"])})
 	}
+	if wm, ok := m["working_memory"]; ok && wm != nil {
+		// Decoded from JSON, so it marshals back; keys come out sorted.
+		if b, err := json.Marshal(wm, json.Deterministic(true)); err == nil {
+			r.WorkingMemory = b
+		}
+	}
 	if sa, ok := m["suffering_assessment"].(map[string]any); ok {
 		r.SufferingAssessment = &SufferingAssessment{}
 		for _, x := range list(sa["new_stressors"]) {

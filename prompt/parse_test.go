@@ -688,6 +688,7 @@ func TestResponseFromMapCoversEveryField(t *testing.T) {
 			NewStressors: []prompt.NewStressor{{Type: "t", Description: "desc", Condition: "c"}},
 			Resolved:     []prompt.Resolution{{Type: "t2", Reason: "r"}},
 		},
+		WorkingMemory: json.RawMessage(`{"current_goal":"g","progress":{"stage":"s"}}`),
 	}
 	requireAllResponseFieldsSet(t, reflect.ValueOf(full).Elem(), "Response")
 

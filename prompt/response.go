@@ -1,5 +1,7 @@
 package prompt
 
+import "encoding/json"
+
 // Response is the JSON object the model must answer with (spec §3). Its JSON
 // Schema, generated from this type by [Schema], is what is sent to the model
 // as the structured-output format, and what [ParseResponse] validates
@@ -20,6 +22,13 @@ type Response struct {
 	NewOpinions []NewOpinion `json:"new_opinions,omitempty"`
 	// SufferingAssessment carries the agent's own stressor changes.
 	SufferingAssessment *SufferingAssessment `json:"suffering_assessment,omitempty"`
+	// WorkingMemory is the reply's "working_memory" value as compact
+	// JSON, nil when absent or null. It is not part of [Schema] (which
+	// is unchanged: the original had no such field); an agent whose loop
+	// allows a working memory is told of it by the working memory
+	// section ([WorkingMemorySection]), and the loop checks that it is
+	// an object within its cap.
+	WorkingMemory json.RawMessage `json:"working_memory,omitempty" jsonschema:"-"`
 }
 
 // NewOpinion is one entry of Response.NewOpinions.

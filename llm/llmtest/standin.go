@@ -216,6 +216,8 @@ type Call struct {
 	Prompt string
 	// MaxTokens is the output limit asked for (num_predict, max_tokens).
 	MaxTokens int
+
+	plain bool // ScriptedReply without agentsReply (standin_agents.go)
 }
 
 // Answer is a stand-in model's answer to a [Call].

@@ -78,6 +78,9 @@ func nextGoal(prompt string) string {
 // quoting the listing, so the same conversation always gets the same
 // answer.
 func ScriptedReply(c *Call) Answer {
+	if a, ok := agentsReply(c); ok { // workflow steps, working memory, commissioning
+		return a
+	}
 	if len(c.Format) > 0 {
 		var prompt strings.Builder
 		for _, m := range c.Messages {

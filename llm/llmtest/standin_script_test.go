@@ -101,3 +101,37 @@ func TestScriptGoalsNeverRepeat(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptedReplyForAgents: the stand-in answers a workflow step by its
+// schema, a commissioning prompt with the commissioning goal and then the
+// complete_commissioning call, and a working memory section with a
+// working_memory object.
+func TestScriptedReplyForAgents(t *testing.T) {
+	step := llmtest.Call{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Review your strategy."}},
+		Format: json.RawMessage(`{"type":"object","required":["strategic_goal","current_subgoal","score"],"properties":{"strategic_goal":{"type":"string"},"current_subgoal":{"type":"string"},"score":{"type":"number"}}}`)}
+	var out map[string]any
+	require.NoError(t, json.Unmarshal([]byte(llmtest.ScriptedReply(&step).Text), &out))
+	assert.Equal(t, map[string]any{"strategic_goal": "make the workspace a mapped, documented place", "current_subgoal": "write an index of each folder", "score": 0.5}, out)
+
+	existence := json.RawMessage(`{"type":"object","properties":{"action":{},"content":{},"reasoning":{}}}`)
+	cycle := llmtest.Call{Messages: []llm.Message{{Role: llm.RoleUser, Content: "COMMISSIONING — DO THIS BEFORE ANYTHING ELSE. …\nTake a name."}}, Format: existence}
+	var reply struct{ Content string }
+	require.NoError(t, json.Unmarshal([]byte(llmtest.ScriptedReply(&cycle).Text), &reply))
+	assert.Equal(t, llmtest.CommissioningGoal, reply.Content)
+
+	tools := []llm.ToolDef{{Name: "complete_commissioning"}, {Name: "list_files"}}
+	pursue := []llm.Message{{Role: llm.RoleUser, Content: "Pursue your goal now: " + llmtest.CommissioningGoal}}
+	a := llmtest.ScriptedReply(&llmtest.Call{Messages: pursue, Tools: tools})
+	require.Len(t, a.ToolCalls, 1)
+	assert.Equal(t, "complete_commissioning", a.ToolCalls[0].Name)
+	assert.Contains(t, string(a.ToolCalls[0].Arguments), `"name":"Ada"`)
+	a = llmtest.ScriptedReply(&llmtest.Call{Messages: append(pursue, llm.Message{Role: llm.RoleTool, Content: "commissioned"}), Tools: tools})
+	assert.Equal(t, "Done: commissioned as Ada.", a.Text)
+
+	wm := llmtest.Call{Messages: []llm.Message{{Role: llm.RoleUser, Content: "You are Cedar.\n\nYOUR WORKING MEMORY (notes…):\n(empty)"}}, Format: existence}
+	var withWM map[string]any
+	require.NoError(t, json.Unmarshal([]byte(llmtest.ScriptedReply(&wm).Text), &withWM))
+	assert.Contains(t, llmtest.ScriptGoals, withWM["content"])
+	require.IsType(t, map[string]any{}, withWM["working_memory"])
+	assert.Equal(t, withWM["content"], withWM["working_memory"].(map[string]any)["current_goal"])
+}

@@ -10,11 +10,12 @@
   const kinds = ["goal_chosen", "goal_ended", "worldview_changed", "question_added", "opinion_added",
     "stressor_added", "stressor_resolved", "stressor_dropped", "fallback", "crisis", "crisis_reset",
     "anticipation", "cycle", "model_call", "tool_call", "task", "message", "error", "dropped",
-    "context_overflow", "context_compacted", "slot", "slot_dropped", "mind_failed", "budget_exhausted"];
+    "context_overflow", "context_compacted", "slot", "slot_dropped", "mind_failed", "budget_exhausted",
+    "workflow_step", "working_memory", "commissioning"];
   const thoughtKinds = new Set(["goal_chosen", "goal_ended", "worldview_changed", "question_added",
     "opinion_added", "stressor_added", "stressor_resolved", "fallback", "crisis", "crisis_reset",
     "message", "task", "error", "tool_call", "anticipation", "context_overflow", "context_compacted",
-    "slot", "slot_dropped", "mind_failed", "budget_exhausted"]);
+    "slot", "slot_dropped", "mind_failed", "budget_exhausted", "workflow_step", "working_memory", "commissioning"]);
 
   async function api(method, path, body) {
     const opts = { method, headers: { "X-CSRF-Token": csrf }, credentials: "same-origin" };
@@ -116,6 +117,7 @@
     if (a.usage && a.usage.calls) b.append(el("div", { class: "meta usage" }, usage(a)));
     if (a.budget) b.append(el("div", { class: "budget" + (a.budget.exhausted ? " spent" : "") }, budget(a.budget, a.waiting_for_budget)));
     if (a.worldview) b.append(el("div", { class: "worldview" }, "🧠 " + a.worldview));
+    if (a.working_memory) b.append(el("div", { class: "working-memory", title: "working memory" }, "📝 " + JSON.stringify(a.working_memory)));
     const th = el("ul", { class: "thoughts" });
     for (const t of (a.thoughts || []).slice(-4)) th.append(el("li", {}, t.line));
     b.append(th);

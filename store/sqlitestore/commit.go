@@ -150,13 +150,13 @@ func (s *Store) prepareAll(ctx context.Context) error {
 		rollbackTo: p("ROLLBACK TO save"),
 		release:    p("RELEASE save"),
 		version:    p("SELECT version FROM agents WHERE id = ?"),
-		upsert: p(`INSERT INTO agents (id, name, load, crisis_cycles, active_goal, worldview, narrative, identity, suffering, created_at, updated_at, version, last_presence, slots)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		upsert: p(`INSERT INTO agents (id, name, load, crisis_cycles, active_goal, worldview, narrative, identity, suffering, created_at, updated_at, version, last_presence, slots, extra)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET name = excluded.name, load = excluded.load, crisis_cycles = excluded.crisis_cycles,
 				active_goal = excluded.active_goal, worldview = excluded.worldview, narrative = excluded.narrative,
 				identity = excluded.identity, suffering = excluded.suffering, created_at = excluded.created_at,
 				updated_at = excluded.updated_at, version = excluded.version, last_presence = excluded.last_presence,
-				slots = excluded.slots`),
+				slots = excluded.slots, extra = excluded.extra`),
 		delGoals:       p("DELETE FROM goals WHERE agent_id = ?"),
 		delDiscoveries: p("DELETE FROM discoveries WHERE agent_id = ?"),
 		delMessages:    p("DELETE FROM messages WHERE agent_id = ?"),
@@ -209,7 +209,7 @@ func (s *Store) write(ctx context.Context, st *stmts, r *saveReq) (*cache, error
 	}
 	row := e.row
 	if _, err := st.upsert.ExecContext(ctx, id, row.name, row.load, row.crisis, row.activeGoal, row.worldview, row.narrative,
-		row.identity, row.suffering, row.createdAt, row.updatedAt, cur+1, row.lastPresence, row.slots); err != nil {
+		row.identity, row.suffering, row.createdAt, row.updatedAt, cur+1, row.lastPresence, row.slots, row.extra); err != nil {
 		return nil, err
 	}
 	c := &cache{exists: true, version: cur + 1}

@@ -41,7 +41,7 @@ func TestVersion5MemoriesSearchable(t *testing.T) {
 	require.NoError(t, s.Close())
 
 	db := rawDB(t, path)
-	for _, stmt := range undoMigration[6] {
+	for _, stmt := range append(undoMigration[7], undoMigration[6]...) {
 		_, err := db.Exec(stmt)
 		require.NoError(t, err, stmt)
 	}

@@ -11,7 +11,7 @@ import (
 // Store: sent as SQL text, SQLite parsed and planned them again on every
 // Load.
 const (
-	qAgent = `SELECT name, worldview, narrative, crisis_cycles, identity, suffering, created_at, updated_at, version, last_presence, slots
+	qAgent = `SELECT name, worldview, narrative, crisis_cycles, identity, suffering, created_at, updated_at, version, last_presence, slots, extra
 		FROM agents WHERE id = ?`
 	qGoals = `SELECT seq, goal_id, objective, status, started, ended, outcome, task_id, fallback, cause, broken_tools, artifacts
 		FROM goals WHERE agent_id = ? ORDER BY seq`

@@ -30,6 +30,15 @@ type agentRow struct {
 	updatedAt                  string
 	lastPresence               sql.NullString // AgentState.LastPresence (spec §2 "Presence"), NULL when never
 	slots                      sql.NullString // AgentState.Slots as a JSON array, NULL when empty
+	extra                      sql.NullString // stateExtra as a JSON object, NULL when empty
+}
+
+// stateExtra is the agents row's extra column (schema version 7): the
+// parts of a state kept beside its identity.
+type stateExtra struct {
+	WorkingMemory     json.RawMessage `json:"working_memory,omitempty"`
+	WorkingMemoryNote string          `json:"working_memory_note,omitempty"`
+	Commissioned      time.Time       `json:"commissioned,omitzero"`
 }
 
 // encoded is a state ready to write: the agents row, and the child rows as
@@ -90,6 +99,13 @@ func encodeState(s *identity.AgentState, updated time.Time) (*encoded, error) {
 			return nil, err
 		}
 		e.row.slots = sql.NullString{String: string(b), Valid: true}
+	}
+	if x := (stateExtra{s.WorkingMemory, s.WorkingMemoryNote, s.Commissioned}); len(x.WorkingMemory) > 0 || x.WorkingMemoryNote != "" || !x.Commissioned.IsZero() {
+		b, err := json.Marshal(x)
+		if err != nil {
+			return nil, err
+		}
+		e.row.extra = sql.NullString{String: string(b), Valid: true}
 	}
 	if g := id.ActiveGoal(); g != nil {
 		e.row.activeGoal = sql.NullString{String: g.Objective, Valid: true}

@@ -12,7 +12,7 @@ import (
 // and reads, kept in SQLite's PRAGMA user_version. [Open] migrates an older
 // database to it, in one transaction, and refuses a newer one with an
 // error wrapping [identity.ErrFutureVersion].
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrations[v] takes a database from schema version v to v+1. Adding a
 // version means appending one script and raising [SchemaVersion]; a
@@ -179,6 +179,11 @@ CREATE TRIGGER memories_fts_text AFTER UPDATE OF text ON memories BEGIN
 	INSERT INTO memories_fts (rowid, text) VALUES (new.rid, new.text);
 END;
 `,
+	// 6 → 7: what an agent keeps beside its identity, as one JSON
+	// object (stateExtra): its working memory, the note on a refused
+	// one, and when it was commissioned; NULL when it has none of them.
+	// A row written by an earlier version reads as none.
+	6: `ALTER TABLE agents ADD COLUMN extra TEXT;`,
 }
 
 // migrate brings db to [SchemaVersion] in one immediate transaction, so

@@ -355,7 +355,7 @@ func (s *Store) read(ctx context.Context, id string) (*identity.AgentState, *cac
 		r       agentRow
 		version int64
 	)
-	err = tx.StmtContext(ctx, s.rstmt.agent).QueryRowContext(ctx, id).Scan(&r.name, &r.worldview, &r.narrative, &r.crisis, &r.identity, &r.suffering, &r.createdAt, &r.updatedAt, &version, &r.lastPresence, &r.slots)
+	err = tx.StmtContext(ctx, s.rstmt.agent).QueryRowContext(ctx, id).Scan(&r.name, &r.worldview, &r.narrative, &r.crisis, &r.identity, &r.suffering, &r.createdAt, &r.updatedAt, &version, &r.lastPresence, &r.slots, &r.extra)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, fmt.Errorf("%w for agent %q (no row in %s)", identity.ErrNotFound, id, s.path)
 	}
@@ -389,6 +389,13 @@ func (s *Store) read(ctx context.Context, id string) (*identity.AgentState, *cac
 		if err := json.Unmarshal([]byte(r.slots.String), &st.Slots); err != nil {
 			return nil, nil, corrupt(err, "column slots: %v", err)
 		}
+	}
+	if r.extra.Valid && r.extra.String != "" {
+		var x stateExtra
+		if err := json.Unmarshal([]byte(r.extra.String), &x); err != nil {
+			return nil, nil, corrupt(err, "column extra: %v", err)
+		}
+		st.WorkingMemory, st.WorkingMemoryNote, st.Commissioned = x.WorkingMemory, x.WorkingMemoryNote, x.Commissioned
 	}
 	c := &cache{exists: true, version: version}
 
@@ -634,7 +641,7 @@ func (s *Store) Quarantine(agentID string) (string, error) {
 			json_object('name', a.name, 'load', a.load, 'crisis_cycles', a.crisis_cycles, 'active_goal', a.active_goal,
 				'worldview', a.worldview, 'narrative', a.narrative, 'identity', a.identity, 'suffering', a.suffering,
 				'created_at', a.created_at, 'updated_at', a.updated_at, 'version', a.version, 'last_presence', a.last_presence,
-				'slots', a.slots),
+				'slots', a.slots, 'extra', a.extra),
 			(SELECT json_group_array(json_object('seq', seq, 'goal_id', goal_id, 'objective', objective, 'status', status,
 				'started', started, 'ended', ended, 'outcome', outcome, 'task_id', task_id, 'fallback', fallback,
 				'cause', cause, 'broken_tools', broken_tools, 'artifacts', artifacts)) FROM goals WHERE agent_id = a.id),

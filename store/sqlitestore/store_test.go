@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,6 +49,7 @@ var undoMigration = map[int][]string{
 	3: {"DROP TABLE documents"},
 	4: {"DROP TABLE memories"},
 	5: {"ALTER TABLE agents DROP COLUMN slots"},
+	7: {"ALTER TABLE agents DROP COLUMN extra"},
 	6: {
 		"DROP TABLE memories_fts",
 		`CREATE TABLE memories_v5 (agent_id TEXT NOT NULL, id TEXT NOT NULL, text TEXT NOT NULL, kind TEXT NOT NULL,
@@ -78,6 +80,9 @@ func olderDatabase(t *testing.T, v int) (string, *identity.AgentState) {
 	}
 	if v < 5 {
 		want.Slots = nil
+	}
+	if v < 7 {
+		want.WorkingMemory, want.WorkingMemoryNote, want.Commissioned = nil, "", time.Time{}
 	}
 	_, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", v))
 	require.NoError(t, err)

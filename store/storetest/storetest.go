@@ -99,6 +99,27 @@ func RunHarness(t *testing.T, h Harness) {
 		}
 	})
 
+	t.Run("working memory survives a restart and can be cleared", func(t *testing.T) {
+		s := h.New(t)
+		st := FullState("scout")
+		require.NoError(t, s.Save(ctx, st))
+		reader := s
+		if h.Reopen != nil {
+			reader = h.Reopen(t, s)
+		}
+		got, err := reader.Load(ctx, "scout")
+		require.NoError(t, err)
+		assert.JSONEq(t, string(st.WorkingMemory), string(got.WorkingMemory), "the working memory, byte for byte in meaning")
+		assert.Equal(t, st.WorkingMemoryNote, got.WorkingMemoryNote)
+		assert.True(t, st.Commissioned.Equal(got.Commissioned), "when it was commissioned")
+		st.WorkingMemory, st.WorkingMemoryNote = nil, ""
+		require.NoError(t, s.Save(ctx, st))
+		got, err = reader.Load(ctx, "scout")
+		require.NoError(t, err)
+		assert.Empty(t, got.WorkingMemory, "a cleared working memory stays cleared")
+		assert.Empty(t, got.WorkingMemoryNote)
+	})
+
 	t.Run("round trip of a minimal state", func(t *testing.T) {
 		s := h.New(t)
 		want := &identity.AgentState{Identity: identity.Identity{AgentID: "a-1_b"}}
@@ -466,7 +487,10 @@ func FullState(id string) *identity.AgentState {
 			{ID: "feed:news", Title: "Nachrichten 日本語", Status: slot.Pending, Summary: "checking",
 				Importance: 0.25, NextRun: 1800.5, UpdatedAt: t0.Add(-time.Minute)},
 		},
-		UpdatedAt: t0,
+		WorkingMemory:     json.RawMessage(`{"current_goal":"map the workspace — « tout »","progress":{"stage":"reading","completed":["design/"],"actions_in_stage":3},"lessons":["read before writing"]}`),
+		WorkingMemoryNote: "it was 2400 bytes, over your cap of 2000 bytes",
+		Commissioned:      t0.Add(-72 * time.Hour),
+		UpdatedAt:         t0,
 	}
 }
 
@@ -497,12 +521,23 @@ func OverCapState(id string) *identity.AgentState {
 }
 
 // StateJSON returns the indented JSON of s without UpdatedAt (which stores
-// stamp), for comparisons with readable diffs.
+// stamp) and with the working memory's keys sorted (a store keeps the
+// object, not its bytes), for comparisons with readable diffs.
 func StateJSON(t testing.TB, s *identity.AgentState) string {
 	t.Helper()
 	require.NotNil(t, s)
 	c := s.Clone()
 	c.UpdatedAt = time.Time{}
+	if len(c.WorkingMemory) > 0 {
+		// A store keeps the working memory's object, not its bytes
+		// (PostgreSQL's jsonb orders keys its own way): compared with
+		// its keys sorted.
+		var v any
+		require.NoError(t, json.Unmarshal(c.WorkingMemory, &v), "the working memory is JSON")
+		wm, err := json.Marshal(v)
+		require.NoError(t, err)
+		c.WorkingMemory = wm
+	}
 	b, err := json.MarshalIndent(c, "", "  ")
 	require.NoError(t, err)
 	return string(b)

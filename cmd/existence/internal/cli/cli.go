@@ -76,7 +76,7 @@ func usageErr(err error) error {
 var commands []*command
 
 func init() {
-	commands = []*command{runCommand, swarmCommand, simulateCommand, importCommand, memoryCommand, serveCommand, tuiCommand, versionCommand, helpCommand}
+	commands = []*command{runCommand, initCommand, swarmCommand, simulateCommand, importCommand, memoryCommand, serveCommand, tuiCommand, versionCommand, helpCommand}
 }
 
 func lookup(name string) *command {

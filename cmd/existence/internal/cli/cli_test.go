@@ -20,7 +20,7 @@ import (
 // summary on stdout and exit 0; no command at all lists them on stderr and
 // exits 2.
 func TestCommandList(t *testing.T) {
-	names := []string{"run", "swarm", "simulate", "import", "memory", "serve", "tui", "version", "help"}
+	names := []string{"run", "init", "swarm", "simulate", "import", "memory", "serve", "tui", "version", "help"}
 	require.Len(t, commands, len(names))
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"-help"}, {"help"}, {}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

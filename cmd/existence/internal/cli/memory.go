@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,11 +19,11 @@ import (
 	"github.com/existence-loop/sdk/memory"
 )
 
-// memoryCommand is `existence memory stats|recall|reembed|forget`.
+// memoryCommand is `existence memory stats|recall|reembed|forget|working`.
 var memoryCommand = &command{
 	name:    "memory",
-	summary: "inspect and maintain an agent's long-term memories: stats, recall, reembed, forget; eval measures recall",
-	args:    "stats|recall|reembed|forget|eval [QUERY | ID...]",
+	summary: "inspect and maintain an agent's long-term memories: stats, recall, reembed, forget; working shows its working memory; eval measures recall",
+	args:    "stats|recall|reembed|forget|working|eval [QUERY | ID...]",
 	about: `It works on the long-term memories (package memory) an agent keeps in -store,
 written as run's -store: a directory, sqlite:PATH or postgres://...
 
@@ -32,6 +33,7 @@ written as run's -store: a directory, sqlite:PATH or postgres://...
   {prog} recall -agent scout -k 10 -min-score 0.5 -relevance-only -json "rate limiter"
   {prog} reembed -agent scout -embed-model mxbai-embed-large
   {prog} forget -agent scout mem-1a2b3c4d5e6f mem-0f9e8d7c6b5a
+  {prog} working -agent architect                 its working memory (run -agents, working_memory), as stored
 
 recall embeds QUERY with -embed-model (Ollama at -embed-url, default
 $OLLAMA_HOST, else http://127.0.0.1:11434) and prints the best -k memories
@@ -97,13 +99,14 @@ var memoryOps = map[string][]string{
 	"recall":  {"k", "min-score", "relevance-only", "embed-provider", "embed-url", "embed-model"},
 	"reembed": {"embed-provider", "embed-url", "embed-model"},
 	"forget":  nil,
+	"working": nil,
 }
 
 // check validates the operation and the flags given for it.
 func (o *memoryOptions) check(op string, fs *flag.FlagSet) error {
 	allowed, ok := memoryOps[op]
 	if !ok {
-		return fmt.Errorf("unknown operation %q: want stats, recall, reembed or forget", op)
+		return fmt.Errorf("unknown operation %q: want stats, recall, reembed, forget or working", op)
 	}
 	var bad []string
 	fs.Visit(func(f *flag.Flag) {
@@ -156,6 +159,9 @@ func runMemory(ctx context.Context, o *memoryOptions, op string, args []string, 
 		return err
 	}
 	defer closer.Close()
+	if op == "working" {
+		return workingMemory(ctx, o, store, e.stdout)
+	}
 	ms, ok := storespec.Memories(store)
 	if !ok {
 		return fmt.Errorf("%s keeps no memories", o.store)
@@ -304,6 +310,39 @@ func openMemoryStore(ctx context.Context, spec string) (identity.Store, io.Close
 		}
 	}
 	return openImportStore(ctx, spec, false)
+}
+
+// workingMemory prints the agent's working memory (existence.WorkingMemory)
+// as stored: indented JSON, "(none)" when it has none, and the note on a
+// refused one; with -json, one object {"working_memory", "note"}.
+func workingMemory(ctx context.Context, o *memoryOptions, store identity.Store, w io.Writer) error {
+	st, err := store.Load(ctx, o.agent)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		wm := st.WorkingMemory
+		if len(wm) == 0 {
+			wm = json.RawMessage("null")
+		}
+		return writeJSON(w, struct {
+			WorkingMemory json.RawMessage `json:"working_memory"`
+			Note          string          `json:"note,omitempty"`
+		}{wm, st.WorkingMemoryNote})
+	}
+	if len(st.WorkingMemory) == 0 {
+		fmt.Fprintln(w, "(none)")
+	} else {
+		var b bytes.Buffer
+		if err := json.Indent(&b, st.WorkingMemory, "", "  "); err != nil {
+			return fmt.Errorf("%s: the stored working memory: %w", o.agent, err)
+		}
+		fmt.Fprintln(w, b.String())
+	}
+	if st.WorkingMemoryNote != "" {
+		fmt.Fprintln(w, "last refused:", st.WorkingMemoryNote)
+	}
+	return nil
 }
 
 func writeJSON(w io.Writer, v any) error {

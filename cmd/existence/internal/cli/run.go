@@ -107,6 +107,11 @@ type runOptions struct {
 	replyTokens, toolReplyTokens int
 
 	senses senseOptions // -watch, -feed, -poll (run_senses.go)
+	agents string       // -agents DIR: agents defined in files instead of the trio (run_agents.go)
+	// noReload turns the -agents directory's watcher off (tests in a
+	// synctest bubble, where a goroutine waiting on fsnotify would keep
+	// time from moving).
+	noReload bool
 
 	// standin, when set, receives the stand-in server a "standin:" -llm-url
 	// started; standinHTTP serves it in process instead of on loopback
@@ -154,6 +159,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	aliasFlag(fs, "state", "store")
 	fs.StringVar(&o.show, "show", "", "print the stored state of agent `AGENT` as indented JSON and exit")
 	fs.StringVar(&o.workspace, "workspace", "./trio-workspace", "the agents' shared workspace directory")
+	fs.StringVar(&o.agents, "agents", "", "run the agents defined in `DIR` instead of the trio: a folder per agent with agent.yaml and optionally system_prompt.md and BOOTSTRAP.md (docs/agents.md; existence init writes the trio as one); a changed definition is applied while running")
 	fs.DurationVar(&o.heartbeat, "heartbeat", 6*time.Second, "tick interval")
 	layoutFlag(fs, &o.layout)
 	fs.IntVar(&o.cycles, "cycles", 0, "stop after N existence cycles per agent (0 = run until interrupted)")

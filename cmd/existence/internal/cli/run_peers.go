@@ -20,7 +20,7 @@ type idName struct{ id, name string }
 // profile.json), else the member's default (scout=Cedar, analyst=Cipher,
 // builder=Vault), which only agents created fresh take. A state
 // that cannot be loaded keeps the default here; the runner reports it.
-func agentNames(ctx context.Context, store identity.Store) ([]idName, error) {
+func agentNames(ctx context.Context, store identity.Store, members []member) ([]idName, error) {
 	out := make([]idName, len(members))
 	for i, m := range members {
 		out[i] = idName{m.id, m.name}

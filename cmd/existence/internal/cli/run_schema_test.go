@@ -46,7 +46,7 @@ func sentSchemas(t *testing.T, names []idName) map[string]json.RawMessage {
 // Every schema the SDK sends is valid JSON Schema (draft
 // 2020-12, checked against its meta-schema).
 func TestEverySentSchemaIsValidJSONSchema(t *testing.T) {
-	names, err := agentNames(context.Background(), memstore.New())
+	names, err := agentNames(context.Background(), memstore.New(), members)
 	require.NoError(t, err)
 	meta, err := validator.Compile("https://json-schema.org/draft/2020-12/schema")
 	require.NoError(t, err)
@@ -174,7 +174,7 @@ func TestImportedNamesWinOverNamesJSONAndDefaults(t *testing.T) {
 	store := memstore.New()
 	_, err := hollow.Import(ctx, dir, store, hollow.Options{})
 	require.NoError(t, err)
-	names, err := agentNames(ctx, store)
+	names, err := agentNames(ctx, store, members)
 	require.NoError(t, err)
 	assert.Equal(t, []idName{{"scout", "Titan"}, {"analyst", "Cedar"}, {"builder", "Cipher"}}, names)
 
@@ -211,7 +211,7 @@ func TestImportedNamesWinOverNamesJSONAndDefaults(t *testing.T) {
 
 // Fresh agents take the trio's defaults.
 func TestFreshAgentsTakeTheDefaultNames(t *testing.T) {
-	names, err := agentNames(context.Background(), memstore.New())
+	names, err := agentNames(context.Background(), memstore.New(), members)
 	require.NoError(t, err)
 	assert.Equal(t, []idName{{"scout", "Cedar"}, {"analyst", "Cipher"}, {"builder", "Vault"}}, names)
 }

@@ -438,7 +438,7 @@ func TestSendMessageTool(t *testing.T) {
 		_, err := r.Add(ctx, existence.Config{ID: m.id, Name: m.name, Model: llmtest.NewFake()})
 		require.NoError(t, err)
 	}
-	names, err := agentNames(ctx, memstore.New())
+	names, err := agentNames(ctx, memstore.New(), members)
 	require.NoError(t, err)
 	tool := sendMessage(func() *existence.Runner { return r }, "scout", names)
 	asCedar := toolloop.WithCaller(ctx, existence.Assignment{AgentID: "scout", AgentName: "Cedar"})

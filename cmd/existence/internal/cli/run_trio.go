@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/existence-loop/sdk/agentdef"
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
@@ -38,6 +39,7 @@ type member struct {
 	id, name, role string
 	traits         []string
 	domains        []string
+	def            *agentdef.Definition // with -agents: the agent's definition
 }
 
 var members = []member{
@@ -62,15 +64,20 @@ var members = []member{
 }
 
 // worldText is the trio's world context (spec §2 row 3, §7): the world the
-// agents really run in, identical every cycle.
-func worldText(workspaceDir string) string {
+// agents really run in, identical every cycle. ids are the agents' ids
+// (the trio's: scout, analyst, builder).
+func worldText(workspaceDir string, ids []string, what string) string {
+	folders := make([]string, len(ids))
+	for i, id := range ids {
+		folders[i] = id + "/"
+	}
 	return strings.Join([]string{
-		"You are running as a Go program on a real computer, in the existence-loop SDK's trio example.",
+		"You are running as a Go program on a real computer, in the existence-loop SDK's " + what + ".",
 		"Your world is one workspace directory shared with your peers: " + workspaceDir + ". Every path you use is relative to it.",
 		"Your tools are read_file, write_file, append_file, list_files and delete_file, which work only inside the workspace, send_message, which writes to a peer, and ask_human and check_request, with which you ask your human for an approval, an answer or something only a person can build.",
 		"There is no network, no shell and no code execution: what you make is text files — notes, designs, data, code for a person to read.",
 		"There is no hardware layer accessible to you — no thermal sensors, no PMIC, no CPU registers, no bus arbiter.",
-		"Each agent keeps its own work in a folder named after its id (scout/, analyst/, builder/); design/ holds shared design specs. You may read everything.",
+		"Each agent keeps its own work in a folder named after its id (" + strings.Join(folders, ", ") + "); design/ holds shared design specs. You may read everything.",
 	}, "\n")
 }
 
@@ -89,6 +96,13 @@ const trioProhibitions = "goals referencing hardware, thermal sensors, PMIC, bus
 // runTrio wires the SDK together and runs (or dry-runs) the trio.
 func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error {
 	log := logger(stderr)
+	roster := members
+	if o.agents != "" { // before anything opens: a bad definition starts nothing
+		var err error
+		if roster, err = loadAgents(o, stderr); err != nil {
+			return err
+		}
+	}
 	var clock existence.Clock = existence.SystemClock
 	if !o.now.IsZero() {
 		clock = fixedClock{o.now}
@@ -113,7 +127,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 	if err := importHollow(ctx, o, clock, store, stderr); err != nil {
 		return err
 	}
-	t := &trio{o: o, store: store, tasks: tasks, reqs: reqs, log: log, stdout: stdout, stderr: stderr}
+	t := &trio{o: o, store: store, tasks: tasks, reqs: reqs, log: log, stdout: stdout, stderr: stderr, roster: roster}
 	defer t.close()
 	if err := t.open(ctx, clock); err != nil {
 		return err
@@ -157,6 +171,7 @@ type trio struct {
 	stdout, stderr io.Writer
 	mcpOut         io.Writer // the MCP server's output with -mcp-serve
 
+	roster    []member        // the trio's members, or the -agents definitions
 	tools     []toolloop.Tool // the workspace's file tools, MCP's and the requests'
 	senses    []existence.Mind
 	world     string // the world context, with the MCP servers' part
@@ -166,6 +181,10 @@ type trio struct {
 	mem       *memory.Memory
 	runner    *existence.Runner
 	closers   []func()
+
+	models models                          // the definitions' own models (run_agents.go)
+	defsMu sync.Mutex                      // guards defs
+	defs   map[string]*agentdef.Definition // the running definitions by id, for reload
 }
 
 // close closes what open opened, last first.
@@ -194,17 +213,25 @@ func (t *trio) open(ctx context.Context, clock existence.Clock) error {
 	if err != nil {
 		return fmt.Errorf("the shared board of slots: %w", err)
 	}
-	mcpTools, mcpWorld, closeMCP, err := connectMCP(ctx, o, t.reqs, members[0].id, t.log, t.stderr)
+	mcpTools, mcpWorld, closeMCP, err := connectMCP(ctx, o, t.reqs, t.roster[0].id, t.log, t.stderr)
 	if err != nil {
 		return err
 	}
 	t.closers = append(t.closers, closeMCP)
 	t.tools = append(t.tools, mcpTools...)
-	t.world = worldText(filepath.ToSlash(filepath.Clean(o.workspace)) + "/")
+	ids := make([]string, len(t.roster))
+	for i, m := range t.roster {
+		ids[i] = m.id
+	}
+	what := "trio example"
+	if o.agents != "" {
+		what = "run of agents defined in " + filepath.ToSlash(filepath.Clean(o.agents))
+	}
+	t.world = worldText(filepath.ToSlash(filepath.Clean(o.workspace))+"/", ids, what)
 	if mcpWorld != "" {
 		t.world += "\n" + mcpWorld
 	}
-	if t.names, err = agentNames(ctx, t.store); err != nil { // as stored (imported), else the defaults
+	if t.names, err = agentNames(ctx, t.store, t.roster); err != nil { // as stored (imported), else the defaults
 		return err
 	}
 	t.tools = append(t.tools, requests.Tools(t.reqs)...)
@@ -265,56 +292,108 @@ func (t *trio) newRunner(clock existence.Clock, board *identity.SharedBoard) err
 	return nil
 }
 
-// addMembers adds the three agents, each with its tool loop and prompt.
+// addMembers adds the agents (the trio's three, or the -agents
+// definitions), each with its tool loop and prompt.
 func (t *trio) addMembers(ctx context.Context) error {
-	o := t.o
-	for _, m := range members {
-		exec, err := toolloop.New(toolloop.Config{
-			// No Model: the executor uses the agent's, wrapped with its
-			// timeout, the runner's call limit, retry and per-attempt events.
-			Tools:       append(slices.Clone(t.tools), sendMessage(func() *existence.Runner { return t.runner }, m.id, t.names)),
-			ToolTimeout: time.Minute,
-			MaxTokens:   o.toolReplyTokens,
-			World:       t.world + "\n" + m.role + " Your own folder is " + m.id + "/.",
-		})
+	for _, m := range t.roster {
+		cfg, err := t.memberConfig(m)
 		if err != nil {
 			return err
 		}
-		asm := placeSlots(prompt.New(prompt.Config{
-			World:        t.world,
-			Situation:    prompt.DefaultSituation + "\n" + m.role,
-			Goals:        trioGoals,
-			Prohibitions: trioProhibitions,
-			Grounding:    "The goal must be grounded in what actually exists in the workspace.",
-			Layout:       o.layout,
-		}))
-		if t.mem != nil {
-			// The recalled memories after what the last goal produced;
-			// absent while there are none, so the prompt is otherwise
-			// the same.
-			if err := asm.InsertAfter(prompt.SectionLastOutcome, prompt.Memories()); err != nil {
-				return err
-			}
-		}
-		_, err = t.runner.Add(ctx, existence.Config{
-			ID: m.id, Name: m.name, Traits: m.traits, Domains: m.domains,
-			Model:           t.model,
-			Prompt:          asm,
-			Memory:          t.mem,
-			Executor:        exec,
-			Tasks:           t.tasks,
-			FreshOnCorrupt:  o.fresh,
-			CallTimeout:     o.llmTimeout,
-			Retry:           o.retry,
-			MaxCycles:       o.cycles,
-			MaxGoalDuration: o.maxGoalDuration,
-			MaxTokens:       o.replyTokens,
-		})
-		if err != nil {
+		if _, err = t.runner.Add(ctx, cfg); err != nil {
 			return fmt.Errorf("%s: %w", m.id, err)
 		}
 	}
 	return nil
+}
+
+// memberConfig builds m's configuration: its tool loop, its prompt and,
+// for a definition, what it sets (agentdef.Definition.Config) with its
+// own model and tools.
+func (t *trio) memberConfig(m member) (existence.Config, error) {
+	o := t.o
+	tools := append(slices.Clone(t.tools), sendMessage(func() *existence.Runner { return t.runner }, m.id, t.names))
+	model := t.model
+	commission, err := t.commissioning(m)
+	if err != nil {
+		return existence.Config{}, err
+	}
+	if commission != nil {
+		tools = append(tools, toolloop.CommissioningTool(func(id string) *existence.Agent { return t.runner.Agent(id) }))
+		if o.dryRun {
+			commission.Archive = nil // a dry run writes nothing
+		}
+	}
+	if m.def != nil {
+		if !o.dryRun { // a dry run opens no workspace: it has no file tools to pick from
+			if tools, err = pickTools(m.def, tools); err != nil {
+				return existence.Config{}, err
+			}
+		}
+		if model, err = t.memberModel(m.def); err != nil {
+			return existence.Config{}, err
+		}
+	}
+	exec, err := toolloop.New(toolloop.Config{
+		// No Model: the executor uses the agent's, wrapped with its
+		// timeout, the runner's call limit, retry and per-attempt events.
+		Tools:       tools,
+		ToolTimeout: time.Minute,
+		MaxTokens:   o.toolReplyTokens,
+		World:       t.world + "\n" + m.role + " Your own folder is " + m.id + "/.",
+	})
+	if err != nil {
+		return existence.Config{}, err
+	}
+	pc := prompt.Config{
+		World:        t.world,
+		Situation:    prompt.DefaultSituation + "\n" + m.role,
+		Goals:        trioGoals,
+		Prohibitions: trioProhibitions,
+		Grounding:    "The goal must be grounded in what actually exists in the workspace.",
+		Layout:       o.layout,
+	}
+	sections := func(asm *prompt.Assembler) error {
+		placeSlots(asm)
+		if t.mem != nil {
+			if _, ok := asm.Section(prompt.SectionMemories); !ok {
+				// The recalled memories after what the last goal produced;
+				// absent while there are none, so the prompt is otherwise
+				// the same.
+				return asm.InsertAfter(prompt.SectionLastOutcome, prompt.Memories())
+			}
+		}
+		return nil
+	}
+	asm := prompt.New(pc)
+	if err := sections(asm); err != nil {
+		return existence.Config{}, err
+	}
+	cfg := existence.Config{
+		ID: m.id, Name: m.name, Traits: m.traits, Domains: m.domains,
+		Model:           model,
+		Prompt:          asm,
+		Memory:          t.mem,
+		Executor:        exec,
+		Tasks:           t.tasks,
+		FreshOnCorrupt:  o.fresh,
+		CallTimeout:     o.llmTimeout,
+		Retry:           o.retry,
+		MaxCycles:       o.cycles,
+		MaxGoalDuration: o.maxGoalDuration,
+		MaxTokens:       o.replyTokens,
+	}
+	if m.def == nil {
+		cfg.Commissioning = commission
+		return cfg, nil
+	}
+	pc.Situation = "" // the definition's role follows the default situation
+	cfg, err = m.def.Config(cfg, agentdef.ConfigOptions{Prompt: pc, Sections: sections})
+	if err != nil {
+		return existence.Config{}, err
+	}
+	cfg.Commissioning = commission
+	return cfg, nil
 }
 
 // preview prints each agent's next prompt (-dry-run).
@@ -348,6 +427,17 @@ func (t *trio) run(ctx context.Context) error {
 	}
 	if o.http != "" {
 		stop, err := serveMonitor(o, runner, t.tasks, t.reqs, t.mem, t.log, t.stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if o.agents != "" && !o.noReload {
+		t.defs = map[string]*agentdef.Definition{}
+		for _, m := range t.roster {
+			t.defs[m.id] = m.def
+		}
+		stop, err := agentdef.Watch(ctx, o.agents, agentdef.Options{}, t.reload)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,124 @@
+package existence
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/existence-loop/sdk/identity"
+	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/prompt"
+)
+
+// CycleStrategy produces an existence cycle's reply in place of the one
+// model call on the existence prompt ([Config].Cycle): a workflow of
+// steps (package existence/workflow). Whatever it does, its reply is
+// applied as the model's would be (spec §3), and an error makes the cycle
+// take the spec §6 fallback goal, identity untouched, with an
+// [EventFallback] naming the cause ([llm.Classify] of the error,
+// "invalid_output" for a reply that does not parse).
+type CycleStrategy interface {
+	// Reply returns the cycle's reply. It must return when ctx ends.
+	Reply(ctx context.Context, req *CycleRequest) (*prompt.Response, error)
+}
+
+// CycleRequest is what a [CycleStrategy] gets for one cycle.
+type CycleRequest struct {
+	// AgentID and AgentName are the agent's id and display name.
+	AgentID, AgentName string
+	// Cycle is the number of this cycle among those the agent ran since
+	// [New], from 1.
+	Cycle int
+	// Prompt is the existence prompt assembled for this cycle.
+	Prompt *prompt.Prompt
+	// State is a copy of the agent's state as the cycle started.
+	State *identity.AgentState
+	// Model is the agent's cycle model, without the repair follow-up:
+	// observed (an [EventModelCall] per attempt, its tokens in the usage
+	// and against the budgets), traced, time-limited and retried as the
+	// existence cycle's, and bounded by the agent's lane.
+	Model llm.Model
+	// Temperature, Seed and MaxTokens are the agent's ([Config]).
+	Temperature *float64
+	Seed        *int
+	MaxTokens   int
+	// Report emits an event of the agent (its AgentID, Agent and Time
+	// are filled in), such as an [EventStep].
+	Report func(Event)
+	// Span starts a span named name, a child of ctx's (the cycle's), with
+	// the agent's attributes; end ends it with err's status. Without a
+	// TracerProvider it records nothing.
+	Span func(ctx context.Context, name string) (sctx context.Context, end func(err error))
+}
+
+// EventStep: a step of a workflow cycle ran, was skipped or failed
+// (Step).
+const EventStep EventKind = "workflow_step"
+
+// StepInfo describes a workflow step, on [EventStep].
+type StepInfo struct {
+	// Workflow is the step's position, e.g. 2 of 4: Index from 1, Of the
+	// number of steps.
+	Index int `json:"index"`
+	Of    int `json:"of"`
+	// Name and Type are the step's ("self_audit", "llm" or "code").
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Status is "done", "skipped" (its condition did not hold) or
+	// "failed".
+	Status string `json:"status"`
+	// Output is the step's output as JSON or text, cut to 500
+	// characters; Why says why it was skipped or failed.
+	Output string `json:"output,omitempty"`
+	Why    string `json:"why,omitempty"`
+}
+
+// strategyReply runs the configured CycleStrategy; its failures are
+// classified as generate's.
+func (a *Agent) strategyReply(ctx context.Context, p *prompt.Prompt) (*prompt.Response, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.CycleTimeout)
+	defer cancel()
+	a.prefix.Store(nil)
+	a.exchange.Store(nil)
+	a.mu.Lock()
+	st := a.state.Clone()
+	n := a.cycles + 1
+	a.mu.Unlock()
+	m := a.stepModel
+	if a.laneStepModel != nil && dispatchFrom(ctx) != nil {
+		m = a.laneStepModel
+	}
+	req := &CycleRequest{
+		AgentID: a.cfg.ID, AgentName: a.Name(), Cycle: n, Prompt: p, State: st, Model: m,
+		Temperature: a.cfg.Temperature, Seed: a.cfg.Seed, MaxTokens: a.cfg.MaxTokens,
+		Report: a.emit,
+		Span: func(ctx context.Context, name string) (context.Context, func(error)) {
+			if a.tracer == nil {
+				return ctx, func(error) {}
+			}
+			ctx, span := a.tracer.Start(ctx, "workflow_step "+name, trace.WithSpanKind(trace.SpanKindInternal),
+				trace.WithAttributes(append(a.agentAttrs(), attribute.String("existence.step", name))...))
+			return ctx, func(err error) {
+				if err != nil {
+					span.SetStatus(codes.Error, err.Error())
+				}
+				span.End()
+			}
+		},
+	}
+	r, err := a.cfg.Cycle.Reply(ctx, req)
+	if err != nil {
+		var pe *prompt.ParseError
+		if errors.As(err, &pe) {
+			return nil, llm.OutcomeInvalidOutput, err
+		}
+		return nil, llm.Classify(err), err
+	}
+	if r == nil {
+		return nil, llm.OutcomeInvalidOutput, errors.New("existence: the cycle strategy returned no reply")
+	}
+	return r, "", nil
+}
