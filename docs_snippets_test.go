@@ -396,3 +396,11 @@ func TestInstallInstructionsWorkFromAClone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(readme), "go install ./cmd/existence")
 }
+
+// TestReadmeStaysShort: the README is the first page a user reads; it
+// stays under 15 KiB, and the rest goes to docs/.
+func TestReadmeStaysShort(t *testing.T) {
+	info, err := os.Stat("README.md")
+	require.NoError(t, err)
+	assert.Less(t, info.Size(), int64(15*1024), "README.md: move detail to docs/")
+}
