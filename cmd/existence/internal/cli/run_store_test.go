@@ -91,6 +91,7 @@ func TestTrioFreshOnCorruptTasks(t *testing.T) {
 	_, _, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1")...)
 	require.ErrorIs(t, err, identity.ErrCorrupt)
 	assert.Contains(t, err.Error(), filepath.Join("trio-state", "tasks.json"))
+	assert.Contains(t, err.Error(), "run again with -fresh-on-corrupt", "the error says how to recover")
 
 	_, stderr, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1", "-fresh-on-corrupt")...)
 	require.NoError(t, err, stderr)
@@ -100,6 +101,40 @@ func TestTrioFreshOnCorruptTasks(t *testing.T) {
 	b, err := os.ReadFile(moved[0])
 	require.NoError(t, err)
 	assert.Equal(t, `{"version":1,"tasks":[`, string(b))
+}
+
+// TestTrioCorruptStateSaysHowToRecover: a corrupt agent state stops the
+// trio with an error naming the file and -fresh-on-corrupt, and leaves
+// the file as it is; a corrupt requests.json, which -fresh-on-corrupt
+// does not cover, says to move it aside by hand; a dry run, which writes
+// nothing, gives no advice to write.
+func TestTrioCorruptStateSaysHowToRecover(t *testing.T) {
+	t.Chdir(t.TempDir())
+	srv := newFakeOllama(t, map[string][]answer{
+		"Cedar":  {{text: `{"action":"goal","content":"map","reasoning":"r"}`}},
+		"Cipher": {{text: `{"action":"goal","content":"review","reasoning":"r"}`}},
+		"Vault":  {{text: `{"action":"goal","content":"build","reasoning":"r"}`}},
+	})
+	require.NoError(t, os.MkdirAll("trio-state", 0o700))
+	scout := filepath.Join("trio-state", "scout.json")
+	require.NoError(t, os.WriteFile(scout, []byte(`{"identity":`), 0o600))
+	_, _, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1")...)
+	require.ErrorIs(t, err, identity.ErrCorrupt)
+	assert.Contains(t, err.Error(), scout)
+	assert.Contains(t, err.Error(), "run again with -fresh-on-corrupt")
+	b, err := os.ReadFile(scout)
+	require.NoError(t, err)
+	assert.Equal(t, `{"identity":`, string(b), "left as it is")
+
+	_, _, err = runTrioTest(t, trioArgs(t, srv.URL, "-dry-run")...)
+	require.ErrorIs(t, err, identity.ErrCorrupt)
+	assert.NotContains(t, err.Error(), "-fresh-on-corrupt")
+
+	require.NoError(t, os.Remove(scout))
+	require.NoError(t, os.WriteFile(filepath.Join("trio-state", "requests.json"), []byte(`{"version":1,"requests":[`), 0o600))
+	_, _, err = runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1")...)
+	require.ErrorIs(t, err, identity.ErrCorrupt)
+	assert.Contains(t, err.Error(), "move it aside by hand")
 }
 
 // TestTrioPostgresStore: -store postgres://... keeps the agents and the

@@ -87,7 +87,8 @@ var trioGoals = []string{
 const trioProhibitions = "goals referencing hardware, thermal sensors, PMIC, bus arbiters, the network, or tools you do not have. Do NOT repeat goals you've already done."
 
 // runTrio wires the SDK together and runs (or dry-runs) the trio.
-func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error {
+func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) (err error) {
+	defer func() { err = corruptHint(err, o) }()
 	log := logger(stderr)
 	var clock existence.Clock = existence.SystemClock
 	if !o.now.IsZero() {
@@ -125,6 +126,25 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		return t.preview(ctx)
 	}
 	return t.run(ctx)
+}
+
+// corruptHint adds to an error about a corrupt document how to recover:
+// for an agent's state or tasks.json, -fresh-on-corrupt (which moves the
+// file aside, kept, and starts afresh); for the other documents, which it
+// does not cover, moving the file aside by hand. Other errors, and a run
+// with -fresh-on-corrupt or -dry-run (which writes nothing), are returned
+// as they are.
+func corruptHint(err error, o *runOptions) error {
+	var ce *identity.CorruptError
+	if err == nil || o.fresh || o.dryRun || o.show != "" || !errors.As(err, &ce) {
+		return err
+	}
+	switch ce.Kind {
+	case "", "state document", "queue file":
+		return fmt.Errorf("%w\nThe file is left as it is. To start afresh, run again with -fresh-on-corrupt: it moves the corrupt file aside (kept, with a timestamp) and starts that agent or queue anew; or repair the file by hand", err)
+	default:
+		return fmt.Errorf("%w\nThe file is left as it is: repair it, or move it aside by hand (-fresh-on-corrupt covers agent states and tasks.json only), and run again", err)
+	}
 }
 
 // importHollow imports the original system's state with -hollow.
