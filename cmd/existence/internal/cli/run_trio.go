@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -374,9 +375,13 @@ func (t *trio) run(ctx context.Context) error {
 		defer stop()
 	}
 	if o.tui {
-		return runTUI(ctx, o, runner, t.reqs, t.stdout)
+		err := runTUI(ctx, o, runner, t.reqs, t.stdout)
+		if err == nil {
+			t.saved() // after the terminal view has given the screen back
+		}
+		return err
 	}
-	fmt.Fprintf(t.stderr, "trio: %s%s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", t.modelName, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
+	fmt.Fprintf(t.stderr, "trio: %s%s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", t.modelName, o.llmURL, o.model, storeName(cmp.Or(o.store, o.state)), o.workspace)
 	fmt.Fprintf(t.stderr, "trio: waiting for the model at %s…\n", o.llmURL)
 	if o.mcp.serve {
 		var err error
@@ -388,7 +393,31 @@ func (t *trio) run(ctx context.Context) error {
 	}
 	err := runner.Run(ctx)
 	o.cacheCounts.report(t.stderr, "trio")
+	if err == nil {
+		t.saved()
+	}
 	return err
+}
+
+// saved prints the line that ends a clean stop (Ctrl-C, SIGTERM, or every
+// agent at -cycles): Runner.Run returned nil, so every agent's final save
+// succeeded; it says where the state is, and how to continue.
+func (t *trio) saved() {
+	ids := make([]string, len(members))
+	for i, m := range members {
+		ids[i] = m.id
+	}
+	fmt.Fprintf(t.stderr, "trio: stopped; the state of %s is saved in %s (run again with the same -store to continue)\n",
+		strings.Join(ids, ", "), storeName(cmp.Or(t.o.store, t.o.state)))
+}
+
+// storeName is a -store spec as it may be printed: a URL's password is
+// replaced by "xxxxx".
+func storeName(spec string) string {
+	if u, err := url.Parse(spec); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return spec
 }
 
 // openMemory returns the agents' long-term memory with -memory (nil
