@@ -131,7 +131,7 @@ func (o *swarmOptions) flags(fs *flag.FlagSet) {
 		o.llmURLs = append(o.llmURLs, s)
 		return nil
 	})
-	fs.StringVar(&o.model, "model", "", "with -llm-url: the model name (ollama default "+defaultOllamaModel+"; required with openai)")
+	fs.Var(modelFlag{&o.model}, "model", "with -llm-url: the model's `NAME` (ollama default "+defaultOllamaModel+"; required with openai); never empty")
 	budgetFlag(fs, &o.tokenBudget)
 	replyFlags(fs, &o.replyTokens, nil)
 	layoutFlag(fs, &o.layout)
