@@ -124,8 +124,8 @@
 //
 // # Command and examples
 //
-// cmd/existence is the command-line tool (go install
-// github.com/existence-loop/sdk/cmd/existence@latest; its code is in
+// cmd/existence is the command-line tool (go install ./cmd/existence from
+// a clone, as the module is not published yet; its code is in
 // cmd/existence/internal/cli, and cmd/internal/storespec opens a store from
 // a -store spec), with the subcommands run (the Cedar/Cipher/Vault trio),
 // swarm (many agents at scale), simulate (simulated days and plots), import

@@ -4,7 +4,7 @@
 // memories (memory), a monitor over a store (serve), a terminal view
 // attached to a monitor (tui) and the version (version).
 //
-//	go install github.com/existence-loop/sdk/cmd/existence@latest
+//	go install ./cmd/existence   # from a clone: the module is not published yet
 //	existence help
 //
 // The commands live in the module's cmd/existence/internal/cli package.

@@ -24,7 +24,7 @@
 //	GET  /api/requests               {"requests":[...]}: the agent's requests to its human; ?status=pending|approved|rejected|answered|all
 //	POST /api/requests/{id}/answer   {"status": "approved|rejected|answered", "answer": "..."}: the answer reaches the agent's inbox
 //
-// With -token (or $EXISTENCE_TOKEN), every request but /healthz needs
+// With -http-token (or $EXISTENCE_TOKEN), every request but /healthz needs
 // "Authorization: Bearer TOKEN" or the dashboard's session cookie. A POST
 // without the bearer token (from the page, or with no token set) must also
 // carry the page's CSRF token in X-CSRF-Token. Bodies are JSON

@@ -86,7 +86,7 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 		Logger:   log,
 	})
 	if errors.Is(err, monitor.ErrNoToken) {
-		return fmt.Errorf("-addr %s is not a loopback address: set -token (or $EXISTENCE_TOKEN), or listen on 127.0.0.1", o.addr)
+		return fmt.Errorf("-http %s is not a loopback address: set -http-token (or $EXISTENCE_TOKEN), or listen on 127.0.0.1", o.addr)
 	} else if err != nil {
 		return err
 	}

@@ -68,8 +68,8 @@ func TestParseFlags(t *testing.T) {
 		check func(t *testing.T, o *options)
 	}{
 		{"all flags", nil,
-			[]string{"-addr", ":9000", "-provider", "openai", "-llm-url", "http://gpu:8000/v1", "-model", "m", "-llm-timeout", "1m",
-				"-state", "s", "-workspace", "w", "-heartbeat", "2s", "-token", "tok", "-id", "scout", "-name", "Cedar", "-v"},
+			[]string{"-http", ":9000", "-provider", "openai", "-llm-url", "http://gpu:8000/v1", "-model", "m", "-llm-timeout", "1m",
+				"-store", "s", "-workspace", "w", "-heartbeat", "2s", "-http-token", "tok", "-id", "scout", "-name", "Cedar", "-v"},
 			func(t *testing.T, o *options) {
 				assert.Equal(t, &options{addr: ":9000", provider: "openai", llmURL: "http://gpu:8000/v1", model: "m", llmTimeout: time.Minute,
 					state: "s", workspace: "w", heartbeat: 2 * time.Second, token: "tok", id: "scout", name: "Cedar", verbose: true}, o)
@@ -82,10 +82,17 @@ func TestParseFlags(t *testing.T) {
 			func(t *testing.T, o *options) { assert.Equal(t, "http://127.0.0.1:8080/v1", resolvedURL(t, o)) }},
 		{"EXISTENCE_TOKEN", map[string]string{"EXISTENCE_TOKEN": "from-env"}, nil,
 			func(t *testing.T, o *options) { assert.Equal(t, "from-env", o.token) }},
-		{"-token beats EXISTENCE_TOKEN", map[string]string{"EXISTENCE_TOKEN": "from-env"}, []string{"-token", "from-flag"},
+		{"-http-token beats EXISTENCE_TOKEN", map[string]string{"EXISTENCE_TOKEN": "from-env"}, []string{"-http-token", "from-flag"},
 			func(t *testing.T, o *options) { assert.Equal(t, "from-flag", o.token) }},
-		{"-token= turns authentication off", map[string]string{"EXISTENCE_TOKEN": "from-env"}, []string{"-token="},
+		{"-http-token= turns authentication off", map[string]string{"EXISTENCE_TOKEN": "from-env"}, []string{"-http-token="},
 			func(t *testing.T, o *options) { assert.Empty(t, o.token) }},
+		// The old names (-addr, -state, -token) still work for one release.
+		{"old names", map[string]string{"EXISTENCE_TOKEN": "from-env"}, []string{"-addr", ":9001", "-state", "old", "-token="},
+			func(t *testing.T, o *options) {
+				assert.Equal(t, ":9001", o.addr)
+				assert.Equal(t, "old", o.state)
+				assert.Empty(t, o.token, "-token= still turns authentication off")
+			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,9 +118,9 @@ func TestParseFlagsErrors(t *testing.T) {
 		{[]string{"-llm-timeout", "-1s"}, "-heartbeat and -llm-timeout must be positive"},
 		{[]string{"-id", "../x"}, "-id:"},
 		{[]string{"-name", "  "}, "-name must not be blank"},
-		{[]string{"-addr", "8080"}, `-addr "8080"`},
-		{[]string{"-token", "two words"}, "-token (or $EXISTENCE_TOKEN) must not contain white space"},
-		{[]string{"-state", ""}, "-state and -workspace must not be empty"},
+		{[]string{"-http", "8080"}, `-http "8080"`},
+		{[]string{"-http-token", "two words"}, "-http-token (or $EXISTENCE_TOKEN) must not contain white space"},
+		{[]string{"-store", ""}, "-store and -workspace must not be empty"},
 		{[]string{"serve"}, "unexpected arguments: [serve]"},
 		{[]string{"-port", "1"}, "flag provided but not defined: -port"},
 		{[]string{"-heartbeat", "soon"}, `invalid value "soon" for flag -heartbeat`},
@@ -142,8 +149,11 @@ func TestRunBadFlags(t *testing.T) {
 func TestRunHelp(t *testing.T) {
 	var stderr bytes.Buffer
 	assert.Equal(t, 0, run(context.Background(), []string{"-h"}, io.Discard, &stderr))
-	for _, name := range []string{"-addr", "-llm-url", "-provider", "-model", "-state", "-workspace", "-heartbeat", "-token", "$EXISTENCE_TOKEN"} {
+	for _, name := range []string{"-http ", "-llm-url", "-provider", "-model", "-store", "-workspace", "-heartbeat", "-http-token", "$EXISTENCE_TOKEN"} {
 		assert.Contains(t, stderr.String(), name)
+	}
+	for _, old := range []string{"\n  -addr ", "\n  -state ", "\n  -token "} {
+		assert.NotContains(t, stderr.String(), old, "help lists the current names only")
 	}
 }
 
@@ -212,8 +222,8 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	base, done, stdout, stderr := startRun(t, ctx, "-addr", "127.0.0.1:0", "-llm-url", llmSrv.URL, "-model", "fake",
-		"-state", dir+"/state", "-workspace", dir+"/ws", "-token", "tok")
+	base, done, stdout, stderr := startRun(t, ctx, "-http", "127.0.0.1:0", "-llm-url", llmSrv.URL, "-model", "fake",
+		"-store", dir+"/state", "-workspace", dir+"/ws", "-http-token", "tok")
 
 	resp := authed(t, http.MethodGet, base+"/api/agents/agent", "")
 	var v monitor.AgentDetail
@@ -315,20 +325,20 @@ func TestRunListenError(t *testing.T) {
 	dir := t.TempDir()
 	var stderr lockedBuffer
 	code := run(context.Background(), []string{
-		"-addr", strings.TrimPrefix(busy.URL, "http://"), "-llm-url", "http://127.0.0.1:1",
-		"-state", dir + "/state", "-workspace", dir + "/ws",
+		"-http", strings.TrimPrefix(busy.URL, "http://"), "-llm-url", "http://127.0.0.1:1",
+		"-store", dir + "/state", "-workspace", dir + "/ws",
 	}, io.Discard, &stderr)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr.String(), "listen tcp")
 }
 
-// TestPublicAddressNeedsToken: the service refuses a non-loopback -addr
+// TestPublicAddressNeedsToken: the service refuses a non-loopback -http
 // without a token, naming the flag, before it starts anything.
 func TestPublicAddressNeedsToken(t *testing.T) {
 	t.Setenv("EXISTENCE_TOKEN", "")
 	dir := t.TempDir()
 	var stderr bytes.Buffer
-	code := run(t.Context(), []string{"-addr", "0.0.0.0:0", "-state", dir + "/state", "-workspace", dir + "/ws", "-llm-url", "http://127.0.0.1:1"}, io.Discard, &stderr)
+	code := run(t.Context(), []string{"-http", "0.0.0.0:0", "-store", dir + "/state", "-workspace", dir + "/ws", "-llm-url", "http://127.0.0.1:1"}, io.Discard, &stderr)
 	assert.Equal(t, 1, code, stderr.String())
-	assert.Contains(t, stderr.String(), "set -token")
+	assert.Contains(t, stderr.String(), "set -http-token")
 }

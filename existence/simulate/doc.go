@@ -53,7 +53,10 @@
 // goal chosen, crisis and forced reset, lateness, model latency and calls)
 // and an end row. Between two rows the load only escalates, in closed form
 // ([EscalateStressors]); [LevelTimes] integrates the time spent in each
-// level exactly, and [LoadPlot] draws the exact saw-tooth. [LoadPlot],
+// level exactly, and [LoadPlot] draws the exact saw-tooth of a run of up to
+// a day, and a longer run in buckets of time ([LoadBucket], [BucketLoad]:
+// each bucket's mean over its least-to-most band), so that 30 days stay
+// readable. [LoadPlot],
 // [TimelinePlot] and [OutcomePlot] make plots with gonum.org/v1/plot,
 // saved as PNG or SVG with [Save]; [Result.WriteSummary] prints the
 // summary table.

@@ -60,10 +60,16 @@ var ErrNoData = errors.New("simulate: nothing to plot")
 const maxPlotAgents = 9
 
 // LoadPlot draws the suffering load over time (days) of the first 9 agents
-// of rows, one line each, with the four thresholds as horizontal lines in
+// of rows, with the four thresholds as horizontal lines in
 // [ThresholdColor] drawn over them. Between rows the load follows the
-// closed form of escalation, so the saw-tooth of escalation and relief is
-// exact.
+// closed form of escalation. A run of up to [ExactLoadSpan] is drawn
+// exactly, one line per agent: the saw-tooth of escalation and relief. A
+// longer run has thousands of teeth, more than the plot has pixels, so
+// each agent's load is aggregated into buckets of time ([LoadBucket]
+// picks their width: at most 60 across the run; [BucketLoad] computes
+// them): a line through each bucket's time-weighted mean, over a
+// translucent step band from its minimum to its maximum, so that crises
+// (a maximum of 1.0) stay visible. The title names the bucket width.
 func LoadPlot(rows []Row) (*plot.Plot, error) {
 	series := loadSeries(rows)
 	if len(series) == 0 {
@@ -74,26 +80,67 @@ func LoadPlot(rows []Row) (*plot.Plot, error) {
 	p.X.Label.Text = "simulated days"
 	p.Y.Label.Text = "load"
 	p.Y.Min, p.Y.Max = 0, 1.2 // room for the legend
-	xmax := 0.0
+	xmin, xmax := math.Inf(1), 0.0
 	for _, s := range series {
+		xmin = min(xmin, s.pts[0].X)
 		xmax = max(xmax, s.pts[len(s.pts)-1].X)
 	}
+	span := time.Duration((xmax - xmin) * 24 * float64(time.Hour))
+	width := LoadBucket(span)
+	if width > 0 {
+		p.Title.Text = fmt.Sprintf("Suffering load, in %s buckets: line the mean, band from the least to the most", bucketName(width))
+	}
+	// The bands first, then the lines over all of them, so that no band
+	// tints another agent's line.
+	lines := make([]*plotter.Line, len(series))
 	for i, s := range series {
-		l, err := plotter.NewLine(s.pts)
+		c := SeriesColors[i%len(SeriesColors)]
+		pts := s.pts
+		if width > 0 {
+			buckets := BucketLoad(s.pts, xmin, width.Hours()/24)
+			band, mean := make(plotter.XYs, 0, 2*len(buckets)), make(plotter.XYs, 0, len(buckets))
+			// The band is a step per bucket (it spans the bucket); the mean
+			// a line through the buckets' middles.
+			for _, b := range buckets {
+				band = append(band, plotter.XY{X: b.From, Y: b.Max}, plotter.XY{X: b.To, Y: b.Max})
+				mean = append(mean, plotter.XY{X: (b.From + b.To) / 2, Y: b.Mean})
+			}
+			for j := len(buckets) - 1; j >= 0; j-- {
+				band = append(band, plotter.XY{X: buckets[j].To, Y: buckets[j].Min}, plotter.XY{X: buckets[j].From, Y: buckets[j].Min})
+			}
+			poly, err := plotter.NewPolygon(band)
+			if err != nil {
+				return nil, err
+			}
+			poly.Color = color.RGBA{R: c.R / 6, G: c.G / 6, B: c.B / 6, A: 0x2a} // c at 1/6, premultiplied
+			poly.LineStyle.Width = 0
+			p.Add(poly)
+			pts = mean
+		}
+		l, err := plotter.NewLine(pts)
 		if err != nil {
 			return nil, err
 		}
-		l.Color, l.Width = SeriesColors[i%len(SeriesColors)], vg.Points(1)
+		l.Color, l.Width = c, vg.Points(1)
+		if width > 0 {
+			l.Width = vg.Points(1.5)
+		}
+		lines[i] = l
+	}
+	for i, l := range lines {
 		p.Add(l)
-		p.Legend.Add(s.name, l)
+		p.Legend.Add(series[i].name, l)
 	}
 	// The thresholds are drawn over the series, so that a dense run hides none.
 	for _, th := range thresholds {
-		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: th}, {X: xmax, Y: th}})
+		l, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: th}, {X: xmax, Y: th}})
 		if err != nil {
 			return nil, err
 		}
 		l.Color, l.Width = ThresholdColor, vg.Points(1.5)
+		if width > 0 {
+			l.Width, l.Dashes = vg.Points(1), []vg.Length{vg.Points(6), vg.Points(4)}
+		}
 		p.Add(l)
 	}
 	th, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}})
@@ -101,6 +148,119 @@ func LoadPlot(rows []Row) (*plot.Plot, error) {
 	p.Legend.Add("thresholds 0.35 0.55 0.75 0.90", th)
 	p.Legend.Top = true
 	return p, nil
+}
+
+// ExactLoadSpan is the longest run [LoadPlot] draws exactly; a longer one
+// is drawn in buckets.
+const ExactLoadSpan = 24 * time.Hour
+
+// loadBuckets is about how many buckets [LoadBucket] puts across a run:
+// at [PlotWidth] pixels, 18 or more pixels a bucket, so that three or
+// four agents' means stay apart and their bands show as steps.
+const loadBuckets = 60
+
+// bucketWidths are the widths [LoadBucket] chooses from.
+var bucketWidths = []time.Duration{
+	15 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour,
+	24 * time.Hour, 2 * 24 * time.Hour, 7 * 24 * time.Hour, 14 * 24 * time.Hour, 28 * 24 * time.Hour,
+}
+
+// LoadBucket returns the bucket width [LoadPlot] uses for a run of span:
+// 0 (drawn exactly) up to [ExactLoadSpan]; else the shortest of 15
+// minutes, 30 minutes, 1, 2, 3, 6 and 12 hours, 1, 2, 7, 14 and 28 days
+// that gives at most 60 buckets (3 hours for 7 days, 12 hours for 30
+// days, 2 days for 90 days), or 28 days beyond.
+func LoadBucket(span time.Duration) time.Duration {
+	if span <= ExactLoadSpan {
+		return 0
+	}
+	for _, w := range bucketWidths {
+		if span/w <= loadBuckets {
+			return w
+		}
+	}
+	return bucketWidths[len(bucketWidths)-1]
+}
+
+// bucketName names a bucket width: "6-hour", "1-day", "7-day".
+func bucketName(w time.Duration) string {
+	switch {
+	case w%(24*time.Hour) == 0:
+		return fmt.Sprintf("%d-day", w/(24*time.Hour))
+	case w%time.Hour == 0:
+		return fmt.Sprintf("%d-hour", w/time.Hour)
+	default:
+		return fmt.Sprintf("%d-minute", w/time.Minute)
+	}
+}
+
+// LoadBucketStats is one bucket of an agent's load curve: its span From
+// to To (days since the start of the run), and the least, time-weighted
+// mean and greatest load in it.
+type LoadBucketStats struct {
+	From, To       float64
+	Min, Mean, Max float64
+}
+
+// BucketLoad aggregates a load curve into buckets of width days from x0:
+// pts are points in days, in order of X, joined by straight lines (two
+// points at one X are a jump). The curve is split at the buckets' edges by
+// linear interpolation; each bucket's Mean is the curve's integral over
+// the part of the bucket it covers divided by that part's length, Min and
+// Max the extremes of the points in it and of the curve at its edges. A
+// bucket the curve does not reach is left out; one it covers only in part
+// (the last) spans only that part. Fewer than two points, or a width ≤ 0,
+// give none.
+func BucketLoad(pts plotter.XYs, x0, width float64) []LoadBucketStats {
+	if len(pts) < 2 || width <= 0 {
+		return nil
+	}
+	var out []LoadBucketStats
+	var cur *LoadBucketStats
+	var area float64
+	curK := 0
+	index := func(x float64) int { return int(math.Floor((x - x0) / width)) }
+	flush := func() {
+		if cur != nil && cur.To > cur.From {
+			cur.Mean = area / (cur.To - cur.From)
+			out = append(out, *cur)
+		}
+		cur, area = nil, 0
+	}
+	// add covers [xa, xb] of one segment (ya at xa, yb at xb), all inside
+	// bucket k.
+	add := func(k int, xa, ya, xb, yb float64) {
+		if cur == nil || k != curK {
+			flush()
+			cur, curK = &LoadBucketStats{From: xa, To: xa, Min: math.Min(ya, yb), Max: math.Max(ya, yb)}, k
+		}
+		cur.To = xb
+		cur.Min = math.Min(cur.Min, math.Min(ya, yb))
+		cur.Max = math.Max(cur.Max, math.Max(ya, yb))
+		area += (xb - xa) * (ya + yb) / 2
+	}
+	for i := 1; i < len(pts); i++ {
+		a, b := pts[i-1], pts[i]
+		if b.X <= a.X { // a jump: both values belong to the bucket
+			add(index(b.X), b.X, a.Y, b.X, b.Y)
+			continue
+		}
+		// Split the segment at each edge it crosses, k counting the
+		// buckets (not recomputed from x, so that rounding cannot stall).
+		xa, ya := a.X, a.Y
+		for k := index(a.X); ; k++ {
+			edge := x0 + float64(k+1)*width
+			if edge >= b.X {
+				add(k, xa, ya, b.X, b.Y)
+				break
+			}
+			ye := a.Y + (b.Y-a.Y)*(edge-a.X)/(b.X-a.X)
+			add(k, xa, ya, edge, ye)
+			xa, ya = edge, ye
+		}
+	}
+	flush()
+	return out
 }
 
 type series struct {

@@ -230,3 +230,27 @@ func TestNoMainOutsideCmdAndExamples(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, mains, "package main outside cmd/ and examples/")
 }
+
+// TestEmptyModelIsAnError: an explicitly empty -model (a shell variable
+// that was not set) is a usage error in run and swarm, not a silent
+// default; left out, run uses the provider's default.
+func TestEmptyModelIsAnError(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "-model", ""}, {"run", "-model="}, {"run", "-model", "  "},
+		{"swarm", "-model", ""}, {"swarm", "-llm-url", "standin:", "-model="},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, out, errOut := runCLI(t, args...)
+			assert.Equal(t, ExitUsage, code)
+			assert.Empty(t, out)
+			assert.Contains(t, errOut, `invalid value "`)
+			assert.Contains(t, errOut, "must name a model; leave -model out for the default (qwen3.5:9b with ollama)")
+		})
+	}
+	o, err := parseRunFlags(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, defaultOllamaModel, o.model, "left out: the default")
+	o, err = parseRunFlags([]string{"-model", "llama3.2:3b"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "llama3.2:3b", o.model)
+}

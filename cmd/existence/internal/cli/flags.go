@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 
 	"github.com/existence-loop/sdk/monitor"
 )
@@ -30,6 +31,27 @@ func (t envToken) String() string {
 		return t.value
 	}
 	return os.Getenv("EXISTENCE_TOKEN")
+}
+
+// modelFlag is a -model flag's value. Left out, the command uses the
+// provider's default (defaultOllamaModel with ollama); given, it must name
+// a model: an empty -model (often a shell variable that was not set) is a
+// usage error rather than a silent default.
+type modelFlag struct{ p *string }
+
+func (m modelFlag) String() string {
+	if m.p == nil {
+		return ""
+	}
+	return *m.p
+}
+
+func (m modelFlag) Set(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return fmt.Errorf("must name a model; leave -model out for the default (%s with ollama)", defaultOllamaModel)
+	}
+	*m.p = s
+	return nil
 }
 
 // hiddenFlags are the old flag names kept as aliases for one release

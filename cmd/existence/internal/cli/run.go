@@ -150,7 +150,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 		o.llmURLs = append(o.llmURLs, s)
 		return nil
 	})
-	fs.StringVar(&o.model, "model", "", "model name; with ollama default "+defaultOllamaModel+" (run ollama pull first); required with openai: the name the server serves (GET {base URL}/models lists them)")
+	fs.Var(modelFlag{&o.model}, "model", "the model's `NAME`; with ollama default "+defaultOllamaModel+" (run ollama pull first); required with openai: the name the server serves (GET {base URL}/models lists them); never empty")
 	fs.DurationVar(&o.llmTimeout, "llm-timeout", 180*time.Second, "timeout of one model call")
 	if o.state == "" {
 		o.state = "./trio-state" // the store when -store is not given

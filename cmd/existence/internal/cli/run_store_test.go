@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/pgtest"
+	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/store/filestore"
 	"github.com/existence-loop/sdk/store/pgstore"
 	"github.com/existence-loop/sdk/store/sqlitestore"
@@ -91,6 +95,7 @@ func TestTrioFreshOnCorruptTasks(t *testing.T) {
 	_, _, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1")...)
 	require.ErrorIs(t, err, identity.ErrCorrupt)
 	assert.Contains(t, err.Error(), filepath.Join("trio-state", "tasks.json"))
+	assert.Contains(t, err.Error(), "run again with -fresh-on-corrupt", "the error says how to recover")
 
 	_, stderr, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1", "-fresh-on-corrupt")...)
 	require.NoError(t, err, stderr)
@@ -100,6 +105,40 @@ func TestTrioFreshOnCorruptTasks(t *testing.T) {
 	b, err := os.ReadFile(moved[0])
 	require.NoError(t, err)
 	assert.Equal(t, `{"version":1,"tasks":[`, string(b))
+}
+
+// TestTrioCorruptStateSaysHowToRecover: a corrupt agent state stops the
+// trio with an error naming the file and -fresh-on-corrupt, and leaves
+// the file as it is; a corrupt requests.json, which -fresh-on-corrupt
+// does not cover, says to move it aside by hand; a dry run, which writes
+// nothing, gives no advice to write.
+func TestTrioCorruptStateSaysHowToRecover(t *testing.T) {
+	t.Chdir(t.TempDir())
+	srv := newFakeOllama(t, map[string][]answer{
+		"Cedar":  {{text: `{"action":"goal","content":"map","reasoning":"r"}`}},
+		"Cipher": {{text: `{"action":"goal","content":"review","reasoning":"r"}`}},
+		"Vault":  {{text: `{"action":"goal","content":"build","reasoning":"r"}`}},
+	})
+	require.NoError(t, os.MkdirAll("trio-state", 0o700))
+	scout := filepath.Join("trio-state", "scout.json")
+	require.NoError(t, os.WriteFile(scout, []byte(`{"identity":`), 0o600))
+	_, _, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1")...)
+	require.ErrorIs(t, err, identity.ErrCorrupt)
+	assert.Contains(t, err.Error(), scout)
+	assert.Contains(t, err.Error(), "run again with -fresh-on-corrupt")
+	b, err := os.ReadFile(scout)
+	require.NoError(t, err)
+	assert.Equal(t, `{"identity":`, string(b), "left as it is")
+
+	_, _, err = runTrioTest(t, trioArgs(t, srv.URL, "-dry-run")...)
+	require.ErrorIs(t, err, identity.ErrCorrupt)
+	assert.NotContains(t, err.Error(), "-fresh-on-corrupt")
+
+	require.NoError(t, os.Remove(scout))
+	require.NoError(t, os.WriteFile(filepath.Join("trio-state", "requests.json"), []byte(`{"version":1,"requests":[`), 0o600))
+	_, _, err = runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1")...)
+	require.ErrorIs(t, err, identity.ErrCorrupt)
+	assert.Contains(t, err.Error(), "move it aside by hand")
 }
 
 // TestTrioPostgresStore: -store postgres://... keeps the agents and the
@@ -148,4 +187,53 @@ func TestTrioPostgresStore(t *testing.T) {
 	pending, err := s.Pending(ctx, "scout")
 	require.NoError(t, err)
 	assert.Empty(t, pending, "acknowledged by the agent's save")
+}
+
+// cancelOnWrite cancels a context at the first write: the test's Ctrl-C
+// once the trio has printed its first event.
+type cancelOnWrite struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	cancel context.CancelFunc
+}
+
+func (w *cancelOnWrite) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.cancel()
+	return w.buf.Write(p)
+}
+
+// TestTrioSaysWhereItSaved: a clean stop, by Ctrl-C (the context ends)
+// or at -cycles, ends with one line saying that the agents' state is saved
+// and where; a postgres:// store's password is not printed.
+func TestTrioSaysWhereItSaved(t *testing.T) {
+	t.Chdir(t.TempDir())
+	srv := newFakeOllama(t, map[string][]answer{
+		"Cedar":  {{text: `{"action":"goal","content":"map","reasoning":"r"}`}},
+		"Cipher": {{text: `{"action":"goal","content":"review","reasoning":"r"}`}},
+		"Vault":  {{text: `{"action":"goal","content":"build","reasoning":"r"}`}},
+	})
+	const want = "trio: stopped; the state of scout, analyst, builder is saved in ./trio-state (run again with the same -store to continue)\n"
+
+	o, err := parseRunFlags(trioArgs(t, srv.URL), io.Discard) // no -cycles: until Ctrl-C
+	require.NoError(t, err)
+	o.retry = llm.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}
+	o.maxGoalDuration = -1
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out := &cancelOnWrite{cancel: cancel}
+	var stderr bytes.Buffer
+	require.NoError(t, runTrio(ctx, o, out, &stderr))
+	assert.Equal(t, 1, strings.Count(stderr.String(), "is saved in"), stderr.String())
+	assert.True(t, strings.HasSuffix(stderr.String(), want), "the last line:\n%s", stderr.String())
+	_, err = os.Stat(filepath.Join("trio-state", "scout.json"))
+	require.NoError(t, err, "saved where it says")
+
+	_, errOut, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1")...)
+	require.NoError(t, err)
+	assert.True(t, strings.HasSuffix(errOut, want), errOut)
+
+	assert.Equal(t, "postgres://trio:xxxxx@db:5432/agents", storeName("postgres://trio:s3cret@db:5432/agents"))
+	assert.Equal(t, "sqlite:trio.db", storeName("sqlite:trio.db"))
 }

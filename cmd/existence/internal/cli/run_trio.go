@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,7 +95,8 @@ var trioGoals = []string{
 const trioProhibitions = "goals referencing hardware, thermal sensors, PMIC, bus arbiters, the network, or tools you do not have. Do NOT repeat goals you've already done."
 
 // runTrio wires the SDK together and runs (or dry-runs) the trio.
-func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error {
+func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) (err error) {
+	defer func() { err = corruptHint(err, o) }()
 	log := logger(stderr)
 	roster := members
 	if o.agents != "" { // before anything opens: a bad definition starts nothing
@@ -139,6 +141,25 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error
 		return t.preview(ctx)
 	}
 	return t.run(ctx)
+}
+
+// corruptHint adds to an error about a corrupt document how to recover:
+// for an agent's state or tasks.json, -fresh-on-corrupt (which moves the
+// file aside, kept, and starts afresh); for the other documents, which it
+// does not cover, moving the file aside by hand. Other errors, and a run
+// with -fresh-on-corrupt or -dry-run (which writes nothing), are returned
+// as they are.
+func corruptHint(err error, o *runOptions) error {
+	var ce *identity.CorruptError
+	if err == nil || o.fresh || o.dryRun || o.show != "" || !errors.As(err, &ce) {
+		return err
+	}
+	switch ce.Kind {
+	case "", "state document", "queue file":
+		return fmt.Errorf("%w\nThe file is left as it is. To start afresh, run again with -fresh-on-corrupt: it moves the corrupt file aside (kept, with a timestamp) and starts that agent or queue anew; or repair the file by hand", err)
+	default:
+		return fmt.Errorf("%w\nThe file is left as it is: repair it, or move it aside by hand (-fresh-on-corrupt covers agent states and tasks.json only), and run again", err)
+	}
 }
 
 // importHollow imports the original system's state with -hollow.
@@ -444,9 +465,13 @@ func (t *trio) run(ctx context.Context) error {
 		defer stop()
 	}
 	if o.tui {
-		return runTUI(ctx, o, runner, t.reqs, t.stdout)
+		err := runTUI(ctx, o, runner, t.reqs, t.stdout)
+		if err == nil {
+			t.saved() // after the terminal view has given the screen back
+		}
+		return err
 	}
-	fmt.Fprintf(t.stderr, "trio: %s%s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", t.modelName, o.llmURL, o.model, cmp.Or(o.store, o.state), o.workspace)
+	fmt.Fprintf(t.stderr, "trio: %s%s, model %s; state in %s, workspace %s; type a line to speak to the agents (/help for commands); Ctrl-C to stop\n", t.modelName, o.llmURL, o.model, storeName(cmp.Or(o.store, o.state)), o.workspace)
 	fmt.Fprintf(t.stderr, "trio: waiting for the model at %s…\n", o.llmURL)
 	if o.mcp.serve {
 		var err error
@@ -458,7 +483,31 @@ func (t *trio) run(ctx context.Context) error {
 	}
 	err := runner.Run(ctx)
 	o.cacheCounts.report(t.stderr, "trio")
+	if err == nil {
+		t.saved()
+	}
 	return err
+}
+
+// saved prints the line that ends a clean stop (Ctrl-C, SIGTERM, or every
+// agent at -cycles): Runner.Run returned nil, so every agent's final save
+// succeeded; it says where the state is, and how to continue.
+func (t *trio) saved() {
+	ids := make([]string, len(members))
+	for i, m := range members {
+		ids[i] = m.id
+	}
+	fmt.Fprintf(t.stderr, "trio: stopped; the state of %s is saved in %s (run again with the same -store to continue)\n",
+		strings.Join(ids, ", "), storeName(cmp.Or(t.o.store, t.o.state)))
+}
+
+// storeName is a -store spec as it may be printed: a URL's password is
+// replaced by "xxxxx".
+func storeName(spec string) string {
+	if u, err := url.Parse(spec); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return spec
 }
 
 // openMemory returns the agents' long-term memory with -memory (nil

@@ -27,6 +27,7 @@ virtual clock and a simulated model, and writes, in -out:
   trajectory.jsonl.gz  one JSON line per agent per heartbeat that changed something
                        (simulate.Row; -gzip=false: trajectory.jsonl)
   load.png, .svg       suffering load over time per agent, with the 0.35/0.55/0.75/0.90 thresholds
+                       (over a day: in buckets of time, the mean over a least-to-most band)
   stressors.png, .svg  one row per stressor from onset to resolution, shaded by severity
   outcomes.png, .svg   goal outcomes per simulated day
   summary.txt          the summary table it also prints

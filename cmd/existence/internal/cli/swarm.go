@@ -63,7 +63,14 @@ and reports the tokens per second, the calls in flight as the SDK sees
 them, the 503s and the autonomy lane's concurrency limit each second (with
 -autonomy-workers 0, the default, the lane finds the server's capacity by
 itself); against the stand-in also its slots' utilisation.
--token-budget gives each agent a token budget.`,
+-token-budget gives each agent a token budget.
+
+-autonomy-workers 0 (the default) sizes the autonomy lane for the simulated
+model, which has no capacity limit to find, to the load: -agents ÷
+-heartbeat cycles a second, each holding a worker for -model-latency plus
+-jitter, plus 10%, so that the run shows what the scheduler can do; against
+a model server it is the adaptive limit, which finds the server's capacity
+(and a stand-in's -llm-url 'standin:?slots=N' sets that capacity).`,
 	setup: func(fs *flag.FlagSet) action {
 		o := &swarmOptions{}
 		o.flags(fs)
@@ -131,7 +138,7 @@ func (o *swarmOptions) flags(fs *flag.FlagSet) {
 		o.llmURLs = append(o.llmURLs, s)
 		return nil
 	})
-	fs.StringVar(&o.model, "model", "", "with -llm-url: the model name (ollama default "+defaultOllamaModel+"; required with openai)")
+	fs.Var(modelFlag{&o.model}, "model", "with -llm-url: the model's `NAME` (ollama default "+defaultOllamaModel+"; required with openai); never empty")
 	budgetFlag(fs, &o.tokenBudget)
 	replyFlags(fs, &o.replyTokens, nil)
 	layoutFlag(fs, &o.layout)
@@ -243,7 +250,11 @@ type swarmResult struct {
 	HostOverhead     *quantiles           `json:"host_reply_overhead_ms,omitempty"`
 	HostUnanswered   int                  `json:"host_unanswered,omitempty"`
 	AutonomyWorkers  int                  `json:"autonomy_workers"`
-	HeartbeatS       float64              `json:"heartbeat_s"`
+	// WorkersSized says how the autonomy workers were sized when
+	// -autonomy-workers was 0 against the simulated model (see
+	// sizedWorkers); empty otherwise.
+	WorkersSized string  `json:"autonomy_workers_sized,omitempty"`
+	HeartbeatS   float64 `json:"heartbeat_s"`
 	// TriggerGapS is the least time between an agent's cycle and one a
 	// notifying slot asks for (existence.DefaultTriggerGap of the
 	// heartbeat): the rate of notified wake-ups.
@@ -548,6 +559,9 @@ func (res *swarmResult) print(w io.Writer, asJSON bool) error {
 		queue = " (and its task queue)"
 	}
 	workers := fmt.Sprintf("%d autonomy workers", res.AutonomyWorkers)
+	if res.WorkersSized != "" {
+		workers += " (" + res.WorkersSized + ")"
+	}
 	if res.Concurrency.Adaptive {
 		workers = "adaptive autonomy workers"
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -37,6 +38,25 @@ type swarmRun struct {
 	leases *countingLeases // with PostgreSQL
 	r      *existence.Runner
 	res    *swarmResult
+	sized  string // how the autonomy workers were sized, see sizedWorkers
+}
+
+// sizedWorkers returns the autonomy workers for the simulated model when
+// -autonomy-workers is 0, and how they were sized. The simulated model
+// never queues, so the adaptive limit (which grows while the latency stays
+// near its minimum) would only show its ramp from 1; the lane is sized to
+// the load instead, by Little's law: -agents ÷ -heartbeat (or -cooldown,
+// if longer) cycles a second, each holding a worker for one model call
+// (-model-latency + -jitter at most), plus 10% — so that the run shows
+// what the scheduler can do. At least GOMAXPROCS (a model with no
+// latency is CPU-bound), at most -agents.
+func sizedWorkers(o *swarmOptions) (int, string) {
+	period := max(o.heartbeat, o.cooldown)
+	call := o.latency + o.jitter
+	n := int(math.Ceil(float64(o.agents) / period.Seconds() * call.Seconds() * 1.1))
+	n = min(max(n, runtime.GOMAXPROCS(0)), o.agents)
+	why := fmt.Sprintf("sized to the load: %d agents ÷ %.1f s × %.1f s a model call + 10%%; the simulated model never queues", o.agents, period.Seconds(), call.Seconds())
+	return n, why
 }
 
 // swarmTimed is what the timed run keeps from its start to its end.
@@ -147,6 +167,9 @@ func (s *swarmRun) newRunner(ctx context.Context) error {
 	s.ids = make([]string, o.agents)
 	for i := range s.ids {
 		s.ids[i] = fmt.Sprintf("agent-%05d", i)
+	}
+	if o.llmURL == "" && o.autonomyWorkers == 0 {
+		o.autonomyWorkers, s.sized = sizedWorkers(o)
 	}
 	rc := existence.RunnerConfig{
 		AutonomyWorkers: autonomyWorkers(o.autonomyWorkers),
@@ -271,7 +294,7 @@ func (s *swarmRun) startTimed(ctx context.Context, done chan error) *swarmTimed 
 // newResult returns the result with the run's settings.
 func (s *swarmRun) newResult(startup time.Duration) *swarmResult {
 	o := &s.o
-	return &swarmResult{Server: s.server, TokenBudget: o.tokenBudget.String(), Agents: o.agents, GCSamples: o.gcSamples, Seasoned: o.seasoned, AutonomyWorkers: o.autonomyWorkers,
+	return &swarmResult{Server: s.server, TokenBudget: o.tokenBudget.String(), Agents: o.agents, GCSamples: o.gcSamples, Seasoned: o.seasoned, AutonomyWorkers: o.autonomyWorkers, WorkersSized: s.sized,
 		HeartbeatS: o.heartbeat.Seconds(), TriggerGapS: existence.DefaultTriggerGap(o.heartbeat).Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
 		Store: s.db.kind, Tasks: s.db.tasks != nil && !o.noTasks, StartupS: startup.Seconds()}
 }

@@ -209,12 +209,24 @@ func (res *swarmResult) printServer(w io.Writer) {
 	}
 	fmt.Fprintf(w, "tokens        %d in + %d out (%d estimated), %.0f tokens/s\n", res.Tokens.Input, res.Tokens.Output, res.Tokens.Estimated, res.Tokens.PerS)
 	fmt.Fprintf(w, "concurrency   %s: limit %d at the end (the lanes share it), by second %v\n", limit, c.Limit, res.LimitBySecond)
+	if c.Adaptive && res.DurationS < 60 {
+		fmt.Fprintf(w, "  (the adaptive limit starts at 1 and grows while the latency stays near its no-load value: a run under a minute shows mostly its ramp)\n")
+	}
 	fmt.Fprintf(w, "  as the SDK sees the server: %.1f calls in flight on average, at most %d; latency %.0f ms (no-load %.0f ms); %d of %d calls refused (503: %.2f%%), %d cuts\n",
 		res.CallsInFlightMean, res.CallsInFlightMax, ms(c.RTT), ms(c.MinRTT), c.Overloads, c.Calls, 100*res.OverloadRate, c.Cuts)
 	if s := res.Server; s != nil && s.Standin != nil {
 		st := s.Standin
 		fmt.Fprintf(w, "  the stand-in counted: slots %.1f%% busy, %d requests, %d answered 503, at most %d running and %d waiting\n",
 			100*st.Utilisation, st.Requests, st.Busy, st.MaxInFlight, st.MaxWaiting)
+		if st.LatencyMS > 0 && res.DurationS > 0 {
+			capacity := float64(st.Slots) / (st.LatencyMS / 1000)
+			made := float64(st.Requests) / res.DurationS
+			fmt.Fprintf(w, "  its capacity: %d slots of %.0f ms, at most %.1f calls/s; this run made %.1f/s", st.Slots, st.LatencyMS, capacity, made)
+			if made >= 0.8*capacity {
+				fmt.Fprintf(w, ": the stand-in, not the SDK, bounds the throughput (more: 'standin:?slots=%d')", max(8, 4*st.Slots))
+			}
+			fmt.Fprintln(w)
+		}
 		if st.Cached > 0 {
 			fmt.Fprintf(w, "  prompt tokens: %d from the KV cache, %d evaluated (%.1f%% cached)\n", st.Cached, st.Evaluated, 100*st.CachedShare)
 			fmt.Fprintf(w, "  cycle prompts (%s layout): %d from the KV cache, %d evaluated (%.1f%% cached)\n", st.Layout, st.CycleCached, st.CycleEvaluated, 100*st.CycleCachedShare)
