@@ -22,6 +22,7 @@ var docSections = map[string][]string{
 	"import":   {"## Importing hollow-agentOS agents"},
 	"simulate": {"## Simulate long runs"},
 	"version":  {"### `existence import`, `simulate`, `version`"},
+	"init":     {"### `existence init`"},
 	"help":     nil,
 }
 
