@@ -27,6 +27,7 @@ var layers = []struct {
 	{"examples/", 6},
 	{"monitor", 5},
 	{"mcpserver", 5},
+	{"a2aserver", 5},
 	{"existence", 4},
 	{"prompt", 3},
 	{"store/", 2}, // the backends: beside the contracts they implement, never below them (see TestLayering)
@@ -122,7 +123,7 @@ func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]int{
 		"existence": 4, "existence/toolloop": 4, "store/pgstore": 2, "store/taskqueue": 2, "cmd/internal/storespec": 6, "llm/llmtest": 1,
 		"internal/heap": 0, "cmd/existence/internal/cli/tui": 6, "lease": 0, "memory": 2, "prompt/prompttest": 3,
-		"monitor": 5, "cmd/existence": 6, "": 7, "slot": 0, "existence/minds": 4,
+		"monitor": 5, "a2aserver": 5, "cmd/existence": 6, "": 7, "slot": 0, "existence/minds": 4,
 	} {
 		assert.Equal(t, want, layerOf(pkg), pkg)
 	}
