@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/existence-loop/sdk/a2aserver"
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
@@ -265,6 +266,19 @@ func (t *trio) newRunner(clock existence.Clock, board *identity.SharedBoard) err
 	return nil
 }
 
+// profile is what an agent's A2A card says of it: its role, and its
+// tools as skills.
+func (t *trio) profile(a *existence.Agent) a2aserver.Profile {
+	p := a2aserver.Profile{Skills: toolSkills(t.tools)}
+	for _, m := range members {
+		if m.id == a.ID() {
+			p.Description = a.Name() + " is " + strings.TrimPrefix(m.role, "You are ") + " It takes the tasks given to it into its queue and pursues each as a goal at its next existence cycle."
+			p.Skills = append(p.Skills, toolSkills([]toolloop.Tool{sendMessage(func() *existence.Runner { return t.runner }, m.id, t.names)})...)
+		}
+	}
+	return p
+}
+
 // addMembers adds the three agents, each with its tool loop and prompt.
 func (t *trio) addMembers(ctx context.Context) error {
 	o := t.o
@@ -347,7 +361,7 @@ func (t *trio) run(ctx context.Context) error {
 		defer stop()
 	}
 	if o.http != "" {
-		stop, err := serveMonitor(o, runner, t.tasks, t.reqs, t.mem, t.log, t.stderr)
+		stop, err := serveMonitor(o, runner, t.tasks, t.reqs, t.mem, o.mcp.events, t.profile, t.log, t.stderr)
 		if err != nil {
 			return err
 		}
