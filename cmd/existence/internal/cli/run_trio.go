@@ -201,6 +201,12 @@ func (t *trio) open(ctx context.Context, clock existence.Clock) error {
 	}
 	t.closers = append(t.closers, closeMCP)
 	t.tools = append(t.tools, mcpTools...)
+	a2aTools, closeA2A, err := connectA2A(ctx, o.a2a, t.stderr)
+	if err != nil {
+		return err
+	}
+	t.closers = append(t.closers, closeA2A)
+	t.tools = append(t.tools, a2aTools...)
 	t.world = worldText(filepath.ToSlash(filepath.Clean(o.workspace)) + "/")
 	if mcpWorld != "" {
 		t.world += "\n" + mcpWorld
