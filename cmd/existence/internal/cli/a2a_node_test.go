@@ -123,3 +123,48 @@ func TestA2AFromTheJavaScriptSDK(t *testing.T) {
 		})
 	}
 }
+
+// TestA2ASwarmFromTheJavaScriptSDK: the same client gives a task to one
+// agent of a 1,000-agent swarm through the swarm's one endpoint, the
+// agent chosen by its tenant (its id, named in its card).
+func TestA2ASwarmFromTheJavaScriptSDK(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 1,000 agents and Node.js for seconds")
+	}
+	node := npmtest.Bin(t, "node")
+	sdk := filepath.Dir(npmtest.File(t, "@a2a-js/sdk/package.json"))
+	const tok = "js-swarm-token-0123456789"
+	o, err := parseSwarmFlags([]string{"-agents", "1000", "-http", "127.0.0.1:0", "-http-token", tok, "-duration", "5m",
+		"-heartbeat", "2s", "-model-latency", "50ms", "-jitter", "10ms"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	w := &lineWatch{re: regexp.MustCompile(`dashboard at (http://[^/ ]+)/`), found: make(chan string, 1)}
+	o.stderr = w
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := runSwarm(ctx, o)
+		done <- err
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	var base string
+	select {
+	case base = <-w.found:
+	case err := <-done:
+		require.FailNow(t, "the swarm stopped", "%v: %s", err, w.String())
+	case <-time.After(time.Minute):
+		require.FailNow(t, "no dashboard address", w.String())
+	}
+	cctx, ccancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer ccancel()
+	cmd := exec.CommandContext(cctx, node, filepath.Join("testdata", "a2a", "client.mjs"), base+"/a2a/agent-00777/agent-card.json", tok, "count the stars")
+	cmd.Env = append(npmtest.Env(), "A2A_SDK_DIR="+sdk)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, stderr.String())
+	var res jsClientResult
+	require.NoError(t, json.Unmarshal(out, &res), string(out))
+	assert.Equal(t, "TASK_STATE_COMPLETED", res.Final)
+	require.NotEmpty(t, res.Artifacts)
+	assert.Equal(t, "completed: count the stars", res.Artifacts[0].Text)
+}
