@@ -172,9 +172,8 @@ func (h *handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 // the end its artifacts and final status. It returns when the task ends,
 // ctx ends or the client stops reading.
 func (h *handler) follow(ctx context.Context, a *existence.Agent, t task.Task, yield func(a2a.Event, error) bool) {
-	if !yield(toA2A(a, t, nil), nil) {
-		return
-	}
+	// Subscribe before the first event goes out, and read the task
+	// before each wait: no change between the two is missed.
 	wake := make(chan struct{}, 1)
 	cancel := a.Subscribe(func(e existence.Event) {
 		if e.Kind == existence.EventTask || e.Kind == existence.EventGoalChosen || e.Kind == existence.EventGoalEnded {
@@ -185,35 +184,38 @@ func (h *handler) follow(ctx context.Context, a *existence.Agent, t task.Task, y
 		}
 	})
 	defer cancel()
+	if !yield(toA2A(a, t, nil), nil) {
+		return
+	}
 	tick := time.NewTicker(h.s.cfg.PollInterval)
 	defer tick.Stop()
 	last := t.Status
 	for !last.Ended() {
-		select {
-		case <-ctx.Done():
-			return
-		case <-wake:
-		case <-tick.C:
-		}
 		cur, err := h.s.cfg.Tasks.Get(ctx, t.ID)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		if cur.Status == last {
-			continue
-		}
-		last = cur.Status
-		full := toA2A(a, cur, nil)
-		if cur.Status.Ended() {
-			for _, art := range full.Artifacts {
-				if !yield(&a2a.TaskArtifactUpdateEvent{TaskID: full.ID, ContextID: full.ContextID, Artifact: art, LastChunk: true}, nil) {
-					return
+		if cur.Status != last {
+			last = cur.Status
+			full := toA2A(a, cur, nil)
+			if cur.Status.Ended() {
+				for _, art := range full.Artifacts {
+					if !yield(&a2a.TaskArtifactUpdateEvent{TaskID: full.ID, ContextID: full.ContextID, Artifact: art, LastChunk: true}, nil) {
+						return
+					}
 				}
 			}
+			if !yield(&a2a.TaskStatusUpdateEvent{TaskID: full.ID, ContextID: full.ContextID, Status: full.Status}, nil) {
+				return
+			}
+			continue
 		}
-		if !yield(&a2a.TaskStatusUpdateEvent{TaskID: full.ID, ContextID: full.ContextID, Status: full.Status}, nil) {
+		select {
+		case <-ctx.Done():
 			return
+		case <-wake:
+		case <-tick.C:
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -215,16 +216,28 @@ func TestStreamingFollowsTheTask(t *testing.T) {
 	c := f.client(t, "scout", a2a.TransportProtocolJSONRPC)
 	var states []a2a.TaskState
 	var artifacts []string
+	var ticks sync.WaitGroup
+	defer ticks.Wait()
+	working := make(chan struct{})
+	closeWorking := sync.OnceFunc(func() { close(working) })
+	defer closeWorking() // before the Wait, should the stream fail
 	for ev, err := range c.SendStreamingMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("tidy the notes"))}) {
 		require.NoError(t, err)
 		switch e := ev.(type) {
 		case *a2a.Task:
 			states = append(states, e.Status.State)
-			go f.tick(t, "scout") // woken by the agent's events, not by the poll
+			// One cycle claims the task; once the stream shows it
+			// working, the next records the goal's end. The stream is
+			// woken by the agent's events, never by its poll.
+			ticks.Go(func() {
+				f.tick(t, "scout")
+				<-working
+				f.tick(t, "scout")
+			})
 		case *a2a.TaskStatusUpdateEvent:
 			states = append(states, e.Status.State)
 			if e.Status.State == a2a.TaskStateWorking {
-				go f.tick(t, "scout")
+				closeWorking()
 			}
 		case *a2a.TaskArtifactUpdateEvent:
 			artifacts = append(artifacts, e.Artifact.Name)
