@@ -56,7 +56,8 @@ func startTrioHTTP(t *testing.T, tok string, extra ...string) string {
 		"-state", filepath.Join(dir, "state"), "-workspace", filepath.Join(dir, "ws")}, extra...)
 	o, err := parseRunFlags(args, &bytes.Buffer{})
 	require.NoError(t, err)
-	w := &lineWatch{re: regexp.MustCompile(`dashboard at (http://[^/ ]+)/`), found: make(chan string, 1)}
+	found := make(chan string, 1) // read here, never through w (which clears its field)
+	w := &lineWatch{re: regexp.MustCompile(`dashboard at (http://[^/ ]+)/`), found: found}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- runTrio(ctx, o, &bytes.Buffer{}, w) }()
@@ -67,7 +68,7 @@ func startTrioHTTP(t *testing.T, tok string, extra ...string) string {
 		}
 	})
 	select {
-	case base := <-w.found:
+	case base := <-found:
 		return base
 	case err := <-done:
 		require.FailNow(t, "the run stopped", "%v: %s", err, w.String())
@@ -137,7 +138,8 @@ func TestA2ASwarmFromTheJavaScriptSDK(t *testing.T) {
 	o, err := parseSwarmFlags([]string{"-agents", "1000", "-http", "127.0.0.1:0", "-http-token", tok, "-duration", "5m",
 		"-heartbeat", "2s", "-model-latency", "50ms", "-jitter", "10ms"}, &bytes.Buffer{})
 	require.NoError(t, err)
-	w := &lineWatch{re: regexp.MustCompile(`dashboard at (http://[^/ ]+)/`), found: make(chan string, 1)}
+	found := make(chan string, 1) // read here, never through w (which clears its field)
+	w := &lineWatch{re: regexp.MustCompile(`dashboard at (http://[^/ ]+)/`), found: found}
 	o.stderr = w
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -148,7 +150,7 @@ func TestA2ASwarmFromTheJavaScriptSDK(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 	var base string
 	select {
-	case base = <-w.found:
+	case base = <-found:
 	case err := <-done:
 		require.FailNow(t, "the swarm stopped", "%v: %s", err, w.String())
 	case <-time.After(time.Minute):
