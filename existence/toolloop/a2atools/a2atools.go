@@ -274,7 +274,7 @@ func (a *Agent) description() string {
 }
 
 type callArgs struct {
-	Message string `json:"message" jsonschema:"description=the task for the remote agent, self-contained (at most 2000 characters)"`
+	Message string `json:"message" jsonschema:"description=the task for the remote agent as a self-contained message (at most 2000 characters)"`
 }
 
 // call sends the message and waits for the task's end.

@@ -195,8 +195,8 @@ func (o *swarmOptions) check() error {
 	if o.seasoned && kind == "postgres" {
 		return errors.New("-seasoned applies to the memory, directory and sqlite: stores")
 	}
-	o.httpToken.resolve()
 	if o.http != "" {
+		o.httpToken.resolve()
 		if err := checkExposure(o.http, o.httpToken.String(), o.httpOptOut); err != nil {
 			return err
 		}
