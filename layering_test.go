@@ -28,6 +28,7 @@ var layers = []struct {
 	{"monitor", 5},
 	{"agentdef", 5}, // agents defined as files: above the loop, which never imports it
 	{"mcpserver", 5},
+	{"a2aserver", 5},
 	{"existence", 4},
 	{"prompt", 3},
 	{"store/", 2}, // the backends: beside the contracts they implement, never below them (see TestLayering)
@@ -123,7 +124,7 @@ func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]int{
 		"existence": 4, "existence/toolloop": 4, "store/pgstore": 2, "store/taskqueue": 2, "cmd/internal/storespec": 6, "llm/llmtest": 1,
 		"internal/heap": 0, "cmd/existence/internal/cli/tui": 6, "lease": 0, "memory": 2, "prompt/prompttest": 3,
-		"monitor": 5, "agentdef": 5, "existence/workflow": 4, "cmd/existence": 6, "": 7, "slot": 0, "existence/minds": 4,
+		"monitor": 5, "agentdef": 5, "a2aserver": 5, "existence/workflow": 4, "cmd/existence": 6, "": 7, "slot": 0, "existence/minds": 4,
 	} {
 		assert.Equal(t, want, layerOf(pkg), pkg)
 	}

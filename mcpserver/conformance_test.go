@@ -13,7 +13,7 @@ import (
 )
 
 // conformanceScenarios are the official MCP conformance tester's server
-// scenarios (0.1.16) that apply to what this server advertises: the
+// scenarios (pinned in .ci/npm/package.json) that apply to what this server advertises: the
 // lifecycle, logging, tools and resources listings, streamable HTTP and
 // DNS-rebinding protection. The others call fixtures of the tester's own
 // reference server (tools such as "test_simple_text", resources such as

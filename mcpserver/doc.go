@@ -49,7 +49,14 @@
 // its state directory and run the agents as the same user. This is the MCP
 // specification's own position for the stdio transport.
 //
-// [Server.Handler] serves the streamable HTTP transport and is reachable by
+// [Server.Handler] serves the streamable HTTP transport to clients of both
+// generations of the protocol on one endpoint: a 2025-11-25 client
+// initializes a session (stateful), a 2026-07-28 client (stateless core:
+// server/discover, the version in each request's _meta and the
+// Mcp-Protocol-Version header, no session id) is served by the go-sdk's
+// stateless handler, chosen by that header ([StatelessVersion]). tools/list
+// is in name order, the same on every call, which keeps a client's prompt
+// prefix (and a model server's KV cache) stable. The handler is reachable by
 // anything that can open a connection, so it applies the monitor's checks
 // (monitor.Auth, shared with a monitor in the same process if wanted) to
 // every request: a bearer token (required, compared in constant time) and

@@ -110,12 +110,38 @@ func (s *Server) Handler(cfg HTTPConfig) (http.Handler, error) {
 		}
 		auth = monitor.NewAuth(monitor.AuthConfig{Token: cfg.Token, Addr: cfg.Addr, AllowedHosts: cfg.AllowedHosts})
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, cfg.streamableOptions(s))
-	var next http.Handler = h
+	get := func(*http.Request) *mcp.Server { return s.mcp }
+	h := mcp.NewStreamableHTTPHandler(get, cfg.streamableOptions(s))
+	var stateful http.Handler = h
 	if cfg.MaxSessions > 0 {
-		next = &sessionCap{s: s, max: cfg.MaxSessions, idle: cfg.IdleTimeout, next: h}
+		stateful = &sessionCap{s: s, max: cfg.MaxSessions, idle: cfg.IdleTimeout, next: h}
 	}
-	return auth.Middleware(next), nil
+	so := cfg.streamableOptions(s)
+	so.Stateless = true
+	stateless := mcp.NewStreamableHTTPHandler(get, so)
+	return auth.Middleware(versionRouter{stateful: stateful, stateless: stateless}), nil
+}
+
+// StatelessVersion is the first MCP protocol version whose core is
+// stateless (no initialize, no session id; version and capabilities in
+// each request's _meta; server/discover): 2026-07-28.
+const StatelessVersion = "2026-07-28"
+
+// versionRouter serves both generations of clients on one endpoint: a
+// request that names StatelessVersion or a later one in its
+// Mcp-Protocol-Version header, without an Mcp-Session-Id, goes to the
+// go-sdk's stateless handler (which accepts that wire format only when
+// stateless); everything else (initialize, the requests of a 2025-11-25
+// session, GET and DELETE) to the stateful one, with its session cap.
+// Versions are dates, so they compare as strings.
+type versionRouter struct{ stateful, stateless http.Handler }
+
+func (v versionRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Mcp-Session-Id") == "" && r.Header.Get("Mcp-Protocol-Version") >= StatelessVersion {
+		v.stateless.ServeHTTP(w, r)
+		return
+	}
+	v.stateful.ServeHTTP(w, r)
 }
 
 // HTTPSessions returns how many sessions are open over streamable HTTP.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,11 +90,22 @@ func TestHTTPSessionsAreCapped(t *testing.T) {
 	resp, _ = post(t, hs.URL, ids[0], `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 
-	// The go-sdk's client reports the status.
+	// The go-sdk's client of a session (2025-11-25) reports the status.
 	_, err = mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
-		&mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: bearer{"s3cret"}}, MaxRetries: -1}, nil)
+		&mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: bearer{"s3cret"}}, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Service Unavailable")
+	// A stateless client (2026-07-28) opens no session: the cap is not
+	// its concern.
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: bearer{"s3cret"}}, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: mcpserver.StatelessVersion})
+	require.NoError(t, err)
+	_, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "list_agents"})
+	require.NoError(t, err)
+	cs.Close()
+	assert.Equal(t, 3, f.server.HTTPSessions())
 
 	// Closing a session makes room for a new one.
 	ss := serverSession(t, f.server, ids[1])
@@ -128,4 +140,41 @@ func TestHTTPSessionsExpireWhenIdle(t *testing.T) {
 		"the idle session is closed and no longer the server's")
 	resp, _ = post(t, hs.URL, "", initialize)
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "a new session is opened")
+}
+
+// TestHTTPBothProtocolVersions: one endpoint serves a 2025-11-25 client
+// (initialize, a session) and a 2026-07-28 one (server/discover, no
+// session), and tools/list is the same list, in the same (name) order,
+// on every call and for both.
+func TestHTTPBothProtocolVersions(t *testing.T) {
+	f := newFixture(t)
+	h, err := f.server.Handler(mcpserver.HTTPConfig{Token: "s3cret"})
+	require.NoError(t, err)
+	hs := httptest.NewServer(h)
+	defer hs.Close()
+	var lists [][]string
+	for _, version := range []string{"2025-11-25", mcpserver.StatelessVersion} {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
+			&mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: bearer{"s3cret"}}, MaxRetries: -1},
+			&mcp.ClientSessionOptions{ProtocolVersion: version})
+		require.NoError(t, err, version)
+		assert.Equal(t, version, cs.InitializeResult().ProtocolVersion)
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "list_agents"})
+		require.NoError(t, err, version)
+		assert.False(t, res.IsError, version)
+		for range 3 {
+			tl, err := cs.ListTools(t.Context(), nil)
+			require.NoError(t, err)
+			var names []string
+			for _, tool := range tl.Tools {
+				names = append(names, tool.Name)
+			}
+			lists = append(lists, names)
+		}
+		cs.Close()
+	}
+	assert.True(t, slices.IsSorted(lists[0]), "in name order: %v", lists[0])
+	for _, l := range lists[1:] {
+		assert.Equal(t, lists[0], l, "tools/list is identical across calls and versions")
+	}
 }

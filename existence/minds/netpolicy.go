@@ -130,3 +130,17 @@ func (p *netPolicy) client(timeout time.Duration) *http.Client {
 	}
 	return &http.Client{Timeout: timeout, Transport: tr, CheckRedirect: p.checkRedirect}
 }
+
+// NewClient returns an http.Client that keeps to the minds' network rules
+// for a fetch of origin, for other code that fetches a configured URL
+// (the A2A tools, existence/toolloop/a2atools): every request ends after
+// timeout; a redirect to another origin (scheme, host and port) is
+// refused with [ErrRedirect] unless its host is in allowRedirect; a
+// connection to a link-local, cloud metadata, multicast or unspecified
+// address is refused with [ErrAddress], and to a private or loopback
+// address unless allowPrivate or origin itself names one (see
+// [ErrAddress]), checked after DNS resolution. It ignores proxies from
+// the environment, whose own address is all the rule could check.
+func NewClient(origin *url.URL, allowRedirect []string, allowPrivate bool, timeout time.Duration) *http.Client {
+	return newPolicy(origin, allowRedirect, allowPrivate).client(timeout)
+}

@@ -1,7 +1,8 @@
 // Package npmtest finds, for tests, the third-party tools installed from
 // npm that they drive: the MCP conformance tester, the MCP Inspector CLI,
-// the reference MCP servers (server-everything, server-filesystem) and
-// axe-core, with the Node.js 22 they need (npm's "node" package, since a
+// the reference MCP servers (server-everything, server-filesystem),
+// axe-core, and the A2A JavaScript SDK (@a2a-js/sdk, with express for its
+// server), with the Node.js 22 they need (npm's "node" package, since a
 // distribution's Node may be older than the 22.19 the Inspector and the
 // tester require).
 //

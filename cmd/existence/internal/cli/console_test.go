@@ -78,7 +78,7 @@ func TestHTTPServesTheMonitor(t *testing.T) {
 	reqs := requests.NewMemory(requests.Options{})
 	tasks := taskqueue.NewMemory(taskqueue.Options{})
 	var stderr bytes.Buffer
-	stop, err := serveMonitor(&runOptions{http: "127.0.0.1:0", httpToken: envToken{value: "tok", set: true}}, r, tasks, reqs, nil, slog.New(slog.DiscardHandler), &stderr)
+	stop, err := serveMonitor(&runOptions{http: "127.0.0.1:0", httpToken: envToken{value: "tok", set: true}}, r, tasks, reqs, nil, nil, nil, slog.New(slog.DiscardHandler), &stderr)
 	require.NoError(t, err)
 	defer stop()
 	m := regexp.MustCompile(`dashboard at (http://127\.0\.0\.1:\d+/) .*sign in with the -http-token`).FindStringSubmatch(stderr.String())

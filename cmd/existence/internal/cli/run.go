@@ -98,6 +98,7 @@ type runOptions struct {
 	memory       bool         // -memory: long-term memory
 	embed        embedOptions // its embedder
 	mcp          mcpOptions   // -mcp, -mcp-config, -mcp-serve (run_mcp.go)
+	a2a          a2aOptions   // -a2a-agent, -a2a-token (run_a2a.go)
 	tokenBudget  existence.Budget
 	workers      int // -autonomy-workers; 0: adaptive
 	tracing      *tracing
@@ -188,6 +189,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.memory, "memory", false, "long-term memory: the agents store each step's outcome and each goal's end in the store, recall the 3 most relevant before a goal and in their prompt, and get remember and recall tools (embedded with -embed-model; run ollama pull nomic-embed-text)")
 	o.embed.flags(fs)
 	mcpFlags(fs, &o.mcp)
+	a2aFlags(fs, &o.a2a)
 	senseFlags(fs, &o.senses)
 	budgetFlag(fs, &o.tokenBudget)
 	workersFlag(fs, &o.workers)

@@ -6,30 +6,41 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	a2aproto "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/existence-loop/sdk/a2aserver"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/internal/atomicfile"
+	"github.com/existence-loop/sdk/mcpserver"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/task"
 )
 
-// serveMonitor serves the trio's monitor (dashboard, API, metrics) on
-// o.http and prints its address. The returned stop shuts the server down.
-func serveMonitor(o *runOptions, runner *existence.Runner, tasks task.Queue, reqs *requests.Queue, mem *memory.Memory, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
+// serveMonitor serves the trio's monitor (dashboard, API, metrics), A2A
+// and MCP (see withProtocols) on o.http and prints its address. The
+// returned stop shuts the server down.
+func serveMonitor(o *runOptions, runner *existence.Runner, tasks task.Queue, reqs *requests.Queue, mem *memory.Memory, events *mcpserver.EventLog, profile func(*existence.Agent) a2aserver.Profile, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
 	tok := o.httpToken.String()
 	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Memory: mem, Token: tok, Logger: log,
 		Addr: o.http, InsecureNoTokenBehindProxy: o.httpOptOut})
 	if err != nil {
 		return nil, err
 	}
+	h, err := withProtocols(mon, protocolConfig{Agents: runner, Tasks: tasks, Requests: reqs, Events: events, Profile: profile, Name: "existence-loop-trio", Logger: log})
+	if err != nil {
+		return nil, err
+	}
 	cancel := runner.Subscribe(mon.Observe)
-	_, stopServing, err := listenMonitor(mon, o.http, o.httpToken, "trio", log, stderr)
+	_, stopServing, err := listenMonitor(mon, h, o.http, o.httpToken, "trio", log, stderr)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -37,21 +48,77 @@ func serveMonitor(o *runOptions, runner *existence.Runner, tasks task.Queue, req
 	return func() { stopServing(); cancel() }, nil
 }
 
-// listenMonitor serves mon on addr (monitor.Serve: safe timeouts, a
+// protocolConfig is what withProtocols serves.
+type protocolConfig struct {
+	Agents   monitor.Runner
+	Tasks    task.Queue      // nil: no A2A (it needs the task queue)
+	Requests *requests.Queue // nil: MCP's request tools answer "not configured"
+	Events   *mcpserver.EventLog
+	Profile  func(*existence.Agent) a2aserver.Profile
+	Name     string // the MCP server's name
+	Logger   *slog.Logger
+}
+
+// withProtocols returns mon with, behind its checks (monitor.Auth: the
+// same token and Host rules), A2A at /a2a and the agent card at
+// /.well-known/agent-card.json (a2aserver; only with a task queue), and
+// MCP over streamable HTTP at /mcp (mcpserver).
+func withProtocols(mon *monitor.Monitor, cfg protocolConfig) (http.Handler, error) {
+	mux := http.NewServeMux()
+	mux.Handle("/", mon)
+	if cfg.Tasks != nil {
+		a2a, err := a2aserver.New(a2aserver.Config{Agents: cfg.Agents, Tasks: cfg.Tasks, Profile: cfg.Profile, Logger: cfg.Logger})
+		if err != nil {
+			return nil, err
+		}
+		a2a.Mount(mux, mon.Auth())
+	}
+	srv, err := mcpserver.New(mcpserver.Config{Agents: cfg.Agents, Tasks: cfg.Tasks, Requests: mcpRequests(cfg.Requests), Events: cfg.Events, Name: cfg.Name, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	mh, err := srv.Handler(mcpserver.HTTPConfig{Auth: mon.Auth()})
+	if err != nil {
+		return nil, err
+	}
+	mux.Handle("/mcp", mh)
+	return mux, nil
+}
+
+// mcpRequests is q as mcpserver.Requests, nil when q is nil (a typed nil
+// would not read as "not configured").
+func mcpRequests(q *requests.Queue) mcpserver.Requests {
+	if q == nil {
+		return nil
+	}
+	return q
+}
+
+// toolSkills describes tools as A2A skills, one per tool.
+func toolSkills(tools []toolloop.Tool) []a2aproto.AgentSkill {
+	out := make([]a2aproto.AgentSkill, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, a2aproto.AgentSkill{ID: t.Name(), Name: t.Name(), Description: t.Description(), Tags: []string{"tool"}})
+	}
+	return out
+}
+
+// listenMonitor serves h (mon, or mon with the protocols: withProtocols) on addr (monitor.Serve: safe timeouts, a
 // graceful shutdown of 5 s, then a close), prints "{who}: dashboard at
 // URL" on stderr, never with the token (logs are read by others), but
 // saying where to find it: the -http-token given, or, for "auto", the file
 // it is written to (see writeTokenFile). It returns the monitor's base URL,
 // "http://HOST:PORT", with what shuts it down. Errors: the listen's,
 // writing the token's file.
-func listenMonitor(mon *monitor.Monitor, addr string, token envToken, who string, log *slog.Logger, stderr io.Writer) (base string, stop func(), err error) {
+func listenMonitor(mon *monitor.Monitor, h http.Handler, addr string, token envToken, who string, log *slog.Logger, stderr io.Writer) (base string, stop func(), err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
 	done := make(chan struct{})
 	var serveErr error
 	go func() {
 		defer close(done)
-		serveErr = monitor.Serve(ctx, addr, mon, monitor.ServeConfig{Ready: func(a net.Addr) { ready <- a }, ShutdownTimeout: 5 * time.Second, Logger: log})
+		defer mon.Close() // ends the event streams, which a graceful shutdown waits for
+		serveErr = monitor.Serve(ctx, addr, h, monitor.ServeConfig{Ready: func(a net.Addr) { ready <- a }, ShutdownTimeout: 5 * time.Second, Logger: log})
 		if serveErr != nil && ctx.Err() == nil {
 			log.Error(who+": the monitor stopped", "err", serveErr)
 		}
@@ -77,7 +144,11 @@ func listenMonitor(mon *monitor.Monitor, addr string, token envToken, who string
 	case token.String() != "":
 		signIn = "; sign in with the -http-token (or $EXISTENCE_TOKEN) token, as ?token=TOKEN or Authorization: Bearer TOKEN"
 	}
-	fmt.Fprintf(stderr, "%s: dashboard at %s/ (API under /api/, metrics at /metrics%s)\n", who, base, signIn)
+	protocols := ""
+	if h != http.Handler(mon) {
+		protocols = ", A2A at /a2a with the agent card at /.well-known/agent-card.json, MCP at /mcp"
+	}
+	fmt.Fprintf(stderr, "%s: dashboard at %s/ (API under /api/, metrics at /metrics%s%s)\n", who, base, protocols, signIn)
 	return base, stop, nil
 }
 

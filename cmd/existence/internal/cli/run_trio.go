@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/existence-loop/sdk/a2aserver"
 	"github.com/existence-loop/sdk/agentdef"
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
 	"github.com/existence-loop/sdk/existence"
@@ -240,6 +241,12 @@ func (t *trio) open(ctx context.Context, clock existence.Clock) error {
 	}
 	t.closers = append(t.closers, closeMCP)
 	t.tools = append(t.tools, mcpTools...)
+	a2aTools, closeA2A, err := connectA2A(ctx, o.a2a, t.stderr)
+	if err != nil {
+		return err
+	}
+	t.closers = append(t.closers, closeA2A)
+	t.tools = append(t.tools, a2aTools...)
 	ids := make([]string, len(t.roster))
 	for i, m := range t.roster {
 		ids[i] = m.id
@@ -311,6 +318,19 @@ func (t *trio) newRunner(clock existence.Clock, board *identity.SharedBoard) err
 		}
 	})
 	return nil
+}
+
+// profile is what an agent's A2A card says of it: its role, and its
+// tools as skills.
+func (t *trio) profile(a *existence.Agent) a2aserver.Profile {
+	p := a2aserver.Profile{Skills: toolSkills(t.tools)}
+	for _, m := range t.roster {
+		if m.id == a.ID() {
+			p.Description = a.Name() + " is " + strings.TrimPrefix(m.role, "You are ") + " It takes the tasks given to it into its queue and pursues each as a goal at its next existence cycle."
+			p.Skills = append(p.Skills, toolSkills([]toolloop.Tool{sendMessage(func() *existence.Runner { return t.runner }, m.id, t.names)})...)
+		}
+	}
+	return p
 }
 
 // addMembers adds the agents (the trio's three, or the -agents
@@ -447,7 +467,7 @@ func (t *trio) run(ctx context.Context) error {
 		defer stop()
 	}
 	if o.http != "" {
-		stop, err := serveMonitor(o, runner, t.tasks, t.reqs, t.mem, t.log, t.stderr)
+		stop, err := serveMonitor(o, runner, t.tasks, t.reqs, t.mem, o.mcp.events, t.profile, t.log, t.stderr)
 		if err != nil {
 			return err
 		}

@@ -142,7 +142,7 @@ func serve(ctx context.Context, o *serveOptions, e *env) error {
 		return err
 	}
 	src.observe = mon.Observe
-	base, stop, err := listenMonitor(mon, o.http, o.token, e.prog, log, e.stderr)
+	base, stop, err := listenMonitor(mon, mon, o.http, o.token, e.prog, log, e.stderr)
 	if err != nil {
 		return err
 	}

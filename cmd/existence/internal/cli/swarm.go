@@ -78,6 +78,7 @@ a model server it is the adaptive limit, which finds the server's capacity
 			if err := o.check(); err != nil {
 				return usageErr(err)
 			}
+			o.stderr = e.stderr
 			res, err := runSwarm(ctx, *o)
 			if res != nil {
 				if perr := res.print(e.stdout, o.json); perr != nil {
@@ -116,6 +117,10 @@ type swarmOptions struct {
 	tokenBudget     existence.Budget
 	replyTokens     int // -reply-tokens: the existence cycle's reply limit
 	layout          prompt.Layout
+	http            string   // -http: serve the monitor, A2A and MCP here
+	httpToken       envToken // -http-token
+	httpOptOut      bool     // -http-no-token-behind-proxy
+	stderr          io.Writer
 	// stopWhen, set by tests, ends the run before -duration once it
 	// reports true; it is asked at each sample (every 100 ms) with the
 	// pool (nil without one).
@@ -160,6 +165,10 @@ func (o *swarmOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.json, "json", false, "print one JSON object at the end")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to this file at 90% of the run")
+	fs.StringVar(&o.http, "http", "", "serve the monitor, A2A at /a2a (the agent chosen by tenant: its id) and MCP at /mcp on this address, e.g. 127.0.0.1:8080;\n"+
+		"with -store memory the agents then get a task queue in memory")
+	tokenFlag(fs, &o.httpToken, "with -http: the bearer token it requires (default $EXISTENCE_TOKEN; empty: none, fit only for loopback)")
+	exposureFlags(fs, &o.httpOptOut)
 }
 
 // check validates the parsed flags.
@@ -192,6 +201,12 @@ func (o *swarmOptions) check() error {
 	}
 	if o.seasoned && kind == "postgres" {
 		return errors.New("-seasoned applies to the memory, directory and sqlite: stores")
+	}
+	if o.http != "" {
+		o.httpToken.resolve()
+		if err := checkExposure(o.http, o.httpToken.String(), o.httpOptOut); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"math"
@@ -19,7 +20,10 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/store/pgstore"
+	"github.com/existence-loop/sdk/store/taskqueue"
+	"github.com/existence-loop/sdk/task"
 )
 
 // swarmRun is one run of the swarm: what its steps share.
@@ -86,10 +90,20 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 		return nil, err
 	}
 	defer stopModel()
+	if o.http != "" && db.tasks == nil && !o.noTasks {
+		db.tasks = taskqueue.NewMemory(taskqueue.Options{}) // what A2A and the monitor submit to
+	}
 	if err := s.newRunner(ctx); err != nil {
 		return nil, err
 	}
 	defer s.r.Close()
+	if o.http != "" {
+		stop, err := s.serve()
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	done := make(chan error, 1)
@@ -226,6 +240,36 @@ func (s *swarmRun) newRunner(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// serve serves the monitor with A2A and MCP (withProtocols) on -http.
+func (s *swarmRun) serve() (stop func(), err error) {
+	o := &s.o
+	log := slog.New(slog.DiscardHandler)
+	stderr := o.stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	var tasks task.Queue
+	if s.db.tasks != nil && !o.noTasks {
+		tasks = s.db.tasks
+	}
+	mon, err := monitor.New(monitor.Config{Runner: s.r, Tasks: tasks, Token: o.httpToken.String(), Logger: log,
+		Addr: o.http, InsecureNoTokenBehindProxy: o.httpOptOut})
+	if err != nil {
+		return nil, err
+	}
+	h, err := withProtocols(mon, protocolConfig{Agents: s.r, Tasks: tasks, Name: "existence-loop-swarm", Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	cancel := s.r.Subscribe(mon.Observe)
+	_, stopServing, err := listenMonitor(mon, h, o.http, o.httpToken, "swarm", log, stderr)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return func() { stopServing(); cancel() }, nil
 }
 
 // adopt starts the runner early with leases: its first lease round

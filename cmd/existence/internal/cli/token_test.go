@@ -32,7 +32,7 @@ func TestAutoToken(t *testing.T) {
 	r := testRunner(t, nil)
 	var stderr bytes.Buffer
 	o.http = "127.0.0.1:0"
-	stop, err := serveMonitor(o, r, taskqueue.NewMemory(taskqueue.Options{}), requests.NewMemory(requests.Options{}), nil, slog.New(slog.DiscardHandler), &stderr)
+	stop, err := serveMonitor(o, r, taskqueue.NewMemory(taskqueue.Options{}), requests.NewMemory(requests.Options{}), nil, nil, nil, slog.New(slog.DiscardHandler), &stderr)
 	require.NoError(t, err)
 	defer stop()
 	m := regexp.MustCompile(`dashboard at http://127\.0\.0\.1:(\d+)/ .*generated token in (\S+) `).FindStringSubmatch(stderr.String())
