@@ -293,7 +293,9 @@ func (s *health) done(now time.Time, err error, probe, gone bool, failures int, 
 
 // IsServerFailure reports whether err, returned by a call to one model
 // server, says the server is unwell: not reached ([ErrUnavailable]), a
-// 5xx that is not an overload, or a per-call timeout ([ErrTimeout]). A
+// 5xx that is not an overload, a per-call timeout ([ErrTimeout]), a 2xx
+// reply that breaks the protocol ([ErrProtocol]: not JSON, the wrong
+// shape), or a redirect to another origin ([ErrRedirect]). A
 // [Pool] counts these towards marking a server down. The caller's
 // cancellation, an overload (503 "busy", 429: [Overloaded]) and the
 // request's own faults (a 4xx, invalid output, a prompt over the window)
@@ -303,7 +305,7 @@ func IsServerFailure(err error) bool {
 	switch {
 	case err == nil, errors.Is(err, context.Canceled), Overloaded(err):
 		return false
-	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrTimeout):
+	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrTimeout), errors.Is(err, ErrProtocol), errors.Is(err, ErrRedirect):
 		return true
 	}
 	if se, ok := asStatus(err); ok {
