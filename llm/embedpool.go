@@ -134,7 +134,8 @@ func (p *EmbedPool) Embed(ctx context.Context, texts []string) ([][]float32, err
 		s.inFlight.Add(1)
 		vecs, err := s.emb.Embed(ctx, texts)
 		s.inFlight.Add(-1)
-		s.done(p.cfg.Now(), err, probe, err != nil && ctx.Err() != nil, p.cfg.Failures, p.cfg.Probe)
+		verdict, gone := judge(ctx, err)
+		s.done(p.cfg.Now(), verdict, probe, gone, p.cfg.Failures, p.cfg.Probe)
 		if err != nil && errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
 			last = fmt.Errorf("%s: %w", s.name, err)
 			continue // never reached: the next server may take it

@@ -291,6 +291,27 @@ func (s *health) done(now time.Time, err error, probe, gone bool, failures int, 
 	}
 }
 
+// judge is what a pool learns of its server from a call that returned
+// err under ctx: gone reports that the caller cancelled the call, which
+// says nothing of the server. A call whose deadline fired (the caller's,
+// or the per-call timeout of a [WithTimeout] above the pool) waited for
+// a server that did not answer in time: verdict is then a
+// [*TimeoutError], a server failure, so that a server that hangs is
+// marked down like one that refuses connections.
+func judge(ctx context.Context, err error) (verdict error, gone bool) {
+	if err == nil || ctx.Err() == nil {
+		return err, false
+	}
+	cause := context.Cause(ctx)
+	if errors.Is(cause, ErrTimeout) || errors.Is(cause, context.DeadlineExceeded) {
+		if errors.Is(err, ErrTimeout) {
+			return err, false
+		}
+		return &TimeoutError{Err: err}, false
+	}
+	return err, true
+}
+
 // IsServerFailure reports whether err, returned by a call to one model
 // server, says the server is unwell: not reached ([ErrUnavailable]), a
 // 5xx that is not an overload, a per-call timeout ([ErrTimeout]), a 2xx
@@ -299,8 +320,9 @@ func (s *health) done(now time.Time, err error, probe, gone bool, failures int, 
 // [Pool] counts these towards marking a server down. The caller's
 // cancellation, an overload (503 "busy", 429: [Overloaded]) and the
 // request's own faults (a 4xx, invalid output, a prompt over the window)
-// say nothing of the server. A caller whose own context ended should not
-// ask: the pool ignores such calls.
+// say nothing of the server. A caller whose own context was cancelled
+// should not ask: the pool ignores such calls (a call whose deadline
+// fired, though, counts as a timeout).
 func IsServerFailure(err error) bool {
 	switch {
 	case err == nil, errors.Is(err, context.Canceled), Overloaded(err):
@@ -330,7 +352,8 @@ func (p *Pool) Generate(ctx context.Context, req *Request) (*Response, error) {
 		}
 		notePoolServer(ctx, s.name)
 		resp, err := s.model.Generate(ctx, req)
-		s.done(p.cfg.Now(), err, probe, err != nil && ctx.Err() != nil, p.cfg.Failures, p.cfg.Probe)
+		verdict, gone := judge(ctx, err)
+		s.done(p.cfg.Now(), verdict, probe, gone, p.cfg.Failures, p.cfg.Probe)
 		if err != nil && errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
 			last = fmt.Errorf("%s: %w", s.name, err)
 			continue // never reached: the next server may take it
@@ -385,25 +408,61 @@ func (p *Pool) Stats() []PoolServerStats {
 var _ Windowed = (*Pool)(nil)
 
 // ContextWindow implements [Windowed]: the smallest window of the servers
-// that know theirs ([ContextWindowOf] of each), with that server's
-// estimator, so that a prompt fitted to it fits whichever server the
-// agent is on. 0 when none knows; the first error when none answered.
+// that are up and know theirs ([ContextWindowOf] of each, asked
+// concurrently), with that server's estimator, so that a prompt fitted to
+// it fits whichever server the agent is on. A server that is down is not
+// asked (its window is asked again once a probe brings it back), and a
+// lookup that fails as a server failure ([IsServerFailure]: unreachable,
+// timed out) counts towards marking its server down, as a call's would;
+// so a server that hangs on the lookup holds each caller up to its ctx's
+// deadline until it is down. 0 when none knows; the first error when
+// none answered.
 func (p *Pool) ContextWindow(ctx context.Context) (tokens int, est *TokenEstimator, err error) {
-	var errs []error
-	for _, s := range p.servers {
-		w, e, werr := ContextWindowOf(ctx, s.model)
-		if werr != nil {
-			errs = append(errs, werr)
+	type answer struct {
+		tokens int
+		est    *TokenEstimator
+		err    error
+		asked  bool
+	}
+	answers := make([]answer, len(p.servers))
+	var wg sync.WaitGroup
+	for i, s := range p.servers {
+		if s.down() {
 			continue
 		}
-		if w > 0 && (tokens == 0 || w < tokens) {
-			tokens, est = w, e
+		answers[i].asked = true
+		wg.Go(func() {
+			a := &answers[i]
+			a.tokens, a.est, a.err = ContextWindowOf(ctx, s.model)
+			if a.err != nil {
+				if verdict, gone := judge(ctx, a.err); IsServerFailure(verdict) {
+					s.done(p.cfg.Now(), verdict, false, gone, p.cfg.Failures, p.cfg.Probe)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var errs []error
+	for _, a := range answers {
+		switch {
+		case !a.asked:
+		case a.err != nil:
+			errs = append(errs, a.err)
+		case a.tokens > 0 && (tokens == 0 || a.tokens < tokens):
+			tokens, est = a.tokens, a.est
 		}
 	}
 	if tokens == 0 && len(errs) > 0 {
 		return 0, nil, errs[0]
 	}
 	return tokens, est, nil
+}
+
+// down reports whether s is marked down.
+func (s *health) down() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.downUntil.IsZero()
 }
 
 // poolNote is how a [Trace] above a [Pool] learns which server the pool

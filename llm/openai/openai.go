@@ -112,8 +112,8 @@ type Model struct {
 	detected    lookup.Once[struct{}] // detect's lookup
 	detectFails atomic.Int64          // detect's lookups that failed on the network
 	mu          sync.Mutex
-	ollama     string                         // the Ollama version, when the server is Ollama (detect)
-	trackers   map[string]*llm.ContextTracker // by model name
+	ollama      string                         // the Ollama version, when the server is Ollama (detect)
+	trackers    map[string]*llm.ContextTracker // by model name
 }
 
 // URL returns the API base URL, e.g. "http://127.0.0.1:8080/v1"
