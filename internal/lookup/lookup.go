@@ -45,8 +45,9 @@ type flight[T any] struct {
 // run with f. f gets a context without ctx's cancellation, with ctx's
 // deadline capped at the Once's timeout (its cause is
 // context.DeadlineExceeded). Errors: f's error (the lookup is then run
-// again by a later call), or, when ctx ends first, an error wrapping
-// context.Cause(ctx) (the lookup goes on for the callers after it).
+// again by a later call), or, when ctx ends first (or has ended: no
+// lookup is started then), an error wrapping context.Cause(ctx) (the
+// lookup goes on for the callers after it).
 func (o *Once[T]) Get(ctx context.Context, f func(ctx context.Context) (T, error)) (T, error) {
 	o.mu.Lock()
 	if o.ok {
@@ -55,6 +56,11 @@ func (o *Once[T]) Get(ctx context.Context, f func(ctx context.Context) (T, error
 		return v, nil
 	}
 	fl := o.flight
+	if fl == nil && ctx.Err() != nil {
+		o.mu.Unlock()
+		var zero T
+		return zero, fmt.Errorf("before a shared lookup: %w", context.Cause(ctx))
+	}
 	if fl == nil {
 		fl = &flight[T]{done: make(chan struct{})}
 		o.flight = fl
@@ -98,4 +104,11 @@ func (o *Once[T]) Done() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.ok
+}
+
+// inFlight reports whether a lookup is running (tests).
+func (o *Once[T]) inFlight() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.flight != nil
 }

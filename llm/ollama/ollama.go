@@ -155,8 +155,8 @@ func (m *Model) tracker(ctx context.Context, model string) (*window, error) {
 }
 
 // show reads model's trained context length and the server's version
-// into w. Errors: a missing model, an unreachable server, or ctx's end
-// (the lookup's deadline); anything else (an old server without
+// into w. Errors: a missing model, an unreachable server, a redirect to
+// another origin, or ctx's end (the lookup's deadline); anything else (an old server without
 // /api/show, an odd reply) leaves the length unknown, and the window is
 // learned from the replies.
 func (m *Model) show(ctx context.Context, model string, w *window) error {
@@ -169,7 +169,7 @@ func (m *Model) show(ctx context.Context, model string, w *window) error {
 		if ctx.Err() != nil {
 			return &llm.TimeoutError{Timeout: limit, Err: cerr}
 		}
-		if errors.Is(cerr, llm.ErrModelNotFound) || errors.Is(cerr, llm.ErrUnavailable) {
+		if errors.Is(cerr, llm.ErrModelNotFound) || errors.Is(cerr, llm.ErrUnavailable) || errors.Is(cerr, llm.ErrRedirect) {
 			return cerr
 		}
 		return nil
