@@ -18,6 +18,7 @@ import (
 type embedOptions struct {
 	provider, url, model string
 	urls                 []string // every -embed-url: more than one makes an llm.EmbedPool
+	allowRedirect        []string // -llm-allow-redirect: hosts the servers may redirect to
 }
 
 // flags registers the embedder's flags on fs.
@@ -79,13 +80,13 @@ func (o *embedOptions) embedder() (llm.Embedder, string, error) {
 // one builds the adapter of one embedding server at url.
 func (o *embedOptions) one(url string) (llm.Embedder, string, error) {
 	if o.provider == "openai" {
-		e, err := openai.NewEmbedder(openai.EmbedConfig{BaseURL: url, Model: o.model})
+		e, err := openai.NewEmbedder(openai.EmbedConfig{BaseURL: url, Model: o.model, AllowRedirect: o.allowRedirect})
 		if err != nil {
 			return nil, "", err
 		}
 		return e, e.BaseURL(), nil
 	}
-	e, err := ollama.NewEmbedder(ollama.EmbedConfig{URL: url, Model: o.model})
+	e, err := ollama.NewEmbedder(ollama.EmbedConfig{URL: url, Model: o.model, AllowRedirect: o.allowRedirect})
 	if err != nil {
 		return nil, "", err
 	}

@@ -385,6 +385,7 @@ func openMemory(o *runOptions, store identity.Store, log *slog.Logger) (*memory.
 	if !ok {
 		return nil, fmt.Errorf("-memory: the store keeps no memories")
 	}
+	o.embed.allowRedirect = o.allowRedir
 	emb, url, err := o.embed.embedder()
 	if err != nil {
 		return nil, fmt.Errorf("-memory: %w", err)
@@ -398,13 +399,13 @@ func openMemory(o *runOptions, store identity.Store, log *slog.Logger) (*memory.
 // default).
 func newModel(o *runOptions) (llm.Model, string, error) {
 	if o.provider == "openai" {
-		m, err := openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model, ContextWindow: o.contextWin, HTTPClient: o.httpClient})
+		m, err := openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model, ContextWindow: o.contextWin, HTTPClient: o.httpClient, AllowRedirect: o.allowRedir})
 		if err != nil {
 			return nil, "", err
 		}
 		return m, m.BaseURL(), nil
 	}
-	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive, NumCtx: o.contextWin, HTTPClient: o.httpClient})
+	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive, NumCtx: o.contextWin, HTTPClient: o.httpClient, AllowRedirect: o.allowRedir})
 	if err != nil {
 		return nil, "", err
 	}
