@@ -430,7 +430,10 @@ func newPrinter(o *runOptions, stdout, stderr io.Writer) *printer {
 func (p *printer) observe(e existence.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e.Kind == existence.EventFallback {
+	// A refused connection is a definite answer: the hint comes with the
+	// first failed attempt, not after the retries' waits end in a
+	// fallback.
+	if e.Kind == existence.EventFallback || (e.Kind == existence.EventModelCall && e.Err != nil) {
 		p.hint(e.Err)
 	}
 	mk := memoryKind(e)

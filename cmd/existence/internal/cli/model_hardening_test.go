@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/llm"
+)
+
+// refusedURL returns a loopback URL whose port refuses connections.
+func refusedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return "http://" + addr
+}
+
+// TestTrioNoServerHintAtOnce: with no model server, the refused
+// connection of the first attempt prints the hint, before the retries'
+// waits (which would take 15 s with the default policy).
+func TestTrioNoServerHintAtOnce(t *testing.T) {
+	t.Chdir(t.TempDir())
+	o, err := parseRunFlags(trioArgs(t, refusedURL(t), "-cycles", "1"), io.Discard)
+	require.NoError(t, err)
+	var stderr syncBuffer
+	var mu sync.Mutex
+	var waits, hintedBeforeWait int
+	o.retry = llm.RetryPolicy{Sleep: func(context.Context, time.Duration) error {
+		mu.Lock()
+		defer mu.Unlock()
+		waits++
+		if strings.Contains(stderr.String(), "cannot reach Ollama at") {
+			hintedBeforeWait++
+		}
+		return nil
+	}}
+	o.maxGoalDuration = -1
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, runTrio(ctx, o, io.Discard, &stderr))
+	require.Positive(t, waits)
+	assert.Equal(t, waits, hintedBeforeWait, "the hint is printed at the first refused connection, before any retry wait")
+	assert.Equal(t, 1, strings.Count(stderr.String(), "cannot reach Ollama at"), "once")
+}
+
+// TestTrioHungServerFallsBack: a single model server that accepts
+// connections and never answers (on every POST: /api/show and
+// /api/chat) gives fallback goals, not silence, within the -llm-timeout
+// of each attempt.
+func TestTrioHungServerFallsBack(t *testing.T) {
+	t.Chdir(t.TempDir())
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	out, stderr, err := runTrioTest(t, trioArgs(t, srv.URL, "-cycles", "1", "-llm-timeout", "100ms")...)
+	require.NoError(t, err, stderr)
+	fallbacks := 0
+	for _, e := range events(t, out) {
+		if e.Kind == existence.EventFallback {
+			fallbacks++
+			assert.Equal(t, llm.OutcomeTimeout, e.FailureClass)
+		}
+	}
+	assert.Equal(t, len(members), fallbacks, "each agent's cycle ends in the fallback goal")
+}
