@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -81,4 +82,38 @@ func TestTrioHungServerFallsBack(t *testing.T) {
 		}
 	}
 	assert.Equal(t, len(members), fallbacks, "each agent's cycle ends in the fallback goal")
+}
+
+// TestSwarmPoolHungServer: a swarm on a pool of four where one server
+// hangs on every POST: the window lookups and calls that wait for it end
+// at -llm-timeout and mark it down, so every agent, its agents too,
+// cycles on the other servers, which keep serving without a failure.
+func TestSwarmPoolHungServer(t *testing.T) {
+	release := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(hung.Close)
+	t.Cleanup(func() { close(release) })
+	const agents = 40
+	o, err := parseSwarmFlags([]string{"-agents", fmt.Sprint(agents), "-heartbeat", "200ms", "-duration", "3s", "-llm-timeout", "500ms",
+		"-llm-url", "standin:?slots=8&latency=5ms", "-llm-url", hung.URL, "-llm-url", "standin:?slots=8&latency=5ms", "-llm-url", "standin:?slots=8&latency=5ms"}, io.Discard)
+	require.NoError(t, err)
+	res, err := runSwarm(t.Context(), o)
+	require.NoError(t, err)
+	require.Len(t, res.Servers, 4)
+	b := res.Servers[1]
+	assert.True(t, b.Pool.Down, "the hung server is marked down")
+	assert.Positive(t, b.Pool.Downs)
+	assert.Equal(t, agents, res.AgentsCycled, "every agent cycled, the hung server's too")
+	for i, s := range res.Servers {
+		if i != 1 {
+			assert.Zero(t, s.Pool.Errors, "server %d never failed", i)
+			assert.Positive(t, s.Pool.Calls, "server %d kept serving", i)
+		}
+	}
+	t.Logf("cycles %d, fallbacks %d, hung server %+v", res.Cycles, res.Fallbacks, b.Pool)
 }
