@@ -17,6 +17,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/memory"
 )
 
 // refusedURL returns a loopback URL whose port refuses connections.
@@ -116,4 +117,26 @@ func TestSwarmPoolHungServer(t *testing.T) {
 		}
 	}
 	t.Logf("cycles %d, fallbacks %d, hung server %+v", res.Cycles, res.Fallbacks, b.Pool)
+}
+
+// TestStandinEmbeds: the stand-in embeds wherever an embedding URL is
+// taken: `memory eval -embed-url standin:` (either provider), and
+// `run -memory -llm-url standin:` without -embed-url, which then tries
+// no other embedding server (OLLAMA_HOST points at a port that refuses).
+func TestStandinEmbeds(t *testing.T) {
+	ds := evalDataset(t)
+	for _, provider := range []string{"ollama", "openai"} {
+		code, out, errOut := runCLI(t, "memory", "eval", "-dataset", ds, "-embed-provider", provider, "-embed-url", "standin:")
+		require.Equal(t, 0, code, errOut)
+		assert.Contains(t, out, "23 memories of 2 agents (23 embedded)", provider)
+	}
+
+	t.Chdir(t.TempDir())
+	t.Setenv("OLLAMA_HOST", refusedURL(t))
+	out, stderr, err := runTrioTest(t, trioArgs(t, "standin:?latency=1ms", "-cycles", "2", "-memory")...)
+	require.NoError(t, err, stderr)
+	evs := events(t, out)
+	assert.NotEmpty(t, memoryEvents(evs, memory.EventStored))
+	assert.Empty(t, memoryEvents(evs, memory.EventPending), "every memory embedded at once, by the stand-in")
+	assert.NotContains(t, stderr, "cannot reach the embedder")
 }

@@ -386,6 +386,10 @@ func openMemory(o *runOptions, store identity.Store, log *slog.Logger) (*memory.
 		return nil, fmt.Errorf("-memory: the store keeps no memories")
 	}
 	o.embed.allowRedirect = o.allowRedir
+	if o.embed.url == "" && slices.ContainsFunc(o.llmURLs, isStandin) {
+		// The stand-in model embeds too: no Ollama needed for -memory.
+		o.embed.url, o.embed.urls = standinScheme, []string{standinScheme}
+	}
 	emb, url, err := o.embed.embedder()
 	if err != nil {
 		return nil, fmt.Errorf("-memory: %w", err)
