@@ -69,7 +69,7 @@ func pool(t *testing.T, urls ...string) *llm.Pool {
 // timeouts, and the others' agents are not held up beyond the timeout of
 // that first round.
 func TestPoolHungServer(t *testing.T) {
-	const timeout = time.Second
+	const timeout = 2 * time.Second // long enough for a loaded machine under -race
 	hung := ollamaServer(t, "hang")
 	p := pool(t, ollamaServer(t, "ok"), hung, ollamaServer(t, "ok"), ollamaServer(t, "ok"))
 	m := llm.WithTimeout(p, timeout)
@@ -126,7 +126,7 @@ func TestPoolHungServer(t *testing.T) {
 		next := cycle()
 		for _, id := range agents {
 			o := next[id]
-			require.NoError(t, o.err, "round %d, %s", round, id)
+			require.NoError(t, o.err, "round %d, %s (the hung server is %s)", round, id, hung)
 			assert.NotEqual(t, hung, o.server, "%s is not on the hung server", id)
 			assert.Less(t, o.elapsed, 2*timeout, "%s fails over within two timeouts", id)
 		}
