@@ -156,9 +156,10 @@ func (m *Model) tracker(ctx context.Context, model string) (*window, error) {
 
 // show reads model's trained context length and the server's version
 // into w. Errors: a missing model, an unreachable server, a redirect to
-// another origin, or ctx's end (the lookup's deadline); anything else (an old server without
-// /api/show, an odd reply) leaves the length unknown, and the window is
-// learned from the replies.
+// another origin, or ctx's end (the lookup's deadline, a
+// *llm.TimeoutError); anything else (an old server without /api/show, an
+// odd reply) leaves the length unknown, and the window is learned from
+// the replies.
 func (m *Model) show(ctx context.Context, model string, w *window) error {
 	limit := lookupTimeout(ctx)
 	ex := &exchange{}

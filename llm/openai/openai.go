@@ -136,6 +136,13 @@ func (m *Model) tracker(ctx context.Context, model string) *llm.ContextTracker {
 				t.Ceiling = llm.OllamaDefaultWindow
 			}
 		}
+		if !m.detected.Done() {
+			// The check has not answered yet (this caller's context
+			// ended first, or it failed and will be made again): this
+			// call plans with what is known, and the tracker kept is
+			// made once the check has answered.
+			return t
+		}
 		m.trackers[model] = t
 	}
 	return t
