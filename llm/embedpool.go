@@ -26,7 +26,8 @@ type EmbedPoolConfig struct {
 	// same embedding model (one vector space).
 	Servers []EmbedPoolServer
 	// Failures and Probe are the health rules of [PoolConfig]: that many
-	// server failures in a row ([IsServerFailure]) mark a server down
+	// server failures in a row ([IsServerFailure], a call whose deadline
+	// fired included) mark a server down
 	// (0 means DefaultPoolFailures, 3), and a server down is probed by
 	// one call Probe later (0 means DefaultPoolProbe, 10 s).
 	Failures int

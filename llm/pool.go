@@ -59,9 +59,11 @@ type PoolConfig struct {
 	// Adaptive configures each server's own [AdaptiveLimit], which
 	// measures every call made to it (see [Pool.Stats]).
 	Adaptive AdaptiveConfig
-	// Failures is how many failures in a row (the server unreachable, an
-	// HTTP 5xx other than an overload's 503, a per-call timeout) mark a
-	// server down; 0 means DefaultPoolFailures (3). An overload (503
+	// Failures is how many failures in a row ([IsServerFailure]: the
+	// server unreachable, an HTTP 5xx other than an overload's 503, a
+	// call or window lookup whose deadline fired, a reply that breaks
+	// the protocol, a redirect to another origin) mark a server down; 0
+	// means DefaultPoolFailures (3). An overload (503
 	// "busy", 429) is the server's concurrency limit speaking, not a
 	// failure.
 	Failures int
@@ -91,6 +93,11 @@ type PoolConfig struct {
 // ranking, since the request never arrived; any other error is returned
 // (a [WithRetry] above the pool retries it, on the agent's server, or on
 // the next one once its server is down).
+//
+// A server that hangs is one that times out: a call whose deadline
+// fired (the caller's, or the per-call timeout of a [WithTimeout] above
+// the pool) counts as a failure, so its agents move after Failures such
+// calls; only the caller's cancellation says nothing of the server.
 //
 // A reply names the server that answered ([Response].Server), and
 // [Pool.Stats] counts each server's calls, failures and tokens.
