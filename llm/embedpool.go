@@ -27,7 +27,8 @@ type EmbedPoolConfig struct {
 	Servers []EmbedPoolServer
 	// Failures and Probe are the health rules of [PoolConfig]: that many
 	// server failures in a row ([IsServerFailure], a call whose deadline
-	// fired included) mark a server down
+	// fired included, whatever its cause: an embedding call's deadline
+	// is its own) mark a server down
 	// (0 means DefaultPoolFailures, 3), and a server down is probed by
 	// one call Probe later (0 means DefaultPoolProbe, 10 s).
 	Failures int
@@ -135,7 +136,7 @@ func (p *EmbedPool) Embed(ctx context.Context, texts []string) ([][]float32, err
 		s.inFlight.Add(1)
 		vecs, err := s.emb.Embed(ctx, texts)
 		s.inFlight.Add(-1)
-		verdict, gone := judge(ctx, err)
+		verdict, gone := judge(ctx, err, true) // its callers bound each call (memory's EmbedTimeout)
 		s.done(p.cfg.Now(), verdict, probe, gone, p.cfg.Failures, p.cfg.Probe)
 		if err != nil && errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
 			last = fmt.Errorf("%s: %w", s.name, err)

@@ -61,8 +61,9 @@ type PoolConfig struct {
 	Adaptive AdaptiveConfig
 	// Failures is how many failures in a row ([IsServerFailure]: the
 	// server unreachable, an HTTP 5xx other than an overload's 503, a
-	// call or window lookup whose deadline fired, a reply that breaks
-	// the protocol, a redirect to another origin) mark a server down; 0
+	// call or window lookup whose per-call deadline fired, a reply that
+	// breaks the protocol, a redirect to another origin) mark a server
+	// down; 0
 	// means DefaultPoolFailures (3). An overload (503
 	// "busy", 429) is the server's concurrency limit speaking, not a
 	// failure.
@@ -94,10 +95,11 @@ type PoolConfig struct {
 // (a [WithRetry] above the pool retries it, on the agent's server, or on
 // the next one once its server is down).
 //
-// A server that hangs is one that times out: a call whose deadline
-// fired (the caller's, or the per-call timeout of a [WithTimeout] above
-// the pool) counts as a failure, so its agents move after Failures such
-// calls; only the caller's cancellation says nothing of the server.
+// A server that hangs is one that times out: a call whose per-call
+// deadline fired (a [WithTimeout] above the pool, whose deadline has the
+// cause [ErrTimeout]) counts as a failure, so its agents move after
+// Failures such calls; the caller's cancellation, or a longer deadline
+// of its own, says nothing of the server.
 //
 // A reply names the server that answered ([Response].Server), and
 // [Pool.Stats] counts each server's calls, failures and tokens.
@@ -299,18 +301,20 @@ func (s *health) done(now time.Time, err error, probe, gone bool, failures int, 
 }
 
 // judge is what a pool learns of its server from a call that returned
-// err under ctx: gone reports that the caller cancelled the call, which
-// says nothing of the server. A call whose deadline fired (the caller's,
-// or the per-call timeout of a [WithTimeout] above the pool) waited for
-// a server that did not answer in time: verdict is then a
-// [*TimeoutError], a server failure, so that a server that hangs is
-// marked down like one that refuses connections.
-func judge(ctx context.Context, err error) (verdict error, gone bool) {
+// err under ctx: gone reports that the caller ended the call, which says
+// nothing of the server. A call whose per-call deadline fired (a
+// deadline whose cause is [ErrTimeout], as [WithTimeout] sets; with
+// anyDeadline, any deadline) waited for a server that did not answer in
+// time: verdict is then a [*TimeoutError], a server failure, so that a
+// server that hangs is marked down like one that refuses connections.
+// Another deadline (a cycle's, a goal's) spans more than the call and
+// says nothing of the server.
+func judge(ctx context.Context, err error, anyDeadline bool) (verdict error, gone bool) {
 	if err == nil || ctx.Err() == nil {
 		return err, false
 	}
 	cause := context.Cause(ctx)
-	if errors.Is(cause, ErrTimeout) || errors.Is(cause, context.DeadlineExceeded) {
+	if errors.Is(cause, ErrTimeout) || (anyDeadline && errors.Is(cause, context.DeadlineExceeded)) {
 		if errors.Is(err, ErrTimeout) {
 			return err, false
 		}
@@ -327,9 +331,10 @@ func judge(ctx context.Context, err error) (verdict error, gone bool) {
 // [Pool] counts these towards marking a server down. The caller's
 // cancellation, an overload (503 "busy", 429: [Overloaded]) and the
 // request's own faults (a 4xx, invalid output, a prompt over the window)
-// say nothing of the server. A caller whose own context was cancelled
-// should not ask: the pool ignores such calls (a call whose deadline
-// fired, though, counts as a timeout).
+// say nothing of the server. A caller whose own context ended should not
+// ask: the pool ignores such calls, except that a per-call deadline that
+// fired (its cause [ErrTimeout], as [WithTimeout] sets) counts as a
+// timeout.
 func IsServerFailure(err error) bool {
 	switch {
 	case err == nil, errors.Is(err, context.Canceled), Overloaded(err):
@@ -359,7 +364,7 @@ func (p *Pool) Generate(ctx context.Context, req *Request) (*Response, error) {
 		}
 		notePoolServer(ctx, s.name)
 		resp, err := s.model.Generate(ctx, req)
-		verdict, gone := judge(ctx, err)
+		verdict, gone := judge(ctx, err, false)
 		s.done(p.cfg.Now(), verdict, probe, gone, p.cfg.Failures, p.cfg.Probe)
 		if err != nil && errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
 			last = fmt.Errorf("%s: %w", s.name, err)
@@ -420,43 +425,78 @@ var _ Windowed = (*Pool)(nil)
 // it fits whichever server the agent is on. A server that is down is not
 // asked (its window is asked again once a probe brings it back), and a
 // lookup that fails as a server failure ([IsServerFailure]: unreachable,
-// timed out) counts towards marking its server down, as a call's would;
-// so a server that hangs on the lookup holds each caller up to its ctx's
-// deadline until it is down. 0 when none knows; the first error when
-// none answered.
+// timed out) counts towards marking its server down, as a call's would.
+// When ctx has a deadline and names an agent ([WithAgent]), the caller
+// waits for its own server's answer only: the others' lookups go on in
+// the background, to that deadline, and count when they end (an adapter
+// keeps a window it has read, so a healthy server answers at once), so a
+// server that hangs holds up only the agents pinned to it. 0 when none
+// knows; the first error when none answered.
 func (p *Pool) ContextWindow(ctx context.Context) (tokens int, est *TokenEstimator, err error) {
 	type answer struct {
 		tokens int
 		est    *TokenEstimator
 		err    error
-		asked  bool
 	}
-	answers := make([]answer, len(p.servers))
-	var wg sync.WaitGroup
+	own := ""
+	deadline, bounded := ctx.Deadline()
+	if key := AgentFrom(ctx); key != "" && bounded {
+		own = p.Server(key)
+	}
+	answers := make([]chan answer, len(p.servers))
+	ownUp := false
 	for i, s := range p.servers {
-		if s.down() {
+		if !s.down() {
+			answers[i] = make(chan answer, 1)
+			ownUp = ownUp || s.name == own
+		}
+	}
+	if !ownUp {
+		own = "" // its server is down (due for a probe): wait for those that are up
+	}
+	for i, s := range p.servers {
+		if answers[i] == nil {
 			continue
 		}
-		answers[i].asked = true
-		wg.Go(func() {
-			a := &answers[i]
-			a.tokens, a.est, a.err = ContextWindowOf(ctx, s.model)
+		lctx, cancel := ctx, context.CancelFunc(func() {})
+		if own != "" && s.name != own {
+			// Not waited for: its own context, to the caller's deadline.
+			lctx, cancel = context.WithDeadlineCause(context.WithoutCancel(ctx), deadline, ErrTimeout)
+		}
+		go func() {
+			defer cancel()
+			var a answer
+			a.tokens, a.est, a.err = ContextWindowOf(lctx, s.model)
 			if a.err != nil {
-				if verdict, gone := judge(ctx, a.err); IsServerFailure(verdict) {
+				if verdict, gone := judge(lctx, a.err, false); IsServerFailure(verdict) {
 					s.done(p.cfg.Now(), verdict, false, gone, p.cfg.Failures, p.cfg.Probe)
 				}
 			}
-		})
+			answers[i] <- a
+		}()
 	}
-	wg.Wait()
 	var errs []error
-	for _, a := range answers {
+	take := func(a answer) {
 		switch {
-		case !a.asked:
 		case a.err != nil:
 			errs = append(errs, a.err)
 		case a.tokens > 0 && (tokens == 0 || a.tokens < tokens):
 			tokens, est = a.tokens, a.est
+		}
+	}
+	for i, s := range p.servers { // the caller's own server first, waited for
+		if answers[i] != nil && (own == "" || s.name == own) {
+			take(<-answers[i])
+		}
+	}
+	for i, s := range p.servers { // the others, when they have answered
+		if answers[i] == nil || own == "" || s.name == own {
+			continue
+		}
+		select {
+		case a := <-answers[i]:
+			take(a)
+		default:
 		}
 	}
 	if tokens == 0 && len(errs) > 0 {

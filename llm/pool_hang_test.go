@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -66,8 +67,8 @@ func pool(t *testing.T, urls ...string) *llm.Pool {
 // POST. Each agent's cycle asks the window (llm.ContextWindowOf) and then
 // calls the model, each through the per-call timeout: the hung server is
 // marked down after the first round, its agents fail over within two
-// timeouts, and the others' agents are not held up beyond the timeout of
-// that first round.
+// timeouts, and the others' agents are not held up by it at all: their
+// window lookup waits for their own server only.
 func TestPoolHungServer(t *testing.T) {
 	const timeout = 2 * time.Second // long enough for a loaded machine under -race
 	hung := ollamaServer(t, "hang")
@@ -113,6 +114,11 @@ func TestPoolHungServer(t *testing.T) {
 	first := cycle()
 	for _, id := range agents {
 		assert.Less(t, first[id].elapsed, 3*timeout, "%s: no call waits beyond its deadline", id)
+		if !slices.Contains(onHung, id) {
+			// The window lookup waits for the agent's own server only.
+			require.NoError(t, first[id].err, id)
+			assert.Less(t, first[id].elapsed, timeout, "%s is not held up by the hung server", id)
+		}
 	}
 	var stats llm.PoolServerStats
 	for _, s := range p.Stats() {
