@@ -88,7 +88,9 @@ func TestTrioHungServerFallsBack(t *testing.T) {
 // TestSwarmPoolHungServer: a swarm on a pool of four where one server
 // hangs on every POST: the window lookups and calls that wait for it end
 // at -llm-timeout and mark it down, so every agent, its agents too,
-// cycles on the other servers, which keep serving.
+// cycles on the other servers, which keep serving: of 8 autonomy workers
+// the hung server holds only those of its own agents' first cycles (two
+// timeouts and the retry's 5 s wait: the run lasts 9 s so that they end).
 func TestSwarmPoolHungServer(t *testing.T) {
 	release := make(chan struct{})
 	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -100,7 +102,7 @@ func TestSwarmPoolHungServer(t *testing.T) {
 	t.Cleanup(hung.Close)
 	t.Cleanup(func() { close(release) })
 	const agents = 40
-	o, err := parseSwarmFlags([]string{"-agents", fmt.Sprint(agents), "-heartbeat", "200ms", "-duration", "6s", "-llm-timeout", "1s",
+	o, err := parseSwarmFlags([]string{"-agents", fmt.Sprint(agents), "-heartbeat", "200ms", "-duration", "9s", "-llm-timeout", "1s", "-autonomy-workers", "8",
 		"-llm-url", "standin:?slots=8&latency=5ms", "-llm-url", hung.URL, "-llm-url", "standin:?slots=8&latency=5ms", "-llm-url", "standin:?slots=8&latency=5ms"}, io.Discard)
 	require.NoError(t, err)
 	res, err := runSwarm(t.Context(), o)
