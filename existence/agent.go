@@ -775,8 +775,12 @@ func (a *Agent) onAttempt(c *ModelCall, err error) {
 // window returns the model's context window as the cycle's prompt budget:
 // the window minus the reply's reserve and the message overhead, counted
 // with the model's calibrated estimator. A model that does not know its
-// window, or fails to say, gives none.
+// window, or fails to say, gives none. The lookup (Ollama's /api/show) is
+// a network call: it is bounded by CallTimeout, as a model call is, and
+// a failure is reported by the cycle's own call to the same server.
 func (a *Agent) window(ctx context.Context) prompt.Budget {
+	ctx, cancel := context.WithTimeoutCause(ctx, a.cfg.CallTimeout, llm.ErrTimeout)
+	defer cancel()
 	w, est, err := llm.ContextWindowOf(ctx, a.cfg.Model)
 	if err != nil || w <= 0 {
 		return prompt.Budget{}

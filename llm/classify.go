@@ -22,6 +22,7 @@ const (
 	OutcomeCanceled      = "canceled"        // the caller's context was canceled (context.Canceled)
 	OutcomeInvalidOutput = "invalid_output"  // the reply failed validation, even after repair ([ErrInvalidOutput])
 	OutcomeContextLength = "context_length"  // the prompt did not fit the context window ([ErrContextLength])
+	OutcomeProtocol      = "protocol"        // a 2xx reply that breaks the protocol: not JSON, the wrong shape ([ErrProtocol])
 	OutcomeError         = "error"           // anything else
 )
 
@@ -34,8 +35,8 @@ const (
 //
 // When a chain matches several classes, the first of this order wins:
 // timeout ([ErrTimeout]), canceled, timeout (any other deadline),
-// invalid_output, context_length, model_not_found, truncated, empty, http_NNN, unavailable,
-// timeout (a network timeout), error.
+// invalid_output, context_length, model_not_found, truncated, empty, protocol, http_NNN,
+// unavailable, timeout (a network timeout), error.
 func Classify(err error) string {
 	if err == nil {
 		return OutcomeOK
@@ -63,6 +64,8 @@ func Classify(err error) string {
 		return OutcomeTruncated
 	case errors.Is(err, ErrEmpty):
 		return OutcomeEmpty
+	case errors.Is(err, ErrProtocol):
+		return OutcomeProtocol
 	}
 	if se, ok := asStatus(err); ok {
 		return "http_" + strconv.Itoa(se.StatusCode)
@@ -80,7 +83,8 @@ func Classify(err error) string {
 // Retryable reports whether err is worth retrying, i.e. whether the same
 // request can succeed on a later attempt: the server is unreachable
 // ([ErrUnavailable], connection refused or reset), an attempt timed out
-// ([ErrTimeout] or a network timeout), or an HTTP 429, 502, 503 or 504.
+// ([ErrTimeout] or a network timeout), the server answered a reply that
+// breaks the protocol ([ErrProtocol]), or an HTTP 429, 502, 503 or 504.
 //
 // Everything else is permanent and not retried: HTTP 400, 401, 403, 404 and
 // other statuses, a missing model, truncation, an empty reply, a reply that
@@ -90,7 +94,7 @@ func Classify(err error) string {
 // stops as soon as that context ends.
 func Retryable(err error) bool {
 	switch c := Classify(err); c {
-	case OutcomeUnavailable:
+	case OutcomeUnavailable, OutcomeProtocol:
 		return true
 	case OutcomeTimeout:
 		if errors.Is(err, ErrTimeout) {

@@ -38,7 +38,12 @@
 //     the cap the adapter set for the request, in proportion to what it
 //     asked for ([LimitReplies], [WithReplyLimit], [ChatReplyLimit],
 //     [EmbedReplyLimit]); a server cannot make the process allocate
-//     without bound.
+//     without bound;
+//   - [*ProtocolError] ([ErrProtocol]): a 2xx reply that breaks the
+//     protocol (not JSON, the wrong shape), a server failure for a [Pool];
+//   - [ErrRedirect]: the server redirected the call to another origin
+//     (scheme, host and port) than the one configured, and the adapter
+//     did not follow (unless the host is in its config's AllowRedirect).
 //
 // Middleware that gives up says why: [*RetryError] (the attempts made and
 // the last error) and [*FallbackError] (one error per model tried); both

@@ -26,7 +26,9 @@ type EmbedPoolConfig struct {
 	// same embedding model (one vector space).
 	Servers []EmbedPoolServer
 	// Failures and Probe are the health rules of [PoolConfig]: that many
-	// server failures in a row ([IsServerFailure]) mark a server down
+	// server failures in a row ([IsServerFailure], a call whose deadline
+	// fired included, whatever its cause: an embedding call's deadline
+	// is its own) mark a server down
 	// (0 means DefaultPoolFailures, 3), and a server down is probed by
 	// one call Probe later (0 means DefaultPoolProbe, 10 s).
 	Failures int
@@ -134,7 +136,8 @@ func (p *EmbedPool) Embed(ctx context.Context, texts []string) ([][]float32, err
 		s.inFlight.Add(1)
 		vecs, err := s.emb.Embed(ctx, texts)
 		s.inFlight.Add(-1)
-		s.done(p.cfg.Now(), err, probe, err != nil && ctx.Err() != nil, p.cfg.Failures, p.cfg.Probe)
+		verdict, gone := judge(ctx, err, true) // its callers bound each call (memory's EmbedTimeout)
+		s.done(p.cfg.Now(), verdict, probe, gone, p.cfg.Failures, p.cfg.Probe)
 		if err != nil && errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
 			last = fmt.Errorf("%s: %w", s.name, err)
 			continue // never reached: the next server may take it

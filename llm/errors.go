@@ -4,7 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
+
+	"github.com/existence-loop/sdk/internal/origin"
+	"github.com/existence-loop/sdk/internal/runes"
 )
 
 // Sentinel errors. Adapters return the typed errors below, which match these
@@ -128,3 +132,48 @@ func (e *TruncatedError) Error() string {
 
 // Is reports whether target is [ErrTruncated].
 func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }
+
+// ErrRedirect matches (errors.Is) a call an adapter did not send on
+// because the server redirected it to another origin (scheme, host and
+// port) than the one configured, to a host not allowed: the other host
+// received nothing. A [Pool] counts it as a server failure
+// ([IsServerFailure]). The rule is internal/origin's, shared with
+// existence/minds.
+var ErrRedirect = origin.ErrRedirect
+
+// ErrProtocol: a server answered with a success status (HTTP 2xx) and a
+// reply that cannot be read as the protocol: not JSON, JSON of the wrong
+// shape, a stream without its final object. See [ProtocolError].
+var ErrProtocol = errors.New("llm: reply breaks the protocol")
+
+// ProtocolError reports a reply that breaks the provider's protocol
+// ([ErrProtocol]): the server is unwell or is not the server it claims to
+// be, so a [Pool] counts it as a server failure ([IsServerFailure]) and
+// [WithRetry] retries it. A model's reply whose *content* is not the JSON
+// asked for is not one: that is [ErrInvalidOutput], the repair turn's
+// business.
+type ProtocolError struct {
+	// Provider names the adapter ("ollama", "openai").
+	Provider string
+	// URL is the server's base URL.
+	URL string
+	// Err is what failed: the decoder's error, or what was missing.
+	Err error
+}
+
+// Error reads like "ollama: http://127.0.0.1:11434 answered a reply that
+// breaks the protocol: invalid character 'x' looking for beginning of
+// value": what failed is cut to its first 200 characters, without the
+// unsafe code points (a reply may be any text).
+func (e *ProtocolError) Error() string {
+	return fmt.Sprintf("%s: %s answered a reply that breaks the protocol: %s", e.Provider, e.URL, runes.Strip(runes.Head(strings.ToValidUTF8(fmt.Sprint(e.Err), "\uFFFD"), maxProtocolDetail)))
+}
+
+// maxProtocolDetail caps, in characters, what a [ProtocolError] quotes.
+const maxProtocolDetail = 200
+
+// Unwrap returns what failed.
+func (e *ProtocolError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrProtocol].
+func (e *ProtocolError) Is(target error) bool { return target == ErrProtocol }

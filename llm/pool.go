@@ -59,9 +59,12 @@ type PoolConfig struct {
 	// Adaptive configures each server's own [AdaptiveLimit], which
 	// measures every call made to it (see [Pool.Stats]).
 	Adaptive AdaptiveConfig
-	// Failures is how many failures in a row (the server unreachable, an
-	// HTTP 5xx other than an overload's 503, a per-call timeout) mark a
-	// server down; 0 means DefaultPoolFailures (3). An overload (503
+	// Failures is how many failures in a row ([IsServerFailure]: the
+	// server unreachable, an HTTP 5xx other than an overload's 503, a
+	// call or window lookup whose per-call deadline fired, a reply that
+	// breaks the protocol, a redirect to another origin) mark a server
+	// down; 0
+	// means DefaultPoolFailures (3). An overload (503
 	// "busy", 429) is the server's concurrency limit speaking, not a
 	// failure.
 	Failures int
@@ -91,6 +94,12 @@ type PoolConfig struct {
 // ranking, since the request never arrived; any other error is returned
 // (a [WithRetry] above the pool retries it, on the agent's server, or on
 // the next one once its server is down).
+//
+// A server that hangs is one that times out: a call whose per-call
+// deadline fired (a [WithTimeout] above the pool, whose deadline has the
+// cause [ErrTimeout]) counts as a failure, so its agents move after
+// Failures such calls; the caller's cancellation, or a longer deadline
+// of its own, says nothing of the server.
 //
 // A reply names the server that answered ([Response].Server), and
 // [Pool.Stats] counts each server's calls, failures and tokens.
@@ -291,19 +300,46 @@ func (s *health) done(now time.Time, err error, probe, gone bool, failures int, 
 	}
 }
 
+// judge is what a pool learns of its server from a call that returned
+// err under ctx: gone reports that the caller ended the call, which says
+// nothing of the server. A call whose per-call deadline fired (a
+// deadline whose cause is [ErrTimeout], as [WithTimeout] sets; with
+// anyDeadline, any deadline) waited for a server that did not answer in
+// time: verdict is then a [*TimeoutError], a server failure, so that a
+// server that hangs is marked down like one that refuses connections.
+// Another deadline (a cycle's, a goal's) spans more than the call and
+// says nothing of the server.
+func judge(ctx context.Context, err error, anyDeadline bool) (verdict error, gone bool) {
+	if err == nil || ctx.Err() == nil {
+		return err, false
+	}
+	cause := context.Cause(ctx)
+	if errors.Is(cause, ErrTimeout) || (anyDeadline && errors.Is(cause, context.DeadlineExceeded)) {
+		if errors.Is(err, ErrTimeout) {
+			return err, false
+		}
+		return &TimeoutError{Err: err}, false
+	}
+	return err, true
+}
+
 // IsServerFailure reports whether err, returned by a call to one model
 // server, says the server is unwell: not reached ([ErrUnavailable]), a
-// 5xx that is not an overload, or a per-call timeout ([ErrTimeout]). A
+// 5xx that is not an overload, a per-call timeout ([ErrTimeout]), a 2xx
+// reply that breaks the protocol ([ErrProtocol]: not JSON, the wrong
+// shape), or a redirect to another origin ([ErrRedirect]). A
 // [Pool] counts these towards marking a server down. The caller's
 // cancellation, an overload (503 "busy", 429: [Overloaded]) and the
 // request's own faults (a 4xx, invalid output, a prompt over the window)
 // say nothing of the server. A caller whose own context ended should not
-// ask: the pool ignores such calls.
+// ask: the pool ignores such calls, except that a per-call deadline that
+// fired (its cause [ErrTimeout], as [WithTimeout] sets) counts as a
+// timeout.
 func IsServerFailure(err error) bool {
 	switch {
 	case err == nil, errors.Is(err, context.Canceled), Overloaded(err):
 		return false
-	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrTimeout):
+	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrTimeout), errors.Is(err, ErrProtocol), errors.Is(err, ErrRedirect):
 		return true
 	}
 	if se, ok := asStatus(err); ok {
@@ -328,7 +364,8 @@ func (p *Pool) Generate(ctx context.Context, req *Request) (*Response, error) {
 		}
 		notePoolServer(ctx, s.name)
 		resp, err := s.model.Generate(ctx, req)
-		s.done(p.cfg.Now(), err, probe, err != nil && ctx.Err() != nil, p.cfg.Failures, p.cfg.Probe)
+		verdict, gone := judge(ctx, err, false)
+		s.done(p.cfg.Now(), verdict, probe, gone, p.cfg.Failures, p.cfg.Probe)
 		if err != nil && errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
 			last = fmt.Errorf("%s: %w", s.name, err)
 			continue // never reached: the next server may take it
@@ -383,25 +420,96 @@ func (p *Pool) Stats() []PoolServerStats {
 var _ Windowed = (*Pool)(nil)
 
 // ContextWindow implements [Windowed]: the smallest window of the servers
-// that know theirs ([ContextWindowOf] of each), with that server's
-// estimator, so that a prompt fitted to it fits whichever server the
-// agent is on. 0 when none knows; the first error when none answered.
+// that are up and know theirs ([ContextWindowOf] of each, asked
+// concurrently), with that server's estimator, so that a prompt fitted to
+// it fits whichever server the agent is on. A server that is down is not
+// asked (its window is asked again once a probe brings it back), and a
+// lookup that fails as a server failure ([IsServerFailure]: unreachable,
+// timed out) counts towards marking its server down, as a call's would.
+// When ctx has a deadline and names an agent ([WithAgent]), the caller
+// waits for its own server's answer only: the others' lookups go on in
+// the background, to that deadline, and count when they end (an adapter
+// keeps a window it has read, so a healthy server answers at once), so a
+// server that hangs holds up only the agents pinned to it. 0 when none
+// knows; the first error when none answered.
 func (p *Pool) ContextWindow(ctx context.Context) (tokens int, est *TokenEstimator, err error) {
-	var errs []error
-	for _, s := range p.servers {
-		w, e, werr := ContextWindowOf(ctx, s.model)
-		if werr != nil {
-			errs = append(errs, werr)
+	type answer struct {
+		tokens int
+		est    *TokenEstimator
+		err    error
+	}
+	own := ""
+	deadline, bounded := ctx.Deadline()
+	if key := AgentFrom(ctx); key != "" && bounded {
+		own = p.Server(key)
+	}
+	answers := make([]chan answer, len(p.servers))
+	ownUp := false
+	for i, s := range p.servers {
+		if !s.down() {
+			answers[i] = make(chan answer, 1)
+			ownUp = ownUp || s.name == own
+		}
+	}
+	if !ownUp {
+		own = "" // its server is down (due for a probe): wait for those that are up
+	}
+	for i, s := range p.servers {
+		if answers[i] == nil {
 			continue
 		}
-		if w > 0 && (tokens == 0 || w < tokens) {
-			tokens, est = w, e
+		lctx, cancel := ctx, context.CancelFunc(func() {})
+		if own != "" && s.name != own {
+			// Not waited for: its own context, to the caller's deadline.
+			lctx, cancel = context.WithDeadlineCause(context.WithoutCancel(ctx), deadline, ErrTimeout)
+		}
+		go func() {
+			defer cancel()
+			var a answer
+			a.tokens, a.est, a.err = ContextWindowOf(lctx, s.model)
+			if a.err != nil {
+				if verdict, gone := judge(lctx, a.err, false); IsServerFailure(verdict) {
+					s.done(p.cfg.Now(), verdict, false, gone, p.cfg.Failures, p.cfg.Probe)
+				}
+			}
+			answers[i] <- a
+		}()
+	}
+	var errs []error
+	take := func(a answer) {
+		switch {
+		case a.err != nil:
+			errs = append(errs, a.err)
+		case a.tokens > 0 && (tokens == 0 || a.tokens < tokens):
+			tokens, est = a.tokens, a.est
+		}
+	}
+	for i, s := range p.servers { // the caller's own server first, waited for
+		if answers[i] != nil && (own == "" || s.name == own) {
+			take(<-answers[i])
+		}
+	}
+	for i, s := range p.servers { // the others, when they have answered
+		if answers[i] == nil || own == "" || s.name == own {
+			continue
+		}
+		select {
+		case a := <-answers[i]:
+			take(a)
+		default:
 		}
 	}
 	if tokens == 0 && len(errs) > 0 {
 		return 0, nil, errs[0]
 	}
 	return tokens, est, nil
+}
+
+// down reports whether s is marked down.
+func (s *health) down() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.downUntil.IsZero()
 }
 
 // poolNote is how a [Trace] above a [Pool] learns which server the pool

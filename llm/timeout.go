@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -14,15 +15,20 @@ const DefaultTimeout = 180 * time.Second
 // It matches [ErrTimeout] and context.DeadlineExceeded with [errors.Is] and
 // unwraps to the error the wrapped model returned.
 type TimeoutError struct {
-	// Timeout is the per-call limit that was exceeded.
+	// Timeout is the per-call limit that was exceeded; 0 when unknown
+	// (a deadline a [Pool] saw fire).
 	Timeout time.Duration
 	// Err is the wrapped model's error (usually wrapping
 	// context.DeadlineExceeded).
 	Err error
 }
 
-// Error reads "llm: call timed out after 3m0s: " and the model's error.
+// Error reads "llm: call timed out after 3m0s: " and the model's error
+// ("llm: call timed out: " when Timeout is 0, unknown).
 func (e *TimeoutError) Error() string {
+	if e.Timeout <= 0 {
+		return fmt.Sprintf("llm: call timed out: %v", e.Err)
+	}
 	return fmt.Sprintf("llm: call timed out after %s: %v", e.Timeout, e.Err)
 }
 
@@ -74,3 +80,19 @@ func (t *timeoutModel) Generate(ctx context.Context, req *Request) (*Response, e
 
 // Name returns the wrapped model's name, if it has one.
 func (t *timeoutModel) Name() string { return nameOf(t.next) }
+
+var _ Windowed = (*timeoutModel)(nil)
+
+// ContextWindow implements [Windowed]: the wrapped model's window
+// ([ContextWindowOf]), its lookup (Ollama's /api/show, say) bounded by
+// the same per-call timeout as a call. When that deadline fires, the
+// error is a *[TimeoutError].
+func (t *timeoutModel) ContextWindow(ctx context.Context) (int, *TokenEstimator, error) {
+	cctx, cancel := context.WithTimeoutCause(ctx, t.d, ErrTimeout)
+	defer cancel()
+	w, est, err := ContextWindowOf(cctx, t.next)
+	if err != nil && ctx.Err() == nil && cctx.Err() != nil && !errors.Is(err, ErrTimeout) {
+		return 0, nil, &TimeoutError{Timeout: t.d, Err: err}
+	}
+	return w, est, err
+}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/existence-loop/sdk/internal/origin"
 )
 
 // ErrRedirect matches (errors.Is) the failure of a fetch that a server
@@ -46,23 +48,18 @@ var sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
 // connect to.
 type netPolicy struct {
 	origin        *url.URL
-	redirects     map[string]bool // allowed redirect hosts, lower case, with or without ":port"
+	redirects     *origin.Policy // the configured origin and the allowed redirect hosts
 	allowPrivate  bool
 	allowLoopback bool
 }
 
-// newPolicy returns the policy of a mind fetching origin. Loopback is
-// allowed when origin's host is a loopback one (localhost, 127.0.0.0/8,
+// newPolicy returns the policy of a mind fetching base. Loopback is
+// allowed when base's host is a loopback one (localhost, 127.0.0.0/8,
 // ::1), private addresses when it is a private address literal; both when
 // allowPrivate.
-func newPolicy(origin *url.URL, allowRedirect []string, allowPrivate bool) *netPolicy {
-	p := &netPolicy{origin: origin, redirects: map[string]bool{}, allowPrivate: allowPrivate, allowLoopback: allowPrivate}
-	for _, h := range allowRedirect {
-		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
-			p.redirects[h] = true
-		}
-	}
-	host := strings.ToLower(origin.Hostname())
+func newPolicy(base *url.URL, allowRedirect []string, allowPrivate bool) *netPolicy {
+	p := &netPolicy{origin: base, redirects: origin.New(base, allowRedirect), allowPrivate: allowPrivate, allowLoopback: allowPrivate}
+	host := strings.ToLower(base.Hostname())
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		p.allowLoopback = true
 	}
@@ -102,20 +99,18 @@ func (p *netPolicy) control(_, address string, _ syscall.RawConn) error {
 	return p.checkAddr(ap.Addr())
 }
 
-// checkRedirect is the client's CheckRedirect: at most 10 redirects, each
-// to the configured origin or an allowed host.
+// checkRedirect is the client's CheckRedirect: the SDK's redirect rule
+// (internal/origin: at most 10 redirects, each to the configured origin
+// or an allowed host), its refusal wrapped in [ErrRedirect] with how to
+// allow the host.
 func (p *netPolicy) checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
+	err := p.redirects.CheckRedirect(req, via)
+	if !errors.Is(err, origin.ErrRedirect) {
+		return err
 	}
 	u := req.URL
-	sameOrigin := u.Scheme == p.origin.Scheme && strings.EqualFold(u.Host, p.origin.Host)
-	host := strings.ToLower(u.Hostname())
-	if sameOrigin || p.redirects[host] || p.redirects[strings.ToLower(u.Host)] {
-		return nil
-	}
 	return fmt.Errorf("%w: %s redirected to %s://%s, not %s://%s (allow the host with AllowRedirect, -poll-allow-redirect %s)",
-		ErrRedirect, via[len(via)-1].URL.Redacted(), u.Scheme, u.Host, p.origin.Scheme, p.origin.Host, host)
+		ErrRedirect, via[len(via)-1].URL.Redacted(), u.Scheme, u.Host, p.origin.Scheme, p.origin.Host, strings.ToLower(u.Hostname()))
 }
 
 // client returns an http.Client that keeps to the policy, with timeout.

@@ -45,6 +45,9 @@ type EmbedConfig struct {
 	// KeepAlive is how long the server keeps the model loaded after a
 	// call, as [Config].KeepAlive; nil leaves it to the server.
 	KeepAlive *time.Duration
+	// AllowRedirect are the hosts a redirect may lead to besides the
+	// URL's origin, as [Config].AllowRedirect.
+	AllowRedirect []string
 }
 
 // Embedder is an [llm.Embedder] backed by an Ollama server's /api/embed
@@ -77,12 +80,7 @@ func NewEmbedder(cfg EmbedConfig) (*Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := &http.Client{}
-	if cfg.HTTPClient != nil {
-		c := *cfg.HTTPClient
-		hc = &c
-	}
-	hc.Transport = &transport{base: llm.LimitReplies(hc.Transport, llm.SmallReplyLimit)}
+	hc := httpClient(base, cfg.HTTPClient, cfg.AllowRedirect)
 	e := &Embedder{cfg: cfg, base: base, client: api.NewClient(base, hc)}
 	e.dims.Store(int64(cfg.Dimensions))
 	return e, nil
@@ -137,6 +135,11 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 		return nil, classify(ctx, e.base, "embed with", e.cfg.Model, ex, err)
 	}
 	llm.ReportEmbedUsage(ctx, resp.PromptEvalCount)
+	if len(resp.Embeddings) != len(texts) {
+		// Not one vector per text (a reply of another shape decodes to
+		// none): the reply is not an answer to the request.
+		return nil, &llm.ProtocolError{Provider: Provider, URL: e.base.String(), Err: &llm.DimensionsError{Provider: Provider, Model: e.cfg.Model, Want: len(texts), Got: len(resp.Embeddings), Index: -1}}
+	}
 	dims, err := llm.CheckEmbeddings(Provider, e.cfg.Model, resp.Embeddings, len(texts), e.Dimensions())
 	if err != nil {
 		return nil, err

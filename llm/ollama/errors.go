@@ -123,7 +123,7 @@ func classify(ctx context.Context, base *url.URL, op, model string, ex *exchange
 		}
 		return fmt.Errorf("ollama: %s %s: %w (%w)", op, model, ctxErr, err)
 	}
-	_, retryAfter, transportErr, bodyErr := ex.snapshot()
+	status, retryAfter, transportErr, bodyErr := ex.snapshot()
 	if tl, ok := errors.AsType[*llm.ReplyTooLargeError](errors.Join(err, bodyErr)); ok {
 		return fmt.Errorf("ollama: %s %s: %w", op, model, tl)
 	}
@@ -153,6 +153,11 @@ func classify(ctx context.Context, base *url.URL, op, model string, ex *exchange
 		return llm.StatusError{Provider: Provider, StatusCode: ae.StatusCode, Message: msg}
 	case transportErr != nil || bodyErr != nil:
 		return &llm.UnavailableError{Provider: Provider, URL: base.String(), Hint: hintServe, Err: err}
+	case status >= 200 && status < 300:
+		// The server answered, and what it answered is not the protocol:
+		// not JSON, the wrong shape, no final object, an error object in
+		// a success.
+		return &llm.ProtocolError{Provider: Provider, URL: base.String(), Err: err}
 	default:
 		return fmt.Errorf("ollama: %s %s: %w", op, model, err)
 	}

@@ -4,9 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/existence-loop/sdk/internal/origin"
+	"github.com/existence-loop/sdk/llm"
 )
 
 // resolveURL returns the server's base URL from the configured value, else
@@ -59,4 +63,15 @@ func parseHost(raw string) (*url.URL, error) {
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
 	return u, nil
+}
+
+// httpClient returns the client the adapter sends with: a copy of hc (nil:
+// a client without a timeout, the context bounding each call) whose
+// replies are capped (llm.LimitReplies), whose exchanges are recorded
+// (transport), and which follows no redirect to another origin than
+// base's but to the hosts in allow (internal/origin).
+func httpClient(base *url.URL, hc *http.Client, allow []string) *http.Client {
+	c := origin.New(base, allow).Client(hc)
+	c.Transport = &transport{base: llm.LimitReplies(c.Transport, llm.SmallReplyLimit)}
+	return c
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/existence-loop/sdk/internal/lookup"
 	"github.com/existence-loop/sdk/llm"
 )
 
@@ -79,6 +80,13 @@ type Config struct {
 	// Estimator is the token estimator to calibrate; nil means a new one
 	// per model. Share one between adapters for the same server and model.
 	Estimator *llm.TokenEstimator
+	// AllowRedirect are the hosts (a name or address, optionally with
+	// ":port") a redirect may lead to besides the URL's own origin
+	// (scheme, host and port). A redirect anywhere else is not followed:
+	// the call fails with an error matching [llm.ErrRedirect] that names
+	// both origins, and the other host receives nothing (the rule of
+	// internal/origin, as for existence/minds).
+	AllowRedirect []string
 }
 
 // Model is an [llm.Model] backed by an Ollama server's /api/chat endpoint,
@@ -95,8 +103,7 @@ type Model struct {
 
 // window is what the adapter knows of one model's context window.
 type window struct {
-	once    sync.Once
-	err     error // /api/show's error, when it must be reported
+	shown   lookup.Once[struct{}] // /api/show and /api/version, read once
 	tracker llm.ContextTracker
 	whole   bool // the server's prompt_eval_count includes cached tokens (wholeCounts)
 }
@@ -116,21 +123,20 @@ func New(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := &http.Client{}
-	if cfg.HTTPClient != nil {
-		c := *cfg.HTTPClient
-		hc = &c
-	}
-	hc.Transport = &transport{base: llm.LimitReplies(hc.Transport, llm.SmallReplyLimit)}
+	hc := httpClient(base, cfg.HTTPClient, cfg.AllowRedirect)
 	cfg.Options = maps.Clone(cfg.Options)
 	return &Model{cfg: cfg, base: base, client: api.NewClient(base, hc), windows: map[string]*window{}}, nil
 }
 
 // tracker returns the context tracker of model, reading the model's
-// trained context length from /api/show on first use. A server without
-// /api/show, or a reply without the length, leaves it unknown. A missing
-// model or an unreachable server is returned as the classified error, and
-// asked again on the next call.
+// trained context length from /api/show (and the server's version from
+// /api/version) on first use. A server without /api/show, or a reply
+// without the length, leaves it unknown. A missing model, an unreachable
+// server or a lookup that timed out is returned as the classified error,
+// and asked again on the next call. The lookup is shared by the
+// concurrent callers, each of which waits at most until its own ctx
+// ends (internal/lookup), and runs under the first caller's deadline, at
+// most 30 s.
 func (m *Model) tracker(ctx context.Context, model string) (*window, error) {
 	m.mu.Lock()
 	w := m.windows[model]
@@ -139,40 +145,59 @@ func (m *Model) tracker(ctx context.Context, model string) (*window, error) {
 		m.windows[model] = w
 	}
 	m.mu.Unlock()
-	w.once.Do(func() {
-		ex := &exchange{}
-		sctx := llm.WithReplyLimit(context.WithValue(ctx, exchangeKey{}, ex), llm.SmallReplyLimit)
-		resp, err := m.client.Show(sctx, &api.ShowRequest{Model: model})
-		if err != nil {
-			// A missing model, an unreachable server or the caller's
-			// cancellation fail the request; anything else (an old
-			// server without /api/show, an odd reply) leaves the length
-			// unknown, and the window is learned from the replies.
-			cerr := m.classify(ctx, model, ex, err)
-			if ctx.Err() != nil || errors.Is(cerr, llm.ErrModelNotFound) || errors.Is(cerr, llm.ErrUnavailable) {
-				w.err = cerr
-			}
-			return
+	if _, err := w.shown.Get(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, m.show(ctx, model, w) }); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("ollama: chat with %s: context window lookup: %w", model, err)
 		}
-		w.tracker.SetLength(contextLength(resp.ModelInfo))
-		// A server that honours "truncate": false refuses a prompt over
-		// its window: its replies were never cut. Unknown (an error, an
-		// odd version) means it may cut, and counts are judged.
-		if v, err := m.client.Version(ctx); err == nil {
-			w.tracker.SetRefuses(honoursTruncate(v))
-			w.whole = wholeCounts(v)
-		}
-	})
-	if w.err != nil {
-		err := w.err
-		m.mu.Lock()
-		if m.windows[model] == w {
-			delete(m.windows, model) // ask again next time
-		}
-		m.mu.Unlock()
 		return nil, err
 	}
 	return w, nil
+}
+
+// show reads model's trained context length and the server's version
+// into w. Errors: a missing model, an unreachable server, a redirect to
+// another origin, or ctx's end (the lookup's deadline, a
+// *llm.TimeoutError); anything else (an old server without /api/show, an
+// odd reply) leaves the length unknown, and the window is learned from
+// the replies.
+func (m *Model) show(ctx context.Context, model string, w *window) error {
+	limit := lookupTimeout(ctx)
+	ex := &exchange{}
+	sctx := llm.WithReplyLimit(context.WithValue(ctx, exchangeKey{}, ex), llm.SmallReplyLimit)
+	resp, err := m.client.Show(sctx, &api.ShowRequest{Model: model})
+	if err != nil {
+		cerr := m.classify(ctx, model, ex, err)
+		if ctx.Err() != nil {
+			return &llm.TimeoutError{Timeout: limit, Err: cerr}
+		}
+		if errors.Is(cerr, llm.ErrModelNotFound) || errors.Is(cerr, llm.ErrUnavailable) || errors.Is(cerr, llm.ErrRedirect) {
+			return cerr
+		}
+		return nil
+	}
+	w.tracker.SetLength(contextLength(resp.ModelInfo))
+	// A server that honours "truncate": false refuses a prompt over
+	// its window: its replies were never cut. Unknown (an error, an
+	// odd version) means it may cut, and counts are judged.
+	vctx := llm.WithReplyLimit(context.WithValue(ctx, exchangeKey{}, &exchange{}), llm.SmallReplyLimit)
+	if v, err := m.client.Version(vctx); err == nil {
+		w.tracker.SetRefuses(honoursTruncate(v))
+		w.whole = wholeCounts(v)
+	} else if ctx.Err() != nil {
+		return &llm.TimeoutError{Timeout: limit, Err: fmt.Errorf("ollama: /api/version: %w", err)}
+	}
+	return nil
+}
+
+// lookupTimeout is how long a lookup run under ctx has from now, rounded
+// to the millisecond, for its [llm.TimeoutError]; 0 when ctx has no
+// deadline.
+func lookupTimeout(ctx context.Context) time.Duration {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return 0
+	}
+	return time.Until(d).Round(time.Millisecond)
 }
 
 // contextLength reads model_info["<arch>.context_length"] of /api/show

@@ -39,6 +39,9 @@ type EmbedConfig struct {
 	// HTTPClient sends the requests; nil means a client without a timeout
 	// (bound calls with the context).
 	HTTPClient *http.Client
+	// AllowRedirect are the hosts a redirect may lead to besides the base
+	// URL's origin, as [Config].AllowRedirect.
+	AllowRedirect []string
 }
 
 // Embedder is an [llm.Embedder] backed by an OpenAI-compatible
@@ -68,11 +71,11 @@ func NewEmbedder(cfg EmbedConfig) (*Embedder, error) {
 	if cfg.Batch == 0 {
 		cfg.Batch = DefaultEmbedBatch
 	}
-	base, opts, err := clientOptions(&cfg.BaseURL, &cfg.APIKey, cfg.HTTPClient)
+	base, hc, opts, err := clientOptions(&cfg.BaseURL, &cfg.APIKey, cfg.HTTPClient, cfg.AllowRedirect)
 	if err != nil {
 		return nil, err
 	}
-	e := &Embedder{endpoint: endpoint{base: base, path: "/embeddings"}, cfg: cfg, svc: oai.NewEmbeddingService(opts...)}
+	e := &Embedder{endpoint: endpoint{base: base, path: "/embeddings", hc: hc}, cfg: cfg, svc: oai.NewEmbeddingService(opts...)}
 	e.dims.Store(int64(cfg.Dimensions))
 	return e, nil
 }
@@ -118,22 +121,25 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 	if e.cfg.Dimensions > 0 {
 		params.Dimensions = oai.Int(int64(e.cfg.Dimensions))
 	}
-	resp, err := e.svc.New(llm.WithReplyLimit(ctx, llm.EmbedReplyLimit(len(texts), e.Dimensions())), params)
+	sctx := withStatus(ctx)
+	resp, err := e.svc.New(llm.WithReplyLimit(sctx, llm.EmbedReplyLimit(len(texts), e.Dimensions())), params)
 	if err != nil {
-		return nil, e.classify(ctx, e.cfg.Model, err)
+		return nil, e.classify(sctx, e.cfg.Model, err)
 	}
-	if resp == nil {
-		return nil, errors.New("openai: protocol error: the reply is not an embeddings list")
+	if resp == nil || !resp.JSON.Data.Valid() {
+		return nil, &llm.ProtocolError{Provider: Provider, URL: e.base, Err: errors.New(`the reply is not an embeddings list (no "data")`)}
 	}
 	llm.ReportEmbedUsage(ctx, int(resp.Usage.PromptTokens))
 	vecs := make([][]float32, len(texts))
 	if len(resp.Data) != len(texts) {
-		return nil, &llm.DimensionsError{Provider: Provider, Model: e.cfg.Model, Want: len(texts), Got: len(resp.Data), Index: -1}
+		// Not one vector per text: the reply is not an answer to the
+		// request.
+		return nil, &llm.ProtocolError{Provider: Provider, URL: e.base, Err: &llm.DimensionsError{Provider: Provider, Model: e.cfg.Model, Want: len(texts), Got: len(resp.Data), Index: -1}}
 	}
 	for _, d := range resp.Data {
 		i := int(d.Index)
 		if d.Index < 0 || i >= len(texts) || vecs[i] != nil {
-			return nil, fmt.Errorf("openai: protocol error: embedding index %d is out of range or repeated for %d texts", d.Index, len(texts))
+			return nil, &llm.ProtocolError{Provider: Provider, URL: e.base, Err: fmt.Errorf("embedding index %d is out of range or repeated for %d texts", d.Index, len(texts))}
 		}
 		v := make([]float32, len(d.Embedding))
 		for j, x := range d.Embedding {

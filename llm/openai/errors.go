@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -32,8 +33,9 @@ const (
 // endpoint is one API endpoint of a server: what error classification
 // needs to name it in hints.
 type endpoint struct {
-	base string // the base URL, without a trailing "/"
-	path string // the request path after base, e.g. "/chat/completions"
+	base string       // the base URL, without a trailing "/"
+	path string       // the request path after base, e.g. "/chat/completions"
+	hc   *http.Client // the client the services send with (clientOptions)
 }
 
 // classify turns an error from the client into the llm error classes.
@@ -77,7 +79,29 @@ func (m endpoint) classify(ctx context.Context, model string, err error) error {
 			Err:      err,
 		}
 	}
+	if s := statusFrom(ctx); s != nil && s.Load() >= 200 && s.Load() < 300 && !errors.Is(err, llm.ErrReplyTooLarge) {
+		// The server answered, and what it answered is not the
+		// protocol: not JSON, the wrong shape.
+		return &llm.ProtocolError{Provider: Provider, URL: m.base, Err: err}
+	}
 	return fmt.Errorf("openai: %w", err)
+}
+
+// statusKey carries the *atomic.Int32 in which [catchErrors] records the
+// HTTP status of a call's last reply.
+type statusKey struct{}
+
+// withStatus returns ctx carrying a fresh status record for one call,
+// which [endpoint.classify] reads: a 2xx reply that failed is a
+// [*llm.ProtocolError].
+func withStatus(ctx context.Context) context.Context {
+	return context.WithValue(ctx, statusKey{}, new(atomic.Int32))
+}
+
+// statusFrom returns the status record of ctx, or nil.
+func statusFrom(ctx context.Context) *atomic.Int32 {
+	s, _ := ctx.Value(statusKey{}).(*atomic.Int32)
+	return s
 }
 
 // unreachable reports a connection-level failure: refused, reset, DNS, or
@@ -103,7 +127,9 @@ func (e *httpError) Error() string {
 }
 
 // catchErrors is a client middleware that turns every HTTP error status
-// into an [*httpError] holding the body (at most maxErrorBody bytes).
+// into an [*httpError] holding the body (at most maxErrorBody bytes), and
+// records the status of every reply in the call's status record
+// ([withStatus]), if any.
 //
 // Work-around, still needed with openai-go v3.96.0: the client decodes
 // the body's "error" member into its own error type and, when that member
@@ -113,6 +139,9 @@ func (e *httpError) Error() string {
 // for every server shape [parseErrorBody] knows.
 func catchErrors(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	res, err := next(req)
+	if s := statusFrom(req.Context()); s != nil && err == nil {
+		s.Store(int32(res.StatusCode))
+	}
 	if err != nil || res.StatusCode < 400 {
 		return res, err
 	}

@@ -18,6 +18,8 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/existence-loop/sdk/internal/lookup"
+	"github.com/existence-loop/sdk/internal/origin"
 	"github.com/existence-loop/sdk/llm"
 )
 
@@ -89,6 +91,13 @@ type Config struct {
 	// Logger receives the one warning that the server is Ollama (see
 	// [Model.ContextWindow]); nil means slog.Default().
 	Logger *slog.Logger
+	// AllowRedirect are the hosts (a name or address, optionally with
+	// ":port") a redirect may lead to besides the base URL's own origin
+	// (scheme, host and port). A redirect anywhere else is not followed:
+	// the call fails with an error matching [llm.ErrRedirect] that names
+	// both origins, and the other host receives nothing (the rule of
+	// internal/origin, as for existence/minds).
+	AllowRedirect []string
 }
 
 // Model is an [llm.Model] backed by an OpenAI-compatible chat completions
@@ -100,10 +109,11 @@ type Model struct {
 	cfg Config
 	svc oai.ChatCompletionService
 
-	detectOnce sync.Once
-	mu         sync.Mutex
-	ollama     string                         // the Ollama version, when the server is Ollama (detect)
-	trackers   map[string]*llm.ContextTracker // by model name
+	detected    lookup.Once[struct{}] // detect's lookup
+	detectFails atomic.Int64          // detect's lookups that failed on the network
+	mu          sync.Mutex
+	ollama      string                         // the Ollama version, when the server is Ollama (detect)
+	trackers    map[string]*llm.ContextTracker // by model name
 }
 
 // URL returns the API base URL, e.g. "http://127.0.0.1:8080/v1"
@@ -125,6 +135,13 @@ func (m *Model) tracker(ctx context.Context, model string) *llm.ContextTracker {
 			if t.Ceiling == 0 {
 				t.Ceiling = llm.OllamaDefaultWindow
 			}
+		}
+		if !m.detected.Done() {
+			// The check has not answered yet (this caller's context
+			// ended first, or it failed and will be made again): this
+			// call plans with what is known, and the tracker kept is
+			// made once the check has answered.
+			return t
 		}
 		m.trackers[model] = t
 	}
@@ -162,19 +179,21 @@ func New(cfg Config) (*Model, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("openai: Config.Model is required (for example \"gpt-4o-mini\")")
 	}
-	base, opts, err := clientOptions(&cfg.BaseURL, &cfg.APIKey, cfg.HTTPClient)
+	base, hc, opts, err := clientOptions(&cfg.BaseURL, &cfg.APIKey, cfg.HTTPClient, cfg.AllowRedirect)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.SchemaName == "" {
 		cfg.SchemaName = DefaultSchemaName
 	}
-	return &Model{
+	m := &Model{
 		cfg:      cfg,
-		endpoint: endpoint{base: base, path: "/chat/completions"},
+		endpoint: endpoint{base: base, path: "/chat/completions", hc: hc},
 		svc:      oai.NewChatCompletionService(opts...),
 		trackers: map[string]*llm.ContextTracker{},
-	}, nil
+	}
+	m.detected.Timeout = detectTimeout
+	return m, nil
 }
 
 // clientOptions resolves the base URL (*baseURL, else $OPENAI_BASE_URL,
@@ -182,8 +201,10 @@ func New(cfg Config) (*Model, error) {
 // writing back what it resolved, checks the URL, and returns the base
 // without a trailing "/" and the client options every service of the
 // adapter uses: no retries of the client's own, errors caught by
-// [catchErrors].
-func clientOptions(baseURL, apiKey *string, hc *http.Client) (string, []option.RequestOption, error) {
+// [catchErrors], and the client hc (a copy of the one given, nil: a new
+// one) with every reply capped and no redirect to another origin than
+// the base URL's, but to the hosts in allow (internal/origin).
+func clientOptions(baseURL, apiKey *string, given *http.Client, allow []string) (string, *http.Client, []option.RequestOption, error) {
 	if *baseURL == "" {
 		*baseURL = os.Getenv("OPENAI_BASE_URL")
 	}
@@ -193,23 +214,19 @@ func clientOptions(baseURL, apiKey *string, hc *http.Client) (string, []option.R
 	u, err := url.Parse(*baseURL)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https"):
-		return "", nil, fmt.Errorf("openai: base URL %q is not an http:// or https:// URL (want e.g. http://127.0.0.1:8080/v1)", *baseURL)
+		return "", nil, nil, fmt.Errorf("openai: base URL %q is not an http:// or https:// URL (want e.g. http://127.0.0.1:8080/v1)", *baseURL)
 	case u.Hostname() == "":
-		return "", nil, fmt.Errorf("openai: base URL %q has no host (want e.g. http://127.0.0.1:8080/v1)", *baseURL)
+		return "", nil, nil, fmt.Errorf("openai: base URL %q has no host (want e.g. http://127.0.0.1:8080/v1)", *baseURL)
 	case strings.HasSuffix(u.Host, ":"):
 		// "http://127.0.0.1:" would silently go to port 80.
-		return "", nil, fmt.Errorf("openai: base URL %q has an empty port after \":\" (give the port, e.g. :8080, or drop the colon)", *baseURL)
+		return "", nil, nil, fmt.Errorf("openai: base URL %q has an empty port after \":\" (give the port, e.g. :8080, or drop the colon)", *baseURL)
 	}
 	if *apiKey == "" {
 		*apiKey = os.Getenv("OPENAI_API_KEY")
 	}
-	if hc == nil {
-		hc = &http.Client{}
-	}
 	// Every reply is capped (llm.LimitReplies); calls set their cap.
-	capped := *hc
-	capped.Transport = llm.LimitReplies(hc.Transport, llm.SmallReplyLimit)
-	hc = &capped
+	hc := origin.New(u, allow).Client(given)
+	hc.Transport = llm.LimitReplies(hc.Transport, llm.SmallReplyLimit)
 	// The services are built directly (not with oai.NewClient), so that no
 	// other OPENAI_* variable (organization, project, custom headers) is
 	// picked up implicitly.
@@ -222,7 +239,7 @@ func clientOptions(baseURL, apiKey *string, hc *http.Client) (string, []option.R
 	if *apiKey != "" {
 		opts = append(opts, option.WithAPIKey(*apiKey))
 	}
-	return strings.TrimSuffix(*baseURL, "/"), opts, nil
+	return strings.TrimSuffix(*baseURL, "/"), hc, opts, nil
 }
 
 // Name returns the configured model name.
@@ -289,7 +306,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 		whole bool
 	)
 	// The reply may hold at most MaxTokens tokens, else the window's.
-	ctx = llm.WithReplyLimit(ctx, llm.ChatReplyLimit(cmp.Or(req.MaxTokens, plan.Window)))
+	ctx = withStatus(llm.WithReplyLimit(ctx, llm.ChatReplyLimit(cmp.Or(req.MaxTokens, plan.Window))))
 	if m.cfg.Stream {
 		resp, whole, err = m.stream(ctx, params)
 	} else {
@@ -354,7 +371,8 @@ func (m *Model) probe(ctx context.Context, req *llm.Request) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	resp, _, err := m.complete(llm.WithReplyLimit(ctx, llm.ChatReplyLimit(1)), params)
+	ctx = withStatus(llm.WithReplyLimit(ctx, llm.ChatReplyLimit(1)))
+	resp, _, err := m.complete(ctx, params)
 	switch {
 	case err != nil:
 		return 0, m.classify(ctx, params.Model, err)
@@ -371,8 +389,8 @@ func (m *Model) complete(ctx context.Context, params oai.ChatCompletionNewParams
 	if err != nil {
 		return nil, false, err
 	}
-	if cc == nil { // a body of "null"
-		return nil, false, errors.New("protocol error: the reply is not a chat completion object")
+	if cc == nil || !cc.JSON.Choices.Valid() { // a body of "null", an object of another shape
+		return nil, false, errors.New("protocol error: the reply is not a chat completion object (no \"choices\")")
 	}
 	resp, err = fromCompletion(cc)
 	return resp, cc.JSON.Usage.Valid() && wholeCount(cc.Usage), err

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/llm/openai"
 )
@@ -18,12 +20,14 @@ import (
 type embedOptions struct {
 	provider, url, model string
 	urls                 []string // every -embed-url: more than one makes an llm.EmbedPool
+	allowRedirect        []string // -llm-allow-redirect: hosts the servers may redirect to
 }
 
 // flags registers the embedder's flags on fs.
 func (o *embedOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.provider, "embed-provider", "ollama", "embedding provider: ollama (/api/embed) or openai (any OpenAI-compatible /v1/embeddings)")
-	fs.Func("embed-url", "embedding server URL (default $OLLAMA_HOST, else http://127.0.0.1:11434; with -embed-provider openai, a base URL ending in /v1, default $OPENAI_BASE_URL);\n"+
+	fs.Func("embed-url", "embedding server URL (default $OLLAMA_HOST, else http://127.0.0.1:11434; with -embed-provider openai, a base URL ending in /v1, default $OPENAI_BASE_URL;\n"+
+		"\"standin:\" embeds with llm/llmtest's stand-in in this process: deterministic vectors, no server; the default with -llm-url standin:);\n"+
 		"repeat it for a pool of servers of the model, each call sent to the one with the fewest in flight and moved to another when one fails", func(s string) error {
 		if o.url == "" {
 			o.url = s
@@ -76,18 +80,50 @@ func (o *embedOptions) embedder() (llm.Embedder, string, error) {
 	return pool, strings.Join(urls, ", "), nil
 }
 
-// one builds the adapter of one embedding server at url.
+// one builds the adapter of one embedding server at url; "standin:..."
+// is llm/llmtest's stand-in server, serving -embed-model's deterministic
+// vectors in this process (see standinEmbedder).
 func (o *embedOptions) one(url string) (llm.Embedder, string, error) {
+	var hc *http.Client
+	if isStandin(url) {
+		var err error
+		if url, hc, err = o.standin(url); err != nil {
+			return nil, "", err
+		}
+	}
 	if o.provider == "openai" {
-		e, err := openai.NewEmbedder(openai.EmbedConfig{BaseURL: url, Model: o.model})
+		e, err := openai.NewEmbedder(openai.EmbedConfig{BaseURL: url, Model: o.model, AllowRedirect: o.allowRedirect, HTTPClient: hc})
 		if err != nil {
 			return nil, "", err
 		}
 		return e, e.BaseURL(), nil
 	}
-	e, err := ollama.NewEmbedder(ollama.EmbedConfig{URL: url, Model: o.model})
+	e, err := ollama.NewEmbedder(ollama.EmbedConfig{URL: url, Model: o.model, AllowRedirect: o.allowRedirect, HTTPClient: hc})
 	if err != nil {
 		return nil, "", err
 	}
 	return e, e.URL(), nil
+}
+
+// standin returns the base URL and the client of an in-process stand-in
+// server (llm/llmtest) for spec, "standin:" and the settings of
+// -llm-url's stand-in (a latency of 0 unless given), whose one model is
+// -embed-model as an embedding model of 768 dimensions: deterministic
+// vectors (llmtest.Embedding), no socket, nothing to close. The URL names
+// it: "http://standin.invalid" (with "/v1" for -embed-provider openai).
+func (o *embedOptions) standin(spec string) (string, *http.Client, error) {
+	cfg, err := parseStandin(spec)
+	if err != nil {
+		return "", nil, fmt.Errorf("-embed-url: %w", err)
+	}
+	if !strings.Contains(spec, "latency=") {
+		cfg.Latency = 0
+	}
+	cfg.Models = []llmtest.ModelSpec{{Name: o.model, Embedding: true}}
+	s := llmtest.NewServer(cfg)
+	base := "http://standin.invalid"
+	if o.provider == "openai" {
+		base += "/v1"
+	}
+	return base, &http.Client{Transport: handlerTransport{s.Handler()}}, nil
 }

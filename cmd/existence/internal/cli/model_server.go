@@ -16,6 +16,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/toolloop"
+	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 )
 
@@ -195,6 +196,26 @@ func positive(s string) (int, error) {
 		return 0, fmt.Errorf("%q is not a positive whole number", s)
 	}
 	return n, nil
+}
+
+// llmTimeoutHelp documents -llm-timeout, shared by run and swarm.
+const llmTimeoutHelp = "timeout of one model call, the context window lookup (Ollama's /api/show) included: a server that answers within it neither a call nor a lookup\n" +
+	"counts as failed; in a pool (several -llm-url) 3 failures in a row mark it down and its agents move to the next server, so a server that hangs holds\n" +
+	"an autonomy worker for at most this long per call"
+
+// modelServerFlags registers the flags run and swarm share for the model
+// server: -llm-timeout (the per-call timeout) and -llm-allow-redirect
+// (the hosts the model and embedding clients may be redirected to).
+func modelServerFlags(fs *flag.FlagSet, timeout *time.Duration, allow *[]string) {
+	fs.DurationVar(timeout, "llm-timeout", llm.DefaultTimeout, llmTimeoutHelp)
+	fs.Func("llm-allow-redirect", "a host (name or address, optionally :port) the model and embedding servers may redirect a call to (repeatable);\n"+
+		"by default a redirect to another origin (scheme, host and port) than the server's URL is refused and the other host receives nothing", func(s string) error {
+		if strings.TrimSpace(s) == "" {
+			return errors.New("empty host")
+		}
+		*allow = append(*allow, s)
+		return nil
+	})
 }
 
 // budgetFlag registers -token-budget on fs.

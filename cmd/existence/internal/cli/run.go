@@ -73,6 +73,7 @@ type runOptions struct {
 	llmURLs      []string // every -llm-url: more than one makes an llm.Pool
 	model        string
 	llmTimeout   time.Duration
+	allowRedir   []string // -llm-allow-redirect: hosts the model and embedding servers may redirect to
 	state        string
 	workspace    string
 	heartbeat    time.Duration
@@ -152,7 +153,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.Var(modelFlag{&o.model}, "model", "the model's `NAME`; with ollama default "+defaultOllamaModel+" (run ollama pull first); required with openai: the name the server serves (GET {base URL}/models lists them); never empty")
-	fs.DurationVar(&o.llmTimeout, "llm-timeout", 180*time.Second, "timeout of one model call")
+	modelServerFlags(fs, &o.llmTimeout, &o.allowRedir)
 	if o.state == "" {
 		o.state = "./trio-state" // the store when -store is not given
 	}

@@ -544,6 +544,11 @@ func openMemory(o *runOptions, store identity.Store, log *slog.Logger) (*memory.
 	if !ok {
 		return nil, fmt.Errorf("-memory: the store keeps no memories")
 	}
+	o.embed.allowRedirect = o.allowRedir
+	if o.embed.url == "" && slices.ContainsFunc(o.llmURLs, isStandin) {
+		// The stand-in model embeds too: no Ollama needed for -memory.
+		o.embed.url, o.embed.urls = standinScheme, []string{standinScheme}
+	}
 	emb, url, err := o.embed.embedder()
 	if err != nil {
 		return nil, fmt.Errorf("-memory: %w", err)
@@ -557,13 +562,13 @@ func openMemory(o *runOptions, store identity.Store, log *slog.Logger) (*memory.
 // default).
 func newModel(o *runOptions) (llm.Model, string, error) {
 	if o.provider == "openai" {
-		m, err := openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model, ContextWindow: o.contextWin, HTTPClient: o.httpClient})
+		m, err := openai.New(openai.Config{BaseURL: o.llmURL, Model: o.model, ContextWindow: o.contextWin, HTTPClient: o.httpClient, AllowRedirect: o.allowRedir})
 		if err != nil {
 			return nil, "", err
 		}
 		return m, m.BaseURL(), nil
 	}
-	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive, NumCtx: o.contextWin, HTTPClient: o.httpClient})
+	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive, NumCtx: o.contextWin, HTTPClient: o.httpClient, AllowRedirect: o.allowRedir})
 	if err != nil {
 		return nil, "", err
 	}
@@ -588,7 +593,10 @@ func newPrinter(o *runOptions, stdout, stderr io.Writer) *printer {
 func (p *printer) observe(e existence.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e.Kind == existence.EventFallback {
+	// A refused connection is a definite answer: the hint comes with the
+	// first failed attempt, not after the retries' waits end in a
+	// fallback.
+	if e.Kind == existence.EventFallback || (e.Kind == existence.EventModelCall && e.Err != nil) {
 		p.hint(e.Err)
 	}
 	mk := memoryKind(e)

@@ -114,6 +114,8 @@ type swarmOptions struct {
 	llmURL          string   // the first -llm-url
 	llmURLs         []string // every -llm-url: more than one makes an llm.Pool
 	model           string
+	llmTimeout      time.Duration // -llm-timeout: existence.Config.CallTimeout
+	allowRedirect   []string      // -llm-allow-redirect
 	tokenBudget     existence.Budget
 	replyTokens     int // -reply-tokens: the existence cycle's reply limit
 	layout          prompt.Layout
@@ -144,6 +146,7 @@ func (o *swarmOptions) flags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.Var(modelFlag{&o.model}, "model", "with -llm-url: the model's `NAME` (ollama default "+defaultOllamaModel+"; required with openai); never empty")
+	modelServerFlags(fs, &o.llmTimeout, &o.allowRedirect)
 	budgetFlag(fs, &o.tokenBudget)
 	replyFlags(fs, &o.replyTokens, nil)
 	layoutFlag(fs, &o.layout)
@@ -181,8 +184,8 @@ func (o *swarmOptions) check() error {
 		return errors.New("-agents must be positive")
 	case o.latency < 0 || o.jitter < 0 || o.jitter > o.latency && o.latency > 0:
 		return errors.New("-model-latency and -jitter must be ≥ 0, and -jitter ≤ -model-latency")
-	case o.heartbeat <= 0 || o.duration <= 0:
-		return errors.New("-heartbeat and -duration must be positive")
+	case o.heartbeat <= 0 || o.duration <= 0 || o.llmTimeout <= 0:
+		return errors.New("-heartbeat, -duration and -llm-timeout must be positive")
 	case o.maxAgents < 0:
 		return errors.New("-max-agents must be ≥ 0")
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -357,7 +358,15 @@ type trackedModel struct {
 func (m *trackedModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	start := time.Now()
 	resp, err := m.Model.Generate(ctx, req)
-	m.track.record(llm.AgentFrom(ctx), m.server, start, time.Now(), err, err != nil && ctx.Err() != nil)
+	// As the pool judges a call (llm.IsServerFailure): one whose per-call
+	// deadline fired (its cause llm.ErrTimeout) waited for a server that
+	// did not answer, a failure; one the caller ended says nothing of the
+	// server.
+	verdict, gone := err, err != nil && ctx.Err() != nil
+	if gone && errors.Is(context.Cause(ctx), llm.ErrTimeout) {
+		verdict, gone = &llm.TimeoutError{Err: err}, false
+	}
+	m.track.record(llm.AgentFrom(ctx), m.server, start, time.Now(), verdict, gone)
 	return resp, err
 }
 

@@ -102,7 +102,7 @@ type swarmStandin struct {
 // the stand-in first for "standin:..."), wrapped in the call counters.
 // stop closes the stand-in.
 func serverModel(o *swarmOptions, counts *simModel) (llm.Model, *swarmServer, func(), error) {
-	ro := &runOptions{provider: o.provider, llmURL: o.llmURL, model: o.model}
+	ro := &runOptions{provider: o.provider, llmURL: o.llmURL, model: o.model, allowRedir: o.allowRedirect}
 	if ro.model == "" && ro.provider == "ollama" {
 		ro.model = defaultOllamaModel
 	}
