@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -243,15 +244,30 @@ func TestAttachUnderTmux(t *testing.T) {
 	m := newMonitored(t, "s3cret")
 	bin, err := os.Executable()
 	require.NoError(t, err)
-	sock := "cli-tui-test-" + fmt.Sprint(os.Getpid())
+	// A socket of this run's own: a name shared by runs (-count=N) can
+	// reach the server an earlier run is still killing, which then exits
+	// under the new session.
+	sock := filepath.Join(t.TempDir(), "tmux")
+	var status string
 	tmux := func(args ...string) string {
-		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
+		out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+		if err != nil && status != "" {
+			code, _ := os.ReadFile(status)
+			stderr, _ := os.ReadFile(status + ".stderr")
+			require.NoError(t, err, "tmux %v: %s\nthe view: %s %s", args, out, code, stderr)
+		}
 		require.NoError(t, err, "tmux %v: %s", args, out)
 		return string(out)
 	}
 	args := strings.Join([]string{"tui", "-url", m.srv.URL, "-token", "s3cret", "-refresh", "50ms"}, "\n")
-	tmux("-f", "/dev/null", "new-session", "-d", "-s", "tui", "-x", "140", "-y", "30", "env", childEnv+"="+args, "TERM=xterm-256color", bin)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	// The view runs under sh, which writes its exit status and error
+	// output where a failure can show them: started straight from tmux,
+	// a child that ends takes the tmux server with it ("server exited
+	// unexpectedly") and says nothing of why.
+	status = filepath.Join(t.TempDir(), "status")
+	tmux("-f", "/dev/null", "new-session", "-d", "-s", "tui", "-x", "140", "-y", "30", "env", childEnv+"="+args, "TERM=xterm-256color",
+		"sh", "-c", `"$0" 2>"$1.stderr"; echo "exit status $?" >"$1"`, bin, status)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", sock, "kill-server").Run() })
 	tmux("set-option", "-g", "status", "off")
 
 	screen := func() string { return tmux("capture-pane", "-p", "-t", "tui") }
@@ -272,5 +288,5 @@ func TestAttachUnderTmux(t *testing.T) {
 	require.Len(t, host, 1)
 	assert.Equal(t, "hello from tmux", host[0].Text)
 	tmux("send-keys", "-t", "tui", "Escape")
-	require.Eventually(t, func() bool { return exec.Command("tmux", "-L", sock, "has-session", "-t", "tui").Run() != nil }, 20*time.Second, 50*time.Millisecond, "Esc did not end the view:\n%s", screen())
+	require.Eventually(t, func() bool { return exec.Command("tmux", "-S", sock, "has-session", "-t", "tui").Run() != nil }, 20*time.Second, 50*time.Millisecond, "Esc did not end the view:\n%s", screen())
 }

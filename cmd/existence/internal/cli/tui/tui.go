@@ -45,7 +45,19 @@ type Model struct {
 	output   string
 	width    int
 	height   int
+	escSeq   int  // counts Esc presses; an escMsg quits only for the latest
+	escOpen  bool // an Esc is waiting out escGrace
 }
+
+// escGrace is how long an Esc waits before it quits: a terminal's reply to
+// a query (an OSC 11 colour report, a DA1 report) that arrives split after
+// its ESC byte reads as a lone Esc followed by "]…" or "[…" runes, and must
+// not end the view.
+const escGrace = 60 * time.Millisecond
+
+// escMsg ends the view when the Esc it names is still the latest and was
+// not the start of a terminal's reply.
+type escMsg int
 
 // EventMsg delivers an agent's event to the view (see [Run]).
 type EventMsg existence.Event
@@ -100,9 +112,22 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.statuses = m.cfg.Statuses()
 	case NoticeMsg:
 		m.output = strings.TrimSpace(string(msg))
+	case escMsg:
+		if m.escOpen && int(msg) == m.escSeq {
+			return m, tea.Quit
+		}
 	case tea.KeyMsg:
+		if m.escOpen && msg.Type == tea.KeyRunes && len(msg.Runes) > 0 && strings.ContainsRune("[]O", msg.Runes[0]) {
+			m.escOpen = false // the rest of a terminal's reply, not typing
+			return m, nil
+		}
 		switch msg.Type {
-		case tea.KeyCtrlC, tea.KeyEsc:
+		case tea.KeyEsc:
+			m.escSeq++
+			m.escOpen = true
+			seq := m.escSeq
+			return m, tea.Tick(escGrace, func(time.Time) tea.Msg { return escMsg(seq) })
+		case tea.KeyCtrlC:
 			return m, tea.Quit
 		case tea.KeyEnter:
 			line := strings.TrimSpace(string(m.input))

@@ -197,3 +197,21 @@ func TestUnderTmux(t *testing.T) {
 		}
 	}
 }
+
+// TestEscOfATerminalReplyDoesNotQuit: a terminal's reply to a query that
+// reaches the view split after its ESC (a lone Esc, then "]11;rgb:…")
+// leaves the view running and out of the input line; a real Esc still
+// quits.
+func TestEscOfATerminalReplyDoesNotQuit(t *testing.T) {
+	m := tui.New(context.Background(), tui.Config{Title: "t", Statuses: statuses})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 20))
+	tm.Send(tea.KeyMsg{Type: tea.KeyEsc})
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("]11;rgb:0000/0000/0000")})
+	tm.Type("hi")
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "> hi") }, teatest.WithDuration(10*time.Second))
+	tm.Send(tea.KeyMsg{Type: tea.KeyEsc})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	final := tm.FinalModel(t).View()
+	assert.NotContains(t, final, "]11;")
+	assert.Contains(t, final, "> hi")
+}
