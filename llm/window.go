@@ -285,8 +285,9 @@ type Plan struct {
 
 // Plan estimates req and picks the window to ask for. reserve is the
 // tokens to keep for the reply (0 means req.MaxTokens, else
-// [DefaultResponseReserve] or a quarter of the usable window, whichever
-// is smaller). When the prompt and the reserve cannot fit
+// [DefaultResponseReserve], at most a quarter of the usable window to
+// pick the window and then at most a quarter of the window picked: the
+// reply limit sent is a quarter of the num_ctx sent). When the prompt and the reserve cannot fit
 // the usable window, it returns a [*ContextLengthError] without Kept: the
 // request must not be sent, since the server would cut its beginning.
 func (t *ContextTracker) Plan(provider, model string, req *Request, reserve int) (Plan, error) {
@@ -317,6 +318,10 @@ func (t *ContextTracker) Plan(provider, model string, req *Request, reserve int)
 	}
 	t.step = w
 	p.Window = w
+	// The reply's limit is a quarter of the window sent, not of the
+	// usable one: it fits there, since the window holds the prompt and
+	// the larger reserve.
+	p.Reserve = Reserve(req, reserve, w)
 	return p, nil
 }
 

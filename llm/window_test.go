@@ -127,6 +127,16 @@ func TestTrackerSteps(t *testing.T) {
 		require.NoError(t, err, "nothing known: the server decides")
 		assert.Zero(t, p.Window)
 	})
+	t.Run("reply limit a quarter of the window sent", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		tr.SetLength(8192)
+		req := prompt(400)
+		req.MaxTokens = 2000
+		p, err := tr.Plan("p", "m", req, 0) // 104 + 2000 fits 4096
+		require.NoError(t, err)
+		assert.Equal(t, 4096, p.Window)
+		assert.Equal(t, 1024, p.Reserve, "a quarter of the 4096 sent, not of the model's 8192")
+	})
 	t.Run("reserve", func(t *testing.T) {
 		assert.Equal(t, 512, llm.Reserve(nil, 0, 2048), "a quarter of a small window")
 		assert.Equal(t, 1024, llm.Reserve(nil, 0, 8192))

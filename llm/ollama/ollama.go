@@ -349,7 +349,7 @@ func (m *Model) chatRequest(req *llm.Request) (*api.ChatRequest, error) {
 	}
 	stream := m.cfg.Stream
 	think := m.cfg.Think != nil && *m.cfg.Think
-	noTruncate := false
+	noTruncate, noShift := false, false
 	creq := &api.ChatRequest{
 		Model:  model,
 		Stream: &stream,
@@ -358,6 +358,11 @@ func (m *Model) chatRequest(req *llm.Request) (*api.ChatRequest, error) {
 		// silently; servers before this field still cut, and Generate
 		// tells from prompt_eval_count.
 		Truncate: &noTruncate,
+		// A reply that reaches the end of the window stops there with
+		// done_reason "length" (a TruncatedError): by default Ollama
+		// discards half the context in the middle of the reply and goes
+		// on, ending "stop" as if nothing happened.
+		Shift: &noShift,
 	}
 	if m.cfg.KeepAlive != nil {
 		creq.KeepAlive = &api.Duration{Duration: *m.cfg.KeepAlive}
