@@ -196,6 +196,18 @@ func (t *ContextTracker) SetLength(n int) {
 	t.length = max(n, 0)
 }
 
+// Hold makes every later [ContextTracker.Plan] ask for a window of at
+// least n tokens (at most the usable window): the window chosen at start
+// for the run's largest request kind, or the one the server already runs
+// the model with, so that no request changes it (Ollama reloads the model
+// whenever num_ctx changes). n <= 0 changes nothing; a lower n than the
+// window held does not lower it.
+func (t *ContextTracker) Hold(n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.step = max(t.step, n)
+}
+
 // SetRefuses records whether the server refuses a prompt over its window
 // instead of cutting it: Ollama from 0.12.6 on /api/chat with "truncate":
 // false, llama.cpp's server, vLLM and OpenAI. Then a reply is never taken

@@ -137,6 +137,19 @@ func TestTrackerSteps(t *testing.T) {
 		assert.Equal(t, 4096, p.Window)
 		assert.Equal(t, 1024, p.Reserve, "a quarter of the 4096 sent, not of the model's 8192")
 	})
+	t.Run("held window", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		tr.SetLength(8192)
+		tr.Hold(16384)
+		p, err := tr.Plan("p", "m", prompt(400), 0)
+		require.NoError(t, err)
+		assert.Equal(t, 8192, p.Window, "held from the first request, capped at the usable window")
+		assert.Equal(t, 1024, p.Reserve)
+		tr.Hold(4096)
+		p, err = tr.Plan("p", "m", prompt(400), 0)
+		require.NoError(t, err)
+		assert.Equal(t, 8192, p.Window, "a lower hold lowers nothing")
+	})
 	t.Run("reserve", func(t *testing.T) {
 		assert.Equal(t, 512, llm.Reserve(nil, 0, 2048), "a quarter of a small window")
 		assert.Equal(t, 1024, llm.Reserve(nil, 0, 8192))
