@@ -404,7 +404,14 @@ func newModel(o *runOptions) (llm.Model, string, error) {
 		}
 		return m, m.BaseURL(), nil
 	}
-	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive, NumCtx: o.contextWin, HTTPClient: o.httpClient})
+	// One num_ctx for the run, chosen at start for its largest request
+	// kind (or the larger one the model is already loaded with): Ollama
+	// reloads the model whenever num_ctx changes.
+	hold := o.holdNumCtx
+	if hold == 0 {
+		hold = -1
+	}
+	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive, NumCtx: o.contextWin, HoldNumCtx: hold, HTTPClient: o.httpClient})
 	if err != nil {
 		return nil, "", err
 	}
