@@ -32,6 +32,11 @@ type ContextLengthError struct {
 	// Prompt is the prompt's size in tokens: the server's count when it
 	// gave one, else the adapter's estimate.
 	Prompt int
+	// Reserve is, for a prompt refused before it was sent (on the
+	// adapter's estimate), the tokens kept for the reply with it; 0
+	// otherwise. The estimate missed the window by Prompt + Reserve -
+	// Window tokens.
+	Reserve int
 	// Kept is, for a prompt the server cut silently (HTTP 200), the tokens
 	// it kept (Ollama's prompt_eval_count); 0 when the prompt was refused.
 	Kept int
@@ -51,6 +56,9 @@ func (e *ContextLengthError) Error() string {
 	switch {
 	case e.Kept > 0:
 		s = fmt.Sprintf("%s: model %q: the server cut the prompt from about %d to %d tokens (its context window)", e.Provider, e.Model, e.Prompt, e.Kept)
+	case e.Window > 0 && e.Prompt > 0 && e.Reserve > 0:
+		s = fmt.Sprintf("%s: model %q: a prompt of about %d tokens and its reply's reserve of %d do not fit the context window of %d tokens (about %d over, by the estimate; not sent)",
+			e.Provider, e.Model, e.Prompt, e.Reserve, e.Window, e.Prompt+e.Reserve-e.Window)
 	case e.Window > 0 && e.Prompt > 0:
 		s = fmt.Sprintf("%s: model %q: a prompt of about %d tokens does not fit the context window of %d tokens", e.Provider, e.Model, e.Prompt, e.Window)
 	default:
@@ -316,7 +324,7 @@ func (t *ContextTracker) Plan(provider, model string, req *Request, reserve int)
 	need := p.Tokens + p.Reserve
 	if need > usable {
 		t.overflows++
-		return p, &ContextLengthError{Provider: provider, Model: model, Window: usable, Prompt: p.Tokens}
+		return p, &ContextLengthError{Provider: provider, Model: model, Window: usable, Prompt: p.Tokens, Reserve: p.Reserve}
 	}
 	w := usable
 	for _, s := range windowSteps {

@@ -105,6 +105,7 @@ func TestTrackerSteps(t *testing.T) {
 	require.ErrorAs(t, err, &ce, "over the ceiling: refused before sending")
 	assert.Equal(t, 32768, ce.Window)
 	assert.Equal(t, 32504, ce.Prompt)
+	assert.Equal(t, 1024, ce.Reserve, "the reply's reserve, with which the estimate missed")
 	assert.Zero(t, ce.Kept)
 	require.ErrorIs(t, err, llm.ErrContextLength)
 
@@ -322,6 +323,8 @@ func TestContextLengthErrorMessage(t *testing.T) {
 	assert.Equal(t, `ollama: model "m": the server cut the prompt from about 6000 to 2048 tokens (its context window)`, cut.Error())
 	refused := &llm.ContextLengthError{Provider: "openai", Model: "m", Window: 4096, Prompt: 5000, Message: "too long"}
 	assert.Equal(t, `openai: model "m": a prompt of about 5000 tokens does not fit the context window of 4096 tokens: too long`, refused.Error())
+	estimated := &llm.ContextLengthError{Provider: "ollama", Model: "m", Window: 2048, Prompt: 1900, Reserve: 512}
+	assert.Equal(t, `ollama: model "m": a prompt of about 1900 tokens and its reply's reserve of 512 do not fit the context window of 2048 tokens (about 364 over, by the estimate; not sent)`, estimated.Error(), "a refusal on an estimate says by how much it missed")
 	assert.Equal(t, llm.OutcomeContextLength, llm.Classify(refused))
 	assert.False(t, llm.Retryable(refused), "the same prompt fails again: the caller shrinks it")
 }

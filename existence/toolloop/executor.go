@@ -371,6 +371,17 @@ func (e *Executor) ToolDefs(a existence.Assignment) []llm.ToolDef {
 	return slices.Clone(defs)
 }
 
+// FixedTokens estimates with est the tokens of the fixed part of a
+// tool-loop turn for a: the loop's instructions, the goal's prompt and the
+// tool definitions, without a cycle's exchange ([existence.Assignment]
+// .Exchange), the history or the reply. A window that cannot hold it and
+// the turn's reply reserve fails every goal; callers check it at start.
+func (e *Executor) FixedTokens(a existence.Assignment, est *llm.TokenEstimator) int {
+	defs, names, _ := e.offered(e.memoryOf(a))
+	msgs := []llm.Message{{Role: llm.RoleSystem, Content: e.systemPrompt(a, names)}, {Role: llm.RoleUser, Content: userPrompt(a)}}
+	return est.Request(&llm.Request{Messages: msgs, Tools: defs})
+}
+
 // offered returns the definitions, names and memory tools offered with the
 // memory mem (nil for none).
 func (e *Executor) offered(mem *memory.Memory) ([]llm.ToolDef, []string, map[string]toolEntry) {

@@ -288,13 +288,14 @@ func TestEngineSlotsQueue(t *testing.T) {
 	checkSlotsQueue(t, tg)
 	log := tg.Server.Log()
 	if tg.Engine == engine.Ollama {
+		// Whether the two served requests overlap, and so take both
+		// slots, depends on when the second leaves the queue.
 		lines, err := engine.CacheLines(log)
 		require.NoError(t, err)
-		slots := map[int]bool{}
+		require.Len(t, lines, 2, "one cache lookup a served request; log:\n%s", log)
 		for _, l := range lines {
-			slots[l.Slot] = true
+			require.Contains(t, []int{0, 1}, l.Slot, "two slots (OLLAMA_NUM_PARALLEL)")
 		}
-		require.Equal(t, map[int]bool{0: true, 1: true}, slots, "both slots served requests; log:\n%s", log)
 		return
 	}
 	require.Contains(t, log, "slot=0", "log:\n%s", log)
@@ -343,8 +344,7 @@ func checkSlotsQueue(t *testing.T, tg engine.Target) {
 	if tg.Engine == engine.Ollama {
 		// Ollama's queue (OLLAMA_MAX_QUEUE) holds the requests waiting
 		// for its scheduler, which is busy loading the model for the
-		// first one: that one and one waiting request are served, and
-		// both then run at once, one a slot.
+		// first one: that one and one waiting request are served.
 		served = 2
 	}
 	require.Equal(t, served, ok, "the requests the slots and the queue hold are served")

@@ -269,16 +269,23 @@ func (t *trio) newRunner(clock existence.Clock, board *identity.SharedBoard) err
 func (t *trio) addMembers(ctx context.Context) error {
 	o := t.o
 	for _, m := range members {
-		exec, err := toolloop.New(toolloop.Config{
+		cfg := toolloop.Config{
 			// No Model: the executor uses the agent's, wrapped with its
 			// timeout, the runner's call limit, retry and per-attempt events.
 			Tools:       append(slices.Clone(t.tools), sendMessage(func() *existence.Runner { return t.runner }, m.id, t.names)),
 			ToolTimeout: time.Minute,
 			MaxTokens:   o.toolReplyTokens,
 			World:       t.world + "\n" + m.role + " Your own folder is " + m.id + "/.",
-		})
+		}
+		exec, err := toolloop.New(cfg)
 		if err != nil {
 			return err
+		}
+		if reserve, ok := fitTurn(t.stderr, o.contextWin, exec, m.name, cfg.MaxTokens); ok && reserve != cfg.MaxTokens {
+			cfg.MaxTokens = reserve
+			if exec, err = toolloop.New(cfg); err != nil {
+				return err
+			}
 		}
 		asm := placeSlots(prompt.New(prompt.Config{
 			World:        t.world,
@@ -369,6 +376,37 @@ func (t *trio) run(ctx context.Context) error {
 	err := runner.Run(ctx)
 	o.cacheCounts.report(t.stderr, "trio")
 	return err
+}
+
+// minTurnReply is the smallest reply reserve fitTurn shrinks a tool-loop
+// turn's to: a tool call with its arguments, or a short final summary.
+const minTurnReply = 256
+
+// fitTurn checks at start that a context window of window tokens (the
+// operator's -context-window; 0, unknown, checks nothing) holds a tool-loop
+// turn's fixed part (exec.FixedTokens) and its reply's reserve (maxTokens,
+// at most a quarter of the window, as the adapters keep it). When it does
+// not, it says so on w and returns the reserve shrunk to what is left when
+// that is at least minTurnReply tokens, else false: every goal's first
+// turn would then be refused, and w says how large a window would do.
+func fitTurn(w io.Writer, window int, exec *toolloop.Executor, name string, maxTokens int) (int, bool) {
+	if window <= 0 {
+		return maxTokens, true
+	}
+	fixed := exec.FixedTokens(existence.Assignment{AgentName: name, Goal: identity.Goal{Objective: "map the workspace and write down what it holds, with paths"}}, llm.NewTokenEstimator())
+	reserve := llm.Reserve(&llm.Request{MaxTokens: cmp.Or(maxTokens, toolloop.DefaultMaxTokens)}, 0, window)
+	if fixed+reserve <= window {
+		return maxTokens, true
+	}
+	room := window - fixed
+	if room >= minTurnReply {
+		fmt.Fprintf(w, "trio: %s: a context window of %d tokens cannot hold a tool-loop turn's fixed part (about %d tokens: instructions, goal, tool definitions) and its reply's reserve of %d: the reserve is shrunk to %d tokens\n",
+			name, window, fixed, reserve, room)
+		return room, true
+	}
+	fmt.Fprintf(w, "trio: %s: a context window of %d tokens cannot hold a tool-loop turn's fixed part (about %d tokens: instructions, goal, tool definitions) and a reply of %d: its goals will fail; give -context-window %d or more\n",
+		name, window, fixed, minTurnReply, max((fixed*4+2)/3, fixed+minTurnReply))
+	return maxTokens, false
 }
 
 // openMemory returns the agents' long-term memory with -memory (nil
