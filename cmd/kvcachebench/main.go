@@ -443,9 +443,10 @@ func runAgents(o options, bin, dir, llmURL string) (agentsOut, error) {
 	if err := cmd.Start(); err != nil {
 		return out, err
 	}
-	// A host message to one agent every 20 s; its reply latency is the
-	// time to that agent's next cycle event ("the host is answered in the
-	// next cycle", spec §2).
+	// A host message to one agent every 30 s once the first cycle ended
+	// (one sent earlier would cancel the first cycles, still evaluating
+	// the prompts the cache is measured on); its reply latency is the
+	// time to that agent's next cycle event.
 	var (
 		mu      sync.Mutex
 		pending []time.Time
@@ -483,9 +484,14 @@ loop:
 			break loop
 		case <-tick.C:
 			mu.Lock()
-			pending = append(pending, time.Now())
+			started := out.cycles > 0
+			if started {
+				pending = append(pending, time.Now())
+			}
 			mu.Unlock()
-			fmt.Fprintln(stdin, "@scout how is the map coming along?")
+			if started {
+				fmt.Fprintln(stdin, "@scout how is the map coming along?")
+			}
 		}
 	}
 	tick.Stop()
