@@ -40,6 +40,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -57,8 +58,9 @@ type options struct {
 	engine, run, layout, existence string
 	slots, agents, threads, window int
 	hostMessages                   int
-	duration                       time.Duration
+	duration, llmTimeout           time.Duration
 	keep                           bool
+	ctx                            context.Context // ends on SIGINT or SIGTERM: the run stops early
 }
 
 func main() {
@@ -74,7 +76,11 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 120*time.Second, "how long the agents run")
 	flag.StringVar(&o.existence, "existence", "", "the existence binary (default: go build ./cmd/existence into a temporary directory)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (engine log, agents' output)")
+	flag.DurationVar(&o.llmTimeout, "llm-timeout", 10*time.Minute, "the trio's -llm-timeout: one model call (a CPU engine on busy cores evaluates a 2,000-token prompt in minutes)")
 	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	o.ctx = ctx
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "kvcachebench:", err)
 		os.Exit(1)
@@ -403,7 +409,8 @@ func runAgents(o options, bin, dir, llmURL string) (agentsOut, error) {
 	}
 	if o.run == "swarm" {
 		args := append([]string{"swarm", "-agents", strconv.Itoa(o.agents), "-duration", o.duration.String(), "-host-messages", strconv.Itoa(o.hostMessages), "-json"}, common...)
-		cmd := exec.Command(bin, args...)
+		cmd := exec.CommandContext(o.ctx, bin, args...)
+		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 		cmd.Dir = dir
 		cmd.Stderr = os.Stderr
 		b, err := cmd.Output()
@@ -428,7 +435,7 @@ func runAgents(o options, bin, dir, llmURL string) (agentsOut, error) {
 		}
 		return out, nil
 	}
-	args := append([]string{"run", "-json", "-state", filepath.Join(dir, "state"), "-workspace", filepath.Join(dir, "workspace")}, common...)
+	args := append([]string{"run", "-json", "-llm-timeout", o.llmTimeout.String(), "-state", filepath.Join(dir, "state"), "-workspace", filepath.Join(dir, "workspace")}, common...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Stderr = os.Stderr
@@ -481,6 +488,8 @@ loop:
 	for {
 		select {
 		case <-deadline:
+			break loop
+		case <-o.ctx.Done():
 			break loop
 		case <-tick.C:
 			mu.Lock()
