@@ -778,15 +778,40 @@ func (a *Agent) onAttempt(c *ModelCall, err error) {
 // window, or fails to say, gives none. The lookup (Ollama's /api/show) is
 // a network call: it is bounded by CallTimeout, as a model call is, and
 // a failure is reported by the cycle's own call to the same server.
-func (a *Agent) window(ctx context.Context) prompt.Budget {
+//
+// It also returns the tools the cycle offers under [prompt.LayoutCache]
+// ([ToolOffer]), whose definitions come out of that budget: the offer pays
+// only when the executor's first turn continues the cycle, and only while
+// the cycle keeps most of its budget for its own prompt, so none is made
+// when the definitions would take more than half of it.
+func (a *Agent) window(ctx context.Context) (prompt.Budget, []llm.ToolDef) {
 	ctx, cancel := context.WithTimeoutCause(ctx, a.cfg.CallTimeout, llm.ErrTimeout)
 	defer cancel()
+	tools := a.toolOffer()
 	w, est, err := llm.ContextWindowOf(ctx, a.cfg.Model)
 	if err != nil || w <= 0 {
-		return prompt.Budget{}
+		return prompt.Budget{}, tools
 	}
 	reserve := llm.Reserve(&llm.Request{MaxTokens: a.cfg.MaxTokens}, 0, w)
-	return prompt.Budget{MaxTokens: max(w-reserve-2*llm.MessageOverhead, 1), Count: est.Tokens}
+	b := prompt.Budget{MaxTokens: max(w-reserve-2*llm.MessageOverhead, 1), Count: est.Tokens}
+	if len(tools) > 0 {
+		cost := est.Request(&llm.Request{Tools: tools}) - est.Request(&llm.Request{})
+		if cost > b.MaxTokens/2 {
+			return b, nil
+		}
+		b.MaxTokens -= cost
+	}
+	return b, tools
+}
+
+// toolOffer returns the executor's tools ([ToolOffer]) when the prompt
+// has the cache layout, whose cycles offer them; nil otherwise.
+func (a *Agent) toolOffer() []llm.ToolDef {
+	offer, ok := a.cfg.Executor.(ToolOffer)
+	if !ok || a.cfg.Prompt == nil || a.cfg.Prompt.Config().Layout != prompt.LayoutCache {
+		return nil
+	}
+	return offer.ToolDefs(Assignment{AgentID: a.cfg.ID, AgentName: a.Name(), Memory: a.cfg.Memory})
 }
 
 // newGoalID returns a unique, time-sortable goal id.

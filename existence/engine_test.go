@@ -24,7 +24,9 @@ func TestEngineCycle(t *testing.T) {
 }
 
 func TestTranscriptCycle(t *testing.T) {
-	checkCycle(t, engine.Replayed(t, "existence_cycle"))
+	for _, eng := range engine.Engines {
+		t.Run(eng, func(t *testing.T) { checkCycle(t, engine.ReplayedOn(t, "existence_cycle", eng)) })
+	}
 }
 
 func checkCycle(t *testing.T, tg engine.Target) {

@@ -91,3 +91,47 @@ func TestCacheLayoutOffersTheExecutorsTools(t *testing.T) {
 		})
 	}
 }
+
+// windowed gives a model a context window (llm.Windowed).
+type windowed struct {
+	llm.Model
+	window int
+}
+
+func (w windowed) ContextWindow(context.Context) (int, *llm.TokenEstimator, error) {
+	return w.window, llm.NewTokenEstimator(), nil
+}
+
+// TestCacheLayoutToolOfferWithinBudget: the tools a cycle offers come out
+// of its prompt budget, and are not offered when their definitions would
+// take more than half of it: the cycle's own prompt comes first.
+func TestCacheLayoutToolOfferWithinBudget(t *testing.T) {
+	def := func(descChars int) []llm.ToolDef {
+		return []llm.ToolDef{{Name: "list_files", Description: strings.Repeat("Lists files. ", descChars/13), Parameters: []byte(`{"type":"object"}`)}}
+	}
+	for _, tc := range []struct {
+		name    string
+		defs    []llm.ToolDef
+		offered bool
+	}{
+		{"small offer", def(400), true},
+		{"an offer over half the budget", def(8000), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(goalReply(t, "map the workspace"))
+			var got existence.Assignment
+			a := f.agent(t, existence.Config{Model: windowed{Model: f.model, window: 4096}, MaxTokens: 1000, Executor: offering{got: &got, defs: tc.defs},
+				Prompt: prompt.New(prompt.Config{World: "A shared world.", Situation: prompt.DefaultSituation, Layout: prompt.LayoutCache})})
+			tick(t, a)
+			reqs := f.model.Requests()
+			require.Len(t, reqs, 1)
+			if !tc.offered {
+				assert.Empty(t, reqs[0].Tools)
+				return
+			}
+			assert.Equal(t, tc.defs, reqs[0].Tools)
+			est := llm.NewTokenEstimator()
+			assert.LessOrEqual(t, est.Request(reqs[0])+1000, 4096, "the prompt, the tools and the reply's reserve fit the window")
+		})
+	}
+}

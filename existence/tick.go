@@ -320,7 +320,7 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 	if d := dispatchFrom(ctx); d != nil {
 		stats.Lane, stats.Lateness, stats.Coalesced = d.lane.String(), d.lateness(), d.coalesced
 	}
-	window := a.window(ctx)
+	window, tools := a.window(ctx)
 	mems := a.promptMemories(ctx, task, false)
 	a.refreshShared(ctx, true)
 	p, nInbox, nHost, err := a.assemble(start, task, peers, omitted, mems, window)
@@ -337,17 +337,17 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 		stats.PromptChars = p.Chars
 		a.emitCuts(p)
 		t0 := time.Now()
-		resp, cause, cerr = a.reply(ctx, p, stats)
+		resp, cause, cerr = a.reply(ctx, p, tools, stats)
 		// A prompt over the window (refused, or cut by the server and
 		// caught) is fitted to the window the model now knows and tried
 		// once more; it is never used as if whole.
 		if errors.Is(cerr, llm.ErrContextLength) && ctx.Err() == nil {
-			if w := a.window(ctx); w.MaxTokens > 0 && (window.MaxTokens == 0 || w.MaxTokens < window.MaxTokens) {
+			if w, tools := a.window(ctx); w.MaxTokens > 0 && (window.MaxTokens == 0 || w.MaxTokens < window.MaxTokens) {
 				if p2, n1, n2, err2 := a.assemble(start, task, peers, omitted, mems, w); err2 == nil {
 					p, nInbox, nHost = p2, n1, n2
 					stats.PromptChars = p.Chars
 					a.emitCuts(p)
-					resp, cause, cerr = a.reply(ctx, p, stats)
+					resp, cause, cerr = a.reply(ctx, p, tools, stats)
 				}
 			}
 		}
@@ -457,11 +457,11 @@ func (a *Agent) emitCuts(p *prompt.Prompt) {
 
 // reply asks for the cycle's reply: from Config.Cycle when set, else
 // one model call on the prompt (generate).
-func (a *Agent) reply(ctx context.Context, p *prompt.Prompt, stats *CycleStats) (*prompt.Response, string, error) {
+func (a *Agent) reply(ctx context.Context, p *prompt.Prompt, tools []llm.ToolDef, stats *CycleStats) (*prompt.Response, string, error) {
 	if a.cfg.Cycle != nil {
 		return a.strategyReply(ctx, p)
 	}
-	return a.generate(ctx, p, stats)
+	return a.generate(ctx, p, tools, stats)
 }
 
 // generate calls the model and parses its reply. On failure it returns a
@@ -473,10 +473,10 @@ func (a *Agent) reply(ctx context.Context, p *prompt.Prompt, stats *CycleStats) 
 // messages, the prefix as the system message and the rest as the user
 // message, and the prefix is kept for the executor of the goal the cycle
 // chooses ([Assignment].Prefix); otherwise as one user message. Such a
-// request also offers the executor's tools ([ToolOffer]), and its
-// messages with the reply are kept for the executor to continue
-// ([Assignment].Exchange).
-func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, stats *CycleStats) (*prompt.Response, string, error) {
+// request also offers tools, the executor's that [Agent.window] chose
+// to offer, and its messages with the reply are kept for the executor to
+// continue ([Assignment].Exchange).
+func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, tools []llm.ToolDef, stats *CycleStats) (*prompt.Response, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.CycleTimeout)
 	defer cancel()
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: p.Text}}
@@ -495,8 +495,8 @@ func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, stats *CycleStat
 		Seed:        a.cfg.Seed,
 		MaxTokens:   a.cfg.MaxTokens,
 	}
-	if offer, ok := a.cfg.Executor.(ToolOffer); ok && len(msgs) == 2 {
-		req.Tools = offer.ToolDefs(Assignment{AgentID: a.cfg.ID, AgentName: a.Name(), Memory: a.cfg.Memory})
+	if len(msgs) == 2 {
+		req.Tools = tools
 	}
 	m := a.model
 	if a.laneModel != nil && dispatchFrom(ctx) != nil {

@@ -32,6 +32,11 @@ type ContextLengthError struct {
 	// Prompt is the prompt's size in tokens: the server's count when it
 	// gave one, else the adapter's estimate.
 	Prompt int
+	// Reserve is, for a prompt refused before it was sent (on the
+	// adapter's estimate), the tokens kept for the reply with it; 0
+	// otherwise. The estimate missed the window by Prompt + Reserve -
+	// Window tokens.
+	Reserve int
 	// Kept is, for a prompt the server cut silently (HTTP 200), the tokens
 	// it kept (Ollama's prompt_eval_count); 0 when the prompt was refused.
 	Kept int
@@ -51,6 +56,9 @@ func (e *ContextLengthError) Error() string {
 	switch {
 	case e.Kept > 0:
 		s = fmt.Sprintf("%s: model %q: the server cut the prompt from about %d to %d tokens (its context window)", e.Provider, e.Model, e.Prompt, e.Kept)
+	case e.Window > 0 && e.Prompt > 0 && e.Reserve > 0:
+		s = fmt.Sprintf("%s: model %q: a prompt of about %d tokens and its reply's reserve of %d do not fit the context window of %d tokens (about %d over, by the estimate; not sent)",
+			e.Provider, e.Model, e.Prompt, e.Reserve, e.Window, e.Prompt+e.Reserve-e.Window)
 	case e.Window > 0 && e.Prompt > 0:
 		s = fmt.Sprintf("%s: model %q: a prompt of about %d tokens does not fit the context window of %d tokens", e.Provider, e.Model, e.Prompt, e.Window)
 	default:
@@ -196,6 +204,18 @@ func (t *ContextTracker) SetLength(n int) {
 	t.length = max(n, 0)
 }
 
+// Hold makes every later [ContextTracker.Plan] ask for a window of at
+// least n tokens (at most the usable window): the window chosen at start
+// for the run's largest request kind, or the one the server already runs
+// the model with, so that no request changes it (Ollama reloads the model
+// whenever num_ctx changes). n <= 0 changes nothing; a lower n than the
+// window held does not lower it.
+func (t *ContextTracker) Hold(n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.step = max(t.step, n)
+}
+
 // SetRefuses records whether the server refuses a prompt over its window
 // instead of cutting it: Ollama from 0.12.6 on /api/chat with "truncate":
 // false, llama.cpp's server, vLLM and OpenAI. Then a reply is never taken
@@ -285,8 +305,9 @@ type Plan struct {
 
 // Plan estimates req and picks the window to ask for. reserve is the
 // tokens to keep for the reply (0 means req.MaxTokens, else
-// [DefaultResponseReserve] or a quarter of the usable window, whichever
-// is smaller). When the prompt and the reserve cannot fit
+// [DefaultResponseReserve], at most a quarter of the usable window to
+// pick the window and then at most a quarter of the window picked: the
+// reply limit sent is a quarter of the num_ctx sent). When the prompt and the reserve cannot fit
 // the usable window, it returns a [*ContextLengthError] without Kept: the
 // request must not be sent, since the server would cut its beginning.
 func (t *ContextTracker) Plan(provider, model string, req *Request, reserve int) (Plan, error) {
@@ -303,7 +324,7 @@ func (t *ContextTracker) Plan(provider, model string, req *Request, reserve int)
 	need := p.Tokens + p.Reserve
 	if need > usable {
 		t.overflows++
-		return p, &ContextLengthError{Provider: provider, Model: model, Window: usable, Prompt: p.Tokens}
+		return p, &ContextLengthError{Provider: provider, Model: model, Window: usable, Prompt: p.Tokens, Reserve: p.Reserve}
 	}
 	w := usable
 	for _, s := range windowSteps {
@@ -317,6 +338,10 @@ func (t *ContextTracker) Plan(provider, model string, req *Request, reserve int)
 	}
 	t.step = w
 	p.Window = w
+	// The reply's limit is a quarter of the window sent, not of the
+	// usable one: it fits there, since the window holds the prompt and
+	// the larger reserve.
+	p.Reserve = Reserve(req, reserve, w)
 	return p, nil
 }
 

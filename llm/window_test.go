@@ -105,6 +105,7 @@ func TestTrackerSteps(t *testing.T) {
 	require.ErrorAs(t, err, &ce, "over the ceiling: refused before sending")
 	assert.Equal(t, 32768, ce.Window)
 	assert.Equal(t, 32504, ce.Prompt)
+	assert.Equal(t, 1024, ce.Reserve, "the reply's reserve, with which the estimate missed")
 	assert.Zero(t, ce.Kept)
 	require.ErrorIs(t, err, llm.ErrContextLength)
 
@@ -126,6 +127,29 @@ func TestTrackerSteps(t *testing.T) {
 		p, err := tr.Plan("p", "m", prompt(1_000_000), 0)
 		require.NoError(t, err, "nothing known: the server decides")
 		assert.Zero(t, p.Window)
+	})
+	t.Run("reply limit a quarter of the window sent", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		tr.SetLength(8192)
+		req := prompt(400)
+		req.MaxTokens = 2000
+		p, err := tr.Plan("p", "m", req, 0) // 104 + 2000 fits 4096
+		require.NoError(t, err)
+		assert.Equal(t, 4096, p.Window)
+		assert.Equal(t, 1024, p.Reserve, "a quarter of the 4096 sent, not of the model's 8192")
+	})
+	t.Run("held window", func(t *testing.T) {
+		tr := &llm.ContextTracker{Default: llm.DefaultMaxWindow}
+		tr.SetLength(8192)
+		tr.Hold(16384)
+		p, err := tr.Plan("p", "m", prompt(400), 0)
+		require.NoError(t, err)
+		assert.Equal(t, 8192, p.Window, "held from the first request, capped at the usable window")
+		assert.Equal(t, 1024, p.Reserve)
+		tr.Hold(4096)
+		p, err = tr.Plan("p", "m", prompt(400), 0)
+		require.NoError(t, err)
+		assert.Equal(t, 8192, p.Window, "a lower hold lowers nothing")
 	})
 	t.Run("reserve", func(t *testing.T) {
 		assert.Equal(t, 512, llm.Reserve(nil, 0, 2048), "a quarter of a small window")
@@ -299,6 +323,8 @@ func TestContextLengthErrorMessage(t *testing.T) {
 	assert.Equal(t, `ollama: model "m": the server cut the prompt from about 6000 to 2048 tokens (its context window)`, cut.Error())
 	refused := &llm.ContextLengthError{Provider: "openai", Model: "m", Window: 4096, Prompt: 5000, Message: "too long"}
 	assert.Equal(t, `openai: model "m": a prompt of about 5000 tokens does not fit the context window of 4096 tokens: too long`, refused.Error())
+	estimated := &llm.ContextLengthError{Provider: "ollama", Model: "m", Window: 2048, Prompt: 1900, Reserve: 512}
+	assert.Equal(t, `ollama: model "m": a prompt of about 1900 tokens and its reply's reserve of 512 do not fit the context window of 2048 tokens (about 364 over, by the estimate; not sent)`, estimated.Error(), "a refusal on an estimate says by how much it missed")
 	assert.Equal(t, llm.OutcomeContextLength, llm.Classify(refused))
 	assert.False(t, llm.Retryable(refused), "the same prompt fails again: the caller shrinks it")
 }

@@ -34,7 +34,9 @@ func TestEngineToolTurn(t *testing.T) {
 }
 
 func TestTranscriptToolTurn(t *testing.T) {
-	checkToolTurn(t, engine.Replayed(t, "toolloop_turn"))
+	for _, eng := range engine.Engines {
+		t.Run(eng, func(t *testing.T) { checkToolTurn(t, engine.ReplayedOn(t, "toolloop_turn", eng)) })
+	}
 }
 
 func checkToolTurn(t *testing.T, tg engine.Target) {

@@ -390,6 +390,17 @@ func (e *Executor) ToolDefs(a existence.Assignment) []llm.ToolDef {
 	return slices.Clone(defs)
 }
 
+// FixedTokens estimates with est the tokens of the fixed part of a
+// tool-loop turn for a: the loop's instructions, the goal's prompt and the
+// tool definitions, without a cycle's exchange ([existence.Assignment]
+// .Exchange), the history or the reply. A window that cannot hold it and
+// the turn's reply reserve fails every goal; callers check it at start.
+func (e *Executor) FixedTokens(a existence.Assignment, est *llm.TokenEstimator) int {
+	defs, names, _ := e.offered(e.memoryOf(a))
+	msgs := []llm.Message{{Role: llm.RoleSystem, Content: e.systemPrompt(a, names)}, {Role: llm.RoleUser, Content: userPrompt(a)}}
+	return est.Request(&llm.Request{Messages: msgs, Tools: defs})
+}
+
 // offered returns the definitions, names and memory tools offered with the
 // memory mem (nil for none).
 func (e *Executor) offered(mem *memory.Memory) ([]llm.ToolDef, []string, map[string]toolEntry) {
@@ -431,8 +442,13 @@ func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, erro
 	switch {
 	case len(a.Exchange) > 0:
 		// The cycle's exchange first, sent with these tools: the server
-		// slot holding the cycle's prompt and reply serves all of it.
-		msgs = append(slices.Clone(a.Exchange), llm.Message{Role: llm.RoleSystem, Content: prompt.Clean(prefixBridge + "\n\n" + system)})
+		// slot holding the cycle's prompt and reply serves all of it. The
+		// loop's instructions follow as a user message, never a second
+		// system message: Ollama's templates gather every system message
+		// into one block at the top of the prompt, so the prompt would
+		// no longer begin with the cycle's exchange and its cache would
+		// serve only the part before the first difference.
+		msgs = append(slices.Clone(a.Exchange), llm.Message{Role: llm.RoleUser, Content: prompt.Clean(prefixBridge + "\n\n" + system)})
 	case a.Prefix != "":
 		// The cycle's stable prefix first: a server slot holding the
 		// agent's cycle prompt serves this prompt's start too.
@@ -578,8 +594,8 @@ func (e *Executor) systemPrompt(a existence.Assignment, names []string) string {
 }
 
 // prefixBridge follows the cycle's stable prefix ([existence.Assignment].Prefix)
-// in the system prompt, or opens the system message after the cycle's
-// exchange ([existence.Assignment].Exchange): that text chose the goal;
+// in the system prompt, or opens the user message of the loop's
+// instructions after the cycle's exchange ([existence.Assignment].Exchange): that text chose the goal;
 // its response format is not this loop's.
 const prefixBridge = "(The text above is how you chose your goal. You have chosen it; its JSON response format does not apply from here on.)"
 

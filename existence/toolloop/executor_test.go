@@ -977,7 +977,7 @@ func TestExecuteStartsWithTheCyclePrefix(t *testing.T) {
 
 // TestExecuteContinuesTheCycleExchange: with the cycle's exchange
 // (Assignment.Exchange) the first request starts with it, followed by the
-// loop's system prompt and the goal, and offers the tools ToolDefs
+// loop's instructions as a user message and the goal, and offers the tools ToolDefs
 // returns, so that the cycle's prompt and reply are its prefix.
 func TestExecuteContinuesTheCycleExchange(t *testing.T) {
 	fake := llmtest.NewFake(final("done"))
@@ -994,7 +994,7 @@ func TestExecuteContinuesTheCycleExchange(t *testing.T) {
 	req := fake.Requests()[0]
 	require.Len(t, req.Messages, 5)
 	assert.Equal(t, a.Exchange, req.Messages[:3])
-	assert.Equal(t, llm.RoleSystem, req.Messages[3].Role)
+	assert.Equal(t, llm.RoleUser, req.Messages[3].Role, "never a second system message: Ollama would gather it into the first")
 	assert.True(t, strings.HasPrefix(req.Messages[3].Content, "(The text above is how you chose your goal."), req.Messages[3].Content)
 	assert.Contains(t, req.Messages[3].Content, "You are Cedar, an autonomous agent pursuing one goal with tools.")
 	assert.Equal(t, llm.RoleUser, req.Messages[4].Role)

@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ollama/ollama/template"
 
 	"github.com/existence-loop/sdk/llm"
 )
@@ -106,6 +109,12 @@ type ServerConfig struct {
 	// (32768 tokens). A request for another model gets the provider's
 	// "not found" answer.
 	Models []ModelSpec
+	// Template is the chat template (Ollama's Go text/template form) that
+	// /api/chat prompts are rendered with, through Ollama's template
+	// package; "" means [OllamaTemplate]. The OpenAI-compatible endpoints
+	// render messages in order, with the tools after the leading system
+	// messages.
+	Template string
 	// DefaultContext is the window a request gets without num_ctx, and
 	// the window of the OpenAI-compatible endpoints (which carry no
 	// num_ctx): OLLAMA_CONTEXT_LENGTH. Default 4096.
@@ -300,7 +309,11 @@ type Server struct {
 	cache map[string][]*cacheEntry
 	// ollama: /api/version answers (the OpenAI flavor is Ollama's or unset).
 	ollama bool
-	clock  uint64 // orders cache entries' use
+	// tmpl renders Ollama chat requests; tmplErr is why it could not be
+	// parsed, the answer to every such request.
+	tmpl    *template.Template
+	tmplErr error
+	clock   uint64 // orders cache entries' use
 }
 
 // cacheEntry is one cached prompt (a slot of the KV cache): its tokens,
@@ -353,6 +366,10 @@ func NewServer(cfg ServerConfig) *Server {
 		m = m.withDefaults()
 		s.models[m.Name] = m
 		s.order = append(s.order, m.Name)
+	}
+	s.tmpl, s.tmplErr = template.Parse(cmp.Or(cfg.Template, OllamaTemplate))
+	if s.tmplErr != nil {
+		s.tmplErr = fmt.Errorf("llmtest: ServerConfig.Template: %w", s.tmplErr)
 	}
 	return s
 }
@@ -511,30 +528,22 @@ func (s *Server) window(m ModelSpec, numCtx int) int {
 // long, the tokens after the first few. With truncate false it cuts
 // nothing and reports whether the prompt fits. It returns the tokens the
 // model sees.
-func prepare(c *Call, truncate bool) (toks []string, fits bool) {
-	tools := ""
-	if len(c.Tools) > 0 {
-		t, _ := json.Marshal(c.Tools)
-		tools = "<|tools|>\n" + string(t) + "\n"
+//
+// render is the chat template: nil for the stand-in's own, which writes
+// the messages in order with the tool definitions after the leading
+// system messages (llama-server's Jinja templates do so).
+func prepare(c *Call, truncate bool, render func([]llm.Message) ([]string, error)) (toks []string, fits bool, err error) {
+	if render == nil {
+		render = plainRender(c.Tools)
 	}
-	render := func(msgs []llm.Message) []string {
-		var b strings.Builder
-		i := 0
-		for ; i < len(msgs) && msgs[i].Role == llm.RoleSystem; i++ {
-			writeMessage(&b, msgs[i])
-		}
-		b.WriteString(tools)
-		for ; i < len(msgs); i++ {
-			writeMessage(&b, msgs[i])
-		}
-		b.WriteString("<|assistant|>\n")
-		return Tokenize(b.String())
+	toks, err = render(c.Messages)
+	if err != nil {
+		return nil, false, err
 	}
-	toks = render(c.Messages)
 	c.Sent = len(toks)
 	if len(toks) <= c.Window || !truncate {
 		c.Kept, c.Prompt = len(toks), strings.Join(toks, "")
-		return toks, len(toks) <= c.Window
+		return toks, len(toks) <= c.Window, nil
 	}
 	msgs := c.Messages
 	for i := 0; i < len(msgs)-1 && len(toks) > c.Window; i++ {
@@ -544,14 +553,38 @@ func prepare(c *Call, truncate bool) (toks []string, fits bool) {
 				keep = append(keep, m)
 			}
 		}
-		toks = render(keep)
+		if toks, err = render(keep); err != nil {
+			return nil, false, err
+		}
 	}
 	if len(toks) > c.Window {
 		head := min(numKeep, c.Window-1)
 		toks = append(toks[:head:head], toks[len(toks)-(c.Window-head):]...)
 	}
 	c.Kept, c.Prompt, c.Cut = len(toks), strings.Join(toks, ""), true
-	return toks, true
+	return toks, true, nil
+}
+
+// plainRender is the stand-in's own chat template for tools.
+func plainRender(tools []llm.ToolDef) func([]llm.Message) ([]string, error) {
+	block := ""
+	if len(tools) > 0 {
+		t, _ := json.Marshal(tools)
+		block = "<|tools|>\n" + string(t) + "\n"
+	}
+	return func(msgs []llm.Message) ([]string, error) {
+		var b strings.Builder
+		i := 0
+		for ; i < len(msgs) && msgs[i].Role == llm.RoleSystem; i++ {
+			writeMessage(&b, msgs[i])
+		}
+		b.WriteString(block)
+		for ; i < len(msgs); i++ {
+			writeMessage(&b, msgs[i])
+		}
+		b.WriteString("<|assistant|>\n")
+		return Tokenize(b.String()), nil
+	}
 }
 
 // overflow reports whether a prompt over the window is cut (true) or

@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,9 +10,42 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/template"
 
 	"github.com/existence-loop/sdk/llm"
 )
+
+// ollamaRender renders messages as Ollama does: through its template
+// package with the server's template ([ServerConfig].Template), which
+// gathers every system message into .System (rendered at the top by
+// library templates such as [OllamaTemplate]) and merges consecutive
+// messages of the same role.
+func (s *Server) ollamaRender(tools api.Tools) func([]llm.Message) ([]string, error) {
+	return func(msgs []llm.Message) ([]string, error) {
+		if s.tmplErr != nil {
+			return nil, s.tmplErr
+		}
+		vals := template.Values{Tools: tools}
+		for _, m := range msgs {
+			am := api.Message{Role: string(m.Role), Content: m.Content, ToolName: m.Name, ToolCallID: m.ToolCallID}
+			for i, tc := range m.ToolCalls {
+				args := api.NewToolCallFunctionArguments()
+				if len(tc.Arguments) > 0 {
+					if err := json.Unmarshal(tc.Arguments, &args); err != nil {
+						return nil, fmt.Errorf("tool call %q: arguments: %w", tc.Name, err)
+					}
+				}
+				am.ToolCalls = append(am.ToolCalls, api.ToolCall{ID: tc.ID, Function: api.ToolCallFunction{Index: i, Name: tc.Name, Arguments: args}})
+			}
+			vals.Messages = append(vals.Messages, am)
+		}
+		var b bytes.Buffer
+		if err := s.tmpl.Execute(&b, vals); err != nil {
+			return nil, fmt.Errorf("rendering the chat template: %w", err)
+		}
+		return Tokenize(b.String()), nil
+	}
+}
 
 // ollamaError answers as Ollama does: {"error": msg}.
 func ollamaError(w http.ResponseWriter, status int, msg string) {
@@ -75,7 +109,11 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		}
 		c.Messages = append(c.Messages, lm)
 	}
-	toks, fits := prepare(c, s.overflow(req.Truncate))
+	toks, fits, err := prepare(c, s.overflow(req.Truncate), s.ollamaRender(req.Tools))
+	if err != nil {
+		ollamaError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
 	if !fits {
 		s.refused(c)
 		ollamaError(w, http.StatusBadRequest, s.refusal(c))

@@ -123,7 +123,11 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 	}
 	// Ollama's /v1 cuts (it sends its runner no "truncate": false); the
 	// other servers refuse.
-	toks, fits := prepare(c, s.cfg.OpenAIFlavor == "ollama" && !s.cfg.RefuseOverflow || s.cfg.IgnoreTruncate)
+	toks, fits, err := prepare(c, s.cfg.OpenAIFlavor == "ollama" && !s.cfg.RefuseOverflow || s.cfg.IgnoreTruncate, nil)
+	if err != nil {
+		openaiError(w, http.StatusInternalServerError, err.Error(), "server_error", "")
+		return
+	}
 	if !fits {
 		s.refused(c)
 		s.openaiTooLong(w, c)

@@ -146,9 +146,9 @@ func TestStandinRefusals(t *testing.T) {
 		message  string
 		version  string
 	}{
-		{"current", llmtest.ServerConfig{MaxContext: 2048}, &no, 400, "request (3029 tokens) exceeds the available context size (2048 tokens), try increasing it", llmtest.DefaultVersion},
+		{"current", llmtest.ServerConfig{MaxContext: 2048}, &no, 400, "request (3054 tokens) exceeds the available context size (2048 tokens), try increasing it", llmtest.DefaultVersion},
 		{"legacy wording", llmtest.ServerConfig{MaxContext: 2048, LegacyRefusal: true}, &no, 400, llmtest.InputTooLongMessage, llmtest.DefaultVersion},
-		{"refuses without truncate false", llmtest.ServerConfig{MaxContext: 2048, RefuseOverflow: true, Version: "0.30.1"}, nil, 400, "request (3029 tokens) exceeds the available context size (2048 tokens), try increasing it", "0.30.1"},
+		{"refuses without truncate false", llmtest.ServerConfig{MaxContext: 2048, RefuseOverflow: true, Version: "0.30.1"}, nil, 400, "request (3054 tokens) exceeds the available context size (2048 tokens), try increasing it", "0.30.1"},
 		{"cuts without truncate false", llmtest.ServerConfig{MaxContext: 2048}, nil, 200, "", llmtest.DefaultVersion},
 		{"cuts whatever it says", llmtest.ServerConfig{MaxContext: 2048, IgnoreTruncate: true, RefuseOverflow: true}, &no, 200, "", llmtest.LegacyVersion},
 	} {
@@ -192,7 +192,7 @@ func TestStandinKVCache(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	second := reply["prompt_eval_count"].(float64)
 	c := s.Calls()[1]
-	assert.Less(t, second, 30.0, "only the tokens after the cached prompt and reply")
+	assert.Less(t, second, 50.0, "only the tokens after the cached prompt and reply (and the template's turn markers)")
 	assert.Equal(t, c.Kept-c.Cached, int(second))
 	assert.Greater(t, c.Kept, int(first), "although the prompt grew")
 
@@ -203,7 +203,7 @@ func TestStandinKVCache(t *testing.T) {
 	status, reply = post(t, url+"/api/chat", chat("something else entirely", nil, nil))
 	require.Equal(t, http.StatusOK, status)
 	assert.Equal(t, float64(s.Calls()[3].Kept-s.Calls()[3].Cached), reply["prompt_eval_count"])
-	assert.Less(t, s.Calls()[3].Cached, 25, "only the system prompt is shared")
+	assert.Less(t, s.Calls()[3].Cached, 40, "only the system block is shared")
 
 	st := s.Stats()
 	assert.Equal(t, st.PromptTokens, st.CachedTokens+st.EvaluatedTokens)
@@ -237,6 +237,48 @@ func TestStandinKVCache(t *testing.T) {
 	}
 }
 
+// TestStandinRendersLikeOllama: /api/chat prompts are rendered through
+// Ollama's template package, which gathers every system message into one
+// block at the top: a second system message after a cycle's exchange
+// moves to that block, so the cached cycle serves only the first system
+// message, while the same text as a user message continues the exchange.
+func TestStandinRendersLikeOllama(t *testing.T) {
+	doc := strings.Repeat("the survey lists every room ", 100)
+	for _, tc := range []struct {
+		role     string
+		minShare float64
+		maxShare float64
+	}{
+		{"system", 0, 0.2},
+		{"user", 0.9, 1},
+	} {
+		t.Run(tc.role, func(t *testing.T) {
+			s := llmtest.NewServer(llmtest.ServerConfig{CacheSlots: 1, Record: true})
+			url := s.Start()
+			t.Cleanup(s.Close)
+			cycle := chat(doc, nil, nil)
+			status, reply := post(t, url+"/api/chat", cycle)
+			require.Equal(t, http.StatusOK, status)
+			answer := reply["message"].(map[string]any)["content"].(string)
+			turn := chat(doc, nil, nil)
+			turn["messages"] = append(turn["messages"].([]any),
+				map[string]any{"role": "assistant", "content": answer},
+				map[string]any{"role": tc.role, "content": "Pursue the goal with tools."},
+				map[string]any{"role": "user", "content": "Pursue your goal now: map the rooms"})
+			status, _ = post(t, url+"/api/chat", turn)
+			require.Equal(t, http.StatusOK, status)
+			c := s.Calls()[1]
+			share := float64(c.Cached) / float64(c.Kept)
+			assert.GreaterOrEqual(t, share, tc.minShare, "cached %d of %d", c.Cached, c.Kept)
+			assert.LessOrEqual(t, share, tc.maxShare, "cached %d of %d", c.Cached, c.Kept)
+			assert.True(t, strings.HasPrefix(c.Prompt, "<|im_start|>system\nYou are Cedar."), c.Prompt[:40])
+			if tc.role == "system" {
+				assert.True(t, strings.HasPrefix(c.Prompt, "<|im_start|>system\nYou are Cedar.\n\nPursue the goal with tools.<|im_end|>"), "collated: %.80q", c.Prompt)
+			}
+		})
+	}
+}
+
 // TestStandinKVCacheSlots: with several KV-cache entries the stand-in
 // picks one as Ollama's runner does: it reuses an entry only when the
 // entry's whole content is a prefix of the new prompt, and otherwise
@@ -258,18 +300,18 @@ func TestStandinKVCacheSlots(t *testing.T) {
 	first := send(docA)
 	assert.Zero(t, first.Cached, "an empty cache")
 	b := send(docB)
-	assert.Less(t, b.Cached, 25, "only the system prompt is shared")
+	assert.Less(t, b.Cached, 40, "only the system block is shared")
 	again := send(docA)
 	assert.Equal(t, again.Kept-1, again.Cached,
 		"B took the least recently used entry, not A's, although A's shared the system prompt with it")
 
 	fork := send(docA + " and then the cellar")
-	assert.Greater(t, fork.Cached, first.Kept-20, "the prefix shared with A's entry is copied")
+	assert.Greater(t, fork.Cached, first.Kept-30, "the prefix shared with A's entry is copied")
 	again = send(docA)
 	assert.Equal(t, again.Kept-1, again.Cached,
 		"A's entry holds A's prompt and reply, not a prefix of the fork: the fork took another entry")
 	b = send(docB)
-	assert.Less(t, b.Cached, 25, "B's entry was the least recently used and went to the fork")
+	assert.Less(t, b.Cached, 40, "B's entry was the least recently used and went to the fork")
 
 	st := s.Stats()
 	assert.Equal(t, st.PromptTokens, st.CachedTokens+st.EvaluatedTokens)
@@ -281,7 +323,7 @@ func TestStandinKVCacheSlots(t *testing.T) {
 		status, _ := post(t, url+"/api/chat", chat(doc, nil, nil))
 		require.Equal(t, http.StatusOK, status)
 	}
-	assert.Less(t, one.Calls()[2].Cached, 25, "one entry holds only the last prompt")
+	assert.Less(t, one.Calls()[2].Cached, 40, "one entry holds only the last prompt")
 }
 
 func TestStandinShow(t *testing.T) {

@@ -15,9 +15,13 @@
 // "json" instead). Temperature, Seed and MaxTokens go to the options
 // "temperature", "seed" and "num_predict"; [Config.NumCtx] to "num_ctx";
 // [Config.Options] adds any other option. "think" is always sent and false
-// unless [Config.Think] turns it on. [Config.KeepAlive] sets
-// "keep_alive"; the original system sent -1 to keep the model loaded
-// (spec §7). Tool definitions and tool calls are mapped both ways; a tool
+// unless [Config.Think] turns it on. "truncate" and "shift" are always
+// false: a prompt over the window is refused (HTTP 400) and a reply that
+// reaches the end of the window stops there with done_reason "length",
+// never cut at its start or shifted in the middle. [Config.KeepAlive]
+// sets "keep_alive"; the original system sent -1 to keep the model loaded
+// (spec §7), which on a shared server pins the model's memory until the
+// server restarts. Tool definitions and tool calls are mapped both ways; a tool
 // result goes as role "tool" with "tool_name". Streamed (NDJSON) and
 // non-streamed replies give the same [llm.Response]; "thinking" goes to
 // [llm.Response.Thinking]; Ollama's done_reason "stop" after tool calls is

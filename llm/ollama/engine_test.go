@@ -23,6 +23,13 @@ var engineUpdate = engine.UpdateFlag()
 // under testdata/engine/ with -update; their TestTranscript… twins replay
 // those transcripts in the quick suite, running the same checks.
 
+// replayEach runs check against the transcript name of each engine.
+func replayEach(t *testing.T, name string, check func(*testing.T, engine.Target)) {
+	for _, eng := range engine.Engines {
+		t.Run(eng, func(t *testing.T) { check(t, engine.ReplayedOn(t, name, eng)) })
+	}
+}
+
 func newEngineModel(t *testing.T, tg engine.Target, cfg ollama.Config) *ollama.Model {
 	t.Helper()
 	cfg.URL, cfg.Model, cfg.HTTPClient = tg.URL, tg.Model, tg.Client
@@ -38,7 +45,7 @@ func TestEngineBoundedReply(t *testing.T) {
 }
 
 func TestTranscriptBoundedReply(t *testing.T) {
-	checkBoundedReply(t, engine.Replayed(t, "ollama_bounded_reply"))
+	replayEach(t, "ollama_bounded_reply", checkBoundedReply)
 }
 
 func checkBoundedReply(t *testing.T, tg engine.Target) {
@@ -80,7 +87,7 @@ func TestEngineNumCtx(t *testing.T) {
 }
 
 func TestTranscriptNumCtx(t *testing.T) {
-	checkNumCtx(t, engine.Replayed(t, "ollama_num_ctx"))
+	replayEach(t, "ollama_num_ctx", checkNumCtx)
 }
 
 func checkNumCtx(t *testing.T, tg engine.Target) {
@@ -118,7 +125,7 @@ func TestEngineRefusal(t *testing.T) {
 }
 
 func TestTranscriptRefusal(t *testing.T) {
-	checkRefusal(t, engine.Replayed(t, "ollama_refusal"))
+	replayEach(t, "ollama_refusal", checkRefusal)
 }
 
 func checkRefusal(t *testing.T, tg engine.Target) {
@@ -141,10 +148,21 @@ func checkRefusal(t *testing.T, tg engine.Target) {
 	require.ErrorIs(t, err, llm.ErrContextLength)
 	var ce *llm.ContextLengthError
 	require.ErrorAs(t, err, &ce)
+	require.Zero(t, ce.Kept, "a refusal, not a cut")
+	if tg.Engine == engine.Ollama {
+		// Ollama's runner states neither number: the adapter lowers its
+		// window below the refused prompt's estimate (80 % of it and the
+		// reply's reserve, never below 1024), and the prompt is its
+		// estimate.
+		require.Equal(t, "the input length exceeds the context length", ce.Message)
+		require.Equal(t, 1024, ce.Window, "lowered below the estimate of the refused prompt, to the least window")
+		require.Positive(t, ce.Prompt)
+		require.Less(t, ce.Prompt, 2048, "the adapter's estimate: it took the prompt to fit")
+		return
+	}
 	require.Contains(t, ce.Message, "exceeds the available context size (2048 tokens)")
 	require.Equal(t, 2048, ce.Window, "the window the server stated")
 	require.Greater(t, ce.Prompt, 2048, "the server's count")
-	require.Zero(t, ce.Kept, "a refusal, not a cut")
 }
 
 // A conversation that grows as a tool loop's does: each request repeats
@@ -158,7 +176,7 @@ func TestEngineCacheReuse(t *testing.T) {
 }
 
 func TestTranscriptCacheReuse(t *testing.T) {
-	checkCacheReuse(t, engine.Replayed(t, "ollama_cache_reuse"))
+	replayEach(t, "ollama_cache_reuse", checkCacheReuse)
 }
 
 func checkCacheReuse(t *testing.T, tg engine.Target) {
@@ -180,9 +198,28 @@ func checkCacheReuse(t *testing.T, tg engine.Target) {
 	counts = append(counts, cacheTurn(ctx, t, m, msgs, 3).PromptTokens)
 	t.Logf("prompt_eval_count: %v", counts)
 	require.GreaterOrEqual(t, counts[0], 1100, "the first prompt is evaluated whole")
-	require.GreaterOrEqual(t, counts[1], 1100, "the second evaluates what follows the cached prefix: the tool result")
-	require.Less(t, counts[1], 1300, "and not the prefix")
-	require.Less(t, counts[2], 100, "the third evaluates only the new question")
+	if tg.Engine == engine.Ollama {
+		// Ollama 0.17's prompt_eval_count counts the whole prompt; its
+		// debug log says how much of it came from the KV cache.
+		require.GreaterOrEqual(t, counts[1], counts[0]+1100, "the whole second prompt, tool result included")
+		require.Greater(t, counts[2], counts[1], "the whole third prompt")
+		require.Less(t, counts[2], counts[1]+100)
+		if tg.Server != nil {
+			lines, err := engine.CacheLines(tg.Server.Log())
+			require.NoError(t, err)
+			require.Len(t, lines, 3, "one cache lookup a request")
+			require.Zero(t, lines[0].Used, "an empty cache")
+			for i := 1; i < 3; i++ {
+				require.Equal(t, lines[i].Prompt, counts[i], "request %d: the log and the reply count the same prompt", i+1)
+				require.GreaterOrEqual(t, lines[i].Used, lines[i-1].Prompt-2, "request %d: the previous prompt came from the cache", i+1)
+				require.Less(t, lines[i].Used, lines[i].Prompt)
+			}
+		}
+	} else {
+		require.GreaterOrEqual(t, counts[1], 1100, "the second evaluates what follows the cached prefix: the tool result")
+		require.Less(t, counts[1], 1300, "and not the prefix")
+		require.Less(t, counts[2], 100, "the third evaluates only the new question")
+	}
 	after, _, err := m.ContextWindow(ctx)
 	require.NoError(t, err)
 	require.Equal(t, before, after, "the window is not lowered by cache hits")
@@ -217,7 +254,7 @@ func TestEngineEmbed(t *testing.T) {
 }
 
 func TestTranscriptEmbed(t *testing.T) {
-	checkEmbed(t, engine.Replayed(t, "ollama_embed"))
+	replayEach(t, "ollama_embed", checkEmbed)
 }
 
 func checkEmbed(t *testing.T, tg engine.Target) {
@@ -242,19 +279,31 @@ func checkEmbed(t *testing.T, tg engine.Target) {
 }
 
 // Two slots and a queue of one: of six requests sent at once, two run,
-// one waits and three are answered 503 "server busy, please try again.
+// one waits (under Ollama: one loads the model, one waits) and the rest
+// are answered 503 "server busy, please try again.
 // maximum pending requests exceeded", which the adapter reports as a
 // retryable llm.StatusError.
 func TestEngineSlotsQueue(t *testing.T) {
 	tg := engine.Live(t, "ollama_slots_queue", engine.Config{Window: 1024, Slots: 2, Queue: 1}, engineUpdate())
 	checkSlotsQueue(t, tg)
 	log := tg.Server.Log()
+	if tg.Engine == engine.Ollama {
+		// Whether the two served requests overlap, and so take both
+		// slots, depends on when the second leaves the queue.
+		lines, err := engine.CacheLines(log)
+		require.NoError(t, err)
+		require.Len(t, lines, 2, "one cache lookup a served request; log:\n%s", log)
+		for _, l := range lines {
+			require.Contains(t, []int{0, 1}, l.Slot, "two slots (OLLAMA_NUM_PARALLEL)")
+		}
+		return
+	}
 	require.Contains(t, log, "slot=0", "log:\n%s", log)
 	require.Contains(t, log, "slot=1", "both slots served requests; log:\n%s", log)
 }
 
 func TestTranscriptSlotsQueue(t *testing.T) {
-	checkSlotsQueue(t, engine.Replayed(t, "ollama_slots_queue"))
+	replayEach(t, "ollama_slots_queue", checkSlotsQueue)
 }
 
 func checkSlotsQueue(t *testing.T, tg engine.Target) {
@@ -291,11 +340,59 @@ func checkSlotsQueue(t *testing.T, tg engine.Target) {
 		})
 	}
 	wg.Wait()
-	require.Equal(t, 3, ok, "two slots and one waiting request are served")
-	require.Len(t, busy, n-3)
+	served := 3 // two slots and one waiting request
+	if tg.Engine == engine.Ollama {
+		// Ollama's queue (OLLAMA_MAX_QUEUE) holds the requests waiting
+		// for its scheduler, which is busy loading the model for the
+		// first one: that one and one waiting request are served.
+		served = 2
+	}
+	require.Equal(t, served, ok, "the requests the slots and the queue hold are served")
+	require.Len(t, busy, n-served)
 	for _, se := range busy {
 		require.Equal(t, http.StatusServiceUnavailable, se.StatusCode)
 		require.Contains(t, se.Message, "maximum pending requests exceeded")
 		require.True(t, llm.Retryable(se), "a busy server is retried")
 	}
+}
+
+// A reply that would run past the end of the window stops there with
+// done_reason "length", reported as a TruncatedError ("shift": false):
+// Ollama would otherwise discard half the context in the middle of the
+// reply and end it "stop". The prompt is made of characters the adapter's
+// estimate undercounts, so that it sends a prompt that leaves less room
+// than the reply's limit; the reply is JSON with a string of at least 1500
+// characters, so that only a limit ends it.
+func TestEngineNoShift(t *testing.T) {
+	checkNoShift(t, engine.Live(t, "ollama_no_shift", engine.Config{Window: 1024, JSONLimit: -1}, engineUpdate()))
+}
+
+func TestTranscriptNoShift(t *testing.T) {
+	replayEach(t, "ollama_no_shift", checkNoShift)
+}
+
+func checkNoShift(t *testing.T, tg engine.Target) {
+	ctx := engine.Context(t)
+	unit := "𝔄𝔅𝔇𝔈𝔉𝔊𝔍𝔎𝔏𝔐 鑫龘靐齉 "
+	per, err := tg.Tokens(ctx, unit)
+	require.NoError(t, err)
+	dense := strings.Repeat(unit, 840/max(per, 1)+1)
+	n, err := tg.Tokens(ctx, dense)
+	require.NoError(t, err)
+	require.Less(t, n, 900, "the prompt fits the window")
+	require.Greater(t, n+256, 1024, "but not with the reply's limit")
+	require.LessOrEqual(t, llm.RawTokens(dense)+256, 1024, "the adapter must think both fit")
+	m := newEngineModel(t, tg, ollama.Config{NumCtx: 1024})
+	_, err = m.Generate(ctx, &llm.Request{
+		Messages:  []llm.Message{{Role: llm.RoleUser, Content: dense}},
+		Format:    []byte(`{"type":"object","properties":{"text":{"type":"string","minLength":1500}},"required":["text"]}`),
+		Seed:      llm.Ptr(1),
+		MaxTokens: 256,
+	})
+	var te *llm.TruncatedError
+	require.ErrorAs(t, err, &te, "the window ended the reply")
+	require.Equal(t, llm.DoneLength, te.Response.DoneReason)
+	require.Less(t, te.Response.OutputTokens, 256, "the window, not the reply limit, ended it")
+	require.GreaterOrEqual(t, te.Response.PromptTokens, n, "the whole prompt was evaluated")
+	require.InDelta(t, 1024, te.Response.PromptTokens+te.Response.OutputTokens, 4, "the reply ran to the end of the window and no further")
 }

@@ -64,6 +64,15 @@ type Config struct {
 	// it is sent, so that the caller shrinks it: Ollama would silently cut
 	// its beginning.
 	NumCtx int
+	// HoldNumCtx, when set, is the num_ctx every request asks for at
+	// least, chosen at start for the run's largest request kind (capped at
+	// the usable window; -1 means the usable window itself), so that no
+	// request of the run steps num_ctx up: Ollama reloads the model
+	// whenever num_ctx changes. With it the adapter also reads /api/ps
+	// once and holds the larger window the server already runs the model
+	// with (another process's), up to the usable window. 0 steps up as
+	// prompts grow.
+	HoldNumCtx int
 	// JSONMode sends format "json" instead of the request's JSON Schema when
 	// [llm.Request.Format] is set, for models or servers whose schema-
 	// constrained decoding misbehaves. A request without Format is free text
@@ -186,6 +195,7 @@ func (m *Model) show(ctx context.Context, model string, w *window) error {
 	} else if ctx.Err() != nil {
 		return &llm.TimeoutError{Timeout: limit, Err: fmt.Errorf("ollama: /api/version: %w", err)}
 	}
+	m.holdWindow(ctx, model, &w.tracker)
 	return nil
 }
 
@@ -198,6 +208,42 @@ func lookupTimeout(ctx context.Context) time.Duration {
 		return 0
 	}
 	return time.Until(d).Round(time.Millisecond)
+}
+
+// holdWindow applies [Config].HoldNumCtx to tr: the window chosen at
+// start, or the larger one /api/ps shows model loaded with. A failed
+// /api/ps holds the chosen window alone: the first request then loads
+// the model, at worst once more.
+func (m *Model) holdWindow(ctx context.Context, model string, tr *llm.ContextTracker) {
+	if m.cfg.HoldNumCtx == 0 {
+		return
+	}
+	usable := tr.Window()
+	hold := m.cfg.HoldNumCtx
+	if hold < 0 || (usable > 0 && hold > usable) {
+		hold = usable
+	}
+	ps, err := m.client.ListRunning(llm.WithReplyLimit(ctx, llm.SmallReplyLimit))
+	if err == nil {
+		for _, r := range ps.Models {
+			if (sameModel(r.Name, model) || sameModel(r.Model, model)) && r.ContextLength > hold && (usable == 0 || r.ContextLength <= usable) {
+				hold = r.ContextLength
+			}
+		}
+	}
+	tr.Hold(hold)
+}
+
+// sameModel reports whether Ollama model names a and b are the same
+// model: "smollm2" is "smollm2:latest".
+func sameModel(a, b string) bool {
+	tag := func(s string) string {
+		if strings.Contains(s, ":") {
+			return s
+		}
+		return s + ":latest"
+	}
+	return tag(a) == tag(b)
 }
 
 // contextLength reads model_info["<arch>.context_length"] of /api/show
@@ -374,7 +420,7 @@ func (m *Model) chatRequest(req *llm.Request) (*api.ChatRequest, error) {
 	}
 	stream := m.cfg.Stream
 	think := m.cfg.Think != nil && *m.cfg.Think
-	noTruncate := false
+	noTruncate, noShift := false, false
 	creq := &api.ChatRequest{
 		Model:  model,
 		Stream: &stream,
@@ -383,6 +429,11 @@ func (m *Model) chatRequest(req *llm.Request) (*api.ChatRequest, error) {
 		// silently; servers before this field still cut, and Generate
 		// tells from prompt_eval_count.
 		Truncate: &noTruncate,
+		// A reply that reaches the end of the window stops there with
+		// done_reason "length" (a TruncatedError): by default Ollama
+		// discards half the context in the middle of the reply and goes
+		// on, ending "stop" as if nothing happened.
+		Shift: &noShift,
 	}
 	if m.cfg.KeepAlive != nil {
 		creq.KeepAlive = &api.Duration{Duration: *m.cfg.KeepAlive}

@@ -112,6 +112,7 @@ func TestOptions(t *testing.T) {
 		"num_ctx":     float64(4096), // the smallest step that holds the prompt and the reserve; NumCtx is the ceiling
 	}, body["options"])
 	assert.Equal(t, false, body["truncate"], "a prompt over the window must be refused, never cut silently")
+	assert.Equal(t, false, body["shift"], "a reply that reaches the end of the window must end \"length\", never shift the context")
 	assert.Equal(t, map[string]any{"top_k": 20, "temperature": 0.9, "num_ctx": 1}, cfgOpts, "the caller's map is not modified")
 
 	t.Run("config options without request options", func(t *testing.T) {

@@ -76,6 +76,56 @@ func TestWindowFromShow(t *testing.T) {
 	})
 }
 
+// TestHoldNumCtx: with HoldNumCtx every request of the run asks for the
+// window chosen at start, or for the larger one the server already runs
+// the model with (/api/ps), so that the model is loaded once.
+func TestHoldNumCtx(t *testing.T) {
+	ctx := context.Background()
+	models := []llmtest.ModelSpec{{Name: "qwen3.5:9b", ContextLength: 16384}}
+	for _, tc := range []struct {
+		name    string
+		hold    int
+		preload int // num_ctx another process loaded the model with; 0 none
+		ceiling int // this adapter's NumCtx
+		want    int
+	}{
+		{"usable window", -1, 0, 0, 16384},
+		{"chosen window", 8192, 0, 0, 8192},
+		{"larger window already loaded", 4096, 8192, 0, 8192},
+		{"a loaded window over the usable one is not adopted", 4096, 16384, 8192, 4096},
+		{"not held", 0, 8192, 0, 4096},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := llmtest.ServerConfig{Models: models, Record: true}
+			s := llmtest.NewServer(cfg)
+			url := s.Start()
+			t.Cleanup(s.Close)
+			if tc.preload > 0 {
+				other, err := ollama.New(ollama.Config{URL: url, Model: "qwen3.5:9b", NumCtx: tc.preload, HoldNumCtx: tc.preload})
+				require.NoError(t, err)
+				_, err = other.Generate(ctx, words(10))
+				require.NoError(t, err)
+			}
+			m, err := ollama.New(ollama.Config{URL: url, Model: "qwen3.5:9b", HoldNumCtx: tc.hold, NumCtx: tc.ceiling})
+			require.NoError(t, err)
+			for _, n := range []int{10, 1000, 10} {
+				_, err := m.Generate(ctx, words(n))
+				require.NoError(t, err)
+			}
+			calls := s.Calls()
+			var got []int
+			for _, c := range calls[len(calls)-3:] {
+				got = append(got, c.NumCtx)
+			}
+			if tc.hold == 0 {
+				assert.Equal(t, []int{4096, 4096, 4096}, got, "the smallest step that holds the prompt: the loaded 8192 is not adopted, and the model reloads")
+				return
+			}
+			assert.Equal(t, []int{tc.want, tc.want, tc.want}, got, "one num_ctx for the run")
+		})
+	}
+}
+
 // TestCalibration: the estimator learns the server's tokenizer from
 // prompt_eval_count, of prompts no KV cache could serve.
 func TestCalibration(t *testing.T) {
@@ -95,7 +145,7 @@ func TestCalibration(t *testing.T) {
 	assert.Equal(t, 3, n)
 	require.Equal(t, 1, s.Calls()[1].Evaluated, "the repeats were cache hits")
 	kept := s.Calls()[0].Kept
-	assert.InDelta(t, float64(kept), float64(est.Request(req)), 2, "the calibrated estimate matches the server's count (ratio %.2f)", ratio)
+	assert.InDelta(t, float64(kept), float64(est.Request(req)), 4, "the calibrated estimate matches the server's count, the chat template's few tokens aside (ratio %.2f)", ratio)
 	assert.Greater(t, ratio, 1.2, "JSON is more tokens per character than the raw estimate assumes")
 }
 
@@ -224,7 +274,7 @@ func TestProbe(t *testing.T) {
 	require.Len(t, calls, 3, "the request, then one probe")
 	assert.True(t, calls[1].Cut)
 	assert.Equal(t, 1, calls[2].MaxTokens, "the probe asks for one token")
-	assert.Less(t, calls[2].Cached, 10, "no cache served the probe")
+	assert.Less(t, calls[2].Cached, 15, "no cache served the probe beyond the template's system header")
 	assert.Equal(t, calls[2].Evaluated, ce.Kept)
 	assert.NotNil(t, ce.Response, "the cut reply's tokens were spent")
 	w, _, err := m.ContextWindow(ctx)

@@ -26,8 +26,11 @@
 // $HOME/.cache/existence-engine (or $EXISTENCE_ENGINE_DIR); the tests run
 // against it when EXISTENCE_ENGINE=llamacpp, and skip with one line ([How])
 // when it is unset or the files are missing. EXISTENCE_ENGINE=ollama runs
-// a real `ollama serve` from PATH instead (opt-in; see
-// docs/development.md).
+// a real `ollama serve` instead, the one `.ci/engine` builds from Ollama's
+// Go module (else from PATH), behind a proxy that serves /tokenize and
+// applies the two knobs below ([ConstrainChat]); its transcripts are
+// NAME.ollama.json ([TranscriptName]) and its runner's cache lines are
+// read by [CacheLines] (see docs/development.md).
 //
 // Two knobs stand in for what a trained model would choose and random
 // weights never do: [Config].ToolChoice "required" makes replies to

@@ -95,6 +95,9 @@ type Server struct {
 	// URL is the base URL, e.g. "http://127.0.0.1:41235": Ollama's API
 	// under /api, llama-server's under /v1 and at the root.
 	URL string
+	// Upstream is the real Ollama's base URL behind URL's proxy
+	// (EXISTENCE_ENGINE=ollama); empty for llama.cpp.
+	Upstream string
 	// Model is the name the model is served under.
 	Model string
 	// Engine is [LlamaCpp] or [Ollama].

@@ -26,7 +26,14 @@ type Target struct {
 	Model string
 	// Server is the live engine; nil when replaying.
 	Server *Server
+	// Engine is the engine that answers or answered: [LlamaCpp] or
+	// [Ollama]. Checks whose expectations differ by engine read it.
+	Engine string
 }
+
+// Engines are the engines the TestEngine tests run against, and whose
+// transcripts the TestTranscript tests replay.
+var Engines = []string{LlamaCpp, Ollama}
 
 // Live starts the engine with cfg ([Start]: the test skips without one)
 // and records the exchanges as the transcript name, written when update
@@ -34,14 +41,21 @@ type Target struct {
 func Live(t testing.TB, name string, cfg Config, update bool) Target {
 	t.Helper()
 	srv := Start(t, cfg)
-	return Target{URL: srv.URL, Client: srv.Record(t, name, update), Model: srv.Model, Server: srv}
+	return Target{URL: srv.URL, Client: srv.Record(t, name, update), Model: srv.Model, Server: srv, Engine: srv.Engine}
 }
 
-// Replayed serves the transcript name ([Replay]).
+// Replayed serves the transcript name that llama.cpp answered ([Replay]).
 func Replayed(t testing.TB, name string) Target {
 	t.Helper()
-	rp := Replay(t, name)
-	return Target{URL: rp.URL, Client: &http.Client{}, Model: ModelName}
+	return ReplayedOn(t, name, LlamaCpp)
+}
+
+// ReplayedOn serves the transcript name that engine eng answered
+// ([TranscriptName], [Replay]).
+func ReplayedOn(t testing.TB, name, eng string) Target {
+	t.Helper()
+	rp := Replay(t, TranscriptName(name, eng))
+	return Target{URL: rp.URL, Client: &http.Client{}, Model: ModelName, Engine: eng}
 }
 
 // Do sends a JSON request (body nil: none) to path and decodes a 200

@@ -131,7 +131,8 @@ func strip(v any, ids map[string]string) any {
 
 // Record returns an HTTP client for the adapters under test that records
 // every exchange with s. When update is true (the test's -update flag)
-// the transcript is written to testdata/engine/NAME.json when the test
+// the transcript is written to testdata/engine/NAME.json (NAME.ollama.json
+// under Ollama: [TranscriptName]) when the test
 // ends, even when it failed: it holds what the engine answered, which
 // does not depend on the checks.
 func (s *Server) Record(t testing.TB, name string, update bool) *http.Client {
@@ -141,11 +142,21 @@ func (s *Server) Record(t testing.TB, name string, update bool) *http.Client {
 		if !update {
 			return
 		}
-		if err := r.write(TranscriptPath(name)); err != nil {
+		if err := r.write(TranscriptPath(TranscriptName(name, s.Engine))); err != nil {
 			t.Errorf("engine: writing the transcript: %v", err)
 		}
 	})
 	return &http.Client{Transport: r}
+}
+
+// TranscriptName is the name of the transcript of the test name recorded
+// on engine eng: name itself for [LlamaCpp], name + ".ollama" for
+// [Ollama], so that both engines' transcripts sit side by side.
+func TranscriptName(name, eng string) string {
+	if eng == Ollama {
+		return name + ".ollama"
+	}
+	return name
 }
 
 // TranscriptPath is where the transcript NAME lives: testdata/engine/NAME.json
@@ -284,7 +295,7 @@ func Replay(t testing.TB, name string) *Replayer {
 	t.Helper()
 	tr, err := LoadTranscript(name)
 	if err != nil {
-		t.Fatalf("engine: %v (record it with EXISTENCE_ENGINE=llamacpp go test -run TestEngine -update)", err)
+		t.Fatalf("engine: %v (record it with EXISTENCE_ENGINE=llamacpp or ollama go test -run TestEngine -update)", err)
 	}
 	rp := &Replayer{Transcript: tr, t: t, used: make([]bool, len(tr.Exchanges))}
 	srv := httptest.NewServer(http.HandlerFunc(rp.serve))

@@ -68,6 +68,10 @@ answer reaches the agent's inbox).`,
 
 // runOptions are the run command's flags.
 type runOptions struct {
+	// holdNumCtx is ollama.Config.HoldNumCtx: the num_ctx of the run's
+	// largest request kind. 0 (the trio's) means the usable window: a
+	// tool-loop turn may grow to it before it is compacted.
+	holdNumCtx   int
 	provider     string
 	llmURL       string
 	llmURLs      []string // every -llm-url: more than one makes an llm.Pool

@@ -375,16 +375,23 @@ func (t *trio) memberConfig(m member) (existence.Config, error) {
 			return existence.Config{}, err
 		}
 	}
-	exec, err := toolloop.New(toolloop.Config{
+	tc := toolloop.Config{
 		// No Model: the executor uses the agent's, wrapped with its
 		// timeout, the runner's call limit, retry and per-attempt events.
 		Tools:       tools,
 		ToolTimeout: time.Minute,
 		MaxTokens:   o.toolReplyTokens,
 		World:       t.world + "\n" + m.role + " Your own folder is " + m.id + "/.",
-	})
+	}
+	exec, err := toolloop.New(tc)
 	if err != nil {
 		return existence.Config{}, err
+	}
+	if reserve, ok := fitTurn(t.stderr, o.contextWin, exec, m.name, tc.MaxTokens); ok && reserve != tc.MaxTokens {
+		tc.MaxTokens = reserve
+		if exec, err = toolloop.New(tc); err != nil {
+			return existence.Config{}, err
+		}
 	}
 	pc := prompt.Config{
 		World:        t.world,
@@ -513,8 +520,8 @@ func (t *trio) run(ctx context.Context) error {
 // agent at -cycles): Runner.Run returned nil, so every agent's final save
 // succeeded; it says where the state is, and how to continue.
 func (t *trio) saved() {
-	ids := make([]string, len(members))
-	for i, m := range members {
+	ids := make([]string, len(t.roster))
+	for i, m := range t.roster {
 		ids[i] = m.id
 	}
 	fmt.Fprintf(t.stderr, "trio: stopped; the state of %s is saved in %s (run again with the same -store to continue)\n",
@@ -528,6 +535,37 @@ func storeName(spec string) string {
 		return u.Redacted()
 	}
 	return spec
+}
+
+// minTurnReply is the smallest reply reserve fitTurn shrinks a tool-loop
+// turn's to: a tool call with its arguments, or a short final summary.
+const minTurnReply = 256
+
+// fitTurn checks at start that a context window of window tokens (the
+// operator's -context-window; 0, unknown, checks nothing) holds a tool-loop
+// turn's fixed part (exec.FixedTokens) and its reply's reserve (maxTokens,
+// at most a quarter of the window, as the adapters keep it). When it does
+// not, it says so on w and returns the reserve shrunk to what is left when
+// that is at least minTurnReply tokens, else false: every goal's first
+// turn would then be refused, and w says how large a window would do.
+func fitTurn(w io.Writer, window int, exec *toolloop.Executor, name string, maxTokens int) (int, bool) {
+	if window <= 0 {
+		return maxTokens, true
+	}
+	fixed := exec.FixedTokens(existence.Assignment{AgentName: name, Goal: identity.Goal{Objective: "map the workspace and write down what it holds, with paths"}}, llm.NewTokenEstimator())
+	reserve := llm.Reserve(&llm.Request{MaxTokens: cmp.Or(maxTokens, toolloop.DefaultMaxTokens)}, 0, window)
+	if fixed+reserve <= window {
+		return maxTokens, true
+	}
+	room := window - fixed
+	if room >= minTurnReply {
+		fmt.Fprintf(w, "trio: %s: a context window of %d tokens cannot hold a tool-loop turn's fixed part (about %d tokens: instructions, goal, tool definitions) and its reply's reserve of %d: the reserve is shrunk to %d tokens\n",
+			name, window, fixed, reserve, room)
+		return room, true
+	}
+	fmt.Fprintf(w, "trio: %s: a context window of %d tokens cannot hold a tool-loop turn's fixed part (about %d tokens: instructions, goal, tool definitions) and a reply of %d: its goals will fail; give -context-window %d or more\n",
+		name, window, fixed, minTurnReply, max((fixed*4+2)/3, fixed+minTurnReply))
+	return maxTokens, false
 }
 
 // openMemory returns the agents' long-term memory with -memory (nil
@@ -568,7 +606,14 @@ func newModel(o *runOptions) (llm.Model, string, error) {
 		}
 		return m, m.BaseURL(), nil
 	}
-	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive, NumCtx: o.contextWin, HTTPClient: o.httpClient, AllowRedirect: o.allowRedir})
+	// One num_ctx for the run, chosen at start for its largest request
+	// kind (or the larger one the model is already loaded with): Ollama
+	// reloads the model whenever num_ctx changes.
+	hold := o.holdNumCtx
+	if hold == 0 {
+		hold = -1
+	}
+	m, err := ollama.New(ollama.Config{URL: o.llmURL, Model: o.model, KeepAlive: &o.keepAlive, NumCtx: o.contextWin, HTTPClient: o.httpClient, AllowRedirect: o.allowRedir, HoldNumCtx: hold})
 	if err != nil {
 		return nil, "", err
 	}

@@ -448,6 +448,10 @@ type swarmCollector struct {
 	cancelled int64
 	tokens    swarmTokens
 	exhausted int64
+	// stopped is set when the run's duration is up: a call that then ends
+	// in a timeout or cancellation was cut by the stop, and is counted as
+	// "stopped", not as a timeout.
+	stopped atomic.Bool
 }
 
 // startDue is when an autonomy cycle started (estimated as the cycle
@@ -484,6 +488,9 @@ func (c *swarmCollector) observe(e existence.Event) {
 		outcome := e.Call.Outcome
 		if outcome == "" {
 			outcome = "ok"
+		}
+		if (outcome == llm.OutcomeTimeout || outcome == llm.OutcomeCanceled) && c.stopped.Load() {
+			outcome = "stopped"
 		}
 		c.mu.Lock()
 		c.calls[e.Call.Purpose+"/"+outcome]++

@@ -112,7 +112,12 @@ func runSwarm(ctx context.Context, o swarmOptions) (*swarmResult, error) {
 
 	ctx, cancel := context.WithTimeout(runCtx, o.duration)
 	defer cancel()
-	context.AfterFunc(ctx, stopRun)
+	context.AfterFunc(ctx, func() {
+		if s.col != nil {
+			s.col.stopped.Store(true)
+		}
+		stopRun()
+	})
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {

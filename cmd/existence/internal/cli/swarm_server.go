@@ -125,6 +125,9 @@ func serverModel(o *swarmOptions, counts *simModel) (llm.Model, *swarmServer, fu
 	}
 	keep := time.Duration(-1)
 	ro.keepAlive = keep
+	// The swarm's agents have no tool loop: their cycle prompts fit
+	// Ollama's default window, held for the run.
+	ro.holdNumCtx = llm.OllamaDefaultWindow
 	m, url, err := newModel(ro)
 	if err != nil {
 		stop()

@@ -1,0 +1,27 @@
+package cli
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/llm"
+)
+
+// TestSwarmCountsCallsCutAtStop: a call that ends in a timeout or a
+// cancellation once the run's duration is up was cut by the stop: it is
+// counted as "stopped", not as a timeout; before the stop a timeout is one.
+func TestSwarmCountsCallsCutAtStop(t *testing.T) {
+	c := &swarmCollector{cycled: map[string]bool{}, said: map[string]time.Time{}, calls: map[string]int64{}}
+	call := func(outcome string) existence.Event {
+		return existence.Event{Kind: existence.EventModelCall, Call: &existence.ModelCall{Purpose: "cycle", Outcome: outcome}}
+	}
+	c.observe(call(llm.OutcomeTimeout))
+	c.stopped.Store(true)
+	c.observe(call(llm.OutcomeTimeout))
+	c.observe(call(llm.OutcomeCanceled))
+	c.observe(call(""))
+	assert.Equal(t, map[string]int64{"cycle/timeout": 1, "cycle/stopped": 2, "cycle/ok": 1}, c.calls)
+}
