@@ -267,4 +267,3 @@ func TestTasksExtensionNeedsAQueue(t *testing.T) {
 	require.NotNil(t, e)
 	assert.EqualValues(t, -32601, e["code"], "method not found: the go-sdk's answer")
 }
-
