@@ -288,8 +288,8 @@ func (h *handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 }
 
 // CancelTask ends an agent's task with task.Cancel, as failed with
-// [CanceledResult] (shown as canceled): a claimed task always, a pending
-// one when the queue is a task.Canceler; an ended task is not cancelable.
+// [CanceledResult] (shown as canceled): a pending task never reaches the
+// agent, a claimed one is ended at once; an ended task is not cancelable.
 func (h *handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
 	a, err := h.agent(req.Tenant)
 	if err != nil {
@@ -301,8 +301,6 @@ func (h *handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 	}
 	c, err := task.Cancel(ctx, h.s.cfg.Tasks, t.ID)
 	switch {
-	case errors.Is(err, task.ErrNotCancelable):
-		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, "task "+t.ID+" is still submitted and this task queue cannot cancel a task before an agent claims it; cancel it once it is working")
 	case errors.Is(err, task.ErrEnded):
 		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, "task "+t.ID+" has already ended ("+string(stateOf(c))+")")
 	case err != nil:
@@ -310,10 +308,6 @@ func (h *handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 	}
 	return toA2A(a, c, nil), nil
 }
-
-// Canceler is task.Canceler: a queue that can also end a pending task,
-// which CancelTask then uses.
-type Canceler = task.Canceler
 
 // GetTaskPushConfig and the other push methods: push notifications are
 // not supported.

@@ -203,9 +203,6 @@ func (l *tasksLayer) serveTask(w http.ResponseWriter, r *http.Request, req rpcRe
 			// Canceling an ended task is acknowledged too (the
 			// extension's cancellation is idempotent).
 			writeRPC(w, http.StatusOK, req.ID, map[string]any{"resultType": "complete"}, nil)
-		case errors.Is(err, task.ErrNotCancelable):
-			writeRPC(w, http.StatusOK, req.ID, nil, &rpcError{Code: codeInvalidParams,
-				Message: "task " + t.ID + " is waiting for an agent to claim it, and this task queue cannot cancel a task before then; cancel it once it is working"})
 		default:
 			l.internal(w, req, err)
 		}

@@ -56,51 +56,30 @@ func StateOf(t Task) State {
 	return ""
 }
 
-// Canceler is a [Queue] that can also end a task no agent has claimed yet,
-// so that it never reaches an agent; [Cancel] uses it for a [Pending] task.
-type Canceler interface {
-	// Cancel ends the pending task id as [Failed] with result. Errors:
-	// [ErrNotFound], [ErrEnded], [ErrNotPending] (an agent claimed it
-	// meanwhile), or the backend's own error.
-	Cancel(ctx context.Context, id, result string) (Task, error)
-}
-
-// Errors of [Cancel]. Match them with errors.Is.
-var (
-	// ErrNotPending: [Canceler.Cancel] on a task an agent has claimed.
-	ErrNotPending = errors.New("task: not pending")
-	// ErrNotCancelable: the task is pending and its queue is not a
-	// [Canceler].
-	ErrNotCancelable = errors.New("task: not cancelable before an agent claims it")
-)
-
-// Cancel ends the task id of q at a client's request, as [Failed] with
-// [CanceledResult]: a claimed task through [Source.Finish] (the agent's
-// goal runs on to its own end, whose result the queue then refuses), a
-// pending one through [Canceler.Cancel] when q implements it. It returns
-// the task as it is afterwards. Errors: [ErrNotFound]; [ErrEnded] (the
-// task had ended; the returned task is its final state); [ErrNotCancelable]
-// (pending, and q is not a Canceler); the backend's own error.
+// Cancel ends the task id of q at a client's request (A2A CancelTask,
+// MCP tasks/cancel), as [Failed] with [CanceledResult]: a pending task
+// through [Queue.Cancel], so that it never reaches an agent; a claimed one
+// through [Source.Finish] (the agent's goal runs on to its own end, whose
+// result the queue then refuses). A task claimed or ended between the read
+// and the change is read again. It returns the task as it is afterwards.
+// Errors: [ErrNotFound]; [ErrEnded] (the task had ended; the returned task
+// is its final state); the backend's own error.
 func Cancel(ctx context.Context, q Queue, id string) (Task, error) {
-	for range 3 { // a task may be claimed between the read and the cancel
+	for range 3 {
 		t, err := q.Get(ctx, id)
 		if err != nil {
 			return Task{}, err
 		}
 		switch t.Status {
+		case Pending:
+			t, err = q.Cancel(ctx, id, CanceledResult)
+			if errors.Is(err, ErrNotPending) || errors.Is(err, ErrEnded) {
+				continue // claimed or ended meanwhile
+			}
+			return t, err
 		case Assigned:
 			t, err = q.Finish(ctx, id, false, CanceledResult)
 			if errors.Is(err, ErrEnded) {
-				continue // it ended meanwhile: read its final state
-			}
-			return t, err
-		case Pending:
-			c, ok := q.(Canceler)
-			if !ok {
-				return t, fmt.Errorf("task %s: %w", id, ErrNotCancelable)
-			}
-			t, err = c.Cancel(ctx, id, CanceledResult)
-			if errors.Is(err, ErrNotPending) || errors.Is(err, ErrEnded) {
 				continue
 			}
 			return t, err
