@@ -117,6 +117,9 @@ func New(cfg Config) (*Server, error) {
 // default) and, with a task queue, the Tasks extension ([TasksExtension]),
 // which [Server.Handler] serves to 2026-07-28 clients.
 func capabilities(cfg Config) *mcp.ServerCapabilities {
+	// Setting Capabilities replaces the go-sdk's default, which declares
+	// logging: keep declaring it, so that clients see what they saw before.
+	//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still served to 2025-11-25 sessions
 	c := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
 	if cfg.Tasks != nil {
 		c.AddExtension(TasksExtension, nil)
