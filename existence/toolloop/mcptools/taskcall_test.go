@@ -28,14 +28,18 @@ import (
 type tasksServer struct {
 	t     *testing.T
 	polls []string // Task objects' JSON without the common fields
+	noExt bool     // server/discover declares no Tasks extension
 	mu    sync.Mutex
 	calls []string // "method Mcp-Name"
 	n     int
 }
 
 func (s *tasksServer) start() *httptest.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "tasks", Version: "1"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Extensions: map[string]any{mcptools.TasksExtension: map[string]any{}}}})
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	if !s.noExt {
+		caps.AddExtension(mcptools.TasksExtension, nil)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "tasks", Version: "1"}, &mcp.ServerOptions{Capabilities: caps})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -151,4 +155,18 @@ func TestTaskOnlyToolThroughTheExtension(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTaskOnlyToolWithoutTheExtension: a 2026-07-28 server that does not
+// declare the Tasks extension: its task-only tool is not offered.
+func TestTaskOnlyToolWithoutTheExtension(t *testing.T) {
+	s := &tasksServer{t: t, polls: []string{`"status":"working"`}, noExt: true}
+	hs := s.start()
+	ev := newEvents()
+	set := connect(t, mcptools.Config{Servers: []mcptools.ServerConfig{{Name: "r", URL: hs.URL}}, Observer: ev.observe})
+	assert.NotContains(t, names(set.Tools()), "r__research")
+	e := ev.wait(t, mcptools.EventToolNotOffered)
+	assert.Equal(t, "research", e.Tool)
+	assert.Contains(t, e.String(), "this server offers none")
+	assert.Empty(t, s.methods(), "nothing called")
 }
