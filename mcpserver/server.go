@@ -82,6 +82,9 @@ type Config struct {
 type Server struct {
 	cfg Config
 	mcp *mcp.Server
+	// taskTools are the tools whose calls create a task for a client
+	// that declares the Tasks extension (tasks.go): assign_task.
+	taskTools map[string]taskTool
 }
 
 // New returns a Server. It returns an error when cfg.Agents is nil.
@@ -99,6 +102,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{cfg: cfg}
+	s.taskTools = map[string]taskTool{"assign_task": s.assignTask}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions: "These tools observe and steer existence-loop agents: autonomous agents that choose their own goals every heartbeat. " +
 			"Start with list_agents. Read an agent with agent_state and agent_events; speak to it with send_message; give it work with assign_task; " +

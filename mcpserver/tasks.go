@@ -114,11 +114,11 @@ func (l *tasksLayer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.serveTask(w, r, req)
 	case "tools/call":
 		var p callParams
-		if json.Unmarshal(req.Params, &p) != nil || p.Name != "assign_task" || !declaresTasks(p.Meta) {
+		if json.Unmarshal(req.Params, &p) != nil || !declaresTasks(p.Meta) || l.s.taskTools[p.Name] == nil {
 			l.next.ServeHTTP(w, r)
 			return
 		}
-		l.create(w, r, req, p)
+		l.create(w, r, req, p, l.s.taskTools[p.Name])
 	default:
 		l.next.ServeHTTP(w, r)
 	}
@@ -233,48 +233,62 @@ func (l *tasksLayer) ownTask(ctx context.Context, id string) (task.Task, *rpcErr
 	return t, nil
 }
 
-// create submits an assign_task call as a task and answers with its
-// handle. Arguments the tool would refuse are answered as the tool
-// answers them, a tool error (isError), with no task created.
-func (l *tasksLayer) create(w http.ResponseWriter, r *http.Request, req rpcRequest, p callParams) {
+// taskTool creates the task of a task-creating tool call from its
+// arguments. An error wrapped in a [refusal] is the tool's answer to bad
+// arguments (a tool error, isError); any other is the queue's failure.
+type taskTool func(ctx context.Context, args json.RawMessage) (task.Task, error)
+
+// refusal marks an error as the tool's own answer (a tool error).
+type refusal struct{ error }
+
+func (r refusal) Unwrap() error { return r.error }
+
+// assignTask is assign_task's taskTool: the tool's arguments and checks,
+// then the task submitted to the queue.
+func (s *Server) assignTask(ctx context.Context, args json.RawMessage) (task.Task, error) {
+	var in taskArgs
+	if len(args) > 0 && string(args) != "null" {
+		if err := strictjson.Check(args); err != nil {
+			return task.Task{}, refusal{fmt.Errorf("assign_task: %w: %v; send each key once", ErrInvalid, err)}
+		}
+		d := json.NewDecoder(bytes.NewReader(args))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&in); err != nil {
+			return task.Task{}, refusal{fmt.Errorf("assign_task: %w: %v", ErrInvalid, err)}
+		}
+	}
+	if in.AgentID != "" {
+		if _, err := s.agent(in.AgentID); err != nil {
+			return task.Task{}, refusal{err}
+		}
+	}
+	t, err := s.cfg.Tasks.Submit(ctx, in.Description, in.AgentID)
+	if errors.Is(err, task.ErrInvalid) || errors.Is(err, task.ErrFull) {
+		return task.Task{}, refusal{fmt.Errorf("assign_task: %w", err)}
+	}
+	return t, err
+}
+
+// create runs a task-creating tool call and answers with the task's
+// handle; a refusal is answered as the tool answers it, a tool error
+// (isError), with no task created.
+func (l *tasksLayer) create(w http.ResponseWriter, r *http.Request, req rpcRequest, p callParams, tool taskTool) {
 	if e := headerMismatch(r, req.Method, p.Name); e != nil {
 		writeRPC(w, http.StatusBadRequest, req.ID, nil, e)
 		return
 	}
-	toolError := func(err error) {
-		writeRPC(w, http.StatusOK, req.ID, map[string]any{"resultType": "complete", "isError": true,
-			"content": []map[string]any{{"type": "text", "text": err.Error()}}}, nil)
-	}
-	var in taskArgs
-	if len(p.Arguments) > 0 && string(p.Arguments) != "null" {
-		if err := strictjson.Check(p.Arguments); err != nil {
-			toolError(fmt.Errorf("assign_task: %w: %v; send each key once", ErrInvalid, err))
-			return
-		}
-		d := json.NewDecoder(bytes.NewReader(p.Arguments))
-		d.DisallowUnknownFields()
-		if err := d.Decode(&in); err != nil {
-			toolError(fmt.Errorf("assign_task: %w: %v", ErrInvalid, err))
-			return
-		}
-	}
-	ctx := r.Context()
-	if in.AgentID != "" {
-		if _, err := l.s.agent(in.AgentID); err != nil {
-			toolError(err)
-			return
-		}
-	}
-	t, err := l.s.cfg.Tasks.Submit(ctx, in.Description, in.AgentID)
+	t, err := tool(r.Context(), p.Arguments)
+	var refused refusal
 	switch {
-	case errors.Is(err, task.ErrInvalid), errors.Is(err, task.ErrFull):
-		toolError(fmt.Errorf("assign_task: %w", err))
+	case errors.As(err, &refused):
+		writeRPC(w, http.StatusOK, req.ID, map[string]any{"resultType": "complete", "isError": true,
+			"content": []map[string]any{{"type": "text", "text": refused.Error()}}}, nil)
 		return
 	case err != nil:
 		l.internal(w, req, err)
 		return
 	}
-	l.s.cfg.Logger.Debug("mcp tasks: task created", "task", t.ID, "agent", t.Agent)
+	l.s.cfg.Logger.Debug("mcp tasks: task created", "tool", p.Name, "task", t.ID, "agent", t.Agent)
 	// The queue has stored the task, so a tasks/get for it resolves: the
 	// extension's rule for answering with a handle.
 	writeRPC(w, http.StatusOK, req.ID, l.handle(t, "task"), nil)
