@@ -32,8 +32,10 @@ const (
 	// (pollIntervalMs): 2 seconds; an agent takes a task at its next
 	// existence cycle, which is minutes rather than milliseconds.
 	TaskPollInterval = 2 * time.Second
-	// MaxTaskRequestBytes caps the body of a request the extension layer
-	// reads (1 MiB); a larger one is answered 413 before it is decoded.
+	// MaxTaskRequestBytes caps the body of a 2026-07-28 request to a
+	// server with a task queue (1 MiB): the extension layer reads each
+	// such body to find the extension's methods, and answers a larger one
+	// 413 with a JSON-RPC error before decoding it.
 	MaxTaskRequestBytes = 1 << 20
 )
 

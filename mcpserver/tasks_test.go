@@ -250,6 +250,12 @@ func TestTasksExtensionBadInput(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, task.Pending, q.Status, "another agent's task is untouched")
 
+	// A body over MaxTaskRequestBytes: 413 before decoding.
+	_, e, code := c.call("tools/call", map[string]any{"name": "assign_task", "arguments": map[string]any{"description": strings.Repeat("x", mcpserver.MaxTaskRequestBytes)}})
+	assert.Equal(t, http.StatusRequestEntityTooLarge, code)
+	require.NotNil(t, e)
+	assert.Contains(t, e["message"], "MaxTaskRequestBytes")
+
 	// Arguments the tool refuses: a tool error and no task.
 	before, err := f.tasks.List(t.Context())
 	require.NoError(t, err)
