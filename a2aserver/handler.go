@@ -287,9 +287,9 @@ func (h *handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 	return resp, nil
 }
 
-// CancelTask ends an agent's task that it has claimed, as failed with
-// [CanceledResult] (shown as canceled). A pending task is canceled only
-// when the queue implements [Canceler]; an ended task is not cancelable.
+// CancelTask ends an agent's task with task.Cancel, as failed with
+// [CanceledResult] (shown as canceled): a pending task never reaches the
+// agent, a claimed one is ended at once; an ended task is not cancelable.
 func (h *handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
 	a, err := h.agent(req.Tenant)
 	if err != nil {
@@ -299,33 +299,14 @@ func (h *handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	switch t.Status {
-	case task.Assigned:
-		t, err = h.s.cfg.Tasks.Finish(ctx, t.ID, false, CanceledResult)
-	case task.Pending:
-		c, ok := h.s.cfg.Tasks.(Canceler)
-		if !ok {
-			return nil, a2a.NewError(a2a.ErrTaskNotCancelable, "task "+t.ID+" is still submitted and this task queue cannot cancel a task before an agent claims it; cancel it once it is working")
-		}
-		t, err = c.Cancel(ctx, t.ID, CanceledResult)
-	default:
-		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, "task "+t.ID+" has already ended ("+string(stateOf(t))+")")
-	}
-	if errors.Is(err, task.ErrEnded) || errors.Is(err, task.ErrNotAssigned) {
-		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, "task "+string(req.ID)+" changed state while being canceled: "+err.Error())
-	}
-	if err != nil {
+	c, err := task.Cancel(ctx, h.s.cfg.Tasks, t.ID)
+	switch {
+	case errors.Is(err, task.ErrEnded):
+		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, "task "+t.ID+" has already ended ("+string(stateOf(c))+")")
+	case err != nil:
 		return nil, err
 	}
-	return toA2A(a, t, nil), nil
-}
-
-// Canceler is a task.Queue that can also end a pending task, which
-// [handler.CancelTask] then uses; none of the SDK's queues does yet.
-type Canceler interface {
-	// Cancel ends the pending task id as failed with result. Errors:
-	// task.ErrNotFound, task.ErrEnded, the backend's own.
-	Cancel(ctx context.Context, id, result string) (task.Task, error)
+	return toA2A(a, c, nil), nil
 }
 
 // GetTaskPushConfig and the other push methods: push notifications are
@@ -352,21 +333,21 @@ func (h *handler) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentCar
 	return nil, a2a.ErrExtendedCardNotConfigured
 }
 
-// stateOf maps a queue task's status to an A2A task state (see the
-// package documentation).
+// stateOf maps a queue task's state (task.StateOf, the mapping MCP's
+// Tasks extension shares) to an A2A task state (see the package
+// documentation).
 func stateOf(t task.Task) a2a.TaskState {
-	switch t.Status {
-	case task.Pending:
+	switch task.StateOf(t) {
+	case task.StateSubmitted:
 		return a2a.TaskStateSubmitted
-	case task.Assigned:
+	case task.StateWorking:
 		return a2a.TaskStateWorking
-	case task.Completed:
+	case task.StateCompleted:
 		return a2a.TaskStateCompleted
-	case task.Failed:
-		if t.Result == CanceledResult {
-			return a2a.TaskStateCanceled
-		}
+	case task.StateFailed:
 		return a2a.TaskStateFailed
+	case task.StateCanceled:
+		return a2a.TaskStateCanceled
 	}
 	return a2a.TaskStateUnspecified
 }

@@ -38,9 +38,10 @@ const (
 	MaxPageSize     = 100
 )
 
-// CanceledResult is the result CancelTask gives a task it ends; a failed
-// task with this result is shown as TASK_STATE_CANCELED.
-const CanceledResult = "canceled by an A2A client"
+// CanceledResult is the result CancelTask gives a task it ends
+// (task.CanceledResult, shared with MCP's tasks/cancel); a failed task with
+// this result is shown as TASK_STATE_CANCELED.
+const CanceledResult = task.CanceledResult
 
 // Errors of [New] and [Server.Handler].
 var (

@@ -254,11 +254,21 @@ func TestCancelTask(t *testing.T) {
 	res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("a long job"))})
 	require.NoError(t, err)
 	id := res.(*a2a.Task).ID
-	_, err = c.CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: id})
-	require.ErrorContains(t, err, "cannot cancel a task before an agent claims it", "a pending task of a queue without Cancel")
+	// Submitted: canceled in the queue, it never reaches the agent.
+	got, err := c.CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: id})
+	require.NoError(t, err)
+	assert.Equal(t, a2a.TaskStateCanceled, got.Status.State)
+	claimed, err := f.tasks.Next(t.Context(), "scout")
+	require.NoError(t, err)
+	assert.Nil(t, claimed, "a canceled task never reaches an agent")
+
+	// Working: ended at once.
+	res, err = c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("another long job"))})
+	require.NoError(t, err)
+	id = res.(*a2a.Task).ID
 	_, err = f.tasks.Next(t.Context(), "scout")
 	require.NoError(t, err)
-	got, err := c.CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: id})
+	got, err = c.CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: id})
 	require.NoError(t, err)
 	assert.Equal(t, a2a.TaskStateCanceled, got.Status.State)
 	q, err := f.tasks.Get(t.Context(), string(id))

@@ -56,7 +56,20 @@
 // Mcp-Protocol-Version header, no session id) is served by the go-sdk's
 // stateless handler, chosen by that header ([StatelessVersion]). tools/list
 // is in name order, the same on every call, which keeps a client's prompt
-// prefix (and a model server's KV cache) stable. The handler is reachable by
+// prefix (and a model server's KV cache) stable. To 2026-07-28 clients the
+// handler also serves MCP's Tasks extension ([TasksExtension],
+// io.modelcontextprotocol/tasks), which the go-sdk does not implement, as
+// a layer in front of its stateless handler: assign_task called with the
+// extension declared in the request's _meta answers with a task handle
+// whose taskId is the task queue's id, and tasks/get, tasks/update and
+// tasks/cancel follow it. The status maps from task.StateOf, the mapping
+// A2A uses too: submitted and working are "working"; completed is
+// "completed" with the agent's result as the tool's; a task the agent
+// failed is "completed" with isError (the extension keeps "failed" for
+// JSON-RPC errors); a canceled one is "cancelled". tasks/cancel ends the
+// task with task.Cancel (a pending task never reaches an agent). An unknown
+// task, or one of an agent this server does not serve, is invalid params
+// (-32602); tasks/* without the declared extension is -32021. The handler is reachable by
 // anything that can open a connection, so it applies the monitor's checks
 // (monitor.Auth, shared with a monitor in the same process if wanted) to
 // every request: a bearer token (required, compared in constant time) and

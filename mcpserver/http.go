@@ -118,7 +118,9 @@ func (s *Server) Handler(cfg HTTPConfig) (http.Handler, error) {
 	}
 	so := cfg.streamableOptions(s)
 	so.Stateless = true
-	stateless := mcp.NewStreamableHTTPHandler(get, so)
+	// The Tasks extension is a layer in front of the stateless handler
+	// (tasks.go): the go-sdk does not implement it.
+	stateless := &tasksLayer{s: s, next: mcp.NewStreamableHTTPHandler(get, so)}
 	return auth.Middleware(versionRouter{stateful: stateful, stateless: stateless}), nil
 }
 

@@ -82,6 +82,9 @@ type Config struct {
 type Server struct {
 	cfg Config
 	mcp *mcp.Server
+	// taskTools are the tools whose calls create a task for a client
+	// that declares the Tasks extension (tasks.go): assign_task.
+	taskTools map[string]taskTool
 }
 
 // New returns a Server. It returns an error when cfg.Agents is nil.
@@ -99,16 +102,46 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{cfg: cfg}
+	s.taskTools = map[string]taskTool{"assign_task": s.assignTask}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions: "These tools observe and steer existence-loop agents: autonomous agents that choose their own goals every heartbeat. " +
 			"Start with list_agents. Read an agent with agent_state and agent_events; speak to it with send_message; give it work with assign_task; " +
 			"answer its requests to its human with list_requests and approve_request, reject_request or answer_request.",
-		Logger: cfg.Logger,
+		Logger:       cfg.Logger,
+		Capabilities: capabilities(cfg),
 	})
-	s.mcp.AddReceivingMiddleware(strictArguments)
+	s.mcp.AddReceivingMiddleware(strictArguments, statefulCapabilities)
 	s.addTools()
 	s.addResources()
 	return s, nil
+}
+
+// capabilities are the server's declared capabilities beyond those the
+// go-sdk infers from the tools and resources: logging (the go-sdk's
+// default) and, with a task queue, the Tasks extension ([TasksExtension]),
+// which [Server.Handler] serves to 2026-07-28 clients.
+func capabilities(cfg Config) *mcp.ServerCapabilities {
+	// Setting Capabilities replaces the go-sdk's default, which declares
+	// logging: keep declaring it, so that clients see what they saw before.
+	//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still served to 2025-11-25 sessions
+	c := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
+	if cfg.Tasks != nil {
+		c.AddExtension(TasksExtension, nil)
+	}
+	return c
+}
+
+// statefulCapabilities leaves the Tasks extension out of a 2025-11-25
+// initialize result: the extension is served to 2026-07-28 clients only
+// (the stateful handler has no tasks layer).
+func statefulCapabilities(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*mcp.InitializeResult); ok && method == "initialize" && r.Capabilities != nil {
+			delete(r.Capabilities.Extensions, TasksExtension) // a copy the go-sdk made for this result
+		}
+		return res, err
+	}
 }
 
 // strictArguments refuses a tools/call whose arguments name a key twice,

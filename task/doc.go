@@ -3,8 +3,11 @@
 // [Queue] interface people and programs submit to and read, the one rule
 // for a submitted task ([CheckSubmit], [CheckAgent]), the [Limits] every
 // backend applies (timeout, text lengths in characters, how many ended
-// tasks are kept), and the errors every backend returns ([ErrInvalid],
-// [ErrNotFound], [ErrEnded], [ErrNotAssigned], [ErrFull]).
+// tasks are kept), the errors every backend returns ([ErrInvalid],
+// [ErrNotFound], [ErrEnded], [ErrNotAssigned], [ErrNotPending], [ErrFull]),
+// and what the agent protocols share: the [State] a task is shown in
+// ([StateOf]: A2A's task states and MCP's Tasks extension both map from
+// it) and a client's cancel ([Cancel], [CanceledResult]).
 //
 // It sits below the loop and the stores, as database/sql/driver sits below
 // database/sql: package existence consumes a [Source]; the monitor, the MCP

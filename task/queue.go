@@ -32,6 +32,15 @@ type Queue interface {
 	Get(ctx context.Context, id string) (Task, error)
 	// List returns every task the queue keeps, oldest submitted first.
 	List(ctx context.Context) ([]Task, error)
+	// Cancel ends the pending task id, which no agent has claimed, as
+	// [Failed] with result (cut to the backend's [Limits].MaxResult
+	// characters) and the current time as Ended, atomically with respect
+	// to [Source.Next]: a canceled task never reaches an agent. It returns
+	// the ended task. A claimed task is ended with [Source.Finish]
+	// instead; [Cancel] chooses. Errors: [ErrNotFound]; [ErrEnded] (state
+	// unchanged); [ErrNotPending] (an agent has claimed it); the backend's
+	// own error.
+	Cancel(ctx context.Context, id, result string) (Task, error)
 }
 
 // CheckSubmit is the one rule for a submitted task, which every [Queue]

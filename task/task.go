@@ -89,6 +89,9 @@ var (
 	ErrEnded = errors.New("task: already ended")
 	// ErrNotAssigned: Finish on a task that no agent has claimed.
 	ErrNotAssigned = errors.New("task: not assigned")
+	// ErrNotPending: [Queue.Cancel] on a task an agent has claimed (end it
+	// with [Source.Finish]).
+	ErrNotPending = errors.New("task: not pending")
 	// ErrFull: the queue would grow past its size limit with pending and
 	// assigned tasks alone; the submission is refused.
 	ErrFull = errors.New("task: queue full")

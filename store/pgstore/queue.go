@@ -284,6 +284,42 @@ func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (
 	return got, nil
 }
 
+// Cancel ends the pending task id as failed with result (cut to
+// Options.MaxResult), under the row's lock, so that no agent claims it
+// (see [task.Queue]). Errors: [task.ErrNotFound], [task.ErrEnded],
+// [task.ErrNotPending], ctx's or the database's error.
+func (q *Queue) Cancel(ctx context.Context, id, result string) (task.Task, error) {
+	seq, err := parseTaskID(id)
+	if err != nil {
+		return task.Task{}, err
+	}
+	result = runes.Head(result, q.s.opts.MaxResult)
+	defer q.s.emptyQueue.changed()
+	var got task.Task
+	err = pgx.BeginFunc(ctx, q.s.pool, func(tx pgx.Tx) error {
+		t, err := scanTask(tx.QueryRow(ctx, `SELECT `+taskCols+` FROM existence_tasks WHERE seq = $1 FOR UPDATE`, seq))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("%w: %q", task.ErrNotFound, id)
+		}
+		if err != nil {
+			return err
+		}
+		switch t.Status {
+		case task.Assigned:
+			return fmt.Errorf("%w: %s is assigned to %s", task.ErrNotPending, id, t.AssignedTo)
+		case task.Completed, task.Failed:
+			return fmt.Errorf("%w: %s is %s", task.ErrEnded, id, t.Status)
+		}
+		got, err = scanTask(tx.QueryRow(ctx, `UPDATE existence_tasks SET status = 'failed', ended = date_trunc('milliseconds', now()), result = $2
+			WHERE seq = $1 RETURNING `+taskCols, seq, result))
+		return err
+	})
+	if err != nil {
+		return task.Task{}, wrap("cancel", err)
+	}
+	return got, nil
+}
+
 // Expire fails every assigned task overdue by Options.TaskTimeout and
 // returns them (Next and Finish do it too).
 func (q *Queue) Expire(ctx context.Context) ([]task.Task, error) {

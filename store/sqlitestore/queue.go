@@ -267,6 +267,41 @@ func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (
 	return got, nil
 }
 
+// Cancel ends the pending task id as failed with result (cut to
+// TaskLimits.MaxResult), in one transaction, so that no agent claims it
+// (see [task.Queue]). Errors: [task.ErrNotFound], [task.ErrEnded],
+// [task.ErrNotPending], ctx's error.
+func (q *Queue) Cancel(ctx context.Context, id, result string) (task.Task, error) {
+	result = runes.Head(result, q.limits().MaxResult)
+	var got task.Task
+	_, err := q.update(ctx, func(tx *sql.Tx, now time.Time) error {
+		t, err := scanTask(tx.QueryRowContext(ctx, "SELECT "+taskCols+" FROM tasks WHERE id = ?", id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: %q", task.ErrNotFound, id)
+		}
+		if err != nil {
+			return q.err(ctx, err)
+		}
+		switch t.Status {
+		case task.Assigned:
+			return fmt.Errorf("%w: %s is assigned to %s", task.ErrNotPending, id, t.AssignedTo)
+		case task.Completed, task.Failed:
+			return fmt.Errorf("%w: %s is %s", task.ErrEnded, id, t.Status)
+		}
+		t.Status, t.Ended, t.Result = task.Failed, now, result
+		if _, err := tx.ExecContext(ctx, "UPDATE tasks SET status = ?, ended = ?, result = ? WHERE id = ? AND status = ?",
+			string(t.Status), now.Format(time.RFC3339Nano), result, id, string(task.Pending)); err != nil {
+			return q.err(ctx, err)
+		}
+		got = t
+		return nil
+	})
+	if err != nil {
+		return task.Task{}, err
+	}
+	return got, nil
+}
+
 // Expire fails every assigned task without a result for Timeout (see
 // [task.Queue]) and returns them oldest first.
 func (q *Queue) Expire(ctx context.Context) ([]task.Task, error) {

@@ -268,6 +268,37 @@ func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (
 	return got, nil
 }
 
+// Cancel ends the pending task id as [task.Failed] with result (cut to
+// [Options.MaxResult] characters) and the current time as Ended, in the
+// same update that Next claims in, so that no agent ever claims it. It
+// returns the ended task. Errors: [task.ErrNotFound]; [task.ErrEnded] when
+// the task already ended (state unchanged); [task.ErrNotPending] when an
+// agent has claimed it; [identity.ErrCorrupt]; ctx's error.
+func (q *Queue) Cancel(ctx context.Context, id, result string) (task.Task, error) {
+	result = runes.Head(result, q.opts.MaxResult)
+	var got task.Task
+	err := q.update(ctx, false, func(d *document, now time.Time, _ []task.Task) (bool, error) {
+		i := d.index(id)
+		if i < 0 {
+			return false, fmt.Errorf("%w: %q", task.ErrNotFound, id)
+		}
+		t := &d.Tasks[i]
+		switch t.Status {
+		case task.Assigned:
+			return false, fmt.Errorf("%w: %s is assigned to %s", task.ErrNotPending, id, t.AssignedTo)
+		case task.Completed, task.Failed:
+			return false, fmt.Errorf("%w: %s is %s", task.ErrEnded, id, t.Status)
+		}
+		t.Status, t.Ended, t.Result = task.Failed, now, result
+		got = *t
+		return true, nil
+	})
+	if err != nil {
+		return task.Task{}, err
+	}
+	return got, nil
+}
+
 // Expire fails every assigned task that has had no result for
 // [Options.Timeout] or longer since it was assigned, with a Result such as
 // "no result after 2h0m0s" and Ended set to the deadline (Assigned +

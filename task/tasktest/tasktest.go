@@ -52,6 +52,8 @@ func Run(t *testing.T, h Harness) {
 		{"BadAgent", testBadAgent},
 		{"Expiry", testExpiry},
 		{"ConcurrentClaims", testConcurrentClaims},
+		{"Cancel", testCancel},
+		{"CancelRacesClaims", testCancelRacesClaims},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, h) })
 	}
@@ -362,5 +364,85 @@ func testConcurrentClaims(t *testing.T, h Harness) {
 	}
 	if len(seen) != tasks {
 		t.Errorf("%d tasks claimed, want %d", len(seen), tasks)
+	}
+}
+
+// testCancel: Cancel ends a pending task as failed with the result (cut to
+// MaxResult) and an Ended time, and no agent ever claims it; an unknown,
+// a claimed and an ended task are refused (ErrNotFound, ErrNotPending,
+// ErrEnded) and left as they were. task.Cancel does the same through the
+// Queue, and ends a claimed task with Finish.
+func testCancel(t *testing.T, h Harness) {
+	ctx := context.Background()
+	q := h.New(t, limits)
+	_, err := q.Cancel(ctx, "task-999999", "x")
+	wantErr(t, "Cancel of an unknown task", err, task.ErrNotFound)
+	sub := must[task.Task](t, "Submit")(q.Submit(ctx, "never", "scout"))
+	got := must[task.Task](t, "Cancel")(q.Cancel(ctx, sub.ID, strings.Repeat("ü", 100)))
+	if got.Status != task.Failed || got.Ended.IsZero() || got.AssignedTo != "" || utf8.RuneCountInString(got.Result) != limits.MaxResult {
+		t.Errorf("Cancel = %+v, want failed, ended, unassigned, the result cut to %d characters", got, limits.MaxResult)
+	}
+	if stored := must[task.Task](t, "Get")(q.Get(ctx, sub.ID)); stored.Status != task.Failed || stored.Result != got.Result {
+		t.Errorf("Get after Cancel = %+v, want %+v", stored, got)
+	}
+	if tk := must[*task.Task](t, "Next")(q.Next(ctx, "scout")); tk != nil {
+		t.Errorf("Next claimed the canceled task: %+v", tk)
+	}
+	_, err = q.Cancel(ctx, sub.ID, "again")
+	wantErr(t, "second Cancel", err, task.ErrEnded)
+	_, err = q.Finish(ctx, sub.ID, true, "late")
+	wantErr(t, "Finish of a canceled task", err, task.ErrEnded)
+
+	claimed := must[task.Task](t, "Submit")(q.Submit(ctx, "claimed", "scout"))
+	must[*task.Task](t, "Next")(q.Next(ctx, "scout"))
+	_, err = q.Cancel(ctx, claimed.ID, "x")
+	wantErr(t, "Cancel of a claimed task", err, task.ErrNotPending)
+	if stored := must[task.Task](t, "Get")(q.Get(ctx, claimed.ID)); stored.Status != task.Assigned {
+		t.Errorf("a refused Cancel changed the task: %+v", stored)
+	}
+	// task.Cancel ends the claimed task through Finish, shown canceled.
+	c := must[task.Task](t, "task.Cancel")(task.Cancel(ctx, q, claimed.ID))
+	if task.StateOf(c) != task.StateCanceled {
+		t.Errorf("task.Cancel of a claimed task = %+v, want it canceled", c)
+	}
+	_, err = task.Cancel(ctx, q, claimed.ID)
+	wantErr(t, "task.Cancel of an ended task", err, task.ErrEnded)
+	pending := must[task.Task](t, "Submit")(q.Submit(ctx, "pending", ""))
+	if c := must[task.Task](t, "task.Cancel")(task.Cancel(ctx, q, pending.ID)); task.StateOf(c) != task.StateCanceled || c.AssignedTo != "" {
+		t.Errorf("task.Cancel of a pending task = %+v, want it canceled, unassigned", c)
+	}
+}
+
+// testCancelRacesClaims: Cancel and Next of the same pending task at once:
+// exactly one wins. Either an agent holds the task and Cancel got
+// ErrNotPending, or it is canceled and no agent got it.
+func testCancelRacesClaims(t *testing.T, h Harness) {
+	ctx := context.Background()
+	q := h.New(t, limits)
+	for i := range 20 {
+		sub := must[task.Task](t, "Submit")(q.Submit(ctx, fmt.Sprint("race ", i), "scout"))
+		var (
+			wg      sync.WaitGroup
+			claimed *task.Task
+			nextErr error
+			cancErr error
+		)
+		wg.Go(func() { claimed, nextErr = q.Next(ctx, "scout") })
+		wg.Go(func() { _, cancErr = q.Cancel(ctx, sub.ID, "canceled") })
+		wg.Wait()
+		if nextErr != nil {
+			t.Fatalf("Next: %v", nextErr)
+		}
+		switch {
+		case claimed != nil && claimed.ID == sub.ID:
+			wantErr(t, "Cancel of a task claimed at the same time", cancErr, task.ErrNotPending)
+			must[task.Task](t, "Finish")(q.Finish(ctx, sub.ID, true, "done"))
+		case claimed == nil:
+			if cancErr != nil {
+				t.Fatalf("Cancel of a task no agent claimed: %v", cancErr)
+			}
+		default:
+			t.Fatalf("Next claimed %s, want %s or nothing", claimed.ID, sub.ID)
+		}
 	}
 }

@@ -42,6 +42,17 @@
 // with a [*DownError]. The protocol itself is the official Go SDK's,
 // github.com/modelcontextprotocol/go-sdk.
 //
+// A tool whose execution.taskSupport is "required" can only run as a
+// task. Over streamable HTTP to a server that speaks MCP 2026-07-28 and
+// declares the Tasks extension ([TasksExtension]) such a tool is offered
+// and called as a task: tools/call with the extension declared in the
+// request's _meta, then tasks/get at the server's pollIntervalMs (within
+// [MinTaskPoll] and [MaxTaskPoll]) until the task is completed, failed or
+// cancelled, within the call's timeout and with every reply capped like
+// any other; a task that asks for input, or outlives the timeout, is
+// canceled with tasks/cancel. Elsewhere such a tool is not offered
+// ([EventToolNotOffered]).
+//
 // Servers are connected at [Connect]: the tool list is fixed then, and a
 // server that cannot be started or listed at that point is an error, so
 // that a misconfiguration is seen at start-up rather than by the model.

@@ -29,13 +29,17 @@ const (
 	EventCallFailed EventKind = "mcp_call_failed"
 	// EventToolNotOffered: at [Connect], a listed tool (Tool) is left out
 	// of [Set.Tools]; Text says why (a tool whose execution.taskSupport is
-	// "required" can only be called as a task, which this client does not
-	// do).
+	// "required" can only be called as a task, which this client does
+	// only through the Tasks extension of a 2026-07-28 server over HTTP).
 	EventToolNotOffered EventKind = "mcp_tool_not_offered"
 	// EventElicited: a server's elicitation/create request (during a tool
 	// call) was answered; Text gives the question and the answer's action,
 	// Duration how long the answer took, Err an [ElicitFunc]'s failure.
 	EventElicited EventKind = "mcp_elicited"
+	// EventTaskCreated: a call of a task-only tool (Tool) got a task
+	// handle from the server (Tasks extension); Text is the task id, which
+	// the client polls with tasks/get.
+	EventTaskCreated EventKind = "mcp_task_created"
 )
 
 // Event is one thing that happened to an MCP server of a [Set]. It is
@@ -74,6 +78,8 @@ func (e Event) String() string {
 		s += fmt.Sprintf(": tool %q not offered", e.Tool)
 	case EventElicited:
 		s += " elicited"
+	case EventTaskCreated:
+		s += fmt.Sprintf(": tool %q runs as a task", e.Tool)
 	default:
 		s += " " + string(e.Kind)
 	}
@@ -88,7 +94,7 @@ func (e Event) String() string {
 
 func eventLevel(k EventKind) slog.Level {
 	switch k {
-	case EventConnected, EventRestarted, EventElicited:
+	case EventConnected, EventRestarted, EventElicited, EventTaskCreated:
 		return slog.LevelInfo
 	}
 	return slog.LevelWarn

@@ -16,7 +16,9 @@ import (
 // A tool whose "execution.taskSupport" is "required" (MCP 2025-11-25, the
 // Tasks extension since 2026-07-28) must be called as a task: a plain
 // tools/call fails with -32601 "requires task augmentation". This client
-// makes plain calls only, so such tools are not offered to the model; an
+// calls such a tool as a task through the Tasks extension when the server
+// speaks 2026-07-28 over HTTP and declares the extension (taskcall.go);
+// otherwise the tool is not offered to the model, and an
 // [EventToolNotOffered] says so. The Go SDK's Tool type does not carry the
 // "execution" field, so the raw tools/list results are read as they pass:
 // through the connection for stdio and in-process transports, through the

@@ -70,10 +70,11 @@ func (srv *server) offer(listed []*mcp.Tool) ([]*tool, error) {
 	allowed := srv.cfg.Allow
 	if len(allowed) == 0 {
 		for _, n := range slices.Sorted(maps.Keys(byName)) {
-			if srv.taskOnly.has(n) {
-				// A plain call would fail every time (tasks.go).
+			if srv.taskOnly.has(n) && !srv.taskCalls() {
+				// A plain call would fail every time (tasks.go), and the
+				// server offers no Tasks extension (taskcall.go).
 				srv.set.emit(Event{Kind: EventToolNotOffered, Server: srv.cfg.Name, Tool: n,
-					Text: `its execution.taskSupport is "required": it can only be called as a task, which this client does not do`})
+					Text: `its execution.taskSupport is "required": it can only be called as a task, which this client does only through the Tasks extension of a 2026-07-28 server over HTTP, and this server offers none`})
 				continue
 			}
 			allowed = append(allowed, n)
@@ -88,8 +89,9 @@ func (srv *server) offer(listed []*mcp.Tool) ([]*tool, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: MCP server %q does not offer the allowed tool %q", ErrConfig, srv.cfg.Name, n)
 		}
-		if srv.taskOnly.has(n) {
-			return nil, fmt.Errorf("%w: MCP server %q: the allowed tool %q can only be called as a task (execution.taskSupport \"required\"), which this client does not do", ErrConfig, srv.cfg.Name, n)
+		asTask := srv.taskOnly.has(n)
+		if asTask && !srv.taskCalls() {
+			return nil, fmt.Errorf("%w: MCP server %q: the allowed tool %q can only be called as a task (execution.taskSupport \"required\"), which this client does only through the Tasks extension of a 2026-07-28 server over HTTP, and this server offers none", ErrConfig, srv.cfg.Name, n)
 		}
 		schema, err := inputSchema(t.InputSchema)
 		if err != nil {
@@ -109,6 +111,7 @@ func (srv *server) offer(listed []*mcp.Tool) ([]*tool, error) {
 			name:   modelName(srv.cfg.Name, n),
 			desc:   fmt.Sprintf("[MCP server %s] %s", srv.cfg.Name, desc),
 			schema: schema,
+			asTask: asTask,
 		})
 	}
 	return out, nil
@@ -202,6 +205,7 @@ type tool struct {
 	name   string // the name the model sees
 	desc   string
 	schema json.RawMessage
+	asTask bool // called through the Tasks extension (taskcall.go)
 }
 
 var _ toolloop.Tool = (*tool)(nil)
@@ -235,7 +239,12 @@ func (t *tool) call(ctx context.Context, args json.RawMessage) (string, error) {
 	if err != nil {
 		return "", t.fail(ctx, err)
 	}
-	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: t.remote, Arguments: args})
+	var res *mcp.CallToolResult
+	if t.asTask {
+		res, err = t.server.callTask(ctx, t.remote, args)
+	} else {
+		res, err = sess.CallTool(ctx, &mcp.CallToolParams{Name: t.remote, Arguments: args})
+	}
 	if err != nil {
 		if ctx.Err() == nil && connectionLost(err) {
 			// Not an answer from the server: the process or the connection
