@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -96,6 +97,25 @@ var (
 	// assigned tasks alone; the submission is refused.
 	ErrFull = errors.New("task: queue full")
 )
+
+// CheckEnd is the one rule of ending a task, which every backend applies
+// under its lock or transaction: [Source.Finish] ends a task an agent has
+// claimed (from [Assigned]), [Queue.Cancel] one no agent has (from
+// [Pending]). It returns nil when t may end, else an error naming t.ID:
+// [ErrEnded] for a task that already ended, [ErrNotAssigned] for Finish on
+// a pending task, [ErrNotPending] for Cancel on a claimed task.
+func CheckEnd(t Task, from Status) error {
+	switch {
+	case t.Status.Ended():
+		return fmt.Errorf("%w: %s is %s", ErrEnded, t.ID, t.Status)
+	case t.Status == from:
+		return nil
+	case from == Assigned:
+		return fmt.Errorf("%w: %s is pending", ErrNotAssigned, t.ID)
+	default:
+		return fmt.Errorf("%w: %s is assigned to %s", ErrNotPending, t.ID, t.AssignedTo)
+	}
+}
 
 // Limits are the caps a backend applies to tasks. The zero value of a field
 // means its default.

@@ -265,11 +265,8 @@ func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (
 		if err != nil {
 			return err
 		}
-		switch t.Status {
-		case task.Pending:
-			return fmt.Errorf("%w: %s is pending", task.ErrNotAssigned, id)
-		case task.Completed, task.Failed:
-			return fmt.Errorf("%w: %s is %s", task.ErrEnded, id, t.Status)
+		if err := task.CheckEnd(t, task.Assigned); err != nil {
+			return err
 		}
 		if _, err := q.fence(ctx, tx, t.AssignedTo); err != nil {
 			return err
@@ -304,11 +301,8 @@ func (q *Queue) Cancel(ctx context.Context, id, result string) (task.Task, error
 		if err != nil {
 			return err
 		}
-		switch t.Status {
-		case task.Assigned:
-			return fmt.Errorf("%w: %s is assigned to %s", task.ErrNotPending, id, t.AssignedTo)
-		case task.Completed, task.Failed:
-			return fmt.Errorf("%w: %s is %s", task.ErrEnded, id, t.Status)
+		if err := task.CheckEnd(t, task.Pending); err != nil {
+			return err
 		}
 		got, err = scanTask(tx.QueryRow(ctx, `UPDATE existence_tasks SET status = 'failed', ended = date_trunc('milliseconds', now()), result = $2
 			WHERE seq = $1 RETURNING `+taskCols, seq, result))

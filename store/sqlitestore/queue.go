@@ -243,11 +243,8 @@ func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (
 		if err != nil {
 			return q.err(ctx, err)
 		}
-		switch t.Status {
-		case task.Pending:
-			return fmt.Errorf("%w: %s is pending", task.ErrNotAssigned, id)
-		case task.Completed, task.Failed:
-			return fmt.Errorf("%w: %s is %s", task.ErrEnded, id, t.Status)
+		if err := task.CheckEnd(t, task.Assigned); err != nil {
+			return err
 		}
 		t.Status = task.Failed
 		if ok {
@@ -282,11 +279,8 @@ func (q *Queue) Cancel(ctx context.Context, id, result string) (task.Task, error
 		if err != nil {
 			return q.err(ctx, err)
 		}
-		switch t.Status {
-		case task.Assigned:
-			return fmt.Errorf("%w: %s is assigned to %s", task.ErrNotPending, id, t.AssignedTo)
-		case task.Completed, task.Failed:
-			return fmt.Errorf("%w: %s is %s", task.ErrEnded, id, t.Status)
+		if err := task.CheckEnd(t, task.Pending); err != nil {
+			return err
 		}
 		t.Status, t.Ended, t.Result = task.Failed, now, result
 		if _, err := tx.ExecContext(ctx, "UPDATE tasks SET status = ?, ended = ?, result = ? WHERE id = ? AND status = ?",

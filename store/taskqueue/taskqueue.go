@@ -248,11 +248,8 @@ func (q *Queue) Finish(ctx context.Context, id string, ok bool, result string) (
 			return false, fmt.Errorf("%w: %q", task.ErrNotFound, id)
 		}
 		t := &d.Tasks[i]
-		switch t.Status {
-		case task.Pending:
-			return false, fmt.Errorf("%w: %s is pending", task.ErrNotAssigned, id)
-		case task.Completed, task.Failed:
-			return false, fmt.Errorf("%w: %s is %s", task.ErrEnded, id, t.Status)
+		if err := task.CheckEnd(*t, task.Assigned); err != nil {
+			return false, err
 		}
 		t.Status = task.Failed
 		if ok {
@@ -283,11 +280,8 @@ func (q *Queue) Cancel(ctx context.Context, id, result string) (task.Task, error
 			return false, fmt.Errorf("%w: %q", task.ErrNotFound, id)
 		}
 		t := &d.Tasks[i]
-		switch t.Status {
-		case task.Assigned:
-			return false, fmt.Errorf("%w: %s is assigned to %s", task.ErrNotPending, id, t.AssignedTo)
-		case task.Completed, task.Failed:
-			return false, fmt.Errorf("%w: %s is %s", task.ErrEnded, id, t.Status)
+		if err := task.CheckEnd(*t, task.Pending); err != nil {
+			return false, err
 		}
 		t.Status, t.Ended, t.Result = task.Failed, now, result
 		got = *t
