@@ -30,7 +30,9 @@
 //
 // The situation section ends with [PresenceLine] when a person was present
 // (a host message or an assigned task arrived) within [PresenceWindow],
-// 12 hours ([Present]; spec §2 "Presence"), whatever the situation text.
+// 12 hours ([Present]; spec §2 "Presence"), whatever the situation text;
+// under [LayoutCache] the line ends the time section instead, after the
+// stable prefix.
 //
 // One more built-in section is placed by the application, not by New:
 // [SlotsSection] ("slots", WORLD UPDATES) lists the slots the agent sees

@@ -49,7 +49,8 @@ type View struct {
 	// of a host message or of an assigned task. When it (or the delivery
 	// time of a message in Host) is less than [PresenceWindow] (12 h)
 	// before Now, the situation section ends with [PresenceLine]
-	// (spec §2 row 4, "Presence"). Zero: unknown, no line.
+	// (spec §2 row 4, "Presence"; under [LayoutCache] the time section
+	// does). Zero: unknown, no line.
 	LastPresence time.Time
 	// Identity is the agent's identity (never nil when assembled by the
 	// existence package).

@@ -161,8 +161,10 @@ type env struct {
 	v  *View
 	id *identity.Identity
 	l  identity.Limits
-	// batch moves the lists' first shown item in batches ([LayoutCache],
-	// [BatchStart]).
+	// batch moves the lists' first shown item in batches ([BatchStart])
+	// and puts [PresenceLine] at the end of the time section, after the
+	// stable prefix, since it changes when a person arrives
+	// ([LayoutCache]).
 	batch bool
 }
 
@@ -195,7 +197,8 @@ type stdSection struct {
 	// trim returns the section cut to at most maxChars characters (nil for
 	// sections that never shrink).
 	trim func(e *env, maxChars int) string
-	// batch: its lists move in batches ([LayoutCache]).
+	// batch: its lists move in batches, and [PresenceLine] ends the time
+	// section rather than the situation ([LayoutCache]).
 	batch bool
 }
 
@@ -280,14 +283,14 @@ func defaultSections(cfg *Config) []Section {
 				b.WriteString(headSituation)
 				b.WriteByte('\n')
 				b.WriteString(situation)
-				if Present(e.v) {
+				if Present(e.v) && !e.batch {
 					b.WriteByte('\n')
 					b.WriteString(PresenceLine)
 				}
 			},
 			trim: func(e *env, maxChars int) string {
 				footer := ""
-				if Present(e.v) {
+				if Present(e.v) && !e.batch {
 					footer = PresenceLine
 				}
 				return trimProse(headSituation, "", situation, footer, maxChars)
@@ -607,7 +610,18 @@ func discoveryLines(e *env) []string {
 
 // ---- time (row 12)
 
+// writeTime writes the time section; under [LayoutCache] (e.batch) it
+// ends with [PresenceLine] when a person was recently present, which the
+// original layout shows in the situation.
 func writeTime(b *strings.Builder, e *env) {
+	writeTimeLines(b, e)
+	if e.batch && Present(e.v) {
+		b.WriteByte('\n')
+		b.WriteString(PresenceLine)
+	}
+}
+
+func writeTimeLines(b *strings.Builder, e *env) {
 	b.WriteString(headTime)
 	b.WriteByte('\n')
 	b.WriteString(runningFor)

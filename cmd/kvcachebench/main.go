@@ -59,7 +59,7 @@ type options struct {
 	slots, agents, threads, window int
 	hostMessages                   int
 	duration, llmTimeout           time.Duration
-	keep                           bool
+	keep, multiUser                bool
 	ctx                            context.Context // ends on SIGINT or SIGTERM: the run stops early
 }
 
@@ -75,6 +75,7 @@ func main() {
 	flag.IntVar(&o.window, "context-window", 0, "-context-window for the agents (0: the model's length)")
 	flag.DurationVar(&o.duration, "duration", 120*time.Second, "how long the agents run")
 	flag.StringVar(&o.existence, "existence", "", "the existence binary (default: go build ./cmd/existence into a temporary directory)")
+	flag.BoolVar(&o.multiUser, "multiuser-cache", false, "Ollama only: OLLAMA_MULTIUSER_CACHE=1, the runner gives a request the least recently used slot with a copy of the longest shared prefix instead of the slot sharing the longest prefix (which agents sharing a stable prefix take from one another while other slots stay empty); in 0.17.4 with the generated model each such copy fails an assertion and restarts the runner)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (engine log, agents' output)")
 	flag.DurationVar(&o.llmTimeout, "llm-timeout", 10*time.Minute, "the trio's -llm-timeout: one model call (a CPU engine on busy cores evaluates a 2,000-token prompt in minutes)")
 	flag.Parse()
@@ -245,6 +246,9 @@ func startEngine(o options, dir string, logFile *os.File) (string, func(), error
 		base = "http://127.0.0.1:" + strconv.Itoa(port)
 		env := append(os.Environ(), "OLLAMA_HOST=127.0.0.1:"+strconv.Itoa(port), "OLLAMA_MODELS="+filepath.Join(dir, "models"),
 			"OLLAMA_NUM_PARALLEL="+strconv.Itoa(o.slots), "OLLAMA_DEBUG=1", "OLLAMA_NOPRUNE=1", "OLLAMA_NO_CLOUD=1")
+		if o.multiUser {
+			env = append(env, "OLLAMA_MULTIUSER_CACHE=1")
+		}
 		cmd = exec.Command(bin, "serve")
 		cmd.Env = env
 		cmd.Stdout, cmd.Stderr = logFile, logFile

@@ -34,7 +34,15 @@ func TestLayoutsShowTheSameSections(t *testing.T) {
 		if name == prompt.SectionOpinions || name == prompt.SectionQuestions || name == prompt.SectionRecentGoals || name == prompt.SectionDiscoveries {
 			continue // batched windows may show fewer items (TestCacheLayoutBatches)
 		}
-		assert.Equal(t, prompttest.SectionWithHeader(t, orig, name), prompttest.SectionWithHeader(t, cache, name), name)
+		o, c := prompttest.SectionWithHeader(t, orig, name), prompttest.SectionWithHeader(t, cache, name)
+		switch name {
+		case prompt.SectionSituation: // the presence line moves to the time section
+			assert.Equal(t, o, c+"\n"+prompt.PresenceLine, name)
+		case prompt.SectionTime:
+			assert.Equal(t, o+"\n"+prompt.PresenceLine, c, name)
+		default:
+			assert.Equal(t, o, c, name)
+		}
 	}
 	assert.True(t, prompttest.SectionOrder(t, cache, prompt.SectionWorld, prompt.SectionDirective, prompt.SectionIdentity,
 		prompt.SectionWorldview, prompt.SectionRecentGoals, prompt.SectionTime, prompt.SectionInnerState, prompt.SectionTask))
@@ -46,6 +54,21 @@ func TestLayoutsShowTheSameSections(t *testing.T) {
 // clock on, a new goal, another stressor) changes its prompt only after
 // the slow-changing part; under the original both differ early.
 func TestCacheLayoutSharesPrefixes(t *testing.T) {
+	t.Run("presence", func(t *testing.T) {
+		// A person's arrival changes only the per-cycle part: the stable
+		// prefix (and the tool definitions a server renders after it)
+		// stays the same.
+		a := assembler(prompt.LayoutCache)
+		present := prompttest.Assemble(t, a, prompttest.Cedar().View())
+		absent := prompttest.Assemble(t, a, prompttest.Cedar().Edit(func(v *prompt.View) {
+			v.LastPresence, v.Host, v.Task = time.Time{}, nil, nil
+		}).View())
+		require.True(t, strings.Contains(present.Text, prompt.PresenceLine))
+		require.False(t, strings.Contains(absent.Text, prompt.PresenceLine))
+		ps, _ := present.Split()
+		as, _ := absent.Split()
+		assert.Equal(t, as, ps)
+	})
 	type shares struct{ agents, cycle int }
 	got := map[prompt.Layout]shares{}
 	for _, l := range prompttest.Layouts() {
