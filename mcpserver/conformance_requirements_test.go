@@ -1,8 +1,6 @@
 package mcpserver_test
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,13 +25,7 @@ func TestConformanceRequirements(t *testing.T) {
 		t.Skip("starts Node.js for each scenario")
 	}
 	f := newFixture(t)
-	h, err := f.server.Handler(mcpserver.HTTPConfig{Token: "s3cret"})
-	require.NoError(t, err)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Header.Set("Authorization", "Bearer s3cret")
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
+	hs := testerEndpoint(t, f.server)
 	for _, revision := range []string{"2025-11-25", mcpserver.StatelessVersion} {
 		t.Run(revision, func(t *testing.T) {
 			baseline, err := filepath.Abs(filepath.Join("testdata", "conformance-"+revision+"-baseline.yml"))

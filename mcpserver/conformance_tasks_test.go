@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"sync"
@@ -137,13 +135,7 @@ func TestConformanceTasksFixture(t *testing.T) {
 		}
 		return q.compute(in.Label, time.Duration(in.Seconds*float64(time.Second))), nil
 	})
-	h, err := s.Handler(mcpserver.HTTPConfig{Token: "s3cret"})
-	require.NoError(t, err)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Header.Set("Authorization", "Bearer s3cret")
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
+	hs := testerEndpoint(t, s)
 	for _, scenario := range []string{"tasks-capability-negotiation", "tasks-request-headers", "tasks-wire-fields", "tasks-request-state-removal"} {
 		t.Run(scenario, func(t *testing.T) {
 			cmd := exec.CommandContext(t.Context(), tester, "server", "--url", hs.URL, "--scenario", scenario,

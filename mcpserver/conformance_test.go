@@ -33,14 +33,7 @@ func TestConformanceServer(t *testing.T) {
 		t.Skip("starts Node.js for each scenario")
 	}
 	f := newFixture(t)
-	h, err := f.server.Handler(mcpserver.HTTPConfig{Token: "s3cret"})
-	require.NoError(t, err)
-	// The tester sends no credentials: the bearer token is added here.
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Header.Set("Authorization", "Bearer s3cret")
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
+	hs := testerEndpoint(t, f.server)
 	for _, scenario := range conformanceScenarios {
 		t.Run(scenario, func(t *testing.T) {
 			cmd := exec.CommandContext(t.Context(), tester, "server", "--url", hs.URL, "--scenario", scenario)
@@ -52,4 +45,18 @@ func TestConformanceServer(t *testing.T) {
 			t.Logf("%s", out)
 		})
 	}
+}
+
+// testerEndpoint serves s over streamable HTTP for the conformance tester,
+// which sends no credentials: the bearer token is added to every request.
+func testerEndpoint(t *testing.T, s *mcpserver.Server) *httptest.Server {
+	t.Helper()
+	h, err := s.Handler(mcpserver.HTTPConfig{Token: "s3cret"})
+	require.NoError(t, err)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("Authorization", "Bearer s3cret")
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	return hs
 }
