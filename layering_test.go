@@ -34,7 +34,7 @@ var layers = []struct {
 	{"store/", 2}, // the backends: beside the contracts they implement, never below them (see TestLayering)
 	{"identity", 2},
 	{"memory", 2},
-	{"llm", 1},
+	{"llm", 1}, // the model contract, and below it by rule (TestLayering): llm/ctxwindow, llm/middleware, llm/pool, then the adapters
 	{"task", 0},
 	{"slot", 0},
 	{"lease", 0},
@@ -99,7 +99,7 @@ func TestLayering(t *testing.T) {
 			assert.LessOrEqual(t, layerOf(dep), layerOf(dir), "%s (layer %d) imports %s (layer %d), a layer above it", dir, layerOf(dir), dep, layerOf(dep))
 		}
 	}
-	for _, dir := range []string{"identity", "store/filestore", "store/sqlitestore", "store/pgstore", "store/taskqueue", "store/storetest", "llm", "llm/ollama", "llm/openai"} {
+	for _, dir := range []string{"identity", "store/filestore", "store/sqlitestore", "store/pgstore", "store/taskqueue", "store/storetest", "llm", "llm/ctxwindow", "llm/middleware", "llm/pool", "llm/ollama", "llm/openai"} {
 		for dep := range imports[dir] {
 			assert.False(t, strings.HasPrefix(dep, "existence"), "%s imports %s", dir, dep)
 		}
@@ -112,6 +112,23 @@ func TestLayering(t *testing.T) {
 			assert.False(t, strings.HasPrefix(dep, "store/"), "%s imports the backend %s: the contracts never import their implementations", dir, dep)
 		}
 	}
+	// Inside llm: the contract imports none of its subpackages; window
+	// planning stands below the middleware, the middleware below the pools,
+	// and none of them imports an adapter or the test stand-ins.
+	for dir, below := range map[string][]string{
+		"llm":            {},
+		"llm/ctxwindow":  {"llm"},
+		"llm/middleware": {"llm", "llm/ctxwindow"},
+		"llm/pool":       {"llm", "llm/ctxwindow", "llm/middleware"},
+	} {
+		require.Contains(t, imports, dir, "the walk found %s", dir)
+		for dep := range imports[dir] {
+			if strings.HasPrefix(dep, "llm/internal/") || !strings.HasPrefix(dep, "llm") {
+				continue
+			}
+			assert.Contains(t, below, dep, "%s imports %s, which stands above it", dir, dep)
+		}
+	}
 	assert.NotContains(t, imports["identity"], "memory", "identity holds the identity types and the store contract only")
 	for _, dir := range []string{"task", "lease", "slot"} {
 		for dep := range imports[dir] {
@@ -122,7 +139,7 @@ func TestLayering(t *testing.T) {
 
 func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]int{
-		"existence": 4, "existence/toolloop": 4, "store/pgstore": 2, "store/taskqueue": 2, "cmd/internal/storespec": 6, "llm/llmtest": 1,
+		"existence": 4, "existence/toolloop": 4, "store/pgstore": 2, "store/taskqueue": 2, "cmd/internal/storespec": 6, "llm/llmtest": 1, "llm/middleware": 1, "llm/pool": 1, "llm/ctxwindow": 1,
 		"internal/heap": 0, "cmd/existence/internal/cli/tui": 6, "lease": 0, "memory": 2, "prompt/prompttest": 3,
 		"monitor": 5, "agentdef": 5, "a2aserver": 5, "existence/workflow": 4, "cmd/existence": 6, "": 7, "slot": 0, "existence/minds": 4,
 	} {

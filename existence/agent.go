@@ -19,6 +19,8 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/ctxwindow"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/slot"
@@ -78,15 +80,15 @@ type Config struct {
 	Domains []string
 
 	// Model answers existence cycles (required): an adapter such as
-	// llm/ollama, or a chain built with [llm.Fallback]. The agent wraps it,
+	// llm/ollama, or a chain built with [middleware.Fallback]. The agent wraps it,
 	// innermost first, with the runner's latency meter (when run by a
-	// [Runner]: its [llm.AdaptiveLimit]), [llm.Trace] (a chat span per
+	// [Runner]: its [middleware.AdaptiveLimit]), [middleware.Trace] (a chat span per
 	// attempt, with TracerProvider), an observer (an [EventModelCall] per
 	// attempt, its tokens counted in [Status].Usage and against the
-	// budgets), [llm.WithTimeout] (CallTimeout), the runner's
-	// [llm.Limiter] (when run by a [Runner], and only for cycles run with
+	// budgets), [middleware.WithTimeout] (CallTimeout), the runner's
+	// [middleware.Limiter] (when run by a [Runner], and only for cycles run with
 	// [Agent.Tick] directly: the cycles the runner schedules are bounded
-	// by its lanes instead), [llm.WithRetry] (Retry) and [llm.WithRepair]
+	// by its lanes instead), [middleware.WithRetry] (Retry) and [middleware.WithRepair]
 	// (one repair follow-up per cycle, unless NoRepair).
 	Model llm.Model
 	// ExecutorModel is the model executors use to pursue goals (default
@@ -121,7 +123,7 @@ type Config struct {
 	// Retry is the retry policy of the cycle's model calls; the zero value
 	// copies the original: 3 attempts, 10 s after a 503, 5 s otherwise
 	// (with exponential backoff and jitter). Attempts: 1 disables retries.
-	Retry llm.RetryPolicy
+	Retry middleware.RetryPolicy
 	// CycleTimeout bounds a whole cycle's model exchange, retries and
 	// repair included; default 10 minutes.
 	CycleTimeout time.Duration
@@ -190,7 +192,7 @@ type Config struct {
 	Evidence func(id *identity.Identity) suffering.Evidence
 	// FailFast stops [Agent.Run] with a [*FailFastError] when a cycle's
 	// model call fails with a cause retrying can never fix (see
-	// [llm.Permanent]: the model is missing, the credentials are refused).
+	// [middleware.Permanent]: the model is missing, the credentials are refused).
 	// By default the agent keeps going on the fallback goal, as the
 	// original does: the loop never stops because of a model failure
 	// (spec §1, §6).
@@ -230,7 +232,7 @@ type Config struct {
 	// TracerProvider, when set, makes OpenTelemetry spans following the
 	// GenAI semantic conventions: an invoke_agent span per existence
 	// cycle and per goal (the goal's a child of the cycle that chose it),
-	// a chat span per model attempt ([llm.Trace]) and, through
+	// a chat span per model attempt ([middleware.Trace]) and, through
 	// existence/toolloop, an execute_tool span per tool call; each carries
 	// gen_ai.agent.id and gen_ai.agent.name. The instrumentation scope is
 	// "github.com/existence-loop/sdk/existence". Beyond the GenAI
@@ -265,7 +267,7 @@ type Config struct {
 	// Runner.
 	peers   func(self string) ([]prompt.Peer, int)
 	send    func(from *Agent, text string)
-	limiter *llm.Limiter
+	limiter *middleware.Limiter
 	lanes   bool         // cycles run in the runner's lanes, not under limiter
 	lease   *lease.Lease // the lease the agent runs under, with Leases
 	shared  *budgetState // the runner-wide budget, nil for none
@@ -382,7 +384,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		cfg.GoalTimeout = DefaultGoalTimeout
 	}
 	if cfg.CallTimeout <= 0 {
-		cfg.CallTimeout = llm.DefaultTimeout
+		cfg.CallTimeout = middleware.DefaultTimeout
 	}
 	switch {
 	case cfg.MaxTokens < 0:
@@ -445,7 +447,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 
 	a.model = a.stack(cfg.Model, purposeCycle)
 	if !cfg.NoRepair {
-		a.model = llm.WithRepairParse(a.model, parseReply)
+		a.model = middleware.WithRepairParse(a.model, parseReply)
 	}
 	if cfg.lanes {
 		// The lanes bound the scheduler's cycles: no limiter slot, so that
@@ -453,7 +455,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		// made outside the lanes, RunnerConfig.MaxInFlight).
 		a.laneModel = a.stackWith(cfg.Model, purposeCycle, nil)
 		if !cfg.NoRepair {
-			a.laneModel = llm.WithRepairParse(a.laneModel, parseReply)
+			a.laneModel = middleware.WithRepairParse(a.laneModel, parseReply)
 		}
 	}
 	if cfg.Cycle != nil {
@@ -481,15 +483,15 @@ func (a *Agent) stack(m llm.Model, purpose string) llm.Model {
 }
 
 // stackWith wraps m like [Agent.stack], with the given limiter (nil: none).
-func (a *Agent) stackWith(m llm.Model, purpose string, l *llm.Limiter) llm.Model {
+func (a *Agent) stackWith(m llm.Model, purpose string, l *middleware.Limiter) llm.Model {
 	if a.cfg.meter != nil {
 		m = a.cfg.meter(m, a.cfg.Clock.Now)
 	}
-	m = llm.Trace(m, "", llm.TraceConfig{Provider: a.cfg.TracerProvider, Attributes: a.agentAttrs(), Content: a.cfg.TraceContent})
+	m = middleware.Trace(m, "", middleware.TraceConfig{Provider: a.cfg.TracerProvider, Attributes: a.agentAttrs(), Content: a.cfg.TraceContent})
 	m = &observeModel{a: a, next: m, purpose: purpose}
-	m = llm.WithTimeout(m, a.cfg.CallTimeout)
+	m = middleware.WithTimeout(m, a.cfg.CallTimeout)
 	m = l.Limit(m)
-	return priorityModel{next: llm.WithRetry(m, a.cfg.Retry), id: a.cfg.ID}
+	return priorityModel{next: middleware.WithRetry(m, a.cfg.Retry), id: a.cfg.ID}
 }
 
 // parseReply parses a cycle's reply for the repair middleware, which
@@ -792,7 +794,7 @@ func (a *Agent) window(ctx context.Context) (prompt.Budget, []llm.ToolDef) {
 	if err != nil || w <= 0 {
 		return prompt.Budget{}, tools
 	}
-	reserve := llm.Reserve(&llm.Request{MaxTokens: a.cfg.MaxTokens}, 0, w)
+	reserve := ctxwindow.Reserve(&llm.Request{MaxTokens: a.cfg.MaxTokens}, 0, w)
 	b := prompt.Budget{MaxTokens: max(w-reserve-2*llm.MessageOverhead, 1), Count: est.Tokens}
 	if len(tools) > 0 {
 		cost := est.Request(&llm.Request{Tools: tools}) - est.Request(&llm.Request{})

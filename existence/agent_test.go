@@ -22,6 +22,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/store/filestore"
 	"github.com/existence-loop/sdk/store/memstore"
@@ -76,7 +77,7 @@ func (f *fixture) config(cfg existence.Config) existence.Config {
 	cfg.Clock = f.clock
 	cfg.Observer = f.rec.Observe
 	cfg.Logger = slog.New(slog.DiscardHandler)
-	cfg.Retry = llm.RetryPolicy{Attempts: 1}
+	cfg.Retry = middleware.RetryPolicy{Attempts: 1}
 	return cfg
 }
 
@@ -415,7 +416,7 @@ func TestCrisisTellsPeersAndResetsAfterThreeCycles(t *testing.T) {
 	t.Cleanup(func() { r.Close() })
 	fake := llmtest.NewFake(goalReply(t, "examine myself"))
 	fake.Repeat = true
-	cedar, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: fake, Retry: llm.RetryPolicy{Attempts: 1}})
+	cedar, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: fake, Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
 	cipher, err := r.Add(ctx, existence.Config{ID: "analyst", Name: "Cipher", Model: llmtest.NewFake(), Executor: blockingExecutor(), MaxCycles: 0})
 	require.NoError(t, err)
@@ -514,7 +515,7 @@ func TestRestartResumesGoalAndEscalatesAcrossDowntime(t *testing.T) {
 	require.NoError(t, err)
 	clock := existencetest.NewClock(t0)
 	ctx := context.Background()
-	cfg := existence.Config{ID: "scout", Name: "Cedar", Store: store, Clock: clock, Model: llmtest.NewFake(goalReply(t, "long goal")), Executor: blockingExecutor(), Retry: llm.RetryPolicy{Attempts: 1}}
+	cfg := existence.Config{ID: "scout", Name: "Cedar", Store: store, Clock: clock, Model: llmtest.NewFake(goalReply(t, "long goal")), Executor: blockingExecutor(), Retry: middleware.RetryPolicy{Attempts: 1}}
 
 	a, err := existence.New(ctx, cfg)
 	require.NoError(t, err)
@@ -787,7 +788,7 @@ func TestPromptBudgetCutsAreReported(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	assert.Equal(t, 6*time.Second, existence.DefaultHeartbeat, "spec §1")
-	assert.Equal(t, 180*time.Second, llm.DefaultTimeout, "spec §7")
+	assert.Equal(t, 180*time.Second, middleware.DefaultTimeout, "spec §7")
 }
 
 func TestHostMessageDuringOutageDoesNotInterruptEveryGoal(t *testing.T) {

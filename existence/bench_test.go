@@ -10,8 +10,8 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/suffering"
@@ -135,7 +135,7 @@ func BenchmarkTick(b *testing.B) {
 	if err := store.Save(context.Background(), benchState()); err != nil {
 		b.Fatal(err)
 	}
-	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Store: store, Retry: llm.RetryPolicy{Attempts: 1}})
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Store: store, Retry: middleware.RetryPolicy{Attempts: 1}})
 	if err != nil {
 		b.Fatal(err)
 	}

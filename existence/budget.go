@@ -307,7 +307,7 @@ func (a *Agent) chargeBudget(c *ModelCall) {
 
 // chargeEmbed counts the embedding tokens the agent caused, as the
 // server reported them (its prompt's recall, and its executor's recalls
-// and remembers, made with a context of [llm.WithEmbedUsage]), against its
+// and remembers, made with a context of [middleware.WithEmbedUsage]), against its
 // budget and the runner's, and in its usage ([Usage].EmbedTokens, under
 // the embedder's model in [Status].UsageByModel). The memory's background
 // backfill embeds for no agent in particular and is not charged.

@@ -16,6 +16,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/store/memstore"
 )
 
@@ -43,7 +44,7 @@ func budgetRun(t *testing.T, n int, cfg existence.RunnerConfig, agent existence.
 	for i := range n {
 		c := agent
 		c.ID, c.Name = fmt.Sprintf("a%d", i), fmt.Sprintf("A%d", i)
-		c.Model, c.Retry = tokenModel{latency: 2 * time.Second}, llm.RetryPolicy{Attempts: 1}
+		c.Model, c.Retry = tokenModel{latency: 2 * time.Second}, middleware.RetryPolicy{Attempts: 1}
 		_, err := r.Add(context.Background(), c)
 		require.NoError(t, err)
 	}
@@ -180,7 +181,7 @@ func TestBudgetExecutorWaits(t *testing.T) {
 		return existence.Outcome{Status: identity.Done, Summary: "notes written"}, nil
 	})
 	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Clock: clock, Executor: exec,
-		Observer: rec.Observe, Budget: existence.Budget{Tokens: 1000, Window: time.Minute}, Retry: llm.RetryPolicy{Attempts: 1}})
+		Observer: rec.Observe, Budget: existence.Budget{Tokens: 1000, Window: time.Minute}, Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
 	defer a.Close()
 	require.NoError(t, a.Tick(context.Background()))
@@ -240,7 +241,7 @@ func TestParseBudget(t *testing.T) {
 func TestUsageEstimatedWhenTheServerGivesNoCounts(t *testing.T) {
 	fake := llmtest.NewFake(llmtest.Reply{Text: `{"action":"goal","content":"map the workspace","reasoning":"r"}`})
 	rec := &existencetest.Recorder{}
-	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Observer: rec.Observe, Retry: llm.RetryPolicy{Attempts: 1}})
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Observer: rec.Observe, Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
 	defer a.Close()
 	require.NoError(t, a.Tick(context.Background()))
@@ -276,7 +277,7 @@ func TestBudgetWaitIsNotAStall(t *testing.T) {
 	})
 	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Clock: clock, Executor: exec,
 		Observer: rec.Observe, Budget: existence.Budget{Tokens: 1000, Window: time.Minute}, MaxGoalDuration: 30 * time.Second,
-		Retry: llm.RetryPolicy{Attempts: 1}})
+		Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
 	defer a.Close()
 	require.NoError(t, a.Tick(context.Background()))
@@ -312,7 +313,7 @@ func TestBudgetExhaustedOnceEachTime(t *testing.T) {
 	reply := llmtest.Reply{Text: `{"action":"goal","content":"write notes","reasoning":"r"}`, PromptTokens: 900, OutputTokens: 100}
 	fake := llmtest.NewFake(reply, reply, reply, reply, reply)
 	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Clock: clock, Observer: rec.Observe,
-		Budget: existence.Budget{Tokens: 1500, Window: time.Minute}, Retry: llm.RetryPolicy{Attempts: 1}})
+		Budget: existence.Budget{Tokens: 1500, Window: time.Minute}, Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
 	defer a.Close()
 	ctx := context.Background()

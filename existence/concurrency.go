@@ -3,11 +3,11 @@ package existence
 import (
 	"time"
 
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // AdaptiveWorkers, as [RunnerConfig].AutonomyWorkers, sizes the autonomy
-// lane by an [llm.AdaptiveLimit] that measures every model call the
+// lane by an [middleware.AdaptiveLimit] that measures every model call the
 // runner's agents make: the lane grows while the server's latency stays
 // near its minimum and shrinks when it climbs (a queue forms) or the
 // server answers 503, 429 or "busy". The priority lane has a reserved
@@ -16,7 +16,7 @@ import (
 // the share taking autonomy workers as they free up: a host message never
 // waits behind autonomy work in the runner, nor behind another host
 // message, and the short queue the limit keeps at the server leaves it
-// room there. Its calls are marked [llm.WithPriority], so that a 503 is
+// room there. Its calls are marked [middleware.WithPriority], so that a 503 is
 // retried after a short wait.
 const AdaptiveWorkers = -1
 
@@ -55,7 +55,7 @@ func (r *Runner) initMeter(adaptive bool) {
 	} else {
 		cfg.OnChange = nil
 	}
-	r.meter = llm.NewAdaptiveLimit(cfg)
+	r.meter = middleware.NewAdaptiveLimit(cfg)
 	r.adaptive = adaptive
 	if adaptive {
 		r.core.workers[LaneAutonomy], r.core.workers[LanePriority], r.core.reserve = laneShares(r.meter.Limit(), r.cfg.PriorityWorkers)

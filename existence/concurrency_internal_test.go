@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/store/memstore"
 )
 
@@ -17,7 +17,7 @@ import (
 // the rest, and the priority lane may grow to the whole limit.
 func TestAdaptiveWorkersFollowTheLimit(t *testing.T) {
 	r, err := NewRunner(RunnerConfig{Store: memstore.New(), AutonomyWorkers: AdaptiveWorkers, PriorityWorkers: 1,
-		Adaptive: llm.AdaptiveConfig{Initial: 8}})
+		Adaptive: middleware.AdaptiveConfig{Initial: 8}})
 	require.NoError(t, err)
 	st := r.Stats()
 	assert.Equal(t, [2]int{6, 8}, st.Workers)
@@ -25,7 +25,7 @@ func TestAdaptiveWorkersFollowTheLimit(t *testing.T) {
 	assert.Equal(t, 8, st.Concurrency.Limit)
 
 	n := r.meter.Begin()
-	r.meter.Record(st0, llm.Sample{RTT: time.Millisecond, InFlight: n, Overload: true})
+	r.meter.Record(st0, middleware.Sample{RTT: time.Millisecond, InFlight: n, Overload: true})
 	st = r.Stats()
 	assert.Equal(t, [2]int{4, 6}, st.Workers, "a 503 cuts the limit by a quarter")
 	assert.Equal(t, 6, st.Concurrency.Limit)
@@ -35,7 +35,7 @@ func TestAdaptiveWorkersFollowTheLimit(t *testing.T) {
 	fixed, err := NewRunner(RunnerConfig{Store: memstore.New(), AutonomyWorkers: 3})
 	require.NoError(t, err)
 	n = fixed.meter.Begin()
-	fixed.meter.Record(st0, llm.Sample{RTT: time.Millisecond, InFlight: n, Overload: true})
+	fixed.meter.Record(st0, middleware.Sample{RTT: time.Millisecond, InFlight: n, Overload: true})
 	st = fixed.Stats()
 	assert.False(t, st.Concurrency.Adaptive)
 	assert.Equal(t, 3, st.Concurrency.Limit, "a fixed lane is measured, not resized")

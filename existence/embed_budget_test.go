@@ -13,10 +13,11 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // countingEmbedder reports 1,000 tokens per Embed call, as a server
-// reporting its counts does (llm.ReportEmbedUsage).
+// reporting its counts does (middleware.ReportEmbedUsage).
 type countingEmbedder struct {
 	llm.Embedder
 	calls atomic.Int64
@@ -24,7 +25,7 @@ type countingEmbedder struct {
 
 func (e *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	e.calls.Add(1)
-	llm.ReportEmbedUsage(ctx, 1000)
+	middleware.ReportEmbedUsage(ctx, 1000)
 	return e.Embedder.Embed(ctx, texts)
 }
 
@@ -39,7 +40,7 @@ func TestBudgetCountsEmbeddings(t *testing.T) {
 	ran := make(chan struct{})
 	exec := existence.ExecutorFunc(func(ctx context.Context, asg existence.Assignment) (existence.Outcome, error) {
 		defer close(ran)
-		llm.ReportEmbedUsage(ctx, 500) // as the executor's recall of asg.Memory would
+		middleware.ReportEmbedUsage(ctx, 500) // as the executor's recall of asg.Memory would
 		return existence.Outcome{Status: identity.Done, Summary: "looked"}, nil
 	})
 	a, _, _ := memoryAgentWith(t, emb, true, model, func(c *existence.Config) {

@@ -163,7 +163,7 @@ type Event struct {
 	// fallback goal that follows it, "prompt" when the prompt could not
 	// be assembled (for example over its prompt.Budget), "invalid_output"
 	// when the reply failed validation, or else the model error's class
-	// from llm.Classify ("unavailable", "timeout", "truncated",
+	// from middleware.Classify ("unavailable", "timeout", "truncated",
 	// "http_503", ...); on the [EventError] of an agent stopped by
 	// [Config].FailFast, the class that retrying cannot fix. Empty on
 	// other kinds, and on a goal the model chose.
@@ -325,11 +325,11 @@ type ModelCall struct {
 	// reply reports, else the adapter's name.
 	Model string `json:"model"`
 	// Duration is the wall-clock time of the attempt (encoded in JSON as
-	// nanoseconds), not counting time spent waiting for an llm.Limiter
+	// nanoseconds), not counting time spent waiting for a middleware.Limiter
 	// slot or between retries.
 	Duration time.Duration `json:"duration_ns"`
 	// PromptTokens and OutputTokens are the tokens of this attempt
-	// (llm.UsageOf): the provider's counts (from the partial reply of a
+	// (middleware.UsageOf): the provider's counts (from the partial reply of a
 	// truncated one, or the reply to a prompt the server cut), else
 	// estimates, flagged by PromptEstimated and OutputEstimated; 0 for a
 	// failed attempt with no reply.
@@ -339,7 +339,7 @@ type ModelCall struct {
 	// count and the figure is the model's estimate.
 	PromptEstimated bool `json:"prompt_estimated,omitempty"`
 	OutputEstimated bool `json:"output_estimated,omitempty"`
-	// Outcome is "ok" or the error class from llm.Classify
+	// Outcome is "ok" or the error class from middleware.Classify
 	// ("unavailable", "timeout", "truncated", "http_503", ...).
 	Outcome string `json:"outcome"`
 	// Purpose says which model stack made the call: "cycle" (an existence

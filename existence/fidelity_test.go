@@ -17,8 +17,8 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
@@ -131,7 +131,7 @@ func crisisFixture(t *testing.T, replies ...llmtest.Reply) (*existence.Runner, *
 	r, err := existence.NewRunner(existence.RunnerConfig{Store: store, Clock: clock})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
-	cedar, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: llmtest.NewFake(replies...), Retry: llm.RetryPolicy{Attempts: 1}})
+	cedar, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: llmtest.NewFake(replies...), Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
 	_, err = r.Add(ctx, existence.Config{ID: "analyst", Name: "Cipher", Model: llmtest.NewFake(), Executor: blockingExecutor()})
 	require.NoError(t, err)

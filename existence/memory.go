@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
 )
@@ -121,7 +121,7 @@ func (a *Agent) promptMemories(ctx context.Context, task *prompt.Task, peek bool
 		k = defaultMemoryK
 	}
 	if !peek { // a preview's embedding is the operator's, not the agent's
-		ctx = llm.WithEmbedUsage(ctx, a.chargeEmbed)
+		ctx = middleware.WithEmbedUsage(ctx, a.chargeEmbed)
 	}
 	got, err := m.Recall(ctx, a.cfg.ID, memory.Query{Text: q, K: k, Peek: peek})
 	if err != nil {

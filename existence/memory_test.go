@@ -15,6 +15,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/store/memstore"
@@ -46,7 +47,7 @@ func memoryAgentWith(t *testing.T, emb llm.Embedder, section bool, model llm.Mod
 	cfg := existence.Config{
 		ID: "scout", Name: "Cedar", Model: model, Store: store, Memory: mem, Prompt: asm,
 		Clock: existencetest.NewClock(time.Date(2026, 4, 13, 12, 0, 0, 0, time.UTC)), Observer: rec.Observe,
-		Logger: slog.New(slog.DiscardHandler), Retry: llm.RetryPolicy{Attempts: 1},
+		Logger: slog.New(slog.DiscardHandler), Retry: middleware.RetryPolicy{Attempts: 1},
 	}
 	if tweak != nil {
 		tweak(&cfg)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // laneKey carries the lane of the cycle that chose a goal into its
@@ -24,7 +25,7 @@ func callLane(ctx context.Context) (Lane, bool) {
 }
 
 // observeModel reports every attempt of its model to the agent: an
-// [EventModelCall] with the attempt's tokens (llm.UsageOf: the server's
+// [EventModelCall] with the attempt's tokens (middleware.UsageOf: the server's
 // counts, else estimates), which the agent counts in its usage and against
 // its budgets.
 type observeModel struct {
@@ -41,14 +42,14 @@ func (o *observeModel) Unwrap() llm.Model { return o.next }
 func (o *observeModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	start := time.Now()
 	resp, err := o.next.Generate(ctx, req)
-	c := &ModelCall{Duration: time.Since(start), Outcome: llm.Classify(err), Purpose: o.purpose}
-	u := llm.UsageOf(ctx, o.next, req, resp, err)
+	c := &ModelCall{Duration: time.Since(start), Outcome: middleware.Classify(err), Purpose: o.purpose}
+	u := middleware.UsageOf(ctx, o.next, req, resp, err)
 	c.PromptTokens, c.OutputTokens = u.InputTokens, u.OutputTokens
 	c.PromptEstimated, c.OutputEstimated = u.InputEstimated, u.OutputEstimated
 	if req != nil {
 		c.Model = req.Model
 	}
-	if r := llm.RepliedTo(resp, err); c.Model == "" && r != nil {
+	if r := middleware.RepliedTo(resp, err); c.Model == "" && r != nil {
 		c.Model = r.Model
 	}
 	if c.Model == "" {

@@ -15,7 +15,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/heap"
 	"github.com/existence-loop/sdk/lease"
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/suffering"
 )
@@ -49,10 +49,10 @@ type RunnerConfig struct {
 	// the model server's capacity itself (see Adaptive).
 	AutonomyWorkers int
 	// Adaptive bounds the autonomy lane's size under [AdaptiveWorkers]
-	// (an [llm.AdaptiveLimit]: from Min to Max, starting at Initial;
+	// (an [middleware.AdaptiveLimit]: from Min to Max, starting at Initial;
 	// defaults 1, 256, 1); ignored otherwise. Its OnChange is the
 	// runner's own (it resizes the lane); one set here is not called.
-	Adaptive llm.AdaptiveConfig
+	Adaptive middleware.AdaptiveConfig
 	// PriorityWorkers is the size of the priority lane, which runs the
 	// cycles answering host messages, assigned tasks announced with
 	// [Runner.Wake], and crisis cycles, ahead of all autonomy work;
@@ -83,7 +83,7 @@ type RunnerConfig struct {
 	MaxPeersShown int
 	// MaxInFlight bounds the model calls made outside the lanes: the
 	// executors' calls, and cycles run with [Agent.Tick] directly (an
-	// [llm.Limiter]); default 1. Cycles run by the scheduler are bounded
+	// [middleware.Limiter]); default 1. Cycles run by the scheduler are bounded
 	// by the lanes instead, so that a hung model holds one worker only.
 	MaxInFlight int
 	// Clock, Heartbeat, Observer and Logger are the agents' defaults (see
@@ -173,16 +173,16 @@ var ErrDuplicateAgent = errors.New("existence: agent added twice")
 // crisis message goes to the peers shown in the agent's last prompt only.
 type Runner struct {
 	cfg     RunnerConfig
-	limiter *llm.Limiter
+	limiter *middleware.Limiter
 	book    peerBook
 
 	mu     sync.RWMutex // guards agents and byID
 	agents []*Agent
 	byID   map[string]*node
 
-	shared   *budgetState       // RunnerConfig.SharedBudget; nil for none
-	meter    *llm.AdaptiveLimit // measures every model call of the agents; sizes the autonomy lane under AdaptiveWorkers
-	adaptive bool               // AutonomyWorkers is AdaptiveWorkers
+	shared   *budgetState              // RunnerConfig.SharedBudget; nil for none
+	meter    *middleware.AdaptiveLimit // measures every model call of the agents; sizes the autonomy lane under AdaptiveWorkers
+	adaptive bool                      // AutonomyWorkers is AdaptiveWorkers
 
 	smu      sync.Mutex // guards core, the nodes' scheduler fields and the fields below
 	core     *schedCore
@@ -269,7 +269,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	}
 	r := &Runner{
 		cfg:     cfg,
-		limiter: llm.NewLimiter(cfg.MaxInFlight),
+		limiter: middleware.NewLimiter(cfg.MaxInFlight),
 		byID:    map[string]*node{},
 		core:    newSchedCore(cfg.AutonomyWorkers, cfg.PriorityWorkers, cfg.Cooldown),
 		kick:    make(chan struct{}, 1),

@@ -15,8 +15,8 @@ import (
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
-	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/store/memstore"
 )
 
@@ -104,7 +104,7 @@ func TestRunnerLeases(t *testing.T) {
 		Clock: clock, Leases: leases, MaxAgents: 2, NoStagger: true, RenewEvery: 5 * time.Second, Observer: rec.Observe, Logger: discardLogger(),
 		NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 			epochs.Store(l.AgentID, l.Epoch)
-			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: store, Executor: blockingExecutor(), Retry: llm.RetryPolicy{Attempts: 1}}, nil
+			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: store, Executor: blockingExecutor(), Retry: middleware.RetryPolicy{Attempts: 1}}, nil
 		},
 	})
 	require.NoError(t, err)
@@ -165,7 +165,7 @@ func TestAHeartbeatThatChangesNothingSavesNothing(t *testing.T) {
 	store := newCountingStore()
 	clock := existencetest.NewClock(t0)
 	ctx := context.Background()
-	a, err := existence.New(ctx, existence.Config{ID: "scout", Name: "Cedar", Store: store, Clock: clock, Model: llmtest.NewFake(goalReply(t, "g")), Executor: blockingExecutor(), Retry: llm.RetryPolicy{Attempts: 1}})
+	a, err := existence.New(ctx, existence.Config{ID: "scout", Name: "Cedar", Store: store, Clock: clock, Model: llmtest.NewFake(goalReply(t, "g")), Executor: blockingExecutor(), Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
 	t.Cleanup(func() { a.Close() })
 	require.NoError(t, a.Tick(ctx))
@@ -242,7 +242,7 @@ func TestRunnerReportsLateRenewals(t *testing.T) {
 	r, err := existence.NewRunner(existence.RunnerConfig{
 		Clock: clock, Leases: leases, MaxAgents: 2, NoStagger: true, RenewEvery: 5 * time.Second, Observer: rec.Observe, Logger: discardLogger(),
 		NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {
-			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: memstore.New(), Executor: blockingExecutor(), Retry: llm.RetryPolicy{Attempts: 1}}, nil
+			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: memstore.New(), Executor: blockingExecutor(), Retry: middleware.RetryPolicy{Attempts: 1}}, nil
 		},
 	})
 	require.NoError(t, err)
@@ -293,7 +293,7 @@ func TestRunnerRenewsWhileAdopting(t *testing.T) {
 			if l.AgentID == "a2" {
 				<-release // a slow load
 			}
-			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: memstore.New(), Executor: blockingExecutor(), Retry: llm.RetryPolicy{Attempts: 1}}, nil
+			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: memstore.New(), Executor: blockingExecutor(), Retry: middleware.RetryPolicy{Attempts: 1}}, nil
 		},
 	})
 	require.NoError(t, err)

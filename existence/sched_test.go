@@ -17,6 +17,8 @@ import (
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
+	"github.com/existence-loop/sdk/llm/pool"
 	"github.com/existence-loop/sdk/store/memstore"
 )
 
@@ -76,7 +78,7 @@ func newSwarm(t *testing.T, n int, cfg existence.RunnerConfig, latency time.Dura
 	t.Cleanup(func() { r.Close() })
 	for i := range n {
 		id := fmt.Sprintf("a%03d", i)
-		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: s.model, Retry: llm.RetryPolicy{Attempts: 1}})
+		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: s.model, Retry: middleware.RetryPolicy{Attempts: 1}})
 		require.NoError(t, err)
 	}
 	s.r = r
@@ -178,10 +180,10 @@ func TestHungModelBlocksOnlyItsWorker(t *testing.T) {
 		return nil, ctx.Err()
 	})
 	for _, id := range []string{"a1", "a2"} {
-		_, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: fast, Retry: llm.RetryPolicy{Attempts: 1}})
+		_, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: fast, Retry: middleware.RetryPolicy{Attempts: 1}})
 		require.NoError(t, err)
 	}
-	_, err = r.Add(ctx, existence.Config{ID: "stuck", Name: "stuck", Model: hung, Retry: llm.RetryPolicy{Attempts: 1}, CallTimeout: time.Hour, CycleTimeout: time.Hour})
+	_, err = r.Add(ctx, existence.Config{ID: "stuck", Name: "stuck", Model: hung, Retry: middleware.RetryPolicy{Attempts: 1}, CallTimeout: time.Hour, CycleTimeout: time.Hour})
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -274,7 +276,7 @@ func TestEveryAgentGetsACycleInDueOrder(t *testing.T) {
 }
 
 // TestPriorityCallsAreMarked: the model calls of a priority-lane cycle
-// carry llm.WithPriority, autonomy cycles' do not, and a priority call the
+// carry middleware.WithPriority, autonomy cycles' do not, and a priority call the
 // server refuses with a 503 is retried after WaitPriority (250 ms), not the
 // 10 s wait after a 503 that kept host replies waiting seconds beyond their
 // model call under load.
@@ -286,8 +288,8 @@ func TestPriorityCallsAreMarked(t *testing.T) {
 	model := llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		marked = append(marked, llm.IsPriority(ctx))
-		if llm.IsPriority(ctx) && !refused {
+		marked = append(marked, middleware.IsPriority(ctx))
+		if middleware.IsPriority(ctx) && !refused {
 			refused = true
 			return nil, &llm.StatusError{StatusCode: 503, Message: "server busy"}
 		}
@@ -295,7 +297,7 @@ func TestPriorityCallsAreMarked(t *testing.T) {
 	})
 	var waitsMu sync.Mutex
 	var waits []time.Duration
-	retry := llm.RetryPolicy{Jitter: -1, Sleep: func(ctx context.Context, d time.Duration) error {
+	retry := middleware.RetryPolicy{Jitter: -1, Sleep: func(ctx context.Context, d time.Duration) error {
 		waitsMu.Lock()
 		defer waitsMu.Unlock()
 		waits = append(waits, d)
@@ -321,18 +323,18 @@ func TestPriorityCallsAreMarked(t *testing.T) {
 	assert.Equal(t, []bool{true, true}, marked, "the host message's cycle: refused, then retried")
 	mu.Unlock()
 	waitsMu.Lock()
-	assert.Equal(t, []time.Duration{llm.DefaultWaitPriority}, waits)
+	assert.Equal(t, []time.Duration{middleware.DefaultWaitPriority}, waits)
 	waitsMu.Unlock()
 }
 
 // TestCallsCarryTheAgentID: every model call of an agent carries its id
-// (llm.WithAgent), by which an llm.Pool pins the agent to one server.
+// (pool.WithAgent), by which a pool.Pool pins the agent to one server.
 func TestCallsCarryTheAgentID(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	model := llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 		mu.Lock()
-		seen[llm.AgentFrom(ctx)] = true
+		seen[pool.AgentFrom(ctx)] = true
 		mu.Unlock()
 		return &llm.Response{Text: `{"action":"goal","content":"map the workspace","reasoning":"r"}`}, nil
 	})
@@ -340,7 +342,7 @@ func TestCallsCarryTheAgentID(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	for _, id := range []string{"a", "b"} {
-		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: model, Retry: llm.RetryPolicy{Attempts: 1}})
+		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: model, Retry: middleware.RetryPolicy{Attempts: 1}})
 		require.NoError(t, err)
 	}
 	require.NoError(t, r.RunVirtual(context.Background(), t0.Add(time.Second)))

@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/slot"
 	"github.com/existence-loop/sdk/store/memstore"
@@ -97,7 +98,7 @@ func slotRunner(t *testing.T, cfg existence.RunnerConfig, m *recModel) (*existen
 	r, err := existence.NewRunner(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
-	a, err := r.Add(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: m, Prompt: slotsPrompt(t), Retry: llm.RetryPolicy{Attempts: 1}})
+	a, err := r.Add(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: m, Prompt: slotsPrompt(t), Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
 	return r, a, clock, rec
 }
@@ -209,7 +210,7 @@ func TestNotifyingSlotDuringAGoalWaitsForIt(t *testing.T) {
 	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Heartbeat: 6 * time.Second, NoStagger: true, Logger: discardLogger()})
 	require.NoError(t, err)
 	defer r.Close()
-	a, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: m, Prompt: slotsPrompt(t), Executor: exec, Retry: llm.RetryPolicy{Attempts: 1}})
+	a, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: m, Prompt: slotsPrompt(t), Executor: exec, Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -267,7 +268,7 @@ func TestNotifyingSlotKeepsThePriorityLaneFirst(t *testing.T) {
 	defer r.Close()
 	var agents []*existence.Agent
 	for _, id := range []string{"scout", "analyst"} {
-		a, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: &recModel{latency: time.Second}, Prompt: slotsPrompt(t), Retry: llm.RetryPolicy{Attempts: 1}})
+		a, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: &recModel{latency: time.Second}, Prompt: slotsPrompt(t), Retry: middleware.RetryPolicy{Attempts: 1}})
 		require.NoError(t, err)
 		agents = append(agents, a)
 	}
@@ -367,7 +368,7 @@ func TestSharedBoard(t *testing.T) {
 	models := map[string]*recModel{}
 	for _, id := range []string{"scout", "analyst"} {
 		models[id] = &recModel{}
-		_, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: models[id], Prompt: slotsPrompt(t), Retry: llm.RetryPolicy{Attempts: 1}})
+		_, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: models[id], Prompt: slotsPrompt(t), Retry: middleware.RetryPolicy{Attempts: 1}})
 		require.NoError(t, err)
 	}
 	require.NoError(t, r.Agent("scout").PostSlot(ctx, slot.Slot{ID: "own", Title: "Own", Status: slot.Idle}))

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/lease"
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/slot"
 )
 
@@ -193,7 +193,7 @@ var ErrFailFast = errors.New("existence: stopped by FailFast")
 
 // FailFastError is returned by [Agent.Run] under [Config].FailFast when a
 // cycle's model call failed with a cause that retrying can never fix
-// (see [llm.Permanent]). It matches [ErrFailFast] and unwraps to the model's
+// (see [middleware.Permanent]). It matches [ErrFailFast] and unwraps to the model's
 // error.
 type FailFastError struct {
 	// AgentID is the agent; Cause the failure's class (e.g.
@@ -233,7 +233,7 @@ func (a *Agent) noteCycleLocked(now time.Time, stats *CycleStats, cause string, 
 // cycle that failed with cause and err, recording it for Status; nil when
 // the agent goes on. a.mu must not be held.
 func (a *Agent) failFast(cause string, err error) error {
-	if !a.cfg.FailFast || err == nil || !llm.Permanent(cause) {
+	if !a.cfg.FailFast || err == nil || !middleware.Permanent(cause) {
 		return nil
 	}
 	ff := &FailFastError{AgentID: a.cfg.ID, Cause: cause, Err: err}

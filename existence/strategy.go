@@ -10,6 +10,7 @@ import (
 
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
 )
 
@@ -18,7 +19,7 @@ import (
 // steps (package existence/workflow). Whatever it does, its reply is
 // applied as the model's would be (spec §3), and an error makes the cycle
 // take the spec §6 fallback goal, identity untouched, with an
-// [EventFallback] naming the cause ([llm.Classify] of the error,
+// [EventFallback] naming the cause ([middleware.Classify] of the error,
 // "invalid_output" for a reply that does not parse).
 type CycleStrategy interface {
 	// Reply returns the cycle's reply. It must return when ctx ends.
@@ -113,12 +114,12 @@ func (a *Agent) strategyReply(ctx context.Context, p *prompt.Prompt) (*prompt.Re
 	if err != nil {
 		var pe *prompt.ParseError
 		if errors.As(err, &pe) {
-			return nil, llm.OutcomeInvalidOutput, err
+			return nil, middleware.OutcomeInvalidOutput, err
 		}
-		return nil, llm.Classify(err), err
+		return nil, middleware.Classify(err), err
 	}
 	if r == nil {
-		return nil, llm.OutcomeInvalidOutput, errors.New("existence: the cycle strategy returned no reply")
+		return nil, middleware.OutcomeInvalidOutput, errors.New("existence: the cycle strategy returned no reply")
 	}
 	return r, "", nil
 }

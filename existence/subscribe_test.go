@@ -12,6 +12,7 @@ import (
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/store/memstore"
 )
 
@@ -48,7 +49,7 @@ func TestRunnerSubscribe(t *testing.T) {
 		m.Repeat = true
 		return m
 	}
-	cedar, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: model(), Retry: llm.RetryPolicy{Attempts: 1}})
+	cedar, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: model(), Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
 	var mu sync.Mutex
 	agents := map[string]int{}
@@ -63,7 +64,7 @@ func TestRunnerSubscribe(t *testing.T) {
 		once.Observe(e)
 		cancelOnce() // from inside its own call
 	})
-	vault, err := r.Add(ctx, existence.Config{ID: "builder", Name: "Vault", Model: model(), Retry: llm.RetryPolicy{Attempts: 1}})
+	vault, err := r.Add(ctx, existence.Config{ID: "builder", Name: "Vault", Model: model(), Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
 	tick(t, cedar)
 	tick(t, vault)

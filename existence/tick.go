@@ -13,6 +13,7 @@ import (
 
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/suffering"
 )
@@ -249,7 +250,7 @@ func (a *Agent) startLocked(parent context.Context, g identity.Goal) {
 	if a.cfg.TraceContent {
 		attrs = append(attrs, attrGoal.String(g.Objective))
 	}
-	ctx = llm.WithEmbedUsage(ctx, a.chargeEmbed) // the executor's recalls and remembers
+	ctx = middleware.WithEmbedUsage(ctx, a.chargeEmbed) // the executor's recalls and remembers
 	ctx, span := a.startSpan(trace.ContextWithSpan(ctx, trace.SpanFromContext(parent)), phaseGoal, attrs...)
 	r := &run{goalID: g.ID, started: a.cfg.Clock.Now(), waited0: a.budgetWaited.Load(), cancel: cancel, done: make(chan struct{})}
 	a.running.Store(r)
@@ -295,7 +296,7 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 	)
 	defer func() {
 		if spanErr == nil && err != nil {
-			spanErr, spanCause = err, llm.Classify(err)
+			spanErr, spanCause = err, middleware.Classify(err)
 		}
 		a.endCycleSpan(span, stats, spanCause, spanErr, spanGoal)
 	}()
@@ -465,7 +466,7 @@ func (a *Agent) reply(ctx context.Context, p *prompt.Prompt, tools []llm.ToolDef
 }
 
 // generate calls the model and parses its reply. On failure it returns a
-// short cause (the error's [llm.Classify] class, such as "unavailable" or
+// short cause (the error's [middleware.Classify] class, such as "unavailable" or
 // "truncated", or "invalid_output" for a reply that does not parse) and the
 // error.
 //
@@ -519,7 +520,7 @@ func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, tools []llm.Tool
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 			err = fmt.Errorf("%w: no reply within %v: %w", llm.ErrTimeout, a.cfg.CycleTimeout, err)
 		}
-		return nil, llm.Classify(err), err
+		return nil, middleware.Classify(err), err
 	}
 	r, ok := resp.Parsed.(*prompt.Response) // validated and parsed once, by the repair middleware
 	if !ok {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/slot"
 	"github.com/existence-loop/sdk/store/memstore"
 )
@@ -30,7 +30,7 @@ func TestNotificationFloodKeepsItsRate(t *testing.T) {
 			NoStagger: true, TriggerGap: gap, Logger: discardLogger()})
 		require.NoError(t, err)
 		t.Cleanup(func() { r.Close() })
-		a, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: m, Prompt: slotsPrompt(t), Retry: llm.RetryPolicy{Attempts: 1}})
+		a, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: m, Prompt: slotsPrompt(t), Retry: middleware.RetryPolicy{Attempts: 1}})
 		require.NoError(t, err)
 		require.NoError(t, r.RunVirtual(ctx, t0))
 		require.Len(t, m.Calls(), 1, "the first heartbeat's cycle")

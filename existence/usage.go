@@ -8,7 +8,7 @@ import (
 
 // Usage is the tokens model calls and embeddings used: totals since
 // [New], in tokens as the server counted them, or as estimated where it
-// gave no count (llm.UsageOf). It counts what the token budget counts
+// gave no count (middleware.UsageOf). It counts what the token budget counts
 // ([Config].Budget): prompts, replies and the embeddings the agent caused.
 type Usage struct {
 	// Calls counts the model attempts, failed ones included (a failed
@@ -25,7 +25,7 @@ type Usage struct {
 	// EmbedTokens are the input tokens of the embedding requests the agent
 	// caused (its prompt's recalls, its executor's recalls and
 	// remembers), as the embedding server counted them
-	// (llm.WithEmbedUsage); the memory's background backfill is no
+	// (middleware.WithEmbedUsage); the memory's background backfill is no
 	// agent's and is not counted. They are not in Calls.
 	EmbedTokens int64 `json:"embed_tokens,omitempty"`
 }

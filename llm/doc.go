@@ -1,6 +1,18 @@
-// Package llm is the language-model layer of the existence loop: one small
-// interface, provider adapters, typed errors and composable middleware that
-// make local models usable for structured output.
+// Package llm is the model contract of the existence loop: one small
+// interface, its messages, the typed errors every adapter returns, and the
+// types the adapters share (token usage and estimation, the context-window
+// contract). The rest of the model layer stands on it, in subpackages that
+// import llm and never the other way round:
+//
+//   - llm/middleware: decorators of a [Model] (retry, timeout, concurrency
+//     limits, repair, fallback, tracing, instrumentation), the error
+//     classes (middleware.Classify) and reply size caps, and middleware.Stack,
+//     which builds a model call's decorators in their one order;
+//   - llm/pool: several servers behind one [Model] or [Embedder];
+//   - llm/ctxwindow: what an adapter knows of a model's context window,
+//     and how a prompt is planned to fit it;
+//   - llm/ollama, llm/openai: the adapters; llm/llmtest: the stand-ins and
+//     conformance suites.
 //
 // # Model, Request, Response
 //
@@ -30,72 +42,29 @@
 //   - [*TruncatedError] ([ErrTruncated]): the reply hit the token limit; it
 //     holds the partial Response;
 //   - [ErrEmpty]: no text and no tool calls;
-//   - [*TimeoutError] ([ErrTimeout]): a per-call timeout of [WithTimeout]
-//     fired;
+//   - [ErrTimeout]: a per-call deadline fired (middleware.WithTimeout's
+//     error matches it);
 //   - [*InvalidOutputError] ([ErrInvalidOutput]): the reply failed
-//     validation, even after the repair follow-up of [WithRepair];
+//     validation, even after the repair follow-up of middleware.WithRepair;
 //   - [*ReplyTooLargeError] ([ErrReplyTooLarge]): the reply body passed
 //     the cap the adapter set for the request, in proportion to what it
-//     asked for ([LimitReplies], [WithReplyLimit], [ChatReplyLimit],
-//     [EmbedReplyLimit]); a server cannot make the process allocate
-//     without bound;
+//     asked for (middleware.LimitReplies); a server cannot make the process
+//     allocate without bound;
 //   - [*ProtocolError] ([ErrProtocol]): a 2xx reply that breaks the
-//     protocol (not JSON, the wrong shape), a server failure for a [Pool];
+//     protocol (not JSON, the wrong shape), a server failure for a pool;
 //   - [ErrRedirect]: the server redirected the call to another origin
 //     (scheme, host and port) than the one configured, and the adapter
 //     did not follow (unless the host is in its config's AllowRedirect).
 //
-// Middleware that gives up says why: [*RetryError] (the attempts made and
-// the last error) and [*FallbackError] (one error per model tried); both
-// unwrap, so errors.Is and errors.As see the causes.
+// # Context windows and usage
 //
-// [Classify] maps any error to a short outcome name for logs and metrics,
-// and [Retryable] tells which failures may succeed on a retry.
-//
-// # Middleware
-//
-// Middleware wraps a Model and is itself a Model, so it stacks:
-//
-//   - [WithRetry]: exponential backoff with jitter for retryable failures,
-//     honouring Retry-After; the defaults copy the original system (3
-//     attempts, 10 s after a 503, 5 s otherwise);
-//   - [WithTimeout]: a per-call deadline (default 180 s, as in the original);
-//   - [Fallback]: try model A, then model B;
-//   - [WithRepair]: when the reply fails validation, one follow-up quoting the
-//     error and asking for a corrected object;
-//   - [Instrument]: reports every attempt ([Attempt]: model, duration,
-//     tokens, outcome);
-//   - [Limiter]: bounds the number of calls in flight across models (a
-//     concurrency limit in slots; [NewLimiter], [Limiter.Limit]);
-//   - [Trace]: an OpenTelemetry chat span per call (GenAI semantic
-//     conventions: model, token usage, finish reason; the conversation
-//     only when asked for);
-//   - [AdaptiveLimit.Observe]: measures each call's latency and the
-//     server's 503s for an [AdaptiveLimit], which finds how many calls the
-//     server takes at once (as TCP Vegas does).
-//
-// # Several servers
-//
-// [Pool] spreads an agent population over several model servers: each
-// agent ([WithAgent]) is pinned to one by rendezvous hashing, so that its
-// prompts keep hitting one KV cache, and moves to the next of its ranking
-// while its server is down ([IsServerFailure]); a reply names its server
-// ([Response].Server). [EmbedPool] does the same for embedding servers of
-// one model, without pinning (an embedding has no cache to keep warm).
-//
-// # Context windows
-//
-// [ContextTracker] keeps what an adapter knows of a model's context window
-// on a server, and lowers it only on what the server states: a refusal
-// ([ParseContextRefusal] knows every wording, and the window it states) or
-// a prompt count that proves a cut ([ContextTracker.Observe] returns a
-// [Verdict]; a count a KV-cache hit could give is never one, and a doubt
-// is probed). [ContextWindowOf] finds the window and the calibrated
-// [TokenEstimator] through middleware.
-//
-// [UsageOf] says what a call used in tokens ([Usage]): the server's
-// counts, else estimates from the model's [TokenEstimator], marked as
-// such.
+// An adapter that knows the context window it is served with implements
+// [Windowed]; [ContextWindowOf] finds the window and the calibrated
+// [TokenEstimator] through middleware ([Unwrapper]).
+// [ParseContextRefusal] reads the window a server states when it refuses a
+// prompt. [Usage] is what a call used in tokens: the server's counts, else
+// estimates ([RawRequestTokens] scaled by the model's [TokenEstimator]),
+// marked as such.
 //
 // # Embeddings
 //

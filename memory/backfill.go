@@ -10,6 +10,7 @@ import (
 
 	"github.com/existence-loop/sdk/internal/backoff"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // backfill runs the background embedding of pending memories: one attempt
@@ -121,7 +122,7 @@ func (m *Memory) attempt() {
 	case failed != nil:
 		m.counters.backfillFailures.Add(1)
 		b.schedule(m, wait)
-		cause := llm.Classify(failed)
+		cause := middleware.Classify(failed)
 		if errors.Is(failed, ErrSpace) {
 			cause = "space"
 		}

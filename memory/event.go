@@ -78,7 +78,7 @@ type Event struct {
 	// Count is how many memories the event concerns.
 	Count int `json:"count,omitempty"`
 	// Cause is a short class: why a memory is pending or a recall fell
-	// back ("no_embedder", "space", or llm.Classify's class of the
+	// back ("no_embedder", "space", or middleware.Classify's class of the
 	// error), or "duplicate" on a store of a known text.
 	Cause string `json:"cause,omitempty"`
 	// Space is the embedding space of embedded and reembedded memories.

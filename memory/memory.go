@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // Defaults of [Config].
@@ -363,7 +364,7 @@ func (m *Memory) Remember(ctx context.Context, agentID string, note Note) (Recor
 		case errors.Is(err, ErrSpace):
 			cause, embErr = "space", err
 		default:
-			cause, embErr = llm.Classify(err), err
+			cause, embErr = middleware.Classify(err), err
 		}
 	}
 

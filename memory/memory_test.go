@@ -15,6 +15,7 @@ import (
 
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/memory"
 )
 
@@ -240,14 +241,14 @@ func TestEmbedderDownStoresPendingAndBackfills(t *testing.T) {
 	require.NoError(t, err, "nothing blocks on the embedder")
 	assert.True(t, r.Pending(), "stored as text")
 	p := ev.wait(t, memory.EventPending)
-	assert.Equal(t, llm.OutcomeUnavailable, p.Cause)
+	assert.Equal(t, middleware.OutcomeUnavailable, p.Cause)
 	require.ErrorIs(t, p.Err, llm.ErrUnavailable)
 	assert.Equal(t, []time.Duration{memory.DefaultMinBackoff}, c.Pending(), "the backfill waits 2 s")
 
 	// The embedder is still down: the backfill fails and backs off, 4 s.
 	c.Advance(memory.DefaultMinBackoff)
 	f := ev.wait(t, memory.EventBackfillFailed)
-	assert.Equal(t, llm.OutcomeUnavailable, f.Cause)
+	assert.Equal(t, middleware.OutcomeUnavailable, f.Cause)
 	assert.Equal(t, 4*time.Second, f.Retry)
 	assert.Equal(t, []time.Duration{4 * time.Second}, c.Pending(), "the backoff doubles")
 
@@ -296,7 +297,7 @@ func TestSlowEmbedderStoresPending(t *testing.T) {
 	r, err := m.Remember(t.Context(), "scout", memory.Note{Text: "slow server"})
 	require.NoError(t, err)
 	assert.True(t, r.Pending())
-	assert.Equal(t, llm.OutcomeTimeout, ev.wait(t, memory.EventPending).Cause)
+	assert.Equal(t, middleware.OutcomeTimeout, ev.wait(t, memory.EventPending).Cause)
 }
 
 func TestNoEmbedderFallsBack(t *testing.T) {

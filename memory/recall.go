@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // Query is what [Memory.Recall] looks for.
@@ -201,7 +201,7 @@ func (m *Memory) Recall(ctx context.Context, agentID string, q Query) (Recalled,
 		case ctx.Err() != nil:
 			return Recalled{}, fmt.Errorf("memory: recall for %s: %w", agentID, ctx.Err())
 		default:
-			cause, fallback = llm.Classify(err), err
+			cause, fallback = middleware.Classify(err), err
 		}
 	}
 	if vec == nil && q.RelevanceOnly {

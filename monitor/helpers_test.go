@@ -18,8 +18,8 @@ import (
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
@@ -70,7 +70,7 @@ func newEnv(t testing.TB, n int, cfg monitor.Config, opts ...func(*existence.Run
 		}
 		m := llmtest.NewFake()
 		e.models[id] = m
-		_, err := r.Add(ctx, existence.Config{ID: id, Name: name, Model: m, Tasks: e.tasks, Retry: llm.RetryPolicy{Attempts: 1}})
+		_, err := r.Add(ctx, existence.Config{ID: id, Name: name, Model: m, Tasks: e.tasks, Retry: middleware.RetryPolicy{Attempts: 1}})
 		require.NoError(t, err)
 	}
 	cfg.Runner, cfg.Tasks, cfg.Requests, cfg.Clock = r, e.tasks, e.reqs, e.clock

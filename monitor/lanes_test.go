@@ -16,6 +16,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/store/memstore"
 )
@@ -48,7 +49,7 @@ func laneEnv(t *testing.T, n int, latency time.Duration) (*existence.Runner, *mo
 	require.NoError(t, err)
 	for i := range n {
 		id := fmt.Sprintf("a%03d", i)
-		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: slowModel{latency}, Retry: llm.RetryPolicy{Attempts: 1}})
+		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: slowModel{latency}, Retry: middleware.RetryPolicy{Attempts: 1}})
 		require.NoError(t, err)
 	}
 	mon, err = monitor.New(monitor.Config{Runner: r, Logger: slog.New(slog.DiscardHandler)})

@@ -15,15 +15,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"log/slog"
+
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/minds"
 	"github.com/existence-loop/sdk/existence/toolloop/mcptools"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/slot"
 	"github.com/existence-loop/sdk/store/memstore"
-	"log/slog"
 )
 
 // prompts is a model that sends each prompt it is asked on a channel.
@@ -94,7 +96,7 @@ func start(t *testing.T, ms ...existence.Mind) *running {
 			}
 		}})
 	require.NoError(t, err)
-	a, err := runner.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: r.model, Prompt: asm, Minds: ms, Retry: llm.RetryPolicy{Attempts: 1}})
+	a, err := runner.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: r.model, Prompt: asm, Minds: ms, Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
 	r.a, r.runner = a, runner
 	done := make(chan error, 1)

@@ -19,6 +19,7 @@ import (
 	"github.com/existence-loop/sdk/internal/heap"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/suffering"
@@ -493,7 +494,7 @@ func (s *sim) setup(ctx context.Context, env Env) error {
 			Executor:        sa.exec,
 			Clock:           sa.clock,
 			Heartbeat:       s.cfg.Heartbeat,
-			Retry:           llm.RetryPolicy{Attempts: 1},
+			Retry:           middleware.RetryPolicy{Attempts: 1},
 			GoalTimeout:     s.cfg.GoalTimeout + time.Hour, // simulated timeouts are applied by simExec
 			MaxGoalDuration: s.cfg.MaxGoalDuration,
 			Observer:        s.observe,

@@ -18,6 +18,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/suffering"
 )
 
@@ -187,7 +188,7 @@ func hollowRun(t *testing.T, goals int, exec llm.Model) ([]string, []identity.Go
 	a, err := existence.New(context.Background(), existence.Config{
 		ID: "scout", Name: "Cedar", Model: llmtest.NewFake(cycle...), ExecutorModel: exec,
 		Executor: e, Clock: clock, Logger: slog.New(slog.DiscardHandler),
-		Retry: llm.RetryPolicy{Attempts: 1},
+		Retry: middleware.RetryPolicy{Attempts: 1},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { a.Close() })

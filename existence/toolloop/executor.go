@@ -16,6 +16,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/ctxwindow"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
 	validator "github.com/santhosh-tekuri/jsonschema/v5"
@@ -474,7 +475,7 @@ func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, erro
 		r.window, r.est, _ = llm.ContextWindowOf(ctx, model)
 		if r.window > 0 {
 			req.Messages = msgs
-			if overflowed || r.tokens(msgs, r.est)+llm.Reserve(req, 0, r.window) > r.compactAt(r.window) {
+			if overflowed || r.tokens(msgs, r.est)+ctxwindow.Reserve(req, 0, r.window) > r.compactAt(r.window) {
 				msgs = r.compact(ctx, model, msgs, r.window, r.est)
 			}
 		}

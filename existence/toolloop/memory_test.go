@@ -18,6 +18,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
@@ -75,7 +76,7 @@ func TestAgentLearnsAcrossGoals(t *testing.T) {
 			llmtest.Reply{Text: `{"action":"goal","content":"write a report on the rate limiter","reasoning":"r"}`},
 			llmtest.Reply{Text: `{"action":"goal","content":"fix the rate limiter that drops requests","reasoning":"r"}`},
 		),
-		ExecutorModel: exec, Observer: rec.Observe, Logger: slog.New(slog.DiscardHandler), Retry: llm.RetryPolicy{Attempts: 1},
+		ExecutorModel: exec, Observer: rec.Observe, Logger: slog.New(slog.DiscardHandler), Retry: middleware.RetryPolicy{Attempts: 1},
 	})
 	require.NoError(t, err)
 	defer a.Close()

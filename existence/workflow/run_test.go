@@ -18,8 +18,8 @@ import (
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/workflow"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/store/memstore"
 )
 
@@ -58,7 +58,7 @@ func newAgent(t *testing.T, w workflow.Workflow, wm bool, replies ...llmtest.Rep
 	e.agent, err = existence.New(context.Background(), existence.Config{
 		ID: "alpha_2", Name: "Architect", Model: e.fake, Store: memstore.New(),
 		Clock: existencetest.NewClock(t0), Observer: e.rec.Observe, Logger: slog.New(slog.DiscardHandler),
-		Retry: llm.RetryPolicy{Attempts: 1}, NoRepair: true, Cycle: s,
+		Retry: middleware.RetryPolicy{Attempts: 1}, NoRepair: true, Cycle: s,
 		WorkingMemory:  existence.WorkingMemory{Enabled: wm},
 		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(e.spans)),
 	})

@@ -16,8 +16,8 @@ import (
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/hollow"
-	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/prompt/prompttest"
 	"github.com/existence-loop/sdk/store/memstore"
@@ -87,7 +87,7 @@ func TestImportedTrioPromptsGolden(t *testing.T) {
 			ID: a.id, Name: a.name,
 			Model:    llmtest.NewFake(llmtest.Reply{Text: string(reply)}),
 			Prompt:   prompt.New(prompttest.HollowConfig()),
-			Executor: wait, Retry: llm.RetryPolicy{Attempts: 1},
+			Executor: wait, Retry: middleware.RetryPolicy{Attempts: 1},
 			Observer: rec.Observe,
 		})
 		require.NoError(t, err)

@@ -3,7 +3,7 @@
 // to a limit. [Next] gives the wait after the previous one (for loops that
 // keep the current wait), [Nth] the wait after the n-th failure in a row
 // (for code that counts failures or retries). Jitter, when wanted, is the
-// caller's: model retries (llm.RetryPolicy) and lock polling
+// caller's: model retries (middleware.RetryPolicy) and lock polling
 // (internal/docfile.WaitLock) add their own. Waits are plain durations, so
 // every caller sleeps on its own clock (real or injected).
 //

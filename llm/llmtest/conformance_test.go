@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/ctxwindow"
 	"github.com/existence-loop/sdk/llm/llmtest"
 )
 
@@ -45,7 +46,7 @@ func (m *inmem) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	rec := llmtest.Recorded{
 		Path: "/inmem", Model: model, Stream: m.stream, Messages: req.Messages,
 		Format: req.Format, Tools: req.Tools, Temperature: req.Temperature,
-		Seed: req.Seed, MaxTokens: llm.Reserve(req, 0, 0), Raw: raw,
+		Seed: req.Seed, MaxTokens: ctxwindow.Reserve(req, 0, 0), Raw: raw,
 	}
 	if m.bug == "unbounded" {
 		rec.MaxTokens = req.MaxTokens

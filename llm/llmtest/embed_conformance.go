@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // EmbedModel is the embedding model the embedder conformance suite's
@@ -64,8 +65,8 @@ const embedWatchdog = 10 * time.Second
 //     Embed returns at once with the context's error;
 //   - Concurrent: 8 goroutines embedding at once all get their own
 //     vectors;
-//   - Usage: the tokens the server counts reach [llm.WithEmbedUsage]'s
-//     function of the call's context ([llm.ReportEmbedUsage]);
+//   - Usage: the tokens the server counts reach [middleware.WithEmbedUsage]'s
+//     function of the call's context ([middleware.ReportEmbedUsage]);
 //   - TooLarge: a server streaming a 300 MB reply ([Flood]) gets the call
 //     refused with [llm.ErrReplyTooLarge], allocating under 64 MB and
 //     reading little of it.
@@ -213,7 +214,7 @@ func embedUnreachable(t *testing.T, h EmbedHarness) {
 	assert.NotEmpty(t, ue.Hint)
 	assert.NotErrorIs(t, err, context.Canceled)
 	assert.NotErrorIs(t, err, context.DeadlineExceeded)
-	assert.True(t, llm.Retryable(err), "an unreachable server is retryable")
+	assert.True(t, middleware.Retryable(err), "an unreachable server is retryable")
 }
 
 // heldServer is a stand-in whose requests hold their slot until the test
@@ -251,7 +252,7 @@ func embedBusy(t *testing.T, h EmbedHarness) {
 	var se llm.StatusError
 	require.ErrorAs(t, err, &se, "a full server is an llm.StatusError")
 	assert.Equal(t, http.StatusServiceUnavailable, se.StatusCode)
-	assert.True(t, llm.Retryable(err), "503 is retryable")
+	assert.True(t, middleware.Retryable(err), "503 is retryable")
 	assert.Equal(t, 1, s.Stats().Busy)
 	release()
 	require.NoError(t, <-first, "the request that held the slot succeeds")
@@ -361,7 +362,7 @@ func embedUsage(t *testing.T, h EmbedHarness) {
 	s, url := standIn(t, ServerConfig{})
 	e := h.New(t, url, EmbedModel)
 	var tokens atomic.Int64
-	ctx := llm.WithEmbedUsage(t.Context(), func(n int) { tokens.Add(int64(n)) })
+	ctx := middleware.WithEmbedUsage(t.Context(), func(n int) { tokens.Add(int64(n)) })
 	texts := make([]string, 150) // several requests
 	for i := range texts {
 		texts[i] = fmt.Sprintf("text number %d", i)
@@ -385,7 +386,7 @@ func embedTooLarge(t *testing.T, h EmbedHarness) {
 	var err error
 	n := Allocated(func() { _, err = embed(t, t.Context(), e, []string{"hello"}) })
 	require.ErrorIs(t, err, llm.ErrReplyTooLarge)
-	assert.False(t, llm.Retryable(err), "the same request would get the same reply")
+	assert.False(t, middleware.Retryable(err), "the same request would get the same reply")
 	assert.Less(t, n, uint64(64<<20), "allocated %d bytes for a 300 MB reply", n)
 	assert.Less(t, f.Sent(), int64(100<<20), "the server was cut off")
 }

@@ -11,12 +11,13 @@ import (
 
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/llm/openai"
 )
 
 // TestStandinRetryAfter: a full server answers 503 with Retry-After, and
-// llm.WithRetry waits exactly that long (no jitter) before the retry that
+// middleware.WithRetry waits exactly that long (no jitter) before the retry that
 // succeeds, through both adapters.
 func TestStandinRetryAfter(t *testing.T) {
 	for _, api := range []string{"ollama", "openai"} {
@@ -51,7 +52,7 @@ func TestStandinRetryAfter(t *testing.T) {
 			})
 			<-entered
 			var waits []time.Duration
-			m := llm.WithRetry(base, llm.RetryPolicy{Sleep: func(_ context.Context, d time.Duration) error {
+			m := middleware.WithRetry(base, middleware.RetryPolicy{Sleep: func(_ context.Context, d time.Duration) error {
 				waits = append(waits, d)
 				close(release) // the slot frees while the client waits
 				wg.Wait()

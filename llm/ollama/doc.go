@@ -42,7 +42,7 @@
 //
 // The server URL comes from [Config.URL], else the OLLAMA_HOST environment
 // variable, else [DefaultURL]. The default HTTP client has no timeout:
-// bound each call with a context deadline (or llm.WithTimeout).
+// bound each call with a context deadline (or middleware.WithTimeout).
 //
 // # Embeddings
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // DefaultEmbedModel is the embedding model of [EmbedConfig] when none is
@@ -126,7 +127,7 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 		req.KeepAlive = &api.Duration{Duration: *e.cfg.KeepAlive}
 	}
 	ex := &exchange{}
-	ectx := llm.WithReplyLimit(context.WithValue(ctx, exchangeKey{}, ex), llm.EmbedReplyLimit(len(texts), e.Dimensions()))
+	ectx := middleware.WithReplyLimit(context.WithValue(ctx, exchangeKey{}, ex), middleware.EmbedReplyLimit(len(texts), e.Dimensions()))
 	resp, err := e.client.Embed(ectx, req)
 	if err == nil && resp == nil {
 		err = ex.incomplete()
@@ -134,7 +135,7 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 	if err != nil {
 		return nil, classify(ctx, e.base, "embed with", e.cfg.Model, ex, err)
 	}
-	llm.ReportEmbedUsage(ctx, resp.PromptEvalCount)
+	middleware.ReportEmbedUsage(ctx, resp.PromptEvalCount)
 	if len(resp.Embeddings) != len(texts) {
 		// Not one vector per text (a reply of another shape decodes to
 		// none): the reply is not an answer to the request.

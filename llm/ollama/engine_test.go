@@ -13,6 +13,7 @@ import (
 
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest/engine"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/llm/ollama"
 )
 
@@ -352,7 +353,7 @@ func checkSlotsQueue(t *testing.T, tg engine.Target) {
 	for _, se := range busy {
 		require.Equal(t, http.StatusServiceUnavailable, se.StatusCode)
 		require.Contains(t, se.Message, "maximum pending requests exceeded")
-		require.True(t, llm.Retryable(se), "a busy server is retried")
+		require.True(t, middleware.Retryable(se), "a busy server is retried")
 	}
 }
 

@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/llm/ollama"
+	"github.com/existence-loop/sdk/llm/pool"
 )
 
 // hangingServer answers /api/show by hanging until the test ends, and
@@ -40,7 +42,7 @@ func hangingServer(t *testing.T) (url string, shows *atomic.Int64, arrived chan 
 // holds no caller beyond its own context: a caller that comes while the
 // lookup is in flight returns at its own, shorter, deadline; once the
 // lookup has failed, a later caller asks again; and a call through
-// llm.WithTimeout times out as one.
+// middleware.WithTimeout times out as one.
 func TestShowHangHonoursEachCaller(t *testing.T) {
 	url, shows, arrived := hangingServer(t)
 	m, err := ollama.New(ollama.Config{URL: url, Model: "qwen3.5:9b"})
@@ -62,12 +64,12 @@ func TestShowHangHonoursEachCaller(t *testing.T) {
 
 	// A call through the timeout middleware: its deadline bounds the
 	// window lookup (llm.ContextWindowOf) and the call.
-	tm := llm.WithTimeout(m, 50*time.Millisecond)
+	tm := middleware.WithTimeout(m, 50*time.Millisecond)
 	_, _, err = llm.ContextWindowOf(t.Context(), tm)
 	require.ErrorIs(t, err, llm.ErrTimeout)
 	_, err = tm.Generate(t.Context(), userReq("hi"))
 	require.ErrorIs(t, err, llm.ErrTimeout)
-	assert.True(t, llm.IsServerFailure(err))
+	assert.True(t, pool.IsServerFailure(err))
 	<-first
 	assert.Equal(t, int64(1), shows.Load(), "one lookup in flight at a time")
 }
@@ -113,7 +115,7 @@ func TestRedirectToOtherOriginRefused(t *testing.T) {
 				_, err = e.Embed(t.Context(), []string{"x"})
 				require.ErrorIs(t, err, llm.ErrRedirect)
 				assert.Contains(t, err.Error(), "redirect to "+target.URL+"/api/embed refused: other origin than "+src.URL)
-				assert.True(t, llm.IsServerFailure(err))
+				assert.True(t, pool.IsServerFailure(err))
 			} else {
 				m, err := ollama.New(ollama.Config{URL: src.URL, Model: "qwen3.5:9b"})
 				require.NoError(t, err)
@@ -164,9 +166,9 @@ func TestGarbageIsProtocolError(t *testing.T) {
 				_, err = m.Generate(t.Context(), userReq("hi"))
 			}
 			require.ErrorIs(t, err, llm.ErrProtocol)
-			assert.Equal(t, llm.OutcomeProtocol, llm.Classify(err))
-			assert.True(t, llm.IsServerFailure(err))
-			assert.True(t, llm.Retryable(err))
+			assert.Equal(t, middleware.OutcomeProtocol, middleware.Classify(err))
+			assert.True(t, pool.IsServerFailure(err))
+			assert.True(t, middleware.Retryable(err))
 		})
 	}
 	// The model's content is not the server's fault.

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/existence-loop/sdk/internal/origin"
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // resolveURL returns the server's base URL from the configured value, else
@@ -67,11 +67,11 @@ func parseHost(raw string) (*url.URL, error) {
 
 // httpClient returns the client the adapter sends with: a copy of hc (nil:
 // a client without a timeout, the context bounding each call) whose
-// replies are capped (llm.LimitReplies), whose exchanges are recorded
+// replies are capped (middleware.LimitReplies), whose exchanges are recorded
 // (transport), and which follows no redirect to another origin than
 // base's but to the hosts in allow (internal/origin).
 func httpClient(base *url.URL, hc *http.Client, allow []string) *http.Client {
 	c := origin.New(base, allow).Client(hc)
-	c.Transport = &transport{base: llm.LimitReplies(c.Transport, llm.SmallReplyLimit)}
+	c.Transport = &transport{base: middleware.LimitReplies(c.Transport, middleware.SmallReplyLimit)}
 	return c
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/existence-loop/sdk/internal/lookup"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/ctxwindow"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // DefaultURL is the Ollama server used when neither [Config.URL] nor the
@@ -39,7 +41,7 @@ type Config struct {
 	// Model is the model name, e.g. "qwen3.5:9b". Required.
 	Model string
 	// HTTPClient sends the requests. Nil means a client without a timeout:
-	// timeouts come from the context (see llm.WithTimeout). The client is
+	// timeouts come from the context (see middleware.WithTimeout). The client is
 	// not modified; the adapter wraps a copy's transport.
 	HTTPClient *http.Client
 	// Think turns the model's reasoning on or off. Nil means off: the wire
@@ -54,12 +56,12 @@ type Config struct {
 	KeepAlive *time.Duration
 	// NumCtx is the largest context window in tokens the operator allows
 	// (KV-cache memory grows with it). Each request asks for the smallest
-	// of [llm.WindowSteps] (4096, 8192, 16384, …) that holds its prompt
+	// of [ctxwindow.Steps] (4096, 8192, 16384, …) that holds its prompt
 	// and the reply's reserve, never less than a window asked for before
 	// (Ollama reloads the model whenever num_ctx changes), and never more
 	// than this ceiling, the model's trained length (read once from
 	// /api/show) or the window the server was seen to grant. 0 means the
-	// model's length capped at 32768 ([llm.DefaultMaxWindow]). A prompt
+	// model's length capped at 32768 ([ctxwindow.DefaultMaxWindow]). A prompt
 	// that cannot fit is refused with an [*llm.ContextLengthError] before
 	// it is sent, so that the caller shrinks it: Ollama would silently cut
 	// its beginning.
@@ -113,7 +115,7 @@ type Model struct {
 // window is what the adapter knows of one model's context window.
 type window struct {
 	shown   lookup.Once[struct{}] // /api/show and /api/version, read once
-	tracker llm.ContextTracker
+	tracker ctxwindow.Tracker
 	whole   bool // the server's prompt_eval_count includes cached tokens (wholeCounts)
 }
 
@@ -150,7 +152,7 @@ func (m *Model) tracker(ctx context.Context, model string) (*window, error) {
 	m.mu.Lock()
 	w := m.windows[model]
 	if w == nil {
-		w = &window{tracker: llm.ContextTracker{Ceiling: m.cfg.NumCtx, Default: llm.DefaultMaxWindow, Floor: llm.OllamaDefaultWindow, Est: m.cfg.Estimator}}
+		w = &window{tracker: ctxwindow.Tracker{Ceiling: m.cfg.NumCtx, Default: ctxwindow.DefaultMaxWindow, Floor: ctxwindow.OllamaDefaultWindow, Est: m.cfg.Estimator}}
 		m.windows[model] = w
 	}
 	m.mu.Unlock()
@@ -166,18 +168,18 @@ func (m *Model) tracker(ctx context.Context, model string) (*window, error) {
 // show reads model's trained context length and the server's version
 // into w. Errors: a missing model, an unreachable server, a redirect to
 // another origin, or ctx's end (the lookup's deadline, a
-// *llm.TimeoutError); anything else (an old server without /api/show, an
+// *middleware.TimeoutError); anything else (an old server without /api/show, an
 // odd reply) leaves the length unknown, and the window is learned from
 // the replies.
 func (m *Model) show(ctx context.Context, model string, w *window) error {
 	limit := lookupTimeout(ctx)
 	ex := &exchange{}
-	sctx := llm.WithReplyLimit(context.WithValue(ctx, exchangeKey{}, ex), llm.SmallReplyLimit)
+	sctx := middleware.WithReplyLimit(context.WithValue(ctx, exchangeKey{}, ex), middleware.SmallReplyLimit)
 	resp, err := m.client.Show(sctx, &api.ShowRequest{Model: model})
 	if err != nil {
 		cerr := m.classify(ctx, model, ex, err)
 		if ctx.Err() != nil {
-			return &llm.TimeoutError{Timeout: limit, Err: cerr}
+			return &middleware.TimeoutError{Timeout: limit, Err: cerr}
 		}
 		if errors.Is(cerr, llm.ErrModelNotFound) || errors.Is(cerr, llm.ErrUnavailable) || errors.Is(cerr, llm.ErrRedirect) {
 			return cerr
@@ -188,19 +190,19 @@ func (m *Model) show(ctx context.Context, model string, w *window) error {
 	// A server that honours "truncate": false refuses a prompt over
 	// its window: its replies were never cut. Unknown (an error, an
 	// odd version) means it may cut, and counts are judged.
-	vctx := llm.WithReplyLimit(context.WithValue(ctx, exchangeKey{}, &exchange{}), llm.SmallReplyLimit)
+	vctx := middleware.WithReplyLimit(context.WithValue(ctx, exchangeKey{}, &exchange{}), middleware.SmallReplyLimit)
 	if v, err := m.client.Version(vctx); err == nil {
 		w.tracker.SetRefuses(honoursTruncate(v))
 		w.whole = wholeCounts(v)
 	} else if ctx.Err() != nil {
-		return &llm.TimeoutError{Timeout: limit, Err: fmt.Errorf("ollama: /api/version: %w", err)}
+		return &middleware.TimeoutError{Timeout: limit, Err: fmt.Errorf("ollama: /api/version: %w", err)}
 	}
 	m.holdWindow(ctx, model, &w.tracker)
 	return nil
 }
 
 // lookupTimeout is how long a lookup run under ctx has from now, rounded
-// to the millisecond, for its [llm.TimeoutError]; 0 when ctx has no
+// to the millisecond, for its [middleware.TimeoutError]; 0 when ctx has no
 // deadline.
 func lookupTimeout(ctx context.Context) time.Duration {
 	d, ok := ctx.Deadline()
@@ -214,7 +216,7 @@ func lookupTimeout(ctx context.Context) time.Duration {
 // start, or the larger one /api/ps shows model loaded with. A failed
 // /api/ps holds the chosen window alone: the first request then loads
 // the model, at worst once more.
-func (m *Model) holdWindow(ctx context.Context, model string, tr *llm.ContextTracker) {
+func (m *Model) holdWindow(ctx context.Context, model string, tr *ctxwindow.Tracker) {
 	if m.cfg.HoldNumCtx == 0 {
 		return
 	}
@@ -223,7 +225,7 @@ func (m *Model) holdWindow(ctx context.Context, model string, tr *llm.ContextTra
 	if hold < 0 || (usable > 0 && hold > usable) {
 		hold = usable
 	}
-	ps, err := m.client.ListRunning(llm.WithReplyLimit(ctx, llm.SmallReplyLimit))
+	ps, err := m.client.ListRunning(middleware.WithReplyLimit(ctx, middleware.SmallReplyLimit))
 	if err == nil {
 		for _, r := range ps.Models {
 			if (sameModel(r.Name, model) || sameModel(r.Model, model)) && r.ContextLength > hold && (usable == 0 || r.ContextLength <= usable) {
@@ -321,7 +323,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	ex := &exchange{}
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
 	// The reply may hold at most MaxTokens tokens, else the window's.
-	ctx = llm.WithReplyLimit(ctx, llm.ChatReplyLimit(cmp.Or(req.MaxTokens, plan.Window)))
+	ctx = middleware.WithReplyLimit(ctx, middleware.ChatReplyLimit(cmp.Or(req.MaxTokens, plan.Window)))
 	var (
 		agg  aggregate
 		done bool
@@ -354,10 +356,10 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	resp := agg.response(creq.Model)
 	resp.Duration = time.Since(start)
 	cut, kept := false, resp.PromptTokens
-	switch tr.Observe(plan, llm.Count{Prompt: resp.PromptTokens, Whole: win.whole}) {
-	case llm.Cut:
+	switch tr.Observe(plan, ctxwindow.Count{Prompt: resp.PromptTokens, Whole: win.whole}) {
+	case ctxwindow.Cut:
 		cut = true
-	case llm.Unsure:
+	case ctxwindow.Unsure:
 		// A count a cut or a KV-cache hit could give: ask again with a
 		// prompt no cache holds. A probe that fails leaves the reply as
 		// it is: the window is never lowered on a guess.
@@ -606,6 +608,6 @@ func (a *aggregate) response(requested string) *llm.Response {
 	return resp
 }
 
-// Provider returns "ollama" ([llm.Providerer]: the gen_ai.provider.name of
-// llm.Trace's spans).
+// Provider returns "ollama" ([middleware.Providerer]: the gen_ai.provider.name of
+// middleware.Trace's spans).
 func (m *Model) Provider() string { return "ollama" }

@@ -2,7 +2,7 @@
 // completions servers: llama.cpp server, vLLM, LM Studio, Ollama's /v1
 // endpoint and OpenAI itself. It uses the official
 // github.com/openai/openai-go/v3 client, with the client's own retries
-// turned off so that [llm.WithRetry] is the only retry policy.
+// turned off so that [middleware.WithRetry] is the only retry policy.
 //
 // Create a [Model] with [New] and a [Config]:
 //
@@ -20,7 +20,7 @@
 // give the same [llm.Response]. Tool definitions, tool calls and tool
 // results are mapped both ways with their IDs.
 //
-// Errors follow the [llm] classes, so [llm.Classify] and [llm.Retryable]
+// Errors follow the [llm] classes, so [middleware.Classify] and [middleware.Retryable]
 // work on them: [llm.UnavailableError] (with a hint naming the base URL),
 // [llm.ModelNotFoundError], [llm.StatusError] (with Retry-After),
 // [llm.TruncatedError] for finish_reason "length", and [llm.ErrEmpty].

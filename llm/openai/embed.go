@@ -11,6 +11,7 @@ import (
 	oai "github.com/openai/openai-go/v3"
 
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // DefaultEmbedBatch is how many texts one /embeddings request carries at
@@ -122,14 +123,14 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 		params.Dimensions = oai.Int(int64(e.cfg.Dimensions))
 	}
 	sctx := withStatus(ctx)
-	resp, err := e.svc.New(llm.WithReplyLimit(sctx, llm.EmbedReplyLimit(len(texts), e.Dimensions())), params)
+	resp, err := e.svc.New(middleware.WithReplyLimit(sctx, middleware.EmbedReplyLimit(len(texts), e.Dimensions())), params)
 	if err != nil {
 		return nil, e.classify(sctx, e.cfg.Model, err)
 	}
 	if resp == nil || !resp.JSON.Data.Valid() {
 		return nil, &llm.ProtocolError{Provider: Provider, URL: e.base, Err: errors.New(`the reply is not an embeddings list (no "data")`)}
 	}
-	llm.ReportEmbedUsage(ctx, int(resp.Usage.PromptTokens))
+	middleware.ReportEmbedUsage(ctx, int(resp.Usage.PromptTokens))
 	vecs := make([][]float32, len(texts))
 	if len(resp.Data) != len(texts) {
 		// Not one vector per text: the reply is not an answer to the

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/llm/openai"
 )
 
@@ -47,7 +48,7 @@ func Example() {
 		return
 	}
 	// Retries and timeouts come from the llm middleware, not the client.
-	model := llm.WithRetry(llm.WithTimeout(m, llm.DefaultTimeout), llm.RetryPolicy{})
+	model := middleware.WithRetry(middleware.WithTimeout(m, middleware.DefaultTimeout), middleware.RetryPolicy{})
 
 	resp, err := model.Generate(context.Background(), &llm.Request{
 		Messages: []llm.Message{
@@ -57,7 +58,7 @@ func Example() {
 		Format: json.RawMessage(`{"type":"object","properties":{"action":{"type":"string"},"content":{"type":"string"}},"required":["action","content"]}`),
 	})
 	if err != nil {
-		fmt.Println(llm.Classify(err), err)
+		fmt.Println(middleware.Classify(err), err)
 		return
 	}
 	fmt.Println(resp.Text)

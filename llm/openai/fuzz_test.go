@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/llm/openai"
 )
 
@@ -85,7 +86,7 @@ func FuzzGenerate(f *testing.F) {
 			require.Nil(t, resp, "both a Response and an error")
 			require.NotEmpty(t, err.Error(), "empty error text")
 			if status >= 400 {
-				class := llm.Classify(err)
+				class := middleware.Classify(err)
 				require.True(t, class == "model_not_found" || strings.HasPrefix(class, "http_"), "HTTP %d classified %q: %v", status, class, err)
 			}
 			return

@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/llm/openai"
+	"github.com/existence-loop/sdk/llm/pool"
 )
 
 // TestRedirectToOtherOriginRefused: a 307 from /v1/chat/completions,
@@ -33,7 +35,7 @@ func TestRedirectToOtherOriginRefused(t *testing.T) {
 	_, err = m.Generate(t.Context(), userRequest("hi"))
 	require.ErrorIs(t, err, llm.ErrRedirect)
 	assert.Contains(t, err.Error(), "redirect to "+target.URL+"/v1/chat/completions refused: other origin than "+src.URL)
-	assert.True(t, llm.IsServerFailure(err))
+	assert.True(t, pool.IsServerFailure(err))
 	assert.Empty(t, m.Ollama())
 
 	e, err := openai.NewEmbedder(openai.EmbedConfig{BaseURL: src.URL + "/v1", Model: "e"})
@@ -62,8 +64,8 @@ func TestGarbageIsProtocolError(t *testing.T) {
 			m := rawServer(t, 200, http.Header{"Content-Type": {tc.ctype}}, tc.body)
 			_, err := m.Generate(t.Context(), userRequest("x"))
 			require.ErrorIs(t, err, llm.ErrProtocol)
-			assert.Equal(t, llm.OutcomeProtocol, llm.Classify(err))
-			assert.True(t, llm.IsServerFailure(err))
+			assert.Equal(t, middleware.OutcomeProtocol, middleware.Classify(err))
+			assert.True(t, pool.IsServerFailure(err))
 		})
 		t.Run("embed "+tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -75,7 +77,7 @@ func TestGarbageIsProtocolError(t *testing.T) {
 			require.NoError(t, err)
 			_, err = e.Embed(t.Context(), []string{"x"})
 			require.ErrorIs(t, err, llm.ErrProtocol)
-			assert.True(t, llm.IsServerFailure(err))
+			assert.True(t, pool.IsServerFailure(err))
 		})
 	}
 }

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/ctxwindow"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // detectTimeout bounds the one request that asks whether the server is
@@ -23,7 +24,7 @@ const detectTries = 3
 // detect asks once whether the server is Ollama: a base URL ending in
 // "/v1" whose host answers GET /api/version with {"version": "..."}.
 // Ollama's OpenAI-compatible endpoint drops num_ctx, so its default window
-// (OLLAMA_CONTEXT_LENGTH, [llm.OllamaDefaultWindow] unset) applies to
+// (OLLAMA_CONTEXT_LENGTH, [ctxwindow.OllamaDefaultWindow] unset) applies to
 // every request, and a prompt over it is cut silently: the adapter then
 // sizes prompts to that window (unless [Config].ContextWindow says
 // otherwise) and warns once. A server that does not answer so (llama.cpp's
@@ -37,7 +38,7 @@ func (m *Model) detect(ctx context.Context) {
 		if !ok {
 			return struct{}{}, nil
 		}
-		req, err := http.NewRequestWithContext(llm.WithReplyLimit(ctx, 4096), http.MethodGet, base+"/api/version", nil)
+		req, err := http.NewRequestWithContext(middleware.WithReplyLimit(ctx, 4096), http.MethodGet, base+"/api/version", nil)
 		if err != nil {
 			return struct{}{}, nil
 		}
@@ -60,7 +61,7 @@ func (m *Model) detect(ctx context.Context) {
 		m.mu.Unlock()
 		window := m.cfg.ContextWindow
 		if window == 0 {
-			window = llm.OllamaDefaultWindow
+			window = ctxwindow.OllamaDefaultWindow
 		}
 		m.logger().Warn("openai: the server is Ollama, whose OpenAI-compatible endpoint ignores num_ctx and cuts a prompt over its default window silently; prompts are sized to that window (set openai.Config.ContextWindow to OLLAMA_CONTEXT_LENGTH if it is set), or use the ollama provider to choose the window",
 			"url", m.base, "ollama_version", v.Version, "window_tokens", window)

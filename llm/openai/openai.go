@@ -21,6 +21,8 @@ import (
 	"github.com/existence-loop/sdk/internal/lookup"
 	"github.com/existence-loop/sdk/internal/origin"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/ctxwindow"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // DefaultBaseURL is the API used when neither [Config.BaseURL] nor the
@@ -50,7 +52,7 @@ type Config struct {
 	// a local server, the name it was started with. Required.
 	Model string
 	// HTTPClient sends the requests. Nil means a client without a timeout:
-	// timeouts come from the context (see llm.WithTimeout).
+	// timeouts come from the context (see middleware.WithTimeout).
 	HTTPClient *http.Client
 	// Strict sends "strict": true in the json_schema response format, which
 	// makes OpenAI enforce the schema exactly. Strict mode accepts only a
@@ -103,7 +105,7 @@ type Config struct {
 // Model is an [llm.Model] backed by an OpenAI-compatible chat completions
 // endpoint (POST {BaseURL}/chat/completions), through the official
 // github.com/openai/openai-go/v3 client with its own retries disabled (use
-// [llm.WithRetry]). It is safe for concurrent use.
+// [middleware.WithRetry]). It is safe for concurrent use.
 type Model struct {
 	endpoint
 	cfg Config
@@ -112,28 +114,28 @@ type Model struct {
 	detected    lookup.Once[struct{}] // detect's lookup
 	detectFails atomic.Int64          // detect's lookups that failed on the network
 	mu          sync.Mutex
-	ollama      string                         // the Ollama version, when the server is Ollama (detect)
-	trackers    map[string]*llm.ContextTracker // by model name
+	ollama      string                        // the Ollama version, when the server is Ollama (detect)
+	trackers    map[string]*ctxwindow.Tracker // by model name
 }
 
 // URL returns the API base URL, e.g. "http://127.0.0.1:8080/v1"
-// (llm.Locator).
+// (middleware.Locator).
 func (m *Model) URL() string { return m.base }
 
 // tracker returns the context tracker of model. On Ollama its window is
 // [Config].ContextWindow or Ollama's default, which its OpenAI-compatible
 // endpoint cannot change.
-func (m *Model) tracker(ctx context.Context, model string) *llm.ContextTracker {
+func (m *Model) tracker(ctx context.Context, model string) *ctxwindow.Tracker {
 	m.detect(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.trackers[model]
 	if t == nil {
-		t = &llm.ContextTracker{Ceiling: m.cfg.ContextWindow, Est: m.cfg.Estimator}
+		t = &ctxwindow.Tracker{Ceiling: m.cfg.ContextWindow, Est: m.cfg.Estimator}
 		if m.ollama != "" {
-			t.Floor = llm.OllamaDefaultWindow
+			t.Floor = ctxwindow.OllamaDefaultWindow
 			if t.Ceiling == 0 {
-				t.Ceiling = llm.OllamaDefaultWindow
+				t.Ceiling = ctxwindow.OllamaDefaultWindow
 			}
 		}
 		if !m.detected.Done() {
@@ -160,7 +162,7 @@ func (m *Model) logger() *slog.Logger {
 // keep; 0 while unknown. The first call (of this or Generate) asks the
 // server once whether it is Ollama (GET /api/version beside /v1): Ollama's
 // OpenAI-compatible endpoint drops num_ctx, so its default window, 4096
-// tokens ([llm.OllamaDefaultWindow]), is the window unless
+// tokens ([ctxwindow.OllamaDefaultWindow]), is the window unless
 // [Config].ContextWindow says otherwise, and the adapter logs one warning.
 func (m *Model) ContextWindow(ctx context.Context) (int, *llm.TokenEstimator, error) {
 	t := m.tracker(ctx, m.cfg.Model)
@@ -190,7 +192,7 @@ func New(cfg Config) (*Model, error) {
 		cfg:      cfg,
 		endpoint: endpoint{base: base, path: "/chat/completions", hc: hc},
 		svc:      oai.NewChatCompletionService(opts...),
-		trackers: map[string]*llm.ContextTracker{},
+		trackers: map[string]*ctxwindow.Tracker{},
 	}
 	m.detected.Timeout = detectTimeout
 	return m, nil
@@ -224,9 +226,9 @@ func clientOptions(baseURL, apiKey *string, given *http.Client, allow []string) 
 	if *apiKey == "" {
 		*apiKey = os.Getenv("OPENAI_API_KEY")
 	}
-	// Every reply is capped (llm.LimitReplies); calls set their cap.
+	// Every reply is capped (middleware.LimitReplies); calls set their cap.
 	hc := origin.New(u, allow).Client(given)
-	hc.Transport = llm.LimitReplies(hc.Transport, llm.SmallReplyLimit)
+	hc.Transport = middleware.LimitReplies(hc.Transport, middleware.SmallReplyLimit)
 	// The services are built directly (not with oai.NewClient), so that no
 	// other OPENAI_* variable (organization, project, custom headers) is
 	// picked up implicitly.
@@ -306,7 +308,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 		whole bool
 	)
 	// The reply may hold at most MaxTokens tokens, else the window's.
-	ctx = withStatus(llm.WithReplyLimit(ctx, llm.ChatReplyLimit(cmp.Or(req.MaxTokens, plan.Window))))
+	ctx = withStatus(middleware.WithReplyLimit(ctx, middleware.ChatReplyLimit(cmp.Or(req.MaxTokens, plan.Window))))
 	if m.cfg.Stream {
 		resp, whole, err = m.stream(ctx, params)
 	} else {
@@ -328,10 +330,10 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 		resp.Model = params.Model
 	}
 	cut, kept := false, resp.PromptTokens
-	switch tr.Observe(plan, llm.Count{Prompt: resp.PromptTokens, Whole: whole}) {
-	case llm.Cut:
+	switch tr.Observe(plan, ctxwindow.Count{Prompt: resp.PromptTokens, Whole: whole}) {
+	case ctxwindow.Cut:
 		cut = true
-	case llm.Unsure:
+	case ctxwindow.Unsure:
 		// A count a cut or a KV-cache hit could give: ask again with a
 		// prompt no cache holds. A probe that fails leaves the reply as
 		// it is: the window is never lowered on a guess.
@@ -371,7 +373,7 @@ func (m *Model) probe(ctx context.Context, req *llm.Request) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	ctx = withStatus(llm.WithReplyLimit(ctx, llm.ChatReplyLimit(1)))
+	ctx = withStatus(middleware.WithReplyLimit(ctx, middleware.ChatReplyLimit(1)))
 	resp, _, err := m.complete(ctx, params)
 	switch {
 	case err != nil:
@@ -413,6 +415,6 @@ func (m *Model) stream(ctx context.Context, params oai.ChatCompletionNewParams) 
 	return resp, acc.whole, err
 }
 
-// Provider returns "openai" ([llm.Providerer]: the gen_ai.provider.name of
-// llm.Trace's spans), as for any OpenAI-compatible server.
+// Provider returns "openai" ([middleware.Providerer]: the gen_ai.provider.name of
+// middleware.Trace's spans), as for any OpenAI-compatible server.
 func (m *Model) Provider() string { return "openai" }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/llm/openai"
 )
 
@@ -173,7 +174,7 @@ func TestRequestErrors(t *testing.T) {
 	for i, req := range cases {
 		_, err := m.Generate(context.Background(), req)
 		assert.Error(t, err, "case %d", i)
-		assert.Equal(t, "error", llm.Classify(err), "case %d: %v", i, err)
+		assert.Equal(t, "error", middleware.Classify(err), "case %d: %v", i, err)
 	}
 	assert.Empty(t, fs.recorded(), "invalid requests are not sent")
 }
@@ -239,7 +240,7 @@ func TestErrorBodies(t *testing.T) {
 			m := rawServer(t, c.status, c.header, c.body)
 			_, err := m.Generate(context.Background(), userRequest("x"))
 			require.Error(t, err)
-			assert.Equal(t, c.want.class, llm.Classify(err))
+			assert.Equal(t, c.want.class, middleware.Classify(err))
 			var se llm.StatusError
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, "openai", se.Provider)
@@ -270,7 +271,7 @@ func TestModelNotFoundShapes(t *testing.T) {
 			require.ErrorAs(t, err, &mnf)
 			assert.Equal(t, "x", mnf.Model)
 			assert.Contains(t, err.Error(), "/v1/models lists the models")
-			assert.False(t, llm.Retryable(err))
+			assert.False(t, middleware.Retryable(err))
 		})
 	}
 }
@@ -283,7 +284,7 @@ func TestUnavailableHint(t *testing.T) {
 	assert.Equal(t, "openai", ue.Provider)
 	assert.Equal(t, fmt.Sprintf("is the server running at %s?", ue.URL), ue.Hint)
 	assert.True(t, strings.HasSuffix(ue.URL, "/v1"))
-	assert.True(t, llm.Retryable(err))
+	assert.True(t, middleware.Retryable(err))
 }
 
 const sse = "text/event-stream"
@@ -297,7 +298,7 @@ func TestStreamEdgeCases(t *testing.T) {
 		_, err := m.Generate(context.Background(), userRequest("x"))
 		require.ErrorIs(t, err, llm.ErrUnavailable)
 		assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
-		assert.True(t, llm.Retryable(err))
+		assert.True(t, middleware.Retryable(err))
 	})
 	t.Run("error event", func(t *testing.T) {
 		m := rawServer(t, 200, http.Header{"Content-Type": {sse}},
@@ -380,7 +381,7 @@ func TestCancelStopsAtOnce(t *testing.T) {
 		go func() { <-received; cancel() }()
 		_, err := m.Generate(ctx, userRequest("x"))
 		require.ErrorIs(t, err, context.Canceled)
-		assert.Equal(t, "canceled", llm.Classify(err))
+		assert.Equal(t, "canceled", middleware.Classify(err))
 	}
 }
 
@@ -392,7 +393,7 @@ func TestWithMiddleware(t *testing.T) {
 		llmtest.Script{Text: `{"content":"ok"}`, PromptTokens: 10, OutputTokens: 4},
 	)
 	var waits []time.Duration
-	r := llm.WithRetry(llm.WithTimeout(m, 0), llm.RetryPolicy{Sleep: func(_ context.Context, d time.Duration) error {
+	r := middleware.WithRetry(middleware.WithTimeout(m, 0), middleware.RetryPolicy{Sleep: func(_ context.Context, d time.Duration) error {
 		waits = append(waits, d)
 		return nil
 	}})
@@ -401,7 +402,7 @@ func TestWithMiddleware(t *testing.T) {
 	assert.Equal(t, `{"content":"ok"}`, resp.Text)
 	assert.Equal(t, []time.Duration{4 * time.Second}, waits)
 	assert.Len(t, fs.recorded(), 2)
-	assert.Equal(t, "qwen3.5-9b", llm.Instrument(m, "", func(llm.Attempt) {}).(interface{ Name() string }).Name())
+	assert.Equal(t, "qwen3.5-9b", middleware.Instrument(m, "", func(middleware.Attempt) {}).(interface{ Name() string }).Name())
 }
 
 func TestErrorsAreNotSwallowed(t *testing.T) {
@@ -411,7 +412,7 @@ func TestErrorsAreNotSwallowed(t *testing.T) {
 	require.NoError(t, err)
 	_, err = m.Generate(context.Background(), userRequest("x"))
 	require.ErrorIs(t, err, boom)
-	assert.Equal(t, "error", llm.Classify(err))
+	assert.Equal(t, "error", middleware.Classify(err))
 }
 
 type failing struct{ err error }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/ctxwindow"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/llm/openai"
 )
@@ -73,7 +74,7 @@ func TestOllamaEndpoint(t *testing.T) {
 	ctx := context.Background()
 	w, _, err := m.ContextWindow(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, llm.OllamaDefaultWindow, w, "Ollama's default window")
+	assert.Equal(t, ctxwindow.OllamaDefaultWindow, w, "Ollama's default window")
 	assert.Equal(t, llmtest.DefaultVersion, m.Ollama())
 	_, err = m.Generate(ctx, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: strings.Repeat("work ", 6000)}}})
 	require.ErrorIs(t, err, llm.ErrContextLength, "refused before sending: it would be cut")

@@ -25,8 +25,8 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/pgtest"
 	"github.com/existence-loop/sdk/lease"
-	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/store/pgstore"
 	"github.com/existence-loop/sdk/task"
 )
@@ -123,7 +123,7 @@ func worker() int {
 			logf(logLine{Ev: "claim", Agent: l.AgentID, Epoch: l.Epoch})
 			return existence.Config{
 				ID: l.AgentID, Name: "N" + l.AgentID, Model: fake, Store: logStore{fs, logf}, Tasks: fs.Tasks(),
-				Retry: llm.RetryPolicy{Attempts: 1},
+				Retry: middleware.RetryPolicy{Attempts: 1},
 			}, nil
 		},
 		Observer: func(e existence.Event) {

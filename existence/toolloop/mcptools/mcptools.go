@@ -13,7 +13,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/internal/backoff"
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
 )
@@ -290,7 +290,7 @@ func (srv *server) dial(ctx context.Context) (*mcp.ClientSession, error) {
 		t = &mcp.StreamableClientTransport{
 			Endpoint: srv.cfg.URL,
 			HTTPClient: &http.Client{Transport: headers{srv.cfg.Headers, taskSniffer{&srv.taskOnly,
-				llm.LimitReplies(http.DefaultTransport, replyLimit(srv.cfg.MaxResultBytes))}}},
+				middleware.LimitReplies(http.DefaultTransport, replyLimit(srv.cfg.MaxResultBytes))}}},
 		}
 	default:
 		// Not exec.CommandContext: the process outlives the dial's ctx.
@@ -381,10 +381,10 @@ func (srv *server) close() error {
 // replyLimit caps one HTTP reply of a server whose results are capped at
 // maxResult bytes (the standalone event stream is off, so each reply
 // answers one request): 8 × maxResult (JSON escapes), at least 4 MiB for
-// long tool lists, plus llm.ReplySlack. A longer reply fails the call
+// long tool lists, plus middleware.ReplySlack. A longer reply fails the call
 // with an llm.ErrReplyTooLarge.
 func replyLimit(maxResult int) int64 {
-	return max(8*int64(maxResult), 4<<20) + llm.ReplySlack
+	return max(8*int64(maxResult), 4<<20) + middleware.ReplySlack
 }
 
 // headers is an http.RoundTripper that adds fixed headers to every request.

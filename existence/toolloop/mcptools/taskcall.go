@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // Task-only tools through MCP's Tasks extension (io.modelcontextprotocol/
@@ -65,7 +65,7 @@ func (srv *server) taskCalls() bool {
 // replies capped at replyLimit bytes, no redirect to another origin.
 func (srv *server) taskClient() *http.Client {
 	return &http.Client{
-		Transport: headers{srv.cfg.Headers, llm.LimitReplies(http.DefaultTransport, replyLimit(srv.cfg.MaxResultBytes))},
+		Transport: headers{srv.cfg.Headers, middleware.LimitReplies(http.DefaultTransport, replyLimit(srv.cfg.MaxResultBytes))},
 		CheckRedirect: func(r *http.Request, via []*http.Request) error {
 			if len(via) >= 5 {
 				return errors.New("stopped after 5 redirects")

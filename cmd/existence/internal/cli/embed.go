@@ -12,6 +12,7 @@ import (
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/llm/openai"
+	"github.com/existence-loop/sdk/llm/pool"
 )
 
 // embedOptions are the flags that name the embedding model of long-term
@@ -19,7 +20,7 @@ import (
 // counterparts of -provider, -llm-url and -model.
 type embedOptions struct {
 	provider, url, model string
-	urls                 []string // every -embed-url: more than one makes an llm.EmbedPool
+	urls                 []string // every -embed-url: more than one makes a pool.EmbedPool
 	allowRedirect        []string // -llm-allow-redirect: hosts the servers may redirect to
 }
 
@@ -56,28 +57,28 @@ func (o *embedOptions) check() error {
 }
 
 // embedder builds the embedder and returns it with the server URL it
-// resolved: with several -embed-url, an llm.EmbedPool of one adapter each,
+// resolved: with several -embed-url, a pool.EmbedPool of one adapter each,
 // named by their URLs, and the URLs comma-separated. It makes no network
 // call.
 func (o *embedOptions) embedder() (llm.Embedder, string, error) {
 	if len(o.urls) <= 1 {
 		return o.one(o.url)
 	}
-	var servers []llm.EmbedPoolServer
+	var servers []pool.EmbedServer
 	var urls []string
 	for _, u := range o.urls {
 		e, url, err := o.one(u)
 		if err != nil {
 			return nil, "", err
 		}
-		servers = append(servers, llm.EmbedPoolServer{Name: url, Embedder: e})
+		servers = append(servers, pool.EmbedServer{Name: url, Embedder: e})
 		urls = append(urls, url)
 	}
-	pool, err := llm.NewEmbedPool(llm.EmbedPoolConfig{Servers: servers})
+	pl, err := pool.NewEmbed(pool.EmbedConfig{Servers: servers})
 	if err != nil {
 		return nil, "", err
 	}
-	return pool, strings.Join(urls, ", "), nil
+	return pl, strings.Join(urls, ", "), nil
 }
 
 // one builds the adapter of one embedding server at url; "standin:..."

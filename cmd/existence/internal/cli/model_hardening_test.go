@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/memory"
 )
 
@@ -40,7 +40,7 @@ func TestTrioNoServerHintAtOnce(t *testing.T) {
 	var stderr syncBuffer
 	var mu sync.Mutex
 	var waits, hintedBeforeWait int
-	o.retry = llm.RetryPolicy{Sleep: func(context.Context, time.Duration) error {
+	o.retry = middleware.RetryPolicy{Sleep: func(context.Context, time.Duration) error {
 		mu.Lock()
 		defer mu.Unlock()
 		waits++
@@ -79,7 +79,7 @@ func TestTrioHungServerFallsBack(t *testing.T) {
 	for _, e := range events(t, out) {
 		if e.Kind == existence.EventFallback {
 			fallbacks++
-			assert.Equal(t, llm.OutcomeTimeout, e.FailureClass)
+			assert.Equal(t, middleware.OutcomeTimeout, e.FailureClass)
 		}
 	}
 	assert.Equal(t, len(members), fallbacks, "each agent's cycle ends in the fallback goal")

@@ -16,8 +16,8 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/toolloop"
-	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // standinScheme starts -llm-url's stand-in server in process:
@@ -207,7 +207,7 @@ const llmTimeoutHelp = "timeout of one model call, the context window lookup (Ol
 // server: -llm-timeout (the per-call timeout) and -llm-allow-redirect
 // (the hosts the model and embedding clients may be redirected to).
 func modelServerFlags(fs *flag.FlagSet, timeout *time.Duration, allow *[]string) {
-	fs.DurationVar(timeout, "llm-timeout", llm.DefaultTimeout, llmTimeoutHelp)
+	fs.DurationVar(timeout, "llm-timeout", middleware.DefaultTimeout, llmTimeoutHelp)
 	fs.Func("llm-allow-redirect", "a host (name or address, optionally :port) the model and embedding servers may redirect a call to (repeatable);\n"+
 		"by default a redirect to another origin (scheme, host and port) than the server's URL is refused and the other host receives nothing", func(s string) error {
 		if strings.TrimSpace(s) == "" {

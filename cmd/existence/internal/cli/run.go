@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
 )
 
@@ -74,7 +74,7 @@ type runOptions struct {
 	holdNumCtx   int
 	provider     string
 	llmURL       string
-	llmURLs      []string // every -llm-url: more than one makes an llm.Pool
+	llmURLs      []string // every -llm-url: more than one makes a pool.Pool
 	model        string
 	llmTimeout   time.Duration
 	allowRedir   []string // -llm-allow-redirect: hosts the model and embedding servers may redirect to
@@ -135,7 +135,7 @@ type runOptions struct {
 	// stdin carries host messages, one per line (nil: none).
 	stdin io.Reader
 	// retry is the model retry policy; tests shorten its waits.
-	retry llm.RetryPolicy
+	retry middleware.RetryPolicy
 	// maxGoalDuration is existence.Config.MaxGoalDuration (0: the default
 	// 2 minutes); tests turn the goal-span stall rule off (-1), so that a
 	// loaded machine does not abandon their goals.

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 func TestMCPFlags(t *testing.T) {
@@ -90,7 +90,7 @@ func TestMCPServe(t *testing.T) {
 	srv := newFakeOllama(t, nil)
 	o, err := parseRunFlags(trioArgs(t, srv.URL, "-mcp-serve"), io.Discard)
 	require.NoError(t, err)
-	o.retry = llm.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}
+	o.retry = middleware.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}
 	o.maxGoalDuration = -1
 	inR, inW := io.Pipe()   // client -> trio
 	outR, outW := io.Pipe() // trio -> client

@@ -18,7 +18,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/pgtest"
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/store/filestore"
 	"github.com/existence-loop/sdk/store/pgstore"
 	"github.com/existence-loop/sdk/store/sqlitestore"
@@ -218,7 +218,7 @@ func TestTrioSaysWhereItSaved(t *testing.T) {
 
 	o, err := parseRunFlags(trioArgs(t, srv.URL), io.Discard) // no -cycles: until Ctrl-C
 	require.NoError(t, err)
-	o.retry = llm.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}
+	o.retry = middleware.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}
 	o.maxGoalDuration = -1
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

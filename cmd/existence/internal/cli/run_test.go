@@ -23,8 +23,8 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt/prompttest"
 	"github.com/existence-loop/sdk/store/filestore"
 	"github.com/existence-loop/sdk/store/memstore"
@@ -149,7 +149,7 @@ func runTrioTest(t *testing.T, args ...string) (stdout, stderr string, err error
 	t.Helper()
 	o, err := parseRunFlags(args, io.Discard)
 	require.NoError(t, err)
-	o.retry = llm.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}
+	o.retry = middleware.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}
 	o.maxGoalDuration = -1 // no goal-span stalls on a loaded machine
 	var out, errb bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -26,6 +26,7 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/hollow"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/ctxwindow"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/llm/openai"
 	"github.com/existence-loop/sdk/memory"
@@ -553,7 +554,7 @@ func fitTurn(w io.Writer, window int, exec *toolloop.Executor, name string, maxT
 		return maxTokens, true
 	}
 	fixed := exec.FixedTokens(existence.Assignment{AgentName: name, Goal: identity.Goal{Objective: "map the workspace and write down what it holds, with paths"}}, llm.NewTokenEstimator())
-	reserve := llm.Reserve(&llm.Request{MaxTokens: cmp.Or(maxTokens, toolloop.DefaultMaxTokens)}, 0, window)
+	reserve := ctxwindow.Reserve(&llm.Request{MaxTokens: cmp.Or(maxTokens, toolloop.DefaultMaxTokens)}, 0, window)
 	if fixed+reserve <= window {
 		return maxTokens, true
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/store/filestore"
 )
 
@@ -101,7 +101,7 @@ func startTrio(t *testing.T, args ...string) (base string) {
 	t.Helper()
 	o, err := parseRunFlags(args, io.Discard)
 	require.NoError(t, err)
-	o.retry = llm.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}
+	o.retry = middleware.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr syncBuffer
 	done := make(chan error, 1)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
 )
 
@@ -112,7 +113,7 @@ type swarmOptions struct {
 	memProfile      string
 	provider        string
 	llmURL          string   // the first -llm-url
-	llmURLs         []string // every -llm-url: more than one makes an llm.Pool
+	llmURLs         []string // every -llm-url: more than one makes a pool.Pool
 	model           string
 	llmTimeout      time.Duration // -llm-timeout: existence.Config.CallTimeout
 	allowRedirect   []string      // -llm-allow-redirect
@@ -489,7 +490,7 @@ func (c *swarmCollector) observe(e existence.Event) {
 		if outcome == "" {
 			outcome = "ok"
 		}
-		if (outcome == llm.OutcomeTimeout || outcome == llm.OutcomeCanceled) && c.stopped.Load() {
+		if (outcome == middleware.OutcomeTimeout || outcome == middleware.OutcomeCanceled) && c.stopped.Load() {
 			outcome = "stopped"
 		}
 		c.mu.Lock()

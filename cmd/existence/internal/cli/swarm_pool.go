@@ -10,18 +10,20 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
+	"github.com/existence-loop/sdk/llm/pool"
 )
 
 // swarmPool is the pool of model servers of a swarm run with several
 // -llm-url.
 type swarmPool struct {
-	pool    *llm.Pool
+	pool    *pool.Pool
 	servers []*swarmServer
 	track   *pinTracker
 }
 
 // poolModel builds one adapter per -llm-url (starting stand-ins) and an
-// llm.Pool over them, named by their URLs. stop closes the stand-ins.
+// pool.Pool over them, named by their URLs. stop closes the stand-ins.
 func poolModel(o *swarmOptions, counts *simModel) (*swarmPool, func(), error) {
 	p := &swarmPool{track: newPinTracker(len(o.llmURLs))}
 	var stops []func()
@@ -30,7 +32,7 @@ func poolModel(o *swarmOptions, counts *simModel) (*swarmPool, func(), error) {
 			f()
 		}
 	}
-	var servers []llm.PoolServer
+	var servers []pool.Server
 	for _, u := range o.llmURLs {
 		oi := *o
 		oi.llmURL = u
@@ -41,14 +43,14 @@ func poolModel(o *swarmOptions, counts *simModel) (*swarmPool, func(), error) {
 		}
 		stops = append(stops, s)
 		p.servers = append(p.servers, srv)
-		servers = append(servers, llm.PoolServer{Name: srv.URL, Model: &trackedModel{Model: m, server: len(servers), track: p.track}})
+		servers = append(servers, pool.Server{Name: srv.URL, Model: &trackedModel{Model: m, server: len(servers), track: p.track}})
 	}
-	pool, err := llm.NewPool(llm.PoolConfig{Servers: servers})
+	pl, err := pool.New(pool.Config{Servers: servers})
 	if err != nil {
 		stop()
 		return nil, nil, err
 	}
-	p.pool = pool
+	p.pool = pl
 	return p, stop, nil
 }
 
@@ -98,7 +100,7 @@ type swarmPoolServer struct {
 	Down   bool  `json:"down"`
 	Limit  int   `json:"limit"`
 	// PromptTokens and OutputTokens are the tokens of its replies, as
-	// the server reported them (llm.PoolServerStats).
+	// the server reported them (pool.ServerStats).
 	PromptTokens int64 `json:"prompt_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
 	// Failover, for a server that failed during the run, is how its
@@ -130,7 +132,7 @@ func (res *swarmResult) printPool(w io.Writer) {
 }
 
 // trioModel builds the run's model: the adapter of -llm-url (starting the
-// stand-in first for "standin:..."), or with several -llm-url an llm.Pool
+// stand-in first for "standin:..."), or with several -llm-url a pool.Pool
 // of one adapter each. It points o.llmURL at what it resolved (the URLs,
 // comma-separated, for a pool); stop closes the stand-ins.
 func trioModel(o *runOptions) (m llm.Model, stop func(), err error) {
@@ -164,7 +166,7 @@ func trioModel(o *runOptions) (m llm.Model, stop func(), err error) {
 		}
 		return m, stop, nil
 	}
-	var servers []llm.PoolServer
+	var servers []pool.Server
 	var urls []string
 	for _, u := range o.llmURLs {
 		oi := *o
@@ -177,16 +179,16 @@ func trioModel(o *runOptions) (m llm.Model, stop func(), err error) {
 		if oi.model != o.model && o.model == "" {
 			o.model = oi.model // a stand-in's default model
 		}
-		servers = append(servers, llm.PoolServer{Name: oi.llmURL, Model: m})
+		servers = append(servers, pool.Server{Name: oi.llmURL, Model: m})
 		urls = append(urls, oi.llmURL)
 	}
-	pool, err := llm.NewPool(llm.PoolConfig{Servers: servers})
+	pl, err := pool.New(pool.Config{Servers: servers})
 	if err != nil {
 		stop()
 		return nil, nil, err
 	}
 	o.llmURL = strings.Join(urls, ", ")
-	return pool, stop, nil
+	return pl, stop, nil
 }
 
 // pinnedShare is the share of its calls an agent must send to one server
@@ -211,7 +213,7 @@ type swarmPinning struct {
 
 // swarmFailover is how the agents of a server that failed carried on.
 type swarmFailover struct {
-	// FirstFailureS is when the server first failed (llm.IsServerFailure),
+	// FirstFailureS is when the server first failed (pool.IsServerFailure),
 	// in seconds from the run's start. Agents counts its agents (those
 	// that called it before then), Moved those that had a successful call
 	// on another server after it, and CarryOn the time from its first
@@ -273,7 +275,7 @@ func (t *pinTracker) record(agent string, server int, start, end time.Time, err 
 	}
 	switch {
 	case gone:
-	case err != nil && llm.IsServerFailure(err):
+	case err != nil && pool.IsServerFailure(err):
 		if t.firstFail[server].IsZero() {
 			t.firstFail[server] = end
 			if t.anyFail.IsZero() {
@@ -358,15 +360,15 @@ type trackedModel struct {
 func (m *trackedModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	start := time.Now()
 	resp, err := m.Model.Generate(ctx, req)
-	// As the pool judges a call (llm.IsServerFailure): one whose per-call
+	// As the pool judges a call (pool.IsServerFailure): one whose per-call
 	// deadline fired (its cause llm.ErrTimeout) waited for a server that
 	// did not answer, a failure; one the caller ended says nothing of the
 	// server.
 	verdict, gone := err, err != nil && ctx.Err() != nil
 	if gone && errors.Is(context.Cause(ctx), llm.ErrTimeout) {
-		verdict, gone = &llm.TimeoutError{Err: err}, false
+		verdict, gone = &middleware.TimeoutError{Err: err}, false
 	}
-	m.track.record(llm.AgentFrom(ctx), m.server, start, time.Now(), verdict, gone)
+	m.track.record(pool.AgentFrom(ctx), m.server, start, time.Now(), verdict, gone)
 	return resp, err
 }
 

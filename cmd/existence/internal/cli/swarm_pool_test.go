@@ -15,9 +15,10 @@ import (
 
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/pool"
 )
 
-// TestTrioModelPool: existence run with two -llm-url builds an llm.Pool of
+// TestTrioModelPool: existence run with two -llm-url builds a pool.Pool of
 // two adapters, each pinned agent answered by its own stand-in.
 func TestTrioModelPool(t *testing.T) {
 	o := &runOptions{provider: "ollama", llmURLs: []string{"standin:?latency=1ms", "standin:?latency=1ms"}}
@@ -25,15 +26,15 @@ func TestTrioModelPool(t *testing.T) {
 	m, stop, err := trioModel(o)
 	require.NoError(t, err)
 	t.Cleanup(stop)
-	pool, ok := m.(*llm.Pool)
+	p, ok := m.(*pool.Pool)
 	require.True(t, ok, "%T", m)
 	assert.Equal(t, 2, strings.Count(o.llmURL, "http://"), o.llmURL)
 	for _, id := range []string{"scout", "analyst", "builder"} {
-		_, err := pool.Generate(llm.WithAgent(context.Background(), id), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+		_, err := p.Generate(pool.WithAgent(context.Background(), id), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
 		require.NoError(t, err, id)
 	}
 	var calls int64
-	for _, st := range pool.Stats() {
+	for _, st := range p.Stats() {
 		calls += st.Calls
 	}
 	assert.Equal(t, int64(3), calls)
@@ -42,7 +43,7 @@ func TestTrioModelPool(t *testing.T) {
 	m, stop, err = trioModel(one)
 	require.NoError(t, err)
 	t.Cleanup(stop)
-	_, isPool := m.(*llm.Pool)
+	_, isPool := m.(*pool.Pool)
 	assert.False(t, isPool, "one -llm-url: the adapter itself")
 }
 
@@ -96,7 +97,7 @@ func TestSwarmPoolFailover(t *testing.T) {
 	assert.ErrorContains(t, err, "stop-after")
 }
 
-// TestEmbedURLPool: -embed-url given twice makes an llm.EmbedPool of two
+// TestEmbedURLPool: -embed-url given twice makes a pool.EmbedPool of two
 // adapters; with one server unreachable, the other embeds every text.
 func TestEmbedURLPool(t *testing.T) {
 	s := llmtest.NewServer(llmtest.ServerConfig{Models: []llmtest.ModelSpec{{Name: "nomic-embed-text", Embedding: true}}})
@@ -110,16 +111,16 @@ func TestEmbedURLPool(t *testing.T) {
 	assert.Equal(t, "http://127.0.0.1:1", o.url, "the first")
 	emb, urls, err := o.embedder()
 	require.NoError(t, err)
-	pool, ok := emb.(*llm.EmbedPool)
+	p, ok := emb.(*pool.EmbedPool)
 	require.True(t, ok, "%T", emb)
 	assert.Equal(t, "http://127.0.0.1:1, "+live, urls)
 	for i := range 6 {
-		vecs, err := pool.Embed(context.Background(), []string{fmt.Sprint("text ", i)})
+		vecs, err := p.Embed(context.Background(), []string{fmt.Sprint("text ", i)})
 		require.NoError(t, err)
 		assert.Equal(t, llmtest.Embedding(fmt.Sprint("text ", i), 768), vecs[0])
 	}
 	assert.Equal(t, 6, s.Stats().Requests)
-	assert.True(t, pool.Stats()[0].Down, "the unreachable server")
+	assert.True(t, p.Stats()[0].Down, "the unreachable server")
 
 	fs = flag.NewFlagSet("x", flag.ContinueOnError)
 	o = embedOptions{}
@@ -127,6 +128,6 @@ func TestEmbedURLPool(t *testing.T) {
 	require.NoError(t, fs.Parse([]string{"-embed-url", live}))
 	emb, _, err = o.embedder()
 	require.NoError(t, err)
-	_, isPool := emb.(*llm.EmbedPool)
+	_, isPool := emb.(*pool.EmbedPool)
 	assert.False(t, isPool, "one -embed-url: the adapter itself")
 }

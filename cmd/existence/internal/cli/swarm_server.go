@@ -10,7 +10,9 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/ctxwindow"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // countedModel counts the calls to a real model server as simModel counts
@@ -66,7 +68,7 @@ type swarmServer struct {
 	// and the prompt tokens served from its KV cache and evaluated, with
 	// the cached share (0–1; "cache=N" in the spec).
 	Standin *swarmStandin `json:"standin,omitempty"`
-	// Pool is what an llm.Pool counted of the server, in a run with
+	// Pool is what a pool.Pool counted of the server, in a run with
 	// several -llm-url.
 	Pool *swarmPoolServer `json:"pool,omitempty"`
 }
@@ -127,7 +129,7 @@ func serverModel(o *swarmOptions, counts *simModel) (llm.Model, *swarmServer, fu
 	ro.keepAlive = keep
 	// The swarm's agents have no tool loop: their cycle prompts fit
 	// Ollama's default window, held for the run.
-	ro.holdNumCtx = llm.OllamaDefaultWindow
+	ro.holdNumCtx = ctxwindow.OllamaDefaultWindow
 	m, url, err := newModel(ro)
 	if err != nil {
 		stop()
@@ -258,9 +260,9 @@ func (c *swarmCollector) observeUsage(e existence.Event) {
 // retry is the model retry policy of the swarm's agents: one attempt on
 // the simulated model; against a server, the SDK's default (backoff with
 // jitter, Retry-After honoured).
-func (o *swarmOptions) retry() llm.RetryPolicy {
+func (o *swarmOptions) retry() middleware.RetryPolicy {
 	if o.llmURL == "" {
-		return llm.RetryPolicy{Attempts: 1}
+		return middleware.RetryPolicy{Attempts: 1}
 	}
-	return llm.RetryPolicy{}
+	return middleware.RetryPolicy{}
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 )
 
 // TestSwarmCountsCallsCutAtStop: a call that ends in a timeout or a
@@ -18,10 +18,10 @@ func TestSwarmCountsCallsCutAtStop(t *testing.T) {
 	call := func(outcome string) existence.Event {
 		return existence.Event{Kind: existence.EventModelCall, Call: &existence.ModelCall{Purpose: "cycle", Outcome: outcome}}
 	}
-	c.observe(call(llm.OutcomeTimeout))
+	c.observe(call(middleware.OutcomeTimeout))
 	c.stopped.Store(true)
-	c.observe(call(llm.OutcomeTimeout))
-	c.observe(call(llm.OutcomeCanceled))
+	c.observe(call(middleware.OutcomeTimeout))
+	c.observe(call(middleware.OutcomeCanceled))
 	c.observe(call(""))
 	assert.Equal(t, map[string]int64{"cycle/timeout": 1, "cycle/stopped": 2, "cycle/ok": 1}, c.calls)
 }

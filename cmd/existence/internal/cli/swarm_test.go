@@ -13,7 +13,7 @@ import (
 
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/pgtest"
-	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/store/filestore"
 	"github.com/existence-loop/sdk/store/pgstore"
 	"github.com/existence-loop/sdk/store/sqlitestore"
@@ -26,7 +26,7 @@ import (
 func TestSwarmFlags(t *testing.T) {
 	o, err := parseSwarmFlags([]string{"-agents", "10000", "-model-latency", "2s", "-heartbeat", "6s", "-autonomy-workers", "16", "-duration", "60s", "-host-messages", "3", "-json"}, io.Discard)
 	require.NoError(t, err)
-	assert.Equal(t, swarmOptions{agents: 10000, latency: 2 * time.Second, jitter: 200 * time.Millisecond, heartbeat: 6 * time.Second, autonomyWorkers: 16, priorityWorkers: 1, duration: time.Minute, hostMessages: 3, store: "memory", seed: 1, json: true, provider: "ollama", replyTokens: 1000, llmTimeout: llm.DefaultTimeout}, o)
+	assert.Equal(t, swarmOptions{agents: 10000, latency: 2 * time.Second, jitter: 200 * time.Millisecond, heartbeat: 6 * time.Second, autonomyWorkers: 16, priorityWorkers: 1, duration: time.Minute, hostMessages: 3, store: "memory", seed: 1, json: true, provider: "ollama", replyTokens: 1000, llmTimeout: middleware.DefaultTimeout}, o)
 	for _, bad := range [][]string{{"-agents", "0"}, {"-heartbeat", "0s"}, {"-model-latency", "1s", "-jitter", "2s"},
 		{"-autonomy-workers", "-1"}, {"-model", "m"}, {"-llm-url", "standin:?slots=x"}, {"-llm-url", "standin:?color=red"}, {"-reply-tokens", "-5"},
 		{"-llm-url", "http://h", "-provider", "openai"}, {"-token-budget", "4000"}, {"-llm-timeout", "0s"}, {"-llm-allow-redirect", ""}} {
