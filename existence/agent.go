@@ -445,59 +445,12 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	a.subscribeMemory()
 
-	a.model = a.stack(cfg.Model, purposeCycle)
-	if !cfg.NoRepair {
-		a.model = middleware.WithRepairParse(a.model, parseReply)
-	}
-	if cfg.lanes {
-		// The lanes bound the scheduler's cycles: no limiter slot, so that
-		// a hung model holds one worker only (the limiter bounds the calls
-		// made outside the lanes, RunnerConfig.MaxInFlight).
-		a.laneModel = a.stackWith(cfg.Model, purposeCycle, nil)
-		if !cfg.NoRepair {
-			a.laneModel = middleware.WithRepairParse(a.laneModel, parseReply)
-		}
-	}
-	if cfg.Cycle != nil {
-		a.stepModel = a.stack(cfg.Model, purposeCycle)
-		if cfg.lanes {
-			a.laneStepModel = a.stackWith(cfg.Model, purposeCycle, nil)
-		}
-	}
 	if cfg.ExecutorModel == nil {
 		cfg.ExecutorModel = cfg.Model
 	}
-	a.execModel = a.stack(cfg.ExecutorModel, purposeExecutor)
-	if a.budget != nil || cfg.shared != nil {
-		a.execModel = &budgetModel{a: a, next: a.execModel}
-	}
+	a.buildModels(cfg.ExecutorModel)
 	return a, nil
 }
-
-// stack wraps m, innermost first, with the runner's meter, Trace, the
-// agent's observer, WithTimeout, the runner's Limiter and WithRetry: the
-// waiting for a slot counts neither in the reported duration nor against
-// the timeout, and no slot is held while waiting to retry.
-func (a *Agent) stack(m llm.Model, purpose string) llm.Model {
-	return a.stackWith(m, purpose, a.cfg.limiter)
-}
-
-// stackWith wraps m like [Agent.stack], with the given limiter (nil: none).
-func (a *Agent) stackWith(m llm.Model, purpose string, l *middleware.Limiter) llm.Model {
-	if a.cfg.meter != nil {
-		m = a.cfg.meter(m, a.cfg.Clock.Now)
-	}
-	m = middleware.Trace(m, "", middleware.TraceConfig{Provider: a.cfg.TracerProvider, Attributes: a.agentAttrs(), Content: a.cfg.TraceContent})
-	m = &observeModel{a: a, next: m, purpose: purpose}
-	m = middleware.WithTimeout(m, a.cfg.CallTimeout)
-	m = l.Limit(m)
-	return priorityModel{next: middleware.WithRetry(m, a.cfg.Retry), id: a.cfg.ID}
-}
-
-// parseReply parses a cycle's reply for the repair middleware, which
-// returns the parsed value with the reply (llm.Response.Parsed): a reply
-// is validated and parsed once.
-func parseReply(text string) (any, error) { return prompt.ParseResponse(text) }
 
 // Lease returns the lease the agent runs under, as it was claimed by a
 // [Runner] with [RunnerConfig].Leases: a fenced store checks its Epoch

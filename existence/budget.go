@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/existence-loop/sdk/llm"
 )
 
 // EventBudgetExhausted: a token budget was spent (Budget says which, how
@@ -356,24 +354,6 @@ func (st *BudgetStatus) describe() string {
 // priorityKey marks the context of a goal chosen by a priority cycle: its
 // executor's calls may draw on the budget's Reserve.
 type priorityKey struct{}
-
-// budgetModel holds an executor's model calls while a budget is spent.
-type budgetModel struct {
-	a    *Agent
-	next llm.Model
-}
-
-var _ llm.Model = (*budgetModel)(nil)
-
-func (m *budgetModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	if err := m.a.waitBudget(ctx); err != nil {
-		return nil, fmt.Errorf("existence: waiting for the token budget to refill: %w", err)
-	}
-	return m.next.Generate(ctx, req)
-}
-
-// Unwrap returns the wrapped model (llm.Unwrapper).
-func (m *budgetModel) Unwrap() llm.Model { return m.next }
 
 // waitBudget blocks until a call in ctx may start by the budgets, or ctx
 // ends (its error is returned). The time it waits does not count toward

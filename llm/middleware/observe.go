@@ -11,7 +11,8 @@ import (
 // and failure rates can be counted.
 type Attempt struct {
 	// Model is the name given to Instrument, else the request's Model, else the
-	// name the response reports, else the wrapped model's name.
+	// name the response reports, else the name of the first model in the
+	// wrapped chain that has one.
 	Model string
 	// Duration is the wall-clock time of the call.
 	Duration time.Duration
@@ -51,10 +52,11 @@ func Instrument(m llm.Model, name string, fn func(Attempt)) llm.Model {
 }
 
 type observeModel struct {
-	next llm.Model
-	name string
-	fn   func(Attempt)
-	now  func() time.Time
+	next  llm.Model
+	name  string
+	fn    func(Attempt)                        // Instrument's callback, or
+	ctxFn func(ctx context.Context, a Attempt) // Stack's, with the call's context
+	now   func() time.Time
 }
 
 var _ llm.Model = (*observeModel)(nil)
@@ -82,9 +84,13 @@ func (o *observeModel) Generate(ctx context.Context, req *llm.Request) (*llm.Res
 		a.Model = counted.Model
 	}
 	if a.Model == "" {
-		a.Model = nameOf(o.next)
+		a.Model = chainName(o.next)
 	}
-	o.fn(a)
+	if o.ctxFn != nil {
+		o.ctxFn(ctx, a)
+	} else {
+		o.fn(a)
+	}
 	return resp, err
 }
 
