@@ -120,7 +120,7 @@ type Response struct {
 	// Duration is the wall-clock time of the call.
 	Duration time.Duration `json:"duration"`
 	// Server names the model server of a [Pool] that answered (its
-	// [PoolServer].Name, a URL as the CLI names them); empty when no
+	// pool.Server.Name, a URL as the CLI names them); empty when no
 	// pool made the call. [Trace], above the pool, reads it.
 	Server string `json:"server,omitempty"`
 	// Parsed is what the parse function of [WithRepairParse] made of Text

@@ -49,13 +49,13 @@ const (
 // [Steps]).
 var windowSteps = [...]int{4096, 8192, 16384, 32768, 65536, 131072, 262144}
 
-// WindowSteps returns the windows, in tokens, that [Tracker] asks
+// Steps returns the windows, in tokens, that [Tracker] asks
 // for, smallest first: 4096, 8192, … 262144. Ollama reloads a model
 // whenever num_ctx changes, so a few fixed steps keep reloads rare. The
 // slice is a copy.
 func Steps() []int { return slices.Clone(windowSteps[:]) }
 
-// ContextTracker keeps what an adapter knows of one model's context window
+// Tracker keeps what an adapter knows of one model's context window
 // on one server: the model's trained length, the operator's ceiling, the
 // window the server has been seen to grant, the step in use, whether the
 // server refuses or cuts a prompt over its window, the recent prompts (to

@@ -12,7 +12,7 @@ import (
 	"github.com/existence-loop/sdk/llm"
 )
 
-// EmbedPoolServer is one embedding server of an [EmbedPool].
+// EmbedServer is one embedding server of an [EmbedPool].
 type EmbedServer struct {
 	// Name identifies the server in the stats: its URL, say. Names must
 	// be unique and not empty.
@@ -22,7 +22,7 @@ type EmbedServer struct {
 	Embedder llm.Embedder
 }
 
-// EmbedPoolConfig configures an [EmbedPool].
+// EmbedConfig configures an [EmbedPool].
 type EmbedConfig struct {
 	// Servers are the embedding servers, at least one, all serving the
 	// same embedding model (one vector space).
@@ -31,8 +31,8 @@ type EmbedConfig struct {
 	// server failures in a row ([IsServerFailure], a call whose deadline
 	// fired included, whatever its cause: an embedding call's deadline
 	// is its own) mark a server down
-	// (0 means DefaultPoolFailures, 3), and a server down is probed by
-	// one call Probe later (0 means DefaultPoolProbe, 10 s).
+	// (0 means DefaultFailures, 3), and a server down is probed by
+	// one call Probe later (0 means DefaultProbe, 10 s).
 	Failures int
 	Probe    time.Duration
 	// Now is the clock; nil means time.Now.
@@ -70,7 +70,7 @@ type embedServer struct {
 
 var _ llm.Embedder = (*EmbedPool)(nil)
 
-// NewEmbedPool returns a pool of cfg.Servers. Errors: no server, a server
+// NewEmbed returns a pool of cfg.Servers. Errors: no server, a server
 // without a name or embedder, two of one name, or servers of different
 // models.
 func NewEmbed(cfg EmbedConfig) (*EmbedPool, error) {
@@ -160,7 +160,7 @@ func (p *EmbedPool) Embed(ctx context.Context, texts []string) ([][]float32, err
 	return nil, ErrNoServer
 }
 
-// EmbedPoolServerStats are one server's counters in an [EmbedPool].
+// EmbedServerStats are one server's counters in an [EmbedPool].
 type EmbedServerStats struct {
 	// Name is the server's name.
 	Name string
@@ -174,7 +174,7 @@ type EmbedServerStats struct {
 }
 
 // Stats returns each server's counters, in the order of
-// EmbedPoolConfig.Servers.
+// EmbedConfig.Servers.
 func (p *EmbedPool) Stats() []EmbedServerStats {
 	out := make([]EmbedServerStats, len(p.servers))
 	for i, s := range p.servers {

@@ -92,7 +92,7 @@ func TestEmbedPoolHealth(t *testing.T) {
 	assert.Empty(t, vecs)
 }
 
-// TestEmbedPoolConfig: the configurations NewEmbedPool refuses.
+// TestEmbedPoolConfig: the configurations NewEmbed refuses.
 func TestEmbedPoolConfig(t *testing.T) {
 	e := llmtest.NewFakeEmbedder("m", 8)
 	for name, cfg := range map[string]pool.EmbedConfig{

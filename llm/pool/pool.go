@@ -17,10 +17,10 @@ import (
 
 // Defaults of [Config].
 const (
-	// DefaultPoolFailures is how many failures in a row mark a server
+	// DefaultFailures is how many failures in a row mark a server
 	// down.
 	DefaultFailures = 3
-	// DefaultPoolProbe is how long a server stays down before one call
+	// DefaultProbe is how long a server stays down before one call
 	// probes it.
 	DefaultProbe = 10 * time.Second
 )
@@ -45,7 +45,7 @@ func AgentFrom(ctx context.Context) string {
 	return id
 }
 
-// PoolServer is one model server of a [Pool].
+// Server is one model server of a [Pool].
 type Server struct {
 	// Name identifies the server in the ranking, the stats and the
 	// report: its URL, say. Names must be unique and not empty; renaming
@@ -56,7 +56,7 @@ type Server struct {
 	Model llm.Model
 }
 
-// PoolConfig configures a [Pool].
+// Config configures a [Pool].
 type Config struct {
 	// Servers are the model servers, at least one.
 	Servers []Server
@@ -68,14 +68,14 @@ type Config struct {
 	// call or window lookup whose per-call deadline fired, a reply that
 	// breaks the protocol, a redirect to another origin) mark a server
 	// down; 0
-	// means DefaultPoolFailures (3). An overload (503
+	// means DefaultFailures (3). An overload (503
 	// "busy", 429) is the server's concurrency limit speaking, not a
 	// failure.
 	Failures int
 	// Probe is how long a server stays down before the next call routed
 	// to it is sent there again as a probe: a success brings it (and its
 	// agents) back, a failure keeps it down for another Probe. 0 means
-	// DefaultPoolProbe (10 s).
+	// DefaultProbe (10 s).
 	Probe time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -146,7 +146,7 @@ func (s *poolServer) spent(r *llm.Response) {
 	s.mu.Unlock()
 }
 
-// NewPool returns a pool of cfg.Servers. Errors: no server, a server
+// New returns a pool of cfg.Servers. Errors: no server, a server
 // without a name or model, or two of one name.
 func New(cfg Config) (*Pool, error) {
 	if len(cfg.Servers) == 0 {
@@ -388,7 +388,7 @@ func (p *Pool) Generate(ctx context.Context, req *llm.Request) (*llm.Response, e
 	return nil, ErrNoServer
 }
 
-// PoolServerStats are one server's counters in a [Pool].
+// ServerStats are one server's counters in a [Pool].
 type ServerStats struct {
 	// Name is the server's name.
 	Name string
@@ -408,7 +408,7 @@ type ServerStats struct {
 	Limit middleware.AdaptiveStats
 }
 
-// Stats returns each server's counters, in the order of PoolConfig.Servers.
+// Stats returns each server's counters, in the order of Config.Servers.
 func (p *Pool) Stats() []ServerStats {
 	out := make([]ServerStats, len(p.servers))
 	for i, s := range p.servers {

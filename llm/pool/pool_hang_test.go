@@ -142,7 +142,7 @@ func TestPoolHungServer(t *testing.T) {
 }
 
 // TestPoolGarbageServer: a pool member answering 200 with a body that is
-// not the protocol is marked down after DefaultPoolFailures replies, and
+// not the protocol is marked down after DefaultFailures replies, and
 // its agents move.
 func TestPoolGarbageServer(t *testing.T) {
 	bad := ollamaServer(t, "garbage")
