@@ -7,7 +7,7 @@ import (
 )
 
 // AdaptiveWorkers, as [RunnerConfig].AutonomyWorkers, sizes the autonomy
-// lane by an [middleware.AdaptiveLimit] that measures every model call the
+// lane by a [middleware.AdaptiveLimit] that measures every model call the
 // runner's agents make: the lane grows while the server's latency stays
 // near its minimum and shrinks when it climbs (a queue forms) or the
 // server answers 503, 429 or "busy". The priority lane has a reserved

@@ -52,13 +52,13 @@
 //
 // The model server usually runs out before the SDK does. With
 // [AdaptiveWorkers] as AutonomyWorkers, the autonomy lane finds the
-// server's capacity itself: an [middleware.AdaptiveLimit] measures every model
+// server's capacity itself: a [middleware.AdaptiveLimit] measures every model
 // call next to the adapter and grows the lane while latency stays near its
 // minimum, shrinking it when latency climbs or the server answers 503
 // ([RunnerStats].Concurrency); the priority lane has a reserved share of
 // that limit and grows to all of it, and its calls ([middleware.WithPriority])
 // retry after a short wait. Every call carries its agent's id
-// ([pool.WithAgent]), by which an [pool.Pool] pins the agent to one server. Every call's tokens (the server's counts,
+// ([pool.WithAgent]), by which a [pool.Pool] pins the agent to one server. Every call's tokens (the server's counts,
 // else estimates) are counted per agent and per model ([Status].Usage) and
 // against a token [Budget] over a sliding window ([Config].Budget,
 // [RunnerConfig].SharedBudget): while it is spent, autonomy cycles and

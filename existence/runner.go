@@ -49,7 +49,7 @@ type RunnerConfig struct {
 	// the model server's capacity itself (see Adaptive).
 	AutonomyWorkers int
 	// Adaptive bounds the autonomy lane's size under [AdaptiveWorkers]
-	// (an [middleware.AdaptiveLimit]: from Min to Max, starting at Initial;
+	// (a [middleware.AdaptiveLimit]: from Min to Max, starting at Initial;
 	// defaults 1, 256, 1); ignored otherwise. Its OnChange is the
 	// runner's own (it resizes the lane); one set here is not called.
 	Adaptive middleware.AdaptiveConfig

@@ -25,7 +25,7 @@ var (
 	ErrTruncated = errors.New("llm: reply truncated at the token limit")
 	// ErrEmpty: the server answered with no text and no tool calls.
 	ErrEmpty = errors.New("llm: empty reply")
-	// ErrTimeout: the call exceeded its deadline (see [WithTimeout]).
+	// ErrTimeout: the call exceeded its deadline (see middleware.WithTimeout).
 	ErrTimeout = errors.New("llm: call timed out")
 )
 
@@ -136,8 +136,8 @@ func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }
 // ErrRedirect matches (errors.Is) a call an adapter did not send on
 // because the server redirected it to another origin (scheme, host and
 // port) than the one configured, to a host not allowed: the other host
-// received nothing. A [Pool] counts it as a server failure
-// ([IsServerFailure]). The rule is internal/origin's, shared with
+// received nothing. A pool.Pool counts it as a server failure
+// (pool.IsServerFailure). The rule is internal/origin's, shared with
 // existence/minds.
 var ErrRedirect = origin.ErrRedirect
 
@@ -148,8 +148,8 @@ var ErrProtocol = errors.New("llm: reply breaks the protocol")
 
 // ProtocolError reports a reply that breaks the provider's protocol
 // ([ErrProtocol]): the server is unwell or is not the server it claims to
-// be, so a [Pool] counts it as a server failure ([IsServerFailure]) and
-// [WithRetry] retries it. A model's reply whose *content* is not the JSON
+// be, so a pool.Pool counts it as a server failure (pool.IsServerFailure) and
+// middleware.WithRetry retries it. A model's reply whose *content* is not the JSON
 // asked for is not one: that is [ErrInvalidOutput], the repair turn's
 // business.
 type ProtocolError struct {

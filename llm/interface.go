@@ -8,9 +8,9 @@ import (
 
 // Model is one language-model backend. It is the only seam between the
 // existence loop and a provider: adapters (llm/ollama, llm/openai), the
-// scripted fake (llm/llmtest) and the middleware in this package
-// ([WithRetry], [WithTimeout], [Fallback], [WithRepair], [Instrument]) all
-// implement it.
+// scripted fake (llm/llmtest), the middleware of llm/middleware
+// (WithRetry, WithTimeout, Fallback, WithRepair, Instrument) and the pools
+// of llm/pool all implement it.
 //
 // Generate sends one request and waits for the whole reply (a streamed reply
 // is aggregated by the adapter). It must return promptly when ctx ends, with
@@ -75,7 +75,7 @@ type ToolDef struct {
 //
 // Zero values mean "provider default": a nil Temperature or Seed is not
 // sent. MaxTokens 0 means the adapter's default reply limit: every request
-// bounds its reply ([Reserve]).
+// bounds its reply (ctxwindow.Reserve).
 type Request struct {
 	// Model overrides the adapter's configured model name when non-empty.
 	Model string `json:"model,omitempty"`
@@ -94,7 +94,7 @@ type Request struct {
 	// OpenAI max_tokens, or max_completion_tokens when configured), at
 	// most a quarter of a known context window, which keeps room for it.
 	// 0 means the adapter's default: 1024 tokens or a quarter of the
-	// window, whichever is smaller ([Reserve]). An unbounded reply can
+	// window, whichever is smaller (ctxwindow.Reserve). An unbounded reply can
 	// hold a model server's slot for minutes.
 	MaxTokens int `json:"max_tokens,omitempty"`
 }
@@ -119,11 +119,11 @@ type Response struct {
 	OutputTokens int `json:"output_tokens"`
 	// Duration is the wall-clock time of the call.
 	Duration time.Duration `json:"duration"`
-	// Server names the model server of a [Pool] that answered (its
+	// Server names the model server of a pool.Pool that answered (its
 	// pool.Server.Name, a URL as the CLI names them); empty when no
-	// pool made the call. [Trace], above the pool, reads it.
+	// pool made the call. middleware.Trace, above the pool, reads it.
 	Server string `json:"server,omitempty"`
-	// Parsed is what the parse function of [WithRepairParse] made of Text
+	// Parsed is what the parse function of middleware.WithRepairParse made of Text
 	// (nil otherwise), so that the caller parses a validated reply once.
 	Parsed any `json:"-"`
 }

@@ -7,7 +7,7 @@ import (
 
 // ErrInvalidOutput: the reply did not pass the caller's validation (for
 // example it is not JSON, or does not match the requested JSON Schema),
-// even after one repair attempt. See [InvalidOutputError] and [WithRepair].
+// even after one repair attempt. See [InvalidOutputError] and middleware.WithRepair.
 var ErrInvalidOutput = errors.New("llm: reply does not match the requested format")
 
 // InvalidOutputError reports a reply that failed validation. It matches

@@ -9,8 +9,8 @@ import (
 var ErrReplyTooLarge = errors.New("llm: reply too large")
 
 // ReplyTooLargeError is the failure of a call whose reply body passed its
-// cap (see [WithReplyLimit]). It matches [ErrReplyTooLarge]. It is not
-// [Retryable]: the same request would get the same reply.
+// cap (see middleware.WithReplyLimit). It matches [ErrReplyTooLarge]. It is not
+// middleware.Retryable: the same request would get the same reply.
 type ReplyTooLargeError struct {
 	// URL is the address the request went to (without its query).
 	URL string
