@@ -119,3 +119,40 @@ func ExampleWithRepair() {
 	//
 	// Reply again with the corrected JSON object only: no prose, no code fences, no explanation.
 }
+
+// The same stack built in its one order by Stack: the observer gets each
+// attempt with its context, and the context hook marks every call as a
+// priority one, so that retry waits only WaitPriority after the 503.
+func ExampleStack() {
+	fake := llmtest.NewFake(
+		llmtest.Reply{Err: llm.StatusError{Provider: "ollama", StatusCode: 503, Message: "server busy"}},
+		llmtest.Reply{Text: `{"content": "map the workspace"}`, PromptTokens: 840, OutputTokens: 9},
+	)
+	m := middleware.Stack(fake, middleware.StackConfig{
+		Context: middleware.WithPriority,
+		Repair: func(text string) (any, error) {
+			return nil, checkGoal(text)
+		},
+		Retry: middleware.RetryPolicy{
+			Sleep: func(_ context.Context, d time.Duration) error { fmt.Println("waiting", d); return nil },
+			Rand:  func() float64 { return 0.5 },
+		},
+		Observe: func(ctx context.Context, a middleware.Attempt) {
+			fmt.Printf("attempt: outcome=%s priority=%v tokens=%d+%d\n", a.Outcome, middleware.IsPriority(ctx), a.PromptTokens, a.OutputTokens)
+		},
+	})
+	resp, err := m.Generate(context.Background(), &llm.Request{
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "Choose a goal."}},
+		Format:   goalSchema,
+	})
+	if err != nil {
+		fmt.Println("error:", middleware.Classify(err), err)
+		return
+	}
+	fmt.Println(resp.Text)
+	// Output:
+	// attempt: outcome=http_503 priority=true tokens=0+0
+	// waiting 250ms
+	// attempt: outcome=ok priority=true tokens=840+9
+	// {"content": "map the workspace"}
+}
