@@ -78,7 +78,7 @@ func (a *Agent) Update(u Update) error {
 	if u.Cycle != nil {
 		if *u.Cycle != nil && a.stepModel == nil {
 			a.stepModel = a.stack(a.cfg.Model, purposeCycle)
-			if a.cfg.lanes {
+			if a.wire.lanes {
 				a.laneStepModel = a.stackWith(a.cfg.Model, purposeCycle, nil)
 			}
 		}
