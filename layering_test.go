@@ -35,6 +35,7 @@ var layers = []struct {
 	{"identity", 2},
 	{"memory", 2},
 	{"llm", 1}, // the model contract, and below it by rule (TestLayering): llm/ctxwindow, llm/middleware, llm/pool, then the adapters
+	{"clock", 0}, // the one time source: imports nothing of the SDK
 	{"task", 0},
 	{"slot", 0},
 	{"lease", 0},

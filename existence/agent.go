@@ -16,6 +16,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
@@ -113,8 +114,8 @@ type Config struct {
 	// Tasks is the optional queue of externally assigned tasks (spec §2
 	// row 1): an store/taskqueue Queue, or a database-backed queue.
 	Tasks task.Source
-	// Clock is the time source; default [SystemClock].
-	Clock Clock
+	// Clock is the time source; default [clock.System].
+	Clock clock.Clock
 	// Heartbeat is the tick interval of [Agent.Run]; default 6 s.
 	Heartbeat time.Duration
 	// CallTimeout bounds one model attempt; default 180 s, as in the
@@ -262,16 +263,20 @@ type Config struct {
 	// Commissioning, when set, runs GSV's commissioning ceremony on the
 	// agent's first run (see [Commissioning]); nil: none.
 	Commissioning *Commissioning
+}
 
-	// peers, send, limiter, lanes, lease, shared and meter are set by a
-	// Runner.
-	peers   func(self string) ([]prompt.Peer, int)
-	send    func(from *Agent, text string)
-	limiter *middleware.Limiter
-	lanes   bool         // cycles run in the runner's lanes, not under limiter
-	lease   *lease.Lease // the lease the agent runs under, with Leases
-	shared  *budgetState // the runner-wide budget, nil for none
-	meter   func(m llm.Model, now func() time.Time) llm.Model
+// wiring is what a [Runner] gives an agent it runs, apart from its
+// [Config]: the runner's services, which an agent made with [New] has
+// none of. Every field may be zero.
+type wiring struct {
+	peers    func(self string) ([]prompt.Peer, int)            // the agent's "YOUR PEERS" section
+	send     func(from *Agent, text string)                    // a crisis message to the peers shown
+	limiter  *middleware.Limiter                               // bounds the calls made outside the lanes
+	lanes    bool                                              // cycles run in the runner's lanes, not under limiter
+	lease    *lease.Lease                                      // the lease the agent runs under, with Leases
+	shared   *budgetState                                      // the runner-wide budget, nil for none
+	meter    func(m llm.Model, now func() time.Time) llm.Model // the runner's latency meter
+	observer Observer                                          // the runner's subscribers, after the agent's Observer
 }
 
 // Agent is one existence-loop agent: an identity, a suffering state, a
@@ -280,6 +285,7 @@ type Config struct {
 // are safe for concurrent use.
 type Agent struct {
 	cfg       Config
+	wire      wiring                 // from the Runner that runs the agent, if any
 	subs      subscribers            // Subscribe
 	name      atomic.Pointer[string] // the display name (Name); commissioning may change it
 	model     llm.Model              // for existence cycles
@@ -347,6 +353,11 @@ type run struct {
 // [identity.ErrLocked] when another process runs the agent; a load error
 // such as [identity.ErrCorrupt] (unless FreshOnCorrupt).
 func New(ctx context.Context, cfg Config) (*Agent, error) {
+	return newAgent(ctx, cfg, wiring{})
+}
+
+// newAgent is [New] with a runner's wiring w.
+func newAgent(ctx context.Context, cfg Config, w wiring) (*Agent, error) {
 	if cfg.ID == "" || cfg.Name == "" {
 		return nil, errors.New("existence: Config.ID and Config.Name are required")
 	}
@@ -372,7 +383,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		cfg.Executor = Immediate
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock
+		cfg.Clock = clock.System
 	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = DefaultHeartbeat
@@ -415,6 +426,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg:  cfg,
+		wire: w,
 		log:  cfg.Logger.With("agent", cfg.ID),
 		wake: make(chan struct{}, 1),
 	}
@@ -457,10 +469,10 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 // (the fencing token) on every write. ok is false for an agent not run
 // under [RunnerConfig].Leases.
 func (a *Agent) Lease() (l lease.Lease, ok bool) {
-	if a.cfg.lease == nil {
+	if a.wire.lease == nil {
 		return lease.Lease{}, false
 	}
-	return *a.cfg.lease, true
+	return *a.wire.lease, true
 }
 
 // cutLocked cancels the executing goal without waiting for its executor
@@ -698,7 +710,7 @@ func (a *Agent) unlock() {
 // emit completes e and delivers it to the observer. It must be called
 // without a.mu held.
 func (a *Agent) emit(e Event) {
-	if a.cfg.Observer == nil && !a.subs.any() {
+	if a.cfg.Observer == nil && a.wire.observer == nil && !a.subs.any() {
 		return
 	}
 	if e.Time.IsZero() {
@@ -710,6 +722,9 @@ func (a *Agent) emit(e Event) {
 	}
 	if a.cfg.Observer != nil {
 		a.cfg.Observer(e)
+	}
+	if a.wire.observer != nil {
+		a.wire.observer(e)
 	}
 	a.subs.deliver(e)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/existence-loop/sdk/clock"
 )
 
 // EventBudgetExhausted: a token budget was spent (Budget says which, how
@@ -291,7 +293,7 @@ func (s *budgetState) statusLocked(now time.Time) BudgetStatus {
 // by its own budget and the runner's, if not at now (zero: now).
 func (a *Agent) budgetHold(lane Lane, now time.Time) time.Time {
 	at := a.budget.hold(lane, now)
-	if h := a.cfg.shared.hold(lane, now); h.After(at) {
+	if h := a.wire.shared.hold(lane, now); h.After(at) {
 		at = h
 	}
 	return at
@@ -327,11 +329,11 @@ func (a *Agent) chargeEmbed(tokens int) {
 // chargeTokens counts n tokens against the agent's budget and the
 // runner's, reporting each exhaustion.
 func (a *Agent) chargeTokens(n int64) {
-	if n <= 0 || (a.budget == nil && a.cfg.shared == nil) {
+	if n <= 0 || (a.budget == nil && a.wire.shared == nil) {
 		return
 	}
 	now := a.cfg.Clock.Now()
-	for _, st := range []*BudgetStatus{a.budget.charge(now, n), a.cfg.shared.charge(now, n)} {
+	for _, st := range []*BudgetStatus{a.budget.charge(now, n), a.wire.shared.charge(now, n)} {
 		if st != nil {
 			a.emit(Event{Kind: EventBudgetExhausted, Budget: st, Text: st.describe()})
 		}
@@ -385,11 +387,11 @@ func (r *run) budgetWaited(a *Agent) time.Duration {
 	return time.Duration(a.budgetWaited.Load() - r.waited0)
 }
 
-// sleepClock waits d on c (its AfterFunc when it is a [TimerClock]) or
+// sleepClock waits d on c (its AfterFunc) or
 // until ctx ends.
-func sleepClock(ctx context.Context, c Clock, d time.Duration) error {
+func sleepClock(ctx context.Context, c clock.Clock, d time.Duration) error {
 	done := make(chan struct{})
-	stop := afterFunc(c, d, func() { close(done) })
+	stop := c.AfterFunc(d, func() { close(done) })
 	defer stop()
 	select {
 	case <-done:

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
@@ -25,7 +26,7 @@ import (
 type tokenModel struct{ latency time.Duration }
 
 func (m tokenModel) Generate(ctx context.Context, _ *llm.Request) (*llm.Response, error) {
-	if c, ok := existence.ClockFrom(ctx).(existence.SettableClock); ok {
+	if c, ok := existence.ClockFrom(ctx).(*clock.Virtual); ok {
 		c.Advance(m.latency)
 	}
 	return &llm.Response{Model: "qwen3.5:9b", Text: `{"action":"goal","content":"map the workspace","reasoning":"r"}`, PromptTokens: 900, OutputTokens: 100}, nil

@@ -2,7 +2,6 @@ package existence
 
 import (
 	"context"
-	"time"
 
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
@@ -141,29 +140,3 @@ var Immediate Executor = ExecutorFunc(func(ctx context.Context, a Assignment) (O
 	}
 	return Outcome{Status: identity.Done, Summary: "completed: " + a.Goal.Objective}, nil
 })
-
-// Clock tells the time and makes tickers. Inject a fake for deterministic
-// tests; [SystemClock] is the default.
-type Clock interface {
-	Now() time.Time
-	// NewTicker returns a channel that delivers a tick every d, and a stop
-	// function.
-	NewTicker(d time.Duration) (<-chan time.Time, func())
-}
-
-// SystemClock is the real clock.
-var SystemClock Clock = systemClock{}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
-func (systemClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
-	t := time.NewTicker(d)
-	return t.C, t.Stop
-}
-
-// AfterFunc calls f after d ([TimerClock]).
-func (systemClock) AfterFunc(d time.Duration, f func()) func() bool {
-	return time.AfterFunc(d, f).Stop
-}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/internal/backoff"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/slot"
@@ -55,7 +56,7 @@ type MindEnv struct {
 	// ordinary cycles and never delay an answer to a person.
 	Lane func(m llm.Model) llm.Model
 	// Clock is the runner's clock, for schedules and timestamps.
-	Clock Clock
+	Clock clock.Clock
 	// Logger receives the mind's diagnostics, with its name attached.
 	Logger *slog.Logger
 }
@@ -191,7 +192,7 @@ func (r *Runner) runMind(g *mindGroup, ctx context.Context, m Mind, post func(co
 				Text: fmt.Sprintf("mind %s failed; it runs again in %s", name, delay)})
 			log.Warn("mind failed", "err", err, "retry_in", delay)
 			wait := make(chan struct{})
-			stop := afterFunc(r.cfg.Clock, delay, func() { close(wait) })
+			stop := r.cfg.Clock.AfterFunc(delay, func() { close(wait) })
 			select {
 			case <-ctx.Done():
 				stop()

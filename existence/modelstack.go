@@ -28,20 +28,20 @@ const (
 // limiter bounds the calls made outside them, RunnerConfig.MaxInFlight),
 // the steps' of a Config.Cycle, and the executor's.
 func (a *Agent) buildModels(exec llm.Model) {
-	a.model = a.modelStack(a.cfg.Model, useCycle, a.cfg.limiter)
-	if a.cfg.lanes {
+	a.model = a.modelStack(a.cfg.Model, useCycle, a.wire.limiter)
+	if a.wire.lanes {
 		a.laneModel = a.modelStack(a.cfg.Model, useCycle, nil)
 	}
 	if a.cfg.Cycle != nil {
 		a.buildStepModels()
 	}
-	a.execModel = a.modelStack(exec, useExecutor, a.cfg.limiter)
+	a.execModel = a.modelStack(exec, useExecutor, a.wire.limiter)
 }
 
 // buildStepModels builds the stacks a Config.Cycle's steps call through.
 func (a *Agent) buildStepModels() {
-	a.stepModel = a.modelStack(a.cfg.Model, useStep, a.cfg.limiter)
-	if a.cfg.lanes {
+	a.stepModel = a.modelStack(a.cfg.Model, useStep, a.wire.limiter)
+	if a.wire.lanes {
 		a.laneStepModel = a.modelStack(a.cfg.Model, useStep, nil)
 	}
 }
@@ -62,8 +62,8 @@ func (a *Agent) modelStack(m llm.Model, use modelUse, l *middleware.Limiter) llm
 		Trace:   middleware.TraceConfig{Provider: a.cfg.TracerProvider, Attributes: a.agentAttrs(), Content: a.cfg.TraceContent},
 		Now:     a.cfg.Clock.Now,
 	}
-	if a.cfg.meter != nil {
-		cfg.Meter = meterFunc(a.cfg.meter)
+	if a.wire.meter != nil {
+		cfg.Meter = meterFunc(a.wire.meter)
 	}
 	switch use {
 	case useCycle:
@@ -72,7 +72,7 @@ func (a *Agent) modelStack(m llm.Model, use modelUse, l *middleware.Limiter) llm
 		}
 	case useExecutor:
 		purpose = purposeExecutor
-		if a.budget != nil || a.cfg.shared != nil {
+		if a.budget != nil || a.wire.shared != nil {
 			cfg.Admit = a.admitBudget
 		}
 	}

@@ -1,6 +1,7 @@
 package existence
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/heap"
 	"github.com/existence-loop/sdk/lease"
@@ -33,9 +35,14 @@ const (
 	DefaultRenewEvery = defaultLeaseTTL / 3
 )
 
-// RunnerConfig configures a [Runner]. Its Store, Clock, Heartbeat, Observer
-// and Logger are defaults for every agent added; a field set in an agent's
-// own [Config] wins.
+// RunnerConfig configures a [Runner]. Inheritance follows one rule: a
+// zero field of an added agent's [Config] takes the runner's value of the
+// field of the same name. The fields inherited so are Store, Clock,
+// Heartbeat, Observer, Logger, SharedSlots, Budget, TracerProvider and
+// TraceContent (a false TraceContent takes the runner's). A field set in
+// the agent's Config wins. The runner's subscribers ([Runner.Subscribe])
+// receive every agent's events besides its own Observer: that is the
+// runner's wiring, not inheritance.
 type RunnerConfig struct {
 	// Store is shared by the agents (required unless every agent's Config
 	// sets its own, as a Leases NewAgent does). With an
@@ -88,7 +95,7 @@ type RunnerConfig struct {
 	MaxInFlight int
 	// Clock, Heartbeat, Observer and Logger are the agents' defaults (see
 	// [Config]). The runner's Clock also drives the scheduler.
-	Clock     Clock
+	Clock     clock.Clock
 	Heartbeat time.Duration
 	Observer  Observer
 	Logger    *slog.Logger
@@ -253,7 +260,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		cfg.RenewEvery = DefaultRenewEvery
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock
+		cfg.Clock = clock.System
 	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = DefaultHeartbeat
@@ -299,41 +306,41 @@ func classifyNode(e *schedEntry) Lane {
 // that wraps [ErrDuplicateAgent]. An agent added while the runner runs is
 // scheduled at once (its first heartbeat staggered like the others).
 func (r *Runner) Add(ctx context.Context, cfg Config) (*Agent, error) {
+	return r.add(ctx, cfg, nil)
+}
+
+// inherit applies [RunnerConfig]'s one inheritance rule: each zero field
+// of cfg that rc has a field of the same name for takes rc's value.
+func inherit(cfg Config, rc *RunnerConfig) Config {
+	cfg.Store = cmp.Or(cfg.Store, rc.Store)
+	cfg.Clock = cmp.Or(cfg.Clock, rc.Clock)
+	cfg.Heartbeat = cmp.Or(cfg.Heartbeat, rc.Heartbeat)
+	if cfg.Observer == nil {
+		cfg.Observer = rc.Observer
+	}
+	cfg.Logger = cmp.Or(cfg.Logger, rc.Logger)
+	cfg.SharedSlots = cmp.Or(cfg.SharedSlots, rc.SharedSlots)
+	cfg.Budget = cmp.Or(cfg.Budget, rc.Budget)
+	cfg.TracerProvider = cmp.Or(cfg.TracerProvider, rc.TracerProvider)
+	cfg.TraceContent = cmp.Or(cfg.TraceContent, rc.TraceContent)
+	return cfg
+}
+
+// add is [Runner.Add] for an agent run under l (nil: no lease).
+func (r *Runner) add(ctx context.Context, cfg Config, l *lease.Lease) (*Agent, error) {
 	if r.Agent(cfg.ID) != nil {
 		return nil, fmt.Errorf("%w: %q", ErrDuplicateAgent, cfg.ID)
 	}
-	if cfg.Store == nil {
-		cfg.Store = r.cfg.Store
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = r.cfg.Clock
-	}
-	if cfg.Heartbeat == 0 {
-		cfg.Heartbeat = r.cfg.Heartbeat
-	}
-	if cfg.Observer == nil {
-		cfg.Observer = r.cfg.Observer
-	}
-	cfg.Observer = Observers(cfg.Observer, r.subs.deliver)
-	if cfg.Logger == nil {
-		cfg.Logger = r.cfg.Logger
-	}
-	if cfg.SharedSlots == nil {
-		cfg.SharedSlots = r.cfg.SharedSlots
-	}
-	if cfg.Budget == (Budget{}) {
-		cfg.Budget = r.cfg.Budget
-	}
-	if cfg.TracerProvider == nil {
-		cfg.TracerProvider, cfg.TraceContent = r.cfg.TracerProvider, cfg.TraceContent || r.cfg.TraceContent
-	}
-	cfg.shared = r.shared
-	cfg.meter = r.meter.Observe
-	cfg.limiter = r.limiter
-	cfg.peers = r.peers
-	cfg.send = r.broadcast
-	cfg.lanes = true
-	a, err := New(ctx, cfg)
+	a, err := newAgent(ctx, inherit(cfg, &r.cfg), wiring{
+		peers:    r.peers,
+		send:     r.broadcast,
+		limiter:  r.limiter,
+		lanes:    true,
+		lease:    l,
+		shared:   r.shared,
+		meter:    r.meter.Observe,
+		observer: r.subs.deliver,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -492,7 +499,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		var stop func() bool
 		if ok {
-			stop = afterFunc(r.cfg.Clock, next.Sub(r.cfg.Clock.Now()), r.poke)
+			stop = r.cfg.Clock.AfterFunc(next.Sub(r.cfg.Clock.Now()), r.poke)
 			if !r.cfg.Clock.Now().Before(next) {
 				r.poke() // the clock moved past it meanwhile
 			}
@@ -575,15 +582,6 @@ func (r *Runner) shutdown() error {
 	return errors.Join(errs...)
 }
 
-// afterFunc calls f once d has passed on c: with c's AfterFunc when it is a
-// [TimerClock], else with a system timer.
-func afterFunc(c Clock, d time.Duration, f func()) func() bool {
-	if tc, ok := c.(TimerClock); ok {
-		return tc.AfterFunc(d, f)
-	}
-	return time.AfterFunc(d, f).Stop
-}
-
 // poke wakes the real-time driver.
 func (r *Runner) poke() {
 	select {
@@ -645,10 +643,10 @@ type clockKey struct{}
 // nil. A simulated model (existence/simulate) uses it to take virtual
 // time: under
 // [Runner.RunVirtual], a model that calls Advance(latency) on that clock
-// (an existencetest.Clock, or any [SettableClock]) keeps the worker busy
+// (a [clock.Virtual]) keeps the worker busy
 // for that long in virtual time.
-func ClockFrom(ctx context.Context) Clock {
-	c, _ := ctx.Value(clockKey{}).(Clock)
+func ClockFrom(ctx context.Context) clock.Clock {
+	c, _ := ctx.Value(clockKey{}).(clock.Clock)
 	return c
 }
 
@@ -1014,9 +1012,7 @@ func (r *Runner) adopt(ctx context.Context, l lease.Lease) error {
 	if cfg.ID != l.AgentID {
 		return fmt.Errorf("existence: NewAgent built %q for the lease of %q", cfg.ID, l.AgentID)
 	}
-	lease := l
-	cfg.lease = &lease
-	_, err = r.Add(ctx, cfg)
+	_, err = r.add(ctx, cfg, &l)
 	return err
 }
 

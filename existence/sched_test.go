@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/llm"
@@ -35,7 +36,7 @@ func (m *simModel) Generate(ctx context.Context, req *llm.Request) (*llm.Respons
 	m.calls++
 	n := m.calls
 	m.mu.Unlock()
-	c, ok := existence.ClockFrom(ctx).(existence.SettableClock)
+	c, ok := existence.ClockFrom(ctx).(*clock.Virtual)
 	if !ok {
 		return nil, fmt.Errorf("no virtual clock in the context")
 	}

@@ -4,40 +4,19 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/existence-loop/sdk/clock"
 )
 
-// SettableClock is a [Clock] whose time a driver sets:
-// [Runner.RunVirtual] needs one as the runner's Clock.
-// existencetest.Clock is one.
-type SettableClock interface {
-	Clock
-	// Set sets the time (it may go backwards).
-	Set(t time.Time)
-	// Advance moves the time forward by d.
-	Advance(d time.Duration)
-}
-
-// TimerClock is a [Clock] that also makes one-shot timers. The real-time
-// driver ([Runner.Run], [Agent.Run]) waits for the next due heartbeat with
-// AfterFunc when the clock is a TimerClock (as [SystemClock] and
-// existencetest.Clock are), and with a system timer otherwise.
-type TimerClock interface {
-	Clock
-	// AfterFunc calls f on its own goroutine once d has passed, and
-	// returns a function that cancels the call, reporting whether it
-	// stopped it before it ran.
-	AfterFunc(d time.Duration, f func()) (stop func() bool)
-}
-
 // ErrNotVirtual is returned by [Runner.RunVirtual] when the runner's Clock
-// is not a [SettableClock].
-var ErrNotVirtual = errors.New("existence: RunVirtual needs a SettableClock (such as existencetest.Clock) as RunnerConfig.Clock")
+// is not a [*clock.Virtual].
+var ErrNotVirtual = errors.New("existence: RunVirtual needs a *clock.Virtual as RunnerConfig.Clock")
 
 // RunVirtual drives the agents in virtual time up to until, deterministically
 // (for existence/simulate): it runs on the calling
 // goroutine, on the same scheduler as [Runner.Run] (heartbeat heap, lanes,
 // coalescing, cooldown, due-time fairness, staggered start), and never
-// sleeps. The runner's Clock must be a [SettableClock]; RunVirtual sets it.
+// sleeps. The runner's Clock must be a [*clock.Virtual]; RunVirtual sets it.
 //
 // It repeats, until the next event is after until:
 //
@@ -57,7 +36,7 @@ var ErrNotVirtual = errors.New("existence: RunVirtual needs a SettableClock (suc
 // worker stays busy until then, and its cooldown counts from then. The
 // clock is then set back to the dispatch time before the next cycle runs.
 // The agent's Config.Clock may be the runner's (the default) or its own
-// SettableClock; either way it is set to the dispatch time first.
+// [*clock.Virtual]; either way it is set to the dispatch time first.
 //
 // A cycle is atomic in virtual time: its effects (the goal, a message to a
 // peer) are visible from its dispatch time, and its events carry the times
@@ -72,7 +51,7 @@ var ErrNotVirtual = errors.New("existence: RunVirtual needs a SettableClock (suc
 // [Runner.Close] at the end. A runner runs either virtually or in real
 // time, not both; Leases are not used.
 func (r *Runner) RunVirtual(ctx context.Context, until time.Time) error {
-	sc, ok := r.cfg.Clock.(SettableClock)
+	sc, ok := r.cfg.Clock.(*clock.Virtual)
 	if !ok {
 		return ErrNotVirtual
 	}
@@ -125,7 +104,7 @@ func (r *Runner) RunVirtual(ctx context.Context, until time.Time) error {
 		r.smu.Unlock()
 		for _, j := range jobs {
 			n := j.e.node
-			ac, own := n.a.cfg.Clock.(SettableClock)
+			ac, own := n.a.cfg.Clock.(*clock.Virtual)
 			if own && ac != sc {
 				ac.Set(t)
 			}

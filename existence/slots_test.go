@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
@@ -29,7 +30,7 @@ import (
 // starts, and release, when set, must deliver a value before a call
 // answers.
 type recModel struct {
-	clock   existence.Clock
+	clock   clock.Clock
 	latency time.Duration
 	started chan recCall
 	release chan struct{}
@@ -62,7 +63,7 @@ func (m *recModel) Generate(ctx context.Context, req *llm.Request) (*llm.Respons
 			return nil, ctx.Err()
 		}
 	}
-	if sc, ok := c.(existence.SettableClock); ok && m.latency > 0 {
+	if sc, ok := c.(*clock.Virtual); ok && m.latency > 0 {
 		sc.Advance(m.latency)
 	}
 	return &llm.Response{Text: `{"action":"goal","content":"look around","reasoning":"r"}`}, nil

@@ -158,7 +158,7 @@ func (a *Agent) Status() Status {
 		cc := *c
 		s.LastCycle = &cc
 	}
-	if l := cmp.Or(a.status.lease, a.cfg.lease); l != nil { // set, else as claimed by the Runner
+	if l := cmp.Or(a.status.lease, a.wire.lease); l != nil { // set, else as claimed by the Runner
 		ll := *l
 		s.Lease = &ll
 	}

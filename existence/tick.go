@@ -315,8 +315,8 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 
 	var peers []prompt.Peer
 	var omitted int
-	if a.cfg.peers != nil {
-		peers, omitted = a.cfg.peers(a.cfg.ID) // from the runner's snapshot, before a.mu
+	if a.wire.peers != nil {
+		peers, omitted = a.wire.peers(a.cfg.ID) // from the runner's snapshot, before a.mu
 	}
 	if d := dispatchFrom(ctx); d != nil {
 		stats.Lane, stats.Lateness, stats.Coalesced = d.lane.String(), d.lateness(), d.coalesced
@@ -399,8 +399,8 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 	a.annotateLocked(st, &g) // spec §3 "Goal annotation": annotate.go
 
 	// Crisis (spec §4): see crisis.go.
-	if msg := a.crisisLocked(st, now); msg != "" && a.cfg.send != nil {
-		defer a.cfg.send(a, msg)
+	if msg := a.crisisLocked(st, now); msg != "" && a.wire.send != nil {
+		defer a.wire.send(a, msg)
 	}
 	if sig, ok := anticipate(st, resp); ok {
 		a.queue(Event{Kind: EventAnticipation, Text: sig})
@@ -596,8 +596,8 @@ func (a *Agent) Preview(ctx context.Context) (*prompt.Prompt, error) {
 	}
 	var peers []prompt.Peer
 	var omitted int
-	if a.cfg.peers != nil {
-		peers, omitted = a.cfg.peers(a.cfg.ID)
+	if a.wire.peers != nil {
+		peers, omitted = a.wire.peers(a.cfg.ID)
 	}
 	mems := a.promptMemories(ctx, task, true)
 	a.refreshShared(ctx, false)

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
 )
@@ -52,24 +53,6 @@ const (
 // cosine with the query (cosines are never below -1).
 const NoThreshold = -1.0
 
-// Clock tells the time and runs a function later. existence.SystemClock
-// and existencetest.Clock implement it; nil in [Config] means the system
-// clock.
-type Clock interface {
-	Now() time.Time
-	// AfterFunc calls f once d has passed, on its own goroutine; stop
-	// cancels the call and reports whether it did.
-	AfterFunc(d time.Duration, f func()) (stop func() bool)
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
-func (systemClock) AfterFunc(d time.Duration, f func()) func() bool {
-	return time.AfterFunc(d, f).Stop
-}
-
 // Weights weigh the parts of a recall's score. Each part is normalised
 // to 0–1 over the recall's candidates (min-max, as in Generative Agents)
 // before it is weighed. Negative weights are refused.
@@ -97,7 +80,7 @@ type Config struct {
 	Embedder llm.Embedder
 	// Clock tells the time of memories and runs the backfill's timer;
 	// nil means the system clock.
-	Clock Clock
+	Clock clock.Clock
 	// Weights of a recall's score; the zero value means
 	// [DefaultWeights].
 	Weights Weights
@@ -196,7 +179,7 @@ func New(cfg Config) (*Memory, error) {
 	}
 	cfg.MaxBackoff = max(cfg.MaxBackoff, cfg.MinBackoff)
 	if cfg.Clock == nil {
-		cfg.Clock = systemClock{}
+		cfg.Clock = clock.System
 	}
 	log := cfg.Logger
 	if log == nil {

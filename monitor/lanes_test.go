@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/llm"
@@ -26,7 +27,7 @@ import (
 type slowModel struct{ latency time.Duration }
 
 func (m slowModel) Generate(ctx context.Context, _ *llm.Request) (*llm.Response, error) {
-	c, ok := existence.ClockFrom(ctx).(existence.SettableClock)
+	c, ok := existence.ClockFrom(ctx).(*clock.Virtual)
 	if !ok {
 		return nil, fmt.Errorf("no virtual clock in the context")
 	}

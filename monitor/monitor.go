@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/memory"
@@ -131,8 +132,8 @@ type Config struct {
 	Registry prometheus.Registerer
 	Gatherer prometheus.Gatherer
 	// Clock drives the event streams' keep-alive; default
-	// existence.SystemClock. KeepAlive is their interval, default 15 s.
-	Clock     existence.Clock
+	// clock.System. KeepAlive is their interval, default 15 s.
+	Clock     clock.Clock
 	KeepAlive time.Duration
 	// History is how many load samples are kept per agent; default 120.
 	History int
@@ -153,7 +154,7 @@ type Monitor struct {
 	hub       *hub
 	hist      *history
 	met       *metrics
-	clock     existence.Clock
+	clock     clock.Clock
 	keepAlive time.Duration
 	log       *slog.Logger
 	mux       *http.ServeMux
@@ -176,7 +177,7 @@ func New(cfg Config) (*Monitor, error) {
 		return nil, errors.New("monitor: set one of Config.Runner and Config.Source")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = existence.SystemClock
+		cfg.Clock = clock.System
 	}
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = DefaultKeepAlive

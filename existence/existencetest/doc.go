@@ -1,9 +1,8 @@
 // Package existencetest provides test doubles for the existence package,
 // so that tests of agents and runners are deterministic and never sleep:
 //
-//   - [Clock] is a manual clock whose time moves only when the test calls
-//     [Clock.Advance] or [Clock.Set]. It implements [existence.Clock],
-//     [existence.TimerClock] and [existence.SettableClock], so it can drive
+//   - [Clock] is a manual clock ([clock.Virtual]) whose time moves only
+//     when the test calls Advance or Set, so it can drive
 //     [existence.Agent.Run], [existence.Runner.Run] and
 //     [existence.Runner.RunVirtual]; tickers and AfterFunc timers fire
 //     only when the manual time passes them.

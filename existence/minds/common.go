@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/slot"
 )
@@ -46,7 +47,7 @@ func checkImportance(v float64) error {
 func every(ctx context.Context, env existence.MindEnv, interval time.Duration, round func(ctx context.Context) error) error {
 	// The ticker starts before the first round: a manual clock advanced
 	// once that round is seen must find it.
-	ticks, stop := clock(env).NewTicker(interval)
+	ticks, stop := clockOf(env).NewTicker(interval)
 	defer stop()
 	if err := round(ctx); err != nil {
 		return err
@@ -63,10 +64,10 @@ func every(ctx context.Context, env existence.MindEnv, interval time.Duration, r
 	}
 }
 
-// clock returns env's clock, or the system clock.
-func clock(env existence.MindEnv) existence.Clock {
+// clockOf returns env's clock, or the system clock.
+func clockOf(env existence.MindEnv) clock.Clock {
 	if env.Clock == nil {
-		return existence.SystemClock
+		return clock.System
 	}
 	return env.Clock
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/minds"
@@ -30,7 +31,7 @@ type board struct {
 	posts chan slot.Slot
 }
 
-func newBoard(clock existence.Clock) *board {
+func newBoard(clock clock.Clock) *board {
 	b := &board{posts: make(chan slot.Slot, 64)}
 	b.env = existence.MindEnv{
 		Post: func(ctx context.Context, s slot.Slot) error {

@@ -127,7 +127,7 @@ func (p *Poller) round(ctx context.Context, env existence.MindEnv) error {
 	if err != nil {
 		return err
 	}
-	now := clock(env).Now()
+	now := clockOf(env).Now()
 	p.mu.Lock()
 	var summary string
 	changed := false

@@ -108,7 +108,7 @@ func (r *Resource) Run(ctx context.Context, env existence.MindEnv) error {
 	}
 	var refresh <-chan time.Time
 	if r.cfg.Refresh > 0 {
-		ticks, stop := clock(env).NewTicker(r.cfg.Refresh)
+		ticks, stop := clockOf(env).NewTicker(r.cfg.Refresh)
 		defer stop()
 		refresh = ticks
 	}

@@ -67,7 +67,7 @@ func (t *Timer) Name() string { return t.cfg.Name }
 // Errors: the post's.
 func (t *Timer) Run(ctx context.Context, env existence.MindEnv) error {
 	return every(ctx, env, t.cfg.Every, func(ctx context.Context) error {
-		return env.Post(ctx, slot.Slot{ID: t.cfg.Name, Title: t.cfg.Title, Status: slot.Completed, Summary: t.cfg.Summary(clock(env).Now()),
+		return env.Post(ctx, slot.Slot{ID: t.cfg.Name, Title: t.cfg.Title, Status: slot.Completed, Summary: t.cfg.Summary(clockOf(env).Now()),
 			Importance: t.cfg.Importance, Confidence: 1, NextRun: t.cfg.Every.Seconds(), NotifyUser: t.cfg.Notify})
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
@@ -410,7 +411,7 @@ type simAgent struct {
 	idx   int
 	spec  AgentSpec
 	agent *existence.Agent
-	clock *simClock
+	clock *clock.Virtual // under [Scheduler], its OnSet tells the recorder when the virtual driver dispatches the agent
 	exec  *simExec
 	mem   *memory.Memory // Config.Memory: the agent's long-term memory
 
@@ -474,9 +475,9 @@ func (s *sim) setup(ctx context.Context, env Env) error {
 			return fmt.Errorf("simulate: executor of %s: %w", spec.ID, err)
 		}
 		first := s.cfg.Start.Add(time.Duration(int64(s.cfg.Heartbeat) * int64(i) / int64(len(s.cfg.Agents))))
-		sa := &simAgent{idx: i, spec: spec, clock: &simClock{Clock: existencetest.NewClock(s.cfg.Start)}, first: first, sched: first, next: first}
+		sa := &simAgent{idx: i, spec: spec, clock: clock.NewVirtual(s.cfg.Start), first: first, sched: first, next: first}
 		if s.sched {
-			sa.clock.onSet = func(t time.Time) { s.dispatch(sa, t) }
+			sa.clock.OnSet(func(t time.Time) { s.dispatch(sa, t) })
 		}
 		sa.exec = &simExec{sa: sa, inline: s.sched, pursuer: pursuer, timeout: s.cfg.GoalTimeout, computed: make(chan pursuit, 1), release: make(chan struct{}, 1)}
 		s.byID[spec.ID] = sa
@@ -534,7 +535,7 @@ func (s *sim) observe(e existence.Event) {
 }
 
 // runScheduler runs the agents with the runner's virtual driver; the
-// agents' clocks tell when each dispatch starts (see simClock). The
+// agents' clocks tell when each dispatch starts (see simAgent.clock). The
 // world's updates are posted at their times, between two steps of the
 // driver.
 func (s *sim) runScheduler(ctx context.Context, updates []SlotUpdate) error {
@@ -919,24 +920,6 @@ func (discardStore) Load(context.Context, string) (*identity.AgentState, error) 
 }
 func (discardStore) Save(context.Context, *identity.AgentState) error { return nil }
 func (discardStore) List(context.Context) ([]string, error)           { return nil, nil }
-
-// simClock is an agent's manual clock; under [Scheduler], Set (which the
-// virtual driver calls at the start of each of the agent's dispatches)
-// tells the recorder.
-type simClock struct {
-	*existencetest.Clock
-	onSet func(time.Time)
-}
-
-var _ existence.SettableClock = (*simClock)(nil)
-
-// Set sets the time, after telling the recorder.
-func (c *simClock) Set(t time.Time) {
-	if c.onSet != nil {
-		c.onSet(t)
-	}
-	c.Clock.Set(t)
-}
 
 // simExec is the agent's executor: it runs the policy's pursuit and, under
 // [Heartbeats], hands its simulated duration to the driver and returns only

@@ -17,6 +17,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/internal/strictjson"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/memory"
@@ -336,13 +337,6 @@ type Report struct {
 	RecallMillis float64 `json:"recall_ms"`
 }
 
-// clock stands still at one time.
-type clock struct{ t time.Time }
-
-func (c clock) Now() time.Time { return c.t }
-
-func (c clock) AfterFunc(time.Duration, func()) func() bool { return func() bool { return false } }
-
 // Run stores ds in o.Store, embeds it unless there is no embedder,
 // recalls for every query and measures. A memory whose text another
 // memory of its agent already has is stored once; gold ids name it
@@ -459,7 +453,7 @@ func run(ctx context.Context, queries []Query, sum summary, o Options, memories 
 	if err != nil {
 		return nil, err
 	}
-	mem, err := memory.New(memory.Config{Store: o.Store, Embedder: o.Embedder, Clock: clock{newest}, NoBackfill: true, Cap: -1, MergeAt: 2})
+	mem, err := memory.New(memory.Config{Store: o.Store, Embedder: o.Embedder, Clock: clock.NewVirtual(newest), NoBackfill: true, Cap: -1, MergeAt: 2})
 	if err != nil {
 		return nil, err
 	}

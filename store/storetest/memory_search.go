@@ -222,7 +222,7 @@ func hitIDs(h []memory.Hit) []string {
 	return out
 }
 
-// stepClock is a memory.Clock that moves only when told; its timers never
+// stepClock is a clock.Clock that moves only when told; its timers never
 // fire (the suite turns the backfill off).
 type stepClock struct {
 	mu  sync.Mutex
@@ -242,3 +242,6 @@ func (c *stepClock) Advance(d time.Duration) {
 }
 
 func (c *stepClock) AfterFunc(time.Duration, func()) func() bool { return func() bool { return true } }
+
+// NewTicker returns a ticker that never ticks.
+func (c *stepClock) NewTicker(time.Duration) (<-chan time.Time, func()) { return nil, func() {} }

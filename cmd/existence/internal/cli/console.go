@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
@@ -22,7 +23,7 @@ const commandHelp = `commands: /requests (open requests), /answer N text, /appro
 // as the task queue: in the database of a sqlite: or postgres:// store
 // (its documents table), else in the state directory next to tasks.json.
 // A dry run keeps it in memory.
-func openRequests(ctx context.Context, o *runOptions, clock existence.Clock, store identity.Store) (*requests.Queue, error) {
+func openRequests(ctx context.Context, o *runOptions, clock clock.Clock, store identity.Store) (*requests.Queue, error) {
 	if o.dryRun {
 		return requests.NewMemory(requests.Options{Now: clock.Now}), nil
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/minds"
@@ -103,7 +104,7 @@ func numbered(name string, i int) string {
 // keeps shared documents (storespec.SharedSlots), else in memory. A dry
 // run's board starts from the stored one and keeps changes in memory.
 // Errors: reading the stored board for a dry run.
-func sharedBoard(ctx context.Context, store identity.Store, clock existence.Clock) (*identity.SharedBoard, error) {
+func sharedBoard(ctx context.Context, store identity.Store, clock clock.Clock) (*identity.SharedBoard, error) {
 	opts := identity.BoardOptions{Now: clock.Now}
 	if b, ok := storespec.SharedSlots(store, opts); ok {
 		return b, nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/existence-loop/sdk/a2aserver"
 	"github.com/existence-loop/sdk/agentdef"
+	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
@@ -107,7 +108,7 @@ func runTrio(ctx context.Context, o *runOptions, stdout, stderr io.Writer) (err 
 			return err
 		}
 	}
-	var clock existence.Clock = existence.SystemClock
+	var clock clock.Clock = clock.System
 	if !o.now.IsZero() {
 		clock = fixedClock{o.now}
 	}
@@ -165,7 +166,7 @@ func corruptHint(err error, o *runOptions) error {
 }
 
 // importHollow imports the original system's state with -hollow.
-func importHollow(ctx context.Context, o *runOptions, clock existence.Clock, store identity.Store, stderr io.Writer) error {
+func importHollow(ctx context.Context, o *runOptions, clock clock.Clock, store identity.Store, stderr io.Writer) error {
 	if o.importHollow == "" {
 		return nil
 	}
@@ -219,7 +220,7 @@ func (t *trio) close() {
 
 // open opens the workspace and the senses (not in a dry run), the shared
 // board, the MCP servers, the model and the memory, and builds the runner.
-func (t *trio) open(ctx context.Context, clock existence.Clock) error {
+func (t *trio) open(ctx context.Context, clock clock.Clock) error {
 	o := t.o
 	if !o.dryRun {
 		ws, err := workspace.Open(o.workspace, workspace.Limits{})
@@ -285,7 +286,7 @@ func (t *trio) open(ctx context.Context, clock existence.Clock) error {
 
 // newRunner builds the runner, which prints its events (to stderr when
 // stdout carries MCP, nowhere under the terminal view).
-func (t *trio) newRunner(clock existence.Clock, board *identity.SharedBoard) error {
+func (t *trio) newRunner(clock clock.Clock, board *identity.SharedBoard) error {
 	o := t.o
 	t.mcpOut = t.stdout
 	if o.mcp.serve {
@@ -730,7 +731,7 @@ func (p *printer) hint(err error) {
 // directory, or the -store spec (cmd/internal/storespec: DIR or sqlite:PATH).
 // A dry run writes nothing: its store is an in-memory overlay over the
 // stored states (when there are any), and it takes no lock.
-func openState(ctx context.Context, o *runOptions, clock existence.Clock, log *slog.Logger) (identity.Store, task.Queue, io.Closer, error) {
+func openState(ctx context.Context, o *runOptions, clock clock.Clock, log *slog.Logger) (identity.Store, task.Queue, io.Closer, error) {
 	spec := o.store
 	if spec == "" {
 		spec = o.state
@@ -810,14 +811,18 @@ func (o *overlay) List(ctx context.Context) ([]string, error) {
 	return slices.Compact(ids), nil
 }
 
-// fixedClock is the -now clock: time stands still, and tickers tick in real
-// time (a dry run never waits for one).
+// fixedClock is the -now clock: time stands still, and tickers and timers
+// run in real time (a dry run never waits for one).
 type fixedClock struct{ t time.Time }
 
 func (c fixedClock) Now() time.Time { return c.t }
 
 func (c fixedClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
-	return existence.SystemClock.NewTicker(d)
+	return clock.System.NewTicker(d)
+}
+
+func (c fixedClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return clock.System.AfterFunc(d, f)
 }
 
 // relayMessages delivers the messages other processes leave for the agents

@@ -1,0 +1,58 @@
+package existence
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/existence-loop/sdk/clock"
+	"github.com/existence-loop/sdk/store/memstore"
+)
+
+// namedTP is a tracer provider told apart from another by its name.
+type namedTP struct {
+	trace.TracerProvider
+	name string
+}
+
+// TestInherit pins RunnerConfig's one rule: a zero field of the agent's
+// Config takes the runner's value; a set one wins.
+func TestInherit(t *testing.T) {
+	runnerStore, agentStore := memstore.New(), memstore.New()
+	runnerClock, agentClock := clock.NewVirtual(st0), clock.NewVirtual(st0)
+	runnerLog, agentLog := slog.New(slog.DiscardHandler), slog.New(slog.DiscardHandler)
+	runnerTP, agentTP := namedTP{noop.NewTracerProvider(), "runner"}, namedTP{noop.NewTracerProvider(), "agent"}
+	rc := RunnerConfig{
+		Store: runnerStore, Clock: runnerClock, Heartbeat: time.Minute, Logger: runnerLog,
+		Budget: Budget{Tokens: 100, Window: time.Hour}, TracerProvider: runnerTP, TraceContent: true,
+	}
+	tests := []struct {
+		name string
+		cfg  Config
+		want Config
+	}{
+		{"zero takes the runner's", Config{},
+			Config{Store: runnerStore, Clock: runnerClock, Heartbeat: time.Minute, Logger: runnerLog,
+				Budget: rc.Budget, TracerProvider: runnerTP, TraceContent: true}},
+		{"set wins", Config{Store: agentStore, Clock: agentClock, Heartbeat: time.Second, Logger: agentLog,
+			Budget: Budget{Tokens: 5, Window: time.Minute}, TracerProvider: agentTP},
+			Config{Store: agentStore, Clock: agentClock, Heartbeat: time.Second, Logger: agentLog,
+				Budget: Budget{Tokens: 5, Window: time.Minute}, TracerProvider: agentTP, TraceContent: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := inherit(tt.cfg, &rc)
+			assert.Same(t, tt.want.Store.(*memstore.Store), got.Store.(*memstore.Store), "Store")
+			assert.Same(t, tt.want.Clock.(*clock.Virtual), got.Clock.(*clock.Virtual), "Clock")
+			assert.Same(t, tt.want.Logger, got.Logger, "Logger")
+			assert.Equal(t, tt.want.Heartbeat, got.Heartbeat, "Heartbeat")
+			assert.Equal(t, tt.want.Budget, got.Budget, "Budget")
+			assert.Equal(t, tt.want.TracerProvider, got.TracerProvider, "TracerProvider")
+			assert.Equal(t, tt.want.TraceContent, got.TraceContent, "TraceContent")
+		})
+	}
+}
