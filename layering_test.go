@@ -29,12 +29,14 @@ var layers = []struct {
 	{"agentdef", 5}, // agents defined as files: above the loop, which never imports it
 	{"mcpserver", 5},
 	{"a2aserver", 5},
+	{"existence/event", 3},  // what agents report: below the agent and the runner
+	{"existence/budget", 3}, // the token budget's value types
 	{"existence", 4},
 	{"prompt", 3},
 	{"store/", 2}, // the backends: beside the contracts they implement, never below them (see TestLayering)
 	{"identity", 2},
 	{"memory", 2},
-	{"llm", 1}, // the model contract, and below it by rule (TestLayering): llm/ctxwindow, llm/middleware, llm/pool, then the adapters
+	{"llm", 1},   // the model contract, and below it by rule (TestLayering): llm/ctxwindow, llm/middleware, llm/pool, then the adapters
 	{"clock", 0}, // the one time source: imports nothing of the SDK
 	{"task", 0},
 	{"slot", 0},

@@ -15,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/task"
 )
@@ -175,8 +176,8 @@ func (h *handler) follow(ctx context.Context, a *existence.Agent, t task.Task, y
 	// Subscribe before the first event goes out, and read the task
 	// before each wait: no change between the two is missed.
 	wake := make(chan struct{}, 1)
-	cancel := a.Subscribe(func(e existence.Event) {
-		if e.Kind == existence.EventTask || e.Kind == existence.EventGoalChosen || e.Kind == existence.EventGoalEnded {
+	cancel := a.Subscribe(func(e event.Event) {
+		if e.Kind == event.Task || e.Kind == event.GoalChosen || e.Kind == event.GoalEnded {
 			select {
 			case wake <- struct{}{}:
 			default:

@@ -20,6 +20,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/existence/workflow"
 	"github.com/existence-loop/sdk/identity"
 )
@@ -103,8 +104,8 @@ type Definition struct {
 	// runner's).
 	Heartbeat time.Duration
 	// Budget is "budget", TOKENS/DURATION[+RESERVE] as
-	// existence.ParseBudget reads it (zero: none).
-	Budget existence.Budget
+	// budget.Parse reads it (zero: none).
+	Budget budget.Budget
 	// Tools is "tools": the names of the tools the agent's goals may use;
 	// nil (absent) means all the command offers, empty means none.
 	Tools []string
@@ -573,7 +574,7 @@ func (l *loader) convert(fd *fileDef) *Definition {
 		d.Heartbeat = hb
 	}
 	if fd.Budget != "" {
-		b, err := existence.ParseBudget(fd.Budget)
+		b, err := budget.Parse(fd.Budget)
 		if err != nil {
 			bad("budget", "%v", err)
 		}

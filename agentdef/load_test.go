@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/agentdef"
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/existence/workflow"
 )
 
@@ -40,7 +40,7 @@ func TestLoadAgentEcologyDefinition(t *testing.T) {
 	arch := set.Agents[1]
 	assert.Equal(t, "alpha_2", arch.ID)
 	assert.Equal(t, 10*time.Second, arch.Heartbeat)
-	assert.Equal(t, existence.Budget{Tokens: 4000, Window: time.Minute}, arch.Budget)
+	assert.Equal(t, budget.Budget{Tokens: 4000, Window: time.Minute}, arch.Budget)
 	assert.Equal(t, []string{"read_file", "list_files"}, arch.Tools)
 	assert.Equal(t, agentdef.WorkingMemory{Enabled: true, MaxBytes: 1500}, arch.WorkingMemory)
 	require.NotNil(t, arch.Workflow)

@@ -17,6 +17,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/existence-loop/sdk/clock"
+	"github.com/existence-loop/sdk/existence/budget"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
@@ -75,7 +77,7 @@ type Config struct {
 	Name string
 	// Traits (e.g. "curious") and Domains (areas of work, e.g. "writing")
 	// seed a new identity; a stored identity keeps its own. The identity's
-	// domains also feed the anticipatory signal ([EventAnticipation],
+	// domains also feed the anticipatory signal ([event.Anticipation],
 	// spec §4).
 	Traits  []string
 	Domains []string
@@ -84,7 +86,7 @@ type Config struct {
 	// llm/ollama, or a chain built with [middleware.Fallback]. The agent wraps it,
 	// innermost first, with the runner's latency meter (when run by a
 	// [Runner]: its [middleware.AdaptiveLimit]), [middleware.Trace] (a chat span per
-	// attempt, with TracerProvider), an observer (an [EventModelCall] per
+	// attempt, with TracerProvider), an observer (an [event.ModelCall] per
 	// attempt, its tokens counted in [Status].Usage and against the
 	// budgets), [middleware.WithTimeout] (CallTimeout), the runner's
 	// [middleware.Limiter] (when run by a [Runner], and only for cycles run with
@@ -94,7 +96,7 @@ type Config struct {
 	Model llm.Model
 	// ExecutorModel is the model executors use to pursue goals (default
 	// Model). The agent wraps it like Model, without the repair and with
-	// the budget's hold outermost (a call waits while a [Budget] is
+	// the budget's hold outermost (a call waits while a [budget.Budget] is
 	// spent), and hands it to the executor as [Assignment].Model, so that
 	// executor calls are observed, traced, time-limited, bounded, retried
 	// and budgeted the same way.
@@ -205,12 +207,12 @@ type Config struct {
 	FreshOnCorrupt bool
 	// Observer receives every event; Logger receives diagnostics (default
 	// slog.Default()).
-	Observer Observer
+	Observer event.Observer
 	Logger   *slog.Logger
 
 	// MaxSlots caps the agent's own board of slots (see [Agent.PostSlot]);
 	// 0 means slot.DefaultMax (20). Beyond it the least important slot is
-	// dropped, with an [EventSlotDropped].
+	// dropped, with an [event.SlotDropped].
 	MaxSlots int
 	// SharedSlots is a board of slots the agent sees next to its own,
 	// shared with other agents and processes (an identity.SharedBoard;
@@ -220,16 +222,16 @@ type Config struct {
 	// Minds are the agent's background jobs ([Mind]): each runs while the
 	// agent runs ([Agent.Run], or its Runner's Run, in real time) and posts
 	// to the agent's own board. A mind that fails is reported
-	// ([EventMindFailed]) with a failed slot and runs again after a
+	// ([event.MindFailed]) with a failed slot and runs again after a
 	// backoff; it never stops the agent.
 	Minds []Mind
 
 	// Budget is the agent's token budget over a sliding window (see
-	// [Budget]); the zero value is none. While it is spent, autonomy
+	// [budget.Budget]); the zero value is none. While it is spent, autonomy
 	// cycles and executor calls wait for it to refill (one
-	// [EventBudgetExhausted] each time), and the priority lane may draw on
+	// [event.BudgetExhausted] each time), and the priority lane may draw on
 	// its Reserve. Cycles run with [Agent.Tick] directly are not held.
-	Budget Budget
+	Budget budget.Budget
 	// TracerProvider, when set, makes OpenTelemetry spans following the
 	// GenAI semantic conventions: an invoke_agent span per existence
 	// cycle and per goal (the goal's a child of the cycle that chose it),
@@ -276,7 +278,7 @@ type wiring struct {
 	lease    *lease.Lease                                      // the lease the agent runs under, with Leases
 	shared   *budgetState                                      // the runner-wide budget, nil for none
 	meter    func(m llm.Model, now func() time.Time) llm.Model // the runner's latency meter
-	observer Observer                                          // the runner's subscribers, after the agent's Observer
+	observer event.Observer                                    // the runner's subscribers, after the agent's Observer
 }
 
 // Agent is one existence-loop agent: an identity, a suffering state, a
@@ -305,8 +307,8 @@ type Agent struct {
 	running  atomic.Pointer[run]
 	cut      []*run // executors cancelled but maybe still returning (see cutLocked)
 	cycles   int
-	hostSeen int     // host messages already pending when the goal was chosen
-	pending  []Event // events queued under mu, emitted by unlock
+	hostSeen int           // host messages already pending when the goal was chosen
+	pending  []event.Event // events queued under mu, emitted by unlock
 
 	status statusState // guarded by mu; for Status (status.go)
 
@@ -344,7 +346,7 @@ type run struct {
 
 // New loads the agent's state from cfg.Store (or creates a new identity when
 // none is stored), trims it to its caps (reporting cuts as
-// [EventStateTrimmed]) and returns the agent. With a store that can lock,
+// [event.StateTrimmed]) and returns the agent. With a store that can lock,
 // it takes the agent's lock; call [Agent.Close] to release it.
 //
 // Errors: a missing ID, Name or Model; [identity.ErrInvalidID];
@@ -431,7 +433,7 @@ func newAgent(ctx context.Context, cfg Config, w wiring) (*Agent, error) {
 		wake: make(chan struct{}, 1),
 	}
 	a.started = cfg.Clock.Now()
-	a.budget = newBudgetState(budgetScopeAgent, cfg.Budget)
+	a.budget = newBudgetState(budget.ScopeAgent, cfg.Budget)
 	if cfg.TracerProvider != nil {
 		a.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}
@@ -533,7 +535,7 @@ func (a *Agent) load(ctx context.Context) (*identity.AgentState, error) {
 		if qerr != nil {
 			return nil, fmt.Errorf("existence: quarantine after %v: %w", err, qerr)
 		}
-		a.emit(Event{Kind: EventError, Text: "corrupt state moved aside to " + path + "; starting a fresh identity", Err: err})
+		a.emit(event.Event{Kind: event.Error, Text: "corrupt state moved aside to " + path + "; starting a fresh identity", Err: err})
 		st = nil
 	default:
 		return nil, err
@@ -546,14 +548,14 @@ func (a *Agent) load(ctx context.Context) (*identity.AgentState, error) {
 	cuts := st.Identity.Enforce(a.cfg.Limits)
 	cuts = append(cuts, st.Suffering.Enforce(now)...)
 	if len(cuts) > 0 {
-		a.emit(Event{Kind: EventStateTrimmed, Text: strings.Join(cuts, "; ")})
+		a.emit(event.Event{Kind: event.StateTrimmed, Text: strings.Join(cuts, "; ")})
 	}
 	if n := len(st.Inbox) - a.cfg.Limits.Inbox; n > 0 {
 		st.Inbox = st.Inbox[n:]
-		a.emit(Event{Kind: EventStateTrimmed, Text: fmt.Sprintf("inbox: dropped the %d oldest messages over the cap of %d", n, a.cfg.Limits.Inbox)})
+		a.emit(event.Event{Kind: event.StateTrimmed, Text: fmt.Sprintf("inbox: dropped the %d oldest messages over the cap of %d", n, a.cfg.Limits.Inbox)})
 	}
 	if cut := trimSlots(st, a.cfg.MaxSlots); cut != "" {
-		a.emit(Event{Kind: EventStateTrimmed, Text: cut})
+		a.emit(event.Event{Kind: event.StateTrimmed, Text: cut})
 	}
 	return st, nil
 }
@@ -601,9 +603,9 @@ func (a *Agent) DeliverToInbox(ctx context.Context, m identity.AgentMessage) err
 		dropped = n
 	}
 	if dropped > 0 {
-		a.queue(Event{Kind: EventStateTrimmed, Text: fmt.Sprintf("inbox full: dropped the %d oldest messages", dropped)})
+		a.queue(event.Event{Kind: event.StateTrimmed, Text: fmt.Sprintf("inbox full: dropped the %d oldest messages", dropped)})
 	}
-	a.queue(Event{Kind: EventMessage, Direction: "received", Text: m.Text, Peer: m.From})
+	a.queue(event.Event{Kind: event.Message, Direction: "received", Text: m.Text, Peer: m.From})
 	err := a.saveLocked(ctx)
 	a.unlock()
 	return err
@@ -621,7 +623,7 @@ func (a *Agent) SayAsHost(ctx context.Context, text string) error {
 	if n := len(a.state.Host) - a.cfg.Limits.Inbox; n > 0 {
 		a.state.Host = append([]identity.AgentMessage(nil), a.state.Host[n:]...)
 	}
-	a.queue(Event{Kind: EventMessage, Direction: "host", Text: text})
+	a.queue(event.Event{Kind: event.Message, Direction: "host", Text: text})
 	err := a.saveLocked(ctx)
 	a.unlock()
 	select {
@@ -682,14 +684,14 @@ func (a *Agent) saveLocked(ctx context.Context) error {
 	if err := a.cfg.Store.Save(ctx, a.state); err != nil {
 		err = fmt.Errorf("existence: save %s: %w", a.cfg.ID, err)
 		a.log.Error("save failed", "err", err)
-		a.queue(Event{Kind: EventError, Text: "saving state failed", Err: err})
+		a.queue(event.Event{Kind: event.Error, Text: "saving state failed", Err: err})
 		return err
 	}
 	return nil
 }
 
 // queue records an event to emit once a.mu is released; a.mu must be held.
-func (a *Agent) queue(e Event) {
+func (a *Agent) queue(e event.Event) {
 	if e.Time.IsZero() {
 		e.Time = a.cfg.Clock.Now()
 	}
@@ -709,7 +711,7 @@ func (a *Agent) unlock() {
 
 // emit completes e and delivers it to the observer. It must be called
 // without a.mu held.
-func (a *Agent) emit(e Event) {
+func (a *Agent) emit(e event.Event) {
 	if a.cfg.Observer == nil && a.wire.observer == nil && !a.subs.any() {
 		return
 	}
@@ -731,12 +733,12 @@ func (a *Agent) emit(e Event) {
 
 // onAttempt reports one model attempt: its event, its tokens in the
 // usage book and against the budgets, and a context overflow.
-func (a *Agent) onAttempt(c *ModelCall, err error) {
+func (a *Agent) onAttempt(c *event.ModelCallInfo, err error) {
 	a.usage.add(c)
-	a.emit(Event{Kind: EventModelCall, Call: c, Err: err})
+	a.emit(event.Event{Kind: event.ModelCall, Call: c, Err: err})
 	a.chargeBudget(c)
 	if ce, ok := errors.AsType[*llm.ContextLengthError](err); ok {
-		a.emit(Event{Kind: EventContextOverflow, Err: ce, Context: &ContextStats{
+		a.emit(event.Event{Kind: event.ContextOverflow, Err: ce, Context: &event.ContextStats{
 			Purpose: c.Purpose, Window: ce.Window, Estimated: ce.Prompt, Kept: ce.Kept,
 		}})
 	}

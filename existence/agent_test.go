@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
@@ -139,24 +140,24 @@ func TestCycleAppliesResponse(t *testing.T) {
 
 	// Events: goal chosen with reasoning, worldview, question, opinion,
 	// stressors, the dropped third, cycle stats.
-	chosen := f.rec.Kind(existence.EventGoalChosen)
+	chosen := f.rec.Kind(event.GoalChosen)
 	require.Len(t, chosen, 1)
 	assert.Equal(t, "scout", chosen[0].AgentID)
 	assert.Equal(t, "Cedar", chosen[0].Agent)
 	assert.Equal(t, g.Objective, chosen[0].Text)
 	assert.Equal(t, g.Objective, chosen[0].Goal)
 	assert.Equal(t, "I know nothing of this place yet", chosen[0].Reasoning)
-	assert.Len(t, f.rec.Kind(existence.EventWorldview), 1)
-	assert.Len(t, f.rec.Kind(existence.EventQuestion), 2)
-	assert.Len(t, f.rec.Kind(existence.EventOpinion), 1)
-	assert.Len(t, f.rec.Kind(existence.EventStressorAdded), 2)
-	assert.Len(t, f.rec.Kind(existence.EventStressorDropped), 1)
-	cyc := f.rec.Kind(existence.EventCycle)
+	assert.Len(t, f.rec.Kind(event.Worldview), 1)
+	assert.Len(t, f.rec.Kind(event.Question), 2)
+	assert.Len(t, f.rec.Kind(event.Opinion), 1)
+	assert.Len(t, f.rec.Kind(event.StressorAdded), 2)
+	assert.Len(t, f.rec.Kind(event.StressorDropped), 1)
+	cyc := f.rec.Kind(event.Cycle)
 	require.Len(t, cyc, 1)
 	assert.Equal(t, 900, cyc[0].Cycle.PromptTokens)
 	assert.Equal(t, 120, cyc[0].Cycle.OutputTokens)
 	assert.False(t, cyc[0].Cycle.Fallback)
-	calls := f.rec.Kind(existence.EventModelCall)
+	calls := f.rec.Kind(event.ModelCall)
 	require.Len(t, calls, 1)
 	assert.Equal(t, "ok", calls[0].Call.Outcome)
 
@@ -205,7 +206,7 @@ func TestFallbackOnModelFailureLeavesIdentityUntouched(t *testing.T) {
 	g := st.Identity.ActiveGoal()
 	require.NotNil(t, g)
 	assert.Equal(t, "explore the workspace and build something useful", g.Objective)
-	assert.Equal(t, "LLM unavailable — defaulting to productive work", f.rec.Kind(existence.EventGoalChosen)[0].Reasoning)
+	assert.Equal(t, "LLM unavailable — defaulting to productive work", f.rec.Kind(event.GoalChosen)[0].Reasoning)
 	assert.True(t, g.Fallback)
 	assert.Contains(t, g.Cause, "unavailable")
 
@@ -213,12 +214,12 @@ func TestFallbackOnModelFailureLeavesIdentityUntouched(t *testing.T) {
 	assert.Equal(t, before.Opinions, st.Identity.Opinions)
 	assert.Equal(t, before.Questions, st.Identity.Questions)
 
-	fb := f.rec.Kind(existence.EventFallback)
+	fb := f.rec.Kind(event.Fallback)
 	require.Len(t, fb, 1)
 	assert.Equal(t, "unavailable", fb[0].FailureClass)
 	assert.ErrorIs(t, fb[0].Err, llm.ErrUnavailable)
 	assert.Contains(t, fb[0].String(), "ollama serve")
-	assert.True(t, f.rec.Kind(existence.EventCycle)[0].Cycle.Fallback)
+	assert.True(t, f.rec.Kind(event.Cycle)[0].Cycle.Fallback)
 }
 
 func TestFallbackCauses(t *testing.T) {
@@ -243,7 +244,7 @@ func TestFallbackCauses(t *testing.T) {
 			g := a.State().Identity.ActiveGoal()
 			require.NotNil(t, g)
 			assert.Equal(t, existence.FallbackContent, g.Objective)
-			fb := f.rec.Kind(existence.EventFallback)
+			fb := f.rec.Kind(event.Fallback)
 			require.Len(t, fb, 1)
 			assert.Equal(t, tt.cause, fb[0].FailureClass)
 			assert.Equal(t, tt.calls, f.model.Calls())
@@ -263,7 +264,7 @@ func TestRepairRecoversInvalidReply(t *testing.T) {
 	require.Len(t, reqs, 2)
 	follow := reqs[1].Messages[len(reqs[1].Messages)-1].Content
 	assert.Contains(t, follow, "/new_opinions/0", "the repair quotes the JSON Pointer")
-	assert.Empty(t, f.rec.Kind(existence.EventFallback))
+	assert.Empty(t, f.rec.Kind(event.Fallback))
 }
 
 func TestTruncatedReplyWithCompleteObjectIsSalvaged(t *testing.T) {
@@ -272,14 +273,14 @@ func TestTruncatedReplyWithCompleteObjectIsSalvaged(t *testing.T) {
 	a := f.agent(t, existence.Config{Executor: blockingExecutor()})
 	require.NoError(t, a.Tick(context.Background()))
 	assert.Equal(t, "write notes", a.State().Identity.ActiveGoal().Objective)
-	assert.Empty(t, f.rec.Kind(existence.EventFallback))
+	assert.Empty(t, f.rec.Kind(event.Fallback))
 }
 
 func TestCycleTimeoutFallsBack(t *testing.T) {
 	f := newFixture(llmtest.Reply{Hang: true})
 	a := f.agent(t, existence.Config{Executor: blockingExecutor(), CallTimeout: 20 * time.Millisecond})
 	require.NoError(t, a.Tick(context.Background()))
-	fb := f.rec.Kind(existence.EventFallback)
+	fb := f.rec.Kind(event.Fallback)
 	require.Len(t, fb, 1)
 	assert.Equal(t, "timeout", fb[0].FailureClass)
 	assert.ErrorIs(t, fb[0].Err, llm.ErrTimeout)
@@ -326,7 +327,7 @@ func TestGoalOutcomeFeedsHistoryAndNextPrompt(t *testing.T) {
 	assert.Equal(t, identity.Failed, goals[0].Status)
 	assert.Equal(t, "index.md was not writable", goals[0].Outcome)
 	assert.Equal(t, t0.Add(6*time.Second), goals[0].Ended)
-	ended := f.rec.Kind(existence.EventGoalEnded)
+	ended := f.rec.Kind(event.GoalEnded)
 	require.NotEmpty(t, ended)
 	assert.Equal(t, identity.Failed, ended[0].GoalStatus)
 
@@ -426,11 +427,11 @@ func TestCrisisTellsPeersAndResetsAfterThreeCycles(t *testing.T) {
 		tick(t, cedar)
 		clock.Advance(6 * time.Second)
 		if i < 2 {
-			assert.Len(t, rec.Kind(existence.EventCrisisReset), 0)
+			assert.Len(t, rec.Kind(event.CrisisReset), 0)
 		}
 	}
-	assert.Len(t, rec.Kind(existence.EventCrisis), 3)
-	resets := rec.Kind(existence.EventCrisisReset)
+	assert.Len(t, rec.Kind(event.Crisis), 3)
+	resets := rec.Kind(event.CrisisReset)
 	require.Len(t, resets, 1)
 	assert.Equal(t, "scout", resets[0].AgentID)
 	assert.Empty(t, cedar.State().Suffering.Active)
@@ -637,8 +638,8 @@ func TestPreviewIsPureAndMatchesWhatIsSent(t *testing.T) {
 // runObserved starts a.Run and returns a channel of the goals it chooses.
 func chosenGoals(cfg *existence.Config) <-chan string {
 	ch := make(chan string, 16)
-	cfg.Observer = func(e existence.Event) {
-		if e.Kind == existence.EventGoalChosen {
+	cfg.Observer = func(e event.Event) {
+		if e.Kind == event.GoalChosen {
 			ch <- e.Text
 		}
 	}
@@ -737,22 +738,22 @@ func TestOverCapStoredStateIsTrimmedAndReported(t *testing.T) {
 	assert.Len(t, a.State().Identity.Opinions, 20)
 	assert.Len(t, a.State().Suffering.Active, 5)
 	assert.Len(t, a.State().Suffering.Resolved, 2, "demoted stressors are kept in the history")
-	tr := f.rec.Kind(existence.EventStateTrimmed)
+	tr := f.rec.Kind(event.StateTrimmed)
 	require.Len(t, tr, 1)
 	assert.Contains(t, tr[0].Text, "opinions: 30 → 20")
 	assert.Contains(t, tr[0].Text, "active stressors: 7 → 5")
 }
 
 func TestEventString(t *testing.T) {
-	e := existence.Event{Kind: existence.EventGoalChosen, Time: t0, Agent: "Cedar", Text: "map\nthe workspace", Reasoning: "curiosity"}
+	e := event.Event{Kind: event.GoalChosen, Time: t0, Agent: "Cedar", Text: "map\nthe workspace", Reasoning: "curiosity"}
 	assert.Equal(t, "12:00:00 Cedar 🎯 map the workspace — why: curiosity", e.String())
-	e = existence.Event{Kind: existence.EventWorldview, Time: t0, Agent: "Vault", Text: "files are memory"}
+	e = event.Event{Kind: event.Worldview, Time: t0, Agent: "Vault", Text: "files are memory"}
 	assert.Equal(t, "12:00:00 Vault 🧠 files are memory", e.String())
 	// Texts from models and tools reach terminals: escape sequences,
 	// carriage returns and bidirectional controls are removed.
-	e = existence.Event{Kind: existence.EventWorldview, Time: t0, Agent: "Va\u202eult", Text: "ok\x1b[2J\rfine \u2067evil\u2069 \x07"}
+	e = event.Event{Kind: event.Worldview, Time: t0, Agent: "Va\u202eult", Text: "ok\x1b[2J\rfine \u2067evil\u2069 \x07"}
 	assert.Equal(t, "12:00:00 Vault 🧠 ok[2J fine evil ", e.String())
-	b, err := json.Marshal(existence.Event{Kind: existence.EventFallback, AgentID: "scout", Agent: "Cedar", Error: "x"})
+	b, err := json.Marshal(event.Event{Kind: event.Fallback, AgentID: "scout", Agent: "Cedar", Error: "x"})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"kind":"fallback","time":"0001-01-01T00:00:00Z","agent_id":"scout","agent":"Cedar","error":"x"}`, string(b))
 }
@@ -781,7 +782,7 @@ func TestPromptBudgetCutsAreReported(t *testing.T) {
 	sent := f.model.Requests()[0].Messages[0].Content
 	assert.LessOrEqual(t, len([]rune(sent)), budget.MaxChars, "the budget holds")
 	assert.Contains(t, sent, prompt.CutMarker)
-	cuts := f.rec.Kind(existence.EventPromptCut)
+	cuts := f.rec.Kind(event.PromptCut)
 	require.NotEmpty(t, cuts)
 	assert.Contains(t, cuts[0].Text, "discoveries")
 }
@@ -851,7 +852,7 @@ func TestSaveFailureDoesNotStopTheLoop(t *testing.T) {
 	f.clock.Advance(6 * time.Second)
 	require.Error(t, a.Tick(ctx))
 	assert.Equal(t, 2, a.Cycles(), "cycles go on although nothing can be saved")
-	assert.NotEmpty(t, f.rec.Kind(existence.EventError))
+	assert.NotEmpty(t, f.rec.Kind(event.Error))
 	store.fail = false
 	require.NoError(t, a.WaitGoal(ctx))
 	f.clock.Advance(6 * time.Second)
@@ -892,11 +893,11 @@ func TestSelfReportCannotResolveAssessedStressors(t *testing.T) {
 	assert.True(t, stillActive, "only observable behaviour resolves repeated_failure (spec §4)")
 	_, ok := st.Suffering.Find("fear_of_heights")
 	assert.False(t, ok)
-	var kinds []existence.EventKind
+	var kinds []event.Kind
 	for _, e := range evs {
 		kinds = append(kinds, e.Kind)
 	}
-	assert.Equal(t, []existence.EventKind{existence.EventStressorDropped, existence.EventStressorResolved}, kinds)
+	assert.Equal(t, []event.Kind{event.StressorDropped, event.StressorResolved}, kinds)
 }
 
 func TestOutcomeDiscoveriesAndArtifacts(t *testing.T) {

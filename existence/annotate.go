@@ -3,13 +3,14 @@ package existence
 import (
 	"strings"
 
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 )
 
 // GoalAnnotator looks at a goal the model just chose, before it starts, and
 // may return a note to append to it (spec §3 "Goal annotation"; the
 // original's opinion-conflict check). The loop appends "\n\n" + note to the objective and
-// reports an [EventGoalAnnotated]; "" means no note. It is called for goals
+// reports an [event.GoalAnnotated]; "" means no note. It is called for goals
 // the agent chose itself (the spec §6 fallback included), never for an
 // assigned task's goal. id is the agent's identity after the reply was
 // applied; Annotate must not modify it. It runs with the agent's lock
@@ -31,10 +32,6 @@ func (f GoalAnnotatorFunc) Annotate(id *identity.Identity, objective string) str
 
 // NoAnnotation is a [GoalAnnotator] that never adds a note.
 var NoAnnotation GoalAnnotator = GoalAnnotatorFunc(func(*identity.Identity, string) string { return "" })
-
-// EventGoalAnnotated: a [GoalAnnotator] appended a note to the goal just
-// chosen; Text is the note, Goal the objective before the note.
-const EventGoalAnnotated EventKind = "goal_annotated"
 
 // conflictWords are the words that make an opinion a reservation in the
 // original's opinion-conflict rule (see [OpinionConflict]), in lower case.
@@ -74,7 +71,7 @@ func opinionConflict(id *identity.Identity, objective string) string {
 }
 
 // annotateLocked appends the annotator's note to g, a goal the agent chose
-// itself, and queues [EventGoalAnnotated]. a.mu must be held.
+// itself, and queues [event.GoalAnnotated]. a.mu must be held.
 func (a *Agent) annotateLocked(st *identity.AgentState, g *identity.Goal) {
 	if g.TaskID != "" {
 		return
@@ -87,6 +84,6 @@ func (a *Agent) annotateLocked(st *identity.AgentState, g *identity.Goal) {
 	if note == "" {
 		return
 	}
-	a.queue(Event{Kind: EventGoalAnnotated, Text: note, Goal: g.Objective})
+	a.queue(event.Event{Kind: event.GoalAnnotated, Text: note, Goal: g.Objective})
 	g.Objective += "\n\n" + note
 }

@@ -5,28 +5,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/suffering"
 )
-
-// EventCapped: part of a model reply was cut or left out by a cap on what
-// the model writes (spec §3, the original's caps; see [identity.Limits]).
-// Every cap that applies is reported; nothing is dropped silently.
-// Reason names the cap, Text says what was cut:
-//   - "worldview_short": a worldview update of at most
-//     Limits.WorldviewIgnored (20) characters was ignored;
-//   - "question_cut", "opinion_cut", "domain_cut": an entry was cut to
-//     Limits.QuestionChars, OpinionChars (200) or DomainChars (60)
-//     characters;
-//   - "question_duplicate": a question already held (after trimming and
-//     case-folding) was not added again;
-//   - "questions_per_reply", "opinions_per_reply", "resolved_per_reply":
-//     entries beyond the first Limits.QuestionsPerReply (3),
-//     OpinionsPerReply (2) or ResolvedPerReply (2) of one reply were
-//     dropped (one event per reply and list).
-const EventCapped EventKind = "capped"
 
 // apply applies a validated response to st (spec §3 field table, with the
 // original's caps on what the model writes) and returns the
@@ -42,17 +26,17 @@ const EventCapped EventKind = "capped"
 //     cut to Limits.OpinionChars (200) characters and its domain to
 //     Limits.DomainChars (60); the oldest fall off beyond 20;
 //   - up to 2 suffering_assessment.new_stressors are added (the rest are
-//     reported as [EventStressorDropped]), and the first
+//     reported as [event.StressorDropped]), and the first
 //     Limits.ResolvedPerReply (2) resolved entries are resolved, except the
 //     types the assessment owns (repeated_failure, futility,
 //     purposelessness), which only observable behaviour resolves (spec §4;
-//     reported as [EventStressorDropped]).
+//     reported as [event.StressorDropped]).
 //
-// Every cap that applies is reported as an [EventCapped].
+// Every cap that applies is reported as an [event.Capped].
 //
 // content and reasoning are not applied here: the caller makes content the
 // new goal. Apply does not touch the goal history.
-func apply(st *identity.AgentState, r *prompt.Response, now time.Time, l identity.Limits) []Event {
+func apply(st *identity.AgentState, r *prompt.Response, now time.Time, l identity.Limits) []event.Event {
 	l = l.WithDefaults()
 	// One allocation for the usual events: a worldview, the questions and
 	// opinions taken, and the stressor entries (caps may add a few more).
@@ -60,9 +44,9 @@ func apply(st *identity.AgentState, r *prompt.Response, now time.Time, l identit
 	if sa := r.SufferingAssessment; sa != nil {
 		n += len(sa.NewStressors) + min(len(sa.Resolved), l.ResolvedPerReply)
 	}
-	evs := make([]Event, 0, n)
+	evs := make([]event.Event, 0, n)
 	capped := func(cause, format string, args ...any) {
-		evs = append(evs, Event{Kind: EventCapped, Reason: cause, Text: fmt.Sprintf(format, args...)})
+		evs = append(evs, event.Event{Kind: event.Capped, Reason: cause, Text: fmt.Sprintf(format, args...)})
 	}
 	id := &st.Identity
 	if r.WorldviewUpdate != nil {
@@ -72,7 +56,7 @@ func apply(st *identity.AgentState, r *prompt.Response, now time.Time, l identit
 		case n <= l.WorldviewIgnored:
 			capped("worldview_short", "worldview update of %d characters ignored (at most %d): %q", n, l.WorldviewIgnored, wv)
 		case id.SetWorldview(wv, l):
-			evs = append(evs, Event{Kind: EventWorldview, Text: id.Worldview})
+			evs = append(evs, event.Event{Kind: event.Worldview, Text: id.Worldview})
 		}
 	}
 	qs := r.NewOpenQuestions
@@ -93,7 +77,7 @@ func apply(st *identity.AgentState, r *prompt.Response, now time.Time, l identit
 			capped("question_cut", "question cut from %d to %d characters", n, l.QuestionChars)
 		}
 		if id.AddQuestion(q, l) {
-			evs = append(evs, Event{Kind: EventQuestion, Text: id.Questions[len(id.Questions)-1]})
+			evs = append(evs, event.Event{Kind: event.Question, Text: id.Questions[len(id.Questions)-1]})
 		}
 	}
 	ops := r.NewOpinions
@@ -114,21 +98,21 @@ func apply(st *identity.AgentState, r *prompt.Response, now time.Time, l identit
 		}
 		if id.AddOpinion(identity.Opinion{Text: text, Domain: domain, Formed: now}, l) {
 			added := id.Opinions[len(id.Opinions)-1]
-			evs = append(evs, Event{Kind: EventOpinion, Text: added.Text, Domain: added.Domain})
+			evs = append(evs, event.Event{Kind: event.Opinion, Text: added.Text, Domain: added.Domain})
 		}
 	}
 	if sa := r.SufferingAssessment; sa != nil {
 		for i, ns := range sa.NewStressors {
 			if i >= maxNewStressors {
-				evs = append(evs, Event{Kind: EventStressorDropped, Text: fmt.Sprintf("%s: only %d new stressors are taken per cycle", ns.Type, maxNewStressors)})
+				evs = append(evs, event.Event{Kind: event.StressorDropped, Text: fmt.Sprintf("%s: only %d new stressors are taken per cycle", ns.Type, maxNewStressors)})
 				continue
 			}
 			s, err := st.Suffering.Add(now, suffering.Input{Type: ns.Type, Description: ns.Description, Condition: ns.Condition})
 			if err != nil {
-				evs = append(evs, Event{Kind: EventStressorDropped, Text: err.Error(), Err: err})
+				evs = append(evs, event.Event{Kind: event.StressorDropped, Text: err.Error(), Err: err})
 				continue
 			}
-			evs = append(evs, Event{Kind: EventStressorAdded, By: "self-report", Text: s.Description, Stressor: &s, Load: st.Suffering.Load()})
+			evs = append(evs, event.Event{Kind: event.StressorAdded, By: "self-report", Text: s.Description, Stressor: &s, Load: st.Suffering.Load()})
 		}
 		resolved := sa.Resolved
 		if n := len(resolved) - l.ResolvedPerReply; n > 0 {
@@ -138,12 +122,12 @@ func apply(st *identity.AgentState, r *prompt.Response, now time.Time, l identit
 		for _, rs := range resolved {
 			if assessed(rs.Type) {
 				if _, ok := st.Suffering.Find(rs.Type); ok {
-					evs = append(evs, Event{Kind: EventStressorDropped, Text: fmt.Sprintf("%s: resolved only by observable behaviour, not by self-report (spec §4)", suffering.Normalize(rs.Type))})
+					evs = append(evs, event.Event{Kind: event.StressorDropped, Text: fmt.Sprintf("%s: resolved only by observable behaviour, not by self-report (spec §4)", suffering.Normalize(rs.Type))})
 				}
 				continue
 			}
 			if s, ok := st.Suffering.Resolve(now, rs.Type, rs.Reason); ok {
-				evs = append(evs, Event{Kind: EventStressorResolved, By: "self-report", Text: rs.Reason, Stressor: &s, Load: st.Suffering.Load()})
+				evs = append(evs, event.Event{Kind: event.StressorResolved, By: "self-report", Text: rs.Reason, Stressor: &s, Load: st.Suffering.Load()})
 			}
 		}
 	}

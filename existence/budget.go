@@ -2,126 +2,12 @@ package existence
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/existence-loop/sdk/clock"
-)
-
-// EventBudgetExhausted: a token budget was spent (Budget says which, how
-// much was used and when it refills). One event per exhaustion: the next
-// comes only after the budget refilled and was spent again. Until it
-// refills, the agent's autonomy cycles wait (coalescing its heartbeats, as
-// a cooldown does) and its executor's model calls wait; its heartbeat,
-// escalation and assessment go on (spec §1), and it resumes by itself.
-const EventBudgetExhausted EventKind = "budget_exhausted"
-
-// Budget is a token budget over a sliding window: at most Tokens tokens
-// (prompt and reply, as [Usage] counts them) in any Window. The zero value
-// is no budget.
-//
-// A call starts only while the tokens used in the last Window are under
-// Tokens (Tokens + Reserve for the priority lane), and its tokens are known
-// only when it ends, so a budget is kept to within one call: over any
-// Window an agent uses at most Tokens plus its last call (plus Reserve for
-// the cycles answering a host message, an assigned task or a crisis, and
-// their goals).
-type Budget struct {
-	// Tokens is the budget per Window, in tokens; 0 means none.
-	Tokens int `json:"tokens"`
-	// Window is the sliding window, e.g. time.Hour; required with Tokens.
-	Window time.Duration `json:"window_ns"`
-	// Reserve is extra tokens the priority lane (host messages, assigned
-	// tasks, crisis) may spend beyond Tokens; 0 means none: a spent
-	// budget holds every cycle. Negative means the priority lane is never
-	// held.
-	Reserve int `json:"reserve,omitempty"`
-}
-
-// ErrInvalidBudget matches the errors of [ParseBudget] and of an invalid
-// [Budget] given to [New] or [NewRunner].
-var ErrInvalidBudget = errors.New("existence: invalid token budget")
-
-// Validate returns an error matching [ErrInvalidBudget] when b has Tokens or a
-// Window below zero, or Tokens without a Window.
-func (b Budget) Validate() error {
-	switch {
-	case b.Tokens < 0 || b.Window < 0:
-		return fmt.Errorf("%w: tokens and window must not be negative (%d/%v)", ErrInvalidBudget, b.Tokens, b.Window)
-	case b.Tokens > 0 && b.Window == 0:
-		return fmt.Errorf("%w: %d tokens over no window", ErrInvalidBudget, b.Tokens)
-	}
-	return nil
-}
-
-// String formats b as [ParseBudget] reads it: "4000/1m0s", "" for none.
-func (b Budget) String() string {
-	if b.Tokens == 0 {
-		return ""
-	}
-	s := strconv.Itoa(b.Tokens) + "/" + b.Window.String()
-	if b.Reserve != 0 {
-		s += "+" + strconv.Itoa(b.Reserve)
-	}
-	return s
-}
-
-// ParseBudget reads "TOKENS/DURATION", optionally followed by
-// "+RESERVE": "4000/1m" is 4,000 tokens a minute, "50000/1h+5000" 50,000
-// an hour with 5,000 more for the priority lane. DURATION is a Go
-// duration (time.ParseDuration). An empty string is no budget. Errors
-// match [ErrInvalidBudget].
-func ParseBudget(s string) (Budget, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return Budget{}, nil
-	}
-	tokens, rest, ok := strings.Cut(s, "/")
-	if !ok {
-		return Budget{}, fmt.Errorf("%w: %q: want TOKENS/DURATION, e.g. 4000/1m", ErrInvalidBudget, s)
-	}
-	var b Budget
-	var err error
-	if b.Tokens, err = strconv.Atoi(strings.TrimSpace(tokens)); err != nil || b.Tokens <= 0 {
-		return Budget{}, fmt.Errorf("%w: %q: the tokens must be a positive whole number", ErrInvalidBudget, s)
-	}
-	window, reserve, hasReserve := strings.Cut(rest, "+")
-	if b.Window, err = time.ParseDuration(strings.TrimSpace(window)); err != nil || b.Window <= 0 {
-		return Budget{}, fmt.Errorf("%w: %q: the window must be a positive duration such as 1m or 1h", ErrInvalidBudget, s)
-	}
-	if hasReserve {
-		if b.Reserve, err = strconv.Atoi(strings.TrimSpace(reserve)); err != nil || b.Reserve < 0 {
-			return Budget{}, fmt.Errorf("%w: %q: the reserve must be a whole number of tokens", ErrInvalidBudget, s)
-		}
-	}
-	return b, nil
-}
-
-// BudgetStatus is a budget's state, in [Status].Budget (an agent's own)
-// and [RunnerStats].Budget (the runner-wide one), and on
-// [EventBudgetExhausted].
-type BudgetStatus struct {
-	// Scope is "agent" (an agent's own [Config].Budget) or "runner" (the
-	// runner's [RunnerConfig].SharedBudget).
-	Scope string `json:"scope"`
-	Budget
-	// Used is the tokens used within the window now.
-	Used int64 `json:"used"`
-	// Exhausted reports that Used is at or over Tokens: autonomy waits.
-	Exhausted bool `json:"exhausted"`
-	// RefillsAt is when Used falls back under Tokens, with no further
-	// spending; zero when not exhausted.
-	RefillsAt time.Time `json:"refills_at,omitzero"`
-}
-
-// Values of [BudgetStatus].Scope.
-const (
-	budgetScopeAgent  = "agent"
-	budgetScopeRunner = "runner"
+	"github.com/existence-loop/sdk/existence/budget"
+	"github.com/existence-loop/sdk/existence/event"
 )
 
 // budgetBuckets is how many buckets a window is kept in: tokens are known
@@ -204,7 +90,7 @@ func (w *tokenWindow) refill(t time.Time, limit int64) time.Time {
 // by its agents.
 type budgetState struct {
 	scope string
-	b     Budget
+	b     budget.Budget
 
 	mu        sync.Mutex
 	w         tokenWindow
@@ -212,7 +98,7 @@ type budgetState struct {
 }
 
 // newBudgetState returns the state of b, nil for no budget.
-func newBudgetState(scope string, b Budget) *budgetState {
+func newBudgetState(scope string, b budget.Budget) *budgetState {
 	if b.Tokens <= 0 {
 		return nil
 	}
@@ -251,7 +137,7 @@ func (s *budgetState) hold(lane Lane, now time.Time) time.Time {
 
 // charge counts n tokens used at now. It returns the status to report
 // when this charge exhausted the budget (once per exhaustion), else nil.
-func (s *budgetState) charge(now time.Time, n int64) *BudgetStatus {
+func (s *budgetState) charge(now time.Time, n int64) *budget.Status {
 	if s == nil || n <= 0 {
 		return nil
 	}
@@ -270,7 +156,7 @@ func (s *budgetState) charge(now time.Time, n int64) *BudgetStatus {
 }
 
 // status returns the budget's state at now; nil for no budget.
-func (s *budgetState) status(now time.Time) *BudgetStatus {
+func (s *budgetState) status(now time.Time) *budget.Status {
 	if s == nil {
 		return nil
 	}
@@ -280,8 +166,8 @@ func (s *budgetState) status(now time.Time) *BudgetStatus {
 	return &st
 }
 
-func (s *budgetState) statusLocked(now time.Time) BudgetStatus {
-	st := BudgetStatus{Scope: s.scope, Budget: s.b, Used: s.w.usedAt(now)}
+func (s *budgetState) statusLocked(now time.Time) budget.Status {
+	st := budget.Status{Scope: s.scope, Budget: s.b, Used: s.w.usedAt(now)}
 	if st.Used >= int64(s.b.Tokens) {
 		st.Exhausted = true
 		st.RefillsAt = s.w.refill(now, int64(s.b.Tokens))
@@ -301,7 +187,7 @@ func (a *Agent) budgetHold(lane Lane, now time.Time) time.Time {
 
 // chargeBudget counts a model attempt's tokens against the agent's budget
 // and the runner's, reporting each exhaustion.
-func (a *Agent) chargeBudget(c *ModelCall) {
+func (a *Agent) chargeBudget(c *event.ModelCallInfo) {
 	a.chargeTokens(int64(c.PromptTokens + c.OutputTokens))
 }
 
@@ -333,24 +219,11 @@ func (a *Agent) chargeTokens(n int64) {
 		return
 	}
 	now := a.cfg.Clock.Now()
-	for _, st := range []*BudgetStatus{a.budget.charge(now, n), a.wire.shared.charge(now, n)} {
+	for _, st := range []*budget.Status{a.budget.charge(now, n), a.wire.shared.charge(now, n)} {
 		if st != nil {
-			a.emit(Event{Kind: EventBudgetExhausted, Budget: st, Text: st.describe()})
+			a.emit(event.Event{Kind: event.BudgetExhausted, Budget: st, Text: st.Summary()})
 		}
 	}
-}
-
-// describe says what an exhausted budget holds and until when.
-func (st *BudgetStatus) describe() string {
-	who := "this agent's"
-	if st.Scope == budgetScopeRunner {
-		who = "the runner's"
-	}
-	s := fmt.Sprintf("%s token budget is spent: %d of %d tokens in %v", who, st.Used, st.Tokens, st.Window)
-	if !st.RefillsAt.IsZero() {
-		s += "; autonomy waits until " + st.RefillsAt.Format("15:04:05")
-	}
-	return s
 }
 
 // priorityKey marks the context of a goal chosen by a priority cycle: its

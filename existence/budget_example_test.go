@@ -4,12 +4,13 @@ import (
 	"fmt"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/budget"
 )
 
 // A token budget of 50,000 tokens an hour per agent, with 5,000 more that
 // host messages and assigned tasks may still spend once it is spent.
-func ExampleParseBudget() {
-	b, err := existence.ParseBudget("50000/1h+5000")
+func Example_tokenBudget() {
+	b, err := budget.Parse("50000/1h+5000")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -17,9 +18,9 @@ func ExampleParseBudget() {
 	fmt.Println(b.Tokens, b.Window, b.Reserve)
 	_ = existence.RunnerConfig{Budget: b, AutonomyWorkers: existence.AdaptiveWorkers}
 
-	_, err = existence.ParseBudget("50000 an hour")
+	_, err = budget.Parse("50000 an hour")
 	fmt.Println(err)
 	// Output:
 	// 50000 1h0m0s 5000
-	// existence: invalid token budget: "50000 an hour": want TOKENS/DURATION, e.g. 4000/1m
+	// budget: invalid token budget: "50000 an hour": want TOKENS/DURATION, e.g. 4000/1m
 }

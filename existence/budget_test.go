@@ -13,6 +13,8 @@ import (
 
 	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/budget"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
@@ -54,7 +56,7 @@ func budgetRun(t *testing.T, n int, cfg existence.RunnerConfig, agent existence.
 
 // maxInWindow returns the most tokens the calls ending within any window
 // of length w used, per agent.
-func maxInWindow(calls []existence.Event, w time.Duration) map[string]int {
+func maxInWindow(calls []event.Event, w time.Duration) map[string]int {
 	out := map[string]int{}
 	for i, c := range calls {
 		sum := 0
@@ -73,13 +75,13 @@ func maxInWindow(calls []existence.Event, w time.Duration) map[string]int {
 // spent once, waits with its heartbeats coalesced, and resumes by itself
 // as the window refills; no minute holds more than the budget and one call.
 func TestBudgetHoldsAutonomyUntilTheWindowRefills(t *testing.T) {
-	budget := existence.Budget{Tokens: 3000, Window: time.Minute}
+	budget := budget.Budget{Tokens: 3000, Window: time.Minute}
 	r, clock, rec := budgetRun(t, 1, existence.RunnerConfig{Budget: budget}, existence.Config{})
 	require.NoError(t, r.RunVirtual(context.Background(), t0.Add(30*time.Second)))
 
-	calls := rec.Kind(existence.EventModelCall)
+	calls := rec.Kind(event.ModelCall)
 	require.Len(t, calls, 3, "cycles at 0, 6 and 12 s; then held")
-	ex := rec.Kind(existence.EventBudgetExhausted)
+	ex := rec.Kind(event.BudgetExhausted)
 	require.Len(t, ex, 1)
 	b := ex[0].Budget
 	require.NotNil(t, b)
@@ -99,15 +101,15 @@ func TestBudgetHoldsAutonomyUntilTheWindowRefills(t *testing.T) {
 	assert.Positive(t, stats.Coalesced, "the held heartbeats are merged into the waiting cycle")
 
 	require.NoError(t, r.RunVirtual(context.Background(), t0.Add(10*time.Minute)))
-	calls = rec.Kind(existence.EventModelCall)
+	calls = rec.Kind(event.ModelCall)
 	assert.GreaterOrEqual(t, len(calls), 28, "about 3 calls a minute: the agent resumed by itself")
 	assert.LessOrEqual(t, len(calls), 31)
 	for id, most := range maxInWindow(calls, time.Minute) {
 		assert.LessOrEqual(t, most, 3000+1000, "%s: the budget and one call", id)
 	}
-	first := rec.Kind(existence.EventCycle)[3]
+	first := rec.Kind(event.Cycle)[3]
 	assert.False(t, first.Time.Before(t0.Add(63*time.Second)), "the fourth cycle waited for the refill")
-	assert.Greater(t, len(rec.Kind(existence.EventBudgetExhausted)), 1, "one event each time it is spent again")
+	assert.Greater(t, len(rec.Kind(event.BudgetExhausted)), 1, "one event each time it is spent again")
 	_ = clock
 }
 
@@ -123,15 +125,15 @@ func TestBudgetReserveForHostMessages(t *testing.T) {
 		{2000, 20 * time.Second},
 	} {
 		t.Run(fmt.Sprintf("reserve %d", tt.reserve), func(t *testing.T) {
-			budget := existence.Budget{Tokens: 3000, Window: time.Minute, Reserve: tt.reserve}
+			budget := budget.Budget{Tokens: 3000, Window: time.Minute, Reserve: tt.reserve}
 			r, _, rec := budgetRun(t, 1, existence.RunnerConfig{Budget: budget}, existence.Config{})
 			ctx := context.Background()
 			require.NoError(t, r.RunVirtual(ctx, t0.Add(20*time.Second)))
-			require.Len(t, rec.Kind(existence.EventModelCall), 3)
+			require.Len(t, rec.Kind(event.ModelCall), 3)
 			require.NoError(t, r.SayAsHost(ctx, "are you there?"))
 			require.NoError(t, r.RunVirtual(ctx, t0.Add(2*time.Minute)))
 			var answered time.Time
-			for _, e := range rec.Kind(existence.EventCycle) {
+			for _, e := range rec.Kind(event.Cycle) {
 				if e.Cycle.Lane == "priority" {
 					answered = e.Time.Add(-2 * time.Second) // the cycle's start: its call took 2 s
 					break
@@ -146,10 +148,10 @@ func TestBudgetReserveForHostMessages(t *testing.T) {
 // TestSharedBudget: the runner-wide budget holds every agent once their
 // calls together spent it, with one runner-scoped event.
 func TestSharedBudget(t *testing.T) {
-	r, _, rec := budgetRun(t, 3, existence.RunnerConfig{AutonomyWorkers: 3, SharedBudget: existence.Budget{Tokens: 3000, Window: time.Minute}}, existence.Config{})
+	r, _, rec := budgetRun(t, 3, existence.RunnerConfig{AutonomyWorkers: 3, SharedBudget: budget.Budget{Tokens: 3000, Window: time.Minute}}, existence.Config{})
 	require.NoError(t, r.RunVirtual(context.Background(), t0.Add(50*time.Second)))
-	assert.Len(t, rec.Kind(existence.EventModelCall), 3, "one cycle each, then all held")
-	ex := rec.Kind(existence.EventBudgetExhausted)
+	assert.Len(t, rec.Kind(event.ModelCall), 3, "one cycle each, then all held")
+	ex := rec.Kind(event.BudgetExhausted)
 	require.Len(t, ex, 1)
 	assert.Equal(t, "runner", ex[0].Budget.Scope)
 	st := r.Stats()
@@ -182,11 +184,11 @@ func TestBudgetExecutorWaits(t *testing.T) {
 		return existence.Outcome{Status: identity.Done, Summary: "notes written"}, nil
 	})
 	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Clock: clock, Executor: exec,
-		Observer: rec.Observe, Budget: existence.Budget{Tokens: 1000, Window: time.Minute}, Retry: middleware.RetryPolicy{Attempts: 1}})
+		Observer: rec.Observe, Budget: budget.Budget{Tokens: 1000, Window: time.Minute}, Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
 	defer a.Close()
 	require.NoError(t, a.Tick(context.Background()))
-	require.Len(t, rec.Kind(existence.EventBudgetExhausted), 1)
+	require.Len(t, rec.Kind(event.BudgetExhausted), 1)
 	// The status flag is set just before the wait's timer is scheduled:
 	// the clock moves only once the timer is there, or it would be set
 	// from after the move.
@@ -207,34 +209,34 @@ func TestBudgetExecutorWaits(t *testing.T) {
 func TestParseBudget(t *testing.T) {
 	tests := []struct {
 		in   string
-		want existence.Budget
+		want budget.Budget
 		bad  bool
 	}{
-		{"", existence.Budget{}, false},
-		{"4000/1m", existence.Budget{Tokens: 4000, Window: time.Minute}, false},
-		{" 50000/1h+5000 ", existence.Budget{Tokens: 50000, Window: time.Hour, Reserve: 5000}, false},
-		{"4000", existence.Budget{}, true},
-		{"0/1m", existence.Budget{}, true},
-		{"4000/0s", existence.Budget{}, true},
-		{"4000/fortnight", existence.Budget{}, true},
-		{"4000/1m+-3", existence.Budget{}, true},
+		{"", budget.Budget{}, false},
+		{"4000/1m", budget.Budget{Tokens: 4000, Window: time.Minute}, false},
+		{" 50000/1h+5000 ", budget.Budget{Tokens: 50000, Window: time.Hour, Reserve: 5000}, false},
+		{"4000", budget.Budget{}, true},
+		{"0/1m", budget.Budget{}, true},
+		{"4000/0s", budget.Budget{}, true},
+		{"4000/fortnight", budget.Budget{}, true},
+		{"4000/1m+-3", budget.Budget{}, true},
 	}
 	for _, tt := range tests {
-		got, err := existence.ParseBudget(tt.in)
+		got, err := budget.Parse(tt.in)
 		if tt.bad {
-			assert.ErrorIs(t, err, existence.ErrInvalidBudget, tt.in)
+			assert.ErrorIs(t, err, budget.ErrInvalid, tt.in)
 			continue
 		}
 		require.NoError(t, err, tt.in)
 		assert.Equal(t, tt.want, got)
 		if got.Tokens > 0 {
-			back, err := existence.ParseBudget(got.String())
+			back, err := budget.Parse(got.String())
 			require.NoError(t, err)
 			assert.Equal(t, got, back, "String round-trips")
 		}
 	}
-	_, err := existence.New(context.Background(), existence.Config{ID: "x", Name: "X", Model: llmtest.NewFake(), Budget: existence.Budget{Tokens: 5}})
-	assert.ErrorIs(t, err, existence.ErrInvalidBudget)
+	_, err := existence.New(context.Background(), existence.Config{ID: "x", Name: "X", Model: llmtest.NewFake(), Budget: budget.Budget{Tokens: 5}})
+	assert.ErrorIs(t, err, budget.ErrInvalid)
 }
 
 // TestUsageEstimatedWhenTheServerGivesNoCounts: a server that reports no
@@ -246,7 +248,7 @@ func TestUsageEstimatedWhenTheServerGivesNoCounts(t *testing.T) {
 	require.NoError(t, err)
 	defer a.Close()
 	require.NoError(t, a.Tick(context.Background()))
-	calls := rec.Kind(existence.EventModelCall)
+	calls := rec.Kind(event.ModelCall)
 	require.Len(t, calls, 1)
 	c := calls[0].Call
 	assert.True(t, c.PromptEstimated)
@@ -277,7 +279,7 @@ func TestBudgetWaitIsNotAStall(t *testing.T) {
 		return existence.Outcome{Status: identity.Done, Summary: "notes written"}, nil
 	})
 	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Clock: clock, Executor: exec,
-		Observer: rec.Observe, Budget: existence.Budget{Tokens: 1000, Window: time.Minute}, MaxGoalDuration: 30 * time.Second,
+		Observer: rec.Observe, Budget: budget.Budget{Tokens: 1000, Window: time.Minute}, MaxGoalDuration: 30 * time.Second,
 		Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
 	defer a.Close()
@@ -294,13 +296,13 @@ func TestBudgetWaitIsNotAStall(t *testing.T) {
 	<-resumed
 	clock.Advance(5 * time.Second)
 	require.NoError(t, a.Tick(context.Background()), "66 s after the start, 5 s of it working")
-	assert.Empty(t, rec.Kind(existence.EventStall), "the wait is not a stall")
+	assert.Empty(t, rec.Kind(event.Stall), "the wait is not a stall")
 	assert.NotEmpty(t, a.Status().Goal)
 	close(release)
 	require.NoError(t, a.WaitGoal(context.Background()))
 	clock.Advance(time.Second)
 	require.NoError(t, a.Tick(context.Background()))
-	ended := rec.Kind(existence.EventGoalEnded)
+	ended := rec.Kind(event.GoalEnded)
 	require.Len(t, ended, 1)
 	assert.Equal(t, identity.Done, ended[0].GoalStatus)
 }
@@ -314,11 +316,11 @@ func TestBudgetExhaustedOnceEachTime(t *testing.T) {
 	reply := llmtest.Reply{Text: `{"action":"goal","content":"write notes","reasoning":"r"}`, PromptTokens: 900, OutputTokens: 100}
 	fake := llmtest.NewFake(reply, reply, reply, reply, reply)
 	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Clock: clock, Observer: rec.Observe,
-		Budget: existence.Budget{Tokens: 1500, Window: time.Minute}, Retry: middleware.RetryPolicy{Attempts: 1}})
+		Budget: budget.Budget{Tokens: 1500, Window: time.Minute}, Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
 	defer a.Close()
 	ctx := context.Background()
-	exhausted := func() int { return len(rec.Kind(existence.EventBudgetExhausted)) }
+	exhausted := func() int { return len(rec.Kind(event.BudgetExhausted)) }
 	// Each tick records the last goal's outcome (Immediate: done at once)
 	// and, no goal being active, runs a cycle: one call of 1,000 tokens.
 	for _, tt := range []struct {

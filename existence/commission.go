@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/prompt"
@@ -27,17 +28,10 @@ type Commissioning struct {
 	// (a BOOTSTRAP.md is renamed, not deleted); optional. It is called
 	// after the completion is saved, and again by [New] for an agent
 	// already commissioned whose instructions are still there. Its error
-	// is reported as an [EventCommissioning] with Err; the completion
+	// is reported as an [event.Commissioning] with Err; the completion
 	// stands.
 	Archive func() error
 }
-
-// EventCommissioning: the commissioning ceremony started or resumed
-// (Reason "started"), was completed (Reason "completed", Text the name
-// taken), was found already complete with its instructions still there
-// (Reason "already_commissioned"), or archiving them failed (Reason
-// "archive_failed", Err).
-const EventCommissioning EventKind = "commissioning"
 
 // Caps on what [Agent.CompleteCommissioning] accepts, in characters.
 const (
@@ -116,7 +110,7 @@ func (a *Agent) CompleteCommissioning(ctx context.Context, r CommissionReport) e
 	a.state.Commissioned = now
 	name := r.Name
 	a.name.Store(&name)
-	a.queue(Event{Kind: EventCommissioning, Reason: "completed", Text: r.Name})
+	a.queue(event.Event{Kind: event.Commissioning, Reason: "completed", Text: r.Name})
 	err := a.saveLocked(ctx)
 	a.unlock()
 	if err != nil {
@@ -130,7 +124,7 @@ func (a *Agent) CompleteCommissioning(ctx context.Context, r CommissionReport) e
 func (a *Agent) archiveCommissioning() {
 	if c := a.cfg.Commissioning; c != nil && c.Archive != nil {
 		if err := c.Archive(); err != nil {
-			a.emit(Event{Kind: EventCommissioning, Reason: "archive_failed", Text: "archiving the commissioning instructions failed", Err: err})
+			a.emit(event.Event{Kind: event.Commissioning, Reason: "archive_failed", Text: "archiving the commissioning instructions failed", Err: err})
 		}
 	}
 }
@@ -144,7 +138,7 @@ func (a *Agent) startCommissioning() error {
 		return nil
 	}
 	if !a.state.Commissioned.IsZero() {
-		a.emit(Event{Kind: EventCommissioning, Reason: "already_commissioned",
+		a.emit(event.Event{Kind: event.Commissioning, Reason: "already_commissioned",
 			Text: "commissioned at " + a.state.Commissioned.Format("2006-01-02 15:04:05") + "; its instructions are archived, not followed again"})
 		a.archiveCommissioning()
 		return nil
@@ -155,6 +149,6 @@ func (a *Agent) startCommissioning() error {
 	if err := ensureSection(a.cfg.Prompt, prompt.CommissioningSection(), "", false); err != nil {
 		return err
 	}
-	a.emit(Event{Kind: EventCommissioning, Reason: "started", Text: "commissioning: its instructions lead every prompt until complete_commissioning is called"})
+	a.emit(event.Event{Kind: event.Commissioning, Reason: "started", Text: "commissioning: its instructions lead every prompt until complete_commissioning is called"})
 	return nil
 }

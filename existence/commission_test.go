@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/prompt"
 )
 
@@ -66,7 +67,7 @@ func TestCommissioning(t *testing.T) {
 	tick(t, a)
 	assert.NotContains(t, lastPrompt(t, f), "COMMISSIONING")
 	assert.Equal(t, 2, archived)
-	evs := f.rec.Kind(existence.EventCommissioning)
+	evs := f.rec.Kind(event.Commissioning)
 	require.NotEmpty(t, evs)
 	assert.Equal(t, "already_commissioned", evs[0].Reason)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/suffering"
 )
@@ -29,13 +30,13 @@ func crisisMessage(s *suffering.State) string {
 // crisisLocked runs the crisis rules of one existence cycle (spec §4)
 // on st and returns the message to send to the peers, or "":
 //
-//   - every cycle in crisis is reported as an [EventCrisis];
+//   - every cycle in crisis is reported as an [event.Crisis];
 //   - the crisis message ("I am in crisis (suffering 0.93/1.0). Active stressors: ...") is sent once, on the cycle the agent enters
 //     crisis (its crisis counter is 0), not again until it has left crisis
 //     (the counter is reset by a cycle out of crisis, or by the force
 //     reset), and never on the reset cycle itself;
 //   - after 3 consecutive crisis cycles every stressor is force-reset
-//     ([EventCrisisReset]).
+//     ([event.CrisisReset]).
 //
 // a.mu must be held.
 func (a *Agent) crisisLocked(st *identity.AgentState, now time.Time) string {
@@ -47,10 +48,10 @@ func (a *Agent) crisisLocked(st *identity.AgentState, now time.Time) string {
 		if s.CrisisCycles == 0 {
 			msg = crisisMessage(s)
 		}
-		a.queue(Event{Kind: EventCrisis, Load: load, Text: fmt.Sprintf("crisis: suffering load %.2f/1.0 (cycle %d in a row)", load, s.CrisisCycles+1)})
+		a.queue(event.Event{Kind: event.Crisis, Load: load, Text: fmt.Sprintf("crisis: suffering load %.2f/1.0 (cycle %d in a row)", load, s.CrisisCycles+1)})
 	}
 	if reset := s.NoteCycle(now); len(reset) > 0 {
-		a.queue(Event{Kind: EventCrisisReset, Text: fmt.Sprintf("force-reset %d stressors after %d consecutive crisis cycles", len(reset), suffering.CrisisResetCycles)})
+		a.queue(event.Event{Kind: event.CrisisReset, Text: fmt.Sprintf("force-reset %d stressors after %d consecutive crisis cycles", len(reset), suffering.CrisisResetCycles)})
 		return ""
 	}
 	return msg

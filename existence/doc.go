@@ -45,7 +45,7 @@
 // never call the model. The lanes bound the cycles' model calls; an
 // [middleware.Limiter] of [RunnerConfig].MaxInFlight slots bounds the calls made
 // outside them (executors, and [Agent.Tick] called directly).
-// [Runner.Stats] and each cycle's [CycleStats] report dispatches,
+// [Runner.Stats] and each cycle's [event.CycleStats] report dispatches,
 // coalesced heartbeats and lateness.
 //
 // # The model server
@@ -60,10 +60,10 @@
 // retry after a short wait. Every call carries its agent's id
 // ([pool.WithAgent]), by which a [pool.Pool] pins the agent to one server. Every call's tokens (the server's counts,
 // else estimates) are counted per agent and per model ([Status].Usage) and
-// against a token [Budget] over a sliding window ([Config].Budget,
+// against a token [budget.Budget] over a sliding window ([Config].Budget,
 // [RunnerConfig].SharedBudget): while it is spent, autonomy cycles and
 // executor calls wait, coalescing heartbeats as a cooldown does, with one
-// [EventBudgetExhausted] each time; host messages and tasks may draw on
+// [event.BudgetExhausted] each time; host messages and tasks may draw on
 // its Reserve. With a [Config].TracerProvider, cycles and goals are
 // OpenTelemetry invoke_agent spans, model calls chat spans and tool calls
 // execute_tool spans (GenAI semantic conventions).
@@ -95,13 +95,13 @@
 // it started, 2 minutes by default, whatever the heartbeat; toolloop adds
 // the others), and a goal that
 // nearly repeats one of the last 10 goals (sharing at least 0.9 of its
-// distinct words with one, an [EventGoalRepeat]) counts
+// distinct words with one, an [event.GoalRepeat]) counts
 // as a failure in the suffering assessment even when it ended DONE.
 //
 // # Long-term memory
 //
 // [Config].Memory gives the agent a long-term memory (package memory): the
-// memory's events about it reach the [Observer] (as [EventMemory], with
+// memory's events about it reach the [event.Observer] (as [event.Memory], with
 // memory's own event in Event.Memory), executors receive it as
 // [Assignment].Memory (existence/toolloop stores every step's outcome,
 // recalls before each goal and offers remember and recall tools), and
@@ -140,10 +140,10 @@
 //
 // # Events
 //
-// Everything observable is an [Event] delivered to the [Observer]: goals
+// Everything observable is an [event.Event] delivered to the [event.Observer]: goals
 // chosen and ended, worldview, questions and opinions, stressors, fallbacks
-// with their cause, caps applied to a reply ([EventCapped]), goal notes
-// ([EventGoalAnnotated]), crises, model calls with tokens and durations, tool
+// with their cause, caps applied to a reply ([event.Capped]), goal notes
+// ([event.GoalAnnotated]), crises, model calls with tokens and durations, tool
 // calls, stalls and repeats, lost leases, slots posted and dropped, minds
 // that failed, finished cycles, and what happened to the agent's
 // memories.

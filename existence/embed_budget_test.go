@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -44,7 +45,7 @@ func TestBudgetCountsEmbeddings(t *testing.T) {
 		return existence.Outcome{Status: identity.Done, Summary: "looked"}, nil
 	})
 	a, _, _ := memoryAgentWith(t, emb, true, model, func(c *existence.Config) {
-		c.Executor, c.Budget = exec, existence.Budget{Tokens: 1_000_000, Window: time.Hour}
+		c.Executor, c.Budget = exec, budget.Budget{Tokens: 1_000_000, Window: time.Hour}
 	})
 	outside := emb.calls.Load() // the memory stored before the agent: no agent caused it
 

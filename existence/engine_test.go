@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest/engine"
@@ -49,9 +50,9 @@ func checkCycle(t *testing.T, tg engine.Target) {
 	events := rec.Events()
 	var chosen []string
 	for _, e := range events {
-		require.NotEqual(t, existence.EventFallback, e.Kind, "the reply did not validate: %s", e.Text)
-		require.NotEqual(t, existence.EventContextOverflow, e.Kind, "%s", e.Text)
-		if e.Kind == existence.EventGoalChosen {
+		require.NotEqual(t, event.Fallback, e.Kind, "the reply did not validate: %s", e.Text)
+		require.NotEqual(t, event.ContextOverflow, e.Kind, "%s", e.Text)
+		if e.Kind == event.GoalChosen {
 			chosen = append(chosen, e.Text)
 		}
 	}
@@ -59,8 +60,8 @@ func checkCycle(t *testing.T, tg engine.Target) {
 	require.NotEmpty(t, chosen[0])
 }
 
-func kinds(events []existence.Event) string {
-	var ks []existence.EventKind
+func kinds(events []event.Event) string {
+	var ks []event.Kind
 	for _, e := range events {
 		ks = append(ks, e.Kind)
 	}

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/store/filestore"
@@ -33,7 +34,7 @@ func ExampleAgent_Run() {
 		Model:    model,
 		Store:    store, // identity, suffering and goals survive restarts
 		Prompt:   prompt.Solo(prompt.Config{World: "You live inside a Go service. You have no tools yet."}),
-		Observer: func(e existence.Event) { fmt.Println(e) }, // the thoughts log
+		Observer: func(e event.Event) { fmt.Println(e) }, // the thoughts log
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/llm/llmtest"
 )
 
@@ -22,8 +23,8 @@ func Example() {
 		ID:    "scout",
 		Name:  "Cedar",
 		Model: model, // e.g. ollama.New(ollama.Config{Model: "qwen3.5:9b"})
-		Observer: func(e existence.Event) {
-			if e.Kind == existence.EventGoalChosen || e.Kind == existence.EventWorldview {
+		Observer: func(e event.Event) {
+			if e.Kind == event.GoalChosen || e.Kind == event.Worldview {
 				fmt.Println(e.Kind, "—", e.Text)
 			}
 		},
@@ -49,8 +50,8 @@ func Example_fallback() {
 		ID:    "builder",
 		Name:  "Vault",
 		Model: llmtest.NewFake(), // no scripted reply: every call fails
-		Observer: func(e existence.Event) {
-			if e.Kind == existence.EventGoalChosen {
+		Observer: func(e event.Event) {
+			if e.Kind == event.GoalChosen {
 				fmt.Println(e.Text, "—", e.Reasoning)
 			}
 		},

@@ -18,5 +18,5 @@ var (
 
 const (
 	InterruptedByHost = interruptedByHost
-	MaxOutcomeChars   = maxOutcomeChars
+	MaxOutcomeChars   = 120 // the cap of a 🏁 line in event.Event.String
 )

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -25,10 +26,10 @@ import (
 	"github.com/existence-loop/sdk/suffering"
 )
 
-func capped(evs []existence.Event) []string {
+func capped(evs []event.Event) []string {
 	var causes []string
 	for _, e := range evs {
-		if e.Kind == existence.EventCapped {
+		if e.Kind == event.Capped {
 			causes = append(causes, e.Reason)
 		}
 	}
@@ -224,7 +225,7 @@ func TestGoalAnnotatorAppendsANoteAndReportsIt(t *testing.T) {
 			a := f.agent(t, cfg)
 			require.NoError(t, a.Tick(context.Background()))
 			assert.Equal(t, tc.want, a.State().Identity.ActiveGoal().Objective)
-			notes := f.rec.Kind(existence.EventGoalAnnotated)
+			notes := f.rec.Kind(event.GoalAnnotated)
 			if tc.want == "build a caching layer" || tc.task {
 				assert.Empty(t, notes)
 				return

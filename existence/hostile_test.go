@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/prompt"
@@ -47,11 +48,11 @@ func TestDuplicateContentNeverBecomesAGoal(t *testing.T) {
 		require.NotNil(t, g)
 		assert.Equal(t, existence.FallbackContent, g.Objective)
 		assert.True(t, g.Fallback)
-		fb := f.rec.Kind(existence.EventFallback)
+		fb := f.rec.Kind(event.Fallback)
 		require.Len(t, fb, 1)
 		assert.Equal(t, "invalid_output", fb[0].FailureClass)
 		assert.ErrorIs(t, fb[0].Err, prompt.ErrDuplicateKey)
-		for _, e := range f.rec.Kind(existence.EventGoalChosen) {
+		for _, e := range f.rec.Kind(event.GoalChosen) {
 			assert.NotContains(t, e.Goal, "PWNED")
 			assert.NotContains(t, e.Goal, "notes/index.md")
 		}
@@ -152,9 +153,9 @@ func TestCleanExitSavesWithoutError(t *testing.T) {
 			cfg := f.config(existence.Config{Executor: exec, Store: store, MaxCycles: tt.maxCycles})
 			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 			chosen := make(chan struct{}, 2)
-			cfg.Observer = func(e existence.Event) {
+			cfg.Observer = func(e event.Event) {
 				f.rec.Observe(e)
-				if e.Kind == existence.EventGoalChosen {
+				if e.Kind == event.GoalChosen {
 					chosen <- struct{}{}
 				}
 			}
@@ -186,7 +187,7 @@ func TestCleanExitSavesWithoutError(t *testing.T) {
 			cancel()        // Ctrl-C
 			close(store.release)
 			require.NoError(t, <-done, "a clean exit returns no error")
-			assert.Empty(t, f.rec.Kind(existence.EventError), "no save failed")
+			assert.Empty(t, f.rec.Kind(event.Error), "no save failed")
 			assert.NotContains(t, logs.String(), "level=ERROR")
 			st, err := store.Load(context.Background(), "scout")
 			require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/existence-loop/sdk/clock"
+	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/store/memstore"
 )
 
@@ -28,7 +29,7 @@ func TestInherit(t *testing.T) {
 	runnerTP, agentTP := namedTP{noop.NewTracerProvider(), "runner"}, namedTP{noop.NewTracerProvider(), "agent"}
 	rc := RunnerConfig{
 		Store: runnerStore, Clock: runnerClock, Heartbeat: time.Minute, Logger: runnerLog,
-		Budget: Budget{Tokens: 100, Window: time.Hour}, TracerProvider: runnerTP, TraceContent: true,
+		Budget: budget.Budget{Tokens: 100, Window: time.Hour}, TracerProvider: runnerTP, TraceContent: true,
 	}
 	tests := []struct {
 		name string
@@ -39,9 +40,9 @@ func TestInherit(t *testing.T) {
 			Config{Store: runnerStore, Clock: runnerClock, Heartbeat: time.Minute, Logger: runnerLog,
 				Budget: rc.Budget, TracerProvider: runnerTP, TraceContent: true}},
 		{"set wins", Config{Store: agentStore, Clock: agentClock, Heartbeat: time.Second, Logger: agentLog,
-			Budget: Budget{Tokens: 5, Window: time.Minute}, TracerProvider: agentTP},
+			Budget: budget.Budget{Tokens: 5, Window: time.Minute}, TracerProvider: agentTP},
 			Config{Store: agentStore, Clock: agentClock, Heartbeat: time.Second, Logger: agentLog,
-				Budget: Budget{Tokens: 5, Window: time.Minute}, TracerProvider: agentTP, TraceContent: true}},
+				Budget: budget.Budget{Tokens: 5, Window: time.Minute}, TracerProvider: agentTP, TraceContent: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

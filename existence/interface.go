@@ -3,6 +3,7 @@ package existence
 import (
 	"context"
 
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/memory"
@@ -53,13 +54,13 @@ type Assignment struct {
 	Task *prompt.Task
 	// Model is the agent's executor model (Config.ExecutorModel, else
 	// Config.Model), wrapped like the agent's own: every call is an
-	// [EventModelCall], bounded by CallTimeout and the runner's limit, and
+	// [event.ModelCall], bounded by CallTimeout and the runner's limit, and
 	// retried. Executors that call a model should use it.
 	Model llm.Model
 	// Report delivers progress events (such as EventToolCall) to the
 	// agent's observer; the agent fills in time, id and name. It is never
 	// nil when the agent calls Execute.
-	Report func(Event)
+	Report func(event.Event)
 	// Memory is the agent's long-term memory ([Config].Memory), nil
 	// without one: existence/toolloop stores each step's outcome in it,
 	// recalls before the goal's first turn and offers the remember and
@@ -128,9 +129,9 @@ func (f ExecutorFunc) Execute(ctx context.Context, a Assignment) (Outcome, error
 
 // Immediate is an [Executor] that completes every goal at once with status
 // DONE and the summary "completed: {objective}". It is the default, for
-// applications that act on goals through events ([EventGoalChosen]) rather
+// applications that act on goals through events ([event.GoalChosen]) rather
 // than through an executor: it checks no evidence, so the suffering
-// assessment sees every goal completed (only repeats of a recent goal, see [EventGoalRepeat],
+// assessment sees every goal completed (only repeats of a recent goal, see [event.GoalRepeat],
 // count as failures). Agents that act through tools should use
 // existence/toolloop.Executor, whose goals are DONE only after a
 // successful tool call (only observable behaviour counts, spec §4).

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/prompt"
@@ -36,14 +37,14 @@ func TestLiveCycle(t *testing.T) {
 	a, err := existence.New(context.Background(), existence.Config{
 		ID: "scout", Name: "Cedar", Model: model,
 		Prompt:   prompt.New(prompt.Config{World: "You are a process on a developer's machine, in a test. You have no tools."}),
-		Observer: func(e existence.Event) { t.Log(e); rec.Observe(e) },
+		Observer: func(e event.Event) { t.Log(e); rec.Observe(e) },
 	})
 	require.NoError(t, err)
 	defer a.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	require.NoError(t, a.Tick(ctx))
-	assert.Empty(t, rec.Kind(existence.EventFallback), "the model's reply was used, not the fallback goal")
+	assert.Empty(t, rec.Kind(event.Fallback), "the model's reply was used, not the fallback goal")
 	g := a.State().Identity.ActiveGoal()
 	require.NotNil(t, g)
 	assert.NotEmpty(t, g.Objective)

@@ -2,70 +2,19 @@ package existence
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
 )
 
-// EventMemory: something happened to the agent's long-term memory
-// (package memory), delivered to the agent's observer when
-// [Config].Memory is set. Memory holds the memory's own event, whose Kind
-// says what happened (memory.EventStored, memory.EventRecalled,
-// memory.EventError, ...; see memory.EventKind); Text and Err repeat its
-// text and error. A recall for the prompt that fails is reported the same
-// way, as a memory.EventError.
-const EventMemory EventKind = "memory"
-
-// describeMemory is the thoughts-log text of a memory event.
-func (e Event) describeMemory() (string, bool) {
-	m := e.Memory
-	if m == nil {
-		return "", false
-	}
-	var s string
-	switch m.Kind {
-	case memory.EventStored:
-		s = "remembered: " + m.Text
-		if m.Cause == "duplicate" {
-			s = "remembered again: " + m.Text
-		}
-	case memory.EventPending:
-		s = fmt.Sprintf("remembered as text, to embed later (%s): %s", m.Cause, m.Text)
-	case memory.EventEmbedded:
-		s = fmt.Sprintf("embedded %d pending memories with %s", m.Count, m.Space)
-	case memory.EventBackfillFailed:
-		s = fmt.Sprintf("embedding pending memories failed (%s); again in %v", m.Cause, m.Retry)
-	case memory.EventMerged:
-		s = fmt.Sprintf("superseded a near-duplicate (%s): %s", m.Cause, m.Text)
-	case memory.EventSuperseded:
-		s = fmt.Sprintf("superseded %d older values (%s) by: %s", m.Count, m.Cause, m.Text)
-	case memory.EventEvicted:
-		s = fmt.Sprintf("evicted %d memories over the cap", m.Count)
-	case memory.EventRecalled:
-		s = fmt.Sprintf("recalled %d memories for: %s", m.Count, m.Text)
-	case memory.EventRecallFallback:
-		s = fmt.Sprintf("recalled without the query's vector (%s): %s", m.Cause, m.Text)
-	case memory.EventForgotten:
-		s = fmt.Sprintf("forgot %d memories", m.Count)
-	case memory.EventReembedded:
-		s = fmt.Sprintf("moved %d memories to %s", m.Count, m.Space)
-	default:
-		return "", false
-	}
-	if m.Error != "" && m.Kind != memory.EventPending {
-		s += ": " + m.Error
-	}
-	return s, true
-}
-
 // onMemory delivers one of the agent's memory events to its observer, as
-// an [EventMemory].
+// an [event.Memory].
 func (a *Agent) onMemory(me memory.Event) {
 	c := me
-	a.emit(Event{Kind: EventMemory, Text: me.Text, Err: me.Err, Memory: &c})
+	a.emit(event.Event{Kind: event.Memory, Text: me.Text, Err: me.Err, Memory: &c})
 }
 
 // defaultMemoryK is how many memories the prompt's memories section shows
@@ -94,7 +43,7 @@ func defaultMemoryQuery(v *prompt.View) string {
 
 // promptMemories recalls the memories for the next prompt when the agent
 // has a memory and its assembler a memories section. It never fails the
-// cycle: a recall error is reported as an [EventMemory] (memory.EventError) and the
+// cycle: a recall error is reported as an [event.Memory] (memory.EventError) and the
 // prompt goes without memories. peek leaves the memories' access as it is
 // (a preview).
 func (a *Agent) promptMemories(ctx context.Context, task *prompt.Task, peek bool) []prompt.Memory {

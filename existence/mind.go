@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/clock"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/internal/backoff"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/slot"
@@ -35,7 +36,7 @@ type Mind interface {
 	// Run watches until ctx ends, posting slot updates with env.Post, and
 	// returns ctx's error (or nil) then. It may return nil earlier when
 	// it has nothing more to watch: it is not run again. Any other error
-	// is a failure: the runner reports it ([EventMindFailed]), posts a
+	// is a failure: the runner reports it ([event.MindFailed]), posts a
 	// slot with the mind's name and status failed, and calls Run again
 	// after a backoff (1 s, doubling to 5 minutes; back to 1 s once a run
 	// has posted a slot). A panic in Run is a failure too. A mind that
@@ -152,7 +153,7 @@ func (r *Runner) startAgentMinds(g *mindGroup, n *node) {
 // runMind supervises one mind on its own goroutine: it runs it, and after
 // a failure reports it, posts a failed slot and runs it again after a
 // backoff, until ctx ends or Run returns nil.
-func (r *Runner) runMind(g *mindGroup, ctx context.Context, m Mind, post func(context.Context, slot.Slot) error, report func(Event)) {
+func (r *Runner) runMind(g *mindGroup, ctx context.Context, m Mind, post func(context.Context, slot.Slot) error, report func(event.Event)) {
 	name := m.Name()
 	log := r.cfg.Logger.With("mind", name)
 	g.wg.Go(func() {
@@ -185,10 +186,10 @@ func (r *Runner) runMind(g *mindGroup, ctx context.Context, m Mind, post func(co
 			failed := slot.Slot{ID: name, Title: name, Status: slot.Failed, Summary: err.Error(),
 				Importance: 0.5, NextRun: delay.Seconds()}
 			if perr := post(ctx, failed); perr != nil && ctx.Err() == nil {
-				report(Event{Kind: EventError, Text: "posting the failed slot of mind " + name, Err: perr})
+				report(event.Event{Kind: event.Error, Text: "posting the failed slot of mind " + name, Err: perr})
 			}
 			failed = failed.Clean()
-			report(Event{Kind: EventMindFailed, Slot: &failed, Err: err,
+			report(event.Event{Kind: event.MindFailed, Slot: &failed, Err: err,
 				Text: fmt.Sprintf("mind %s failed; it runs again in %s", name, delay)})
 			log.Warn("mind failed", "err", err, "retry_in", delay)
 			wait := make(chan struct{})

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -32,9 +33,9 @@ func (m mindFunc) Run(ctx context.Context, env existence.MindEnv) error {
 }
 
 // events delivers the events of the given kinds on a channel.
-func events(kinds ...existence.EventKind) (existence.Observer, <-chan existence.Event) {
-	ch := make(chan existence.Event, 64)
-	return func(e existence.Event) {
+func events(kinds ...event.Kind) (event.Observer, <-chan event.Event) {
+	ch := make(chan event.Event, 64)
+	return func(e event.Event) {
 		for _, k := range kinds {
 			if e.Kind == k {
 				ch <- e
@@ -43,7 +44,7 @@ func events(kinds ...existence.EventKind) (existence.Observer, <-chan existence.
 	}, ch
 }
 
-func next(t *testing.T, ch <-chan existence.Event, what string) existence.Event {
+func next(t *testing.T, ch <-chan event.Event, what string) event.Event {
 	t.Helper()
 	select {
 	case e := <-ch:
@@ -51,7 +52,7 @@ func next(t *testing.T, ch <-chan existence.Event, what string) existence.Event 
 	case <-time.After(10 * time.Second):
 		require.FailNow(t, "no event: "+what)
 	}
-	return existence.Event{}
+	return event.Event{}
 }
 
 // waitPending waits, for at most 10 s, until clock has a timer due d from
@@ -71,7 +72,7 @@ func TestFailingMindBacksOffAndNeverStopsTheAgent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	clock := existencetest.NewClock(t0)
-	obs, evs := events(existence.EventMindFailed, existence.EventSlot)
+	obs, evs := events(event.MindFailed, event.Slot)
 	var runs atomic.Int32
 	mind := mindFunc{name: "weather", run: func(ctx context.Context, env existence.MindEnv) error {
 		switch runs.Add(1) {
@@ -100,12 +101,12 @@ func TestFailingMindBacksOffAndNeverStopsTheAgent(t *testing.T) {
 	failed := func(backoff time.Duration, cause string) {
 		t.Helper()
 		e := next(t, evs, "the failed slot")
-		require.Equal(t, existence.EventSlot, e.Kind)
+		require.Equal(t, event.Slot, e.Kind)
 		assert.Equal(t, slot.Failed, e.Slot.Status)
 		assert.Contains(t, e.Slot.Summary, cause)
 		assert.Equal(t, backoff.Seconds(), e.Slot.NextRun, "next_run says when it runs again")
 		e = next(t, evs, "the failure")
-		require.Equal(t, existence.EventMindFailed, e.Kind)
+		require.Equal(t, event.MindFailed, e.Kind)
 		assert.Equal(t, "scout", e.AgentID)
 		assert.Contains(t, e.Error, cause)
 		assert.Contains(t, e.Text, fmt.Sprintf("mind weather failed; it runs again in %s", backoff))
@@ -139,7 +140,7 @@ func TestFailingMindBacksOffAndNeverStopsTheAgent(t *testing.T) {
 func TestRunnerMindsPostToTheSharedBoard(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	obs, evs := events(existence.EventSlot)
+	obs, evs := events(event.Slot)
 	var runs atomic.Int32
 	once := mindFunc{name: "hello", run: func(ctx context.Context, env existence.MindEnv) error {
 		runs.Add(1)

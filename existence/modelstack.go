@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/llm/pool"
@@ -50,10 +51,10 @@ func (a *Agent) buildStepModels() {
 // ([middleware.Stack]), outermost first: the budget's hold (executor
 // calls), repair (cycle replies), the call's context (the agent's id for
 // a pool, the priority lane's mark), retry, the limiter l (nil: none),
-// the per-attempt timeout, the agent's observer (an [EventModelCall] per
+// the per-attempt timeout, the agent's observer (an [event.ModelCall] per
 // attempt), the trace and the runner's meter.
 func (a *Agent) modelStack(m llm.Model, use modelUse, l *middleware.Limiter) llm.Model {
-	purpose := purposeCycle
+	purpose := event.PurposeCycle
 	cfg := middleware.StackConfig{
 		Context: a.callContext,
 		Retry:   a.cfg.Retry,
@@ -71,7 +72,7 @@ func (a *Agent) modelStack(m llm.Model, use modelUse, l *middleware.Limiter) llm
 			cfg.Repair = parseReply
 		}
 	case useExecutor:
-		purpose = purposeExecutor
+		purpose = event.PurposeExecutor
 		if a.budget != nil || a.wire.shared != nil {
 			cfg.Admit = a.admitBudget
 		}
@@ -96,11 +97,11 @@ func (a *Agent) callContext(ctx context.Context) context.Context {
 	return ctx
 }
 
-// observeAttempt reports one attempt to the agent: an [EventModelCall]
+// observeAttempt reports one attempt to the agent: an [event.ModelCall]
 // with the attempt's tokens (the server's counts, else estimates), which
 // the agent counts in its usage and against its budgets.
 func (a *Agent) observeAttempt(ctx context.Context, at middleware.Attempt, purpose string) {
-	c := &ModelCall{
+	c := &event.ModelCallInfo{
 		Model:           at.Model,
 		Duration:        at.Duration,
 		Outcome:         at.Outcome,

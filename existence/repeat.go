@@ -1,6 +1,7 @@
 package existence
 
 import (
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/repeat"
 )
@@ -49,13 +50,13 @@ func repeats(id *identity.Identity, i int, cache map[int][]uint64) (earlier stri
 	return "", false
 }
 
-// noteRepeatLocked reports an [EventGoalRepeat] when the goal just started
+// noteRepeatLocked reports an [event.GoalRepeat] when the goal just started
 // (the last of the history) repeats a recent one. Call it with a.mu held.
 func (a *Agent) noteRepeatLocked() {
 	id := &a.state.Identity
 	if earlier, ok := repeats(id, len(id.Goals)-1, nil); ok {
 		g := id.Goals[len(id.Goals)-1]
-		a.queue(Event{Kind: EventGoalRepeat, Goal: g.Objective, Text: earlier})
+		a.queue(event.Event{Kind: event.GoalRepeat, Goal: g.Objective, Text: earlier})
 	}
 }
 

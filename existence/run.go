@@ -11,14 +11,14 @@ import (
 // tick at once. It never returns because of a model error: failed cycles
 // use the fallback goal and the loop goes on, unless [Config].FailFast
 // stops it with a [*FailFastError] (matching [ErrFailFast]) on a cause
-// retrying cannot fix. Save errors are reported as [EventError] and
+// retrying cannot fix. Save errors are reported as [event.Error] and
 // logged, and the loop goes on.
 //
 // Run drives the agent with the same scheduler as a [Runner], as
 // a runner of one agent with one worker per lane and no stagger: a host
 // message runs in the priority lane, heartbeats falling due during a cycle
-// are coalesced into it ([CycleStats].Coalesced), and each cycle's
-// lateness is reported ([CycleStats].Lateness).
+// are coalesced into it ([event.CycleStats].Coalesced), and each cycle's
+// lateness is reported ([event.CycleStats].Lateness).
 //
 // When ctx ends, Run stops the executing goal (it stays active in the stored
 // state, so it resumes after a restart), saves the state and returns nil, or

@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/existence-loop/sdk/clock"
+	"github.com/existence-loop/sdk/existence/budget"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/heap"
 	"github.com/existence-loop/sdk/lease"
@@ -97,7 +99,7 @@ type RunnerConfig struct {
 	// [Config]). The runner's Clock also drives the scheduler.
 	Clock     clock.Clock
 	Heartbeat time.Duration
-	Observer  Observer
+	Observer  event.Observer
 	Logger    *slog.Logger
 
 	// Leases, when set, makes the runner share agents with other
@@ -105,9 +107,9 @@ type RunnerConfig struct {
 	// every RenewEvery, builds each claimed agent's Config with NewAgent
 	// (on a goroutine of its own, so that loading the claimed agents never
 	// delays a renewal), renews the leases on the same interval, reports
-	// a renewal that came late (an [EventLeaseLate], from a
+	// a renewal that came late (an [event.LeaseLate], from a
 	// [lease.LateReporter]), stops an agent whose lease was lost without a
-	// final save (an [EventLeaseLost]), and on a graceful shutdown saves
+	// final save (an [event.LeaseLost]), and on a graceful shutdown saves
 	// every agent and then releases every lease at once.
 	Leases lease.Manager
 	// MaxAgents is the most agents this process runs with Leases; default
@@ -116,7 +118,7 @@ type RunnerConfig struct {
 	// RenewEvery is the lease renewal and claim interval; default
 	// [DefaultRenewEvery] (5 s, a third of a 15 s TTL): a healthy renewal
 	// then finds two thirds of the TTL left, and one missed renewal still
-	// leaves a third, the usual alarm margin of an [EventLeaseLate].
+	// leaves a third, the usual alarm margin of an [event.LeaseLate].
 	RenewEvery time.Duration
 	// NewAgent builds the Config of a claimed agent (required with
 	// Leases): typically a store fenced by l.Epoch. An error releases the
@@ -132,16 +134,16 @@ type RunnerConfig struct {
 	SharedSlots *identity.SharedBoard
 	// Minds are background jobs shared by the agents ([Mind]): each runs
 	// while [Runner.Run] runs (not under RunVirtual) and posts to the
-	// shared board. A mind that fails is reported ([EventMindFailed], to
+	// shared board. A mind that fails is reported ([event.MindFailed], to
 	// the runner's Observer) with a failed slot and runs again after a
 	// backoff; it never stops the runner.
 	Minds []Mind
 	// Budget is every agent's own token budget unless its Config sets one
-	// (see [Budget]); SharedBudget is one budget all the runner's agents
+	// (see [budget.Budget]); SharedBudget is one budget all the runner's agents
 	// spend together: while it is spent, every agent's autonomy waits.
 	// Zero values are none.
-	Budget       Budget
-	SharedBudget Budget
+	Budget       budget.Budget
+	SharedBudget budget.Budget
 	// TracerProvider and TraceContent are the agents' defaults (see
 	// [Config]).
 	TracerProvider trace.TracerProvider
@@ -163,9 +165,9 @@ var ErrDuplicateAgent = errors.New("existence: agent added twice")
 //     after the agent's previous cycle.
 //
 // An agent has at most one cycle queued or running: a heartbeat falling due
-// meanwhile is merged into it and counted ([CycleStats].Coalesced), and
+// meanwhile is merged into it and counted ([event.CycleStats].Coalesced), and
 // never calls the model. In each lane the cycle due earliest runs first.
-// How late each cycle started is [CycleStats].Lateness. Agents added
+// How late each cycle started is [event.CycleStats].Lateness. Agents added
 // together start spread over one heartbeat, deterministically from their
 // ids.
 //
@@ -286,7 +288,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	r.core.triggerGap = cfg.TriggerGap
 	r.core.hold = holdNode
 	r.book.init(cfg.MaxPeersShown)
-	r.shared = newBudgetState(budgetScopeRunner, cfg.SharedBudget)
+	r.shared = newBudgetState(budget.ScopeRunner, cfg.SharedBudget)
 	r.initMeter(adaptive)
 	return r, nil
 }
@@ -425,7 +427,7 @@ type RunnerStats struct {
 	Concurrency ConcurrencyStats
 	// Budget is the runner-wide budget ([RunnerConfig].SharedBudget) and
 	// how much of it the window holds; nil without one.
-	Budget *BudgetStatus
+	Budget *budget.Status
 }
 
 // Stats returns the scheduler's counters.
@@ -852,11 +854,11 @@ func (r *Runner) broadcast(from *Agent, text string) {
 			continue
 		}
 		if err := n.a.DeliverToInbox(ctx, identity.AgentMessage{From: from.Name(), Text: text}); err != nil {
-			from.emit(Event{Kind: EventError, Text: "delivering a message to " + id, Err: err})
+			from.emit(event.Event{Kind: event.Error, Text: "delivering a message to " + id, Err: err})
 			continue
 		}
 		r.book.messaged(id, from.ID())
-		from.emit(Event{Kind: EventMessage, Direction: "sent", Text: text, Peer: n.a.Name()})
+		from.emit(event.Event{Kind: event.Message, Direction: "sent", Text: text, Peer: n.a.Name()})
 	}
 }
 
@@ -877,7 +879,7 @@ func (r *Runner) Send(ctx context.Context, fromID, toID, text string) error {
 
 // drop stops an agent whose lease was lost: no final save (another process
 // owns it now), its goal cancelled, its store lock released, and an
-// [EventLeaseLost].
+// [event.LeaseLost].
 func (r *Runner) drop(id string) {
 	n := r.node(id)
 	if n == nil {
@@ -904,7 +906,7 @@ func (r *Runner) drop(id string) {
 	r.mu.Unlock()
 	r.book.remove(id)
 	n.a.abandon()
-	n.a.emit(Event{Kind: EventLeaseLost, Text: "lease lost: another process runs this agent now; stopped without saving"})
+	n.a.emit(event.Event{Kind: event.LeaseLost, Text: "lease lost: another process runs this agent now; stopped without saving"})
 }
 
 // leaseLoop claims and renews leases every RenewEvery until ctx ends, and
@@ -975,7 +977,7 @@ func (r *Runner) leaseRound(ctx context.Context, adopting *sync.WaitGroup, pendi
 	})
 }
 
-// reportLate emits an [EventLeaseLate] for each late renewal the lease
+// reportLate emits an [event.LeaseLate] for each late renewal the lease
 // manager reports ([lease.LateReporter]) of an agent this runner runs.
 func (r *Runner) reportLate() {
 	lr, ok := r.cfg.Leases.(lease.LateReporter)
@@ -994,9 +996,9 @@ func (r *Runner) reportLate() {
 		if !l.Renewed {
 			what = fmt.Sprintf("not renewed (the renewal failed), %.1f s of its %.0f s left", l.Left.Seconds(), l.TTL.Seconds())
 		}
-		n.a.emit(Event{Kind: EventLeaseLate,
+		n.a.emit(event.Event{Kind: event.LeaseLate,
 			Text:  fmt.Sprintf("lease late: %s, under the %.1f s alarm margin; renewals are falling behind and the lease is lost if they fall behind by the rest", what, l.Margin.Seconds()),
-			Lease: &LeaseStats{Epoch: l.Epoch, Left: l.Left, TTL: l.TTL, Margin: l.Margin, Renewed: l.Renewed}})
+			Lease: &event.LeaseStats{Epoch: l.Epoch, Left: l.Left, TTL: l.TTL, Margin: l.Margin, Renewed: l.Renewed}})
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
@@ -136,7 +137,7 @@ func TestRunnerLeases(t *testing.T) {
 	waitFor(t, func() bool { return r.Agent("a1") == nil })
 	roundsUntilClaim(t, clock, leases, 1)
 	waitFor(t, func() bool { return r.Agent("a3") != nil })
-	lost := rec.Kind(existence.EventLeaseLost)
+	lost := rec.Kind(event.LeaseLost)
 	require.Len(t, lost, 1)
 	assert.Equal(t, "a1", lost[0].AgentID)
 
@@ -263,15 +264,15 @@ func TestRunnerReportsLateRenewals(t *testing.T) {
 	leases.mu.Unlock()
 	clock.Advance(5 * time.Second)
 	renewedWithin(t, leases.fakeLeases)
-	waitFor(t, func() bool { return len(rec.Kind(existence.EventLeaseLate)) > 0 })
-	late := rec.Kind(existence.EventLeaseLate)
+	waitFor(t, func() bool { return len(rec.Kind(event.LeaseLate)) > 0 })
+	late := rec.Kind(event.LeaseLate)
 	require.Len(t, late, 1, "only the report about a lease the runner holds is an event")
 	e := late[0]
 	assert.Equal(t, "a1", e.AgentID)
 	require.NotNil(t, e.Lease)
-	assert.Equal(t, existence.LeaseStats{Epoch: l1.Epoch, Left: 3200 * time.Millisecond, TTL: 15 * time.Second, Margin: 5 * time.Second, Renewed: true}, *e.Lease)
+	assert.Equal(t, event.LeaseStats{Epoch: l1.Epoch, Left: 3200 * time.Millisecond, TTL: 15 * time.Second, Margin: 5 * time.Second, Renewed: true}, *e.Lease)
 	assert.Contains(t, e.String(), "lease late: renewed with 3.2 s of its 15 s left, under the 5.0 s alarm margin")
-	assert.Empty(t, rec.Kind(existence.EventLeaseLost), "a late lease is not lost")
+	assert.Empty(t, rec.Kind(event.LeaseLost), "a late lease is not lost")
 
 	cancel()
 	require.NoError(t, <-done)

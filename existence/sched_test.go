@@ -15,6 +15,7 @@ import (
 
 	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -87,7 +88,7 @@ func newSwarm(t *testing.T, n int, cfg existence.RunnerConfig, latency time.Dura
 }
 
 // cycles returns the cycle events, in order.
-func (s *swarm) cycles() []existence.Event { return s.rec.Kind(existence.EventCycle) }
+func (s *swarm) cycles() []event.Event { return s.rec.Kind(event.Cycle) }
 
 func TestRunVirtualIsDeterministic(t *testing.T) {
 	run := func() []byte {
@@ -146,7 +147,7 @@ func TestPriorityLaneOvertakesAFullAutonomyBacklog(t *testing.T) {
 	require.NoError(t, s.r.SayAsHost(ctx, "hello", "a099"))
 	said := s.clock.Now()
 	require.NoError(t, s.r.RunVirtual(ctx, t0.Add(40*time.Second)))
-	var got []existence.Event
+	var got []event.Event
 	for _, e := range s.cycles() {
 		if e.AgentID == "a099" && e.Cycle.Lane == "priority" {
 			got = append(got, e)
@@ -162,8 +163,8 @@ func TestHungModelBlocksOnlyItsWorker(t *testing.T) {
 	cycles := make(chan string, 100)
 	r, err := existence.NewRunner(existence.RunnerConfig{
 		Store: memstore.New(), Clock: clock, AutonomyWorkers: 2, NoStagger: true, Logger: discardLogger(),
-		Observer: func(e existence.Event) {
-			if e.Kind == existence.EventCycle {
+		Observer: func(e event.Event) {
+			if e.Kind == event.Cycle {
 				cycles <- e.AgentID
 			}
 		},

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/slot"
 )
@@ -23,7 +24,7 @@ var ErrNoSharedBoard = errors.New("existence: the runner has no shared board of 
 // is stamped with the agent's clock, and then s is checked
 // (slot.Slot.Validate). It replaces the slot with its id, or is added;
 // beyond Config.MaxSlots the least important slot is dropped, with an
-// [EventSlotDropped]. An [EventSlot] reports the post.
+// [event.SlotDropped]. An [event.Slot] reports the post.
 //
 // The agent's next existence cycle lists the slot in its prompt where the
 // assembler places prompt.SlotsSection. With NotifyUser, PostSlot asks
@@ -39,7 +40,7 @@ var ErrNoSharedBoard = errors.New("existence: the runner has no shared board of 
 // [Agent.Tick] alone sees the slot at its next tick.
 //
 // Errors: an error matching slot.ErrInvalid (nothing changed); the save
-// error, reported as an [EventError] too (the slot stays on the board in
+// error, reported as an [event.Error] too (the slot stays on the board in
 // memory and is saved with the next save).
 func (a *Agent) PostSlot(ctx context.Context, s slot.Slot) error {
 	s = s.Clean()
@@ -57,11 +58,11 @@ func (a *Agent) PostSlot(ctx context.Context, s slot.Slot) error {
 		if d.ID == s.ID {
 			kept = false
 		}
-		a.queue(Event{Kind: EventSlotDropped, Reason: "board_full", Slot: &d, Text: fmt.Sprintf("the board holds at most %d slots; this was the least important", a.cfg.MaxSlots)})
+		a.queue(event.Event{Kind: event.SlotDropped, Reason: "board_full", Slot: &d, Text: fmt.Sprintf("the board holds at most %d slots; this was the least important", a.cfg.MaxSlots)})
 	}
 	notify := kept && s.NotifyUser
 	if kept {
-		a.queue(Event{Kind: EventSlot, Slot: &s, Text: s.Summary})
+		a.queue(event.Event{Kind: event.Slot, Slot: &s, Text: s.Summary})
 	}
 	if notify && a.pursuingLocked() {
 		// No cycle while the goal is pursued: one as soon as it returns.
@@ -77,7 +78,7 @@ func (a *Agent) PostSlot(ctx context.Context, s slot.Slot) error {
 
 // RemoveSlot removes the slot with id from the agent's own board, saves
 // the state and reports whether there was one, with an
-// [EventSlotDropped] (Reason "removed"). Errors: the save error.
+// [event.SlotDropped] (Reason "removed"). Errors: the save error.
 func (a *Agent) RemoveSlot(ctx context.Context, id string) (bool, error) {
 	a.mu.Lock()
 	old, _ := slot.Find(a.state.Slots, id)
@@ -87,7 +88,7 @@ func (a *Agent) RemoveSlot(ctx context.Context, id string) (bool, error) {
 		a.mu.Unlock()
 		return false, nil
 	}
-	a.queue(Event{Kind: EventSlotDropped, Reason: "removed", Slot: &old, Text: "removed"})
+	a.queue(event.Event{Kind: event.SlotDropped, Reason: "removed", Slot: &old, Text: "removed"})
 	err := a.saveLocked(ctx)
 	a.unlock()
 	return true, err
@@ -170,7 +171,7 @@ func trimSlots(st *identity.AgentState, max int) string {
 
 // refreshShared reads the shared board (cached, see
 // identity.SharedBoard.Cached) for the next prompt. A read error is
-// reported (when report) once per distinct error as an [EventError], and
+// reported (when report) once per distinct error as an [event.Error], and
 // the slots last read are shown meanwhile.
 func (a *Agent) refreshShared(ctx context.Context, report bool) {
 	b := a.cfg.SharedSlots
@@ -188,7 +189,7 @@ func (a *Agent) refreshShared(ctx context.Context, report bool) {
 	}
 	a.mu.Unlock()
 	if report && ctx.Err() == nil {
-		a.emit(Event{Kind: EventError, Text: "reading the shared board " + b.Name() + " failed; its last slots are shown", Err: err})
+		a.emit(event.Event{Kind: event.Error, Text: "reading the shared board " + b.Name() + " failed; its last slots are shown", Err: err})
 	}
 }
 
@@ -209,8 +210,8 @@ func (r *Runner) SharedSlots() *identity.SharedBoard { return r.cfg.SharedSlots 
 // PostSharedSlot puts s on the runner's shared board
 // (identity.SharedBoard.Put: cleaned, stamped with the board's clock when
 // UpdatedAt is zero, checked, the least important dropped beyond the
-// board's cap) and reports it to the runner's Observer ([EventSlot] and
-// [EventSlotDropped], with Shared set and no agent). With NotifyUser,
+// board's cap) and reports it to the runner's Observer ([event.Slot] and
+// [event.SlotDropped], with Shared set and no agent). With NotifyUser,
 // every agent that sees the board (Config.SharedSlots, the runner's by
 // default) is asked for a cycle at once, as [Agent.PostSlot] describes.
 // Errors: [ErrNoSharedBoard]; slot.ErrInvalid (nothing changed); the
@@ -233,12 +234,12 @@ func (r *Runner) PostSharedSlot(ctx context.Context, s slot.Slot) error {
 		if d.ID == s.ID {
 			kept = false
 		}
-		r.emitShared(Event{Kind: EventSlotDropped, Reason: "board_full", Slot: &d, Text: fmt.Sprintf("the shared board holds at most %d slots; this was the least important", b.Max())})
+		r.emitShared(event.Event{Kind: event.SlotDropped, Reason: "board_full", Slot: &d, Text: fmt.Sprintf("the shared board holds at most %d slots; this was the least important", b.Max())})
 	}
 	if !kept {
 		return nil
 	}
-	r.emitShared(Event{Kind: EventSlot, Slot: &s, Text: s.Summary})
+	r.emitShared(event.Event{Kind: event.Slot, Slot: &s, Text: s.Summary})
 	if s.NotifyUser {
 		for _, a := range r.Agents() {
 			if a.cfg.SharedSlots == b {
@@ -250,7 +251,7 @@ func (r *Runner) PostSharedSlot(ctx context.Context, s slot.Slot) error {
 }
 
 // RemoveSharedSlot removes the slot with id from the runner's shared board
-// and reports whether there was one ([EventSlotDropped], Reason "removed").
+// and reports whether there was one ([event.SlotDropped], Reason "removed").
 // Errors: [ErrNoSharedBoard]; the board's errors.
 func (r *Runner) RemoveSharedSlot(ctx context.Context, id string) (bool, error) {
 	b := r.cfg.SharedSlots
@@ -266,7 +267,7 @@ func (r *Runner) RemoveSharedSlot(ctx context.Context, id string) (bool, error) 
 	if !ok {
 		s = slot.Slot{ID: id}
 	}
-	r.emitShared(Event{Kind: EventSlotDropped, Reason: "removed", Slot: &s, Text: "removed"})
+	r.emitShared(event.Event{Kind: event.SlotDropped, Reason: "removed", Slot: &s, Text: "removed"})
 	return true, nil
 }
 
@@ -277,7 +278,7 @@ const sharedAgent = "(shared)"
 
 // emitShared delivers an event of the shared board (or of a shared mind)
 // to the runner's Observer.
-func (r *Runner) emitShared(e Event) {
+func (r *Runner) emitShared(e event.Event) {
 	if r.cfg.Observer == nil && !r.subs.any() {
 		return
 	}

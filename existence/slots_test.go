@@ -15,6 +15,7 @@ import (
 
 	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
@@ -132,7 +133,7 @@ func TestNotifyingSlotStartsACycleAtOnce(t *testing.T) {
 	assert.Equal(t, t0.Add(6*time.Second), calls[2].at, "the next heartbeat")
 	assert.Contains(t, calls[2].prompt, "  - Mail: completed - 3 new letters")
 
-	evs := rec.Kind(existence.EventSlot)
+	evs := rec.Kind(event.Slot)
 	require.Len(t, evs, 2)
 	assert.Equal(t, "door", evs[0].Slot.ID)
 	assert.Equal(t, t0.Add(time.Second), evs[0].Slot.UpdatedAt, "stamped by the agent's clock")
@@ -278,7 +279,7 @@ func TestNotifyingSlotKeepsThePriorityLaneFirst(t *testing.T) {
 	require.NoError(t, agents[0].PostSlot(ctx, slot.Slot{ID: "alarm", Status: slot.Failed, NotifyUser: true}))
 	require.NoError(t, r.SayAsHost(ctx, "hello", "analyst"))
 	require.NoError(t, r.RunVirtual(ctx, t0.Add(4*time.Second)))
-	cycles := rec.Kind(existence.EventCycle)
+	cycles := rec.Kind(event.Cycle)
 	require.Len(t, cycles, 2)
 	assert.Equal(t, "analyst", cycles[0].AgentID, "the person first")
 	assert.Equal(t, "priority", cycles[0].Cycle.Lane)
@@ -297,12 +298,12 @@ func TestPostSlotBoard(t *testing.T) {
 	require.NoError(t, a.PostSlot(ctx, slot.Slot{ID: "a", Title: " A\x1b\n title ", Status: slot.Completed, Importance: 0.5}))
 	require.NoError(t, a.PostSlot(ctx, slot.Slot{ID: "b", Status: slot.Running, Importance: 0.9, NextRun: 60}))
 	require.NoError(t, a.PostSlot(ctx, slot.Slot{ID: "c", Status: slot.Pending, Importance: 0.1}))
-	dropped := f.rec.Kind(existence.EventSlotDropped)
+	dropped := f.rec.Kind(event.SlotDropped)
 	require.Len(t, dropped, 1)
 	assert.Equal(t, "c", dropped[0].Slot.ID, "the least important, here the new one")
 	assert.Equal(t, "board_full", dropped[0].Reason)
 	assert.False(t, dropped[0].Shared, "the agent's own board")
-	assert.Len(t, f.rec.Kind(existence.EventSlot), 2, "a dropped post is not reported as posted")
+	assert.Len(t, f.rec.Kind(event.Slot), 2, "a dropped post is not reported as posted")
 	got := a.Slots()
 	require.Len(t, got, 2)
 	assert.Equal(t, "b", got[0].ID, "most important first")
@@ -328,7 +329,7 @@ func TestPostSlotBoard(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, removed)
 	assert.Len(t, a.Slots(), 1)
-	assert.Equal(t, "removed", f.rec.Kind(existence.EventSlotDropped)[1].Reason)
+	assert.Equal(t, "removed", f.rec.Kind(event.SlotDropped)[1].Reason)
 
 	// The next prompt shows the board where the assembler places it.
 	p, err := f.agent(t, existence.Config{ID: "builder", Name: "Vault", Prompt: slotsPrompt(t)}).Preview(ctx)
@@ -349,7 +350,7 @@ func TestLoadedBoardIsTrimmed(t *testing.T) {
 	require.NoError(t, f.store.Save(ctx, st))
 	a := f.agent(t, existence.Config{MaxSlots: 2})
 	assert.Equal(t, []string{"c", "a"}, slotIDs(a.Slots()))
-	trimmed := f.rec.Kind(existence.EventStateTrimmed)
+	trimmed := f.rec.Kind(event.StateTrimmed)
 	require.NotEmpty(t, trimmed)
 	assert.Contains(t, trimmed[len(trimmed)-1].Text, "slots: dropped 2 over the cap of 2, the least important: b, d")
 }
@@ -384,7 +385,7 @@ func TestSharedBoard(t *testing.T) {
 	}
 	assert.Contains(t, models["scout"].Calls()[1].prompt, "  - Own: idle", "its own slots too")
 	assert.NotContains(t, models["analyst"].Calls()[1].prompt, "Own: idle", "not another agent's")
-	evs := rec.Kind(existence.EventSlot)
+	evs := rec.Kind(event.Slot)
 	shared := evs[len(evs)-1]
 	assert.Empty(t, shared.AgentID)
 	assert.Equal(t, "(shared)", shared.Agent)
@@ -418,7 +419,7 @@ func TestSharedBoardReadFailureIsReportedOnce(t *testing.T) {
 		f.clock.Advance(time.Minute) // past the board's cache
 		tick(t, a)
 	}
-	errs := f.rec.Kind(existence.EventError)
+	errs := f.rec.Kind(event.Error)
 	require.Len(t, errs, 1, "reported once")
 	assert.Contains(t, errs[0].Error, "database gone")
 	reqs := f.model.Requests()
@@ -449,8 +450,8 @@ func slotIDs(ss []slot.Slot) []string {
 // TestEventStringOfSlots: the thoughts log's lines of slot events.
 func TestEventStringOfSlots(t *testing.T) {
 	s := &slot.Slot{ID: "feed", Title: "Feed", Status: slot.Completed, Summary: "a headline"}
-	e := existence.Event{Kind: existence.EventSlot, Time: t0, Agent: "Cedar", Slot: s}
+	e := event.Event{Kind: event.Slot, Time: t0, Agent: "Cedar", Slot: s}
 	assert.Equal(t, "12:00:00 Cedar 📌 Feed: completed - a headline", e.String())
-	e = existence.Event{Kind: existence.EventSlotDropped, Time: t0, Agent: "Cedar", Slot: s, Text: "full"}
+	e = event.Event{Kind: event.SlotDropped, Time: t0, Agent: "Cedar", Slot: s, Text: "full"}
 	assert.True(t, strings.HasSuffix(e.String(), "🗑️ slot feed dropped (full): Feed: completed - a headline"), e.String())
 }

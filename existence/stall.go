@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 )
 
@@ -15,22 +16,6 @@ import (
 // call 4 times in a row, no progress, the step budget) have their names
 // there.
 const stallGoalSpan = "goal_span"
-
-// Event kinds of stall and repeat detection.
-const (
-	// EventStall: a stall rule abandoned the goal. Reason is the rule
-	// (as [Outcome].Stall), Goal the goal, Text the outcome summary. The
-	// toolloop executor reports its rules ("same_call", "no_progress",
-	// "step_budget") through [Assignment].Report; the agent reports
-	// "goal_span" (the goal outlived [Config].MaxGoalDuration).
-	EventStall EventKind = "stall"
-	// EventGoalRepeat: a newly chosen goal nearly repeats one of the last
-	// 10 it chose (sharing at least 0.9 of its distinct words, lower-cased,
-	// with one; fallback goals and assigned tasks take no part). Goal is
-	// the new goal, Text the earlier one it repeats. A repeat that ends
-	// DONE counts as failed in the repeated_failure assessment (spec §4).
-	EventGoalRepeat EventKind = "goal_repeat"
-)
 
 // DefaultMaxGoalDuration is the default of [Config].MaxGoalDuration: 2
 // minutes. Spec §1 puts a goal's execution at 15–60 s in practice; the
@@ -78,6 +63,6 @@ func (a *Agent) stallLocked(ctx context.Context, now time.Time) {
 	objective := g.Objective
 	summary := fmt.Sprintf("abandoned: the goal was still being pursued after %s (stall rule %s)", limit, stallGoalSpan)
 	a.cutLocked()
-	a.queue(Event{Kind: EventStall, Reason: stallGoalSpan, Goal: objective, Text: summary})
+	a.queue(event.Event{Kind: event.Stall, Reason: stallGoalSpan, Goal: objective, Text: summary})
 	a.endGoalLocked(ctx, now, Outcome{Status: identity.Abandoned, Summary: summary, Stall: stallGoalSpan})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/suffering"
@@ -50,7 +51,7 @@ func TestGoalSpanStall(t *testing.T) {
 			for beat := 1; beat <= 30 && ended == 0; beat++ {
 				f.clock.Advance(tt.heartbeat)
 				require.NoError(t, a.Tick(ctx))
-				if len(f.rec.Kind(existence.EventStall)) > 0 {
+				if len(f.rec.Kind(event.Stall)) > 0 {
 					ended = beat
 				}
 			}
@@ -60,7 +61,7 @@ func TestGoalSpanStall(t *testing.T) {
 				return
 			}
 			<-cancelled // the executor's ctx was cancelled
-			stalls := f.rec.Kind(existence.EventStall)
+			stalls := f.rec.Kind(event.Stall)
 			require.Len(t, stalls, 1)
 			assert.Equal(t, "goal_span", stalls[0].Reason)
 			assert.Equal(t, "a goal that never ends", stalls[0].Goal)
@@ -92,7 +93,7 @@ func TestGoalSpanDoesNotDependOnTheHeartbeat(t *testing.T) {
 				f.clock.Advance(hb)
 				elapsed += hb
 				require.NoError(t, a.Tick(ctx))
-				if len(f.rec.Kind(existence.EventStall)) > 0 {
+				if len(f.rec.Kind(event.Stall)) > 0 {
 					at = elapsed
 				}
 			}
@@ -172,7 +173,7 @@ func TestRepeatsCountAsFailures(t *testing.T) {
 		tick(t, a)
 		f.clock.Advance(6 * time.Second)
 	}
-	reps := f.rec.Kind(existence.EventGoalRepeat)
+	reps := f.rec.Kind(event.GoalRepeat)
 	require.Len(t, reps, 5)
 	assert.Equal(t, "tidy the notes", reps[0].Goal)
 	assert.Equal(t, "tidy the notes", reps[0].Text)

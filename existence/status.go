@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/existence-loop/sdk/existence/budget"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/slot"
@@ -54,13 +56,13 @@ type Status struct {
 	// Clock), zero before the first; LastCycle its statistics (durations,
 	// tokens, and lateness once the scheduler reports it), nil before the
 	// first.
-	LastCycleAt time.Time   `json:"last_cycle_at,omitzero"`
-	LastCycle   *CycleStats `json:"last_cycle,omitempty"`
+	LastCycleAt time.Time         `json:"last_cycle_at,omitzero"`
+	LastCycle   *event.CycleStats `json:"last_cycle,omitempty"`
 	// ConsecutiveFallbacks counts the cycles in a row that used the
 	// spec §6 fallback goal (0 after a cycle the model answered).
 	ConsecutiveFallbacks int `json:"consecutive_fallbacks"`
 	// LastFallbackCause is the class of the last fallback's failure (see
-	// [Event].FailureClass on [EventFallback], e.g. "unavailable",
+	// [event.Event].FailureClass on [event.Fallback], e.g. "unavailable",
 	// "model_not_found", "http_401"), LastFallbackError its text and
 	// LastFallbackAt its time; empty before the first fallback. They are
 	// kept after the model recovers, so that a person can see what went
@@ -89,7 +91,7 @@ type Status struct {
 	// Budget is the agent's token budget ([Config].Budget) and how much of
 	// it the window holds; nil without one. The runner-wide budget is in
 	// [RunnerStats].Budget.
-	Budget *BudgetStatus `json:"budget,omitempty"`
+	Budget *budget.Status `json:"budget,omitempty"`
 	// WaitingForBudget reports that the agent's executor is waiting for a
 	// spent budget (its own or the runner's) to refill.
 	WaitingForBudget bool `json:"waiting_for_budget,omitempty"`
@@ -134,7 +136,7 @@ type StressorStatus struct {
 // identity.AgentState; guarded by Agent.mu.
 type statusState struct {
 	lastCycleAt time.Time
-	lastCycle   *CycleStats
+	lastCycle   *event.CycleStats
 	fallbacks   int
 	cause       string
 	causeErr    string
@@ -217,7 +219,7 @@ func (e *FailFastError) Is(target error) bool { return target == ErrFailFast }
 
 // noteCycleLocked records the end of a cycle for [Agent.Status]: its time
 // and statistics, and the fallback count and cause. a.mu must be held.
-func (a *Agent) noteCycleLocked(now time.Time, stats *CycleStats, cause string, cerr error) {
+func (a *Agent) noteCycleLocked(now time.Time, stats *event.CycleStats, cause string, cerr error) {
 	a.status.lastCycleAt = now
 	c := *stats
 	a.status.lastCycle = &c
@@ -240,7 +242,7 @@ func (a *Agent) failFast(cause string, err error) error {
 	a.mu.Lock()
 	a.status.stopped = ff
 	a.mu.Unlock()
-	a.emit(Event{Kind: EventError, FailureClass: cause, Text: "stopping (FailFast): " + cause + " cannot be fixed by retrying", Err: err})
+	a.emit(event.Event{Kind: event.Error, FailureClass: cause, Text: "stopping (FailFast): " + cause + " cannot be fixed by retrying", Err: err})
 	return ff
 }
 

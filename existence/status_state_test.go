@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -87,7 +88,7 @@ func TestStatusOfMatchesAgentStatus(t *testing.T) {
 func TestStatusAndEventJSONRoundTrip(t *testing.T) {
 	full := existence.StatusOf(storedState())
 	full.Cycles, full.LastCycleAt = 7, t0.Add(3*time.Minute)
-	full.LastCycle = &existence.CycleStats{Assemble: time.Millisecond, Generate: 2 * time.Second, Apply: 3 * time.Millisecond, Total: 2*time.Second + 4*time.Millisecond,
+	full.LastCycle = &event.CycleStats{Assemble: time.Millisecond, Generate: 2 * time.Second, Apply: 3 * time.Millisecond, Total: 2*time.Second + 4*time.Millisecond,
 		PromptChars: 8123, PromptTokens: 2100, OutputTokens: 140, Lane: "autonomy", Lateness: 12 * time.Millisecond, Coalesced: 2}
 	full.ConsecutiveFallbacks, full.LastFallbackCause, full.LastFallbackError, full.LastFallbackAt = 1, "unavailable", "cannot reach Ollama", t0
 	full.Lease = &lease.Lease{AgentID: "scout", Epoch: 4, Owner: "host-a:42", Expires: t0.Add(15 * time.Second)}
@@ -102,20 +103,20 @@ func TestStatusAndEventJSONRoundTrip(t *testing.T) {
 	}
 
 	stressor := storedState().Suffering.Active[0]
-	events := []existence.Event{
-		{Kind: existence.EventGoalChosen, Time: t0, AgentID: "scout", Agent: "Cedar", Text: "map", Goal: "map", Reasoning: "why not", Load: 0.4},
-		{Kind: existence.EventStressorAdded, Time: t0, AgentID: "scout", Agent: "Cedar", Text: "nobody reads", By: "self-report", Load: 0.2, Stressor: &stressor},
-		{Kind: existence.EventFallback, Time: t0, AgentID: "scout", Agent: "Cedar", FailureClass: "unavailable", Err: errors.New("cannot reach Ollama"), Error: "cannot reach Ollama"},
-		{Kind: existence.EventCycle, Time: t0, AgentID: "scout", Agent: "Cedar", Cycle: full.LastCycle},
-		{Kind: existence.EventModelCall, Time: t0, AgentID: "scout", Agent: "Cedar", Call: &existence.ModelCall{Model: "qwen3.5:9b", Duration: time.Second, PromptTokens: 10, OutputTokens: 2, Outcome: "ok", Purpose: "cycle"}},
-		{Kind: existence.EventToolCall, Time: t0, AgentID: "scout", Agent: "Cedar", Tool: &existence.ToolCall{Name: "read_file", Arguments: `{"path":"a"}`, Result: "x", Duration: time.Millisecond}},
-		{Kind: existence.EventGoalEnded, Time: t0, AgentID: "scout", Agent: "Cedar", GoalStatus: identity.Done, Text: "wrote it", Goal: "map"},
+	events := []event.Event{
+		{Kind: event.GoalChosen, Time: t0, AgentID: "scout", Agent: "Cedar", Text: "map", Goal: "map", Reasoning: "why not", Load: 0.4},
+		{Kind: event.StressorAdded, Time: t0, AgentID: "scout", Agent: "Cedar", Text: "nobody reads", By: "self-report", Load: 0.2, Stressor: &stressor},
+		{Kind: event.Fallback, Time: t0, AgentID: "scout", Agent: "Cedar", FailureClass: "unavailable", Err: errors.New("cannot reach Ollama"), Error: "cannot reach Ollama"},
+		{Kind: event.Cycle, Time: t0, AgentID: "scout", Agent: "Cedar", Cycle: full.LastCycle},
+		{Kind: event.ModelCall, Time: t0, AgentID: "scout", Agent: "Cedar", Call: &event.ModelCallInfo{Model: "qwen3.5:9b", Duration: time.Second, PromptTokens: 10, OutputTokens: 2, Outcome: "ok", Purpose: "cycle"}},
+		{Kind: event.ToolCall, Time: t0, AgentID: "scout", Agent: "Cedar", Tool: &event.ToolCallInfo{Name: "read_file", Arguments: `{"path":"a"}`, Result: "x", Duration: time.Millisecond}},
+		{Kind: event.GoalEnded, Time: t0, AgentID: "scout", Agent: "Cedar", GoalStatus: identity.Done, Text: "wrote it", Goal: "map"},
 	}
 	for _, e := range events {
 		t.Run(string(e.Kind), func(t *testing.T) {
 			b, err := json.Marshal(e)
 			require.NoError(t, err)
-			var got existence.Event
+			var got event.Event
 			require.NoError(t, json.Unmarshal(b, &got))
 			assert.NoError(t, got.Err, "Err is not encoded")
 			assert.Equal(t, e.Error, got.Error)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
@@ -100,7 +101,7 @@ func TestFailFast(t *testing.T) {
 			assert.Nil(t, a.State().Identity.ActiveGoal(), "no fallback goal is started")
 			assert.Empty(t, a.State().Identity.Goals)
 			assert.Contains(t, a.Status().Stopped, ff.Cause)
-			require.NotEmpty(t, f.rec.Kind(existence.EventError))
+			require.NotEmpty(t, f.rec.Kind(event.Error))
 		})
 	}
 }
@@ -114,34 +115,34 @@ func TestThoughtsLogLines(t *testing.T) {
 	dup := errors.New("stressor type already active: invisibility")
 	tests := []struct {
 		name string
-		e    existence.Event
+		e    event.Event
 		want string
 	}{
-		{"error said once", existence.Event{Kind: existence.EventStressorDropped, Text: dup.Error(), Err: dup, Error: dup.Error()},
+		{"error said once", event.Event{Kind: event.StressorDropped, Text: dup.Error(), Err: dup, Error: dup.Error()},
 			"12:00:00 Cedar 🫥 stressor type already active: invisibility"},
-		{"text and a different error", existence.Event{Kind: existence.EventError, Text: "saving state failed", Error: "disk full"},
+		{"text and a different error", event.Event{Kind: event.Error, Text: "saving state failed", Error: "disk full"},
 			"12:00:00 Cedar ❗ saving state failed: disk full"},
-		{"fallback goal names its cause", existence.Event{Kind: existence.EventGoalChosen, Text: existence.FallbackContent, Reasoning: existence.FallbackReasoning, FailureClass: "model_not_found"},
+		{"fallback goal names its cause", event.Event{Kind: event.GoalChosen, Text: existence.FallbackContent, Reasoning: existence.FallbackReasoning, FailureClass: "model_not_found"},
 			"12:00:00 Cedar 🎯 explore the workspace and build something useful — fallback goal: the model failed (model_not_found)"},
-		{"no 0+0 tokens after failed attempts", existence.Event{Kind: existence.EventCycle, Cycle: &existence.CycleStats{Total: 1500 * time.Millisecond, PromptChars: 4000, Fallback: true}},
+		{"no 0+0 tokens after failed attempts", event.Event{Kind: event.Cycle, Cycle: &event.CycleStats{Total: 1500 * time.Millisecond, PromptChars: 4000, Fallback: true}},
 			"12:00:00 Cedar ⏱️ cycle in 1.5s: prompt 4000 chars, no usable reply, fallback"},
-		{"cycle with tokens", existence.Event{Kind: existence.EventCycle, Cycle: &existence.CycleStats{Total: time.Second, PromptChars: 10, PromptTokens: 5, OutputTokens: 2}},
+		{"cycle with tokens", event.Event{Kind: event.Cycle, Cycle: &event.CycleStats{Total: time.Second, PromptChars: 10, PromptTokens: 5, OutputTokens: 2}},
 			"12:00:00 Cedar ⏱️ cycle in 1s: prompt 10 chars, 5+2 tokens"},
-		{"model call says its purpose", existence.Event{Kind: existence.EventModelCall, Call: &existence.ModelCall{Model: "qwen", Outcome: "ok", Duration: time.Second, Purpose: "executor"}},
+		{"model call says its purpose", event.Event{Kind: event.ModelCall, Call: &event.ModelCallInfo{Model: "qwen", Outcome: "ok", Duration: time.Second, Purpose: "executor"}},
 			"12:00:00 Cedar 🔌 executor call: qwen ok in 1s"},
-		{"goal outcome capped", existence.Event{Kind: existence.EventGoalEnded, GoalStatus: identity.Done, Text: long},
+		{"goal outcome capped", event.Event{Kind: event.GoalEnded, GoalStatus: identity.Done, Text: long},
 			"12:00:00 Cedar 🏁 [DONE] " + long[:existence.MaxOutcomeChars-1] + "…"},
-		{"task status", existence.Event{Kind: existence.EventTask, TaskStatus: task.Assigned, Text: "write notes/index.md"},
+		{"task status", event.Event{Kind: event.Task, TaskStatus: task.Assigned, Text: "write notes/index.md"},
 			"12:00:00 Cedar 📋 [assigned] write notes/index.md"},
-		{"stressor says who added it", existence.Event{Kind: existence.EventStressorAdded, By: "assessment", Text: "goals keep failing", Load: 0.25,
+		{"stressor says who added it", event.Event{Kind: event.StressorAdded, By: "assessment", Text: "goals keep failing", Load: 0.25,
 			Stressor: &suffering.Stressor{Type: "repeated_failure", Severity: 0.25}},
 			"12:00:00 Cedar 😣 stressor repeated_failure 0.25 (assessment): goals keep failing; load 0.25"},
-		{"message sent", existence.Event{Kind: existence.EventMessage, Direction: "sent", Peer: "Vault", Text: "hello"},
+		{"message sent", event.Event{Kind: event.Message, Direction: "sent", Peer: "Vault", Text: "hello"},
 			"12:00:00 Cedar ✉️ to Vault: hello"},
-		{"memory's own kind picks the icon", existence.Event{Kind: existence.EventMemory, Text: "the rate limiter",
+		{"memory's own kind picks the icon", event.Event{Kind: event.Memory, Text: "the rate limiter",
 			Memory: &memory.Event{Kind: memory.EventStored, Text: "the rate limiter"}},
 			"12:00:00 Cedar 💾 remembered: the rate limiter"},
-		{"memory error", existence.Event{Kind: existence.EventMemory, Text: "recalling memories for the prompt", Error: "disk full",
+		{"memory error", event.Event{Kind: event.Memory, Text: "recalling memories for the prompt", Error: "disk full",
 			Memory: &memory.Event{Kind: memory.EventError, Text: "recalling memories for the prompt", Error: "disk full"}},
 			"12:00:00 Cedar ❗ recalling memories for the prompt: disk full"},
 	}
@@ -162,7 +163,7 @@ func TestModelCallsSayCycleOrExecutor(t *testing.T) {
 	f.model.Add(llmtest.Reply{Text: "done"})
 	a := f.agent(t, existence.Config{Executor: exec})
 	tick(t, a)
-	calls := f.rec.Kind(existence.EventModelCall)
+	calls := f.rec.Kind(event.ModelCall)
 	require.Len(t, calls, 2)
 	assert.Equal(t, "cycle", calls[0].Call.Purpose)
 	assert.Equal(t, "executor", calls[1].Call.Purpose)

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -19,7 +20,7 @@ import (
 // steps (package existence/workflow). Whatever it does, its reply is
 // applied as the model's would be (spec §3), and an error makes the cycle
 // take the spec §6 fallback goal, identity untouched, with an
-// [EventFallback] naming the cause ([middleware.Classify] of the error,
+// [event.Fallback] naming the cause ([middleware.Classify] of the error,
 // "invalid_output" for a reply that does not parse).
 type CycleStrategy interface {
 	// Reply returns the cycle's reply. It must return when ctx ends.
@@ -38,7 +39,7 @@ type CycleRequest struct {
 	// State is a copy of the agent's state as the cycle started.
 	State *identity.AgentState
 	// Model is the agent's cycle model, without the repair follow-up:
-	// observed (an [EventModelCall] per attempt, its tokens in the usage
+	// observed (an [event.ModelCall] per attempt, its tokens in the usage
 	// and against the budgets), traced, time-limited and retried as the
 	// existence cycle's, and bounded by the agent's lane.
 	Model llm.Model
@@ -47,34 +48,12 @@ type CycleRequest struct {
 	Seed        *int
 	MaxTokens   int
 	// Report emits an event of the agent (its AgentID, Agent and Time
-	// are filled in), such as an [EventStep].
-	Report func(Event)
+	// are filled in), such as an [event.Step].
+	Report func(event.Event)
 	// Span starts a span named name, a child of ctx's (the cycle's), with
 	// the agent's attributes; end ends it with err's status. Without a
 	// TracerProvider it records nothing.
 	Span func(ctx context.Context, name string) (sctx context.Context, end func(err error))
-}
-
-// EventStep: a step of a workflow cycle ran, was skipped or failed
-// (Step).
-const EventStep EventKind = "workflow_step"
-
-// StepInfo describes a workflow step, on [EventStep].
-type StepInfo struct {
-	// Workflow is the step's position, e.g. 2 of 4: Index from 1, Of the
-	// number of steps.
-	Index int `json:"index"`
-	Of    int `json:"of"`
-	// Name and Type are the step's ("self_audit", "llm" or "code").
-	Name string `json:"name"`
-	Type string `json:"type"`
-	// Status is "done", "skipped" (its condition did not hold) or
-	// "failed".
-	Status string `json:"status"`
-	// Output is the step's output as JSON or text, cut to 500
-	// characters; Why says why it was skipped or failed.
-	Output string `json:"output,omitempty"`
-	Why    string `json:"why,omitempty"`
 }
 
 // strategyReply runs the configured CycleStrategy; its failures are

@@ -3,6 +3,8 @@ package existence
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/existence-loop/sdk/existence/event"
 )
 
 // subscribers are the observers added after construction ([Agent.Subscribe],
@@ -17,11 +19,11 @@ type subscribers struct {
 
 type subscriber struct {
 	id uint64
-	fn func(Event)
+	fn func(event.Event)
 }
 
 // add appends fn and returns what removes it; the cancel is idempotent.
-func (s *subscribers) add(fn func(Event)) (cancel func()) {
+func (s *subscribers) add(fn func(event.Event)) (cancel func()) {
 	if fn == nil {
 		return func() {}
 	}
@@ -62,7 +64,7 @@ func (s *subscribers) any() bool {
 }
 
 // deliver calls every subscriber with e, in the order they subscribed.
-func (s *subscribers) deliver(e Event) {
+func (s *subscribers) deliver(e event.Event) {
 	if p := s.list.Load(); p != nil {
 		for _, sub := range *p {
 			sub.fn(e)
@@ -74,16 +76,16 @@ func (s *subscribers) deliver(e Event) {
 // [Config].Observer, and returns what removes it (calling it twice is
 // harmless). It is for observers that exist only after the agent, such as
 // a monitor built over it: there is no need to route events through a
-// variable set later. fn is called as an [Observer] is: synchronously,
+// variable set later. fn is called as an [event.Observer] is: synchronously,
 // from the agent's goroutines, so it must be safe for concurrent use and
 // return quickly. Events emitted before Subscribe returns are not
 // replayed.
-func (a *Agent) Subscribe(fn func(Event)) (cancel func()) { return a.subs.add(fn) }
+func (a *Agent) Subscribe(fn func(event.Event)) (cancel func()) { return a.subs.add(fn) }
 
 // Subscribe adds fn as an observer of the events of every agent of the
 // runner, those added later included, and of its shared board and minds,
 // after [RunnerConfig].Observer and each agent's own Observer; it returns
 // what removes it (calling it twice is harmless). fn is called as an
-// [Observer] is: synchronously, possibly concurrently for different
+// [event.Observer] is: synchronously, possibly concurrently for different
 // agents, so it must be safe for concurrent use and return quickly.
-func (r *Runner) Subscribe(fn func(Event)) (cancel func()) { return r.subs.add(fn) }
+func (r *Runner) Subscribe(fn func(event.Event)) (cancel func()) { return r.subs.add(fn) }

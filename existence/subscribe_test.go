@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -53,14 +54,14 @@ func TestRunnerSubscribe(t *testing.T) {
 	require.NoError(t, err)
 	var mu sync.Mutex
 	agents := map[string]int{}
-	r.Subscribe(func(e existence.Event) {
+	r.Subscribe(func(e event.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		agents[e.AgentID]++
 	})
 	var once existencetest.Recorder
 	var cancelOnce func()
-	cancelOnce = r.Subscribe(func(e existence.Event) {
+	cancelOnce = r.Subscribe(func(e event.Event) {
 		once.Observe(e)
 		cancelOnce() // from inside its own call
 	})

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -38,7 +39,7 @@ const interruptedByHost = "interrupted by a host message"
 //     prompt, call the model (bounded by CycleTimeout), parse and validate
 //     the reply, apply it (spec §3), set the goal, persist, and start the
 //     executor. When the model fails, the spec §6 fallback goal is used with
-//     identity untouched, and an [EventFallback] names the cause.
+//     identity untouched, and an [event.Fallback] names the cause.
 //
 // A goal left active in the stored state (for example after a restart) is
 // resumed. Only a host message that arrived after the goal was chosen
@@ -50,7 +51,7 @@ const interruptedByHost = "interrupted by a host message"
 // is computed from the real time elapsed.
 //
 // Tick never returns an error because of the model. A failed save is
-// reported as [EventError] and returned, and the tick still runs its cycle
+// reported as [event.Error] and returned, and the tick still runs its cycle
 // (there is no idle state); Tick also returns ctx's error when it ended.
 // Its saves use ctx's values but not its cancellation, each bounded by
 // 10 seconds: what a tick has applied is saved even when ctx ends
@@ -147,16 +148,16 @@ func (a *Agent) endGoalLocked(ctx context.Context, now time.Time, out Outcome) {
 	}
 	ended, err := a.state.Identity.EndGoal(out.Status, out.Summary, now, a.cfg.Limits)
 	if err != nil {
-		a.queue(Event{Kind: EventError, Text: "ending goal", Err: err})
+		a.queue(event.Event{Kind: event.Error, Text: "ending goal", Err: err})
 		return
 	}
-	a.queue(Event{Kind: EventGoalEnded, GoalStatus: ended.Status, Text: ended.Outcome, Goal: ended.Objective})
+	a.queue(event.Event{Kind: event.GoalEnded, GoalStatus: ended.Status, Text: ended.Outcome, Goal: ended.Objective})
 	if ended.TaskID != "" && a.cfg.Tasks != nil {
 		t, err := a.cfg.Tasks.Finish(ctx, ended.TaskID, ended.Status == identity.Done, ended.Outcome)
 		if err != nil {
-			a.queue(Event{Kind: EventTask, Text: "finishing task " + ended.TaskID, Err: err})
+			a.queue(event.Event{Kind: event.Task, Text: "finishing task " + ended.TaskID, Err: err})
 		} else {
-			a.queue(Event{Kind: EventTask, TaskStatus: t.Status, Text: t.Description})
+			a.queue(event.Event{Kind: event.Task, TaskStatus: t.Status, Text: t.Description})
 		}
 	}
 }
@@ -172,11 +173,11 @@ func (a *Agent) sufferLocked(now time.Time) {
 	}
 	for _, c := range s.Assess(now, o) {
 		st := c.Stressor
-		kind := EventStressorAdded
+		kind := event.StressorAdded
 		if c.Kind == suffering.Resolved {
-			kind = EventStressorResolved
+			kind = event.StressorResolved
 		}
-		a.queue(Event{Kind: kind, By: "assessment", Text: st.Description, Stressor: &st, Load: s.Load()})
+		a.queue(event.Event{Kind: kind, By: "assessment", Text: st.Description, Stressor: &st, Load: s.Load()})
 	}
 }
 
@@ -190,7 +191,7 @@ func (a *Agent) sufferLocked(now time.Time) {
 //   - Artifacts counts the distinct artifacts those goals produced, and
 //     ArtifactsUsed those of them the agent later read (a discovery with
 //     the artifact as its Source, found after the goal ended);
-//   - a goal that nearly repeats one of the 10 before it ([EventGoalRepeat]) and
+//   - a goal that nearly repeats one of the 10 before it ([event.GoalRepeat]) and
 //     ended DONE counts as failed, not completed: going round in
 //     circles is not progress, whatever the executor reported;
 //   - Outputs equals Artifacts, and Directed is true when one of those goals
@@ -282,7 +283,7 @@ func (a *Agent) startLocked(parent context.Context, g identity.Goal) {
 // cycle runs one existence cycle. The model call happens without a.mu held.
 func (a *Agent) cycle(ctx context.Context) (err error) {
 	start := a.cfg.Clock.Now()
-	stats := &CycleStats{}
+	stats := &event.CycleStats{}
 	wall := time.Now()
 	var lane []attribute.KeyValue
 	if d := dispatchFrom(ctx); d != nil {
@@ -306,10 +307,10 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 	if a.cfg.Tasks != nil {
 		t, err := a.cfg.Tasks.Next(ctx, a.cfg.ID)
 		if err != nil {
-			a.emit(Event{Kind: EventTask, Text: "claiming a task failed", Err: err})
+			a.emit(event.Event{Kind: event.Task, Text: "claiming a task failed", Err: err})
 		} else if t != nil {
 			task = &prompt.Task{ID: t.ID, Description: t.Description, Arrived: t.Submitted}
-			a.emit(Event{Kind: EventTask, TaskStatus: t.Status, Text: t.Description})
+			a.emit(event.Event{Kind: event.Task, TaskStatus: t.Status, Text: t.Description})
 		}
 	}
 
@@ -373,7 +374,7 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 		stats.Fallback = true
 		g = identity.Goal{Objective: FallbackContent, Fallback: true, Cause: cause + ": " + cerr.Error()}
 		reasoning = FallbackReasoning
-		a.queue(Event{Kind: EventFallback, FailureClass: cause, Err: cerr, Text: FallbackContent})
+		a.queue(event.Event{Kind: event.Fallback, FailureClass: cause, Err: cerr, Text: FallbackContent})
 	} else {
 		// Reading the inbox and host messages empties them, once the model
 		// has actually read them.
@@ -403,15 +404,15 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 		defer a.wire.send(a, msg)
 	}
 	if sig, ok := anticipate(st, resp); ok {
-		a.queue(Event{Kind: EventAnticipation, Text: sig})
+		a.queue(event.Event{Kind: event.Anticipation, Text: sig})
 	}
 
 	if err := st.Identity.StartGoal(g, a.cfg.Limits); err != nil {
-		a.queue(Event{Kind: EventError, Text: "starting goal", Err: err})
+		a.queue(event.Event{Kind: event.Error, Text: "starting goal", Err: err})
 	} else {
 		g = *st.Identity.ActiveGoal()
 		spanGoal = &g
-		a.queue(Event{Kind: EventGoalChosen, Text: g.Objective, Goal: g.Objective, Reasoning: reasoning, FailureClass: fallbackCause(cause, cerr), Load: st.Suffering.Load()})
+		a.queue(event.Event{Kind: event.GoalChosen, Text: g.Objective, Goal: g.Objective, Reasoning: reasoning, FailureClass: fallbackCause(cause, cerr), Load: st.Suffering.Load()})
 		a.noteRepeatLocked()
 		a.hostSeen = len(st.Host) // these wait for the next cycle
 		a.startLocked(ctx, g)
@@ -422,7 +423,7 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 	stats.Apply = time.Since(t0)
 	stats.Total = time.Since(wall)
 	a.noteCycleLocked(now, stats, cause, cerr)
-	a.queue(Event{Kind: EventCycle, Cycle: stats})
+	a.queue(event.Event{Kind: event.Cycle, Cycle: stats})
 	a.unlock()
 	return serr
 }
@@ -452,13 +453,13 @@ func (a *Agent) assemble(start time.Time, task *prompt.Task, peers []prompt.Peer
 // emitCuts reports each section the prompt budget cut.
 func (a *Agent) emitCuts(p *prompt.Prompt) {
 	for _, c := range p.Cuts {
-		a.emit(Event{Kind: EventPromptCut, Text: c.String()})
+		a.emit(event.Event{Kind: event.PromptCut, Text: c.String()})
 	}
 }
 
 // reply asks for the cycle's reply: from Config.Cycle when set, else
 // one model call on the prompt (generate).
-func (a *Agent) reply(ctx context.Context, p *prompt.Prompt, tools []llm.ToolDef, stats *CycleStats) (*prompt.Response, string, error) {
+func (a *Agent) reply(ctx context.Context, p *prompt.Prompt, tools []llm.ToolDef, stats *event.CycleStats) (*prompt.Response, string, error) {
 	if a.cfg.Cycle != nil {
 		return a.strategyReply(ctx, p)
 	}
@@ -477,7 +478,7 @@ func (a *Agent) reply(ctx context.Context, p *prompt.Prompt, tools []llm.ToolDef
 // request also offers tools, the executor's that [Agent.window] chose
 // to offer, and its messages with the reply are kept for the executor to
 // continue ([Assignment].Exchange).
-func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, tools []llm.ToolDef, stats *CycleStats) (*prompt.Response, string, error) {
+func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, tools []llm.ToolDef, stats *event.CycleStats) (*prompt.Response, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.CycleTimeout)
 	defer cancel()
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: p.Text}}

@@ -8,6 +8,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 )
 
@@ -57,7 +58,7 @@ func (a *Agent) startSpan(ctx context.Context, phase string, attrs ...attribute.
 }
 
 // endCycleSpan ends a cycle's span with what the cycle did.
-func (a *Agent) endCycleSpan(span trace.Span, stats *CycleStats, cause string, cerr error, g *identity.Goal) {
+func (a *Agent) endCycleSpan(span trace.Span, stats *event.CycleStats, cause string, cerr error, g *identity.Goal) {
 	if !span.IsRecording() {
 		span.End()
 		return

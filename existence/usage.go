@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"sync"
+
+	"github.com/existence-loop/sdk/existence/event"
 )
 
 // Usage is the tokens model calls and embeddings used: totals since
@@ -35,7 +37,7 @@ type Usage struct {
 func (u Usage) Total() int64 { return u.InputTokens + u.OutputTokens + u.EmbedTokens }
 
 // add counts one attempt.
-func (u *Usage) add(c *ModelCall) {
+func (u *Usage) add(c *event.ModelCallInfo) {
 	u.Calls++
 	u.InputTokens += int64(c.PromptTokens)
 	u.OutputTokens += int64(c.OutputTokens)
@@ -50,7 +52,7 @@ func (u *Usage) add(c *ModelCall) {
 // ModelUsage is the [Usage] of one model, in [Status].UsageByModel.
 type ModelUsage struct {
 	// Model is the model's name as the calls reported it
-	// ([ModelCall].Model); for embeddings, the name of the agent's
+	// ([event.ModelCallInfo].Model); for embeddings, the name of the agent's
 	// memory's embedder (llm.Embedder.Model), or "embeddings" when it
 	// gives none.
 	Model string `json:"model"`
@@ -65,7 +67,7 @@ type usageBook struct {
 }
 
 // add counts one attempt.
-func (b *usageBook) add(c *ModelCall) {
+func (b *usageBook) add(c *event.ModelCallInfo) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.total.add(c)

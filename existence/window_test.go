@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -77,16 +78,16 @@ func TestCycleFitsTheWindow(t *testing.T) {
 	a := f.agent(t, existence.Config{Model: m, MaxCycles: 3, Prompt: prompt.New(prompttest.HollowConfig())})
 
 	tick(t, a)
-	overflows := f.rec.Kind(existence.EventContextOverflow)
+	overflows := f.rec.Kind(event.ContextOverflow)
 	require.Len(t, overflows, 1, "the cut was caught and reported")
 	c := overflows[0].Context
 	assert.Equal(t, 2048, c.Kept)
 	assert.Equal(t, 2048, c.Window)
 	assert.Greater(t, c.Estimated, 2048)
 	assert.Equal(t, "cycle", c.Purpose)
-	require.NotEmpty(t, f.rec.Kind(existence.EventPromptCut), "the refitted prompt was cut visibly, section by section")
+	require.NotEmpty(t, f.rec.Kind(event.PromptCut), "the refitted prompt was cut visibly, section by section")
 	assert.Equal(t, "map the workspace", a.State().Identity.ActiveGoal().Objective, "the reply to the cut prompt was not used")
-	assert.Empty(t, f.rec.Kind(existence.EventFallback))
+	assert.Empty(t, f.rec.Kind(event.Fallback))
 
 	calls := s.Calls()
 	require.Len(t, calls, 2)
@@ -99,7 +100,7 @@ func TestCycleFitsTheWindow(t *testing.T) {
 		f.clock.Advance(existence.DefaultHeartbeat)
 		tick(t, a)
 	}
-	assert.Len(t, f.rec.Kind(existence.EventContextOverflow), 1, "later cycles fit from the start")
+	assert.Len(t, f.rec.Kind(event.ContextOverflow), 1, "later cycles fit from the start")
 	for _, c := range s.Calls()[2:] {
 		assert.False(t, c.Cut)
 		assert.LessOrEqual(t, c.Sent, 2048)
@@ -109,14 +110,14 @@ func TestCycleFitsTheWindow(t *testing.T) {
 func TestContextEventLines(t *testing.T) {
 	at := t0
 	tests := []struct {
-		e    existence.Event
+		e    event.Event
 		want string
 	}{
-		{existence.Event{Kind: existence.EventContextOverflow, Time: at, Agent: "Cedar", Context: &existence.ContextStats{Purpose: "cycle", Window: 2048, Estimated: 2600, Kept: 2048}},
+		{event.Event{Kind: event.ContextOverflow, Time: at, Agent: "Cedar", Context: &event.ContextStats{Purpose: "cycle", Window: 2048, Estimated: 2600, Kept: 2048}},
 			"12:00:00 Cedar 🧱 cycle prompt of about 2600 tokens cut to 2048 by the server: its window is 2048 tokens"},
-		{existence.Event{Kind: existence.EventContextOverflow, Time: at, Agent: "Cedar", Context: &existence.ContextStats{Purpose: "executor", Window: 8192, Estimated: 9000}},
+		{event.Event{Kind: event.ContextOverflow, Time: at, Agent: "Cedar", Context: &event.ContextStats{Purpose: "executor", Window: 8192, Estimated: 9000}},
 			"12:00:00 Cedar 🧱 executor prompt of about 9000 tokens does not fit the 8192-token window"},
-		{existence.Event{Kind: existence.EventContextCompacted, Time: at, Agent: "Cedar", Context: &existence.ContextStats{Purpose: "executor", Window: 8192, Before: 7000, After: 3100, Folded: 3, Method: "summary"}},
+		{event.Event{Kind: event.ContextCompacted, Time: at, Agent: "Cedar", Context: &event.ContextStats{Purpose: "executor", Window: 8192, Before: 7000, After: 3100, Folded: 3, Method: "summary"}},
 			"12:00:00 Cedar 🗜️ tool-loop history compacted by summary: 3 turns folded, 7000 → 3100 tokens (window 8192)"},
 	}
 	for _, tc := range tests {

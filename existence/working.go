@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/prompt"
 )
@@ -27,22 +28,16 @@ type WorkingMemory struct {
 	Enabled bool
 	// MaxBytes caps the memory, in bytes of compact JSON; 0 means
 	// [DefaultWorkingMemoryBytes]. A larger one is refused whole (the
-	// previous one is kept), with an [EventWorkingMemory] and a note the
+	// previous one is kept), with an [event.WorkingMemory] and a note the
 	// agent reads in its next cycle.
 	MaxBytes int
 }
-
-// EventWorkingMemory: a reply's working memory was stored (Reason
-// "stored", Text the memory) or refused (Reason "too_large" or
-// "not_object", Text why; the previous memory is kept and the agent is
-// told in its next cycle).
-const EventWorkingMemory EventKind = "working_memory"
 
 // applyWorkingMemory applies a reply's working memory to st under the
 // cap: stored compact, or refused with a note for the next cycle. A
 // cycle whose reply the model produced has shown the last note, so the
 // note is cleared first.
-func applyWorkingMemory(st *identity.AgentState, r *prompt.Response, max int) []Event {
+func applyWorkingMemory(st *identity.AgentState, r *prompt.Response, max int) []event.Event {
 	st.WorkingMemoryNote = ""
 	if r == nil || len(r.WorkingMemory) == 0 {
 		return nil
@@ -50,19 +45,19 @@ func applyWorkingMemory(st *identity.AgentState, r *prompt.Response, max int) []
 	raw := bytes.TrimSpace(r.WorkingMemory)
 	if len(raw) == 0 || raw[0] != '{' {
 		st.WorkingMemoryNote = "working_memory must be a JSON object ({…}); it was not, so the previous one is kept"
-		return []Event{{Kind: EventWorkingMemory, Reason: "not_object", Text: st.WorkingMemoryNote}}
+		return []event.Event{{Kind: event.WorkingMemory, Reason: "not_object", Text: st.WorkingMemoryNote}}
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
 		st.WorkingMemoryNote = "working_memory is not valid JSON; the previous one is kept"
-		return []Event{{Kind: EventWorkingMemory, Reason: "not_object", Text: st.WorkingMemoryNote}}
+		return []event.Event{{Kind: event.WorkingMemory, Reason: "not_object", Text: st.WorkingMemoryNote}}
 	}
 	if buf.Len() > max {
 		st.WorkingMemoryNote = fmt.Sprintf("it was %d bytes, over your cap of %d bytes; the previous one is kept. Write a shorter one.", buf.Len(), max)
-		return []Event{{Kind: EventWorkingMemory, Reason: "too_large", Text: st.WorkingMemoryNote}}
+		return []event.Event{{Kind: event.WorkingMemory, Reason: "too_large", Text: st.WorkingMemoryNote}}
 	}
 	st.WorkingMemory = bytes.Clone(buf.Bytes())
-	return []Event{{Kind: EventWorkingMemory, Reason: "stored", Text: buf.String()}}
+	return []event.Event{{Kind: event.WorkingMemory, Reason: "stored", Text: buf.String()}}
 }
 
 // ensureSection adds s to asm next to the section named at (before it,

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/prompt"
 )
 
@@ -52,9 +53,9 @@ func TestWorkingMemory(t *testing.T) {
 	st = a.State()
 	assert.Equal(t, `{"current_goal":"map the workspace","progress":{"stage":"start"}}`, string(st.WorkingMemory), "the previous one is kept")
 	assert.Contains(t, st.WorkingMemoryNote, "over your cap of 100 bytes")
-	var refused []existence.Event
+	var refused []event.Event
 	for _, e := range f.rec.Events() {
-		if e.Kind == existence.EventWorkingMemory && e.Reason != "stored" {
+		if e.Kind == event.WorkingMemory && e.Reason != "stored" {
 			refused = append(refused, e)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 )
 
 // DefaultEventsPerAgent is how many recent events an [EventLog] keeps per
@@ -15,7 +15,7 @@ const DefaultEventsPerAgent = 200
 // agent_events tool (an agent's recent thoughts: goals chosen and ended,
 // worldview changes, stressors, tool calls, messages). Feed it by adding
 // [EventLog.Observe] to the runner's or agent's Observer, e.g.
-// existence.Observers(print, log.Observe). It is safe for concurrent use.
+// event.Observers(print, log.Observe). It is safe for concurrent use.
 type EventLog struct {
 	max int
 
@@ -32,10 +32,10 @@ func NewEventLog(perAgent int) *EventLog {
 	return &EventLog{max: perAgent, agents: map[string]*ring{}}
 }
 
-// Observe records e; it is an [existence.Observer]. Model-call events are
+// Observe records e; it is an [event.Observer]. Model-call events are
 // kept too, so that a person can see an outage. On a nil EventLog it does
 // nothing.
-func (l *EventLog) Observe(e existence.Event) {
+func (l *EventLog) Observe(e event.Event) {
 	if l == nil {
 		return
 	}
@@ -46,7 +46,7 @@ func (l *EventLog) Observe(e existence.Event) {
 	defer l.mu.Unlock()
 	r := l.agents[e.AgentID]
 	if r == nil {
-		r = &ring{buf: make([]existence.Event, l.max)}
+		r = &ring{buf: make([]event.Event, l.max)}
 		l.agents[e.AgentID] = r
 	}
 	r.buf[r.next] = e
@@ -59,7 +59,7 @@ func (l *EventLog) Observe(e existence.Event) {
 // Recent returns up to limit of agentID's most recent events, oldest first,
 // keeping only the given kinds when kinds is not empty (limit 0 or less:
 // all that are kept).
-func (l *EventLog) Recent(agentID string, limit int, kinds ...existence.EventKind) []existence.Event {
+func (l *EventLog) Recent(agentID string, limit int, kinds ...event.Kind) []event.Event {
 	if l == nil {
 		return nil
 	}
@@ -69,7 +69,7 @@ func (l *EventLog) Recent(agentID string, limit int, kinds ...existence.EventKin
 	if r == nil {
 		return nil
 	}
-	var out []existence.Event
+	var out []event.Event
 	for i := 0; i < r.n; i++ {
 		e := r.buf[(r.next-1-i+2*len(r.buf))%len(r.buf)]
 		if len(kinds) > 0 && !slices.Contains(kinds, e.Kind) {
@@ -85,7 +85,7 @@ func (l *EventLog) Recent(agentID string, limit int, kinds ...existence.EventKin
 }
 
 type ring struct {
-	buf  []existence.Event
+	buf  []event.Event
 	next int // where the next event goes
 	n    int // how many are kept
 }

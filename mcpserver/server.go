@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/strictjson"
 	"github.com/existence-loop/sdk/monitor"
@@ -319,13 +320,13 @@ func (s *Server) addTools() {
 			if limit <= 0 {
 				limit = 50
 			}
-			var kinds []existence.EventKind
+			var kinds []event.Kind
 			for _, k := range in.Kinds {
-				kinds = append(kinds, existence.EventKind(k))
+				kinds = append(kinds, event.Kind(k))
 			}
 			evs := s.cfg.Events.Recent(in.AgentID, limit, kinds...)
 			if evs == nil {
-				evs = []existence.Event{}
+				evs = []event.Event{}
 			}
 			return jsonResult(evs)
 		})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/llm"
@@ -41,7 +42,7 @@ type fixture struct {
 	reqs   *requests.Queue
 	server *mcpserver.Server
 	mu     sync.Mutex
-	seen   []existence.Event
+	seen   []event.Event
 	used   map[string]int // kind/agent -> events of that kind already waited for
 	notify chan struct{}
 }
@@ -93,7 +94,7 @@ func newFixture(t *testing.T) *fixture {
 		Store:     memstore.New(),
 		Clock:     existencetest.NewClock(t0),
 		NoStagger: true, // every first tick at once: the clock does not move
-		Observer: existence.Observers(log.Observe, func(e existence.Event) {
+		Observer: event.Observers(log.Observe, func(e event.Event) {
 			f.mu.Lock()
 			f.seen = append(f.seen, e)
 			f.mu.Unlock()
@@ -118,8 +119,8 @@ func newFixture(t *testing.T) *fixture {
 		require.NoError(t, runner.Close())
 	})
 	// Each agent's first tick chooses a goal.
-	f.waitEvent(t, existence.EventGoalChosen, "scout")
-	f.waitEvent(t, existence.EventGoalChosen, "analyst")
+	f.waitEvent(t, event.GoalChosen, "scout")
+	f.waitEvent(t, event.GoalChosen, "analyst")
 
 	f.server, err = mcpserver.New(mcpserver.Config{Agents: runner, Tasks: f.tasks, Requests: f.reqs, Events: log, Logger: quiet})
 	require.NoError(t, err)
@@ -128,7 +129,7 @@ func newFixture(t *testing.T) *fixture {
 
 // waitEvent returns the next event of kind k from agent that an earlier
 // waitEvent has not returned, waiting for it up to 10 s.
-func (f *fixture) waitEvent(t *testing.T, k existence.EventKind, agent string) existence.Event {
+func (f *fixture) waitEvent(t *testing.T, k event.Kind, agent string) event.Event {
 	t.Helper()
 	key := string(k) + "/" + agent
 	timeout := time.After(10 * time.Second)
@@ -242,21 +243,21 @@ func TestReadTools(t *testing.T) {
 	assert.Equal(t, "invisibility", active[0].(map[string]any)["type"])
 	assert.Equal(t, "nobody reads my notes", active[0].(map[string]any)["description"])
 
-	evs := decode[[]existence.Event](t, call(t, cs, "agent_events", map[string]any{"agent_id": "scout"}, false))
+	evs := decode[[]event.Event](t, call(t, cs, "agent_events", map[string]any{"agent_id": "scout"}, false))
 	require.NotEmpty(t, evs)
-	var chosen []existence.Event
+	var chosen []event.Event
 	for _, e := range evs {
 		assert.Equal(t, "scout", e.AgentID)
-		if e.Kind == existence.EventGoalChosen {
+		if e.Kind == event.GoalChosen {
 			chosen = append(chosen, e)
 		}
 	}
 	require.Len(t, chosen, 1)
 	assert.Equal(t, "I know nothing of this place yet", chosen[0].Reasoning)
-	only := decode[[]existence.Event](t, call(t, cs, "agent_events",
+	only := decode[[]event.Event](t, call(t, cs, "agent_events",
 		map[string]any{"agent_id": "scout", "kinds": []string{"worldview_changed"}, "limit": 5}, false))
 	require.Len(t, only, 1)
-	assert.Equal(t, existence.EventWorldview, only[0].Kind)
+	assert.Equal(t, event.Worldview, only[0].Kind)
 
 	// Unknown agents are tool errors that name the known ones.
 	for _, tool := range []string{"agent_state", "agent_suffering", "agent_events"} {
@@ -271,14 +272,14 @@ func TestSendMessage(t *testing.T) {
 	f := newFixture(t)
 	cs := client(t, f.server)
 	assert.Equal(t, "delivered to scout", call(t, cs, "send_message", map[string]any{"text": "please write a README", "agent_ids": []string{"scout"}}, false))
-	e := f.waitEvent(t, existence.EventMessage, "scout")
+	e := f.waitEvent(t, event.Message, "scout")
 	assert.Equal(t, "host", e.Direction)
 	assert.Equal(t, "please write a README", e.Text)
 	// The host message woke the agent: it runs a new cycle at once.
-	f.waitEvent(t, existence.EventGoalChosen, "scout")
+	f.waitEvent(t, event.GoalChosen, "scout")
 
 	assert.Equal(t, "delivered to every agent", call(t, cs, "send_message", map[string]any{"text": "hello all"}, false))
-	f.waitEvent(t, existence.EventMessage, "analyst")
+	f.waitEvent(t, event.Message, "analyst")
 
 	assert.Contains(t, call(t, cs, "send_message", map[string]any{"text": "  "}, true), "empty message")
 	assert.Contains(t, call(t, cs, "send_message", map[string]any{"text": strings.Repeat("a", 501)}, true), "the limit is 500")
@@ -296,12 +297,12 @@ func TestSendMessageRepeatedAgents(t *testing.T) {
 		many[i] = []string{"scout", "analyst"}[i%2]
 	}
 	assert.Equal(t, "delivered to scout, analyst", call(t, cs, "send_message", map[string]any{"text": "once", "agent_ids": many}, false))
-	f.waitEvent(t, existence.EventMessage, "scout")
-	f.waitEvent(t, existence.EventMessage, "analyst")
+	f.waitEvent(t, event.Message, "scout")
+	f.waitEvent(t, event.Message, "analyst")
 	f.mu.Lock()
 	told := map[string]int{}
 	for _, e := range f.seen {
-		if e.Kind == existence.EventMessage && e.Text == "once" {
+		if e.Kind == event.Message && e.Text == "once" {
 			told[e.AgentID]++
 		}
 	}
@@ -334,7 +335,7 @@ func TestTasks(t *testing.T) {
 
 	// The host message wakes the analyst, whose next cycle claims the task.
 	call(t, cs, "send_message", map[string]any{"text": "check the queue", "agent_ids": []string{"analyst"}}, false)
-	e := f.waitEvent(t, existence.EventTask, "analyst")
+	e := f.waitEvent(t, event.Task, "analyst")
 	assert.Equal(t, task.Assigned, e.TaskStatus)
 	got := decode[[]task.Task](t, call(t, cs, "list_tasks", map[string]any{"status": "assigned"}, false))
 	require.Len(t, got, 1)
@@ -353,7 +354,7 @@ func TestRequests(t *testing.T) {
 	assert.Equal(t, requests.Answered, r.Status)
 	assert.Equal(t, "yes, design/ is yours", r.Answer)
 	// The answer is in the agent's inbox, for its next prompt.
-	e := f.waitEvent(t, existence.EventMessage, "scout")
+	e := f.waitEvent(t, event.Message, "scout")
 	assert.Equal(t, requests.MessageFrom, e.Peer)
 	assert.Contains(t, e.Text, "your request req-000001")
 	assert.Contains(t, e.Text, "was answered: yes, design/ is yours")
@@ -429,7 +430,7 @@ func TestSingleAgent(t *testing.T) {
 	require.Len(t, agents, 1)
 	assert.Equal(t, "scout", agents[0].ID)
 	call(t, cs, "send_message", map[string]any{"text": "hi"}, false)
-	f.waitEvent(t, existence.EventMessage, "scout")
+	f.waitEvent(t, event.Message, "scout")
 	assert.Contains(t, call(t, cs, "agent_state", map[string]any{"agent_id": "analyst"}, true), "no such agent")
 }
 

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/monitor"
 )
@@ -301,7 +301,7 @@ func TestEventStreamFiltersByAgentAndKind(t *testing.T) {
 			data, err := rd.ReadString('\n')
 			require.NoError(t, err)
 			var ev struct {
-				existence.Event
+				event.Event
 				Line string `json:"line"`
 			}
 			require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(data, "data: ")), &ev))
@@ -320,9 +320,9 @@ func TestMetrics(t *testing.T) {
 	require.NoError(t, e.runner.Agent("analyst").Tick(ctx)) // no reply queued: a fallback
 	_, err := e.reqs.Submit(ctx, "scout", requests.Question, "q")
 	require.NoError(t, err)
-	e.mon.Observe(existence.Event{Kind: existence.EventContextOverflow, AgentID: "scout", Context: &existence.ContextStats{Purpose: "executor", Window: 2048, Estimated: 6000, Kept: 2048}})
-	e.mon.Observe(existence.Event{Kind: existence.EventContextCompacted, AgentID: "scout", Context: &existence.ContextStats{Purpose: "executor", Window: 8192, Before: 7000, After: 3000, Folded: 3, Method: "summary"}})
-	e.mon.Observe(existence.Event{Kind: existence.EventMindFailed, AgentID: "scout", Text: "feed", Err: errors.New("503")})
+	e.mon.Observe(event.Event{Kind: event.ContextOverflow, AgentID: "scout", Context: &event.ContextStats{Purpose: "executor", Window: 2048, Estimated: 6000, Kept: 2048}})
+	e.mon.Observe(event.Event{Kind: event.ContextCompacted, AgentID: "scout", Context: &event.ContextStats{Purpose: "executor", Window: 8192, Before: 7000, After: 3000, Folded: 3, Method: "summary"}})
+	e.mon.Observe(event.Event{Kind: event.MindFailed, AgentID: "scout", Text: "feed", Err: errors.New("503")})
 	status, body := do(t, e.mon, "GET", "/metrics", "", nil)
 	require.Equal(t, 200, status)
 	for _, want := range []string{

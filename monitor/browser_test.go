@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/monitor"
 )
@@ -38,7 +39,7 @@ func chromium(t *testing.T) string {
 func TestDashboardInABrowser(t *testing.T) {
 	bin := chromium(t)
 	e := newEnv(t, 3, monitor.Config{Token: "s3cret"}, func(rc *existence.RunnerConfig) {
-		rc.Budget = existence.Budget{Tokens: 100, Window: time.Hour} // one cycle spends it
+		rc.Budget = budget.Budget{Tokens: 100, Window: time.Hour} // one cycle spends it
 	})
 	ctx := context.Background()
 	req, err := e.reqs.Submit(ctx, "builder", requests.Approval, "publish design/pump.md to the wiki")

@@ -112,7 +112,7 @@
 // posted, dropped or removed), existence_mind_failures_total,
 // existence_monitor_events_total, and existence_cycle_lateness_seconds{lane}:
 // how late each scheduled cycle started against its due time
-// (existence.CycleStats.Lateness), by lane (autonomy, priority). Computed
+// (event.CycleStats.Lateness), by lane (autonomy, priority). Computed
 // when scraped: existence_agents{level}, existence_stressors_active{type},
 // existence_agents_falling_back, existence_agents_budget_exhausted,
 // existence_requests_pending, existence_monitor_streams; and, from the

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 )
 
 // Defaults of the event stream.
@@ -42,7 +42,7 @@ type hub struct {
 }
 
 type subscriber struct {
-	ch      chan existence.Event // closed by hub.close
+	ch      chan event.Event // closed by hub.close
 	dropped atomic.Uint64
 }
 
@@ -56,7 +56,7 @@ func newHub(buffer, max int) *hub {
 	return &hub{buffer: buffer, max: max, subs: map[*subscriber]struct{}{}}
 }
 
-func (h *hub) publish(e existence.Event) {
+func (h *hub) publish(e event.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -80,7 +80,7 @@ func (h *hub) subscribe() (*subscriber, error) {
 	if len(h.subs) >= h.max {
 		return nil, errTooManySubscribers
 	}
-	s := &subscriber{ch: make(chan existence.Event, h.buffer)}
+	s := &subscriber{ch: make(chan event.Event, h.buffer)}
 	h.subs[s] = struct{}{}
 	return s, nil
 }
@@ -178,8 +178,8 @@ func (m *Monitor) handleEvents(w http.ResponseWriter, r *http.Request) {
 // streamEvent is the data of one event on the stream: the event's JSON and
 // its thoughts-log line.
 type streamEvent struct {
-	existence.Event
-	// Line is the thoughts-log line (existence.Event.String).
+	event.Event
+	// Line is the thoughts-log line (event.Event.String).
 	Line string `json:"line"`
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/identity"
@@ -52,7 +53,7 @@ func newEnv(t testing.TB, n int, cfg monitor.Config, opts ...func(*existence.Run
 	rc := existence.RunnerConfig{
 		Store:    memstore.New(),
 		Clock:    e.clock,
-		Observer: func(ev existence.Event) { mon.Observe(ev) },
+		Observer: func(ev event.Event) { mon.Observe(ev) },
 		Logger:   slog.New(slog.DiscardHandler),
 		// The board the agents share (POST /api/slots).
 		SharedSlots: identity.NewSharedBoard(identity.NewMemoryDocument("slots"), identity.BoardOptions{Now: e.clock.Now}),

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 )
 
 // Point is one sample of an agent's suffering load.
@@ -22,7 +22,7 @@ type Thought struct {
 	AgentID string    `json:"agent_id"`
 	Agent   string    `json:"agent"`
 	// Kind is the event kind; Line the thoughts-log line
-	// ([existence.Event.String]).
+	// ([event.Event.String]).
 	Kind string `json:"kind"`
 	Line string `json:"line"`
 }
@@ -54,7 +54,7 @@ type agentHistory struct {
 const slotShare = 4
 
 // slotKinds are the thoughts kept in the slot rings.
-var slotKinds = map[existence.EventKind]bool{existence.EventSlot: true, existence.EventSlotDropped: true}
+var slotKinds = map[event.Kind]bool{event.Slot: true, event.SlotDropped: true}
 
 // thoughtRings are a history of n thoughts: n of any kind but slot
 // events, and n / slotShare (at least 1) slot events.
@@ -68,7 +68,7 @@ func newThoughtRings(n int) thoughtRings {
 }
 
 func (r *thoughtRings) add(t Thought) {
-	if slotKinds[existence.EventKind(t.Kind)] {
+	if slotKinds[event.Kind(t.Kind)] {
 		r.slot.add(t)
 	} else {
 		r.other.add(t)
@@ -95,27 +95,27 @@ func newHistory(points, perAgent, recent int) *history {
 }
 
 // thoughtKinds are the events the thoughts stream shows.
-var thoughtKinds = map[existence.EventKind]bool{
-	existence.EventGoalChosen: true, existence.EventGoalEnded: true, existence.EventWorldview: true,
-	existence.EventQuestion: true, existence.EventOpinion: true, existence.EventStressorAdded: true,
-	existence.EventStressorResolved: true, existence.EventFallback: true, existence.EventCrisis: true,
-	existence.EventCrisisReset: true, existence.EventMessage: true, existence.EventTask: true,
-	existence.EventError: true, existence.EventToolCall: true, existence.EventAnticipation: true,
-	existence.EventContextOverflow: true, existence.EventContextCompacted: true,
-	existence.EventSlot: true, existence.EventSlotDropped: true, existence.EventMindFailed: true,
-	existence.EventBudgetExhausted: true,
+var thoughtKinds = map[event.Kind]bool{
+	event.GoalChosen: true, event.GoalEnded: true, event.Worldview: true,
+	event.Question: true, event.Opinion: true, event.StressorAdded: true,
+	event.StressorResolved: true, event.Fallback: true, event.Crisis: true,
+	event.CrisisReset: true, event.Message: true, event.Task: true,
+	event.Error: true, event.ToolCall: true, event.Anticipation: true,
+	event.ContextOverflow: true, event.ContextCompacted: true,
+	event.Slot: true, event.SlotDropped: true, event.MindFailed: true,
+	event.BudgetExhausted: true,
 	// agents defined in files (docs/agents.md): workflow steps, working
 	// memory, commissioning
-	existence.EventStep: true, existence.EventWorkingMemory: true, existence.EventCommissioning: true,
+	event.Step: true, event.WorkingMemory: true, event.Commissioning: true,
 }
 
 // loadKinds are the events whose Load is the agent's load at that time.
-var loadKinds = map[existence.EventKind]bool{
-	existence.EventGoalChosen: true, existence.EventStressorAdded: true,
-	existence.EventStressorResolved: true, existence.EventCrisis: true,
+var loadKinds = map[event.Kind]bool{
+	event.GoalChosen: true, event.StressorAdded: true,
+	event.StressorResolved: true, event.Crisis: true,
 }
 
-func (h *history) observe(e existence.Event) {
+func (h *history) observe(e event.Event) {
 	load, thought := loadKinds[e.Kind], thoughtKinds[e.Kind]
 	if !load && !thought {
 		return

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/slot"
 )
@@ -24,7 +24,7 @@ func TestSlotFloodKeepsTheThoughts(t *testing.T) {
 	at := t0
 	thought := func(i int) {
 		at = at.Add(time.Millisecond)
-		e.mon.Observe(existence.Event{Time: at, Kind: existence.EventOpinion, AgentID: "scout", Agent: "Cedar", Text: fmt.Sprint("opinion ", i)})
+		e.mon.Observe(event.Event{Time: at, Kind: event.Opinion, AgentID: "scout", Agent: "Cedar", Text: fmt.Sprint("opinion ", i)})
 	}
 	for i := range 149 {
 		thought(i)
@@ -32,7 +32,7 @@ func TestSlotFloodKeepsTheThoughts(t *testing.T) {
 	for i := range 10000 {
 		at = at.Add(time.Millisecond)
 		s := slot.Slot{ID: "spam", Title: "Spam", Status: slot.Completed, Summary: fmt.Sprint("post ", i)}
-		e.mon.Observe(existence.Event{Time: at, Kind: existence.EventSlot, AgentID: "scout", Agent: "Cedar", Slot: &s})
+		e.mon.Observe(event.Event{Time: at, Kind: event.Slot, AgentID: "scout", Agent: "Cedar", Slot: &s})
 	}
 	thought(149)
 
@@ -50,9 +50,9 @@ func TestSlotFloodKeepsTheThoughts(t *testing.T) {
 	var opinions, slots int
 	for i, th := range recent {
 		switch th.Kind {
-		case string(existence.EventOpinion):
+		case string(event.Opinion):
 			opinions++
-		case string(existence.EventSlot):
+		case string(event.Slot):
 			slots++
 		}
 		if i > 0 {
@@ -70,7 +70,7 @@ func TestSlotFloodKeepsTheThoughts(t *testing.T) {
 	for _, th := range detail {
 		kinds[th.Kind]++
 	}
-	assert.Equal(t, map[string]int{string(existence.EventOpinion): 4, string(existence.EventSlot): 1}, kinds, "the agent's last thoughts: one slot event at most")
+	assert.Equal(t, map[string]int{string(event.Opinion): 4, string(event.Slot): 1}, kinds, "the agent's last thoughts: one slot event at most")
 }
 
 // TestWorkflowStepsInTheThoughts: a workflow's steps, a working memory
@@ -80,11 +80,11 @@ func TestWorkflowStepsInTheThoughts(t *testing.T) {
 	at := t0
 	for i, name := range []string{"compute_metrics", "self_audit", "decide_action"} {
 		at = at.Add(time.Millisecond)
-		e.mon.Observe(existence.Event{Time: at, Kind: existence.EventStep, AgentID: "scout", Agent: "Cedar", Text: name,
-			Step: &existence.StepInfo{Index: i + 1, Of: 3, Name: name, Type: "llm", Status: "done"}})
+		e.mon.Observe(event.Event{Time: at, Kind: event.Step, AgentID: "scout", Agent: "Cedar", Text: name,
+			Step: &event.StepInfo{Index: i + 1, Of: 3, Name: name, Type: "llm", Status: "done"}})
 	}
-	e.mon.Observe(existence.Event{Time: at.Add(time.Millisecond), Kind: existence.EventWorkingMemory, AgentID: "scout", Agent: "Cedar", Reason: "stored", Text: `{"current_goal":"map"}`})
-	e.mon.Observe(existence.Event{Time: at.Add(2 * time.Millisecond), Kind: existence.EventCommissioning, AgentID: "scout", Agent: "Cedar", Reason: "completed", Text: "Ada"})
+	e.mon.Observe(event.Event{Time: at.Add(time.Millisecond), Kind: event.WorkingMemory, AgentID: "scout", Agent: "Cedar", Reason: "stored", Text: `{"current_goal":"map"}`})
+	e.mon.Observe(event.Event{Time: at.Add(2 * time.Millisecond), Kind: event.Commissioning, AgentID: "scout", Agent: "Cedar", Reason: "completed", Text: "Ada"})
 	status, body := do(t, e.mon, "GET", "/api/thoughts", "", map[string]string{"Authorization": "Bearer t"})
 	require.Equal(t, http.StatusOK, status, body)
 	var v struct {

@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/budget"
+	"github.com/existence-loop/sdk/existence/event"
 )
 
 // Scheduler is what the monitor shows of a runner's scheduler: each
@@ -43,7 +45,7 @@ type LaneView struct {
 	// Cycles is how many of the lane's last cycles (at most 256) the
 	// lateness percentiles are over; LatenessP50 and LatenessP99 are how
 	// late those cycles started against their due time, in seconds
-	// (existence.CycleStats.Lateness); 0 when Cycles is 0.
+	// (event.CycleStats.Lateness); 0 when Cycles is 0.
 	Cycles      int     `json:"cycles"`
 	LatenessP50 float64 `json:"lateness_p50_seconds"`
 	LatenessP99 float64 `json:"lateness_p99_seconds"`
@@ -63,7 +65,7 @@ type SchedulerView struct {
 	// Concurrency is existence.RunnerStats.Concurrency.
 	Concurrency existence.ConcurrencyStats `json:"concurrency"`
 	// Budget is the runner-wide budget, absent without one.
-	Budget *existence.BudgetStatus `json:"budget,omitempty"`
+	Budget *budget.Status `json:"budget,omitempty"`
 }
 
 // laneTracker keeps, per lane, the lateness of the last cycles (for the
@@ -96,7 +98,7 @@ func laneIndex(s string) int {
 }
 
 // observe records a cycle run by a scheduler (one with a lane).
-func (t *laneTracker) observe(c *existence.CycleStats) {
+func (t *laneTracker) observe(c *event.CycleStats) {
 	i := laneIndex(c.Lane)
 	if i < 0 {
 		return

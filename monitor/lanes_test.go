@@ -15,6 +15,7 @@ import (
 
 	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -44,7 +45,7 @@ func laneEnv(t *testing.T, n int, latency time.Duration) (*existence.Runner, *mo
 	r, err := existence.NewRunner(existence.RunnerConfig{
 		Store:    memstore.New(),
 		Clock:    existencetest.NewClock(t0),
-		Observer: existence.Observers(rec.Observe, func(e existence.Event) { mon.Observe(e) }),
+		Observer: event.Observers(rec.Observe, func(e event.Event) { mon.Observe(e) }),
 		Logger:   slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
@@ -97,7 +98,7 @@ func TestMetricsShowTheLanes(t *testing.T) {
 	sum := map[string]float64{}
 	var late6 int // autonomy cycles at most 6 s late
 	var maxLate float64
-	for _, e := range rec.Kind(existence.EventCycle) {
+	for _, e := range rec.Kind(event.Cycle) {
 		count[e.Cycle.Lane]++
 		sum[e.Cycle.Lane] += e.Cycle.Lateness.Seconds()
 		if e.Cycle.Lane == "autonomy" && e.Cycle.Lateness <= 6*time.Second {
@@ -158,8 +159,8 @@ func TestMetricsWithoutAScheduler(t *testing.T) {
 	defer mon.Close()
 	_, ok := any(monitor.Single(nil)).(monitor.Scheduler)
 	require.False(t, ok)
-	mon.Observe(existence.Event{Kind: existence.EventCycle, AgentID: "scout", Cycle: &existence.CycleStats{}})
-	mon.Observe(existence.Event{Kind: existence.EventCycle, AgentID: "scout", Cycle: &existence.CycleStats{Lane: "priority", Lateness: 1500 * time.Millisecond, Coalesced: 2}})
+	mon.Observe(event.Event{Kind: event.Cycle, AgentID: "scout", Cycle: &event.CycleStats{}})
+	mon.Observe(event.Event{Kind: event.Cycle, AgentID: "scout", Cycle: &event.CycleStats{Lane: "priority", Lateness: 1500 * time.Millisecond, Coalesced: 2}})
 
 	status, body := do(t, mon, "GET", "/metrics", "", nil)
 	require.Equal(t, 200, status)

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/suffering"
 )
@@ -78,10 +78,10 @@ func defaultRegistry() *prometheus.Registry {
 	return r
 }
 
-func (mt *metrics) observe(e existence.Event) {
+func (mt *metrics) observe(e event.Event) {
 	mt.events.Inc()
 	switch e.Kind {
-	case existence.EventCycle:
+	case event.Cycle:
 		mt.cycles.Inc()
 		if e.Cycle != nil {
 			mt.cycleSeconds.Observe(e.Cycle.Total.Seconds())
@@ -90,9 +90,9 @@ func (mt *metrics) observe(e existence.Event) {
 				mt.lanes.observe(e.Cycle)
 			}
 		}
-	case existence.EventFallback:
+	case event.Fallback:
 		mt.fallbacks.WithLabelValues(e.FailureClass).Inc()
-	case existence.EventModelCall:
+	case event.ModelCall:
 		if c := e.Call; c != nil {
 			p := c.Purpose
 			if p == "" {
@@ -107,13 +107,13 @@ func (mt *metrics) observe(e existence.Event) {
 			mt.tokens.WithLabelValues(p, "prompt", c.Model, lane, strconv.FormatBool(c.PromptEstimated)).Add(float64(c.PromptTokens))
 			mt.tokens.WithLabelValues(p, "output", c.Model, lane, strconv.FormatBool(c.OutputEstimated)).Add(float64(c.OutputTokens))
 		}
-	case existence.EventGoalEnded:
+	case event.GoalEnded:
 		mt.goals.WithLabelValues(string(e.GoalStatus)).Inc()
-	case existence.EventBudgetExhausted:
+	case event.BudgetExhausted:
 		if e.Budget != nil {
 			mt.exhausted.WithLabelValues(e.Budget.Scope).Inc()
 		}
-	case existence.EventContextOverflow:
+	case event.ContextOverflow:
 		if c := e.Context; c != nil {
 			how := "refused"
 			if c.Kept > 0 {
@@ -121,26 +121,26 @@ func (mt *metrics) observe(e existence.Event) {
 			}
 			mt.overflows.WithLabelValues(c.Purpose, how).Inc()
 		}
-	case existence.EventContextCompacted:
+	case event.ContextCompacted:
 		if c := e.Context; c != nil {
 			mt.compactions.WithLabelValues(c.Method).Inc()
 		}
-	case existence.EventSlot, existence.EventSlotDropped:
+	case event.Slot, event.SlotDropped:
 		board := "agent"
 		if e.Shared {
 			board = "shared"
 		}
 		change := "posted"
 		switch {
-		case e.Kind == existence.EventSlotDropped && e.Reason == "removed":
+		case e.Kind == event.SlotDropped && e.Reason == "removed":
 			change = "removed"
-		case e.Kind == existence.EventSlotDropped:
+		case e.Kind == event.SlotDropped:
 			change = "dropped"
 		}
 		mt.slots.WithLabelValues(board, change).Inc()
-	case existence.EventMindFailed:
+	case event.MindFailed:
 		mt.mindFailures.Inc()
-	case existence.EventToolCall:
+	case event.ToolCall:
 		if e.Tool != nil {
 			r := "ok"
 			if e.Tool.Failed {

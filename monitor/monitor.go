@@ -16,6 +16,7 @@ import (
 
 	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/task"
@@ -236,10 +237,10 @@ func New(cfg Config) (*Monitor, error) {
 }
 
 // Observe feeds one event to the monitor (the event stream, the charts'
-// history, the thoughts and the metrics). It is an [existence.Observer]:
-// pass it as (or with [existence.Observers], next to) the Runner's or
+// history, the thoughts and the metrics). It is an [event.Observer]:
+// pass it as (or with [event.Observers], next to) the Runner's or
 // Agent's Observer. It never blocks.
-func (m *Monitor) Observe(e existence.Event) {
+func (m *Monitor) Observe(e event.Event) {
 	m.met.observe(e)
 	m.hist.observe(e)
 	m.hub.publish(e)

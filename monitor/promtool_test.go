@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/monitor"
 )
@@ -28,7 +28,7 @@ func TestPromtoolChecksMetrics(t *testing.T) {
 	require.NoError(t, e.runner.Agent("analyst").Tick(ctx)) // no reply queued: a fallback
 	_, err = e.reqs.Submit(ctx, "scout", requests.Question, "q")
 	require.NoError(t, err)
-	e.mon.Observe(existence.Event{Kind: existence.EventMindFailed, AgentID: "scout", Text: "feed"})
+	e.mon.Observe(event.Event{Kind: event.MindFailed, AgentID: "scout", Text: "feed"})
 	status, body := do(t, e.mon, "GET", "/metrics", "", nil)
 	require.Equal(t, 200, status)
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/workspace"
@@ -209,7 +210,7 @@ func newModel(o *options) (llm.Model, string, error) {
 	return m, m.URL(), nil
 }
 
-// printer writes the thoughts log (one [existence.Event.String] line per
+// printer writes the thoughts log (one [event.Event.String] line per
 // event) to w. Without verbose it skips cycle statistics and successful
 // model calls.
 type printer struct {
@@ -218,12 +219,12 @@ type printer struct {
 	mu      sync.Mutex
 }
 
-func (p *printer) observe(e existence.Event) {
+func (p *printer) observe(e event.Event) {
 	if !p.verbose {
 		switch e.Kind {
-		case existence.EventCycle:
+		case event.Cycle:
 			return
-		case existence.EventModelCall:
+		case event.ModelCall:
 			if e.Call != nil && e.Call.Outcome == "ok" {
 				return
 			}

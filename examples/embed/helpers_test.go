@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 )
 
 // streamTimeout bounds every test's reads of an event stream, so that a
@@ -65,14 +65,14 @@ func (c *sseClient) next() sseMessage {
 }
 
 // until returns the next event of kind, skipping others.
-func (c *sseClient) until(kind existence.EventKind) existence.Event {
+func (c *sseClient) until(kind event.Kind) event.Event {
 	c.t.Helper()
 	for {
 		m := c.next()
 		if m.Event != string(kind) {
 			continue
 		}
-		var e existence.Event
+		var e event.Event
 		require.NoError(c.t, json.Unmarshal([]byte(m.Data), &e), "data: %s", m.Data)
 		return e
 	}

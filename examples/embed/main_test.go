@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/store/filestore"
 )
@@ -252,7 +252,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	resp = authed(t, http.MethodPost, base+"/api/messages", `{"text": "please write me an answer"}`)
 	resp.Body.Close()
 	require.Equal(t, http.StatusAccepted, resp.StatusCode)
-	e := c.until(existence.EventGoalChosen)
+	e := c.until(event.GoalChosen)
 	assert.Equal(t, goal, e.Text)
 
 	cancel()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/simulate"
 	"github.com/existence-loop/sdk/store/memstore"
 )
@@ -36,8 +37,8 @@ func run(ctx context.Context, n int, heartbeat, d time.Duration, workers int, w 
 		Store:           memstore.New(),
 		Heartbeat:       heartbeat,
 		AutonomyWorkers: workers,
-		Observer: func(e existence.Event) {
-			if e.Kind == existence.EventCycle {
+		Observer: func(e event.Event) {
+			if e.Kind == event.Cycle {
 				cycles.Add(1)
 			}
 		},

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/clock"
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/memory"
 )
 
@@ -16,30 +16,30 @@ type Clock = clock.Virtual
 // NewClock returns a Clock set to start ([clock.NewVirtual]).
 func NewClock(start time.Time) *Clock { return clock.NewVirtual(start) }
 
-// Recorder collects events; its Observe method is an [existence.Observer].
+// Recorder collects events; its Observe method is an [event.Observer].
 // It is safe for concurrent use.
 type Recorder struct {
 	mu     sync.Mutex
-	events []existence.Event
+	events []event.Event
 }
 
 // Observe records e.
-func (r *Recorder) Observe(e existence.Event) {
+func (r *Recorder) Observe(e event.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, e)
 }
 
 // Events returns the recorded events, oldest first.
-func (r *Recorder) Events() []existence.Event {
+func (r *Recorder) Events() []event.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.events)
 }
 
 // Kind returns the recorded events of one kind.
-func (r *Recorder) Kind(k existence.EventKind) []existence.Event {
-	var out []existence.Event
+func (r *Recorder) Kind(k event.Kind) []event.Event {
+	var out []event.Event
 	for _, e := range r.Events() {
 		if e.Kind == k {
 			out = append(out, e)
@@ -48,12 +48,12 @@ func (r *Recorder) Kind(k existence.EventKind) []existence.Event {
 	return out
 }
 
-// Memory returns the recorded [existence.EventMemory] events whose memory
+// Memory returns the recorded [event.Memory] events whose memory
 // event is of kind k.
-func (r *Recorder) Memory(k memory.EventKind) []existence.Event {
-	var out []existence.Event
+func (r *Recorder) Memory(k memory.EventKind) []event.Event {
+	var out []event.Event
 	for _, e := range r.Events() {
-		if e.Kind == existence.EventMemory && e.Memory != nil && e.Memory.Kind == k {
+		if e.Kind == event.Memory && e.Memory != nil && e.Memory.Kind == k {
 			out = append(out, e)
 		}
 	}

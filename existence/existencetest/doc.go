@@ -7,9 +7,9 @@
 //     [existence.Runner.RunVirtual]; tickers and AfterFunc timers fire
 //     only when the manual time passes them.
 //   - [Recorder] collects events: pass its Observe method as the
-//     [existence.Observer], then read [Recorder.Events] or
+//     [event.Observer], then read [Recorder.Events] or
 //     [Recorder.Kind], or [Recorder.Memory] for the memory events
-//     ([existence.EventMemory]) of one memory kind.
+//     ([event.Memory]) of one memory kind.
 //
 // Both are safe for concurrent use.
 package existencetest

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/llm/llmtest"
 )
@@ -33,7 +34,7 @@ func ExampleRecorder() {
 	for _, e := range rec.Events() {
 		fmt.Println(e.Time.Format(time.TimeOnly), e.AgentID, e.Kind)
 	}
-	chosen := rec.Kind(existence.EventGoalChosen)
+	chosen := rec.Kind(event.GoalChosen)
 	fmt.Printf("%d goal: %s (%s)\n", len(chosen), chosen[0].Goal, chosen[0].Reasoning)
 	// Output:
 	// 12:00:00 scout model_call

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/minds"
 	"github.com/existence-loop/sdk/existence/toolloop/mcptools"
@@ -87,8 +88,8 @@ func start(t *testing.T, ms ...existence.Mind) *running {
 	require.NoError(t, asm.InsertAfter(prompt.SectionDiscoveries, prompt.SlotsSection()))
 	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: r.clock, Heartbeat: 6 * time.Second,
 		NoStagger: true, Logger: slog.New(slog.DiscardHandler),
-		Observer: func(e existence.Event) {
-			if e.Kind == existence.EventCycle {
+		Observer: func(e event.Event) {
+			if e.Kind == event.Cycle {
 				select {
 				case r.cycles <- struct{}{}:
 				default:

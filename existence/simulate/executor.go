@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/workspace"
 	"github.com/existence-loop/sdk/identity"
@@ -181,8 +182,8 @@ type toolPursuer struct {
 func (p *toolPursuer) Pursue(ctx context.Context, a existence.Assignment) (existence.Outcome, time.Duration, error) {
 	calls := 0
 	report := a.Report
-	a.Report = func(e existence.Event) {
-		if e.Kind == existence.EventToolCall {
+	a.Report = func(e event.Event) {
+		if e.Kind == event.ToolCall {
 			calls++
 		}
 		if report != nil {

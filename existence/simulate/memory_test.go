@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/simulate"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/memory"
@@ -23,7 +23,7 @@ import (
 func TestToolLoopWithMemory(t *testing.T) {
 	for _, driver := range drivers {
 		t.Run(driver.String(), func(t *testing.T) {
-			cfg := func(store identity.Store, obs existence.Observer) simulate.Config {
+			cfg := func(store identity.Store, obs event.Observer) simulate.Config {
 				return simulate.Config{
 					Agents: simulate.Agents(2), Duration: 30 * time.Minute, Seed: 5, Driver: driver,
 					Model:    simulate.Stochastic{FailureRate: 0.3, AbandonShare: 0.5},
@@ -34,8 +34,8 @@ func TestToolLoopWithMemory(t *testing.T) {
 			store := memstore.New()
 			var mu sync.Mutex
 			recalled := 0
-			res, traj := run(t, cfg(store, func(e existence.Event) {
-				if e.Kind == existence.EventMemory && e.Memory != nil && e.Memory.Kind == memory.EventRecalled && e.Memory.Count > 0 {
+			res, traj := run(t, cfg(store, func(e event.Event) {
+				if e.Kind == event.Memory && e.Memory != nil && e.Memory.Kind == memory.EventRecalled && e.Memory.Count > 0 {
 					mu.Lock()
 					recalled++
 					mu.Unlock()

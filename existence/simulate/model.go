@@ -164,7 +164,7 @@ func tokens(s string) int { return (len(s) + 3) / 4 }
 // position in the list. Every call takes Latency of simulated time.
 //
 // A list shorter than 11 distinct goals (the repeat window of 10, plus one) makes the
-// agent repeat its goals: each repeat is an [existence.EventGoalRepeat]
+// agent repeat its goals: each repeat is an [event.GoalRepeat]
 // and counts as a failure toward repeated_failure (spec §4). Give at
 // least 11 different goals, or a policy of your own, to avoid that.
 type Scripted struct {
@@ -262,7 +262,7 @@ type Stochastic struct {
 	Goals []string
 	// RepeatRate is the probability (0–1) that a cycle's goal repeats the
 	// model's previous goal word for word instead: a model going round in
-	// circles, which the agent reports as an [existence.EventGoalRepeat]
+	// circles, which the agent reports as an [event.GoalRepeat]
 	// and counts toward repeated_failure (spec §4). 0 never repeats.
 	RepeatRate float64
 	// StressorTypes are the self-reported stressor types drawn from;

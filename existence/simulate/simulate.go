@@ -15,6 +15,7 @@ import (
 
 	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/heap"
@@ -140,7 +141,7 @@ type Config struct {
 	Trajectory io.Writer
 	// Observer, when set, receives every event of every agent, with
 	// times by the virtual clocks.
-	Observer existence.Observer
+	Observer event.Observer
 	// Memory gives every agent a long-term memory (package memory), so
 	// that the tool loop ([ToolLoop]) stores its outcomes and recalls
 	// them before each goal: kept in Store when it holds memories (every
@@ -425,7 +426,7 @@ type simAgent struct {
 	goalN     int
 	execLat   time.Duration // simulated latency of the pursuit's model calls
 	tickLat   time.Duration // simulated latency of this heartbeat's calls
-	evs       []existence.Event
+	evs       []event.Event
 	snap      []suffering.Stressor // active stressors after the last row
 	snapT     time.Time            // when snap was escalated to
 	res       AgentResult
@@ -519,7 +520,7 @@ func (s *sim) setup(ctx context.Context, env Env) error {
 }
 
 // observe routes the current agent's events to its buffer.
-func (s *sim) observe(e existence.Event) {
+func (s *sim) observe(e event.Event) {
 	if s.cfg.Observer != nil {
 		s.cfg.Observer(e)
 	}
@@ -580,7 +581,7 @@ func (s *sim) dispatch(sa *simAgent, t time.Time) error {
 		if evs := prev.evs; len(evs) > 0 {
 			var late time.Duration
 			for _, e := range evs {
-				if e.Kind == existence.EventCycle && e.Cycle != nil {
+				if e.Kind == event.Cycle && e.Cycle != nil {
 					late = e.Cycle.Lateness
 					s.skipped += e.Cycle.Coalesced
 				}
@@ -640,7 +641,7 @@ func (s *sim) loop(ctx context.Context) error {
 
 		started := false
 		for _, e := range sa.snapshotEvents(s) {
-			if e.Kind == existence.EventGoalChosen {
+			if e.Kind == event.GoalChosen {
 				started = true
 			}
 		}
@@ -705,7 +706,7 @@ func (s *sim) spanSafe(sa *simAgent, h time.Duration) bool {
 }
 
 // snapshotEvents returns the current agent's buffered events.
-func (sa *simAgent) snapshotEvents(s *sim) []existence.Event {
+func (sa *simAgent) snapshotEvents(s *sim) []event.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return sa.evs
@@ -713,7 +714,7 @@ func (sa *simAgent) snapshotEvents(s *sim) []existence.Event {
 
 // record writes the row of a heartbeat that changed something and updates
 // the agent's sums.
-func (s *sim) record(sa *simAgent, t time.Time, late time.Duration, evs []existence.Event, st *identity.AgentState) error {
+func (s *sim) record(sa *simAgent, t time.Time, late time.Duration, evs []event.Event, st *identity.AgentState) error {
 	r := &sa.res
 	pre := sevs(sa.snap)
 	span := t.Sub(sa.snapT)
@@ -732,10 +733,10 @@ func (s *sim) record(sa *simAgent, t time.Time, late time.Duration, evs []existe
 	fallback := false
 	for _, e := range evs {
 		switch e.Kind {
-		case existence.EventModelCall:
+		case event.ModelCall:
 			row.Calls++
 			r.ModelCalls++
-		case existence.EventGoalEnded:
+		case event.GoalEnded:
 			row.Ended = &GoalRow{N: sa.goalN, Status: string(e.GoalStatus), Summary: e.Text}
 			switch e.GoalStatus {
 			case identity.Done:
@@ -745,35 +746,35 @@ func (s *sim) record(sa *simAgent, t time.Time, late time.Duration, evs []existe
 			case identity.Abandoned:
 				r.Abandoned++
 			}
-		case existence.EventFallback:
+		case event.Fallback:
 			fallback, fallbackCause = true, e.FailureClass
 			r.Fallbacks++
-		case existence.EventGoalChosen:
+		case event.GoalChosen:
 			sa.goalN++
 			r.Cycles++
 			row.Chosen = &GoalRow{N: sa.goalN, Goal: e.Goal, Fallback: fallback, Cause: fallbackCause}
-		case existence.EventStressorAdded:
+		case event.StressorAdded:
 			if e.Stressor != nil {
 				row.Added = append(row.Added, Change{Type: e.Stressor.Type, Cause: e.By})
 				active = append(active, e.Stressor.Type)
 				r.Added++
 			}
-		case existence.EventStressorResolved:
+		case event.StressorResolved:
 			if e.Stressor != nil {
 				row.Resolved = append(row.Resolved, Change{Type: e.Stressor.Type, Cause: e.By})
 				active = remove(active, e.Stressor.Type)
 			}
-		case existence.EventCrisis:
+		case event.Crisis:
 			row.Crisis = true
 			r.Crises++
-		case existence.EventCrisisReset:
+		case event.CrisisReset:
 			row.Reset = len(active)
 			for _, typ := range active {
 				row.Resolved = append(row.Resolved, Change{Type: typ, Cause: "crisis_reset"})
 			}
 			active = active[:0]
 			r.Resets++
-		case existence.EventError:
+		case event.Error:
 			r.Errors++
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/simulate"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/slot"
@@ -36,8 +36,8 @@ func slotLog(t *testing.T, cfg simulate.Config) ([]byte, *simulate.Result, strin
 	t.Helper()
 	var mu sync.Mutex
 	var log strings.Builder
-	cfg.Observer = func(e existence.Event) {
-		if e.Kind == existence.EventSlot || e.Kind == existence.EventSlotDropped {
+	cfg.Observer = func(e event.Event) {
+		if e.Kind == event.Slot || e.Kind == event.SlotDropped {
 			mu.Lock()
 			log.WriteString(e.String() + "\n")
 			mu.Unlock()

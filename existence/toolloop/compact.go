@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/llm"
 )
@@ -30,7 +30,7 @@ const (
 	summaryTokens = 400
 )
 
-// Compaction methods, in [existence.ContextStats].Method.
+// Compaction methods, in [event.ContextStats].Method.
 const (
 	MethodSummary = "summary"
 	MethodElision = "elision"
@@ -94,7 +94,7 @@ func (r *run) tokens(msgs []llm.Message, est *llm.TokenEstimator) int {
 // call and the head of its result. The goal, the plan (the first turn's
 // text) and the kept turns stay verbatim, but for tool results cut to head
 // and tail when they alone are too long. It reports an
-// [existence.EventContextCompacted] and returns the new history, or msgs
+// [event.ContextCompacted] and returns the new history, or msgs
 // when there was nothing to fold or elide.
 func (r *run) compact(ctx context.Context, model llm.Model, msgs []llm.Message, window int, est *llm.TokenEstimator) []llm.Message {
 	before := r.tokens(msgs, est)
@@ -142,7 +142,7 @@ func (r *run) compact(ctx context.Context, model llm.Model, msgs []llm.Message, 
 		return msgs // nothing could be done
 	}
 	if r.a.Report != nil {
-		r.a.Report(existence.Event{Kind: existence.EventContextCompacted, Context: &existence.ContextStats{
+		r.a.Report(event.Event{Kind: event.ContextCompacted, Context: &event.ContextStats{
 			Purpose: "executor", Window: window, Before: before, After: after, Folded: len(folded), Method: method,
 		}})
 	}

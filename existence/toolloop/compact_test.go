@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
@@ -74,12 +74,12 @@ func standinExecutor(t *testing.T, cfg llmtest.ServerConfig, mod func(*toolloop.
 	return e, s
 }
 
-func compactions(ev *events) []existence.ContextStats {
+func compactions(ev *events) []event.ContextStats {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	var out []existence.ContextStats
+	var out []event.ContextStats
 	for _, e := range ev.all {
-		if e.Kind == existence.EventContextCompacted {
+		if e.Kind == event.ContextCompacted {
 			out = append(out, *e.Context)
 		}
 	}

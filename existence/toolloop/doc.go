@@ -15,7 +15,7 @@
 //     tool call (same name and arguments) 4 times in a row, 4 consecutive
 //     tool failures, or the step budget of 20 model turns running out;
 //     [existence.Outcome].Stall names the rule ([StallSameCall], [StallNoProgress], [StallStepBudget]) and an
-//     [existence.EventStall] reports it. Also ABANDONED when ctx is
+//     [event.Stall] reports it. Also ABANDONED when ctx is
 //     cancelled (a host message interrupting the goal);
 //   - FAILED on a model error, or when the artifact check refuses the
 //     answer: "no action taken" without any tool call, "no tool call

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest/engine"
@@ -60,8 +61,8 @@ func checkToolTurn(t *testing.T, tg engine.Target) {
 	out, err := exec.Execute(ctx, existence.Assignment{
 		AgentName: "Cipher",
 		Goal:      identity.Goal{Objective: "write down what the workspace holds"},
-		Report: func(e existence.Event) {
-			if e.Kind == existence.EventToolCall {
+		Report: func(e event.Event) {
+			if e.Kind == event.ToolCall {
 				calls = append(calls, json.RawMessage(e.Tool.Arguments))
 			}
 		},

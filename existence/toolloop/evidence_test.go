@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/workspace"
@@ -134,7 +135,7 @@ func TestExecuteSameCallStall(t *testing.T) {
 				assert.Empty(t, ev.stalls())
 				return
 			}
-			assert.Equal(t, []existence.Event{{Kind: existence.EventStall, Reason: tt.stall, Goal: "write a field report", Text: tt.summary}}, ev.stalls())
+			assert.Equal(t, []event.Event{{Kind: event.Stall, Reason: tt.stall, Goal: "write a field report", Text: tt.summary}}, ev.stalls())
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
@@ -54,7 +55,7 @@ func ExampleExecutor() {
 	out, err := exec.Execute(context.Background(), existence.Assignment{
 		AgentName: "Cipher",
 		Goal:      identity.Goal{Objective: "count the words of a famous line"},
-		Report: func(e existence.Event) {
+		Report: func(e event.Event) {
 			fmt.Printf("%s -> %s\n", e.Tool.Name, e.Tool.Result)
 		},
 	})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/llm"
@@ -43,7 +44,7 @@ const (
 // Stall rules of the executor, after the original's daemon.py (which
 // abandons a goal with no progress for 5 cycles or the same capability 4
 // times in a row): [existence.Outcome].Stall names the rule that abandoned
-// a goal, and an [existence.EventStall] reports it as its Reason.
+// a goal, and an [event.Stall] reports it as its Reason.
 const (
 	// StallSameCall: the same tool call (same name and arguments) was
 	// made Config.MaxSameCalls (4) times in a row.
@@ -61,7 +62,7 @@ const (
 const TimedOut = "Error: tool timed out"
 
 // eventChars caps the arguments and result carried by an
-// [existence.EventToolCall] event, in characters (code points).
+// [event.ToolCall] event, in characters (code points).
 const eventChars = 300
 
 // Errors of the default artifact check: [RequireEvidence] returns an error
@@ -191,7 +192,7 @@ type Config struct {
 	// older turns into a summary written by one model call (or, failing
 	// that, a deterministic digest), keeps the goal, the plan and the last
 	// KeepTurns turns verbatim, and reports an
-	// existence.EventContextCompacted. A model that does not know its
+	// event.ContextCompacted. A model that does not know its
 	// window is never compacted before a turn.
 	CompactAt float64
 	// KeepTurns is how many of the last turns compaction keeps verbatim
@@ -210,7 +211,7 @@ type Config struct {
 	// a goal that ends DONE is stored as a summary ("Goal completed: …")
 	// and one that fails or is abandoned as "FAILED: …"; and the model gets
 	// the remember and recall tools. A failed memory operation is reported
-	// as an existence.EventMemory (memory.EventError) and the goal goes on.
+	// as an event.Memory (memory.EventError) and the goal goes on.
 	Memory *memory.Memory
 	// NoMemory turns long-term memory off for this executor, whatever the
 	// assignment carries.
@@ -344,7 +345,7 @@ func setDefault[T int | time.Duration](p *T, def T) {
 //     Config.Check passed (by default [RequireEvidence]: at least one tool
 //     call succeeded); Summary is the trimmed answer.
 //   - ABANDONED by a stall rule (Outcome.Stall names it, and an
-//     [existence.EventStall] reports it): the same tool call
+//     [event.Stall] reports it): the same tool call
 //     Config.MaxSameCalls times in a row (StallSameCall; Summary
 //     "abandoned: the same tool call was made 4 times in a row: ...");
 //     Config.MaxConsecutiveFailures tool failures in a row
@@ -368,7 +369,7 @@ func setDefault[T int | time.Duration](p *T, def T) {
 // prompt.Clean (no control characters but newline and tab, no
 // bidirectional controls), as every existence prompt does; arguments that
 // name a key twice fail the call. Every tool call is reported through a.Report (when non-nil) as an
-// [existence.EventToolCall] event, with arguments and result cut to 300
+// [event.ToolCall] event, with arguments and result cut to 300
 // characters. The Outcome always carries Steps, token counts, BrokenTools
 // (sorted), and the Artifacts ([ReportArtifact]) and Discoveries
 // ([ReportDiscovery]) reported by successful calls; what a failed call
@@ -662,12 +663,12 @@ func (r *run) outcome(status identity.GoalStatus, summary string) existence.Outc
 }
 
 // stalled ends the goal ABANDONED by a stall rule, and reports an
-// [existence.EventStall].
+// [event.Stall].
 func (r *run) stalled(rule, summary string) existence.Outcome {
 	out := r.outcome(identity.Abandoned, summary)
 	out.Stall = rule
 	if r.a.Report != nil {
-		r.a.Report(existence.Event{Kind: existence.EventStall, Reason: rule, Goal: r.a.Goal.Objective, Text: summary})
+		r.a.Report(event.Event{Kind: event.Stall, Reason: rule, Goal: r.a.Goal.Objective, Text: summary})
 	}
 	return out
 }
@@ -761,9 +762,9 @@ func (r *run) call(ctx context.Context, c llm.ToolCall) (result string, failed b
 	}
 	result = elide(result, r.resultCap(r.window, r.est))
 	if r.a.Report != nil {
-		r.a.Report(existence.Event{
-			Kind: existence.EventToolCall,
-			Tool: &existence.ToolCall{
+		r.a.Report(event.Event{
+			Kind: event.ToolCall,
+			Tool: &event.ToolCallInfo{
 				Name:      c.Name,
 				Arguments: cut(string(c.Arguments)),
 				Result:    cut(result),

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
@@ -83,34 +84,34 @@ func final(text string) llmtest.Reply { return llmtest.Reply{Text: text} }
 // events collects the events an Executor reports.
 type events struct {
 	mu  sync.Mutex
-	all []existence.Event
+	all []event.Event
 }
 
-func (e *events) report(ev existence.Event) {
+func (e *events) report(ev event.Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.all = append(e.all, ev)
 }
 
 // stalls returns the EventStall events.
-func (e *events) stalls() []existence.Event {
+func (e *events) stalls() []event.Event {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var out []existence.Event
+	var out []event.Event
 	for _, ev := range e.all {
-		if ev.Kind == existence.EventStall {
+		if ev.Kind == event.Stall {
 			out = append(out, ev)
 		}
 	}
 	return out
 }
 
-func (e *events) tools() []existence.ToolCall {
+func (e *events) tools() []event.ToolCallInfo {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var out []existence.ToolCall
+	var out []event.ToolCallInfo
 	for _, ev := range e.all {
-		if ev.Kind == existence.EventToolCall && ev.Tool != nil {
+		if ev.Kind == event.ToolCall && ev.Tool != nil {
 			out = append(out, *ev.Tool)
 		}
 	}
@@ -400,7 +401,7 @@ func TestExecuteDefaultStepBudget(t *testing.T) {
 	assert.Equal(t, "step budget of 20 model turns exhausted before a final answer", out.Summary)
 	assert.Equal(t, 20, out.Steps)
 	assert.Equal(t, toolloop.StallStepBudget, out.Stall)
-	assert.Equal(t, []existence.Event{{Kind: existence.EventStall, Reason: toolloop.StallStepBudget,
+	assert.Equal(t, []event.Event{{Kind: event.Stall, Reason: toolloop.StallStepBudget,
 		Goal: "write a field report", Text: out.Summary}}, ev.stalls())
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/memory"
@@ -53,7 +54,7 @@ func OutcomeMemory(objective, tool, result string) string {
 
 // recallBlock recalls the memories that matter for the goal and returns
 // the block for its first turn ("" for none). A failed recall is reported
-// as an [existence.EventMemory] (memory.EventError) and the goal goes on
+// as an [event.Memory] (memory.EventError) and the goal goes on
 // without.
 func (r *run) recallBlock(ctx context.Context) string {
 	if r.mem == nil {
@@ -89,7 +90,7 @@ func (r *run) remember(ctx context.Context, n memory.Note) {
 func (r *run) memoryError(what string, err error) {
 	if r.a.Report != nil {
 		me := memory.Event{Kind: memory.EventError, AgentID: r.a.AgentID, Text: what, Err: err, Error: err.Error()}
-		r.a.Report(existence.Event{Kind: existence.EventMemory, Text: what, Err: err, Memory: &me})
+		r.a.Report(event.Event{Kind: event.Memory, Text: what, Err: err, Memory: &me})
 	}
 }
 

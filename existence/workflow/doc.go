@@ -16,7 +16,7 @@
 // as every existence reply (spec §3).
 //
 // [New] returns an existence.CycleStrategy: set it as existence.Config's
-// Cycle. Each step is an existence.EventStep in the thoughts log and an
+// Cycle. Each step is an event.Step in the thoughts log and an
 // OpenTelemetry span; its model calls go through the agent's model, so
 // their tokens count in its usage and against its budget, and it runs in
 // the agent's lane.

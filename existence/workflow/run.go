@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/prompt"
@@ -57,7 +58,7 @@ func New(w Workflow) (existence.CycleStrategy, error) {
 // Reply runs the steps in order and returns the last one's output as the
 // cycle's reply, parsed and validated as every existence reply
 // ([prompt.ParseResponse]). Each step is reported as an
-// existence.EventStep (done, skipped or failed) and traced as a span. A
+// event.Step (done, skipped or failed) and traced as a span. A
 // failed step ends the workflow with its error under [Abort], and is
 // recorded as {"error": "…"} under [Continue]; a failing or skipped last
 // step is always an error (there is no reply). The working memory the
@@ -68,7 +69,7 @@ func (s *strategy) Reply(ctx context.Context, req *existence.CycleRequest) (*pro
 	n := len(s.w.Steps)
 	report := func(i int, status, out, why string) {
 		st := s.w.Steps[i]
-		req.Report(existence.Event{Kind: existence.EventStep, Text: st.Name, Step: &existence.StepInfo{
+		req.Report(event.Event{Kind: event.Step, Text: st.Name, Step: &event.StepInfo{
 			Index: i + 1, Of: n, Name: st.Name, Type: string(st.Type), Status: status, Output: cut(out), Why: why,
 		}})
 	}

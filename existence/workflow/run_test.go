@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/workflow"
 	"github.com/existence-loop/sdk/identity"
@@ -75,7 +76,7 @@ func (e *env) tick(t *testing.T) {
 
 func (e *env) steps() []string {
 	var out []string
-	for _, ev := range e.rec.Kind(existence.EventStep) {
+	for _, ev := range e.rec.Kind(event.Step) {
 		out = append(out, ev.Step.Name+":"+ev.Step.Status)
 	}
 	return out
@@ -126,7 +127,7 @@ func TestWorkflowStepFailure(t *testing.T) {
 	g := e.agent.State().Identity.Goals[0]
 	assert.True(t, g.Fallback, "abort: the fallback goal")
 	assert.Equal(t, existence.FallbackContent, g.Objective)
-	fb := e.rec.Kind(existence.EventFallback)
+	fb := e.rec.Kind(event.Fallback)
 	require.Len(t, fb, 1)
 	assert.Equal(t, "invalid_output", fb[0].FailureClass)
 
@@ -159,7 +160,7 @@ func TestStrategicIntegrator(t *testing.T) {
 		e.tick(t)
 	}
 	var reviews []string
-	for _, ev := range e.rec.Kind(existence.EventStep) {
+	for _, ev := range e.rec.Kind(event.Step) {
 		if ev.Step.Name == "strategic_review" {
 			reviews = append(reviews, ev.Step.Status)
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/workspace"
 	"github.com/existence-loop/sdk/identity"
@@ -61,7 +62,7 @@ func ExampleWorkspace_Tools() {
 	out, err := exec.Execute(context.Background(), existence.Assignment{
 		AgentName: "Vault",
 		Goal:      identity.Goal{Objective: "plan a garden"},
-		Report: func(e existence.Event) {
+		Report: func(e event.Event) {
 			fmt.Printf("%s: %q\n", e.Tool.Name, e.Tool.Result)
 		},
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/identity/hollow"
@@ -118,8 +119,8 @@ func TestImportedTrioPromptsGolden(t *testing.T) {
 	assert.NotContains(t, got, "Cedar", "names come from each profile.json, not names.json or the defaults")
 	assert.Contains(t, got, "WHAT YOUR LAST GOAL PRODUCED:\n  [FAILED] Failed after 3 consecutive failures. Last failing capability: shell_exec.")
 	assert.NotContains(t, got, "steps\n", "a step count is never an outcome")
-	assert.Len(t, rec.Kind(existence.EventGoalAnnotated), 1, "the builder's goal conflicts with its opinion on caching")
-	assert.Len(t, rec.Kind(existence.EventCapped), 2, "a short worldview update and a fourth question")
+	assert.Len(t, rec.Kind(event.GoalAnnotated), 1, "the builder's goal conflicts with its opinion on caching")
+	assert.Len(t, rec.Kind(event.Capped), 2, "a short worldview update and a fourth question")
 
 	path := filepath.Join("testdata", "trio-prompts.golden")
 	if update() {

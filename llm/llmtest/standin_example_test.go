@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/workspace"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -43,12 +44,12 @@ func ExampleScriptedReply() {
 	var ended atomic.Bool // print the first goal only
 	agent, err := existence.New(ctx, existence.Config{
 		ID: "scout", Name: "Cedar", Model: model, Executor: exec,
-		Observer: func(e existence.Event) {
+		Observer: func(e event.Event) {
 			switch {
 			case ended.Load():
-			case e.Kind == existence.EventToolCall:
+			case e.Kind == event.ToolCall:
 				fmt.Println("tool:", e.Tool.Name)
-			case e.Kind == existence.EventGoalEnded:
+			case e.Kind == event.GoalEnded:
 				fmt.Println("goal ended:", e.GoalStatus)
 				ended.Store(true)
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/pgtest"
 	"github.com/existence-loop/sdk/lease"
@@ -126,15 +127,15 @@ func worker() int {
 				Retry: middleware.RetryPolicy{Attempts: 1},
 			}, nil
 		},
-		Observer: func(e existence.Event) {
+		Observer: func(e event.Event) {
 			switch {
-			case e.Kind == existence.EventError && errors.Is(e.Err, pgstore.ErrFenced):
+			case e.Kind == event.Error && errors.Is(e.Err, pgstore.ErrFenced):
 				logf(logLine{Ev: "fenced", Agent: e.AgentID, Err: e.Error})
-			case e.Kind == existence.EventLeaseLost:
+			case e.Kind == event.LeaseLost:
 				logf(logLine{Ev: "lost", Agent: e.AgentID})
-			case e.Kind == existence.EventTask && e.Err == nil && e.TaskStatus == task.Completed:
+			case e.Kind == event.Task && e.Err == nil && e.TaskStatus == task.Completed:
 				logf(logLine{Ev: "task-done", Agent: e.AgentID})
-			case e.Kind == existence.EventError && ctx.Err() == nil:
+			case e.Kind == event.Error && ctx.Err() == nil:
 				logf(logLine{Ev: "agent-error", Agent: e.AgentID, Err: e.Error})
 			}
 		},

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/toolloop/a2atools"
 	"github.com/existence-loop/sdk/identity"
@@ -59,10 +60,10 @@ func TestAgentCallsAJavaScriptAgent(t *testing.T) {
 	)
 	exec, err := toolloop.New(toolloop.Config{Model: model, Tools: []toolloop.Tool{tool}})
 	require.NoError(t, err)
-	var calls []existence.ToolCall
+	var calls []event.ToolCallInfo
 	out, err := exec.Execute(ctx, existence.Assignment{
 		Goal:   identity.Goal{Objective: "find the weekday of 2026-12-03"},
-		Report: func(e existence.Event) { calls = append(calls, *e.Tool) },
+		Report: func(e event.Event) { calls = append(calls, *e.Tool) },
 	})
 	require.NoError(t, err)
 	assert.Equal(t, identity.Done, out.Status, out.Summary)

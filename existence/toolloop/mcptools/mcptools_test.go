@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/toolloop/mcptools"
 	"github.com/existence-loop/sdk/existence/toolloop/mcptools/internal/testserver"
@@ -516,10 +517,10 @@ func TestExecutorNeverHangs(t *testing.T) {
 	)
 	exec, err := toolloop.New(toolloop.Config{Model: model, Tools: set.Tools()})
 	require.NoError(t, err)
-	var calls []existence.ToolCall
+	var calls []event.ToolCallInfo
 	out, err := exec.Execute(t.Context(), existence.Assignment{
 		Goal:   identity.Goal{Objective: "use the tools"},
-		Report: func(e existence.Event) { calls = append(calls, *e.Tool) },
+		Report: func(e event.Event) { calls = append(calls, *e.Tool) },
 	})
 	require.NoError(t, err)
 	assert.Equal(t, identity.Done, out.Status)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/toolloop/mcptools"
 	"github.com/existence-loop/sdk/identity"
@@ -56,10 +57,10 @@ func TestReferenceServersInTheToolLoop(t *testing.T) {
 	)
 	exec, err := toolloop.New(toolloop.Config{Model: model, Tools: set.Tools()})
 	require.NoError(t, err)
-	var calls []existence.ToolCall
+	var calls []event.ToolCallInfo
 	out, err := exec.Execute(t.Context(), existence.Assignment{
 		Goal:   identity.Goal{Objective: "use the reference servers"},
-		Report: func(e existence.Event) { calls = append(calls, *e.Tool) },
+		Report: func(e event.Event) { calls = append(calls, *e.Tool) },
 	})
 	require.NoError(t, err)
 	assert.Equal(t, identity.Done, out.Status, out.Summary)

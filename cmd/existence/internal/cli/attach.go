@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/cmd/existence/internal/cli/tui"
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/internal/backoff"
 )
 
@@ -70,7 +70,7 @@ type attachment struct {
 	client  *monitorClient
 	console *remoteConsole
 	refresh time.Duration
-	events  chan existence.Event
+	events  chan event.Event
 	notices chan string
 	// backoff is the first wait before reconnecting the event stream; it
 	// doubles up to maxBackoff.
@@ -80,7 +80,7 @@ type attachment struct {
 func newAttachment(client *monitorClient, refresh time.Duration) *attachment {
 	return &attachment{
 		client: client, console: &remoteConsole{c: client}, refresh: refresh,
-		events: make(chan existence.Event, 1024), notices: make(chan string, 16),
+		events: make(chan event.Event, 1024), notices: make(chan string, 16),
 		backoff: time.Second, maxBackoff: 30 * time.Second,
 	}
 }
@@ -160,7 +160,7 @@ func (a *attachment) stream(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := a.client.events(ctx,
 			func() { wait = a.backoff },
-			func(e existence.Event) {
+			func(e event.Event) {
 				select {
 				case a.events <- e:
 				default: // the view is behind: it catches up with the next event

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 )
 
 // TestTrioTokenBudget runs the trio with -token-budget 4000/1m against the
@@ -28,10 +28,10 @@ func TestTrioTokenBudget(t *testing.T) {
 		took := time.Since(start)
 		evs := events(t, out)
 
-		calls := map[string][]existence.Event{}
+		calls := map[string][]event.Event{}
 		var reported int64
 		for _, e := range evs {
-			if e.Kind == existence.EventModelCall {
+			if e.Kind == event.ModelCall {
 				require.False(t, e.Call.PromptEstimated || e.Call.OutputEstimated, "the stand-in reports its counts")
 				calls[e.AgentID] = append(calls[e.AgentID], e)
 				reported += int64(e.Call.PromptTokens + e.Call.OutputTokens)
@@ -55,18 +55,18 @@ func TestTrioTokenBudget(t *testing.T) {
 				assert.LessOrEqual(t, sum, 4000+largest, "%s: the minute from %s holds the budget and at most one call", id, c.Time.Sub(start))
 			}
 		}
-		var exhausted []existence.Event
+		var exhausted []event.Event
 		cycles := map[string]int{}
 		var lastExhausted, lastCycle time.Time
 		for _, e := range evs {
 			switch e.Kind {
-			case existence.EventBudgetExhausted:
+			case event.BudgetExhausted:
 				exhausted = append(exhausted, e)
 				lastExhausted = e.Time
 				assert.Equal(t, "agent", e.Budget.Scope)
 				assert.Equal(t, 4000, e.Budget.Tokens)
 				assert.True(t, e.Budget.RefillsAt.After(e.Time), "it says when it refills")
-			case existence.EventCycle:
+			case event.Cycle:
 				cycles[e.AgentID]++
 				lastCycle = e.Time
 			}

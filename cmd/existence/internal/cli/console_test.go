@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/monitor"
@@ -24,7 +25,7 @@ import (
 )
 
 // testRunner returns the trio with fake models that have nothing queued.
-func testRunner(t *testing.T, obs existence.Observer) *existence.Runner {
+func testRunner(t *testing.T, obs event.Observer) *existence.Runner {
 	t.Helper()
 	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Observer: obs, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/memory"
 )
@@ -77,7 +77,7 @@ func TestTrioHungServerFallsBack(t *testing.T) {
 	require.NoError(t, err, stderr)
 	fallbacks := 0
 	for _, e := range events(t, out) {
-		if e.Kind == existence.EventFallback {
+		if e.Kind == event.Fallback {
 			fallbacks++
 			assert.Equal(t, middleware.OutcomeTimeout, e.FailureClass)
 		}

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -219,10 +220,10 @@ func modelServerFlags(fs *flag.FlagSet, timeout *time.Duration, allow *[]string)
 }
 
 // budgetFlag registers -token-budget on fs.
-func budgetFlag(fs *flag.FlagSet, b *existence.Budget) {
+func budgetFlag(fs *flag.FlagSet, b *budget.Budget) {
 	fs.Func("token-budget", "each agent's token budget: TOKENS/DURATION, e.g. 4000/1m or 50000/1h (a sliding window; \"+RESERVE\" adds tokens host messages and tasks may still spend, e.g. 4000/1m+1000). "+
 		"When spent, the agent's autonomy waits until the window refills (a budget_exhausted event each time)", func(s string) error {
-		v, err := existence.ParseBudget(s)
+		v, err := budget.Parse(s)
 		if err != nil {
 			return err
 		}

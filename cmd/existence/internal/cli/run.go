@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
@@ -104,7 +104,7 @@ type runOptions struct {
 	embed        embedOptions // its embedder
 	mcp          mcpOptions   // -mcp, -mcp-config, -mcp-serve (run_mcp.go)
 	a2a          a2aOptions   // -a2a-agent, -a2a-token (run_a2a.go)
-	tokenBudget  existence.Budget
+	tokenBudget  budget.Budget
 	workers      int // -autonomy-workers; 0: adaptive
 	tracing      *tracing
 	// replyTokens and toolReplyTokens are -reply-tokens and

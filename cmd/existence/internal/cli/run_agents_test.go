@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/agentdef"
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/store/filestore"
@@ -53,22 +53,22 @@ func TestEcologyExample(t *testing.T) {
 		assert.Contains(t, errb, filepath.Join("ecology", "keeper", "agent.yaml")+":4: starting_scrip ignored")
 
 		chosen := map[string]int{}
-		steps := map[string][]existence.StepInfo{}
-		var commissioned []existence.Event
+		steps := map[string][]event.StepInfo{}
+		var commissioned []event.Event
 		wm := map[string]int{}
 		for _, e := range events(t, out) {
 			switch e.Kind {
-			case existence.EventGoalChosen:
+			case event.GoalChosen:
 				chosen[e.AgentID]++
-			case existence.EventStep:
+			case event.Step:
 				steps[e.AgentID] = append(steps[e.AgentID], *e.Step)
-			case existence.EventCommissioning:
+			case event.Commissioning:
 				if e.Reason == "completed" {
 					commissioned = append(commissioned, e)
 				}
-			case existence.EventWorkingMemory:
+			case event.WorkingMemory:
 				wm[e.AgentID+":"+e.Reason]++
-			case existence.EventFallback:
+			case event.Fallback:
 				t.Errorf("%s: fallback: %s", e.AgentID, e.Error)
 			}
 		}

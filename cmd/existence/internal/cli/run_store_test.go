@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/pgtest"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -181,7 +181,7 @@ func TestTrioPostgresStore(t *testing.T) {
 	require.NoError(t, err, stderr)
 	heard := false
 	for _, e := range events(t, out) {
-		heard = heard || e.Kind == existence.EventMessage && e.AgentID == "scout" && e.Direction == "host" && e.Text == "hello from the dashboard"
+		heard = heard || e.Kind == event.Message && e.AgentID == "scout" && e.Direction == "host" && e.Text == "hello from the dashboard"
 	}
 	assert.True(t, heard, "the host message was delivered:\n%s", out)
 	pending, err := s.Pending(ctx, "scout")

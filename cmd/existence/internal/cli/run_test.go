@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -158,13 +159,13 @@ func runTrioTest(t *testing.T, args ...string) (stdout, stderr string, err error
 	return out.String(), errb.String(), err
 }
 
-func events(t *testing.T, out string) []existence.Event {
+func events(t *testing.T, out string) []event.Event {
 	t.Helper()
-	var evs []existence.Event
+	var evs []event.Event
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var e existence.Event
+		var e event.Event
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &e), "line %q", sc.Text())
 		require.NotEmpty(t, e.AgentID, "every event carries the agent id")
 		require.NotEmpty(t, e.Agent, "every event carries the agent name")
@@ -195,12 +196,12 @@ func TestTrioAgainstFakeOllama(t *testing.T) {
 	evs := events(t, out)
 
 	goals := map[string][]string{}
-	var fallbacks []existence.Event
+	var fallbacks []event.Event
 	for _, e := range evs {
 		switch e.Kind {
-		case existence.EventGoalChosen:
+		case event.GoalChosen:
 			goals[e.AgentID] = append(goals[e.AgentID], e.Text)
-		case existence.EventFallback:
+		case event.Fallback:
 			fallbacks = append(fallbacks, e)
 		}
 	}
@@ -217,7 +218,7 @@ func TestTrioAgainstFakeOllama(t *testing.T) {
 	// turns per goal.
 	var statuses []string
 	for _, e := range evs {
-		if e.Kind == existence.EventModelCall && e.AgentID == "scout" {
+		if e.Kind == event.ModelCall && e.AgentID == "scout" {
 			statuses = append(statuses, e.Call.Outcome)
 		}
 	}
@@ -256,7 +257,7 @@ func TestTrioOllamaUnreachable(t *testing.T) {
 	assert.Contains(t, stderr, "trio: waiting for the model at "+url+"…", "something is printed while the first calls retry")
 	n := 0
 	for _, e := range events(t, out) {
-		if e.Kind == existence.EventGoalChosen {
+		if e.Kind == event.GoalChosen {
 			assert.Equal(t, existence.FallbackContent, e.Text)
 			n++
 		}
@@ -422,7 +423,7 @@ func TestTrioTaskFlag(t *testing.T) {
 	require.NoError(t, err, stderr)
 	n := 0
 	for _, e := range events(t, out) {
-		if e.Kind == existence.EventGoalChosen && e.Text == "Write design/index.md listing every file" {
+		if e.Kind == event.GoalChosen && e.Text == "Write design/index.md listing every file" {
 			n++
 		}
 	}

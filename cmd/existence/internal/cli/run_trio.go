@@ -21,6 +21,7 @@ import (
 	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/workspace"
@@ -300,7 +301,7 @@ func (t *trio) newRunner(clock clock.Clock, board *identity.SharedBoard) error {
 		Store:     t.store,
 		Clock:     clock,
 		Heartbeat: o.heartbeat,
-		Observer:  existence.Observers(out.observe, o.mcp.events.Observe),
+		Observer:  event.Observers(out.observe, o.mcp.events.Observe),
 		Logger:    t.log,
 
 		SharedSlots:     board,
@@ -637,13 +638,13 @@ func newPrinter(o *runOptions, stdout, stderr io.Writer) *printer {
 	return &printer{o: o, stdout: stdout, stderr: stderr, enc: json.NewEncoder(stdout), hinted: map[string]bool{}}
 }
 
-func (p *printer) observe(e existence.Event) {
+func (p *printer) observe(e event.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// A refused connection is a definite answer: the hint comes with the
 	// first failed attempt, not after the retries' waits end in a
 	// fallback.
-	if e.Kind == existence.EventFallback || (e.Kind == existence.EventModelCall && e.Err != nil) {
+	if e.Kind == event.Fallback || (e.Kind == event.ModelCall && e.Err != nil) {
 		p.hint(e.Err)
 	}
 	mk := memoryKind(e)
@@ -660,17 +661,17 @@ func (p *printer) observe(e existence.Event) {
 	// goal as its [FAILED] line: one line per failure, not one per attempt;
 	// and a memory shows when it is stored, recalled, merged, evicted or
 	// lost, not each time it waits for or gets its embedding.
-	if !p.o.verbose && (e.Kind == existence.EventCycle || e.Kind == existence.EventModelCall ||
+	if !p.o.verbose && (e.Kind == event.Cycle || e.Kind == event.ModelCall ||
 		mk == memory.EventPending || mk == memory.EventEmbedded || mk == memory.EventBackfillFailed) {
 		return
 	}
 	fmt.Fprintln(p.stdout, e.String())
 }
 
-// memoryKind is the memory event's kind of an [existence.EventMemory], ""
+// memoryKind is the memory event's kind of an [event.Memory], ""
 // for other events.
-func memoryKind(e existence.Event) memory.EventKind {
-	if e.Kind != existence.EventMemory || e.Memory == nil {
+func memoryKind(e event.Event) memory.EventKind {
+	if e.Kind != event.Memory || e.Memory == nil {
 		return ""
 	}
 	return e.Memory.Kind

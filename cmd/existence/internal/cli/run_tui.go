@@ -11,14 +11,15 @@ import (
 
 	"github.com/existence-loop/sdk/cmd/existence/internal/cli/tui"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
 )
 
 // runTUI runs the agents under the full-screen terminal view (-tui) until
 // the person quits or ctx ends; then the agents stop and save.
 func runTUI(ctx context.Context, o *runOptions, runner *existence.Runner, reqs *requests.Queue, stdout io.Writer) error {
-	events := make(chan existence.Event, 1024)
-	defer runner.Subscribe(func(e existence.Event) {
+	events := make(chan event.Event, 1024)
+	defer runner.Subscribe(func(e event.Event) {
 		select {
 		case events <- e:
 		default: // the view is behind: it catches up with the next event

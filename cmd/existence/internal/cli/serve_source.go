@@ -11,6 +11,7 @@ import (
 
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/monitor"
@@ -31,7 +32,7 @@ type storeSource struct {
 	log   *slog.Logger
 	// observe receives the events derived from what changed between two
 	// refreshes (the monitor's Observe); nil: none.
-	observe existence.Observer
+	observe event.Observer
 	// loaders bounds the states loaded at once.
 	loaders int
 
@@ -94,7 +95,7 @@ func (s *storeSource) refresh(ctx context.Context) error {
 	for _, st := range s.statuses {
 		prev[st.ID] = st
 	}
-	var events []existence.Event
+	var events []event.Event
 	statuses := make([]existence.Status, 0, len(ids))
 	known := make(map[string]bool, len(ids))
 	seen := make(map[string]seenState, len(ids))
@@ -172,14 +173,14 @@ func seenOf(st *identity.AgentState) seenState {
 // they have), and a new worldview. When before's newest goal is no longer
 // in the history (the state was replaced, or more goals than the history
 // keeps came and went), only the worldview is compared.
-func derive(before seenState, st *identity.AgentState) []existence.Event {
+func derive(before seenState, st *identity.AgentState) []event.Event {
 	id, name := st.Identity.AgentID, st.Identity.Name
-	ev := func(e existence.Event) existence.Event {
+	ev := func(e event.Event) event.Event {
 		e.AgentID, e.Agent = id, name
 		return e
 	}
 	load := st.Suffering.Load()
-	var out []existence.Event
+	var out []event.Event
 	goals := st.Identity.Goals
 	start := 0
 	if before.lastGoal != "" {
@@ -188,13 +189,13 @@ func derive(before seenState, st *identity.AgentState) []existence.Event {
 			start = len(goals)
 		} else {
 			if g := goals[k]; g.Status != before.lastStatus && g.Status.Ended() {
-				out = append(out, ev(existence.Event{Kind: existence.EventGoalEnded, Time: g.Ended, GoalStatus: g.Status, Text: g.Outcome, Goal: g.Objective}))
+				out = append(out, ev(event.Event{Kind: event.GoalEnded, Time: g.Ended, GoalStatus: g.Status, Text: g.Outcome, Goal: g.Objective}))
 			}
 			start = k + 1
 		}
 	}
 	for _, g := range goals[start:] {
-		e := existence.Event{Kind: existence.EventGoalChosen, Time: g.Started, Text: g.Objective, Goal: g.Objective, Load: load}
+		e := event.Event{Kind: event.GoalChosen, Time: g.Started, Text: g.Objective, Goal: g.Objective, Load: load}
 		if g.Fallback {
 			// The stored cause is "{class}: {error}"; the event's is the
 			// class, as on the live event.
@@ -203,11 +204,11 @@ func derive(before seenState, st *identity.AgentState) []existence.Event {
 		}
 		out = append(out, ev(e))
 		if g.Status.Ended() {
-			out = append(out, ev(existence.Event{Kind: existence.EventGoalEnded, Time: g.Ended, GoalStatus: g.Status, Text: g.Outcome, Goal: g.Objective}))
+			out = append(out, ev(event.Event{Kind: event.GoalEnded, Time: g.Ended, GoalStatus: g.Status, Text: g.Outcome, Goal: g.Objective}))
 		}
 	}
 	if w := st.Identity.Worldview; w != before.worldview && w != "" {
-		out = append(out, ev(existence.Event{Kind: existence.EventWorldview, Time: st.UpdatedAt, Text: w}))
+		out = append(out, ev(event.Event{Kind: event.Worldview, Time: st.UpdatedAt, Text: w}))
 	}
 	return out
 }

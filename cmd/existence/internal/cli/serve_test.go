@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/pgtest"
 	"github.com/existence-loop/sdk/monitor"
@@ -250,10 +251,10 @@ func TestServeDerivesEvents(t *testing.T) {
 	ctx := context.Background()
 	store := memstore.New()
 	saveAll(t, store, trioStates())
-	var got []existence.Event
+	var got []event.Event
 	var logged bytes.Buffer
 	src := newStoreSource(store, "dir", slog.New(slog.NewTextHandler(&logged, nil)))
-	src.observe = func(e existence.Event) { got = append(got, e) }
+	src.observe = func(e event.Event) { got = append(got, e) }
 	require.NoError(t, src.refresh(ctx))
 	assert.Empty(t, got, "the first refresh is the baseline")
 

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/memory"
@@ -51,11 +51,11 @@ func TestTrioOnTheScriptedStandin(t *testing.T) {
 		done := map[string]int{}
 		for _, e := range events(t, out) {
 			switch e.Kind {
-			case existence.EventToolCall:
+			case event.ToolCall:
 				require.NotNil(t, e.Tool)
 				assert.False(t, e.Tool.Failed, "%s: %s: %s", e.AgentID, e.Tool.Name, e.Tool.Result)
 				tools[e.Tool.Name]++
-			case existence.EventGoalEnded:
+			case event.GoalEnded:
 				done[e.AgentID] += map[bool]int{true: 1}[e.GoalStatus == identity.Done]
 				assert.Equal(t, identity.Done, e.GoalStatus, "%s: %s", e.AgentID, e.Text)
 			}
@@ -77,20 +77,20 @@ func TestTrioOnTheScriptedStandin(t *testing.T) {
 // goings, nor each cycle and model call.
 func TestThoughtsLogShowsMemories(t *testing.T) {
 	for _, tc := range []struct {
-		kind    existence.EventKind
+		kind    event.Kind
 		memory  memory.EventKind
 		verbose bool
 		shown   bool
 	}{
-		{existence.EventMemory, memory.EventStored, false, true},
-		{existence.EventMemory, memory.EventPending, false, false},
-		{existence.EventMemory, memory.EventEmbedded, false, false},
-		{existence.EventModelCall, "", false, false},
-		{existence.EventMemory, memory.EventPending, true, true},
+		{event.Memory, memory.EventStored, false, true},
+		{event.Memory, memory.EventPending, false, false},
+		{event.Memory, memory.EventEmbedded, false, false},
+		{event.ModelCall, "", false, false},
+		{event.Memory, memory.EventPending, true, true},
 	} {
 		var out bytes.Buffer
 		p := newPrinter(&runOptions{verbose: tc.verbose}, &out, io.Discard)
-		e := existence.Event{Kind: tc.kind, AgentID: "scout", Agent: "Cedar", Text: "x"}
+		e := event.Event{Kind: tc.kind, AgentID: "scout", Agent: "Cedar", Text: "x"}
 		if tc.memory != "" {
 			e.Memory = &memory.Event{Kind: tc.memory, AgentID: "scout", Text: "x"}
 		}
@@ -119,14 +119,14 @@ func TestStandinTrioDoesNotSuffer(t *testing.T) {
 		ended := 0
 		for _, e := range events(t, out.String()) {
 			switch e.Kind {
-			case existence.EventGoalRepeat:
+			case event.GoalRepeat:
 				assert.Fail(t, "a goal repeats a recent one", "%s: %q repeats %q", e.AgentID, e.Goal, e.Text)
-			case existence.EventGoalChosen:
+			case event.GoalChosen:
 				goals[e.AgentID] = append(goals[e.AgentID], e.Goal)
-			case existence.EventGoalEnded:
+			case event.GoalEnded:
 				ended++
 				assert.Equal(t, identity.Done, e.GoalStatus, "%s: %s", e.AgentID, e.Text)
-			case existence.EventStressorAdded:
+			case event.StressorAdded:
 				require.NotNil(t, e.Stressor)
 				assert.NotContains(t, e.Stressor.Description, "recent goals failed", "%s", e.AgentID)
 			}

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/budget"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
@@ -117,7 +119,7 @@ type swarmOptions struct {
 	model           string
 	llmTimeout      time.Duration // -llm-timeout: existence.Config.CallTimeout
 	allowRedirect   []string      // -llm-allow-redirect
-	tokenBudget     existence.Budget
+	tokenBudget     budget.Budget
 	replyTokens     int // -reply-tokens: the existence cycle's reply limit
 	layout          prompt.Layout
 	http            string   // -http: serve the monitor, A2A and MCP here
@@ -483,9 +485,9 @@ func outOfOrder(sd []startDue) int64 {
 	return n
 }
 
-func (c *swarmCollector) observe(e existence.Event) {
+func (c *swarmCollector) observe(e event.Event) {
 	switch {
-	case e.Kind == existence.EventModelCall && e.Call != nil:
+	case e.Kind == event.ModelCall && e.Call != nil:
 		outcome := e.Call.Outcome
 		if outcome == "" {
 			outcome = "ok"
@@ -498,17 +500,17 @@ func (c *swarmCollector) observe(e existence.Event) {
 		c.observeUsage(e)
 		c.mu.Unlock()
 		return
-	case e.Kind == existence.EventBudgetExhausted:
+	case e.Kind == event.BudgetExhausted:
 		c.mu.Lock()
 		c.exhausted++
 		c.mu.Unlock()
 		return
-	case e.Kind == existence.EventError && (errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded)):
+	case e.Kind == event.Error && (errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded)):
 		c.mu.Lock()
 		c.cancelled++ // cut short by the stop
 		c.mu.Unlock()
 		return
-	case e.Kind == existence.EventError:
+	case e.Kind == event.Error:
 		c.mu.Lock()
 		c.errors++
 		if c.firstErr == "" {
@@ -516,12 +518,12 @@ func (c *swarmCollector) observe(e existence.Event) {
 		}
 		c.mu.Unlock()
 		return
-	case e.Kind == existence.EventFallback:
+	case e.Kind == event.Fallback:
 		c.mu.Lock()
 		c.fallbacks++
 		c.mu.Unlock()
 		return
-	case e.Kind != existence.EventCycle || e.Cycle == nil:
+	case e.Kind != event.Cycle || e.Cycle == nil:
 		return
 	}
 	now := time.Now()

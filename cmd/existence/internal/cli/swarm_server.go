@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/ctxwindow"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -245,7 +245,7 @@ func (res *swarmResult) printServer(w io.Writer) {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // observeUsage counts a model call's tokens.
-func (c *swarmCollector) observeUsage(e existence.Event) {
+func (c *swarmCollector) observeUsage(e event.Event) {
 	call := e.Call
 	c.tokens.Input += int64(call.PromptTokens)
 	c.tokens.Output += int64(call.OutputTokens)

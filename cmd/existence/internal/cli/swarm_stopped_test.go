@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/llm/middleware"
 )
 
@@ -15,8 +15,8 @@ import (
 // counted as "stopped", not as a timeout; before the stop a timeout is one.
 func TestSwarmCountsCallsCutAtStop(t *testing.T) {
 	c := &swarmCollector{cycled: map[string]bool{}, said: map[string]time.Time{}, calls: map[string]int64{}}
-	call := func(outcome string) existence.Event {
-		return existence.Event{Kind: existence.EventModelCall, Call: &existence.ModelCall{Purpose: "cycle", Outcome: outcome}}
+	call := func(outcome string) event.Event {
+		return event.Event{Kind: event.ModelCall, Call: &event.ModelCallInfo{Purpose: "cycle", Outcome: outcome}}
 	}
 	c.observe(call(middleware.OutcomeTimeout))
 	c.stopped.Store(true)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/monitor"
 )
@@ -222,7 +223,7 @@ func (c *monitorClient) answer(ctx context.Context, id string, status requests.S
 // dropped for a slow reader, until the stream ends or ctx does. It returns
 // why the stream ended (io.EOF when the monitor closed it); connected is
 // called once the stream is open.
-func (c *monitorClient) events(ctx context.Context, connected func(), fn func(existence.Event), dropped func(n uint64)) error {
+func (c *monitorClient) events(ctx context.Context, connected func(), fn func(event.Event), dropped func(n uint64)) error {
 	req, err := c.request(ctx, http.MethodGet, "/api/events", nil)
 	if err != nil {
 		return err
@@ -268,7 +269,7 @@ func (c *monitorClient) events(ctx context.Context, connected func(), fn func(ex
 
 // dispatchEvent decodes one server-sent event. Data that does not decode
 // is skipped: the stream goes on.
-func dispatchEvent(kind string, data []byte, fn func(existence.Event), dropped func(uint64)) {
+func dispatchEvent(kind string, data []byte, fn func(event.Event), dropped func(uint64)) {
 	if kind == "dropped" {
 		var d struct {
 			Dropped uint64 `json:"dropped"`
@@ -278,7 +279,7 @@ func dispatchEvent(kind string, data []byte, fn func(existence.Event), dropped f
 		}
 		return
 	}
-	var e existence.Event
+	var e event.Event
 	if json.Unmarshal(data, &e) == nil && e.Kind != "" {
 		fn(e)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -60,7 +61,7 @@ func survey(t *testing.T, dir string, n int) {
 // trioAgainst runs the trio with args in a new directory whose workspace
 // holds files survey files, against a stand-in server of cfg (recording),
 // and returns the server and the run's events.
-func trioAgainst(t *testing.T, cfg llmtest.ServerConfig, files int, args ...string) (*llmtest.Server, []existence.Event) {
+func trioAgainst(t *testing.T, cfg llmtest.ServerConfig, files int, args ...string) (*llmtest.Server, []event.Event) {
 	t.Helper()
 	t.Chdir(t.TempDir())
 	survey(t, "trio-workspace", files)
@@ -74,19 +75,19 @@ func trioAgainst(t *testing.T, cfg llmtest.ServerConfig, files int, args ...stri
 }
 
 // fileReads counts the read_file calls that succeeded.
-func fileReads(evs []existence.Event) int {
+func fileReads(evs []event.Event) int {
 	n := 0
 	for _, e := range evs {
-		if e.Kind == existence.EventToolCall && e.Tool.Name == "read_file" && !e.Tool.Failed {
+		if e.Kind == event.ToolCall && e.Tool.Name == "read_file" && !e.Tool.Failed {
 			n++
 		}
 	}
 	return n
 }
 
-// memoryEvents returns the existence.EventMemory events of one memory kind.
-func memoryEvents(evs []existence.Event, kind memory.EventKind) []existence.Event {
-	var out []existence.Event
+// memoryEvents returns the event.Memory events of one memory kind.
+func memoryEvents(evs []event.Event, kind memory.EventKind) []event.Event {
+	var out []event.Event
 	for _, e := range evs {
 		if memoryKind(e) == kind {
 			out = append(out, e)
@@ -95,8 +96,8 @@ func memoryEvents(evs []existence.Event, kind memory.EventKind) []existence.Even
 	return out
 }
 
-func contextEvents(evs []existence.Event, kind existence.EventKind) []existence.Event {
-	var out []existence.Event
+func contextEvents(evs []event.Event, kind event.Kind) []event.Event {
+	var out []event.Event
 	for _, e := range evs {
 		if e.Kind == kind {
 			out = append(out, e)
@@ -135,12 +136,12 @@ func TestTrioContextWindow(t *testing.T) {
 				assert.LessOrEqual(t, c.NumCtx, 8192)
 				assert.Positive(t, c.MaxTokens, "every request bounds its reply")
 			}
-			compacted := contextEvents(evs, existence.EventContextCompacted)
+			compacted := contextEvents(evs, event.ContextCompacted)
 			require.NotEmpty(t, compacted, "the tool loops' histories were compacted, and it was reported")
 			for _, e := range compacted {
 				assert.Less(t, e.Context.After, e.Context.Before)
 			}
-			assert.Empty(t, contextEvents(evs, existence.EventContextOverflow), "nothing overflowed")
+			assert.Empty(t, contextEvents(evs, event.ContextOverflow), "nothing overflowed")
 			assert.GreaterOrEqual(t, fileReads(evs), 15, "many turns of 6,000-token files")
 		})
 	}
@@ -158,7 +159,7 @@ func TestTrioRefusingServer(t *testing.T) {
 	require.Positive(t, st.Refused, "the server refused prompts")
 	assert.LessOrEqual(t, st.Refused, 3, "the agents adapt within a few requests")
 	refusals := 0
-	for _, e := range contextEvents(evs, existence.EventContextOverflow) {
+	for _, e := range contextEvents(evs, event.ContextOverflow) {
 		if e.Context.Kept == 0 && e.Context.Window == 2048 {
 			refusals++
 		}
@@ -188,7 +189,7 @@ func TestTrioRefusingServer(t *testing.T) {
 func TestTrioNarrowServer(t *testing.T) {
 	s, evs := trioAgainst(t, llmtest.ServerConfig{MaxContext: 2048, IgnoreTruncate: true}, 3, "-cycles", "3")
 
-	overflows := contextEvents(evs, existence.EventContextOverflow)
+	overflows := contextEvents(evs, event.ContextOverflow)
 	cutReported := 0
 	for _, e := range overflows {
 		if e.Context.Kept > 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 )
 
 // Config configures [New].
@@ -60,7 +61,7 @@ const escGrace = 60 * time.Millisecond
 type escMsg int
 
 // EventMsg delivers an agent's event to the view (see [Run]).
-type EventMsg existence.Event
+type EventMsg event.Event
 
 // NoticeMsg shows a line where a command's output goes (see
 // [Config].Notices).
@@ -96,8 +97,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 	case EventMsg:
-		e := existence.Event(msg)
-		if e.Kind != existence.EventCycle && e.Kind != existence.EventModelCall {
+		e := event.Event(msg)
+		if e.Kind != event.Cycle && e.Kind != event.ModelCall {
 			m.thoughts = append(m.thoughts, e.String())
 			if n := len(m.thoughts) - m.cfg.MaxThoughts; n > 0 {
 				m.thoughts = m.thoughts[n:]
@@ -309,7 +310,7 @@ func bar(load float64, level string, w int) string {
 // Run runs the view full-screen on in and out until the person quits or ctx
 // ends, feeding it the events received on events and the lines received on
 // cfg.Notices. It returns the program's error.
-func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer, events <-chan existence.Event) error {
+func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer, events <-chan event.Event) error {
 	p := tea.NewProgram(New(ctx, cfg), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen())
 	go func() {
 		notices := cfg.Notices

@@ -21,6 +21,7 @@ import (
 
 	"github.com/existence-loop/sdk/cmd/existence/internal/cli/tui"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/slot"
 )
@@ -82,11 +83,11 @@ func TestGoldenFrame(t *testing.T) {
 	rec := &recorder{}
 	m := tui.New(context.Background(), tui.Config{Title: "existence-loop trio", Statuses: statuses, Handle: rec.handle})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(110, 24))
-	for _, e := range []existence.Event{
-		{Kind: existence.EventGoalChosen, Time: at, Agent: "Cedar", Text: "map the workspace", Reasoning: "I know nothing yet"},
-		{Kind: existence.EventCycle, Time: at, Agent: "Cedar", Cycle: &existence.CycleStats{}}, // not a thought
-		{Kind: existence.EventFallback, Time: at, Agent: "Vault", FailureClass: "unavailable", Error: "cannot reach Ollama"},
-		{Kind: existence.EventGoalEnded, Time: at, Agent: "Cipher", GoalStatus: identity.Done, Text: strings.Repeat("a long outcome ", 20)},
+	for _, e := range []event.Event{
+		{Kind: event.GoalChosen, Time: at, Agent: "Cedar", Text: "map the workspace", Reasoning: "I know nothing yet"},
+		{Kind: event.Cycle, Time: at, Agent: "Cedar", Cycle: &event.CycleStats{}}, // not a thought
+		{Kind: event.Fallback, Time: at, Agent: "Vault", FailureClass: "unavailable", Error: "cannot reach Ollama"},
+		{Kind: event.GoalEnded, Time: at, Agent: "Cipher", GoalStatus: identity.Done, Text: strings.Repeat("a long outcome ", 20)},
 	} {
 		tm.Send(tui.EventMsg(e))
 	}
@@ -107,7 +108,7 @@ func TestGoldenFrame(t *testing.T) {
 func TestGoldenFrameWithSlots(t *testing.T) {
 	m := tui.New(context.Background(), tui.Config{Title: "existence-loop trio", Statuses: withSlots})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(110, 24))
-	tm.Send(tui.EventMsg(existence.Event{Kind: existence.EventSlot, Time: at, Agent: "Vault",
+	tm.Send(tui.EventMsg(event.Event{Kind: event.Slot, Time: at, Agent: "Vault",
 		Slot: &slot.Slot{ID: "workspace", Title: "Workspace", Status: "changed", Summary: "created builder/pump.md"}}))
 	require.NoError(t, tm.Quit())
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*tui.Model)
@@ -130,7 +131,7 @@ func TestEscQuits(t *testing.T) {
 // are echoed as "handled: …".
 func child() int {
 	rec := &recorder{}
-	err := tui.Run(context.Background(), tui.Config{Title: "existence-loop trio", Statuses: withSlots, Handle: rec.handle}, os.Stdin, os.Stdout, make(chan existence.Event))
+	err := tui.Run(context.Background(), tui.Config{Title: "existence-loop trio", Statuses: withSlots, Handle: rec.handle}, os.Stdin, os.Stdout, make(chan event.Event))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

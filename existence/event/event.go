@@ -1,4 +1,4 @@
-package existence
+package event
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
@@ -14,97 +15,97 @@ import (
 	"github.com/existence-loop/sdk/task"
 )
 
-// EventKind names what happened. Kinds are stable strings, safe to match in
+// Kind names what happened. Kinds are stable strings, safe to match in
 // logs and JSON consumers.
-type EventKind string
+type Kind string
 
 // Event kinds.
 const (
-	// EventGoalChosen: an existence cycle chose a goal. Text and Goal are
+	// GoalChosen: an existence cycle chose a goal. Text and Goal are
 	// the full goal, Reasoning what drove it (the thoughts log marks it
 	// 🎯); FailureClass is set for the spec §6 fallback goal.
-	EventGoalChosen EventKind = "goal_chosen"
-	// EventGoalEnded: a goal ended. GoalStatus is DONE, FAILED or ABANDONED,
+	GoalChosen Kind = "goal_chosen"
+	// GoalEnded: a goal ended. GoalStatus is DONE, FAILED or ABANDONED,
 	// Text the outcome summary, Goal the goal.
-	EventGoalEnded EventKind = "goal_ended"
-	// EventWorldview: the worldview was overwritten; Text is the new one
+	GoalEnded Kind = "goal_ended"
+	// Worldview: the worldview was overwritten; Text is the new one
 	// (🧠).
-	EventWorldview EventKind = "worldview_changed"
-	// EventQuestion: an open question was added (Text).
-	EventQuestion EventKind = "question_added"
-	// EventOpinion: an opinion was added (Text, Domain).
-	EventOpinion EventKind = "opinion_added"
-	// EventStressorAdded / EventStressorResolved: a stressor changed
+	Worldview Kind = "worldview_changed"
+	// Question: an open question was added (Text).
+	Question Kind = "question_added"
+	// Opinion: an opinion was added (Text, Domain).
+	Opinion Kind = "opinion_added"
+	// StressorAdded / StressorResolved: a stressor changed
 	// (Stressor). By says who: "self-report" or "assessment".
-	EventStressorAdded    EventKind = "stressor_added"
-	EventStressorResolved EventKind = "stressor_resolved"
-	// EventStressorDropped: a reported stressor was not added (already
+	StressorAdded    Kind = "stressor_added"
+	StressorResolved Kind = "stressor_resolved"
+	// StressorDropped: a reported stressor was not added (already
 	// active, or 5 already active); Text says why.
-	EventStressorDropped EventKind = "stressor_dropped"
-	// EventFallback: the cycle used the spec §6 fallback goal;
+	StressorDropped Kind = "stressor_dropped"
+	// Fallback: the cycle used the spec §6 fallback goal;
 	// FailureClass names the failure's class (Err holds it).
-	EventFallback EventKind = "fallback"
-	// EventCrisis: the load is at or above 0.90 for a cycle (Load); the
+	Fallback Kind = "fallback"
+	// Crisis: the load is at or above 0.90 for a cycle (Load); the
 	// agent told its peers.
-	EventCrisis EventKind = "crisis"
-	// EventCrisisReset: after 3 consecutive crisis cycles every stressor
+	Crisis Kind = "crisis"
+	// CrisisReset: after 3 consecutive crisis cycles every stressor
 	// was force-reset (spec §4).
-	EventCrisisReset EventKind = "crisis_reset"
-	// EventAnticipation: the anticipatory signal (spec §4): a domain the
+	CrisisReset Kind = "crisis_reset"
+	// Anticipation: the anticipatory signal (spec §4): a domain the
 	// agent works in once caused suffering that peaked above 0.5 (Text).
-	EventAnticipation EventKind = "anticipation"
-	// EventCycle: an existence cycle finished; Cycle holds durations and
+	Anticipation Kind = "anticipation"
+	// Cycle: an existence cycle finished; Cycle holds durations and
 	// token counts.
-	EventCycle EventKind = "cycle"
-	// EventModelCall: one model attempt (Call holds model, duration, tokens
+	Cycle Kind = "cycle"
+	// ModelCall: one model attempt (Call holds model, duration, tokens
 	// and outcome), including retries, repairs and fallbacks.
-	EventModelCall EventKind = "model_call"
-	// EventToolCall: an executor called a tool (Tool).
-	EventToolCall EventKind = "tool_call"
-	// EventPromptCut: the prompt budget cut a section (Text says what).
-	EventPromptCut EventKind = "prompt_cut"
-	// EventStateTrimmed: loaded state was over its caps and was trimmed
+	ModelCall Kind = "model_call"
+	// ToolCall: an executor called a tool (Tool).
+	ToolCall Kind = "tool_call"
+	// PromptCut: the prompt budget cut a section (Text says what).
+	PromptCut Kind = "prompt_cut"
+	// StateTrimmed: loaded state was over its caps and was trimmed
 	// (Text lists the cuts).
-	EventStateTrimmed EventKind = "state_trimmed"
-	// EventTask: an assigned task changed state (Text, TaskStatus).
-	EventTask EventKind = "task"
-	// EventMessage: the agent received a peer message (Direction
+	StateTrimmed Kind = "state_trimmed"
+	// Task: an assigned task changed state (Text, TaskStatus).
+	Task Kind = "task"
+	// Message: the agent received a peer message (Direction
 	// "received", Peer is the sender), a host message (Direction "host"),
 	// or sent one (Direction "sent", Peer is the recipient).
-	EventMessage EventKind = "message"
-	// EventError: something failed that the loop survives, such as a
+	Message Kind = "message"
+	// Error: something failed that the loop survives, such as a
 	// failed save (Err).
-	EventError EventKind = "error"
-	// EventContextOverflow: a prompt did not fit the model's context
+	Error Kind = "error"
+	// ContextOverflow: a prompt did not fit the model's context
 	// window (Context: the estimate, the window, and what the server kept
 	// when it cut the prompt silently; Err holds the
 	// llm.ContextLengthError). The prompt is never used as if whole: the
 	// cycle fits its prompt to the smaller window and tries once more; the
 	// tool loop compacts its history.
-	EventContextOverflow EventKind = "context_overflow"
-	// EventContextCompacted: an executor's tool-loop history was
+	ContextOverflow Kind = "context_overflow"
+	// ContextCompacted: an executor's tool-loop history was
 	// compacted to fit the context window (Context: tokens before and
 	// after, turns folded, and how: "summary" or "elision").
-	EventContextCompacted EventKind = "context_compacted"
-	// EventLeaseLost: the agent's lease was lost (another process took it
+	ContextCompacted Kind = "context_compacted"
+	// LeaseLost: the agent's lease was lost (another process took it
 	// over after it expired); the runner stopped the agent without a final
 	// save, since its state now belongs to the new holder (a fenced store
 	// would refuse the write anyway).
-	EventLeaseLost EventKind = "lease_lost"
-	// EventSlot: a slot was posted (Slot: the slot as stored; Text its
-	// summary): to the agent's own board ([Agent.PostSlot], its minds),
+	LeaseLost Kind = "lease_lost"
+	// Slot: a slot was posted (Slot: the slot as stored; Text its
+	// summary): to the agent's own board (existence.Agent.PostSlot, its minds),
 	// or, with Shared set and no agent, to the runner's shared board
-	// ([Runner.PostSharedSlot]).
-	EventSlot EventKind = "slot"
-	// EventSlotDropped: a full board dropped its least important slot
+	// (existence.Runner.PostSharedSlot).
+	Slot Kind = "slot"
+	// SlotDropped: a full board dropped its least important slot
 	// (Reason "board_full"; Slot; Text says why), or a slot was removed
 	// (Reason "removed"); Shared for the shared board.
-	EventSlotDropped EventKind = "slot_dropped"
-	// EventMindFailed: a mind ([Mind]) failed (Err; Text names it and the
+	SlotDropped Kind = "slot_dropped"
+	// MindFailed: a mind (existence.Mind) failed (Err; Text names it and the
 	// backoff before it runs again; Slot is the failed slot posted for
 	// it). The agent goes on.
-	EventMindFailed EventKind = "mind_failed"
-	// EventLeaseLate: the agent's lease was renewed with less than the
+	MindFailed Kind = "mind_failed"
+	// LeaseLate: the agent's lease was renewed with less than the
 	// lease manager's alarm margin left, or its renewal failed with less
 	// than that left (Lease: the epoch, the time left, the TTL and the
 	// margin). Renewals are falling behind (an overloaded database, a
@@ -112,7 +113,7 @@ const (
 	// rest. With renewals every TTL/3 and the usual margin of TTL/3, it
 	// means a renewal came about one interval late. Reported only by a
 	// lease.Manager that is a lease.LateReporter (store/pgstore).
-	EventLeaseLate EventKind = "lease_late"
+	LeaseLate Kind = "lease_late"
 )
 
 // Event is one observable thing that happened to an agent. Every event
@@ -122,10 +123,10 @@ const (
 // kind.
 type Event struct {
 	// Kind says what happened, and so which of the other fields are set.
-	Kind EventKind `json:"kind"`
-	// Time is when the event happened, by the agent's [Config].Clock.
+	Kind Kind `json:"kind"`
+	// Time is when the event happened, by the agent's existence.Config.Clock.
 	Time time.Time `json:"time"`
-	// AgentID is the agent's id ([Config].ID), e.g. "scout".
+	// AgentID is the agent's id (existence.Config.ID), e.g. "scout".
 	AgentID string `json:"agent_id"`
 	// Agent is the agent's display name, e.g. "Cedar".
 	Agent string `json:"agent"`
@@ -134,94 +135,94 @@ type Event struct {
 	Text string `json:"text,omitempty"`
 	// Goal is the goal's full text, on goal events.
 	Goal string `json:"goal,omitempty"`
-	// Reasoning is what drove the goal, on [EventGoalChosen]: the model's
-	// reasoning, or [FallbackReasoning] for the spec §6 fallback goal. It
+	// Reasoning is what drove the goal, on [GoalChosen]: the model's
+	// reasoning, or existence.FallbackReasoning for the spec §6 fallback goal. It
 	// is logged through events only, never stored in the identity
 	// (spec §3).
 	Reasoning string `json:"reasoning,omitempty"`
-	// Domain is the new opinion's domain, on [EventOpinion].
+	// Domain is the new opinion's domain, on [Opinion].
 	Domain string `json:"domain,omitempty"`
 	// Peer is the other side of a message: its sender or recipient.
 	Peer string `json:"peer,omitempty"`
-	// GoalStatus is the ended goal's final status, on [EventGoalEnded]:
+	// GoalStatus is the ended goal's final status, on [GoalEnded]:
 	// identity.Done, Failed or Abandoned ("DONE", "FAILED", "ABANDONED");
 	// empty on other kinds.
 	GoalStatus identity.GoalStatus `json:"goal_status,omitempty"`
 	// TaskStatus is the assigned task's status after the change, on
-	// [EventTask]: task.Assigned ("assigned") when the agent claimed it,
+	// [Task]: task.Assigned ("assigned") when the agent claimed it,
 	// task.Completed or task.Failed ("completed", "failed") when its goal
 	// ended; empty when the queue operation failed (Err says why) and on
 	// other kinds.
 	TaskStatus task.Status `json:"task_status,omitempty"`
-	// By says who changed a stressor, on [EventStressorAdded] and
-	// [EventStressorResolved]: "self-report" (the model's
+	// By says who changed a stressor, on [StressorAdded] and
+	// [StressorResolved]: "self-report" (the model's
 	// suffering_assessment, spec §3) or "assessment" (the assessment of
 	// observable behaviour, spec §4); empty on other kinds.
 	By string `json:"by,omitempty"`
 	// FailureClass is the class of the failure behind the event: on
-	// [EventFallback], and on the [EventGoalChosen] of the spec §6
+	// [Fallback], and on the [GoalChosen] of the spec §6
 	// fallback goal that follows it, "prompt" when the prompt could not
 	// be assembled (for example over its prompt.Budget), "invalid_output"
 	// when the reply failed validation, or else the model error's class
 	// from middleware.Classify ("unavailable", "timeout", "truncated",
-	// "http_503", ...); on the [EventError] of an agent stopped by
-	// [Config].FailFast, the class that retrying cannot fix. Empty on
+	// "http_503", ...); on the [Error] of an agent stopped by
+	// existence.Config.FailFast, the class that retrying cannot fix. Empty on
 	// other kinds, and on a goal the model chose.
 	FailureClass string `json:"failure_class,omitempty"`
-	// Direction says which way a message went, on [EventMessage]:
+	// Direction says which way a message went, on [Message]:
 	// "received" (a peer message; Peer is the sender), "host" (a host
-	// message, see [Agent.SayAsHost]) or "sent" (Peer is the recipient);
+	// message, see existence.Agent.SayAsHost) or "sent" (Peer is the recipient);
 	// empty on other kinds.
 	Direction string `json:"direction,omitempty"`
 	// Reason names the rule behind the event, a short snake_case code: on
-	// [EventStall] the stall rule ("same_call", "no_progress",
-	// "step_budget", "goal_span"); on [EventCapped] the cap
-	// ("worldview_short", "question_cut", ...); on [EventSlotDropped]
+	// [Stall] the stall rule ("same_call", "no_progress",
+	// "step_budget", "goal_span"); on [Capped] the cap
+	// ("worldview_short", "question_cut", ...); on [SlotDropped]
 	// "board_full" (a full board dropped its least important slot) or
 	// "removed" (the slot was removed on request). Empty on other kinds.
 	Reason string `json:"reason,omitempty"`
 	// Shared reports that the event concerns the runner's shared board
-	// ([Runner.PostSharedSlot]) or one of its shared minds
-	// ([RunnerConfig].Minds) rather than an agent: on [EventSlot],
-	// [EventSlotDropped] and [EventMindFailed]. Such an event has no
+	// (existence.Runner.PostSharedSlot) or one of its shared minds
+	// (existence.RunnerConfig.Minds) rather than an agent: on [Slot],
+	// [SlotDropped] and [MindFailed]. Such an event has no
 	// AgentID, and its Agent is "(shared)".
 	Shared bool `json:"shared,omitempty"`
 	// Load is the suffering load (0–1) at the time of the event, on
-	// [EventGoalChosen], [EventCrisis], [EventStressorAdded] and
-	// [EventStressorResolved]; 0 (and omitted from JSON) on other kinds.
+	// [GoalChosen], [Crisis], [StressorAdded] and
+	// [StressorResolved]; 0 (and omitted from JSON) on other kinds.
 	Load float64 `json:"load,omitempty"`
 	// Stressor is a copy of the stressor as it is after the change, on
-	// [EventStressorAdded] and [EventStressorResolved] (a resolved one has
+	// [StressorAdded] and [StressorResolved] (a resolved one has
 	// ResolvedAt and Resolution set).
 	Stressor *suffering.Stressor `json:"stressor,omitempty"`
-	// Cycle holds the cycle's durations and sizes, on [EventCycle].
+	// Cycle holds the cycle's durations and sizes, on [Cycle].
 	Cycle *CycleStats `json:"cycle,omitempty"`
-	// Call describes the model attempt, on [EventModelCall]; a failed
+	// Call describes the model attempt, on [ModelCall]; a failed
 	// attempt also sets Err and Error.
-	Call *ModelCall `json:"call,omitempty"`
-	// Memory is the long-term memory's own event, on [EventMemory]: its
+	Call *ModelCallInfo `json:"call,omitempty"`
+	// Memory is the long-term memory's own event, on [Memory]: its
 	// Kind says what happened (memory.EventStored, memory.EventRecalled,
 	// ...), with counts, ids, the memory stored, the cause, the embedding
 	// space.
 	Memory *memory.Event `json:"memory,omitempty"`
-	// Tool describes the tool call, on [EventToolCall].
-	Tool *ToolCall `json:"tool,omitempty"`
-	// Context describes the context window, on [EventContextOverflow] and
-	// [EventContextCompacted].
+	// Tool describes the tool call, on [ToolCall].
+	Tool *ToolCallInfo `json:"tool,omitempty"`
+	// Context describes the context window, on [ContextOverflow] and
+	// [ContextCompacted].
 	Context *ContextStats `json:"context,omitempty"`
-	// Slot is the slot concerned, on [EventSlot], [EventSlotDropped] and
-	// [EventMindFailed].
+	// Slot is the slot concerned, on [Slot], [SlotDropped] and
+	// [MindFailed].
 	Slot *slot.Slot `json:"slot,omitempty"`
-	// Budget is the budget that was spent, on [EventBudgetExhausted]: its
+	// Budget is the budget that was spent, on [BudgetExhausted]: its
 	// scope, tokens, window, the tokens used and when it refills.
-	Budget *BudgetStatus `json:"budget,omitempty"`
-	// Step describes a workflow step, on [EventStep].
+	Budget *budget.Status `json:"budget,omitempty"`
+	// Step describes a workflow step, on [Step].
 	Step *StepInfo `json:"step,omitempty"`
-	// Lease describes the lease's renewal, on [EventLeaseLate].
+	// Lease describes the lease's renewal, on [LeaseLate].
 	Lease *LeaseStats `json:"lease,omitempty"`
 	// Err is the error behind the event, when there is one: on
-	// [EventFallback] and [EventError], on a failed [EventModelCall], and
-	// on an [EventTask] or [EventStressorDropped] whose operation failed.
+	// [Fallback] and [Error], on a failed [ModelCall], and
+	// on an [Task] or [StressorDropped] whose operation failed.
 	// It is not encoded in JSON; see Error.
 	Err error `json:"-"`
 	// Error is Err's text (Err.Error()), filled in when the event is
@@ -231,7 +232,7 @@ type Event struct {
 
 // CycleStats describes one existence cycle. Durations are wall-clock
 // (time.Duration, encoded in JSON as nanoseconds), measured with the
-// system clock whatever the agent's [Config].Clock.
+// system clock whatever the agent's existence.Config.Clock.
 type CycleStats struct {
 	// Assemble is the time spent preparing the prompt: claiming an
 	// assigned task, gathering the peers and assembling the prompt.
@@ -253,15 +254,15 @@ type CycleStats struct {
 	// follow-up when one succeeded; from the partial reply when it was
 	// truncated); 0 when the model call returned no reply (it failed, even
 	// after repair) or the provider does not report them. Failed attempts
-	// that were retried are not counted; see [EventModelCall] for every
+	// that were retried are not counted; see [ModelCall] for every
 	// attempt.
 	PromptTokens int `json:"prompt_tokens"`
 	OutputTokens int `json:"output_tokens"`
 	// Fallback reports whether the cycle used the spec §6 fallback goal
-	// (an [EventFallback] says why).
+	// (an [Fallback] says why).
 	Fallback bool `json:"fallback"`
 	// Lane is the scheduler lane that ran the cycle, "autonomy" or
-	// "priority" (see [Lane]); empty for a cycle run by [Agent.Tick] directly.
+	// "priority" (see existence.Lane); empty for a cycle run by existence.Agent.Tick directly.
 	Lane string `json:"lane,omitempty"`
 	// Lateness is how late the cycle started against its due time (the
 	// heartbeat that brought it due, the end of its cooldown, or the
@@ -274,7 +275,7 @@ type CycleStats struct {
 }
 
 // ContextStats describes a prompt against the model's context window, on
-// [EventContextOverflow] and [EventContextCompacted]. Sizes are in tokens:
+// [ContextOverflow] and [ContextCompacted]. Sizes are in tokens:
 // the model's calibrated estimate (llm.TokenEstimator), or the server's
 // count where said.
 type ContextStats struct {
@@ -301,7 +302,7 @@ type ContextStats struct {
 	Method string `json:"method,omitempty"`
 }
 
-// LeaseStats describes a late lease renewal, on [EventLeaseLate].
+// LeaseStats describes a late lease renewal, on [LeaseLate].
 // Durations are encoded in JSON as nanoseconds.
 type LeaseStats struct {
 	// Epoch is the lease's fencing token.
@@ -319,8 +320,8 @@ type LeaseStats struct {
 	Renewed bool `json:"renewed"`
 }
 
-// ModelCall is one model attempt.
-type ModelCall struct {
+// ModelCallInfo is one model attempt.
+type ModelCallInfo struct {
 	// Model is the model's name: the request's model, else the name the
 	// reply reports, else the adapter's name.
 	Model string `json:"model"`
@@ -348,25 +349,26 @@ type ModelCall struct {
 	// Lane is the scheduler lane the call was made for, "autonomy" or
 	// "priority": the cycle's, or for an executor's call the lane of the
 	// cycle that chose the goal; empty outside a scheduler (cycles run
-	// with [Agent.Tick] directly).
+	// with existence.Agent.Tick directly).
 	Lane string `json:"lane,omitempty"`
 }
 
-// Values of [ModelCall].Purpose and [ContextStats].Purpose.
+// Values of [ModelCallInfo].Purpose and [ContextStats].Purpose: a call made
+// by an existence cycle, or by an executor pursuing a goal.
 const (
-	purposeCycle    = "cycle"
-	purposeExecutor = "executor"
+	PurposeCycle    = "cycle"
+	PurposeExecutor = "executor"
 )
 
 // maxOutcomeChars caps the outcome summary a 🏁 line of the thoughts log
 // shows ([Event.String]), in characters; the event keeps it whole.
 const maxOutcomeChars = 120
 
-// ToolCall is one tool invocation by an executor, reported as an
-// [EventToolCall]. existence/toolloop.Executor reports one per call, with
+// ToolCallInfo is one tool invocation by an executor, reported as an
+// [ToolCall]. existence/toolloop.Executor reports one per call, with
 // Arguments and Result cut to 300 characters (Unicode code points), ending
 // in "…" when cut.
-type ToolCall struct {
+type ToolCallInfo struct {
 	// Name is the tool's name as the model called it (possibly a tool
 	// that does not exist).
 	Name string `json:"name"`
@@ -400,40 +402,40 @@ func Observers(obs ...Observer) Observer {
 }
 
 // icons are the thoughts log's icons, by event kind, and for an
-// [EventMemory] by its memory event's kind (memory.EventKind strings, which
-// differ from every EventKind).
+// [Memory] by its memory event's kind (memory.EventKind strings, which
+// differ from every Kind).
 var icons = map[string]string{
-	string(EventBudgetExhausted):       "🪙",
-	string(EventStall):                 "🛑",
-	string(EventGoalRepeat):            "🔁",
-	string(EventGoalChosen):            "🎯",
-	string(EventGoalEnded):             "🏁",
-	string(EventWorldview):             "🧠",
-	string(EventQuestion):              "❓",
-	string(EventOpinion):               "💭",
-	string(EventStressorAdded):         "😣",
-	string(EventStressorResolved):      "😌",
-	string(EventStressorDropped):       "🫥",
-	string(EventFallback):              "⚠️",
-	string(EventCrisis):                "🔥",
-	string(EventCrisisReset):           "🧯",
-	string(EventAnticipation):          "🔮",
-	string(EventCycle):                 "⏱️",
-	string(EventModelCall):             "🔌",
-	string(EventToolCall):              "🔧",
-	string(EventPromptCut):             "✂️",
-	string(EventStateTrimmed):          "✂️",
-	string(EventTask):                  "📋",
-	string(EventMessage):               "✉️",
-	string(EventError):                 "❗",
-	string(EventContextOverflow):       "🧱",
-	string(EventContextCompacted):      "🗜️",
-	string(EventSlot):                  "📌",
-	string(EventSlotDropped):           "🗑️",
-	string(EventMindFailed):            "🩹",
-	string(EventStep):                  "🪜",
-	string(EventWorkingMemory):         "📝",
-	string(EventCommissioning):         "⚓",
+	string(BudgetExhausted):            "🪙",
+	string(Stall):                      "🛑",
+	string(GoalRepeat):                 "🔁",
+	string(GoalChosen):                 "🎯",
+	string(GoalEnded):                  "🏁",
+	string(Worldview):                  "🧠",
+	string(Question):                   "❓",
+	string(Opinion):                    "💭",
+	string(StressorAdded):              "😣",
+	string(StressorResolved):           "😌",
+	string(StressorDropped):            "🫥",
+	string(Fallback):                   "⚠️",
+	string(Crisis):                     "🔥",
+	string(CrisisReset):                "🧯",
+	string(Anticipation):               "🔮",
+	string(Cycle):                      "⏱️",
+	string(ModelCall):                  "🔌",
+	string(ToolCall):                   "🔧",
+	string(PromptCut):                  "✂️",
+	string(StateTrimmed):               "✂️",
+	string(Task):                       "📋",
+	string(Message):                    "✉️",
+	string(Error):                      "❗",
+	string(ContextOverflow):            "🧱",
+	string(ContextCompacted):           "🗜️",
+	string(Slot):                       "📌",
+	string(SlotDropped):                "🗑️",
+	string(MindFailed):                 "🩹",
+	string(Step):                       "🪜",
+	string(WorkingMemory):              "📝",
+	string(Commissioning):              "⚓",
 	string(memory.EventStored):         "💾",
 	string(memory.EventPending):        "⏸️",
 	string(memory.EventEmbedded):       "🧬",
@@ -461,7 +463,7 @@ func (e Event) String() string {
 	b.WriteString(prompt.Clean(e.Agent))
 	b.WriteByte(' ')
 	key := string(e.Kind)
-	if e.Kind == EventMemory && e.Memory != nil {
+	if e.Kind == Memory && e.Memory != nil {
 		key = string(e.Memory.Kind)
 	}
 	icon := icons[key]
@@ -479,30 +481,30 @@ func (e Event) describe() string {
 		return s
 	}
 	switch e.Kind {
-	case EventGoalChosen:
-		if e.FailureClass != "" && e.Reasoning == FallbackReasoning {
+	case GoalChosen:
+		if e.FailureClass != "" {
 			return e.Text + " — fallback goal: the model failed (" + e.FailureClass + ")"
 		}
 		if e.Reasoning != "" {
 			return e.Text + " — why: " + e.Reasoning
 		}
 		return e.Text
-	case EventGoalEnded:
+	case GoalEnded:
 		return "[" + string(e.GoalStatus) + "] " + headChars(flat(e.Text), maxOutcomeChars)
-	case EventOpinion:
+	case Opinion:
 		return "[" + e.Domain + "] " + e.Text
-	case EventStressorAdded, EventStressorResolved:
+	case StressorAdded, StressorResolved:
 		if e.Stressor == nil {
 			return e.Text
 		}
 		verb := "stressor " + e.Stressor.Type
-		if e.Kind == EventStressorResolved {
+		if e.Kind == StressorResolved {
 			return fmt.Sprintf("%s resolved (%s): %s; load %.2f", verb, e.By, e.Text, e.Load)
 		}
 		return fmt.Sprintf("%s %.2f (%s): %s; load %.2f", verb, e.Stressor.Severity, e.By, e.Text, e.Load)
-	case EventFallback:
+	case Fallback:
 		return fmt.Sprintf("fallback goal (%s): %s", e.FailureClass, e.Error)
-	case EventCycle:
+	case Cycle:
 		if c := e.Cycle; c != nil {
 			s := fmt.Sprintf("cycle in %v: prompt %d chars, ", c.Total.Round(time.Millisecond), c.PromptChars)
 			if c.Fallback && c.PromptTokens+c.OutputTokens == 0 {
@@ -514,7 +516,7 @@ func (e Event) describe() string {
 			}
 			return s
 		}
-	case EventModelCall:
+	case ModelCall:
 		if c := e.Call; c != nil {
 			s := fmt.Sprintf("%s %s in %v", c.Model, c.Outcome, c.Duration.Round(time.Millisecond))
 			if c.Purpose != "" {
@@ -528,7 +530,7 @@ func (e Event) describe() string {
 			}
 			return s
 		}
-	case EventToolCall:
+	case ToolCall:
 		if t := e.Tool; t != nil {
 			status := "ok"
 			if t.Failed {
@@ -536,24 +538,24 @@ func (e Event) describe() string {
 			}
 			return fmt.Sprintf("%s(%s) %s: %s", t.Name, t.Arguments, status, t.Result)
 		}
-	case EventContextOverflow:
+	case ContextOverflow:
 		if c := e.Context; c != nil {
 			if c.Kept > 0 {
 				return fmt.Sprintf("%s prompt of about %d tokens cut to %d by the server: its window is %d tokens", c.Purpose, c.Estimated, c.Kept, c.Window)
 			}
 			return fmt.Sprintf("%s prompt of about %d tokens does not fit the %d-token window", c.Purpose, c.Estimated, c.Window)
 		}
-	case EventContextCompacted:
+	case ContextCompacted:
 		if c := e.Context; c != nil {
 			return fmt.Sprintf("tool-loop history compacted by %s: %d turns folded, %d → %d tokens (window %d)", c.Method, c.Folded, c.Before, c.After, c.Window)
 		}
-	case EventSlot, EventSlotDropped:
+	case Slot, SlotDropped:
 		if s := e.Slot; s != nil {
 			line := s.Title + ": " + string(s.Status)
 			if s.Summary != "" {
 				line += " - " + s.Summary
 			}
-			if e.Kind == EventSlotDropped {
+			if e.Kind == SlotDropped {
 				return "slot " + s.ID + " dropped (" + e.Text + "): " + line
 			}
 			if s.NotifyUser {
@@ -561,7 +563,7 @@ func (e Event) describe() string {
 			}
 			return line
 		}
-	case EventStep:
+	case Step:
 		if s := e.Step; s != nil {
 			line := fmt.Sprintf("step %d/%d %s (%s) %s", s.Index, s.Of, s.Name, s.Type, s.Status)
 			if s.Why != "" {
@@ -571,12 +573,12 @@ func (e Event) describe() string {
 			}
 			return line
 		}
-	case EventWorkingMemory:
+	case WorkingMemory:
 		if e.Reason == "stored" {
 			return "working memory: " + e.Text
 		}
 		return "working memory refused (" + e.Reason + "): " + e.Text
-	case EventMessage:
+	case Message:
 		switch e.Direction {
 		case "sent":
 			return "to " + e.Peer + ": " + e.Text
