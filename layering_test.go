@@ -29,6 +29,7 @@ var layers = []struct {
 	{"agentdef", 5}, // agents defined as files: above the loop, which never imports it
 	{"mcpserver", 5},
 	{"a2aserver", 5},
+	{"hostaccess", 5}, // what monitor, mcpserver and a2aserver serve from: auth, the agent source
 	{"existence", 4},
 	{"prompt", 3},
 	{"store/", 2}, // the backends: beside the contracts they implement, never below them (see TestLayering)
@@ -111,6 +112,9 @@ func TestLayering(t *testing.T) {
 		for dep := range deps {
 			assert.False(t, strings.HasPrefix(dep, "store/"), "%s imports the backend %s: the contracts never import their implementations", dir, dep)
 		}
+	}
+	for _, dir := range []string{"mcpserver", "a2aserver", "hostaccess"} {
+		assert.NotContains(t, imports[dir], "monitor", "%s stands beside the monitor, not on it: what they share is in hostaccess", dir)
 	}
 	assert.NotContains(t, imports["identity"], "memory", "identity holds the identity types and the store contract only")
 	for _, dir := range []string{"task", "lease", "slot"} {

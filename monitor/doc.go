@@ -69,10 +69,10 @@
 //
 // [New] refuses a monitor served on an address other machines can reach
 // ([Config].Addr not a loopback address) without a [Config].Token, with
-// [ErrNoToken], or with a token of fewer than [MinTokenLength] (16)
-// characters other than white space, fewer than [MinTokenDistinct] (8)
+// [ErrNoToken], or with a token of fewer than [hostaccess.MinTokenLength] (16)
+// characters other than white space, fewer than [hostaccess.MinTokenDistinct] (8)
 // different ones, or mostly a run of repeated or consecutive characters,
-// with [ErrWeakToken] ([CheckToken]; [GenerateToken]
+// with [hostaccess.ErrWeakToken] ([hostaccess.CheckToken]; [hostaccess.GenerateToken]
 // makes a good one); behind a reverse proxy that authenticates every request,
 // [Config].InsecureNoTokenBehindProxy allows it and New logs a warning.
 // Every request goes through [Auth] (exported so that other handlers, such

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/identity"
 )
 
@@ -56,9 +57,9 @@ func NoAgentError(id string) error { return fmt.Errorf("%w %s", ErrNoAgent, quot
 // State, host messages through the Runner (every id checked first) and
 // answers through the agent's DeliverToInbox. It never returns
 // [ErrUnsupported].
-func RunnerSource(r Runner) Source { return runnerSource{r} }
+func RunnerSource(r hostaccess.Agents) Source { return runnerSource{r} }
 
-type runnerSource struct{ r Runner }
+type runnerSource struct{ r hostaccess.Agents }
 
 func (s runnerSource) Statuses(context.Context) ([]existence.Status, error) {
 	agents := s.r.Agents()
