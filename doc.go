@@ -86,7 +86,7 @@
 //   - [github.com/existence-loop/sdk/store/storetest]: the conformance
 //     suite every identity.Store passes, and RunMemory, the one every
 //     memory.Store passes.
-//   - [github.com/existence-loop/sdk/identity/hollow]: imports the memory
+//   - [github.com/existence-loop/sdk/hollow]: imports the memory
 //     directories of the Python original, hollow-agentOS.
 //
 // # Serving

@@ -18,7 +18,7 @@ import (
 	"github.com/existence-loop/sdk/store/sqlitestore"
 )
 
-// hollowSample is the real hollow-agentOS memory in identity/hollow's
+// hollowSample is the real hollow-agentOS memory in hollow's
 // test data: one agent, scout, named Titan.
 func hollowSample(t *testing.T) string {
 	t.Helper()

@@ -21,7 +21,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/workspace"
-	"github.com/existence-loop/sdk/identity/hollow"
+	"github.com/existence-loop/sdk/hollow"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/store/memstore"
