@@ -41,6 +41,7 @@ var layers = []struct {
 	{"slot", 0},
 	{"lease", 0},
 	{"suffering", 0},
+	{"internal/engine", 1}, // the real engine of the TestEngine tests: beside the models, on llm/llmtest's template
 	{"internal/", 0},
 	{"", 7}, // the root package: documentation only
 }
@@ -133,7 +134,7 @@ func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]int{
 		"existence": 4, "existence/toolloop": 4, "store/pgstore": 2, "store/taskqueue": 2, "cmd/internal/storespec": 6, "llm/llmtest": 1,
 		"internal/heap": 0, "cmd/existence/internal/cli/tui": 6, "lease": 0, "memory": 2, "prompt/prompttest": 3,
-		"monitor": 5, "agentdef": 5, "a2aserver": 5, "existence/workflow": 4, "cmd/existence": 6, "": 7, "slot": 0, "existence/minds": 4, "hollow": 2, "hostaccess": 5,
+		"monitor": 5, "agentdef": 5, "a2aserver": 5, "existence/workflow": 4, "cmd/existence": 6, "": 7, "slot": 0, "existence/minds": 4, "hollow": 2, "hostaccess": 5, "internal/engine/gguf": 1,
 	} {
 		assert.Equal(t, want, layerOf(pkg), pkg)
 	}

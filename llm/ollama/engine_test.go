@@ -11,15 +11,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/internal/engine"
 	"github.com/existence-loop/sdk/llm"
-	"github.com/existence-loop/sdk/llm/llmtest/engine"
 	"github.com/existence-loop/sdk/llm/ollama"
 )
 
 var engineUpdate = engine.UpdateFlag()
 
 // The TestEngine… tests run against a real engine (package
-// llm/llmtest/engine; they skip without one) and record what it answered
+// internal/engine; they skip without one) and record what it answered
 // under testdata/engine/ with -update; their TestTranscript… twins replay
 // those transcripts in the quick suite, running the same checks.
 
