@@ -382,9 +382,7 @@ func TestInstallInstructionsWorkFromAClone(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		// The module's internal/ is no API (moduleAPI skips it): its doc.go files
-		// name their own unexported-to-users types.
-		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules" || path == "internal") {
+		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
 			return filepath.SkipDir
 		}
 		if d.Name() == "doc.go" {
