@@ -45,7 +45,7 @@ const (
 // Config configures [New]. Runner or Source is required, not both.
 type Config struct {
 	// Runner gives the agents of this process: an *existence.Runner, or
-	// [Single]. The monitor reads and reaches them through
+	// [hostaccess.Single]. The monitor reads and reaches them through
 	// [RunnerSource].
 	Runner hostaccess.Agents
 	// Source gives agents that run elsewhere, for example loaded from
@@ -208,7 +208,7 @@ func (m *Monitor) Observe(e existence.Event) {
 }
 
 // Auth returns the monitor's checks, to guard other handlers of the same
-// application with the same token and hosts (see [Auth.Middleware]).
+// application with the same token and hosts (see [hostaccess.Auth.Middleware]).
 func (m *Monitor) Auth() *hostaccess.Auth { return m.auth }
 
 // Close ends every event stream (http.Server.Shutdown does not end
@@ -216,7 +216,7 @@ func (m *Monitor) Auth() *hostaccess.Auth { return m.auth }
 // idempotent.
 func (m *Monitor) Close() { m.hub.close() }
 
-// ServeHTTP serves the monitor, behind the [Auth] checks (except /healthz,
+// ServeHTTP serves the monitor, behind the [hostaccess.Auth] checks (except /healthz,
 // which only checks the Host header).
 func (m *Monitor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
