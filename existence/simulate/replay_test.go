@@ -89,7 +89,7 @@ func TestReplay(t *testing.T) {
 }
 
 func TestRecordsFromHollow(t *testing.T) {
-	dir := filepath.Join("..", "..", "identity", "hollow", "testdata", "hollow-memory")
+	dir := filepath.Join("..", "..", "hollow", "testdata", "hollow-memory")
 	if _, err := os.Stat(dir); err != nil {
 		t.Skip("hollow/testdata/hollow-memory is missing")
 	}

@@ -22,7 +22,7 @@ import (
 // test data: one agent, scout, named Titan.
 func hollowSample(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "identity", "hollow", "testdata", "hollow-memory"))
+	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "hollow", "testdata", "hollow-memory"))
 	require.NoError(t, err)
 	return dir
 }
