@@ -86,7 +86,7 @@
 //   - [github.com/existence-loop/sdk/store/storetest]: the conformance
 //     suite every identity.Store passes, and RunMemory, the one every
 //     memory.Store passes.
-//   - [github.com/existence-loop/sdk/identity/hollow]: imports the memory
+//   - [github.com/existence-loop/sdk/hollow]: imports the memory
 //     directories of the Python original, hollow-agentOS.
 //
 // # Serving
@@ -95,6 +95,10 @@
 //     dashboard, a JSON API, server-sent events and Prometheus metrics.
 //   - [github.com/existence-loop/sdk/mcpserver]: an MCP server that lets
 //     people and AI assistants read, message and task the agents.
+//   - [github.com/existence-loop/sdk/a2aserver]: the agents as A2A agents.
+//   - [github.com/existence-loop/sdk/hostaccess]: what the three share: the
+//     bearer-token, Host and CSRF checks, the token rules, and the agents
+//     of this process they serve (Agents, Single).
 //
 // # Test kits
 //
@@ -119,6 +123,10 @@
 //     Unicode code points.
 //   - [github.com/existence-loop/sdk/internal/pgtest]: throwaway PostgreSQL
 //     servers for tests.
+//   - [github.com/existence-loop/sdk/internal/engine]: the real inference
+//     engine the TestEngine tests drive (llama.cpp behind a Node server, or
+//     Ollama), its transcripts, and internal/engine/gguf, which writes its
+//     random-weight model.
 //   - [github.com/existence-loop/sdk/existence/toolloop/mcptools/internal/testserver]:
 //     the MCP server the mcptools tests talk to.
 //

@@ -29,11 +29,13 @@ var layers = []struct {
 	{"agentdef", 5}, // agents defined as files: above the loop, which never imports it
 	{"mcpserver", 5},
 	{"a2aserver", 5},
+	{"hostaccess", 5},       // what monitor, mcpserver and a2aserver serve from: auth, the agent source
 	{"existence/event", 3},  // what agents report: below the agent and the runner
 	{"existence/budget", 3}, // the token budget's value types
 	{"existence", 4},
 	{"prompt", 3},
 	{"store/", 2}, // the backends: beside the contracts they implement, never below them (see TestLayering)
+	{"hollow", 2}, // the original's importer: above identity and memory, which it fills
 	{"identity", 2},
 	{"memory", 2},
 	{"llm", 1},   // the model contract, and below it by rule (TestLayering): llm/ctxwindow, llm/middleware, llm/pool, then the adapters
@@ -42,6 +44,7 @@ var layers = []struct {
 	{"slot", 0},
 	{"lease", 0},
 	{"suffering", 0},
+	{"internal/engine", 1}, // the real engine of the TestEngine tests: beside the models, on llm/llmtest's template
 	{"internal/", 0},
 	{"", 7}, // the root package: documentation only
 }
@@ -132,7 +135,14 @@ func TestLayering(t *testing.T) {
 			assert.Contains(t, below, dep, "%s imports %s, which stands above it", dir, dep)
 		}
 	}
-	assert.NotContains(t, imports["identity"], "memory", "identity holds the identity types and the store contract only")
+	for _, dir := range []string{"mcpserver", "a2aserver", "hostaccess"} {
+		assert.NotContains(t, imports[dir], "monitor", "%s stands beside the monitor, not on it: what they share is in hostaccess", dir)
+	}
+	for dir, deps := range imports {
+		if dir == "identity" || strings.HasPrefix(dir, "identity/") {
+			assert.NotContains(t, deps, "memory", "%s: identity stands below memory (the original's importer is hollow)", dir)
+		}
+	}
 	for _, dir := range []string{"task", "lease", "slot"} {
 		for dep := range imports[dir] {
 			assert.True(t, strings.HasPrefix(dep, "internal/"), "the contract package %s imports %s", dir, dep)
@@ -144,7 +154,7 @@ func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]int{
 		"existence": 4, "existence/toolloop": 4, "store/pgstore": 2, "store/taskqueue": 2, "cmd/internal/storespec": 6, "llm/llmtest": 1, "llm/middleware": 1, "llm/pool": 1, "llm/ctxwindow": 1,
 		"internal/heap": 0, "cmd/existence/internal/cli/tui": 6, "lease": 0, "memory": 2, "prompt/prompttest": 3,
-		"monitor": 5, "agentdef": 5, "a2aserver": 5, "existence/workflow": 4, "cmd/existence": 6, "": 7, "slot": 0, "existence/minds": 4,
+		"monitor": 5, "agentdef": 5, "a2aserver": 5, "existence/workflow": 4, "cmd/existence": 6, "": 7, "slot": 0, "existence/minds": 4, "hollow": 2, "hostaccess": 5, "internal/engine/gguf": 1,
 	} {
 		assert.Equal(t, want, layerOf(pkg), pkg)
 	}

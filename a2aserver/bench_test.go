@@ -16,7 +16,7 @@ import (
 
 	"github.com/existence-loop/sdk/a2aserver"
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
 )
@@ -50,7 +50,7 @@ func BenchmarkSendMessage1000Agents(b *testing.B) {
 	s, err := a2aserver.New(a2aserver.Config{Agents: runner, Tasks: tasks, Logger: quiet})
 	require.NoError(b, err)
 	mux := http.NewServeMux()
-	s.Mount(mux, monitor.NewAuth(monitor.AuthConfig{Token: token}))
+	s.Mount(mux, hostaccess.NewAuth(hostaccess.AuthConfig{Token: token}))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	client := srv.Client()

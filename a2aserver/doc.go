@@ -38,7 +38,7 @@
 //
 // # Bad input
 //
-// Every request goes through the monitor's checks (monitor.Auth: allowed
+// Every request goes through the monitor's checks (hostaccess.Auth: allowed
 // Host header, bearer token compared in constant time; refused on a
 // public address without a strong token). A body larger than
 // [Config].MaxBody gets 413 before it is decoded; an unknown agent gets

@@ -16,7 +16,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/existence-loop/sdk/existence"
-	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/task"
 )
 
@@ -47,7 +47,7 @@ const CanceledResult = task.CanceledResult
 var (
 	// ErrConfig: a required field of [Config] is missing.
 	ErrConfig = errors.New("a2aserver: invalid configuration")
-	// ErrNoToken: neither a token nor a monitor.Auth is configured; the
+	// ErrNoToken: neither a token nor a hostaccess.Auth is configured; the
 	// HTTP endpoint always needs one.
 	ErrNoToken = errors.New("a2aserver: the A2A endpoint needs a bearer token")
 )
@@ -65,8 +65,8 @@ type Profile struct {
 // Config configures a [Server].
 type Config struct {
 	// Agents are the agents served (required): an *existence.Runner, or
-	// one agent through monitor.Single.
-	Agents monitor.Runner
+	// one agent through hostaccess.Single.
+	Agents hostaccess.Agents
 	// Tasks is the task queue A2A tasks are kept in (required): the queue
 	// the agents draw from (existence.Config.Tasks), shared with the
 	// monitor and the MCP server.
@@ -145,17 +145,17 @@ type HTTPConfig struct {
 	// Auth, when set, is the monitor's checks to share with a monitor
 	// served by the same process; Token, Addr and AllowedHosts are then
 	// ignored.
-	Auth *monitor.Auth
+	Auth *hostaccess.Auth
 	// Token is the bearer token every request must carry; required
 	// unless Auth is set. On an Addr that is not a loopback address it
-	// needs monitor.MinTokenLength (16) characters other than white
+	// needs hostaccess.MinTokenLength (16) characters other than white
 	// space.
 	Token string
 	// Addr is the address the handler is served on; its host passes the
-	// Host check (see monitor.AuthConfig.Addr).
+	// Host check (see hostaccess.AuthConfig.Addr).
 	Addr string
 	// AllowedHosts are further host names a request's Host header may
-	// name (see monitor.AuthConfig).
+	// name (see hostaccess.AuthConfig).
 	AllowedHosts []string
 }
 
@@ -168,7 +168,7 @@ type HTTPConfig struct {
 //	GET /{agent}/agent-card.json      the agent's card
 //	GET /agent-card.json              the card of /.well-known
 //
-// Errors: [ErrNoToken]; monitor.ErrWeakToken for a token too short for a
+// Errors: [ErrNoToken]; hostaccess.ErrWeakToken for a token too short for a
 // non-loopback cfg.Addr.
 func (s *Server) Handler(cfg HTTPConfig) (http.Handler, error) {
 	auth := cfg.Auth
@@ -176,19 +176,19 @@ func (s *Server) Handler(cfg HTTPConfig) (http.Handler, error) {
 		if cfg.Token == "" {
 			return nil, ErrNoToken
 		}
-		if cfg.Addr != "" && !monitor.Loopback(cfg.Addr) {
-			if err := monitor.CheckToken(cfg.Token); err != nil {
+		if cfg.Addr != "" && !hostaccess.Loopback(cfg.Addr) {
+			if err := hostaccess.CheckToken(cfg.Token); err != nil {
 				return nil, fmt.Errorf("a2aserver: HTTPConfig.Addr %q is not a loopback address: %w", cfg.Addr, err)
 			}
 		}
-		auth = monitor.NewAuth(monitor.AuthConfig{Token: cfg.Token, Addr: cfg.Addr, AllowedHosts: cfg.AllowedHosts})
+		auth = hostaccess.NewAuth(hostaccess.AuthConfig{Token: cfg.Token, Addr: cfg.Addr, AllowedHosts: cfg.AllowedHosts})
 	}
 	return auth.Middleware(http.HandlerFunc(s.serve)), nil
 }
 
 // Mount registers the endpoint on mux behind auth: /a2a and /a2a/ (see
 // [Server.Handler]) and GET /.well-known/agent-card.json.
-func (s *Server) Mount(mux *http.ServeMux, auth *monitor.Auth) {
+func (s *Server) Mount(mux *http.ServeMux, auth *hostaccess.Auth) {
 	h := auth.Middleware(http.HandlerFunc(s.serve))
 	mux.Handle("/a2a", http.StripPrefix("/a2a", h))
 	mux.Handle("/a2a/", http.StripPrefix("/a2a", h))

@@ -22,10 +22,10 @@ import (
 	"github.com/existence-loop/sdk/a2aserver"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
-	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
 	"github.com/existence-loop/sdk/task"
@@ -75,7 +75,7 @@ func newFixture(t *testing.T, cfg a2aserver.Config, ids ...string) *fixture {
 	f.server, err = a2aserver.New(cfg)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
-	f.server.Mount(mux, monitor.NewAuth(monitor.AuthConfig{Token: token}))
+	f.server.Mount(mux, hostaccess.NewAuth(hostaccess.AuthConfig{Token: token}))
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	return f
@@ -450,7 +450,7 @@ func TestHandlerNeedsAStrongToken(t *testing.T) {
 	_, err := f.server.Handler(a2aserver.HTTPConfig{})
 	assert.ErrorIs(t, err, a2aserver.ErrNoToken)
 	_, err = f.server.Handler(a2aserver.HTTPConfig{Token: "short", Addr: "0.0.0.0:8080"})
-	assert.ErrorIs(t, err, monitor.ErrWeakToken)
+	assert.ErrorIs(t, err, hostaccess.ErrWeakToken)
 	_, err = f.server.Handler(a2aserver.HTTPConfig{Token: "short", Addr: "127.0.0.1:8080"})
 	assert.NoError(t, err, "a loopback address takes any token")
 	_, err = a2aserver.New(a2aserver.Config{})

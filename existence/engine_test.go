@@ -9,14 +9,14 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/internal/engine"
 	"github.com/existence-loop/sdk/llm"
-	"github.com/existence-loop/sdk/llm/llmtest/engine"
 	"github.com/existence-loop/sdk/llm/ollama"
 )
 
 var engineUpdate = engine.UpdateFlag()
 
-// One existence cycle against a real engine (package llm/llmtest/engine;
+// One existence cycle against a real engine (package internal/engine;
 // skipped without one) through the Ollama adapter: the reply, constrained
 // by the response schema's grammar, validates, and the goal it chose is
 // the agent's. TestTranscriptCycle replays what the engine answered.

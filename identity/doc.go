@@ -70,7 +70,7 @@
 //     machines through leases with fencing tokens (package lease).
 //
 // store/storetest is the conformance suite every store passes, and
-// identity/hollow imports the Python original's memory into a store.
+// hollow imports the Python original's memory into a store.
 //
 // # Errors
 //

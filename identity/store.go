@@ -128,7 +128,7 @@ type Store interface {
 // and store/pgstore (a lease row). Lock returns [ErrLocked] (a
 // [*LockedError]) while another holder has the agent. The existence loop
 // holds the lock for as long as the agent runs; tools that write a store
-// (such as identity/hollow) take it too.
+// (such as hollow) take it too.
 type Locker interface {
 	Lock(agentID string) (unlock func() error, err error)
 }

@@ -71,7 +71,7 @@
 // task, or one of an agent this server does not serve, is invalid params
 // (-32602); tasks/* without the declared extension is -32021. The handler is reachable by
 // anything that can open a connection, so it applies the monitor's checks
-// (monitor.Auth, shared with a monitor in the same process if wanted) to
+// (hostaccess.Auth, shared with a monitor in the same process if wanted) to
 // every request: a bearer token (required, compared in constant time) and
 // a Host header naming localhost or a *.localhost name (in any case, with
 // or without a trailing dot), a loopback address, the bound address or an

@@ -9,13 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/existence-loop/sdk/monitor"
 )
 
 // ErrNoToken is returned by [Server.Handler] when neither a token nor a
-// monitor.Auth is configured: the HTTP transport always needs one.
+// hostaccess.Auth is configured: the HTTP transport always needs one.
 var ErrNoToken = errors.New("mcpserver: the HTTP transport needs a bearer token")
 
 // Defaults of [HTTPConfig].
@@ -31,21 +30,21 @@ const (
 // HTTPConfig configures [Server.Handler].
 type HTTPConfig struct {
 	// Auth, when set, is the monitor's checks (allowed hosts, bearer
-	// token; see [monitor.Auth]) to share with a monitor served by the
+	// token; see [hostaccess.Auth]) to share with a monitor served by the
 	// same process; Token, Addr and AllowedHosts are then ignored.
-	Auth *monitor.Auth
+	Auth *hostaccess.Auth
 	// Token is the bearer token every request must carry
 	// ("Authorization: Bearer TOKEN"); required unless Auth is set. On an
-	// Addr that is not a loopback address it must pass monitor.CheckToken
+	// Addr that is not a loopback address it must pass hostaccess.CheckToken
 	// (16 characters other than white space, 8 of them different, not
 	// mostly a run).
 	Token string
 	// Addr is the address the handler is served on ("0.0.0.0:8081"): its
-	// host passes the Host check (see monitor.AuthConfig.Addr).
+	// host passes the Host check (see hostaccess.AuthConfig.Addr).
 	Addr string
 	// AllowedHosts are the host names a request's Host header may name
 	// beyond localhost, the loopback addresses and Addr (see
-	// monitor.AuthConfig).
+	// hostaccess.AuthConfig).
 	AllowedHosts []string
 	// IdleTimeout closes a session that has received no request for this
 	// long, with the go-sdk's own mechanism
@@ -76,7 +75,7 @@ func (c HTTPConfig) withDefaults() HTTPConfig {
 
 // streamableOptions are the go-sdk handler's options for c.
 func (c HTTPConfig) streamableOptions(s *Server) *mcp.StreamableHTTPOptions {
-	// The Host check is monitor.Auth's, the one rule (localhost in any
+	// The Host check is hostaccess.Auth's, the one rule (localhost in any
 	// case, with a trailing dot, and *.localhost pass): the go-sdk's own,
 	// stricter localhost check would answer 403 to names that rule and
 	// the docs allow.
@@ -88,14 +87,14 @@ func (c HTTPConfig) streamableOptions(s *Server) *mcp.StreamableHTTPOptions {
 }
 
 // Handler serves the MCP streamable HTTP transport (mount it at one path,
-// e.g. /mcp) behind the monitor's checks (monitor.Auth): every request must
+// e.g. /mcp) behind the monitor's checks (hostaccess.Auth): every request must
 // name an allowed host in its Host header (421 otherwise, against DNS
 // rebinding) and carry the bearer token, compared in constant time (401
 // with a WWW-Authenticate challenge otherwise). Sessions expire after
 // cfg.IdleTimeout without a request and at most cfg.MaxSessions are open
 // at once (503 beyond). Serve it with monitor.NewServer, which sets safe
-// timeouts. Errors: [ErrNoToken]; monitor.ErrWeakToken for a token too
-// short for a non-loopback cfg.Addr (see monitor.CheckToken).
+// timeouts. Errors: [ErrNoToken]; hostaccess.ErrWeakToken for a token too
+// short for a non-loopback cfg.Addr (see hostaccess.CheckToken).
 func (s *Server) Handler(cfg HTTPConfig) (http.Handler, error) {
 	cfg = cfg.withDefaults()
 	auth := cfg.Auth
@@ -103,12 +102,12 @@ func (s *Server) Handler(cfg HTTPConfig) (http.Handler, error) {
 		if cfg.Token == "" {
 			return nil, ErrNoToken
 		}
-		if cfg.Addr != "" && !monitor.Loopback(cfg.Addr) {
-			if err := monitor.CheckToken(cfg.Token); err != nil {
+		if cfg.Addr != "" && !hostaccess.Loopback(cfg.Addr) {
+			if err := hostaccess.CheckToken(cfg.Token); err != nil {
 				return nil, fmt.Errorf("mcpserver: HTTPConfig.Addr %q is not a loopback address: %w", cfg.Addr, err)
 			}
 		}
-		auth = monitor.NewAuth(monitor.AuthConfig{Token: cfg.Token, Addr: cfg.Addr, AllowedHosts: cfg.AllowedHosts})
+		auth = hostaccess.NewAuth(hostaccess.AuthConfig{Token: cfg.Token, Addr: cfg.Addr, AllowedHosts: cfg.AllowedHosts})
 	}
 	get := func(*http.Request) *mcp.Server { return s.mcp }
 	h := mcp.NewStreamableHTTPHandler(get, cfg.streamableOptions(s))

@@ -12,9 +12,9 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/strictjson"
-	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/task"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,13 +47,13 @@ const (
 )
 
 // Agents is what the server reads and drives: an *existence.Runner, or one
-// agent through [SingleAgent]. It is the monitor's [monitor.Runner], so that
+// agent through [SingleAgent]. It is the monitor's [hostaccess.Agents], so that
 // one value serves both.
-type Agents = monitor.Runner
+type Agents = hostaccess.Agents
 
-// SingleAgent exposes one agent as [Agents] ([monitor.Single]): a host
+// SingleAgent exposes one agent as [Agents] ([hostaccess.Single]): a host
 // message to another id fails.
-func SingleAgent(a *existence.Agent) Agents { return monitor.Single(a) }
+func SingleAgent(a *existence.Agent) Agents { return hostaccess.Single(a) }
 
 // Config configures a [Server].
 type Config struct {

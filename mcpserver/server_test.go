@@ -17,10 +17,10 @@ import (
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/mcpserver"
-	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
 	"github.com/existence-loop/sdk/task"
@@ -449,9 +449,9 @@ func TestHTTPTransport(t *testing.T) {
 	require.ErrorIs(t, err, mcpserver.ErrNoToken)
 	for _, weak := range []string{"x", "                "} {
 		_, err = f.server.Handler(mcpserver.HTTPConfig{Token: weak, Addr: "0.0.0.0:8081"})
-		require.ErrorIs(t, err, monitor.ErrWeakToken, "a weak token off loopback")
+		require.ErrorIs(t, err, hostaccess.ErrWeakToken, "a weak token off loopback")
 	}
-	_, err = f.server.Handler(mcpserver.HTTPConfig{Token: monitor.GenerateToken(), Addr: "0.0.0.0:8081"})
+	_, err = f.server.Handler(mcpserver.HTTPConfig{Token: hostaccess.GenerateToken(), Addr: "0.0.0.0:8081"})
 	require.NoError(t, err)
 	h, err := f.server.Handler(mcpserver.HTTPConfig{Token: "s3cret"})
 	require.NoError(t, err)
@@ -467,7 +467,7 @@ func TestHTTPTransport(t *testing.T) {
 		{"not bearer", "Basic czNjcmV0", "", http.StatusUnauthorized},
 		{"foreign host", "Bearer s3cret", "evil.example:80", http.StatusMisdirectedRequest},
 		{"foreign localhost look-alike", "Bearer s3cret", "localhost.evil.example", http.StatusMisdirectedRequest},
-		// The one Host rule (monitor.Auth): localhost in any case, with a
+		// The one Host rule (hostaccess.Auth): localhost in any case, with a
 		// trailing dot, and its subdomains pass, as the docs say.
 		{"subdomain of localhost", "Bearer s3cret", "foo.localhost", 0},
 		{"LOCALHOST", "Bearer s3cret", "LOCALHOST", 0},
@@ -518,7 +518,7 @@ func TestHTTPTransport(t *testing.T) {
 	assert.Len(t, agents, 2)
 
 	// The checks can be shared with a monitor.
-	h, err = f.server.Handler(mcpserver.HTTPConfig{Auth: monitor.NewAuth(monitor.AuthConfig{Token: "other"})})
+	h, err = f.server.Handler(mcpserver.HTTPConfig{Auth: hostaccess.NewAuth(hostaccess.AuthConfig{Token: "other"})})
 	require.NoError(t, err)
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/", strings.NewReader(`{}`))

@@ -30,7 +30,7 @@ const (
 	// "Goal completed: …".
 	KindReflection Kind = "reflection"
 	// KindImported: a memory imported from another system (the
-	// original's memory/semantic/{agent}/, see identity/hollow).
+	// original's memory/semantic/{agent}/, see hollow).
 	KindImported Kind = "imported"
 )
 

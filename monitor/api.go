@@ -471,3 +471,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))
 }
+
+// quote quotes s for an error message, cut to 100 bytes.
+func quote(s string) string {
+	if len(s) > 100 {
+		s = s[:100] + "…"
+	}
+	return `"` + strings.ToValidUTF8(s, "?") + `"`
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/monitor"
 )
 
@@ -52,7 +53,7 @@ func TestSecurity(t *testing.T) {
 		{"cookie POST with another session's CSRF", "POST", "/api/messages", `{"text":"hello"}`, map[string]string{"Cookie": sessionCookie(t, e), "X-CSRF-Token": csrf}, 403, "CSRF"},
 		{"cookie POST with CSRF", "POST", "/api/messages", `{"text":"hello"}`, map[string]string{"Cookie": cookie, "X-CSRF-Token": csrf}, 202, ""},
 		{"cookie GET", "GET", "/api/agents", "", map[string]string{"Cookie": cookie}, 200, ""},
-		{"forged cookie", "GET", "/api/agents", "", map[string]string{"Cookie": monitor.SessionCookie + "=s3cret"}, 401, ""},
+		{"forged cookie", "GET", "/api/agents", "", map[string]string{"Cookie": hostaccess.SessionCookie + "=s3cret"}, 401, ""},
 		{"form post refused", "POST", "/api/tasks", "", map[string]string{"Authorization": "Bearer s3cret", "Content-Type": "application/x-www-form-urlencoded"}, 415, "Content-Type: application/json"},
 		{"body too large", "POST", "/api/messages", `{"text":"` + strings.Repeat("x", 70<<10) + `"}`, bearer, 413, "too large"},
 		{"unknown field", "POST", "/api/messages", `{"txt":"x"}`, bearer, 400, `unknown field "txt"`},
@@ -152,17 +153,6 @@ func TestNoTokenStillNeedsCSRFAndHost(t *testing.T) {
 	status, body := do(t, e.mon, "GET", "/static/app.js", "", nil)
 	assert.Equal(t, 200, status)
 	assert.Contains(t, body, "X-CSRF-Token")
-}
-
-func TestAuthMiddlewareGuardsOtherHandlers(t *testing.T) {
-	a := monitor.NewAuth(monitor.AuthConfig{Token: "t"})
-	h := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
-	status, _ := do(t, h, "POST", "/mcp", `{}`, map[string]string{"Authorization": "Bearer t"})
-	assert.Equal(t, 204, status)
-	status, _ = do(t, h, "POST", "/mcp", `{}`, map[string]string{"Authorization": "Bearer t", "Host": "evil.example"})
-	assert.Equal(t, 421, status)
-	status, _ = do(t, h, "POST", "/mcp", `{}`, nil)
-	assert.Equal(t, 401, status)
 }
 
 func TestTenThousandAgentsPaged(t *testing.T) {

@@ -69,14 +69,15 @@
 //
 // [New] refuses a monitor served on an address other machines can reach
 // ([Config].Addr not a loopback address) without a [Config].Token, with
-// [ErrNoToken], or with a token of fewer than [MinTokenLength] (16)
-// characters other than white space, fewer than [MinTokenDistinct] (8)
+// [ErrNoToken], or with a token of fewer than [hostaccess.MinTokenLength] (16)
+// characters other than white space, fewer than [hostaccess.MinTokenDistinct] (8)
 // different ones, or mostly a run of repeated or consecutive characters,
-// with [ErrWeakToken] ([CheckToken]; [GenerateToken]
+// with [hostaccess.ErrWeakToken] ([hostaccess.CheckToken]; [hostaccess.GenerateToken]
 // makes a good one); behind a reverse proxy that authenticates every request,
 // [Config].InsecureNoTokenBehindProxy allows it and New logs a warning.
-// Every request goes through [Auth] (exported so that other handlers, such
-// as an MCP endpoint, can reuse it with [Auth.Middleware]):
+// Every request goes through [hostaccess.Auth], the checks the MCP and A2A
+// endpoints share ([hostaccess.Auth.Middleware]; [Monitor.Auth] returns
+// the monitor's, so that one session passes them all):
 //
 //   - Host-header allow-list against DNS rebinding: localhost, *.localhost,
 //     the loopback addresses, the bound address ([Config].Addr; every
@@ -117,7 +118,7 @@
 // existence_agents_falling_back, existence_agents_budget_exhausted,
 // existence_requests_pending, existence_monitor_streams; and, from the
 // Runner's [Scheduler] Stats (an optional interface: *existence.Runner has
-// it, [Single] does not), the lanes' queue depth existence_lane_queued{lane},
+// it, [hostaccess.Single] does not), the lanes' queue depth existence_lane_queued{lane},
 // existence_lane_running{lane}, existence_lane_dispatched_total{lane},
 // existence_lane_workers{lane} (the autonomy lane's is its concurrency
 // limit), existence_heartbeats_coalesced_total (without a Scheduler, the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/monitor"
 )
 
@@ -43,7 +44,7 @@ func FuzzServeHTTP(f *testing.F) {
 		req.Host = host
 		req.Header.Set("Content-Type", ctype)
 		req.Header.Set("Authorization", auth)
-		req.Header.Set(monitor.CSRFHeader, csrf)
+		req.Header.Set(hostaccess.CSRFHeader, csrf)
 		rec := httptest.NewRecorder()
 		e.mon.ServeHTTP(rec, req)
 		require.Less(t, rec.Code, 500, "%s %q: %s", method, path, rec.Body)

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/store/memstore"
 )
@@ -49,13 +50,13 @@ func TestNewRefusesAPublicAddressWithoutToken(t *testing.T) {
 			"aaaaaaaaaaaaaaaa", "abababababababababab", "abcdefghijklmnop", "0123456789abcdef", "zyxwvutsrqponmlk"} {
 			cfg.Token = weak
 			_, err = monitor.New(cfg)
-			require.ErrorIs(t, err, monitor.ErrWeakToken, "%s with the token %q", addr, weak)
+			require.ErrorIs(t, err, hostaccess.ErrWeakToken, "%s with the token %q", addr, weak)
 		}
 		cfg.Token = "f3a9c01e7b2d8645"
 		m, err := monitor.New(cfg)
 		require.NoError(t, err, "%s with a token of 16 characters", addr)
 		m.Close()
-		cfg.Token = monitor.GenerateToken()
+		cfg.Token = hostaccess.GenerateToken()
 		m, err = monitor.New(cfg)
 		require.NoError(t, err, "%s with a generated token", addr)
 		m.Close()
@@ -85,16 +86,6 @@ func TestNewRefusesAPublicAddressWithoutToken(t *testing.T) {
 	assert.Contains(t, logs.String(), "addr=0.0.0.0:8080")
 }
 
-func TestLoopback(t *testing.T) {
-	for addr, want := range map[string]bool{
-		"127.0.0.1:8080": true, "127.9.9.9:1": true, "[::1]:80": true, "localhost:80": true, "LOCALHOST:80": true,
-		":8080": false, "0.0.0.0:80": false, "[::]:80": false, "10.0.0.1:80": false, "localhost": false,
-		"example.com:80": false, "foo.localhost:80": false, "[::ffff:127.0.0.1]:80": true,
-	} {
-		assert.Equal(t, want, monitor.Loopback(addr), addr)
-	}
-}
-
 // TestPageNeedsTheToken: with a token, the page, its script and the API
 // all need it; a client without it never sees a CSRF token.
 func TestPageNeedsTheToken(t *testing.T) {
@@ -120,17 +111,17 @@ func TestSessionsAndTheirCSRFTokens(t *testing.T) {
 	tb := pageCSRF(t, e.mon, map[string]string{"Cookie": b})
 	assert.NotEqual(t, ta, tb)
 
-	restarted := monitor.NewAuth(monitor.AuthConfig{Token: "s3cret"})
+	restarted := hostaccess.NewAuth(hostaccess.AuthConfig{Token: "s3cret"})
 	req := httptest.NewRequest("POST", "/api/messages", nil)
 	req.Host = "127.0.0.1"
 	req.Header.Set("Cookie", a)
-	req.Header.Set(monitor.CSRFHeader, ta)
+	req.Header.Set(hostaccess.CSRFHeader, ta)
 	status, _ := restarted.Check(req)
 	assert.Zero(t, status, "a session outlives a restart with the same token")
 	assert.Equal(t, ta, restarted.CSRFToken(req))
-	status, _ = monitor.NewAuth(monitor.AuthConfig{Token: "rotated"}).Check(req)
+	status, _ = hostaccess.NewAuth(hostaccess.AuthConfig{Token: "rotated"}).Check(req)
 	assert.Equal(t, http.StatusUnauthorized, status, "a new token ends every session")
-	assert.Empty(t, monitor.NewAuth(monitor.AuthConfig{}).CSRFToken(req), "without a token, a session of another process is none")
+	assert.Empty(t, hostaccess.NewAuth(hostaccess.AuthConfig{}).CSRFToken(req), "without a token, a session of another process is none")
 }
 
 // TestHostCheck: the Host header may name localhost, a loopback address,
@@ -139,31 +130,31 @@ func TestSessionsAndTheirCSRFTokens(t *testing.T) {
 func TestHostCheck(t *testing.T) {
 	tests := []struct {
 		name  string
-		cfg   monitor.AuthConfig
+		cfg   hostaccess.AuthConfig
 		hosts map[string]bool
 	}{
-		{"no address", monitor.AuthConfig{}, map[string]bool{
+		{"no address", hostaccess.AuthConfig{}, map[string]bool{
 			"localhost": true, "app.localhost:1": true, "127.0.0.1:80": true, "127.1.2.3": true, "[::1]:8080": true,
 			"LOCALHOST": true, "localhost.": true, "foo.localhost": true, "Foo.LocalHost.:8080": true,
 			"localhost.attacker.example": false, "localhost..": false, "xlocalhost": false,
 			"192.0.2.10": false, "[2001:db8::1]:80": false, "attacker.example": false, "": false, "10.0.0.1:80": false,
 		}},
-		{"bound to one address", monitor.AuthConfig{Addr: "192.0.2.10:8080"}, map[string]bool{
+		{"bound to one address", hostaccess.AuthConfig{Addr: "192.0.2.10:8080"}, map[string]bool{
 			"192.0.2.10:8080": true, "192.0.2.10": true, "192.0.2.11:8080": false, "localhost:8080": true,
 		}},
-		{"bound to an IPv6 address", monitor.AuthConfig{Addr: "[2001:DB8::1]:8080"}, map[string]bool{
+		{"bound to an IPv6 address", hostaccess.AuthConfig{Addr: "[2001:DB8::1]:8080"}, map[string]bool{
 			"[2001:db8::1]:8080": true, "[2001:db8:0:0::1]": true, "[2001:db8::2]": false,
 		}},
-		{"bound to a name", monitor.AuthConfig{Addr: "Monitor.Internal:8080"}, map[string]bool{
+		{"bound to a name", hostaccess.AuthConfig{Addr: "Monitor.Internal:8080"}, map[string]bool{
 			"monitor.internal:8080": true, "MONITOR.INTERNAL.": true, "other.internal": false,
 		}},
-		{"allowed names", monitor.AuthConfig{AllowedHosts: []string{"Dash.Example", "198.51.100.4"}}, map[string]bool{
+		{"allowed names", hostaccess.AuthConfig{AllowedHosts: []string{"Dash.Example", "198.51.100.4"}}, map[string]bool{
 			"dash.example:443": true, "198.51.100.4": true, "198.51.100.5": false,
 		}},
-		{"every host", monitor.AuthConfig{AllowedHosts: []string{"*"}}, map[string]bool{"anything.example": true}},
+		{"every host", hostaccess.AuthConfig{AllowedHosts: []string{"*"}}, map[string]bool{"anything.example": true}},
 	}
 	for _, tt := range tests {
-		a := monitor.NewAuth(tt.cfg)
+		a := hostaccess.NewAuth(tt.cfg)
 		for host, want := range tt.hosts {
 			assert.Equal(t, want, a.HostAllowed(host), "%s: %q", tt.name, host)
 		}
@@ -171,7 +162,7 @@ func TestHostCheck(t *testing.T) {
 
 	// Bound to every interface: this machine's addresses pass, others do
 	// not.
-	a := monitor.NewAuth(monitor.AuthConfig{Addr: "0.0.0.0:8080"})
+	a := hostaccess.NewAuth(hostaccess.AuthConfig{Addr: "0.0.0.0:8080"})
 	addrs, err := net.InterfaceAddrs()
 	require.NoError(t, err)
 	for _, ad := range addrs {
@@ -271,43 +262,5 @@ func TestNewServerClosesSlowloris(t *testing.T) {
 		if errors.As(err, &ne) && ne.Timeout() {
 			require.Fail(t, "the server kept a slowloris connection open")
 		}
-	}
-}
-
-// TestGenerateToken: generated tokens are 43 URL-safe characters, pass
-// CheckToken, and differ.
-func TestGenerateToken(t *testing.T) {
-	a, b := monitor.GenerateToken(), monitor.GenerateToken()
-	assert.Len(t, a, 43)
-	assert.Regexp(t, `^[A-Za-z0-9_-]+$`, a)
-	assert.NotEqual(t, a, b)
-	require.NoError(t, monitor.CheckToken(a))
-	require.ErrorIs(t, monitor.CheckToken("               x"), monitor.ErrWeakToken, "15 spaces and one x")
-}
-
-// TestCheckTokenVariety: a token long enough but of one repeated letter,
-// a few letters, or a run of consecutive ones is refused, saying which
-// rule failed and that a generated token is better; random tokens of 16
-// characters and more pass.
-func TestCheckTokenVariety(t *testing.T) {
-	tests := []struct{ token, want string }{
-		{strings.Repeat("a", 16), "it has 1 different characters, want at least 8"},
-		{strings.Repeat("a", 100), "it has 1 different characters"},
-		{strings.Repeat("abc", 10), "it has 3 different characters"},
-		{"abcdefghijklmnop", "mostly a run of repeated or consecutive characters (15 of its 15"},
-		{"1234567890123456", "mostly a run"},
-		{"aaaaaaaaaaaaaaaaaaaaaaaaaaaa5x9Kq7wZ", "mostly a run"},
-	}
-	for _, tc := range tests {
-		err := monitor.CheckToken(tc.token)
-		require.ErrorIs(t, err, monitor.ErrWeakToken, tc.token)
-		assert.Contains(t, err.Error(), tc.want, tc.token)
-		assert.Contains(t, err.Error(), "GenerateToken", tc.token)
-	}
-	for _, ok := range []string{"f3a9c01e7b2d8645", "correct horse battery staple", "8c1f0b7e2a94d36f5e0a1b2c3d4e5f60"} {
-		assert.NoError(t, monitor.CheckToken(ok), ok)
-	}
-	for range 1000 {
-		require.NoError(t, monitor.CheckToken(monitor.GenerateToken()))
 	}
 }

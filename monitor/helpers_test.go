@@ -18,6 +18,7 @@ import (
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -130,5 +131,5 @@ func browser(t testing.TB, h http.Handler) map[string]string {
 	cs := rec.Result().Cookies()
 	require.Len(t, cs, 1, "the page opens a session")
 	cookie := cs[0].Name + "=" + cs[0].Value
-	return map[string]string{"Cookie": cookie, monitor.CSRFHeader: pageCSRF(t, h, map[string]string{"Cookie": cookie})}
+	return map[string]string{"Cookie": cookie, hostaccess.CSRFHeader: pageCSRF(t, h, map[string]string{"Cookie": cookie})}
 }

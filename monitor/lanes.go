@@ -15,7 +15,7 @@ import (
 // Scheduler is what the monitor shows of a runner's scheduler: each
 // lane's queue depth and lateness. *existence.Runner satisfies it. It is
 // optional: the monitor asks its [Config].Runner for it with a type
-// assertion, so a [Runner] without Stats (such as [Single]) still works;
+// assertion, so a [hostaccess.Agents] without Stats (such as [hostaccess.Single]) still works;
 // its lane gauges and the dashboard's lane summary are then left out.
 type Scheduler interface {
 	// Stats returns the scheduler's counters (see existence.RunnerStats).

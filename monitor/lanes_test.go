@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/monitor"
@@ -154,10 +155,10 @@ func TestMetricsWithoutAScheduler(t *testing.T) {
 	// Single adapts one agent and has no Stats: no lane gauges, no
 	// scheduler in the page; cycles run by Tick have no lane.
 	e := newEnv(t, 1, monitor.Config{})
-	mon, err := monitor.New(monitor.Config{Runner: monitor.Single(e.runner.Agent("scout"))})
+	mon, err := monitor.New(monitor.Config{Runner: hostaccess.Single(e.runner.Agent("scout"))})
 	require.NoError(t, err)
 	defer mon.Close()
-	_, ok := any(monitor.Single(nil)).(monitor.Scheduler)
+	_, ok := any(hostaccess.Single(nil)).(monitor.Scheduler)
 	require.False(t, ok)
 	mon.Observe(event.Event{Kind: event.Cycle, AgentID: "scout", Cycle: &event.CycleStats{}})
 	mon.Observe(event.Event{Kind: event.Cycle, AgentID: "scout", Cycle: &event.CycleStats{Lane: "priority", Lateness: 1500 * time.Millisecond, Coalesced: 2}})

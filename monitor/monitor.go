@@ -15,50 +15,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/existence-loop/sdk/clock"
-	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/task"
 )
-
-// Runner is what the monitor needs of the agents it shows:
-// *existence.Runner satisfies it, and [Single] adapts one agent.
-type Runner interface {
-	// Agents returns every agent, in a stable order.
-	Agents() []*existence.Agent
-	// Agent returns the agent with the given id, or nil.
-	Agent(id string) *existence.Agent
-	// SayAsHost delivers a host message to the given agents, or to all when
-	// none is given (see existence.Runner.SayAsHost).
-	SayAsHost(ctx context.Context, text string, to ...string) error
-}
-
-var _ Runner = (*existence.Runner)(nil)
-
-// Single adapts one agent to [Runner], for an application that embeds a
-// single agent.
-func Single(a *existence.Agent) Runner { return single{a} }
-
-type single struct{ a *existence.Agent }
-
-func (s single) Agents() []*existence.Agent { return []*existence.Agent{s.a} }
-
-func (s single) Agent(id string) *existence.Agent {
-	if id == s.a.ID() {
-		return s.a
-	}
-	return nil
-}
-
-func (s single) SayAsHost(ctx context.Context, text string, to ...string) error {
-	for _, id := range to {
-		if id != s.a.ID() {
-			return fmt.Errorf("monitor: no agent %q", id)
-		}
-	}
-	return s.a.SayAsHost(ctx, text)
-}
 
 // Requests is what the monitor needs of the requests queue:
 // *requests.Queue satisfies it.
@@ -84,9 +46,9 @@ const (
 // Config configures [New]. Runner or Source is required, not both.
 type Config struct {
 	// Runner gives the agents of this process: an *existence.Runner, or
-	// [Single]. The monitor reads and reaches them through
+	// [hostaccess.Single]. The monitor reads and reaches them through
 	// [RunnerSource].
-	Runner Runner
+	Runner hostaccess.Agents
 	// Source gives agents that run elsewhere, for example loaded from
 	// their store by a process that runs none (see [Source]). When it is
 	// also a [Scheduler], its lanes are shown.
@@ -102,24 +64,24 @@ type Config struct {
 	// /api/agents/{id}/memories?q= lists or recalls its memories (without,
 	// that endpoint answers 501).
 	Memory *memory.Memory
-	// Token, Addr, AllowedHosts: see [AuthConfig]. Token is the bearer
+	// Token, Addr, AllowedHosts: see [hostaccess.AuthConfig]. Token is the bearer
 	// token every request but /healthz must carry.
 	Token string
 	// Addr is the address the monitor is served on ("127.0.0.1:8080",
 	// "0.0.0.0:8080", as given to [NewServer]). [New] refuses an Addr that
-	// is not a loopback address ([Loopback]) when Token is empty, with
-	// [ErrNoToken], and one whose Token fails [CheckToken] (fewer than
-	// [MinTokenLength] characters other than white space, fewer than
-	// [MinTokenDistinct] different ones, mostly a run) with
-	// [ErrWeakToken]; the Host
-	// check allows its host (see [AuthConfig].Addr).
+	// is not a loopback address ([hostaccess.Loopback]) when Token is empty, with
+	// [ErrNoToken], and one whose Token fails [hostaccess.CheckToken] (fewer than
+	// [hostaccess.MinTokenLength] characters other than white space, fewer than
+	// [hostaccess.MinTokenDistinct] different ones, mostly a run) with
+	// [hostaccess.ErrWeakToken]; the Host
+	// check allows its host (see [hostaccess.AuthConfig].Addr).
 	// Empty: unknown, so no refusal, and only loopback names and
 	// AllowedHosts pass the Host check.
 	Addr string
 	// AllowedHosts are further host names (without a port) that the Host
 	// check accepts, such as the name a reverse proxy forwards
 	// ("agents.example.com"); any other Host gets 421 (see
-	// [AuthConfig].AllowedHosts).
+	// [hostaccess.AuthConfig].AllowedHosts).
 	AllowedHosts []string
 	// InsecureNoTokenBehindProxy lets [New] serve a non-loopback Addr
 	// without a Token, for a monitor behind a reverse proxy that
@@ -151,7 +113,7 @@ type Config struct {
 // documentation). Feed it every agent's events with [Monitor.Observe].
 type Monitor struct {
 	cfg       Config
-	auth      *Auth
+	auth      *hostaccess.Auth
 	hub       *hub
 	hist      *history
 	met       *metrics
@@ -169,8 +131,8 @@ type Monitor struct {
 var webFS embed.FS
 
 // New returns a monitor over cfg.Runner or cfg.Source. Errors: neither or
-// both of them; [ErrWeakToken] for a non-loopback cfg.Addr with a
-// cfg.Token that fails [CheckToken]; [ErrNoToken] for a non-loopback cfg.Addr without a cfg.Token (unless cfg.InsecureNoTokenBehindProxy, which is logged as a
+// both of them; [hostaccess.ErrWeakToken] for a non-loopback cfg.Addr with a
+// cfg.Token that fails [hostaccess.CheckToken]; [ErrNoToken] for a non-loopback cfg.Addr without a cfg.Token (unless cfg.InsecureNoTokenBehindProxy, which is logged as a
 // warning); a metrics registration error (for example the same Registry
 // used twice).
 func New(cfg Config) (*Monitor, error) {
@@ -211,7 +173,7 @@ func New(cfg Config) (*Monitor, error) {
 	}
 	m := &Monitor{
 		cfg:       cfg,
-		auth:      NewAuth(AuthConfig{Token: cfg.Token, Addr: cfg.Addr, AllowedHosts: cfg.AllowedHosts}),
+		auth:      hostaccess.NewAuth(hostaccess.AuthConfig{Token: cfg.Token, Addr: cfg.Addr, AllowedHosts: cfg.AllowedHosts}),
 		hub:       newHub(0, cfg.MaxSubscribers),
 		hist:      newHistory(cfg.History, 5, 200),
 		clock:     cfg.Clock,
@@ -247,15 +209,15 @@ func (m *Monitor) Observe(e event.Event) {
 }
 
 // Auth returns the monitor's checks, to guard other handlers of the same
-// application with the same token and hosts (see [Auth.Middleware]).
-func (m *Monitor) Auth() *Auth { return m.auth }
+// application with the same token and hosts (see [hostaccess.Auth.Middleware]).
+func (m *Monitor) Auth() *hostaccess.Auth { return m.auth }
 
 // Close ends every event stream (http.Server.Shutdown does not end
 // streaming responses); call it from http.Server.RegisterOnShutdown. It is
 // idempotent.
 func (m *Monitor) Close() { m.hub.close() }
 
-// ServeHTTP serves the monitor, behind the [Auth] checks (except /healthz,
+// ServeHTTP serves the monitor, behind the [hostaccess.Auth] checks (except /healthz,
 // which only checks the Host header).
 func (m *Monitor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()

@@ -6,13 +6,14 @@ import (
 	"fmt"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/identity"
 )
 
 // Source is what the monitor shows and reaches of its agents: every
 // agent's status, one agent's identity, host messages, and the inbox an
 // answered request goes to. Agents that run in this process come through
-// [Config].Runner (an *existence.Runner, or [Single]), which the monitor
+// [Config].Runner (an *existence.Runner, or [hostaccess.Single]), which the monitor
 // adapts with [RunnerSource]; a program that watches agents running in
 // other processes implements Source over their store (the existence
 // command's serve does). Implementations are safe for concurrent use.
@@ -51,14 +52,14 @@ var (
 // `no agent "id"`.
 func NoAgentError(id string) error { return fmt.Errorf("%w %s", ErrNoAgent, quote(id)) }
 
-// RunnerSource adapts a [Runner] (the agents of this process) to
+// RunnerSource adapts a [hostaccess.Agents] (the agents of this process) to
 // [Source]: statuses from each agent's Status, the identity from its
 // State, host messages through the Runner (every id checked first) and
 // answers through the agent's DeliverToInbox. It never returns
 // [ErrUnsupported].
-func RunnerSource(r Runner) Source { return runnerSource{r} }
+func RunnerSource(r hostaccess.Agents) Source { return runnerSource{r} }
 
-type runnerSource struct{ r Runner }
+type runnerSource struct{ r hostaccess.Agents }
 
 func (s runnerSource) Statuses(context.Context) ([]existence.Status, error) {
 	agents := s.r.Agents()

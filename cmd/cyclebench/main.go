@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/hollow"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/identity/hollow"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/store/filestore"

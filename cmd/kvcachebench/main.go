@@ -15,7 +15,7 @@
 // a small proxy in front of the engine bounds the JSON the replies may
 // hold (strings of at most 12 characters, arrays of one item) and makes
 // every reply to a request with tools a tool call
-// (llm/llmtest/engine.ConstrainChat), what a trained model would choose.
+// (internal/engine.ConstrainChat), what a trained model would choose.
 //
 // Where the figures come from: Ollama's "loading cache slot … prompt=N
 // used=M" debug lines (OLLAMA_DEBUG=1; its prompt_eval_count counts the
@@ -51,7 +51,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/existence-loop/sdk/llm/llmtest/engine"
+	"github.com/existence-loop/sdk/internal/engine"
 )
 
 type options struct {

@@ -2,7 +2,7 @@
 // SmolLM2-135M's shape and a byte-level BPE tokenizer trained on a
 // repository's .go and .md files, for tests against real engines
 // (llama.cpp, Ollama). See package
-// github.com/existence-loop/sdk/llm/llmtest/engine/gguf.
+// github.com/existence-loop/sdk/internal/engine/gguf.
 //
 //	go run ./cmd/mkgguf -out FILE [-repo DIR] [-seed N] [-tiny]
 //

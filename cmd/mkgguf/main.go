@@ -10,7 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 
-	"github.com/existence-loop/sdk/llm/llmtest/engine/gguf"
+	"github.com/existence-loop/sdk/internal/engine/gguf"
 )
 
 func main() {

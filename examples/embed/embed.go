@@ -18,6 +18,7 @@ import (
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/workspace"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/llm/openai"
@@ -79,7 +80,7 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer) (err error
 		}
 	}()
 	m, err := monitor.New(monitor.Config{
-		Runner:   monitor.Single(agent),
+		Runner:   hostaccess.Single(agent),
 		Tasks:    st.tasks,
 		Requests: st.reqs,
 		Token:    o.token,

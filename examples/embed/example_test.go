@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/store/taskqueue"
@@ -24,7 +25,7 @@ func exampleServer() (http.Handler, func() error) {
 		panic(err)
 	}
 	now := func() time.Time { return time.Date(2026, 4, 13, 12, 0, 0, 0, time.UTC) }
-	m, err := monitor.New(monitor.Config{Runner: monitor.Single(a), Tasks: taskqueue.NewMemory(taskqueue.Options{Now: now}), Token: "s3cret", Logger: slog.New(slog.DiscardHandler)})
+	m, err := monitor.New(monitor.Config{Runner: hostaccess.Single(a), Tasks: taskqueue.NewMemory(taskqueue.Options{Now: now}), Token: "s3cret", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		panic(err)
 	}

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/existence-loop/sdk/hollow"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/identity/hollow"
 	"github.com/existence-loop/sdk/llm"
 )
 

@@ -89,9 +89,9 @@ func TestReplay(t *testing.T) {
 }
 
 func TestRecordsFromHollow(t *testing.T) {
-	dir := filepath.Join("..", "..", "identity", "hollow", "testdata", "hollow-memory")
+	dir := filepath.Join("..", "..", "hollow", "testdata", "hollow-memory")
 	if _, err := os.Stat(dir); err != nil {
-		t.Skip("identity/hollow/testdata/hollow-memory is missing")
+		t.Skip("hollow/testdata/hollow-memory is missing")
 	}
 	recs, err := simulate.RecordsFromHollow(dir, simulate.DefaultStart)
 	require.NoError(t, err)

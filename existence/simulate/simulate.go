@@ -126,7 +126,7 @@ type Config struct {
 	// (2 minutes), negative disables the rule.
 	MaxGoalDuration time.Duration
 	// Store holds the agents' states. States already in it (for example
-	// imported with identity/hollow into a memstore.Store) are
+	// imported with hollow into a memstore.Store) are
 	// loaded and go on from where they were, and every heartbeat saves
 	// them. Default: none is kept (saves are dropped, which spares a deep
 	// copy per heartbeat); [Result] and the trajectory say what happened.

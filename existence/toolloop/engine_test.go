@@ -12,7 +12,7 @@ import (
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/llm/llmtest/engine"
+	"github.com/existence-loop/sdk/internal/engine"
 	"github.com/existence-loop/sdk/llm/ollama"
 )
 
@@ -22,7 +22,7 @@ type engineNoteArgs struct {
 	Text string `json:"text" jsonschema_description:"What to write down."`
 }
 
-// Tool-loop turns against a real engine (package llm/llmtest/engine;
+// Tool-loop turns against a real engine (package internal/engine;
 // skipped without one) through the Ollama adapter. The engine is told to
 // answer requests with tools by a tool call (random weights never choose
 // one; engine.Config.ToolChoice): each turn's call is parsed from the

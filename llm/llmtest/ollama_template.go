@@ -3,14 +3,14 @@ package llmtest
 // OllamaTemplate is the Ollama (Go text/template) chat template the
 // Ollama stand-in renders chat requests with (through Ollama's own
 // template package), and the real engine's model is created with
-// (llm/llmtest/engine): Qwen2.5's ChatML template from Ollama's
+// (internal/engine): Qwen2.5's ChatML template from Ollama's
 // library (every system message collated into .System at the top, the
 // tool offer in the system block, tool results as user turns in
 // <tool_response>), except that an assistant's tool calls are written as
 // bare JSON objects, one a line, without the <tool_call> tags. Ollama
 // derives the tool-call tag from the template; with none it parses any
 // reply that is a JSON object naming a tool as a tool call, which is what
-// a reply constrained to a tool call's schema is (see llm/llmtest/engine.Config.ToolChoice).
+// a reply constrained to a tool call's schema is (see internal/engine.Config.ToolChoice).
 const OllamaTemplate = `{{- if .Messages }}
 {{- if or .System .Tools }}<|im_start|>system
 {{- if .System }}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/internal/engine"
 	"github.com/existence-loop/sdk/llm/llmtest"
-	"github.com/existence-loop/sdk/llm/llmtest/engine"
 )
 
 // The stand-in answers the requests recorded from the real engine

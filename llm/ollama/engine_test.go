@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/internal/engine"
 	"github.com/existence-loop/sdk/llm"
-	"github.com/existence-loop/sdk/llm/llmtest/engine"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/llm/ollama"
 )
@@ -20,7 +20,7 @@ import (
 var engineUpdate = engine.UpdateFlag()
 
 // The TestEngine… tests run against a real engine (package
-// llm/llmtest/engine; they skip without one) and record what it answered
+// internal/engine; they skip without one) and record what it answered
 // under testdata/engine/ with -update; their TestTranscript… twins replay
 // those transcripts in the quick suite, running the same checks.
 

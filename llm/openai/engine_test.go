@@ -9,15 +9,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/internal/engine"
 	"github.com/existence-loop/sdk/llm"
-	"github.com/existence-loop/sdk/llm/llmtest/engine"
 	"github.com/existence-loop/sdk/llm/openai"
 )
 
 var engineUpdate = engine.UpdateFlag()
 
 // The TestEngine… tests run against a real engine's OpenAI-compatible
-// endpoint (llama-server's, package llm/llmtest/engine; they skip without
+// endpoint (llama-server's, package internal/engine; they skip without
 // one) and record what it answered under testdata/engine/ with -update;
 // their TestTranscript… twins replay those transcripts in the quick suite.
 

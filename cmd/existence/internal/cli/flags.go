@@ -8,12 +8,12 @@ import (
 	"os"
 	"strings"
 
-	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/hostaccess"
 )
 
 // envToken is the value of an -http-token flag: the flag when given (even
 // empty, which turns authentication off), else $EXISTENCE_TOKEN; "auto"
-// (either way) is a new random token (monitor.GenerateToken), which
+// (either way) is a new random token (hostaccess.GenerateToken), which
 // resolve makes once. Help never prints the environment's token as the
 // flag's default.
 type envToken struct {
@@ -83,7 +83,7 @@ func visibleFlags(fs *flag.FlagSet) *flag.FlagSet {
 func (t *envToken) resolve() {
 	t.value, t.set = t.String(), true
 	if t.value == autoToken {
-		t.value, t.auto = monitor.GenerateToken(), true
+		t.value, t.auto = hostaccess.GenerateToken(), true
 	}
 }
 
@@ -107,11 +107,11 @@ func exposureFlags(fs *flag.FlagSet, optOut *bool) {
 // token, unless the operator opted out: anyone who can reach it could read
 // the agents and send them tasks.
 func checkExposure(addr, token string, optOut bool) error {
-	if _, _, err := net.SplitHostPort(addr); err != nil || monitor.Loopback(addr) {
+	if _, _, err := net.SplitHostPort(addr); err != nil || hostaccess.Loopback(addr) {
 		return nil // a bad address is the listen's to report
 	}
 	if token != "" {
-		if err := monitor.CheckToken(token); err != nil {
+		if err := hostaccess.CheckToken(token); err != nil {
 			return fmt.Errorf("-http %s is not a loopback address and -http-token (or $EXISTENCE_TOKEN) is too weak: %w; -http-token auto is better than any token typed by hand: 43 random characters, written to a file only you can read and never printed", addr, err)
 		}
 		return nil

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
+	"github.com/existence-loop/sdk/hollow"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/identity/hollow"
 	"github.com/existence-loop/sdk/store/filestore"
 )
 
@@ -25,7 +25,7 @@ var importCommand = &command{
 	about: `It reads every agent of a hollow-agentOS memory directory (identity/{id}/
 profile.json and suffering.json, goals/{id}/registry.jsonl, identity/
 names.json, and the semantic memory in semantic/{id}/: metadata.jsonl,
-embeddings.npy, index.json) with identity/hollow, converts it to the SDK's
+embeddings.npy, index.json) with hollow, converts it to the SDK's
 state and long-term memories, and saves both in -store, written as run's
 -store: a directory, sqlite:PATH or postgres://... Then it prints what
 changed: each agent created or replaced, what was imported, and what was

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/existence-loop/sdk/hollow"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/identity/hollow"
 	"github.com/existence-loop/sdk/memory"
 )
 

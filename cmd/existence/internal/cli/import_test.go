@@ -18,11 +18,11 @@ import (
 	"github.com/existence-loop/sdk/store/sqlitestore"
 )
 
-// hollowSample is the real hollow-agentOS memory in identity/hollow's
+// hollowSample is the real hollow-agentOS memory in hollow's
 // test data: one agent, scout, named Titan.
 func hollowSample(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "identity", "hollow", "testdata", "hollow-memory"))
+	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "hollow", "testdata", "hollow-memory"))
 	require.NoError(t, err)
 	return dir
 }

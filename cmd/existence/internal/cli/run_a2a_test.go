@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/a2aserver"
-	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/store/taskqueue"
 )
 
@@ -22,10 +22,10 @@ import (
 // fetched stops the run with the flag's name.
 func TestA2AAgentFlag(t *testing.T) {
 	r := testRunner(t, nil)
-	s, err := a2aserver.New(a2aserver.Config{Agents: monitor.Single(r.Agent("scout")), Tasks: taskqueue.NewMemory(taskqueue.Options{})})
+	s, err := a2aserver.New(a2aserver.Config{Agents: hostaccess.Single(r.Agent("scout")), Tasks: taskqueue.NewMemory(taskqueue.Options{})})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
-	s.Mount(mux, monitor.NewAuth(monitor.AuthConfig{Token: "remote-token"}))
+	s.Mount(mux, hostaccess.NewAuth(hostaccess.AuthConfig{Token: "remote-token"}))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 

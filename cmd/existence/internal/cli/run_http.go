@@ -18,6 +18,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/existence/toolloop"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/internal/atomicfile"
 	"github.com/existence-loop/sdk/mcpserver"
 	"github.com/existence-loop/sdk/memory"
@@ -50,7 +51,7 @@ func serveMonitor(o *runOptions, runner *existence.Runner, tasks task.Queue, req
 
 // protocolConfig is what withProtocols serves.
 type protocolConfig struct {
-	Agents   monitor.Runner
+	Agents   hostaccess.Agents
 	Tasks    task.Queue      // nil: no A2A (it needs the task queue)
 	Requests *requests.Queue // nil: MCP's request tools answer "not configured"
 	Events   *mcpserver.EventLog
@@ -59,7 +60,7 @@ type protocolConfig struct {
 	Logger   *slog.Logger
 }
 
-// withProtocols returns mon with, behind its checks (monitor.Auth: the
+// withProtocols returns mon with, behind its checks (hostaccess.Auth: the
 // same token and Host rules), A2A at /a2a and the agent card at
 // /.well-known/agent-card.json (a2aserver; only with a task queue), and
 // MCP over streamable HTTP at /mcp (mcpserver).

@@ -21,7 +21,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/workspace"
-	"github.com/existence-loop/sdk/identity/hollow"
+	"github.com/existence-loop/sdk/hollow"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/store/memstore"
@@ -163,7 +163,7 @@ func splitUnescaped(s string) []string {
 // the imported names.
 func TestImportedNamesWinOverNamesJSONAndDefaults(t *testing.T) {
 	pkg, _ := os.Getwd()
-	src := filepath.Join(pkg, "..", "..", "..", "..", "identity", "hollow", "testdata", "hollow-memory")
+	src := filepath.Join(pkg, "..", "..", "..", "..", "hollow", "testdata", "hollow-memory")
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
 	// names.json disagrees with profile.json (scout is Titan there) and

@@ -331,7 +331,7 @@ func TestTrioDryRunGolden(t *testing.T) {
 
 func TestTrioImportHollowDryRun(t *testing.T) {
 	pkg, _ := os.Getwd()
-	src := filepath.Join(pkg, "..", "..", "..", "..", "identity", "hollow", "testdata", "hollow-memory")
+	src := filepath.Join(pkg, "..", "..", "..", "..", "hollow", "testdata", "hollow-memory")
 	t.Chdir(t.TempDir())
 	out, stderr, err := runTrioTest(t, "-dry-run", "-now", "2026-04-15T23:01:00Z", "-import-hollow", src)
 	require.NoError(t, err, stderr)

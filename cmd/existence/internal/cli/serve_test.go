@@ -18,6 +18,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/pgtest"
 	"github.com/existence-loop/sdk/monitor"
@@ -105,7 +106,7 @@ func call(t *testing.T, base, method, path, body string) (int, string) {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if csrf != "" {
-		req.Header.Set(monitor.CSRFHeader, csrf)
+		req.Header.Set(hostaccess.CSRFHeader, csrf)
 	}
 	resp, err := hc.Do(req)
 	require.NoError(t, err)
@@ -342,7 +343,7 @@ func TestExposureRefused(t *testing.T) {
 			if tt.token == "" {
 				assert.Contains(t, err.Error(), "-"+noTokenFlag)
 			} else {
-				assert.ErrorIs(t, err, monitor.ErrWeakToken)
+				assert.ErrorIs(t, err, hostaccess.ErrWeakToken)
 			}
 		}
 	}

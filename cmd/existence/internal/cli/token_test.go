@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence/requests"
-	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/store/taskqueue"
 )
 
@@ -26,7 +26,7 @@ func TestAutoToken(t *testing.T) {
 	o, err := parseRunFlags([]string{"-http", "0.0.0.0:0", "-http-token", "auto", "-dry-run"}, io.Discard)
 	require.NoError(t, err, "a generated token may serve a public address")
 	tok := o.httpToken.String()
-	require.NoError(t, monitor.CheckToken(tok))
+	require.NoError(t, hostaccess.CheckToken(tok))
 	assert.Equal(t, tok, o.httpToken.String(), "generated once")
 
 	r := testRunner(t, nil)

@@ -20,6 +20,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/monitor"
 )
 
@@ -79,7 +80,7 @@ func (c *monitorClient) request(ctx context.Context, method, path string, body i
 		if err != nil {
 			return nil, err
 		}
-		req.Header.Set(monitor.CSRFHeader, tok)
+		req.Header.Set(hostaccess.CSRFHeader, tok)
 	}
 	return req, nil
 }

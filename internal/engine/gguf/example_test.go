@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/existence-loop/sdk/llm/llmtest/engine/gguf"
+	"github.com/existence-loop/sdk/internal/engine/gguf"
 )
 
 // Write a tiny model whose tokenizer is trained on a few lines of text, and

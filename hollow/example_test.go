@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/existence-loop/sdk/identity/hollow"
+	"github.com/existence-loop/sdk/hollow"
 	"github.com/existence-loop/sdk/store/memstore"
 )
 

@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/existence-loop/sdk/internal/engine/gguf"
 	"github.com/existence-loop/sdk/llm/llmtest"
-	"github.com/existence-loop/sdk/llm/llmtest/engine/gguf"
 )
 
 // ChatMLTemplate is the Ollama (Go text/template) chat template the model

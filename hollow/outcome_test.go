@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/existence-loop/sdk/identity/hollow"
+	"github.com/existence-loop/sdk/hollow"
 )
 
 // Spec §2 row 13: an imported goal's outcome is the text the original recorded

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/llm/llmtest/engine"
+	"github.com/existence-loop/sdk/internal/engine"
 )
 
 // ConstrainChat makes a request with tools a call of one of them, and

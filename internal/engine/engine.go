@@ -117,7 +117,7 @@ type Files struct {
 	Dir     string // the install directory (EnvDir)
 	Modules string // DIR/node/node_modules
 	Model   string // DIR/model.gguf, or EnvModel
-	Server  string // llm/llmtest/engine/server/server.mjs in this checkout
+	Server  string // internal/engine/server/server.mjs in this checkout
 }
 
 // DefaultDir is the install directory when [EnvDir] is unset:

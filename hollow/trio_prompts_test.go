@@ -15,8 +15,8 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/hollow"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/identity/hollow"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
@@ -127,6 +127,6 @@ func TestImportedTrioPromptsGolden(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./identity/hollow -update to create it")
+	require.NoError(t, err, "run go test ./hollow -update to create it")
 	assert.Equal(t, string(want), got)
 }

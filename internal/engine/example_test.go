@@ -3,7 +3,7 @@ package engine_test
 import (
 	"fmt"
 
-	"github.com/existence-loop/sdk/llm/llmtest/engine"
+	"github.com/existence-loop/sdk/internal/engine"
 )
 
 // Strip takes out of a reply what varies from run to run, so that a

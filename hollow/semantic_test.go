@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/existence-loop/sdk/hollow"
 	"github.com/existence-loop/sdk/identity"
-	"github.com/existence-loop/sdk/identity/hollow"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/store/memstore"
 )

@@ -1,4 +1,4 @@
-package monitor
+package hostaccess
 
 import (
 	"crypto/hmac"
@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"net"
 	"net/http"
 	"strings"
@@ -27,11 +28,11 @@ type AuthConfig struct {
 	// Token, when not empty, is the bearer token every request must carry
 	// ("Authorization: Bearer TOKEN"), or the session cookie a page gets
 	// by opening any page with ?token=TOKEN. Empty: no authentication (fit
-	// only for a loopback address; [New] refuses a monitor on another
-	// address without one).
+	// only for a loopback address; monitor.New and the MCP and A2A
+	// handlers refuse one on another address without a token).
 	Token string
 	// Addr is the address the handler is served on, as given to
-	// net.Listen or [NewServer] ("127.0.0.1:8080", "0.0.0.0:8080",
+	// net.Listen or monitor.NewServer ("127.0.0.1:8080", "0.0.0.0:8080",
 	// ":8080"). Its host is an allowed Host header; a host that binds every
 	// interface ("", "0.0.0.0", "::") allows the addresses of this
 	// machine's interfaces instead. Empty: only the defaults and
@@ -275,17 +276,27 @@ func (a *Auth) Middleware(next http.Handler) http.Handler {
 			if status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="existence"`)
 			}
-			writeError(w, status, msg)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			b, _ := json.Marshal(ErrorBody{Error: msg}) // a struct of one string always encodes
+			_, _ = w.Write(append(b, '\n'))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
+// ErrorBody is the JSON body of an answer [Auth.Middleware] refuses:
+// {"error": "..."}, the same shape as the monitor's error answers.
+type ErrorBody struct {
+	Error string `json:"error"`
+}
+
 func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
+// quote quotes s for an error message, cut to 100 bytes.
 func quote(s string) string {
 	if len(s) > 100 {
 		s = s[:100] + "…"

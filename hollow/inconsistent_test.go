@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/identity/hollow"
+	"github.com/existence-loop/sdk/hollow"
 	"github.com/existence-loop/sdk/store/memstore"
 )
 
