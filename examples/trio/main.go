@@ -69,7 +69,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		defer cancel()
 	}
 	var mu sync.Mutex // the agents print from their own goroutines
-	print := func(e existence.Event) {
+	show := func(e existence.Event) {
 		if e.Kind == existence.EventGoalChosen {
 			mu.Lock()
 			defer mu.Unlock()
@@ -85,7 +85,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		}
 		agent, err := existence.New(ctx, existence.Config{
 			ID: m.ID, Name: m.Name, Traits: m.Traits, Domains: m.Domains,
-			Model: model, Store: store, Observer: print,
+			Model: model, Store: store, Observer: show,
 			MaxCycles: o.cycles, // Tick runs no cycle past it
 		})
 		if err != nil {
