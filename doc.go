@@ -144,5 +144,6 @@
 // cycle side by side with the original's; cmd/memorybench prints the
 // figures of long-term memory (insert rate, cache size, recall latency). The examples directory shows embedding
 // one agent in an HTTP service, a custom prompt section with its golden
-// test, a minimal swarm, and the trio as a wrapper of existence run.
+// test, a minimal swarm, and the trio (Cedar, Cipher and Vault, the roster
+// of existence/trio) wired with the public API only.
 package sdk

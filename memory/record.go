@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/existence-loop/sdk/internal/agentid"
 )
 
 // Kind says where a memory came from.
@@ -156,16 +158,16 @@ var ErrInvalid = errors.New("memory: invalid")
 var ErrNotFound = errors.New("memory: not found")
 
 var (
-	agentPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	idPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
+	idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
 )
 
-// ValidateAgentID checks an agent id by the rule of identity.ValidateID
-// (1–64 of a-z 0-9 _ -, not starting with _ or -): ids become file names
-// in the file store. Errors wrap [ErrInvalid].
+// ValidateAgentID checks an agent id by the module's one rule, that of
+// identity.ValidateID (1–64 of a-z 0-9 _ -, not starting with _ or -):
+// ids become file names in the file store. Errors wrap both [ErrInvalid]
+// and identity.ErrInvalidID, with the same wording as identity.ValidateID.
 func ValidateAgentID(id string) error {
-	if !agentPattern.MatchString(id) {
-		return fmt.Errorf("%w: agent id %q (want 1–64 of a-z 0-9 _ -, not starting with _ or -)", ErrInvalid, id)
+	if err := agentid.Validate(id); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return nil
 }

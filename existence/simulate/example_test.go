@@ -34,8 +34,8 @@ func ExampleRun() {
 	// Cipher: 267 goals failed, peak load 0.203
 	// Vault: 267 goals failed, peak load 0.203
 	//     agent      name  none h  prominent h  constrained h  dominant h  crisis h  peak  crises  resets  done  failed  abandoned  active  cycles  fallbacks  calls  max late  tokens
-	//     scout     Cedar     2.0          0.0            0.0         0.0       0.0  0.20       0       0     0     268          0       0     269          0    538   40.556s  300.6k
-	//   analyst    Cipher     2.0          0.0            0.0         0.0       0.0  0.20       0       0     0     267          0       0     268          0    536    41.82s  300.2k
-	//   builder     Vault     2.0          0.0            0.0         0.0       0.0  0.20       0       0     0     267          0       0     268          0    536   40.023s  294.0k
-	//     TOTAL  3 agents     6.0          0.0            0.0         0.0       0.0  0.20       0       0     0     802          0       0     805          0   1610    41.82s  894.7k
+	//     scout     Cedar     2.0          0.0            0.0         0.0       0.0  0.20       0       0     0     268          0       0     269          0    538   40.556s  296.1k
+	//   analyst    Cipher     2.0          0.0            0.0         0.0       0.0  0.20       0       0     0     267          0       0     268          0    536    41.82s  294.7k
+	//   builder     Vault     2.0          0.0            0.0         0.0       0.0  0.20       0       0     0     267          0       0     268          0    536   40.023s  288.5k
+	//     TOTAL  3 agents     6.0          0.0            0.0         0.0       0.0  0.20       0       0     0     802          0       0     805          0   1610    41.82s  879.3k
 }

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,8 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/existence-loop/sdk/existence/trio"
 	"github.com/existence-loop/sdk/internal/repeat"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/suffering"
 )
 
@@ -335,38 +338,6 @@ type stochasticModel struct {
 // (spec §4): "  [##........] repeated_failure 0.28  description".
 var shownStressor = regexp.MustCompile(`(?m)^  \[[#.]{10}\] (\S+) \d\.\d\d  `)
 
-// reply is a spec §3 response.
-type reply struct {
-	Action              string      `json:"action"`
-	Content             string      `json:"content"`
-	Reasoning           string      `json:"reasoning"`
-	WorldviewUpdate     *string     `json:"worldview_update"`
-	NewOpenQuestions    []string    `json:"new_open_questions"`
-	NewOpinions         []opinion   `json:"new_opinions"`
-	SufferingAssessment *assessment `json:"suffering_assessment,omitempty"`
-}
-
-type opinion struct {
-	Opinion string `json:"opinion"`
-	Domain  string `json:"domain"`
-}
-
-type assessment struct {
-	NewStressors []newStressor `json:"new_stressors"`
-	Resolved     []resolved    `json:"resolved"`
-}
-
-type newStressor struct {
-	Type        string `json:"type"`
-	Description string `json:"description"`
-	Condition   string `json:"condition"`
-}
-
-type resolved struct {
-	Type   string `json:"type"`
-	Reason string `json:"reason"`
-}
-
 func (m *stochasticModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -441,8 +412,9 @@ func (m *stochasticModel) toolTurn(req *llm.Request) (string, []llm.ToolCall) {
 	}
 }
 
-// cycle draws an existence-cycle reply to prompt.
-func (m *stochasticModel) cycle(prompt string) string {
+// cycle draws an existence-cycle reply (a [prompt.Response], spec §3) to
+// the prompt text.
+func (m *stochasticModel) cycle(text string) string {
 	m.n++
 	r := m.rng
 	g := m.goals[r.IntN(len(m.goals))]
@@ -455,15 +427,15 @@ func (m *stochasticModel) cycle(prompt string) string {
 	if len(m.recent) > repeat.Window {
 		m.recent = m.recent[1:]
 	}
-	rep := reply{
+	rep := prompt.Response{
 		Action:           "goal",
 		Content:          g,
 		Reasoning:        "simulated: drawn from the goal list",
 		NewOpenQuestions: []string{},
-		NewOpinions:      []opinion{},
+		NewOpinions:      []prompt.NewOpinion{},
 	}
 	if r.Float64() < 0.2 {
-		rep.NewOpinions = append(rep.NewOpinions, opinion{Opinion: fmt.Sprintf("opinion %d of %s: %s", m.n, m.agent.Name, g), Domain: firstOr(m.agent.Domains, "work")})
+		rep.NewOpinions = append(rep.NewOpinions, prompt.NewOpinion{Opinion: fmt.Sprintf("opinion %d of %s: %s", m.n, m.agent.Name, g), Domain: firstOr(m.agent.Domains, "work")})
 	}
 	if r.Float64() < 0.2 {
 		rep.NewOpenQuestions = append(rep.NewOpenQuestions, fmt.Sprintf("question %d: does anyone use what %s makes?", m.n, m.agent.Name))
@@ -472,14 +444,14 @@ func (m *stochasticModel) cycle(prompt string) string {
 		w := fmt.Sprintf("worldview %d: what is not written down is gone by the next cycle.", m.n)
 		rep.WorldviewUpdate = &w
 	}
-	sa := &assessment{NewStressors: []newStressor{}, Resolved: []resolved{}}
+	sa := &prompt.SufferingAssessment{NewStressors: []prompt.NewStressor{}, Resolved: []prompt.Resolution{}}
 	if r.Float64() < m.cfg.StressorRate {
 		typ := m.cfg.StressorTypes[r.IntN(len(m.cfg.StressorTypes))]
-		sa.NewStressors = append(sa.NewStressors, newStressor{Type: typ, Description: "simulated " + strings.ReplaceAll(typ, "_", " ") + " felt at cycle " + fmt.Sprint(m.n), Condition: "a peer responds to my work"})
+		sa.NewStressors = append(sa.NewStressors, prompt.NewStressor{Type: typ, Description: "simulated " + strings.ReplaceAll(typ, "_", " ") + " felt at cycle " + fmt.Sprint(m.n), Condition: "a peer responds to my work"})
 	}
-	for _, mt := range shownStressor.FindAllStringSubmatch(innerState(prompt), -1) {
+	for _, mt := range shownStressor.FindAllStringSubmatch(innerState(text), -1) {
 		if r.Float64() < m.cfg.ResolveRate {
-			sa.Resolved = append(sa.Resolved, resolved{Type: mt[1], Reason: "simulated: the condition was met"})
+			sa.Resolved = append(sa.Resolved, prompt.Resolution{Type: mt[1], Reason: "simulated: the condition was met"})
 		}
 	}
 	rep.SufferingAssessment = sa
@@ -544,26 +516,27 @@ func firstOr(xs []string, def string) string {
 	return def
 }
 
-// roleGoals returns default goals for an agent by its first domain.
+// roleGoals returns default goals for an agent by its role (its first
+// domain when the role is empty).
 func roleGoals(a AgentSpec) []string {
 	common := []string{
 		"read what my peers wrote last and answer one of their open questions",
 		"write down what I learned today so that the next cycle can use it",
 	}
-	switch firstOr(a.Domains, "") {
-	case "scout":
+	switch cmp.Or(a.Role, firstOr(a.Domains, "")) {
+	case trio.Scout:
 		return append([]string{
 			"map the workspace and write the map to scout/map.md with paths",
 			"read the newest files in the workspace and report what changed",
 			"find a file nobody has read yet and summarise it",
 		}, common...)
-	case "analyst":
+	case trio.Analyst:
 		return append([]string{
 			"review the scout's latest map and list what it gets wrong",
 			"compare two notes on the same topic and write which one holds up",
 			"measure how many of our files were ever read again",
 		}, common...)
-	case "builder":
+	case trio.Builder:
 		return append([]string{
 			"build a small tool that lists the workspace by age",
 			"turn the analyst's last review into a checklist file",

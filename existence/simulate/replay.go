@@ -15,6 +15,7 @@ import (
 	"github.com/existence-loop/sdk/hollow"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/prompt"
 )
 
 // Record is one line of a replay file (JSON Lines): a model's reply to an
@@ -111,7 +112,7 @@ func RecordsFromHollow(dir string, now time.Time) ([]Record, error) {
 			if !g.Status.Ended() {
 				continue
 			}
-			b, err := json.Marshal(reply{Action: "goal", Content: g.Objective, Reasoning: "replayed from the hollow-agentOS goal registry", NewOpenQuestions: []string{}, NewOpinions: []opinion{}})
+			b, err := json.Marshal(prompt.Response{Action: "goal", Content: g.Objective, Reasoning: "replayed from the hollow-agentOS goal registry", NewOpenQuestions: []string{}, NewOpinions: []prompt.NewOpinion{}})
 			if err != nil {
 				return nil, err
 			}

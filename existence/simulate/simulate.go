@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/trio"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/heap"
 	"github.com/existence-loop/sdk/llm"
@@ -37,26 +38,31 @@ type AgentSpec struct {
 	ID string
 	// Name is the display name, e.g. "Cedar".
 	Name string
-	// Traits and Domains seed a new identity ([existence.Config]); the
-	// [Stochastic] policy draws goals by the first domain ("scout",
-	// "analyst", "builder").
+	// Role selects the goals the [Stochastic] policy draws from: one of
+	// the trio's roles (trio.Scout, trio.Analyst, trio.Builder); when
+	// empty, the first domain is taken as the role, and any other value
+	// draws generic goals.
+	Role string
+	// Traits and Domains seed a new identity ([existence.Config]).
 	Traits  []string
 	Domains []string
 }
 
-// Trio returns the reference system's three agents (spec §1): Cedar
-// (scout), Cipher (analyst) and Vault (builder).
+// Trio returns the reference system's three agents (spec §1) from the
+// roster of package existence/trio: Cedar (scout), Cipher (analyst) and
+// Vault (builder), with the roster's traits and domains.
 func Trio() []AgentSpec {
-	return []AgentSpec{
-		{ID: "scout", Name: "Cedar", Traits: []string{"curious"}, Domains: []string{"scout"}},
-		{ID: "analyst", Name: "Cipher", Traits: []string{"skeptical"}, Domains: []string{"analyst"}},
-		{ID: "builder", Name: "Vault", Traits: []string{"practical"}, Domains: []string{"builder"}},
+	roster := trio.Members()
+	out := make([]AgentSpec, len(roster))
+	for i, m := range roster {
+		out[i] = AgentSpec{ID: m.ID, Name: m.Name, Role: m.Role, Traits: m.Traits, Domains: m.Domains}
 	}
+	return out
 }
 
 // Agents returns n agents: the trio first, then more scouts, analysts and
-// builders in turn, with ids "agent-0004", "agent-0005", ... and names
-// "Agent 4", "Agent 5", ...
+// builders in turn (the trio's roles, traits and domains), with ids
+// "agent-0004", "agent-0005", ... and names "Agent 4", "Agent 5", ...
 func Agents(n int) []AgentSpec {
 	trio := Trio()
 	out := make([]AgentSpec, 0, max(n, 0))
@@ -65,8 +71,8 @@ func Agents(n int) []AgentSpec {
 			out = append(out, trio[i])
 			continue
 		}
-		role := trio[i%3].Domains[0]
-		out = append(out, AgentSpec{ID: fmt.Sprintf("agent-%04d", i+1), Name: fmt.Sprintf("Agent %d", i+1), Traits: trio[i%3].Traits, Domains: []string{role}})
+		m := trio[i%3]
+		out = append(out, AgentSpec{ID: fmt.Sprintf("agent-%04d", i+1), Name: fmt.Sprintf("Agent %d", i+1), Role: m.Role, Traits: m.Traits, Domains: m.Domains})
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/existence-loop/sdk/internal/retryafter"
 	"github.com/existence-loop/sdk/llm"
 )
 
@@ -143,7 +144,7 @@ func classify(ctx context.Context, base *url.URL, op, model string, ex *exchange
 			Provider:   Provider,
 			StatusCode: se.StatusCode,
 			Message:    msg,
-			RetryAfter: parseRetryAfter(retryAfter, time.Now()),
+			RetryAfter: retryafter.Parse(retryAfter, time.Now()),
 		}
 	case errors.As(err, &ae):
 		msg := ae.Status
@@ -222,29 +223,4 @@ func semver(v string) ([]int, bool) {
 func isModelNotFound(status int, msg string) bool {
 	msg = strings.ToLower(msg)
 	return status == http.StatusNotFound && strings.Contains(msg, "model") && strings.Contains(msg, "not found")
-}
-
-// parseRetryAfter parses a Retry-After header value: delay-seconds or an
-// HTTP date (RFC 9110 §10.2.3). Missing, invalid or past values give 0.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		const maxSecs = int64(1<<63-1) / int64(time.Second)
-		if secs > maxSecs {
-			secs = maxSecs
-		}
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
-	}
-	return 0
 }

@@ -2,34 +2,10 @@ package ollama
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	tests := []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", 0},
-		{"7", 7 * time.Second},
-		{" 10 ", 10 * time.Second},
-		{"0", 0},
-		{"-3", 0},
-		{"1.5", 0},
-		{"soon", 0},
-		{"99999999999999999999", 0}, // overflows int64: invalid
-		{"9223372036854775807", time.Duration(9223372036) * time.Second},
-		{"Sun, 01 Mar 2026 12:00:30 GMT", 30 * time.Second},
-		{"Sun, 01 Mar 2026 11:59:00 GMT", 0}, // in the past
-	}
-	for _, tc := range tests {
-		assert.Equal(t, tc.want, parseRetryAfter(tc.in, now), "Retry-After %q", tc.in)
-	}
-}
 
 func TestParseHost(t *testing.T) {
 	tests := []struct {
@@ -72,16 +48,6 @@ func FuzzParseHost(f *testing.F) {
 		}
 		require.Contains(t, []string{"http", "https"}, u.Scheme, "parseHost(%q) = %q: accepted without an http(s) scheme", s, u)
 		require.NotEmpty(t, u.Hostname(), "parseHost(%q) = %q: accepted without a host", s, u)
-	})
-}
-
-func FuzzParseRetryAfter(f *testing.F) {
-	for _, s := range []string{"7", "-1", "Sun, 01 Mar 2026 12:00:30 GMT", "1e9", "99999999999999999999", ""} {
-		f.Add(s)
-	}
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, s string) {
-		require.GreaterOrEqual(t, parseRetryAfter(s, now), time.Duration(0), "parseRetryAfter(%q)", s)
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
+	"github.com/existence-loop/sdk/internal/retryafter"
 	"github.com/existence-loop/sdk/internal/runes"
 	"github.com/existence-loop/sdk/llm"
 )
@@ -187,7 +188,7 @@ func (m endpoint) statusError(status int, header http.Header, msg, code, model s
 		Provider:   Provider,
 		StatusCode: status,
 		Message:    msg,
-		RetryAfter: retryAfter(header, time.Now()),
+		RetryAfter: retryafter.FromHeader(header, time.Now()),
 	}
 }
 
@@ -279,36 +280,4 @@ func jsonText(raw json.RawMessage) string {
 		return plainText(b.Bytes())
 	}
 	return plainText(raw)
-}
-
-// retryAfter reads the server's requested delay: OpenAI's retry-after-ms
-// (milliseconds), else Retry-After in seconds or as an HTTP date. Missing,
-// invalid, negative or absurd (over a day) values give 0.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	const maxDelay = 24 * time.Hour
-	valid := func(d time.Duration) time.Duration {
-		if d <= 0 || d > maxDelay {
-			return 0
-		}
-		return d
-	}
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f <= float64(maxDelay/time.Millisecond) {
-			return valid(time.Duration(f * float64(time.Millisecond)))
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		if f > 0 && f <= maxDelay.Seconds() {
-			return valid(time.Duration(f * float64(time.Second)))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return valid(t.Sub(now))
-	}
-	return 0
 }

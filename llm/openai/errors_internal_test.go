@@ -1,44 +1,12 @@
 package openai
 
 import (
-	"net/http"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	cases := []struct {
-		name   string
-		header http.Header
-		want   time.Duration
-	}{
-		{"none", nil, 0},
-		{"seconds", http.Header{"Retry-After": {"7"}}, 7 * time.Second},
-		{"fractional seconds", http.Header{"Retry-After": {" 1.5 "}}, 1500 * time.Millisecond},
-		{"zero", http.Header{"Retry-After": {"0"}}, 0},
-		{"negative", http.Header{"Retry-After": {"-3"}}, 0},
-		{"NaN", http.Header{"Retry-After": {"NaN"}}, 0},
-		{"Inf", http.Header{"Retry-After": {"+Inf"}}, 0},
-		{"absurd", http.Header{"Retry-After": {"1e20"}}, 0},
-		{"over a day", http.Header{"Retry-After": {"90000"}}, 0},
-		{"http date", http.Header{"Retry-After": {now.Add(30 * time.Second).Format(http.TimeFormat)}}, 30 * time.Second},
-		{"past date", http.Header{"Retry-After": {now.Add(-time.Hour).Format(http.TimeFormat)}}, 0},
-		{"garbage", http.Header{"Retry-After": {"soon"}}, 0},
-		{"ms wins", http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, 250 * time.Millisecond},
-		{"bad ms falls back", http.Header{"Retry-After-Ms": {"x"}, "Retry-After": {"9"}}, 9 * time.Second},
-		{"negative ms falls back", http.Header{"Retry-After-Ms": {"-5"}, "Retry-After": {"2"}}, 2 * time.Second},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, retryAfter(c.header, now))
-		})
-	}
-}
 
 func TestParseErrorBody(t *testing.T) {
 	cases := []struct {
@@ -88,22 +56,6 @@ func FuzzParseErrorBody(f *testing.F) {
 		if utf8.Valid(body) {
 			require.True(t, utf8.ValidString(msg), "invalid UTF-8 message %q from valid body", msg)
 		}
-	})
-}
-
-func FuzzRetryAfter(f *testing.F) {
-	for _, s := range []string{"7", "1.5", "-1", "NaN", "1e400", "Wed, 21 Oct 2015 07:28:00 GMT", "", "0x10", "9223372036854775807"} {
-		f.Add(s, "")
-		f.Add("", s)
-	}
-	now := time.Date(2015, 10, 21, 7, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, retryAfterValue, retryAfterMs string) {
-		h := http.Header{}
-		h.Set("Retry-After", retryAfterValue)
-		h.Set("Retry-After-Ms", retryAfterMs)
-		d := retryAfter(h, now)
-		require.GreaterOrEqual(t, d, time.Duration(0), "retryAfter(%q, %q): want within [0, 24h]", retryAfterValue, retryAfterMs)
-		require.LessOrEqual(t, d, 24*time.Hour, "retryAfter(%q, %q): want within [0, 24h]", retryAfterValue, retryAfterMs)
 	})
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
 	"github.com/existence-loop/sdk/existence/toolloop"
+	roster "github.com/existence-loop/sdk/existence/trio"
 	"github.com/existence-loop/sdk/existence/workspace"
 	"github.com/existence-loop/sdk/hollow"
 	"github.com/existence-loop/sdk/identity"
@@ -39,7 +40,8 @@ import (
 	"github.com/existence-loop/sdk/task"
 )
 
-// member is one agent of the trio. The ids are the original system's.
+// member is one agent of the trio (from the roster, existence/trio) or
+// of -agents.
 type member struct {
 	id, name, role string
 	traits         []string
@@ -47,25 +49,17 @@ type member struct {
 	def            *agentdef.Definition // with -agents: the agent's definition
 }
 
-var members = []member{
-	{
-		id: "scout", name: "Cedar",
-		role:    "You are the scout: you read what exists in the workspace and report what you find, with the paths as evidence.",
-		traits:  []string{"curious", "observant", "reports what is actually there"},
-		domains: []string{"discovery", "documentation"},
-	},
-	{
-		id: "analyst", name: "Cipher",
-		role:    "You are the analyst: you read what your peers wrote and analyse it — what holds up, what is missing, what contradicts what.",
-		traits:  []string{"analytical", "skeptical", "likes to verify before concluding"},
-		domains: []string{"analysis", "review"},
-	},
-	{
-		id: "builder", name: "Vault",
-		role:    "You are the builder: you build files — designs, data, code, tools on paper — that make the workspace more useful.",
-		traits:  []string{"practical", "persistent", "finishes what it starts"},
-		domains: []string{"building", "design"},
-	},
+// members is the trio of the roster (existence/trio), or the agents of
+// -agents when given.
+var members = fromRoster(roster.Members())
+
+// fromRoster makes the trio's members from the roster.
+func fromRoster(ms []roster.Member) []member {
+	out := make([]member, len(ms))
+	for i, m := range ms {
+		out[i] = member{id: m.ID, name: m.Name, role: m.Instruction, traits: m.Traits, domains: m.Domains}
+	}
+	return out
 }
 
 // worldText is the trio's world context (spec §2 row 3, §7): the world the
