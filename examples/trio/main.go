@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/trio"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -69,8 +70,8 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		defer cancel()
 	}
 	var mu sync.Mutex // the agents print from their own goroutines
-	show := func(e existence.Event) {
-		if e.Kind == existence.EventGoalChosen {
+	show := func(e event.Event) {
+		if e.Kind == event.GoalChosen {
 			mu.Lock()
 			defer mu.Unlock()
 			fmt.Fprintf(w, "%-6s 🎯 %s\n", e.Agent, e.Goal)
