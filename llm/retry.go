@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/existence-loop/sdk/internal/backoff"
@@ -185,7 +186,11 @@ func (e *RetryError) Unwrap() error { return e.Err }
 // unreachable server, per-attempt timeout), up to p.Attempts calls in all.
 // Permanent errors (HTTP 400, 404, model not found, truncation, empty reply,
 // invalid output) and the caller's cancellation return at once. A priority
-// call ([WithPriority]) waits WaitPriority-based backoffs.
+// call ([WithPriority]) waits WaitPriority-based backoffs. Over a [Pool],
+// a retry that goes to another server waits no backoff (the backoff
+// spares the server that failed): none when the failed attempt's server
+// is down and the agent's calls go to another, and the wait ends when
+// that server is marked down during it (by other agents' calls).
 //
 // Every failure is returned as a *[RetryError] carrying the attempt count and
 // wrapping the last error. If ctx ends during an attempt or a wait, the
@@ -211,8 +216,11 @@ var _ Model = (*retryModel)(nil)
 func (x *retryModel) Unwrap() Model { return x.next }
 
 func (r *retryModel) Generate(ctx context.Context, req *Request) (*Response, error) {
+	note := &failover{}
+	actx := context.WithValue(ctx, failoverKey{}, note)
 	for attempt := 1; ; attempt++ {
-		resp, err := r.next.Generate(ctx, req)
+		note.reset()
+		resp, err := r.next.Generate(actx, req)
 		if err == nil {
 			return resp, nil
 		}
@@ -223,7 +231,7 @@ func (r *retryModel) Generate(ctx context.Context, req *Request) (*Response, err
 			return nil, &RetryError{Attempts: attempt, Err: err}
 		}
 		wait := r.p.backoff(attempt, err, IsPriority(ctx))
-		if serr := r.p.Sleep(ctx, wait); serr != nil {
+		if serr := note.sleep(ctx, wait, r.p.Sleep); serr != nil {
 			return nil, &RetryError{
 				Attempts: attempt,
 				Err:      fmt.Errorf("%w (waiting %s to retry after: %w)", serr, wait, err),
@@ -258,4 +266,71 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// failover is how a [Pool] below a [WithRetry] tells it where the retry
+// of a failed call will go: the retry waits no backoff once the pool
+// sends the agent's calls to another server (the one that failed is
+// down), since the backoff is meant to spare the server that failed. The
+// retry puts one in the call's context; the pool notes the server it
+// failed on.
+type failover struct {
+	mu    sync.Mutex
+	down  <-chan struct{} // closed once the failed server is marked down
+	moved func() bool     // whether a call now goes to another server
+}
+
+type failoverKey struct{}
+
+// errFailedOver ends a backoff early: the next attempt goes to another
+// server.
+var errFailedOver = errors.New("llm: the next attempt goes to another server")
+
+// noteFailover records, for a retry above, that the call failed on a
+// server of a pool: down is closed once that server is marked down, and
+// moved reports whether the call's next attempt goes to another server.
+func noteFailover(ctx context.Context, down <-chan struct{}, moved func() bool) {
+	if f, ok := ctx.Value(failoverKey{}).(*failover); ok {
+		f.mu.Lock()
+		f.down, f.moved = down, moved
+		f.mu.Unlock()
+	}
+}
+
+func (f *failover) reset() {
+	f.mu.Lock()
+	f.down, f.moved = nil, nil
+	f.mu.Unlock()
+}
+
+// sleep waits d with sleep, or less: nothing when the attempt's pool
+// already sends the next attempt to another server, and until the
+// failed server is marked down, if the next attempt then goes to another
+// server. Errors: sleep's, ctx's.
+func (f *failover) sleep(ctx context.Context, d time.Duration, sleep func(context.Context, time.Duration) error) error {
+	f.mu.Lock()
+	down, moved := f.down, f.moved
+	f.mu.Unlock()
+	if moved == nil || d <= 0 {
+		return sleep(ctx, d)
+	}
+	if moved() {
+		return sleep(ctx, 0)
+	}
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-down:
+			if moved() {
+				cancel(errFailedOver)
+			}
+		case <-wctx.Done():
+		}
+	}()
+	err := sleep(wctx, d)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(wctx), errFailedOver) {
+		return nil
+	}
+	return err
 }
