@@ -184,8 +184,9 @@ type agentRecords struct {
 }
 
 var (
-	_ Store    = (*MemoryStore)(nil)
-	_ Searcher = (*MemoryStore)(nil)
+	_ Store      = (*MemoryStore)(nil)
+	_ Searcher   = (*MemoryStore)(nil)
+	_ BatchAdder = (*MemoryStore)(nil)
 )
 
 // NewMemoryStore returns an empty MemoryStore.
@@ -211,10 +212,36 @@ func (s *MemoryStore) AddMemory(ctx context.Context, r Record) (Record, bool, er
 	if err := r.Validate(); err != nil {
 		return Record{}, false, err
 	}
-	r = r.Clone()
-	r.Created, r.LastAccess = r.Created.UTC(), r.LastAccess.UTC()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.add(r)
+}
+
+// AddMemories implements [BatchAdder]: every record under one lock.
+func (s *MemoryStore) AddMemories(ctx context.Context, recs []Record) ([]Added, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := ValidateBatch(recs); err != nil {
+		return nil, err
+	}
+	out := make([]Added, len(recs))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range recs {
+		got, dup, err := s.add(recs[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = Added{Stored: got, Dup: dup}
+	}
+	return out, nil
+}
+
+// add stores r, which is valid, as [Store.AddMemory]; s.mu is held.
+func (s *MemoryStore) add(r Record) (Record, bool, error) {
+	r = r.Clone()
+	r.Created, r.LastAccess = r.Created.UTC(), r.LastAccess.UTC()
 	a := s.agent(r.AgentID, true)
 	if id, ok := a.byText[r.Text]; ok {
 		m := Merge(*a.byID[id], r)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/existence-loop/sdk/internal/backoff"
 	"github.com/existence-loop/sdk/llm"
+	"github.com/existence-loop/sdk/llm/internal/callnote"
 )
 
 // Retry defaults. Attempts, Wait503 and Wait copy the original system
@@ -186,7 +187,11 @@ func (e *RetryError) Unwrap() error { return e.Err }
 // unreachable server, per-attempt timeout), up to p.Attempts calls in all.
 // Permanent errors (HTTP 400, 404, model not found, truncation, empty reply,
 // invalid output) and the caller's cancellation return at once. A priority
-// call ([WithPriority]) waits WaitPriority-based backoffs.
+// call ([WithPriority]) waits WaitPriority-based backoffs. Over a [Pool],
+// a retry that goes to another server waits no backoff (the backoff
+// spares the server that failed): none when the failed attempt's server
+// is down and the agent's calls go to another, and the wait ends when
+// that server is marked down during it (by other agents' calls).
 //
 // Every failure is returned as a *[RetryError] carrying the attempt count and
 // wrapping the last error. If ctx ends during an attempt or a wait, the
@@ -212,8 +217,10 @@ var _ llm.Model = (*retryModel)(nil)
 func (x *retryModel) Unwrap() llm.Model { return x.next }
 
 func (r *retryModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	actx, note := callnote.WithFailover(ctx)
 	for attempt := 1; ; attempt++ {
-		resp, err := r.next.Generate(ctx, req)
+		note.Reset()
+		resp, err := r.next.Generate(actx, req)
 		if err == nil {
 			return resp, nil
 		}
@@ -224,7 +231,7 @@ func (r *retryModel) Generate(ctx context.Context, req *llm.Request) (*llm.Respo
 			return nil, &RetryError{Attempts: attempt, Err: err}
 		}
 		wait := r.p.backoff(attempt, err, IsPriority(ctx))
-		if serr := r.p.Sleep(ctx, wait); serr != nil {
+		if serr := note.Sleep(ctx, wait, r.p.Sleep); serr != nil {
 			return nil, &RetryError{
 				Attempts: attempt,
 				Err:      fmt.Errorf("%w (waiting %s to retry after: %w)", serr, wait, err),

@@ -133,6 +133,7 @@ type health struct {
 	calls     int64
 	errs      int64
 	downs     int64
+	downed    chan struct{} // closed when marked down; nil until asked for
 }
 
 // spent counts the tokens of r, a reply of s (nil: none).
@@ -291,6 +292,13 @@ func (s *health) done(now time.Time, err error, probe, gone bool, failures int, 
 			// call sent before the mark that ends well (or busy) after it
 			// says nothing of the server now.
 			s.fails, s.downUntil = 0, time.Time{}
+			if s.downed != nil {
+				select {
+				case <-s.downed: // back up: a new signal for the next mark
+					s.downed = nil
+				default:
+				}
+			}
 		}
 		return
 	}
@@ -301,7 +309,29 @@ func (s *health) done(now time.Time, err error, probe, gone bool, failures int, 
 			s.downs++
 		}
 		s.downUntil = now.Add(probeAfter)
+		if s.downed == nil {
+			s.downed = make(chan struct{})
+		}
+		select {
+		case <-s.downed:
+		default:
+			close(s.downed)
+		}
 	}
+}
+
+// downSignal returns a channel closed once s is marked down (at once if
+// it is down now).
+func (s *health) downSignal() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.downed == nil {
+		s.downed = make(chan struct{})
+		if !s.downUntil.IsZero() {
+			close(s.downed)
+		}
+	}
+	return s.downed
 }
 
 // judge is what a pool learns of its server from a call that returned
@@ -370,6 +400,15 @@ func (p *Pool) Generate(ctx context.Context, req *llm.Request) (*llm.Response, e
 		resp, err := s.model.Generate(ctx, req)
 		verdict, gone := judge(ctx, err, false)
 		s.done(p.cfg.Now(), verdict, probe, gone, p.cfg.Failures, p.cfg.Probe)
+		if IsServerFailure(verdict) && !gone {
+			// A retry above need not wait its backoff once the agent's
+			// next call goes to another server.
+			from := s.name
+			callnote.NoteFailover(ctx, s.downSignal(), func() bool {
+				next := p.Server(key)
+				return next != "" && next != from
+			})
+		}
 		if err != nil && errors.Is(err, llm.ErrUnavailable) && ctx.Err() == nil {
 			last = fmt.Errorf("%s: %w", s.name, err)
 			continue // never reached: the next server may take it

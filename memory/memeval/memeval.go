@@ -298,7 +298,17 @@ type Options struct {
 	// times would otherwise favour its latest memories. The recall's
 	// clock stands at the newest memory's time.
 	Weights *memory.Weights
+	// BatchSize is how many memories one store write holds
+	// ([memory.AddMemories]: one transaction in the SQL stores); 0 means
+	// [DefaultBatchSize], 1 stores them one by one.
+	BatchSize int
 }
+
+// DefaultBatchSize is how many memories one store write of a [Run] holds
+// by default: large enough that a SQL store's commit (an fsync) is paid
+// once per thousand memories, small enough that a batch is a few hundred
+// kilobytes.
+const DefaultBatchSize = 1000
 
 // Metrics are the figures of a set of queries, 0–1 each.
 type Metrics struct {
@@ -340,7 +350,10 @@ type Report struct {
 // Run stores ds in o.Store, embeds it unless there is no embedder,
 // recalls for every query and measures. A memory whose text another
 // memory of its agent already has is stored once; gold ids name it
-// through the one stored. Near-duplicates are not consolidated.
+// through the one stored. Near-duplicates are not consolidated. The
+// memories are stored o.BatchSize at a time ([memory.AddMemories]), and
+// recalled one agent at a time, so that beside the store the process
+// holds one agent's memories at most.
 // Errors: a store that already holds a dataset agent's memories; the
 // store's and the embedder's; ctx's.
 func Run(ctx context.Context, ds *Dataset, o Options) (*Report, error) {
@@ -415,6 +428,9 @@ func run(ctx context.Context, queries []Query, sum summary, o Options, memories 
 	if o.K < 0 {
 		return nil, fmt.Errorf("memeval: K %d is negative", o.K)
 	}
+	if o.BatchSize < 0 {
+		return nil, fmt.Errorf("memeval: BatchSize %d is negative", o.BatchSize)
+	}
 	if o.K == 0 {
 		o.K = 10
 	}
@@ -432,93 +448,134 @@ func run(ctx context.Context, queries []Query, sum summary, o Options, memories 
 			return nil, fmt.Errorf("memeval: the store already holds %d memories of %s; evaluate in a fresh store", c.Memories, a)
 		}
 	}
+	batch := o.BatchSize
+	if batch == 0 {
+		batch = DefaultBatchSize
+	}
 	// alias maps a memory the store merged into another of the same
 	// text to the one stored; the others keep their ids.
 	alias := map[key]string{}
+	pending := make([]memory.Record, 0, batch)
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		got, err := memory.AddMemories(ctx, o.Store, pending)
+		if err != nil {
+			return fmt.Errorf("storing %d memories, %s of %s to %s of %s: %w", len(pending),
+				pending[0].ID, pending[0].AgentID, pending[len(pending)-1].ID, pending[len(pending)-1].AgentID, err)
+		}
+		for i, g := range got {
+			if g.Stored.ID != pending[i].ID {
+				alias[keyOf(pending[i].AgentID, pending[i].ID)] = g.Stored.ID
+			}
+		}
+		pending = pending[:0]
+		return nil
+	}
 	err := memories(func(m Memory) error {
 		imp := m.Importance
 		if imp == 0 {
 			imp = memory.DefaultImportance(memory.KindObservation)
 		}
-		got, _, err := o.Store.AddMemory(ctx, memory.Record{ID: m.ID, AgentID: m.Agent, Text: m.Text, Kind: memory.KindObservation,
+		pending = append(pending, memory.Record{ID: m.ID, AgentID: m.Agent, Text: m.Text, Kind: memory.KindObservation,
 			Importance: imp, Created: m.Time, LastAccess: m.Time})
-		if err != nil {
-			return fmt.Errorf("storing %s of %s: %w", m.ID, m.Agent, err)
-		}
-		if got.ID != m.ID {
-			alias[keyOf(m.Agent, m.ID)] = got.ID
+		if len(pending) == batch {
+			return flush()
 		}
 		return nil
 	})
+	if err == nil {
+		err = flush()
+	}
 	if err != nil {
 		return nil, err
 	}
-	mem, err := memory.New(memory.Config{Store: o.Store, Embedder: o.Embedder, Clock: clock.NewVirtual(newest), NoBackfill: true, Cap: -1, MergeAt: 2})
-	if err != nil {
-		return nil, err
-	}
-	defer mem.Close()
 	rep := &Report{Memories: sum.count, Agents: len(agents), K: o.K, LexicalOnly: o.Embedder == nil}
-	if o.Embedder != nil {
-		for _, a := range slices.Sorted(maps.Keys(agents)) {
+
+	// One agent at a time: a [memory.Memory] caches every memory of the
+	// agents it recalls for, so the process holds one agent's memories,
+	// not the dataset's.
+	byAgent := map[string][]Query{}
+	for _, q := range queries {
+		byAgent[q.Agent] = append(byAgent[q.Agent], q)
+	}
+	type sums struct{ n, any1, any5, anyK, allK, rr float64 }
+	all := sums{}
+	cats := map[string]*sums{}
+	var took time.Duration
+	order := map[string]bool{}
+	maps.Copy(order, agents)
+	for a := range byAgent {
+		order[a] = true
+	}
+	for _, a := range slices.Sorted(maps.Keys(order)) {
+		if (o.Embedder == nil || !agents[a]) && len(byAgent[a]) == 0 {
+			continue
+		}
+		mem, err := memory.New(memory.Config{Store: o.Store, Embedder: o.Embedder, Clock: clock.NewVirtual(newest), NoBackfill: true, Cap: -1, MergeAt: 2})
+		if err != nil {
+			return nil, err
+		}
+		if o.Embedder != nil && agents[a] {
 			n, err := mem.Reembed(ctx, a)
 			if err != nil {
+				mem.Close()
 				return nil, fmt.Errorf("memeval: embedding the memories of %s: %w", a, err)
 			}
 			rep.Embedded += n
 		}
-	}
-
-	type sums struct{ n, any1, any5, anyK, allK, rr float64 }
-	all := sums{}
-	cats := map[string]*sums{}
-	start := time.Now()
-	for _, q := range queries {
-		got, err := mem.Recall(ctx, q.Agent, memory.Query{Text: q.Text, K: o.K, Weights: &w, MinRelevance: memory.NoThreshold, Peek: true})
-		if err != nil {
-			return nil, fmt.Errorf("memeval: line %d: recall: %w", q.Line, err)
-		}
-		gold := map[string]bool{}
-		for _, g := range q.Gold {
-			if id, ok := alias[keyOf(q.Agent, g)]; ok {
-				g = id
+		start := time.Now()
+		for _, q := range byAgent[a] {
+			got, err := mem.Recall(ctx, q.Agent, memory.Query{Text: q.Text, K: o.K, Weights: &w, MinRelevance: memory.NoThreshold, Peek: true})
+			if err != nil {
+				mem.Close()
+				return nil, fmt.Errorf("memeval: line %d: recall: %w", q.Line, err)
 			}
-			gold[g] = true
-		}
-		first, found := 0, 0
-		for i, r := range got.Results {
-			if gold[r.Memory.ID] {
-				found++
-				if first == 0 {
-					first = i + 1
+			gold := map[string]bool{}
+			for _, g := range q.Gold {
+				if id, ok := alias[keyOf(q.Agent, g)]; ok {
+					g = id
+				}
+				gold[g] = true
+			}
+			first, found := 0, 0
+			for i, r := range got.Results {
+				if gold[r.Memory.ID] {
+					found++
+					if first == 0 {
+						first = i + 1
+					}
 				}
 			}
-		}
-		s := sums{n: 1}
-		if first > 0 {
-			s.anyK, s.rr = 1, 1/float64(first)
-			if first <= 1 {
-				s.any1 = 1
+			s := sums{n: 1}
+			if first > 0 {
+				s.anyK, s.rr = 1, 1/float64(first)
+				if first <= 1 {
+					s.any1 = 1
+				}
+				if first <= 5 {
+					s.any5 = 1
+				}
 			}
-			if first <= 5 {
-				s.any5 = 1
+			if found == len(gold) {
+				s.allK = 1
+			}
+			add := func(t *sums) {
+				t.n, t.any1, t.any5, t.anyK, t.allK, t.rr = t.n+s.n, t.any1+s.any1, t.any5+s.any5, t.anyK+s.anyK, t.allK+s.allK, t.rr+s.rr
+			}
+			add(&all)
+			if q.Category != "" {
+				if cats[q.Category] == nil {
+					cats[q.Category] = &sums{}
+				}
+				add(cats[q.Category])
 			}
 		}
-		if found == len(gold) {
-			s.allK = 1
-		}
-		add := func(t *sums) {
-			t.n, t.any1, t.any5, t.anyK, t.allK, t.rr = t.n+s.n, t.any1+s.any1, t.any5+s.any5, t.anyK+s.anyK, t.allK+s.allK, t.rr+s.rr
-		}
-		add(&all)
-		if q.Category != "" {
-			if cats[q.Category] == nil {
-				cats[q.Category] = &sums{}
-			}
-			add(cats[q.Category])
-		}
+		took += time.Since(start)
+		mem.Close()
 	}
-	rep.Seconds = time.Since(start).Seconds()
+	rep.Seconds = took.Seconds()
 	rep.RecallMillis = rep.Seconds * 1000 / float64(len(queries))
 	metrics := func(s sums) Metrics {
 		return Metrics{Queries: int(s.n), RecallAny1: s.any1 / s.n, RecallAny5: s.any5 / s.n, RecallAnyK: s.anyK / s.n, RecallAllK: s.allK / s.n, MRR: s.rr / s.n}

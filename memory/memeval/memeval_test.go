@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,4 +124,52 @@ func TestRunRefusesAUsedStore(t *testing.T) {
 	require.NoError(t, err)
 	_, err = memeval.Run(context.Background(), ds, memeval.Options{Store: s})
 	require.ErrorContains(t, err, "fresh store")
+}
+
+// countingStore counts the store writes of a Run: single adds, and
+// batches with their sizes.
+type countingStore struct {
+	*memory.MemoryStore
+	adds    int
+	batches []int
+}
+
+func (s *countingStore) AddMemory(ctx context.Context, r memory.Record) (memory.Record, bool, error) {
+	s.adds++
+	return s.MemoryStore.AddMemory(ctx, r)
+}
+
+func (s *countingStore) AddMemories(ctx context.Context, recs []memory.Record) ([]memory.Added, error) {
+	s.batches = append(s.batches, len(recs))
+	return s.MemoryStore.AddMemories(ctx, recs)
+}
+
+// A run stores the memories BatchSize at a time, in one write each, the
+// last batch holding the rest; the figures do not depend on the batches.
+func TestRunStoresInBatches(t *testing.T) {
+	ds := load(t)
+	ctx := context.Background()
+	var reports []*memeval.Report
+	for _, tc := range []struct {
+		size    int
+		batches []int
+	}{
+		{size: 10, batches: []int{10, 10, 3}},
+		{size: 0, batches: []int{23}}, // DefaultBatchSize
+		{size: 23, batches: []int{23}},
+		{size: 1, batches: slices.Repeat([]int{1}, 23)},
+	} {
+		s := &countingStore{MemoryStore: memory.NewMemoryStore()}
+		rep, err := memeval.Run(ctx, ds, memeval.Options{Store: s, K: 10, BatchSize: tc.size})
+		require.NoError(t, err)
+		assert.Zero(t, s.adds, "size %d: no single adds", tc.size)
+		assert.Equal(t, tc.batches, s.batches, "size %d", tc.size)
+		rep.Seconds, rep.RecallMillis = 0, 0
+		reports = append(reports, rep)
+	}
+	for _, r := range reports[1:] {
+		assert.Equal(t, reports[0], r, "the same figures whatever the batch size")
+	}
+	_, err := memeval.Run(ctx, ds, memeval.Options{Store: memory.NewMemoryStore(), BatchSize: -1})
+	require.Error(t, err)
 }

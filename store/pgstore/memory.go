@@ -23,7 +23,10 @@ import (
 // Memory writes are not fenced by the lease's epoch (a process that lost
 // an agent's lease should drop its memory cache, as the existence runner
 // does); states are.
-var _ memory.Store = (*Store)(nil)
+var (
+	_ memory.Store      = (*Store)(nil)
+	_ memory.BatchAdder = (*Store)(nil)
+)
 
 // memorySelect reads a memory row, in [scanMemory]'s order.
 const memorySelect = `SELECT id, text, kind, importance, important, created, last_access, access_count, model, dimensions, vector, fact, superseded_by FROM existence_memories `
@@ -93,65 +96,97 @@ func (s *Store) AddMemory(ctx context.Context, r memory.Record) (memory.Record, 
 	if err := r.Validate(); err != nil {
 		return memory.Record{}, false, err
 	}
-	if err := ctx.Err(); err != nil {
+	got, err := s.addMemories(ctx, []memory.Record{r})
+	if err != nil {
 		return memory.Record{}, false, err
 	}
-	r = r.Clone()
-	r.Created, r.LastAccess = r.Created.UTC(), r.LastAccess.UTC()
-	sum := textSum(r.Text)
-	var (
-		out memory.Record
-		dup bool
-	)
+	return got[0].Stored, got[0].Dup, nil
+}
+
+// AddMemories implements [memory.BatchAdder]: every record as
+// [Store.AddMemory] stores it, all in one transaction, one commit (a
+// refused record stores none).
+func (s *Store) AddMemories(ctx context.Context, recs []memory.Record) ([]memory.Added, error) {
+	if err := memory.ValidateBatch(recs); err != nil {
+		return nil, err
+	}
+	return s.addMemories(ctx, recs)
+}
+
+// addMemories stores recs, which are valid, in one transaction.
+func (s *Store) addMemories(ctx context.Context, recs []memory.Record) ([]memory.Added, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return []memory.Added{}, nil
+	}
+	out := make([]memory.Added, len(recs))
+	agent := recs[0].AgentID
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		for range 2 { // a concurrent insert of the text: merge into it
-			old, err := scanMemory(r.AgentID, tx.QueryRow(ctx, memorySelect+`WHERE agent_id = $1 AND text_sha256 = $2 AND text = $3 FOR UPDATE`, r.AgentID, sum, r.Text))
-			switch {
-			case err == nil:
-				m := memory.Merge(old, r)
-				model, dims, vec := vectorArgs(&m)
-				if _, err := tx.Exec(ctx, `UPDATE existence_memories SET importance = $3, important = $4, last_access = $5, access_count = $6,
-					model = $7, dimensions = $8, vector = $9, fact = $10 WHERE agent_id = $1 AND id = $2`,
-					r.AgentID, m.ID, m.Importance, m.Important, m.LastAccess, m.AccessCount, model, dims, vec, nullText(m.Fact)); err != nil {
-					return err
-				}
-				out, dup = m, true
-				return nil
-			case !errors.Is(err, pgx.ErrNoRows):
-				return err
-			}
-			model, dims, vec := vectorArgs(&r)
-			tag, err := tx.Exec(ctx, `INSERT INTO existence_memories (agent_id, id, text, text_sha256, kind, importance, important,
-				created, last_access, access_count, model, dimensions, vector, fact, superseded_by)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-				ON CONFLICT DO NOTHING`,
-				r.AgentID, r.ID, r.Text, sum, string(r.Kind), r.Importance, r.Important, r.Created, r.LastAccess, r.AccessCount, model, dims, vec,
-				nullText(r.Fact), nullText(r.SupersededBy))
+		for i := range recs {
+			agent = recs[i].AgentID
+			got, dup, err := addOne(ctx, tx, recs[i])
 			if err != nil {
 				return err
 			}
-			if tag.RowsAffected() == 1 {
-				out = r
-				return nil
-			}
-			var sameText bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM existence_memories WHERE agent_id = $1 AND text_sha256 = $2 AND text = $3)`,
-				r.AgentID, sum, r.Text).Scan(&sameText); err != nil {
-				return err
-			}
-			if !sameText {
-				return fmt.Errorf("%w: agent %s already has a memory %s with another text", memory.ErrInvalid, r.AgentID, r.ID)
-			}
+			out[i] = memory.Added{Stored: got, Dup: dup}
 		}
-		return errors.New("the text was inserted and deleted concurrently; try again")
+		return nil
 	})
 	if err != nil {
 		if errors.Is(err, memory.ErrInvalid) {
+			return nil, err
+		}
+		return nil, memErr(ctx, "storing", agent, err)
+	}
+	return out, nil
+}
+
+// addOne stores r, which is valid, in tx: merged into the agent's memory
+// of the same text, or inserted.
+func addOne(ctx context.Context, tx pgx.Tx, r memory.Record) (memory.Record, bool, error) {
+	r = r.Clone()
+	r.Created, r.LastAccess = r.Created.UTC(), r.LastAccess.UTC()
+	sum := textSum(r.Text)
+	for range 2 { // a concurrent insert of the text: merge into it
+		old, err := scanMemory(r.AgentID, tx.QueryRow(ctx, memorySelect+`WHERE agent_id = $1 AND text_sha256 = $2 AND text = $3 FOR UPDATE`, r.AgentID, sum, r.Text))
+		switch {
+		case err == nil:
+			m := memory.Merge(old, r)
+			model, dims, vec := vectorArgs(&m)
+			if _, err := tx.Exec(ctx, `UPDATE existence_memories SET importance = $3, important = $4, last_access = $5, access_count = $6,
+				model = $7, dimensions = $8, vector = $9, fact = $10 WHERE agent_id = $1 AND id = $2`,
+				r.AgentID, m.ID, m.Importance, m.Important, m.LastAccess, m.AccessCount, model, dims, vec, nullText(m.Fact)); err != nil {
+				return memory.Record{}, false, err
+			}
+			return m, true, nil
+		case !errors.Is(err, pgx.ErrNoRows):
 			return memory.Record{}, false, err
 		}
-		return memory.Record{}, false, memErr(ctx, "storing", r.AgentID, err)
+		model, dims, vec := vectorArgs(&r)
+		tag, err := tx.Exec(ctx, `INSERT INTO existence_memories (agent_id, id, text, text_sha256, kind, importance, important,
+			created, last_access, access_count, model, dimensions, vector, fact, superseded_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+			ON CONFLICT DO NOTHING`,
+			r.AgentID, r.ID, r.Text, sum, string(r.Kind), r.Importance, r.Important, r.Created, r.LastAccess, r.AccessCount, model, dims, vec,
+			nullText(r.Fact), nullText(r.SupersededBy))
+		if err != nil {
+			return memory.Record{}, false, err
+		}
+		if tag.RowsAffected() == 1 {
+			return r, false, nil
+		}
+		var sameText bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM existence_memories WHERE agent_id = $1 AND text_sha256 = $2 AND text = $3)`,
+			r.AgentID, sum, r.Text).Scan(&sameText); err != nil {
+			return memory.Record{}, false, err
+		}
+		if !sameText {
+			return memory.Record{}, false, fmt.Errorf("%w: agent %s already has a memory %s with another text", memory.ErrInvalid, r.AgentID, r.ID)
+		}
 	}
-	return out, dup, nil
+	return memory.Record{}, false, errors.New("the text was inserted and deleted concurrently; try again")
 }
 
 // UpdateMemories implements [memory.Store]: one batch in one transaction.

@@ -18,7 +18,10 @@ import (
 // NULL while pending. Every write is one immediate transaction on the
 // writer connection (synchronous=FULL: durable when it returns); reads go
 // to the read connections.
-var _ memory.Store = (*Store)(nil)
+var (
+	_ memory.Store      = (*Store)(nil)
+	_ memory.BatchAdder = (*Store)(nil)
+)
 
 // memoryColumns are the columns of a memories row, in scan order.
 const memoryColumns = `id, text, kind, importance, important, created, last_access, access_count, model, dimensions, vector, fact, superseded_by`
@@ -91,16 +94,60 @@ func (s *Store) AddMemory(ctx context.Context, r memory.Record) (memory.Record, 
 	if err := r.Validate(); err != nil {
 		return memory.Record{}, false, err
 	}
-	if err := s.memStart(ctx, r.AgentID); err != nil {
+	got, err := s.addMemories(ctx, []memory.Record{r})
+	if err != nil {
 		return memory.Record{}, false, err
 	}
-	r = r.Clone()
-	r.Created, r.LastAccess = r.Created.UTC(), r.LastAccess.UTC()
+	return got[0].Stored, got[0].Dup, nil
+}
+
+// AddMemories implements [memory.BatchAdder]: every record in one
+// immediate transaction, one commit (a refused record stores none).
+func (s *Store) AddMemories(ctx context.Context, recs []memory.Record) ([]memory.Added, error) {
+	if err := memory.ValidateBatch(recs); err != nil {
+		return nil, err
+	}
+	return s.addMemories(ctx, recs)
+}
+
+// addMemories stores recs, which are valid, in one transaction.
+func (s *Store) addMemories(ctx context.Context, recs []memory.Record) ([]memory.Added, error) {
+	if len(recs) == 0 {
+		return []memory.Added{}, ctx.Err()
+	}
+	for i := range recs {
+		if err := s.memStart(ctx, recs[i].AgentID); err != nil {
+			return nil, err
+		}
+	}
+	agent := recs[0].AgentID
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
-		return memory.Record{}, false, s.memErr(ctx, "storing", r.AgentID, err)
+		return nil, s.memErr(ctx, "storing", agent, err)
 	}
 	defer tx.Rollback()
+	out := make([]memory.Added, len(recs))
+	for i := range recs {
+		got, dup, err := s.addOne(ctx, tx, recs[i])
+		if err != nil {
+			if errors.Is(err, memory.ErrInvalid) {
+				return nil, err
+			}
+			return nil, s.memErr(ctx, "storing", recs[i].AgentID, err)
+		}
+		out[i] = memory.Added{Stored: got, Dup: dup}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, s.memErr(ctx, "storing", agent, err)
+	}
+	return out, nil
+}
+
+// addOne stores r, which is valid, in tx: merged into the agent's memory
+// of the same text, or inserted.
+func (s *Store) addOne(ctx context.Context, tx *sql.Tx, r memory.Record) (memory.Record, bool, error) {
+	r = r.Clone()
+	r.Created, r.LastAccess = r.Created.UTC(), r.LastAccess.UTC()
 	old, err := s.scanMemory(r.AgentID, tx.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE agent_id = ? AND text = ?`, r.AgentID, r.Text))
 	switch {
 	case err == nil:
@@ -108,18 +155,15 @@ func (s *Store) AddMemory(ctx context.Context, r memory.Record) (memory.Record, 
 		model, dims, vec := nullVector(&m)
 		if _, err := tx.ExecContext(ctx, `UPDATE memories SET importance = ?, important = ?, last_access = ?, access_count = ?, model = ?, dimensions = ?, vector = ?, fact = ?
 			WHERE agent_id = ? AND id = ?`, m.Importance, m.Important, micros(m.LastAccess), m.AccessCount, model, dims, vec, nullString(m.Fact), r.AgentID, m.ID); err != nil {
-			return memory.Record{}, false, s.memErr(ctx, "storing", r.AgentID, err)
-		}
-		if err := tx.Commit(); err != nil {
-			return memory.Record{}, false, s.memErr(ctx, "storing", r.AgentID, err)
+			return memory.Record{}, false, err
 		}
 		return m, true, nil
 	case !errors.Is(err, sql.ErrNoRows):
-		return memory.Record{}, false, s.memErr(ctx, "storing", r.AgentID, err)
+		return memory.Record{}, false, err
 	}
 	var taken int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE agent_id = ? AND id = ?`, r.AgentID, r.ID).Scan(&taken); err != nil {
-		return memory.Record{}, false, s.memErr(ctx, "storing", r.AgentID, err)
+		return memory.Record{}, false, err
 	}
 	if taken > 0 {
 		return memory.Record{}, false, fmt.Errorf("%w: agent %s already has a memory %s with another text", memory.ErrInvalid, r.AgentID, r.ID)
@@ -128,10 +172,7 @@ func (s *Store) AddMemory(ctx context.Context, r memory.Record) (memory.Record, 
 	if _, err := tx.ExecContext(ctx, `INSERT INTO memories (agent_id, `+memoryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.AgentID, r.ID, r.Text, string(r.Kind), r.Importance, r.Important, micros(r.Created), micros(r.LastAccess), r.AccessCount, model, dims, vec,
 		nullString(r.Fact), nullString(r.SupersededBy)); err != nil {
-		return memory.Record{}, false, s.memErr(ctx, "storing", r.AgentID, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return memory.Record{}, false, s.memErr(ctx, "storing", r.AgentID, err)
+		return memory.Record{}, false, err
 	}
 	return r, false, nil
 }

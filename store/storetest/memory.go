@@ -41,6 +41,10 @@ import (
 //     nothing stored;
 //   - UpdateMemories and SetVectors: only their fields change, unknown
 //     ids are skipped, one bad record refuses the whole call;
+//   - AddMemories ([memory.AddMemories], through [memory.BatchAdder]
+//     when the store has it): duplicates of stored texts and within the
+//     batch merged, agents mixed, an invalid record refusing the batch
+//     with nothing stored;
 //   - DeleteMemories: the count of those that existed; a deleted text can
 //     be stored again;
 //   - agents are isolated;
@@ -271,6 +275,49 @@ func RunMemory(t *testing.T, h Harness) {
 		recs, err = s.Memories(ctx, "scout")
 		require.NoError(t, err)
 		assert.True(t, recs[1].Pending(), "one bad vector refuses the whole call")
+	})
+
+	t.Run("batch add", func(t *testing.T) {
+		s := open(t)
+		_, _, err := s.AddMemory(ctx, FullMemory("scout", "old", "known before", t0))
+		require.NoError(t, err)
+		batch := []memory.Record{
+			FullMemory("scout", "b1", "first of the batch", t0.Add(1*time.Microsecond)),
+			FullMemory("relay", "b2", "another agent", t0.Add(2*time.Microsecond)),
+			FullMemory("scout", "b3", "known before", t0.Add(3*time.Microsecond)),
+			FullMemory("scout", "b4", "first of the batch", t0.Add(4*time.Microsecond)),
+		}
+		got, err := memory.AddMemories(ctx, s, batch)
+		require.NoError(t, err)
+		require.Len(t, got, len(batch))
+		assert.Equal(t, []bool{false, false, true, true}, []bool{got[0].Dup, got[1].Dup, got[2].Dup, got[3].Dup})
+		assert.Equal(t, []string{"b1", "b2", "old", "b1"}, []string{got[0].Stored.ID, got[1].Stored.ID, got[2].Stored.ID, got[3].Stored.ID},
+			"a known text, before or earlier in the batch, is merged")
+		assert.Equal(t, batch[0].AccessCount+1, got[3].Stored.AccessCount, "merged as AddMemory merges")
+		recs, err := s.Memories(ctx, "scout")
+		require.NoError(t, err)
+		assert.Equal(t, []string{"old", "b1"}, ids(recs))
+		assertRecord(t, got[3].Stored, recs[1], "the store has what AddMemories returned")
+		recs, err = s.Memories(ctx, "relay")
+		require.NoError(t, err)
+		assert.Equal(t, []string{"b2"}, ids(recs))
+
+		bad := FullMemory("scout", "c2", "x", t0)
+		bad.Importance = 2
+		_, err = memory.AddMemories(ctx, s, []memory.Record{FullMemory("scout", "c1", "valid", t0), bad})
+		require.ErrorIs(t, err, memory.ErrInvalid, "an invalid record refuses the batch")
+		assert.Contains(t, err.Error(), "record 1", "the error names the record")
+		c, err := s.CountMemories(ctx, "scout")
+		require.NoError(t, err)
+		assert.Equal(t, 2, c.Memories, "nothing of an invalid batch is stored")
+		_, err = memory.AddMemories(ctx, s, []memory.Record{FullMemory("scout", "c1", "valid", t0), FullMemory("scout", "b1", "another text", t0)})
+		require.ErrorIs(t, err, memory.ErrInvalid, "a known id with another text is refused")
+		c, err = s.CountMemories(ctx, "scout")
+		require.NoError(t, err)
+		assert.LessOrEqual(t, c.Memories, 3, "at most the records before the refused one are stored")
+		got, err = memory.AddMemories(ctx, s, nil)
+		require.NoError(t, err)
+		assert.Empty(t, got)
 	})
 
 	t.Run("delete", func(t *testing.T) {

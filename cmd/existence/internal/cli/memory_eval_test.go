@@ -78,3 +78,20 @@ func TestMemoryEvalRefusesBadLines(t *testing.T) {
 		})
 	}
 }
+
+// Without -store, eval keeps a dataset up to 64 MiB in process and puts a
+// larger one in a SQLite file, so that the process never holds a large
+// dataset's memories.
+func TestMemoryEvalDefaultStore(t *testing.T) {
+	for _, tc := range []struct {
+		size int64
+		want string
+	}{
+		{0, "memory"},
+		{64 << 20, "memory"},
+		{64<<20 + 1, "sqlite"},
+		{200 << 20, "sqlite"},
+	} {
+		assert.Equal(t, tc.want, evalDefaultStore(tc.size), "%d bytes", tc.size)
+	}
+}
