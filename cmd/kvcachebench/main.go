@@ -8,7 +8,7 @@
 // figures, not a timed test (docs/performance.md).
 //
 //	bash .ci/engine
-//	go run ./cmd/kvcachebench -engine ollama -run trio -slots 4 -layout cache -duration 120s
+//	go run ./cmd/kvcachebench -engine ollama -run trio -slots 4 -autonomy-workers 3 -layout cache-agent -duration 360s
 //	go run ./cmd/kvcachebench -engine llamacpp -run swarm -agents 30 -slots 1 -layout original
 //
 // The model has random weights (cmd/mkgguf): as in the TestEngine tests,
@@ -67,7 +67,7 @@ func main() {
 	var o options
 	flag.StringVar(&o.engine, "engine", engine.Ollama, "the engine: ollama (the real server .ci/engine builds) or llamacpp (node-llama-cpp behind the test server)")
 	flag.StringVar(&o.run, "run", "trio", "what runs against it: trio (existence run) or swarm (existence swarm)")
-	flag.StringVar(&o.layout, "layout", "cache", "-prompt-layout: original or cache")
+	flag.StringVar(&o.layout, "layout", "cache", "-prompt-layout: original, cache or cache-agent")
 	flag.IntVar(&o.slots, "slots", 1, "the engine's parallel slots (OLLAMA_NUM_PARALLEL, --parallel)")
 	flag.IntVar(&o.agents, "agents", 30, "the swarm's agents")
 	flag.IntVar(&o.hostMessages, "host-messages", 5, "host messages the swarm sends during the run (its host-reply latency)")
