@@ -780,7 +780,7 @@ func (a *Agent) window(ctx context.Context) (prompt.Budget, []llm.ToolDef) {
 // has the cache layout, whose cycles offer them; nil otherwise.
 func (a *Agent) toolOffer() []llm.ToolDef {
 	offer, ok := a.cfg.Executor.(ToolOffer)
-	if !ok || a.cfg.Prompt == nil || a.cfg.Prompt.Config().Layout != prompt.LayoutCache {
+	if !ok || a.cfg.Prompt == nil || !a.cfg.Prompt.Config().Layout.Cache() {
 		return nil
 	}
 	return offer.ToolDefs(Assignment{AgentID: a.cfg.ID, AgentName: a.Name(), Memory: a.cfg.Memory})

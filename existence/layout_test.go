@@ -14,13 +14,13 @@ import (
 	"github.com/existence-loop/sdk/prompt"
 )
 
-// TestCacheLayoutSplitsTheCyclePrompt: under prompt.LayoutCache a cycle
+// TestCacheLayoutSplitsTheCyclePrompt: under a cache layout a cycle
 // sends its stable prefix as the system message and the rest as the user
 // message, and the goal's executor gets that prefix (Assignment.Prefix);
 // under the original layout the prompt is one user message and the
 // executor gets none.
 func TestCacheLayoutSplitsTheCyclePrompt(t *testing.T) {
-	for _, l := range []prompt.Layout{prompt.LayoutOriginal, prompt.LayoutCache} {
+	for _, l := range []prompt.Layout{prompt.LayoutOriginal, prompt.LayoutCache, prompt.LayoutCacheAgent} {
 		t.Run(l.String(), func(t *testing.T) {
 			f := newFixture(goalReply(t, "map the workspace"))
 			var got existence.Assignment
@@ -42,8 +42,13 @@ func TestCacheLayoutSplitsTheCyclePrompt(t *testing.T) {
 			}
 			require.Len(t, msgs, 2)
 			assert.Equal(t, llm.RoleSystem, msgs[0].Role)
-			assert.True(t, strings.HasPrefix(msgs[0].Content, "WORLD CONTEXT"), msgs[0].Content)
-			assert.Contains(t, msgs[0].Content, "You are Cedar.")
+			if l == prompt.LayoutCache { // the name follows what agents may share
+				assert.True(t, strings.HasPrefix(msgs[0].Content, "WORLD CONTEXT"), msgs[0].Content)
+				assert.NotContains(t, msgs[0].Content, "You are Cedar.")
+				assert.Contains(t, msgs[1].Content, "You are Cedar.")
+			} else { // the name first
+				assert.True(t, strings.HasPrefix(msgs[0].Content, "You are Cedar.\n\nWORLD CONTEXT"), msgs[0].Content)
+			}
 			assert.True(t, strings.HasPrefix(msgs[1].Content, "YOUR WORLDVIEW:"), msgs[1].Content)
 			assert.Equal(t, msgs[0].Content, got.Prefix)
 		})
@@ -69,7 +74,7 @@ func (o offering) ToolDefs(existence.Assignment) []llm.ToolDef { return o.defs }
 // continue; under the original layout neither.
 func TestCacheLayoutOffersTheExecutorsTools(t *testing.T) {
 	defs := []llm.ToolDef{{Name: "list_files", Description: "Lists files.", Parameters: []byte(`{"type":"object"}`)}}
-	for _, l := range []prompt.Layout{prompt.LayoutOriginal, prompt.LayoutCache} {
+	for _, l := range []prompt.Layout{prompt.LayoutOriginal, prompt.LayoutCache, prompt.LayoutCacheAgent} {
 		t.Run(l.String(), func(t *testing.T) {
 			f := newFixture(goalReply(t, "map the workspace"))
 			var got existence.Assignment

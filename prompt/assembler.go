@@ -36,8 +36,10 @@ type Config struct {
 	// Budget optionally caps the prompt's size; the zero value means none.
 	Budget Budget
 	// Layout orders the default sections: [LayoutOriginal] (the zero
-	// value, spec §2's order) or [LayoutCache] (a model server's KV cache
-	// reuses most of each prompt; see [Layout]).
+	// value, spec §2's order), [LayoutCache] (a model server's KV cache
+	// reuses most of each prompt; see [Layout]) or [LayoutCacheAgent]
+	// (the same with the agent's name first, for a server with a KV-cache
+	// slot per agent).
 	Layout Layout
 }
 
@@ -81,8 +83,8 @@ type layout struct {
 }
 
 // New returns an assembler with the default sections of spec §2, in
-// [DefaultOrder] under [LayoutOriginal] and [CacheOrder] under
-// [LayoutCache]. The original order is: [SectionTask], [SectionIdentity], [SectionWorld],
+// [DefaultOrder] under [LayoutOriginal], [CacheOrder] under
+// [LayoutCache] and [CacheAgentOrder] under [LayoutCacheAgent]. The original order is: [SectionTask], [SectionIdentity], [SectionWorld],
 // [SectionSituation], [SectionInnerState], [SectionWorldview],
 // [SectionOpinions], [SectionQuestions], [SectionHistory], [SectionPeers],
 // [SectionDiscoveries], [SectionTime], [SectionLastOutcome],
@@ -97,8 +99,11 @@ func New(cfg Config) *Assembler {
 	cfg.Goals = slices.Clone(cfg.Goals)
 	a := &Assembler{}
 	a.cur.Store(&layout{cfg: cfg, sections: defaultSections(&cfg)})
-	if cfg.Layout == LayoutCache {
-		a.cur.Store(&layout{cfg: cfg, sections: cacheSections(defaultSections(&cfg))})
+	switch cfg.Layout {
+	case LayoutCache:
+		a.cur.Store(&layout{cfg: cfg, sections: cacheSections(defaultSections(&cfg), CacheOrder())})
+	case LayoutCacheAgent:
+		a.cur.Store(&layout{cfg: cfg, sections: cacheSections(defaultSections(&cfg), CacheAgentOrder())})
 	}
 	return a
 }

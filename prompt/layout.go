@@ -28,47 +28,95 @@ const (
 	// the original's; only the order and those windows differ (spec §2,
 	// "cache layout").
 	LayoutCache
+	// LayoutCacheAgent is [LayoutCache] with the agent's identity ("You
+	// are {name}.") first ([CacheAgentOrder]), for a server that keeps at
+	// least one KV-cache slot per agent. Ollama's runner (0.17.4, without
+	// OLLAMA_MULTIUSER_CACHE) gives a request the free slot whose cached
+	// prompt shares the longest prefix with it, an empty slot sharing
+	// none: under [LayoutCache] every agent's prompt shares the text
+	// before its name with every other agent's, so an agent takes another
+	// agent's slot and evicts its cache while the other slots stay empty.
+	// With the name first two agents share only the chat template's first
+	// tokens, and each agent's own slot, once agents' requests overlapped
+	// and spread over the slots, shares the most with its next prompt. On
+	// a server with fewer slots than agents it shares less than
+	// [LayoutCache] (interleaved agents share only those first tokens).
+	LayoutCacheAgent
 )
 
-// String returns "original" or "cache".
+// Cache reports whether l is a cache layout ([LayoutCache] or
+// [LayoutCacheAgent]): its lists move in batches, its prompt has a stable
+// prefix ([Prompt].StableEnd), and an agent's cycles offer its tools.
+func (l Layout) Cache() bool { return l == LayoutCache || l == LayoutCacheAgent }
+
+// String returns "original", "cache" or "cache-agent".
 func (l Layout) String() string {
-	if l == LayoutCache {
+	switch l {
+	case LayoutCache:
 		return "cache"
+	case LayoutCacheAgent:
+		return "cache-agent"
 	}
 	return "original"
 }
 
-// ParseLayout parses "original" (or "") and "cache", as the existence
-// command's -prompt-layout flag takes them. Error: any other name.
+// ParseLayout parses "original" (or ""), "cache" and "cache-agent", as
+// the existence command's -prompt-layout flag takes them. Error: any other
+// name.
 func ParseLayout(s string) (Layout, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "original":
 		return LayoutOriginal, nil
 	case "cache":
 		return LayoutCache, nil
+	case "cache-agent":
+		return LayoutCacheAgent, nil
 	}
-	return 0, fmt.Errorf("prompt: unknown layout %q (want original or cache)", s)
+	return 0, fmt.Errorf("prompt: unknown layout %q (want original, cache or cache-agent)", s)
 }
 
 // CacheOrder returns the names of the default sections in [LayoutCache]'s
-// order (a new slice on every call):
+// order (a new slice on every call), text more agents share first:
 //
 //   - the same for every agent: [SectionWorld], [SectionSituation] (its
-//     presence line aside), [SectionDirective], [SectionResponseFormat];
-//   - stable for this agent: [SectionIdentity];
-//   - slow-changing, what changes least often first: [SectionWorldview],
-//     [SectionOpinions], [SectionQuestions], [SectionRecentGoals] (these
-//     three grow at their end), [SectionHistory] and [SectionPeers] (the
-//     narratives, which change where they are cut when an entry is added),
-//     [SectionDiscoveries] (last, so that sections inserted after it, such
-//     as [SlotsSection], start the per-cycle part);
+//     presence line aside), [SectionDirective], [SectionResponseFormat]
+//     (the stable prefix; a server renders the tool definitions after it,
+//     so those are shared too);
+//   - what the agent has gathered, slowest-changing first and the same
+//     for every agent that has gathered none of it yet (their
+//     placeholders): [SectionWorldview], [SectionOpinions],
+//     [SectionQuestions], [SectionRecentGoals] (these three grow at their
+//     end), [SectionHistory], [SectionDiscoveries] (sections inserted after
+//     it, such as [SlotsSection], come before the agent's name);
+//   - who the agent is and its peers (each agent's own): [SectionIdentity],
+//     [SectionPeers];
 //   - per cycle: [SectionTime], [SectionInnerState] (the stressors),
 //     [SectionLastOutcome] (and [Memories] inserted after it),
 //     [SectionPeerMessages], [SectionHostMessage], [SectionTask].
+//
+// A server with one KV-cache slot for many agents evaluates each prompt
+// after what it shares with another agent's, so the agent's name comes
+// after everything agents may share.
 func CacheOrder() []string {
 	return []string{
 		SectionWorld, SectionSituation, SectionDirective, SectionResponseFormat,
+		SectionWorldview, SectionOpinions, SectionQuestions, SectionRecentGoals,
+		SectionHistory, SectionDiscoveries,
+		SectionIdentity, SectionPeers,
+		SectionTime, SectionInnerState, SectionLastOutcome,
+		SectionPeerMessages, SectionHostMessage, SectionTask,
+	}
+}
+
+// CacheAgentOrder returns the names of the default sections in
+// [LayoutCacheAgent]'s order (a new slice on every call): [SectionIdentity]
+// first, then [CacheOrder]'s sections in its order, [SectionPeers] with
+// the narratives after [SectionHistory]. The stable prefix is the identity
+// and the four sections every agent shares.
+func CacheAgentOrder() []string {
+	return []string{
 		SectionIdentity,
+		SectionWorld, SectionSituation, SectionDirective, SectionResponseFormat,
 		SectionWorldview, SectionOpinions, SectionQuestions, SectionRecentGoals,
 		SectionHistory, SectionPeers, SectionDiscoveries,
 		SectionTime, SectionInnerState, SectionLastOutcome,
@@ -76,9 +124,9 @@ func CacheOrder() []string {
 	}
 }
 
-// cacheSections returns the default sections in CacheOrder, their lists
-// batched.
-func cacheSections(def []Section) []Section {
+// cacheSections returns the default sections in order (CacheOrder or
+// CacheAgentOrder), their lists batched.
+func cacheSections(def []Section, order []string) []Section {
 	by := make(map[string]Section, len(def))
 	for _, s := range def {
 		if std, ok := s.(*stdSection); ok {
@@ -89,7 +137,7 @@ func cacheSections(def []Section) []Section {
 		by[s.Name()] = s
 	}
 	out := make([]Section, 0, len(def))
-	for _, name := range CacheOrder() {
+	for _, name := range order {
 		out = append(out, by[name])
 	}
 	return out
@@ -120,29 +168,23 @@ func BatchStart(length, n int, key func(i int) string) int {
 	return start
 }
 
-// stableSections are the sections of [CacheOrder] that do not change
+// stableSections are the sections of the cache layouts that do not change
 // from one cycle to the next (the world, the situation, the directive, the
 // response format and who the agent is): a prompt's stable prefix is its
 // present sections up to the first one not in this set. What changes
-// slowly (from the worldview on) is not in it: a model server renders tool
-// definitions right after the system message, so a system message that
-// changed would make the server evaluate the tools again too.
-var stableSections = func() map[string]bool {
-	m := map[string]bool{}
-	for _, n := range CacheOrder() {
-		if n == SectionWorldview {
-			break
-		}
-		m[n] = true
-	}
-	return m
-}()
+// slowly (the worldview and the rest) is not in it: a model server renders
+// tool definitions right after the system message, so a system message
+// that changed would make the server evaluate the tools again too.
+var stableSections = map[string]bool{
+	SectionWorld: true, SectionSituation: true, SectionDirective: true,
+	SectionResponseFormat: true, SectionIdentity: true,
+}
 
-// stable sets p.StableEnd under LayoutCache: the sections are joined by
+// stable sets p.StableEnd under a cache layout: the sections are joined by
 // exactly one blank line, so the prefix ends after the last stable
 // section's text.
 func stable(l *layout, p *Prompt) *Prompt {
-	if l.cfg.Layout != LayoutCache {
+	if !l.cfg.Layout.Cache() {
 		return p
 	}
 	end := 0

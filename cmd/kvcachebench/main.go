@@ -8,7 +8,7 @@
 // figures, not a timed test (docs/performance.md).
 //
 //	bash .ci/engine
-//	go run ./cmd/kvcachebench -engine ollama -run trio -slots 4 -layout cache -duration 120s
+//	go run ./cmd/kvcachebench -engine ollama -run trio -slots 4 -autonomy-workers 3 -layout cache-agent -duration 360s
 //	go run ./cmd/kvcachebench -engine llamacpp -run swarm -agents 30 -slots 1 -layout original
 //
 // The model has random weights (cmd/mkgguf): as in the TestEngine tests,
@@ -57,7 +57,7 @@ import (
 type options struct {
 	engine, run, layout, existence string
 	slots, agents, threads, window int
-	hostMessages                   int
+	hostMessages, workers          int
 	duration, llmTimeout           time.Duration
 	keep, multiUser                bool
 	ctx                            context.Context // ends on SIGINT or SIGTERM: the run stops early
@@ -67,16 +67,17 @@ func main() {
 	var o options
 	flag.StringVar(&o.engine, "engine", engine.Ollama, "the engine: ollama (the real server .ci/engine builds) or llamacpp (node-llama-cpp behind the test server)")
 	flag.StringVar(&o.run, "run", "trio", "what runs against it: trio (existence run) or swarm (existence swarm)")
-	flag.StringVar(&o.layout, "layout", "cache", "-prompt-layout: original or cache")
+	flag.StringVar(&o.layout, "layout", "cache", "-prompt-layout: original, cache or cache-agent")
 	flag.IntVar(&o.slots, "slots", 1, "the engine's parallel slots (OLLAMA_NUM_PARALLEL, --parallel)")
 	flag.IntVar(&o.agents, "agents", 30, "the swarm's agents")
 	flag.IntVar(&o.hostMessages, "host-messages", 5, "host messages the swarm sends during the run (its host-reply latency)")
+	flag.IntVar(&o.workers, "autonomy-workers", 0, "the trio's -autonomy-workers: cycles at once (0: adaptive, which starts at 1; the agents' calls then rarely overlap, and Ollama's runner gives a request that overlaps none the free slot sharing the longest prefix, so agents never spread over the slots)")
 	flag.IntVar(&o.threads, "threads", 2, "CPU threads the engine evaluates with")
 	flag.IntVar(&o.window, "context-window", 0, "-context-window for the agents (0: the model's length)")
 	flag.DurationVar(&o.duration, "duration", 120*time.Second, "how long the agents run")
 	flag.StringVar(&o.existence, "existence", "", "the existence binary (default: go build ./cmd/existence into a temporary directory)")
 	flag.BoolVar(&o.multiUser, "multiuser-cache", false, "Ollama only: OLLAMA_MULTIUSER_CACHE=1, the runner gives a request the least recently used slot with a copy of the longest shared prefix instead of the slot sharing the longest prefix (which agents sharing a stable prefix take from one another while other slots stay empty); in 0.17.4 with the generated model each such copy fails an assertion and restarts the runner)")
-	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (engine log, agents' output)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (engine log, agents' output, requests.jsonl: every chat request as sent to the engine)")
 	flag.DurationVar(&o.llmTimeout, "llm-timeout", 10*time.Minute, "the trio's -llm-timeout: one model call (a CPU engine on busy cores evaluates a 2,000-token prompt in minutes)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -94,6 +95,7 @@ type counts struct {
 	requests  map[string]int // by kind: cycle, tool, other
 	errors    int
 	latencies map[string][]time.Duration
+	bodies    io.Writer // -keep: every chat request's body, one a line (requests.jsonl)
 }
 
 func run(o options) error {
@@ -131,6 +133,14 @@ func run(o options) error {
 	defer stop()
 
 	c := &counts{requests: map[string]int{}, latencies: map[string][]time.Duration{}}
+	if o.keep {
+		f, err := os.Create(filepath.Join(dir, "requests.jsonl"))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		c.bodies = f
+	}
 	px, err := proxy(upstream, c)
 	if err != nil {
 		return err
@@ -376,6 +386,9 @@ func proxy(upstream string, c *counts) (*httptest.Server, error) {
 		start := time.Now()
 		rp.ServeHTTP(rec, r)
 		c.mu.Lock()
+		if c.bodies != nil {
+			_, _ = c.bodies.Write(append(bytes.TrimSpace(body), '\n'))
+		}
 		c.requests[kind]++
 		if rec.status != http.StatusOK {
 			c.errors++
@@ -439,7 +452,7 @@ func runAgents(o options, bin, dir, llmURL string) (agentsOut, error) {
 		}
 		return out, nil
 	}
-	args := append([]string{"run", "-json", "-llm-timeout", o.llmTimeout.String(), "-state", filepath.Join(dir, "state"), "-workspace", filepath.Join(dir, "workspace")}, common...)
+	args := append([]string{"run", "-json", "-autonomy-workers", strconv.Itoa(o.workers), "-llm-timeout", o.llmTimeout.String(), "-state", filepath.Join(dir, "state"), "-workspace", filepath.Join(dir, "workspace")}, common...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Stderr = os.Stderr

@@ -159,6 +159,16 @@ type ServerConfig struct {
 	// entry holds the prompt and the reply generated after it; a model
 	// reloaded for a new window starts with an empty cache.
 	CacheSlots int
+	// CacheLongest makes the KV cache pick its entry as Ollama's runner
+	// does by default (OLLAMA_MULTIUSER_CACHE unset, findLongestCacheSlot
+	// in 0.17.4): the free entry sharing the longest prefix with the
+	// prompt takes it, an empty entry sharing none, so a prompt that
+	// shares a few leading tokens with another agent's cached prompt
+	// evicts it while empty entries stay empty; ties go to the first
+	// entry. With every entry in use nothing is served from the cache and
+	// the prompt is kept nowhere. Without it the entries follow the
+	// multi-user policy described at CacheSlots.
+	CacheLongest bool
 	// OpenAIFlavor is how the OpenAI-compatible endpoints answer a prompt
 	// over the window: "openai" (default: 400 with code
 	// context_length_exceeded), "vllm" (400 "This model's maximum context
@@ -638,6 +648,9 @@ func (s *Server) useCache(c *Call, toks []string) *cacheEntry {
 		}
 		s.cache[c.Model] = entries
 	}
+	if s.cfg.CacheLongest {
+		return useLongest(c, entries, toks, s.clock)
+	}
 	var longest, oldest *cacheEntry
 	common := -1
 	for _, e := range entries {
@@ -659,6 +672,29 @@ func (s *Server) useCache(c *Call, toks []string) *cacheEntry {
 		chosen = oldest
 	}
 	chosen.toks, chosen.used, chosen.inUse = slices.Clone(toks), s.clock, true
+	return chosen
+}
+
+// useLongest is useCache's choice under [ServerConfig].CacheLongest: the
+// free entry sharing the longest prefix with toks (the first of equals),
+// nil with every entry in use.
+func useLongest(c *Call, entries []*cacheEntry, toks []string, clock uint64) *cacheEntry {
+	var chosen *cacheEntry
+	common := -1
+	for _, e := range entries {
+		if e.inUse {
+			continue
+		}
+		if n := commonPrefix(e.toks, toks); n > common {
+			chosen, common = e, n
+		}
+	}
+	if chosen == nil {
+		return nil
+	}
+	c.Cached = min(common, len(toks)-1)
+	c.Evaluated = c.Kept - c.Cached
+	chosen.toks, chosen.used, chosen.inUse = slices.Clone(toks), clock, true
 	return chosen
 }
 

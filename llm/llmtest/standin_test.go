@@ -474,3 +474,31 @@ func TestStandinOpenAIFlavors(t *testing.T) {
 		})
 	}
 }
+
+// TestStandinKVCacheLongest: under CacheLongest, as in Ollama's runner by
+// default, a prompt takes the free entry sharing the longest prefix: B's
+// prompt, sharing the system block with A's cached one, evicts it while
+// the other entry stays empty, and A's next prompt evicts B's in turn.
+func TestStandinKVCacheLongest(t *testing.T) {
+	s := llmtest.NewServer(llmtest.ServerConfig{CacheSlots: 2, CacheLongest: true, Record: true})
+	url := s.Start()
+	t.Cleanup(s.Close)
+	docA := strings.Repeat("the survey lists every room ", 100)
+	docB := strings.Repeat("a ledger of the harvest ", 100)
+	send := func(content string) llmtest.Call {
+		t.Helper()
+		status, _ := post(t, url+"/api/chat", chat(content, nil, nil))
+		require.Equal(t, http.StatusOK, status)
+		calls := s.Calls()
+		return calls[len(calls)-1]
+	}
+	first := send(docA)
+	assert.Zero(t, first.Cached, "an empty cache")
+	b := send(docB)
+	assert.Positive(t, b.Cached, "the system block, shared with A's entry")
+	assert.Less(t, b.Cached, 40)
+	again := send(docA)
+	assert.Less(t, again.Cached, 40, "B took A's entry: the shared system block beat the empty entry")
+	st := s.Stats()
+	assert.Equal(t, st.PromptTokens, st.CachedTokens+st.EvaluatedTokens)
+}

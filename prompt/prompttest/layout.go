@@ -7,7 +7,7 @@ import (
 // Layouts returns every [prompt.Layout], the original first, for tests
 // that check a property of the prompt under each.
 func Layouts() []prompt.Layout {
-	return []prompt.Layout{prompt.LayoutOriginal, prompt.LayoutCache}
+	return []prompt.Layout{prompt.LayoutOriginal, prompt.LayoutCache, prompt.LayoutCacheAgent}
 }
 
 // CommonPrefix returns how many leading characters (code points) a and b

@@ -44,9 +44,48 @@ func TestLayoutsShowTheSameSections(t *testing.T) {
 			assert.Equal(t, o, c, name)
 		}
 	}
-	assert.True(t, prompttest.SectionOrder(t, cache, prompt.SectionWorld, prompt.SectionDirective, prompt.SectionIdentity,
-		prompt.SectionWorldview, prompt.SectionRecentGoals, prompt.SectionTime, prompt.SectionInnerState, prompt.SectionTask))
+	assert.True(t, prompttest.SectionOrder(t, cache, prompt.SectionWorld, prompt.SectionDirective, prompt.SectionResponseFormat,
+		prompt.SectionWorldview, prompt.SectionRecentGoals, prompt.SectionDiscoveries, prompt.SectionIdentity, prompt.SectionPeers,
+		prompt.SectionTime, prompt.SectionInnerState, prompt.SectionTask))
 	prompttest.Golden(t, "cache_layout", cache.Text)
+
+	// The agent-first cache layout: the same texts as the cache layout,
+	// the name first.
+	agent := prompttest.Assemble(t, assembler(prompt.LayoutCacheAgent), v)
+	assert.Equal(t, prompt.CacheAgentOrder(), assembler(prompt.LayoutCacheAgent).Names())
+	assert.ElementsMatch(t, prompt.DefaultOrder(), prompt.CacheAgentOrder())
+	for _, name := range prompt.DefaultOrder() {
+		assert.Equal(t, prompttest.SectionWithHeader(t, cache, name), prompttest.SectionWithHeader(t, agent, name), name)
+	}
+	assert.True(t, strings.HasPrefix(agent.Text, "You are Cedar."), agent.Text)
+	assert.True(t, prompttest.SectionOrder(t, agent, prompt.SectionIdentity, prompt.SectionWorld, prompt.SectionDirective,
+		prompt.SectionResponseFormat, prompt.SectionWorldview, prompt.SectionHistory, prompt.SectionPeers, prompt.SectionDiscoveries,
+		prompt.SectionTime, prompt.SectionInnerState, prompt.SectionTask))
+	prompttest.Golden(t, "cache_agent_layout", agent.Text)
+}
+
+// TestCacheLayoutNewAgentsShare: under the cache layout two agents that
+// have gathered nothing yet (a new swarm) share everything before their
+// names, the placeholders of what they gather included; under the
+// agent-first layout they share only "You are ".
+func TestCacheLayoutNewAgentsShare(t *testing.T) {
+	for _, tc := range []struct {
+		l    prompt.Layout
+		want func(text string) int
+	}{
+		{prompt.LayoutCache, func(text string) int {
+			i := strings.Index(text, "You are Agent 1.")
+			require.Greater(t, i, strings.Index(text, "WHAT YOU'VE FOUND OUTSIDE:"), "the name follows the placeholders")
+			return utf8.RuneCountInString(text[:i+len("You are Agent ")])
+		}},
+		{prompt.LayoutCacheAgent, func(string) int { return len("You are Agent ") }},
+		{prompt.LayoutOriginal, func(text string) int { return strings.Index(text, "You are Agent ") + len("You are Agent ") }},
+	} {
+		a := assembler(tc.l)
+		one := prompttest.Assemble(t, a, prompttest.NewAgent("Agent 1").View()).Text
+		two := prompttest.Assemble(t, a, prompttest.NewAgent("Agent 2").ID("agent-2").View()).Text
+		assert.Equal(t, tc.want(one), prompttest.CommonPrefix(one, two), tc.l.String())
+	}
 }
 
 // TestCacheLayoutSharesPrefixes: under the cache layout two agents' prompts
@@ -79,18 +118,24 @@ func TestCacheLayoutSharesPrefixes(t *testing.T) {
 			Goal(identity.Active, "Read /agentOS/tools/dynamic/ again").
 			Stressor("boredom", 0.3, "nothing new", "find something new").View()).Text
 		got[l] = shares{prompttest.CommonPrefix(cedar, other), prompttest.CommonPrefix(cedar, next)}
-		if l == prompt.LayoutCache {
+		switch l {
+		case prompt.LayoutCache:
 			i := strings.Index(cedar, "You are Cedar.")
 			require.Positive(t, i)
 			assert.Equal(t, utf8.RuneCountInString(cedar[:i+len("You are ")]), got[l].agents, "two agents share all before their names")
 			j := strings.Index(cedar, "WHAT YOU'VE BEEN DOING LATELY:")
 			assert.Greater(t, got[l].cycle, j, "the next cycle differs only at the recent goals' end or later")
+		case prompt.LayoutCacheAgent:
+			assert.Equal(t, len("You are "), got[l].agents, "two agents share only what precedes their names")
+			j := strings.Index(cedar, "WHAT YOU'VE BEEN DOING LATELY:")
+			assert.Greater(t, got[l].cycle, j, "the next cycle differs only at the recent goals' end or later")
 		}
 	}
-	t.Logf("characters shared (agents, next cycle): original %+v of cache %+v", got[prompt.LayoutOriginal], got[prompt.LayoutCache])
+	t.Logf("characters shared (agents, next cycle): original %+v, cache %+v, cache-agent %+v", got[prompt.LayoutOriginal], got[prompt.LayoutCache], got[prompt.LayoutCacheAgent])
 	assert.Less(t, got[prompt.LayoutOriginal].agents, 200, "the original starts with the task, then the name")
 	assert.Greater(t, got[prompt.LayoutCache].agents, 2000)
 	assert.Greater(t, got[prompt.LayoutCache].cycle, 2*got[prompt.LayoutOriginal].cycle)
+	assert.Greater(t, got[prompt.LayoutCacheAgent].cycle, 2*got[prompt.LayoutOriginal].cycle)
 }
 
 // TestCacheLayoutBatches: under the cache layout a list's first shown item
@@ -144,6 +189,13 @@ func TestBatchStart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, prompt.LayoutCache, l)
 	assert.Equal(t, "cache", l.String())
+	l, err = prompt.ParseLayout("cache-agent")
+	require.NoError(t, err)
+	assert.Equal(t, prompt.LayoutCacheAgent, l)
+	assert.Equal(t, "cache-agent", l.String())
+	assert.True(t, l.Cache())
+	assert.True(t, prompt.LayoutCache.Cache())
+	assert.False(t, prompt.LayoutOriginal.Cache())
 	l, err = prompt.ParseLayout("")
 	require.NoError(t, err)
 	assert.Equal(t, prompt.LayoutOriginal, l)
@@ -151,8 +203,9 @@ func TestBatchStart(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// TestCacheLayoutSplit: the cache layout's prompt splits at the end of its
-// stable sections (the identity, or a section inserted after them starts
+// TestCacheLayoutSplit: a cache layout's prompt splits at the end of its
+// stable sections (the four every agent shares, and under the agent-first
+// layout the identity before them; a section inserted after them starts
 // the rest); the original's does not split.
 func TestCacheLayoutSplit(t *testing.T) {
 	v := prompttest.Cedar().View()
@@ -162,16 +215,27 @@ func TestCacheLayoutSplit(t *testing.T) {
 	assert.Equal(t, p.Text, rest)
 	assert.Zero(t, p.StableEnd)
 
-	p = prompttest.Assemble(t, assembler(prompt.LayoutCache), v)
-	stable, rest = p.Split()
-	assert.Equal(t, p.Text, stable+"\n\n"+rest)
-	assert.True(t, strings.HasSuffix(stable, prompttest.SectionWithHeader(t, p, prompt.SectionIdentity)))
-	assert.True(t, strings.HasPrefix(rest, "YOUR WORLDVIEW:"), rest)
+	for _, tc := range []struct {
+		l           prompt.Layout
+		first, last string // the stable prefix's first and last sections
+		insertAfter string
+	}{
+		{prompt.LayoutCache, prompt.SectionWorld, prompt.SectionResponseFormat, prompt.SectionResponseFormat},
+		{prompt.LayoutCacheAgent, prompt.SectionIdentity, prompt.SectionResponseFormat, prompt.SectionIdentity},
+	} {
+		p = prompttest.Assemble(t, assembler(tc.l), v)
+		stable, rest = p.Split()
+		assert.Equal(t, p.Text, stable+"\n\n"+rest)
+		assert.True(t, strings.HasPrefix(stable, prompttest.SectionWithHeader(t, p, tc.first)), tc.l)
+		assert.True(t, strings.HasSuffix(stable, prompttest.SectionWithHeader(t, p, tc.last)), tc.l)
+		assert.True(t, strings.HasPrefix(rest, "YOUR WORLDVIEW:"), rest)
 
-	a := assembler(prompt.LayoutCache)
-	require.NoError(t, a.InsertAfter(prompt.SectionIdentity, prompt.SectionFunc{ID: "notes", Text: func(*prompt.View) string { return "NOTES:\n  x" }}))
-	p = prompttest.Assemble(t, a, v)
-	stable, rest = p.Split()
-	assert.True(t, strings.HasPrefix(rest, "NOTES:"), rest)
-	assert.Equal(t, p.Text, stable+"\n\n"+rest)
+		a := assembler(tc.l)
+		require.NoError(t, a.InsertAfter(tc.insertAfter, prompt.SectionFunc{ID: "notes", Text: func(*prompt.View) string { return "NOTES:\n  x" }}))
+		p = prompttest.Assemble(t, a, v)
+		stable, rest = p.Split()
+		assert.True(t, strings.HasPrefix(rest, "NOTES:"), rest)
+		assert.True(t, strings.HasSuffix(stable, prompttest.SectionWithHeader(t, p, tc.insertAfter)), tc.l)
+		assert.Equal(t, p.Text, stable+"\n\n"+rest)
+	}
 }

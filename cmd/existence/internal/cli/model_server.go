@@ -29,7 +29,9 @@ const standinScheme = "standin:"
 const standinHelp = `; or "standin:?slots=N&queue=N&latency=D" to start llm/llmtest's stand-in Ollama server in this process
 (slots as OLLAMA_NUM_PARALLEL, queue as OLLAMA_MAX_QUEUE beyond which it answers 503, latency per call;
 also model=NAME, context=TOKENS (default window), model-context=TOKENS (the model's length), max-context=TOKENS (the most it grants),
-cache=N (prompts kept in its KV cache; counts then leave out the cached prefix), overflow=ollama|cut|refuse (a prompt over the window:
+cache=N (prompts kept in its KV cache; counts then leave out the cached prefix), cache-slot=multiuser|longest (which entry a prompt takes:
+a copy of the longest shared prefix in the least recently used one, as Ollama with OLLAMA_MULTIUSER_CACHE=1, or the free one sharing the longest
+prefix, as Ollama's default), overflow=ollama|cut|refuse (a prompt over the window:
 cut unless "truncate": false, always cut, always refuse), wording=current|legacy, version=V (/api/version), openai=openai|vllm|llamacpp|ollama
 (its /v1 flavor), retry-after=D, stop-after=N|D (the server stops after N chat requests or D: the calls in flight are cut
 and its port refuses connections, as a killed server's, to watch a pool move its agents)), for runs without a GPU`
@@ -90,6 +92,14 @@ func parseStandin(spec string) (llmtest.ServerConfig, error) {
 		case "cache":
 			if v != "0" {
 				cfg.CacheSlots, err = positive(v)
+			}
+		case "cache-slot":
+			switch v {
+			case "multiuser":
+			case "longest":
+				cfg.CacheLongest = true
+			default:
+				err = errors.New("want multiuser or longest")
 			}
 		case "overflow":
 			switch v {

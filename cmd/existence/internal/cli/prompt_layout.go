@@ -13,8 +13,10 @@ import (
 
 // layoutFlag registers -prompt-layout on fs.
 func layoutFlag(fs *flag.FlagSet, l *prompt.Layout) {
-	fs.Func("prompt-layout", "order of the prompt's sections: original (spec §2, the default) or cache (what every agent shares first,\n"+
-		"what changes every cycle last, so that a model server's KV cache reuses most of each prompt)", func(s string) error {
+	fs.Func("prompt-layout", "order of the prompt's sections: original (spec §2, the default), cache (what every agent shares first,\n"+
+		"what changes every cycle last, so that a model server's KV cache reuses most of each prompt: for a server with\n"+
+		"fewer KV-cache slots than agents) or cache-agent (the same with the agent's name first: for a server with a slot\n"+
+		"per agent, such as Ollama with OLLAMA_NUM_PARALLEL at least the number of agents)", func(s string) error {
 		v, err := prompt.ParseLayout(s)
 		if err != nil {
 			return err
