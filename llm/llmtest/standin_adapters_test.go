@@ -183,7 +183,9 @@ func TestStandinLatencyAndSlotTime(t *testing.T) {
 	var mu sync.Mutex
 	var slept []time.Duration
 	s := llmtest.NewServer(llmtest.ServerConfig{Slots: 2,
-		LatencyFunc: func(c *llmtest.Call) time.Duration { return time.Duration(len(c.Messages[1].Content)) * time.Millisecond },
+		LatencyFunc: func(c *llmtest.Call) time.Duration {
+			return time.Duration(len(c.Messages[1].Content)) * time.Millisecond
+		},
 		Sleep: func(_ context.Context, d time.Duration) error {
 			mu.Lock()
 			slept = append(slept, d)
