@@ -31,19 +31,22 @@ var volatile = []string{"created_at", "created", "id", "total_duration", "load_d
 	"prompt_eval_duration", "eval_duration", "system_fingerprint"}
 
 // scrub replaces the values of volatile keys, at any depth, with "…".
-func scrub(v any) any {
+func scrub(v any) any { return scrubKeys(v, volatile) }
+
+// scrubKeys replaces the values of keys, at any depth, with "…".
+func scrubKeys(v any, keys []string) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, val := range x {
-			if slices.Contains(volatile, k) {
+			if slices.Contains(keys, k) {
 				x[k] = "…"
 			} else {
-				x[k] = scrub(val)
+				x[k] = scrubKeys(val, keys)
 			}
 		}
 	case []any:
 		for i := range x {
-			x[i] = scrub(x[i])
+			x[i] = scrubKeys(x[i], keys)
 		}
 	}
 	return v
