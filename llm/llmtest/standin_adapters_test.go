@@ -246,3 +246,34 @@ func TestStandinCancelFreesTheSlot(t *testing.T) {
 	require.NoError(t, err, "the slot was freed")
 	assert.False(t, errors.Is(err, context.Canceled))
 }
+
+// With a KV cache, a request that extends the previous prompt is
+// evaluated only after the cached prefix: Ollama's prompt_eval_count,
+// which the ollama adapter reports as PromptTokens, counts the new
+// tokens alone; the server's stats split cached and evaluated tokens.
+func TestStandinKVCacheThroughAdapter(t *testing.T) {
+	s := llmtest.NewServer(llmtest.ServerConfig{CacheSlots: 1, Record: true})
+	url := s.Start()
+	t.Cleanup(s.Close)
+	m := adapters[0].new(t, url, "qwen3.5:9b")
+	first := userRequest("read the notes and map the workspace, file by file")
+	r1, err := m.Generate(t.Context(), first)
+	require.NoError(t, err)
+	second := userRequest("read the notes and map the workspace, file by file")
+	second.Messages = append(second.Messages,
+		llm.Message{Role: llm.RoleAssistant, Content: r1.Text},
+		llm.Message{Role: llm.RoleUser, Content: "now the next step"})
+	r2, err := m.Generate(t.Context(), second)
+	require.NoError(t, err)
+	calls := s.Calls()
+	require.Len(t, calls, 2)
+	assert.Zero(t, calls[0].Cached, "a cold cache")
+	assert.Positive(t, calls[1].Cached, "the first prompt is the second's cached prefix")
+	assert.Equal(t, calls[1].Kept-calls[1].Cached, calls[1].Evaluated)
+	assert.Equal(t, calls[1].Evaluated, r2.PromptTokens, "prompt_eval_count counts the evaluated tokens only")
+	assert.Less(t, r2.PromptTokens, calls[1].Kept)
+	st := s.Stats()
+	assert.Equal(t, calls[1].Cached, st.CachedTokens)
+	assert.Equal(t, st.PromptTokens, st.CachedTokens+st.EvaluatedTokens)
+	assert.InDelta(t, float64(st.CachedTokens)/float64(st.PromptTokens), st.CachedShare(), 1e-9)
+}
