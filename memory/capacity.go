@@ -59,8 +59,11 @@ func (m *Memory) mergeLocked(ctx context.Context, a *agent, e *entry) (Record, [
 
 // factLocked makes the newest memory (by Created, then ID) among the
 // agent's memories stating fact the one that stands for it: every other
-// one is marked superseded by it. It returns the events. a.mu is held.
-func (m *Memory) factLocked(ctx context.Context, a *agent, fact string) []Event {
+// one is marked superseded by it. latest, when not empty, is the id of the
+// memory just stored: it wins a tie on Created (two statements within a
+// microsecond, or under a virtual clock), which random ids would
+// otherwise decide. It returns the events. a.mu is held.
+func (m *Memory) factLocked(ctx context.Context, a *agent, fact, latest string) []Event {
 	if fact == "" {
 		return nil
 	}
@@ -73,7 +76,15 @@ func (m *Memory) factLocked(ctx context.Context, a *agent, fact string) []Event 
 	if len(same) < 2 {
 		return nil
 	}
-	slices.SortFunc(same, func(x, y *entry) int { return CompareRecords(&y.rec, &x.rec) })
+	slices.SortFunc(same, func(x, y *entry) int {
+		if x.rec.Created.Equal(y.rec.Created) && latest != "" && (x.rec.ID == latest || y.rec.ID == latest) {
+			if x.rec.ID == latest {
+				return -1
+			}
+			return 1
+		}
+		return CompareRecords(&y.rec, &x.rec)
+	})
 	newest := same[0]
 	var changed []Record
 	var ids []string

@@ -125,7 +125,15 @@ func (m *Memory) rankHybrid(a *agent, vec []float32, lx lexical, q Query, w Weig
 	for e := range lx.share {
 		add(e)
 	}
-	out := Recalled{Candidates: len(cands), Lexical: len(lx.share)}
+	out := Recalled{Candidates: len(cands), Lexical: len(lx.share), Compared: len(a.rows)}
+	if vec == nil { // a fallback: compared with the memories of the kinds asked, as rankLocked
+		out.Compared = 0
+		for _, e := range a.recs {
+			if kindOK(e.rec.Kind) && (q.Superseded || !e.rec.Superseded()) {
+				out.Compared++
+			}
+		}
+	}
 	if len(cands) == 0 {
 		return out
 	}

@@ -414,7 +414,7 @@ func (m *Memory) addLocked(ctx context.Context, a *agent, r Record) (added, []Ev
 		}
 		out := stored.Clone()
 		events := []Event{{Kind: EventStored, AgentID: a.id, Text: stored.Text, Record: &out, Cause: "duplicate", Time: r.Created}}
-		return added{rec: out}, append(events, m.factLocked(ctx, a, stored.Fact)...), nil
+		return added{rec: out}, append(events, m.factLocked(ctx, a, stored.Fact, "")...), nil
 	}
 	m.counters.stored.Add(1)
 	e := a.insert(stored)
@@ -426,7 +426,7 @@ func (m *Memory) addLocked(ctx context.Context, a *agent, r Record) (added, []Ev
 			events = append(events, ev...)
 		}
 	}
-	events = append(events, m.factLocked(ctx, a, stored.Fact)...)
+	events = append(events, m.factLocked(ctx, a, stored.Fact, stored.ID)...)
 	events = append(events, m.evictLocked(ctx, a)...)
 	return added{rec: kept.Clone(), pendingNew: e.row < 0}, events, nil
 }

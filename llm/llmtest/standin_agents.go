@@ -124,7 +124,7 @@ func (s schemaShape) example() any {
 		}
 		m := map[string]any{}
 		for name, p := range s.Properties {
-			if v, ok := stepValues[name]; ok {
+			if v, ok := stepValues[name]; ok && p.accepts(v) {
 				m[name] = v
 				continue
 			}
@@ -146,6 +146,26 @@ func (s schemaShape) example() any {
 		return nil
 	}
 	return "the stand-in has nothing more to say"
+}
+
+// accepts reports whether a plausible value v has the schema's type (an
+// untyped schema accepts anything): a property named like a usual step
+// property but of another type gets a value of its own type, as a model
+// held to the schema by the engine's grammar would give.
+func (s schemaShape) accepts(v any) bool {
+	typ, _ := s.Type.(string)
+	if list, ok := s.Type.([]any); ok && len(list) > 0 {
+		typ, _ = list[0].(string)
+	}
+	switch v.(type) {
+	case string:
+		return typ == "" || typ == "string"
+	case bool:
+		return typ == "" || typ == "boolean"
+	case []string:
+		return typ == "" || typ == "array" && (s.Items == nil || s.Items.accepts(""))
+	}
+	return typ == ""
 }
 
 func mustJSON(v any) []byte {
