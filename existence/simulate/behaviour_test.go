@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/simulate"
 )
 
@@ -269,7 +269,7 @@ func TestObserverSeesVirtualTime(t *testing.T) {
 	agents := map[string]int{}
 	var outside []time.Time
 	cfg := small(2)
-	cfg.Observer = func(e existence.Event) {
+	cfg.Observer = func(e event.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		agents[e.AgentID]++

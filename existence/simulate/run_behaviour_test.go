@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/simulate"
 	"github.com/existence-loop/sdk/store/memstore"
 )
@@ -101,7 +101,7 @@ func TestCancelMidRun(t *testing.T) {
 			var events atomic.Int64
 			cfg := with(small(1), d)
 			cfg.Duration = 24 * time.Hour
-			cfg.Observer = func(existence.Event) {
+			cfg.Observer = func(event.Event) {
 				if events.Add(1) == 200 {
 					cancel()
 				}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
+	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/llm/openai"
 )
@@ -143,7 +144,7 @@ func TestStandinFailuresThroughAdapters(t *testing.T) {
 				require.ErrorAs(t, err, &se)
 				assert.Equal(t, 503, se.StatusCode)
 				assert.Equal(t, 2*time.Second, se.RetryAfter, "whole seconds, rounded up")
-				assert.True(t, llm.Retryable(err))
+				assert.True(t, middleware.Retryable(err))
 				assert.Equal(t, 1, s.Stats().Busy)
 			})
 			t.Run("cut at the limit", func(t *testing.T) {
