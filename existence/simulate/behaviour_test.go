@@ -33,7 +33,7 @@ func TestRoster(t *testing.T) {
 		assert.Equal(t, want.id, trio[i].ID)
 		assert.Equal(t, want.name, trio[i].Name)
 		require.NotEmpty(t, trio[i].Domains)
-		assert.Equal(t, want.domain, trio[i].Domains[0], "the first domain is the role the Stochastic policy draws goals by")
+		assert.Equal(t, want.domain, trio[i].Role, "the role the Stochastic policy draws goals by")
 		assert.NotEmpty(t, trio[i].Traits, "%s has traits", want.name)
 	}
 	assert.Equal(t, trio, simulate.Agents(3), "Agents(3) is the trio")
