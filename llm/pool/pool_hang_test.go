@@ -117,9 +117,10 @@ func TestPoolHungServer(t *testing.T) {
 	for _, id := range agents {
 		assert.Less(t, first[id].elapsed, 3*timeout, "%s: no call waits beyond its deadline", id)
 		if !slices.Contains(onHung, id) {
-			// The window lookup waits for the agent's own server only.
-			require.NoError(t, first[id].err, id)
-			assert.Less(t, first[id].elapsed, timeout, "%s is not held up by the hung server", id)
+			// The window lookup waits for the agent's own server only: an
+			// agent held up by the hung server would fail at its deadline
+			// (how long a healthy call takes depends on the machine's load).
+			require.NoError(t, first[id].err, "%s is not held up by the hung server", id)
 		}
 	}
 	var stats pool.ServerStats
