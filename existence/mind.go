@@ -11,6 +11,7 @@ import (
 
 	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/internal/wire"
 	"github.com/existence-loop/sdk/internal/backoff"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/slot"
@@ -106,9 +107,9 @@ func (r *Runner) startMinds(ctx context.Context) (stop func()) {
 	r.mindGroup = g
 	r.smu.Unlock()
 	for _, m := range r.cfg.Minds {
-		r.runMind(g, g.ctx, m, r.PostSharedSlot, r.emitShared)
+		superviseMind(r.mindHost(g), g.ctx, m, r.PostSharedSlot, r.emitShared)
 	}
-	for _, a := range r.Agents() {
+	for _, a := range r.wired() {
 		r.startAgentMinds(g, r.node(a.ID()))
 	}
 	return func() {
@@ -123,7 +124,7 @@ func (r *Runner) startMinds(ctx context.Context) (stop func()) {
 // startAgentMinds starts n's minds in g; they stop with g or when the
 // agent is dropped (its lease lost).
 func (r *Runner) startAgentMinds(g *mindGroup, n *node) {
-	if n == nil || len(n.a.cfg.Minds) == 0 {
+	if n == nil || n.a.Minds() == 0 {
 		return
 	}
 	r.smu.Lock()
@@ -145,18 +146,22 @@ func (r *Runner) startAgentMinds(g *mindGroup, n *node) {
 		}
 		cancel()
 	})
-	for _, m := range n.a.cfg.Minds {
-		r.runMind(g, ctx, m, n.a.PostSlot, n.a.emit)
-	}
+	n.a.StartMinds(ctx, r.mindHost(g))
 }
 
-// runMind supervises one mind on its own goroutine: it runs it, and after
-// a failure reports it, posts a failed slot and runs it again after a
-// backoff, until ctx ends or Run returns nil.
-func (r *Runner) runMind(g *mindGroup, ctx context.Context, m Mind, post func(context.Context, slot.Slot) error, report func(event.Event)) {
+// mindHost is what the runner gives the minds of g.
+func (r *Runner) mindHost(g *mindGroup) wire.MindHost {
+	return wire.MindHost{Group: &g.wg, Lane: func(m llm.Model) llm.Model { return laneModel{r: r, m: m} },
+		Clock: r.cfg.Clock, Logger: r.cfg.Logger}
+}
+
+// superviseMind supervises one mind on a goroutine of h.Group: it runs
+// it, and after a failure reports it, posts a failed slot and runs it
+// again after a backoff, until ctx ends or Run returns nil.
+func superviseMind(h wire.MindHost, ctx context.Context, m Mind, post func(context.Context, slot.Slot) error, report func(event.Event)) {
 	name := m.Name()
-	log := r.cfg.Logger.With("mind", name)
-	g.wg.Go(func() {
+	log := h.Logger.With("mind", name)
+	h.Group.Go(func() {
 		delay := mindMinBackoff
 		for {
 			var posted atomic.Bool
@@ -168,8 +173,8 @@ func (r *Runner) runMind(g *mindGroup, ctx context.Context, m Mind, post func(co
 					}
 					return err
 				},
-				Lane:   func(m llm.Model) llm.Model { return laneModel{r: r, m: m} },
-				Clock:  r.cfg.Clock,
+				Lane:   h.Lane,
+				Clock:  h.Clock,
 				Logger: log,
 			}
 			err := runOnce(ctx, m, env)
@@ -193,7 +198,7 @@ func (r *Runner) runMind(g *mindGroup, ctx context.Context, m Mind, post func(co
 				Text: fmt.Sprintf("mind %s failed; it runs again in %s", name, delay)})
 			log.Warn("mind failed", "err", err, "retry_in", delay)
 			wait := make(chan struct{})
-			stop := r.cfg.Clock.AfterFunc(delay, func() { close(wait) })
+			stop := h.Clock.AfterFunc(delay, func() { close(wait) })
 			select {
 			case <-ctx.Done():
 				stop()

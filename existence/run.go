@@ -3,6 +3,7 @@ package existence
 import (
 	"context"
 
+	"github.com/existence-loop/sdk/existence/internal/wire"
 	"github.com/existence-loop/sdk/prompt"
 )
 
@@ -41,28 +42,24 @@ func (a *Agent) Run(ctx context.Context) error {
 	r.core.classify = classifyNode
 	r.core.hold = holdNode
 	r.book.init(DefaultMaxPeersShown)
-	r.attach(a)
-	defer a.wakeHook.Store(nil)
-	defer a.triggerHook.Store(nil)
+	w := adapter{a}
+	r.attach(w)
+	defer w.SetHooks(nil, nil)
 	return r.Run(ctx)
 }
 
 // attach puts an existing agent in r (see [Runner.Add]).
-func (r *Runner) attach(a *Agent) *node {
+func (r *Runner) attach(a wire.Agent) *node {
 	n := &node{a: a}
-	n.e = schedEntry{id: a.ID(), hb: a.cfg.Heartbeat, node: n, timerIdx: -1, queueIdx: -1}
+	n.e = schedEntry{id: a.ID(), hb: a.Heartbeat(), node: n, timerIdx: -1, queueIdx: -1}
 	r.mu.Lock()
 	r.byID[a.ID()] = n
 	r.agents = append(r.agents, a)
 	r.mu.Unlock()
-	a.mu.Lock()
-	r.book.set(a.ID(), prompt.Peer{ID: a.ID(), Name: a.state.Identity.Name, Narrative: a.state.Identity.Narrative})
-	n.host.Store(len(a.state.Host) > a.hostSeen)
-	a.mu.Unlock()
-	wake := func() { r.wakeNode(n) }
-	a.wakeHook.Store(&wake)
-	trigger := func() { r.triggerNode(n) }
-	a.triggerHook.Store(&trigger)
+	p := a.Peek()
+	r.book.set(a.ID(), prompt.Peer{ID: a.ID(), Name: p.Name, Narrative: p.Narrative})
+	n.host.Store(p.Host)
+	a.SetHooks(func() { r.wakeNode(n) }, func() { r.triggerNode(n) })
 	r.smu.Lock()
 	if r.started {
 		r.schedule(n, r.cfg.Clock.Now())

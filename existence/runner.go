@@ -16,12 +16,12 @@ import (
 	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/internal/wire"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/heap"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
-	"github.com/existence-loop/sdk/suffering"
 )
 
 // Defaults of [RunnerConfig]: the peers section and the leases.
@@ -186,10 +186,10 @@ type Runner struct {
 	book    peerBook
 
 	mu     sync.RWMutex // guards agents and byID
-	agents []*Agent
+	agents []wire.Agent
 	byID   map[string]*node
 
-	shared   *budgetState              // RunnerConfig.SharedBudget; nil for none
+	shared   *wire.BudgetState         // RunnerConfig.SharedBudget; nil for none
 	meter    *middleware.AdaptiveLimit // measures every model call of the agents; sizes the autonomy lane under AdaptiveWorkers
 	adaptive bool                      // AutonomyWorkers is AdaptiveWorkers
 
@@ -213,7 +213,7 @@ type Runner struct {
 
 // node is one agent in a runner.
 type node struct {
-	a      *Agent
+	a      wire.Agent
 	e      schedEntry
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -288,7 +288,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	r.core.triggerGap = cfg.TriggerGap
 	r.core.hold = holdNode
 	r.book.init(cfg.MaxPeersShown)
-	r.shared = newBudgetState(budget.ScopeRunner, cfg.SharedBudget)
+	r.shared = wire.NewBudgetState(budget.ScopeRunner, cfg.SharedBudget)
 	r.initMeter(adaptive)
 	return r, nil
 }
@@ -333,15 +333,15 @@ func (r *Runner) add(ctx context.Context, cfg Config, l *lease.Lease) (*Agent, e
 	if r.Agent(cfg.ID) != nil {
 		return nil, fmt.Errorf("%w: %q", ErrDuplicateAgent, cfg.ID)
 	}
-	a, err := newAgent(ctx, inherit(cfg, &r.cfg), wiring{
-		peers:    r.peers,
-		send:     r.broadcast,
-		limiter:  r.limiter,
-		lanes:    true,
-		lease:    l,
-		shared:   r.shared,
-		meter:    r.meter.Observe,
-		observer: r.subs.deliver,
+	a, err := newAgent(ctx, inherit(cfg, &r.cfg), wire.Hooks{
+		Peers:    r.peers,
+		Send:     r.broadcast,
+		Limiter:  r.limiter,
+		Lanes:    true,
+		Lease:    l,
+		Shared:   r.shared,
+		Meter:    r.meter.Observe,
+		Observer: r.subs.deliver,
 	})
 	if err != nil {
 		return nil, err
@@ -349,7 +349,7 @@ func (r *Runner) add(ctx context.Context, cfg Config, l *lease.Lease) (*Agent, e
 	if r.Agent(cfg.ID) != nil { // added by another goroutine meanwhile
 		return nil, errors.Join(fmt.Errorf("%w: %q", ErrDuplicateAgent, cfg.ID), a.release())
 	}
-	r.attach(a)
+	r.attach(adapter{a})
 	return a, nil
 }
 
@@ -371,6 +371,18 @@ func (r *Runner) schedule(n *node, now time.Time) {
 func (r *Runner) Agents() []*Agent {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
+	out := make([]*Agent, len(r.agents))
+	for i, a := range r.agents {
+		out[i] = a.Unwrap().(*Agent)
+	}
+	return out
+}
+
+// wired returns the agents as the scheduler sees them, in the order they
+// were added.
+func (r *Runner) wired() []wire.Agent {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	return slices.Clone(r.agents)
 }
 
@@ -379,7 +391,7 @@ func (r *Runner) Agent(id string) *Agent {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if n := r.byID[id]; n != nil {
-		return n.a
+		return n.a.Unwrap().(*Agent)
 	}
 	return nil
 }
@@ -437,7 +449,7 @@ func (r *Runner) Stats() RunnerStats {
 		Triggers: r.core.triggers, Workers: r.core.workers, Held: r.core.held}
 	r.smu.Unlock()
 	st.Concurrency = r.concurrency(st.Workers[LaneAutonomy])
-	st.Budget = r.shared.status(r.cfg.Clock.Now())
+	st.Budget = r.shared.Status(r.cfg.Clock.Now())
 	return st
 }
 
@@ -534,7 +546,7 @@ func (r *Runner) shutdown() error {
 	var errs []error
 	r.smu.Lock()
 	var left []*node
-	for _, a := range r.Agents() {
+	for _, a := range r.wired() {
 		n := r.node(a.ID())
 		if n == nil || n.finished || n.lost {
 			continue
@@ -557,7 +569,7 @@ func (r *Runner) shutdown() error {
 	for range min(len(left), shutdownStoppers) {
 		wg.Go(func() {
 			for i := range next {
-				stopErrs[i] = left[i].a.stop()
+				stopErrs[i] = left[i].a.Stop()
 			}
 		})
 	}
@@ -629,15 +641,6 @@ func (r *Runner) prepare(jobs []dispatched) {
 	}
 }
 
-type dispatchKey struct{}
-
-// dispatchFrom returns the scheduler's record of the cycle ctx runs, or nil
-// outside the scheduler.
-func dispatchFrom(ctx context.Context) *dispatched {
-	d, _ := ctx.Value(dispatchKey{}).(*dispatched)
-	return d
-}
-
 // clockKey carries the agent's clock to its model (see [ClockFrom]).
 type clockKey struct{}
 
@@ -658,7 +661,7 @@ func ClockFrom(ctx context.Context) clock.Clock {
 func (r *Runner) tick(n *node, j dispatched, inline bool) (end time.Time) {
 	n.round.Add(1)
 	n.woken.Store(false)
-	if now := n.a.cfg.Clock.Now(); !inline && now.After(j.start) {
+	if now := n.a.Clock().Now(); !inline && now.After(j.start) {
 		// Lateness counts until the cycle actually starts: on a busy
 		// machine a worker goroutine may wait for a CPU after its
 		// dispatch.
@@ -668,12 +671,12 @@ func (r *Runner) tick(n *node, j dispatched, inline bool) (end time.Time) {
 	if base == nil {
 		base = n.ctx
 	}
-	ctx := context.WithValue(base, dispatchKey{}, &j)
-	ctx = context.WithValue(ctx, clockKey{}, n.a.cfg.Clock)
+	ctx := wire.WithDispatch(base, &wire.Dispatch{Lane: wire.Lane(j.lane), Lateness: j.lateness(), Coalesced: j.coalesced})
+	ctx = context.WithValue(ctx, clockKey{}, n.a.Clock())
 	if err := n.a.Tick(ctx); err != nil && base.Err() == nil {
-		n.a.log.Warn("tick failed", "err", err)
+		n.a.Log().Warn("tick failed", "err", err)
 	}
-	end = n.a.cfg.Clock.Now()
+	end = n.a.Clock().Now()
 	if inline {
 		_ = n.a.WaitGoal(n.ctx) // fails only when n.ctx ends, which Run reports
 	}
@@ -684,15 +687,10 @@ func (r *Runner) tick(n *node, j dispatched, inline bool) (end time.Time) {
 // publish updates what the rest of the runner knows of n after a cycle:
 // its peer summary, its lane hints.
 func (r *Runner) publish(n *node) {
-	a := n.a
-	a.mu.Lock()
-	name, narrative := a.state.Identity.Name, a.state.Identity.Narrative
-	crisis := suffering.LevelOf(a.state.Suffering.Load()) == suffering.LevelCrisis
-	host := len(a.state.Host) > a.hostSeen
-	a.mu.Unlock()
-	n.host.Store(host)
-	n.crisis.Store(crisis)
-	r.book.update(a.ID(), name, narrative, crisis)
+	p := n.a.Peek()
+	n.host.Store(p.Host)
+	n.crisis.Store(p.Crisis)
+	r.book.update(n.a.ID(), p.Name, p.Narrative, p.Crisis)
 }
 
 // finish frees the worker of a cycle that ended at end, and finishes an
@@ -704,16 +702,8 @@ func (r *Runner) publish(n *node) {
 // lane than its headroom.
 func (r *Runner) finish(n *node, j dispatched, end time.Time, takeNext bool) (next []dispatched) {
 	a := n.a
-	a.mu.Lock()
-	reached := a.cfg.MaxCycles > 0 && a.cycles >= a.cfg.MaxCycles
-	done := reached && a.state.Identity.ActiveGoal() == nil
-	var goal chan struct{}
-	if r := a.running.Load(); reached && !done && r != nil {
-		goal = r.done
-	}
-	a.mu.Unlock()
-
-	ff := a.stoppedErr() // Config.FailFast: this agent stops, the others go on
+	done, goal := a.Reached()
+	ff := a.StoppedErr() // Config.FailFast: this agent stops, the others go on
 	r.smu.Lock()
 	r.core.done(&n.e, j.lane, end)
 	r.cycles[j.lane]++
@@ -743,7 +733,7 @@ func (r *Runner) finish(n *node, j dispatched, end time.Time, takeNext bool) (ne
 	}
 	r.smu.Unlock()
 	if stop {
-		if err := a.stop(); err != nil {
+		if err := a.Stop(); err != nil {
 			r.smu.Lock()
 			r.errs = append(r.errs, fmt.Errorf("%s: %w", a.ID(), err))
 			r.smu.Unlock()
@@ -845,20 +835,20 @@ func (r *Runner) peers(self string) ([]prompt.Peer, int) {
 // broadcast delivers a crisis message from one agent to the peers shown in
 // its last prompt (at most MaxPeersShown; every other agent when they all
 // fit).
-func (r *Runner) broadcast(from *Agent, text string) {
+func (r *Runner) broadcast(from wire.Agent, text string) {
 	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 	defer cancel()
 	for _, id := range r.book.shownTo(from.ID()) {
 		n := r.node(id)
-		if n == nil || n.a == from {
+		if n == nil || n.a.ID() == from.ID() {
 			continue
 		}
 		if err := n.a.DeliverToInbox(ctx, identity.AgentMessage{From: from.Name(), Text: text}); err != nil {
-			from.emit(event.Event{Kind: event.Error, Text: "delivering a message to " + id, Err: err})
+			from.Emit(event.Event{Kind: event.Error, Text: "delivering a message to " + id, Err: err})
 			continue
 		}
 		r.book.messaged(id, from.ID())
-		from.emit(event.Event{Kind: event.Message, Direction: "sent", Text: text, Peer: n.a.Name()})
+		from.Emit(event.Event{Kind: event.Message, Direction: "sent", Text: text, Peer: n.a.Name()})
 	}
 }
 
@@ -902,11 +892,11 @@ func (r *Runner) drop(id string) {
 	r.smu.Unlock()
 	r.mu.Lock()
 	delete(r.byID, id)
-	r.agents = slices.DeleteFunc(r.agents, func(a *Agent) bool { return a == n.a })
+	r.agents = slices.DeleteFunc(r.agents, func(a wire.Agent) bool { return a.ID() == id })
 	r.mu.Unlock()
 	r.book.remove(id)
-	n.a.abandon()
-	n.a.emit(event.Event{Kind: event.LeaseLost, Text: "lease lost: another process runs this agent now; stopped without saving"})
+	n.a.Abandon()
+	n.a.Emit(event.Event{Kind: event.LeaseLost, Text: "lease lost: another process runs this agent now; stopped without saving"})
 }
 
 // leaseLoop claims and renews leases every RenewEvery until ctx ends, and
@@ -996,7 +986,7 @@ func (r *Runner) reportLate() {
 		if !l.Renewed {
 			what = fmt.Sprintf("not renewed (the renewal failed), %.1f s of its %.0f s left", l.Left.Seconds(), l.TTL.Seconds())
 		}
-		n.a.emit(event.Event{Kind: event.LeaseLate,
+		n.a.Emit(event.Event{Kind: event.LeaseLate,
 			Text:  fmt.Sprintf("lease late: %s, under the %.1f s alarm margin; renewals are falling behind and the lease is lost if they fall behind by the rest", what, l.Margin.Seconds()),
 			Lease: &event.LeaseStats{Epoch: l.Epoch, Left: l.Left, TTL: l.TTL, Margin: l.Margin, Renewed: l.Renewed}})
 	}

@@ -241,10 +241,8 @@ func (r *Runner) PostSharedSlot(ctx context.Context, s slot.Slot) error {
 	}
 	r.emitShared(event.Event{Kind: event.Slot, Slot: &s, Text: s.Summary})
 	if s.NotifyUser {
-		for _, a := range r.Agents() {
-			if a.cfg.SharedSlots == b {
-				a.notifyCycle()
-			}
+		for _, a := range r.wired() {
+			a.NotifyShared(b)
 		}
 	}
 	return nil

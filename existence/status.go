@@ -160,7 +160,7 @@ func (a *Agent) Status() Status {
 		cc := *c
 		s.LastCycle = &cc
 	}
-	if l := cmp.Or(a.status.lease, a.wire.lease); l != nil { // set, else as claimed by the Runner
+	if l := cmp.Or(a.status.lease, a.wire.Lease); l != nil { // set, else as claimed by the Runner
 		ll := *l
 		s.Lease = &ll
 	}
@@ -168,7 +168,7 @@ func (a *Agent) Status() Status {
 		s.Stopped = a.status.stopped.Error()
 	}
 	s.Usage, s.UsageByModel = a.usage.snapshot()
-	s.Budget = a.budget.status(a.cfg.Clock.Now())
+	s.Budget = a.budget.Status(a.cfg.Clock.Now())
 	s.WaitingForBudget = a.budgetWaits.Load() > 0
 	return s
 }
