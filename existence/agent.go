@@ -275,7 +275,7 @@ type Config struct {
 type Agent struct {
 	cfg       Config
 	wire      wire.Hooks             // from the runner that runs the agent, if any
-	subs      subscribers            // Subscribe
+	subs      wire.Subscribers       // Subscribe
 	name      atomic.Pointer[string] // the display name (Name); commissioning may change it
 	model     llm.Model              // for existence cycles
 	execModel llm.Model              // for executors
@@ -699,7 +699,7 @@ func (a *Agent) unlock() {
 // emit completes e and delivers it to the observer. It must be called
 // without a.mu held.
 func (a *Agent) emit(e event.Event) {
-	if a.cfg.Observer == nil && a.wire.Observer == nil && !a.subs.any() {
+	if a.cfg.Observer == nil && a.wire.Observer == nil && !a.subs.Any() {
 		return
 	}
 	if e.Time.IsZero() {
@@ -715,7 +715,7 @@ func (a *Agent) emit(e event.Event) {
 	if a.wire.Observer != nil {
 		a.wire.Observer(e)
 	}
-	a.subs.deliver(e)
+	a.subs.Deliver(e)
 }
 
 // onAttempt reports one model attempt: its event, its tokens in the

@@ -208,7 +208,7 @@ type Runner struct {
 
 	mindGroup *mindGroup // the minds running under Run, or nil; guarded by smu
 
-	subs subscribers // Subscribe
+	subs wire.Subscribers // Subscribe
 }
 
 // node is one agent in a runner.
@@ -341,7 +341,7 @@ func (r *Runner) add(ctx context.Context, cfg Config, l *lease.Lease) (*Agent, e
 		Lease:    l,
 		Shared:   r.shared,
 		Meter:    r.meter.Observe,
-		Observer: r.subs.deliver,
+		Observer: r.subs.Deliver,
 	})
 	if err != nil {
 		return nil, err

@@ -277,7 +277,7 @@ const sharedAgent = "(shared)"
 // emitShared delivers an event of the shared board (or of a shared mind)
 // to the runner's Observer.
 func (r *Runner) emitShared(e event.Event) {
-	if r.cfg.Observer == nil && !r.subs.any() {
+	if r.cfg.Observer == nil && !r.subs.Any() {
 		return
 	}
 	if e.Time.IsZero() {
@@ -291,7 +291,7 @@ func (r *Runner) emitShared(e event.Event) {
 	if r.cfg.Observer != nil {
 		r.cfg.Observer(e)
 	}
-	r.subs.deliver(e)
+	r.subs.Deliver(e)
 }
 
 // triggerNode asks the scheduler for a cycle of n now: a notifying slot
