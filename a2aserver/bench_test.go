@@ -16,6 +16,7 @@ import (
 
 	"github.com/existence-loop/sdk/a2aserver"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
@@ -33,7 +34,7 @@ import (
 func BenchmarkSendMessage1000Agents(b *testing.B) {
 	const agents = 1000
 	tasks := taskqueue.NewMemory(taskqueue.Options{MaxTasks: 10 * agents})
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Heartbeat: 6 * time.Second, Logger: quiet})
+	runner, err := runner.New(runner.Config{Store: memstore.New(), Heartbeat: 6 * time.Second, Logger: quiet})
 	require.NoError(b, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	for i := range agents {

@@ -22,6 +22,7 @@ import (
 	"github.com/existence-loop/sdk/a2aserver"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -52,7 +53,7 @@ var done = existence.ExecutorFunc(func(ctx context.Context, asg existence.Assign
 })
 
 type fixture struct {
-	runner *existence.Runner
+	runner *runner.Runner
 	tasks  *taskqueue.Queue
 	server *a2aserver.Server
 	srv    *httptest.Server
@@ -63,7 +64,7 @@ type fixture struct {
 func newFixture(t *testing.T, cfg a2aserver.Config, ids ...string) *fixture {
 	t.Helper()
 	f := &fixture{tasks: taskqueue.NewMemory(taskqueue.Options{})}
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: existencetest.NewClock(t0), NoStagger: true})
+	runner, err := runner.New(runner.Config{Store: memstore.New(), Clock: existencetest.NewClock(t0), NoStagger: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, runner.Close()) })
 	for _, id := range ids {
@@ -415,7 +416,7 @@ func TestTasksSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	q, err := taskqueue.Open(dir, taskqueue.Options{})
 	require.NoError(t, err)
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: existencetest.NewClock(t0), NoStagger: true})
+	runner, err := runner.New(runner.Config{Store: memstore.New(), Clock: existencetest.NewClock(t0), NoStagger: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, runner.Close()) })
 	_, err = runner.Add(t.Context(), existence.Config{ID: "scout", Name: "Scout", Model: goalModel(), Tasks: q})

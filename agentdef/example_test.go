@@ -7,6 +7,7 @@ import (
 
 	"github.com/existence-loop/sdk/agentdef"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/store/memstore"
 )
@@ -26,7 +27,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
+	runner, err := runner.New(runner.Config{Store: memstore.New()})
 	if err != nil {
 		log.Fatal(err)
 	}

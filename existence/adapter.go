@@ -10,6 +10,7 @@ import (
 	"github.com/existence-loop/sdk/existence/internal/wire"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
+	"github.com/existence-loop/sdk/slot"
 	"github.com/existence-loop/sdk/suffering"
 )
 
@@ -102,5 +103,21 @@ func (x adapter) SetHooks(wake, trigger func()) {
 func (x adapter) NotifyShared(b *identity.SharedBoard) {
 	if x.a.cfg.SharedSlots == b {
 		x.a.notifyCycle()
+	}
+}
+
+func init() {
+	wire.NewAgent = func(ctx context.Context, cfg any, h wire.Hooks) (wire.Agent, error) {
+		a, err := newAgent(ctx, cfg.(Config), h)
+		if err != nil {
+			return nil, err
+		}
+		return adapter{a}, nil
+	}
+	wire.CheckMinds = func(minds any) error { return checkMinds(minds.([]Mind)) }
+	wire.SuperviseMinds = func(ctx context.Context, h wire.MindHost, minds any, post func(context.Context, slot.Slot) error, report func(event.Event)) {
+		for _, m := range minds.([]Mind) {
+			superviseMind(h, ctx, m, post, report)
+		}
 	}
 }

@@ -36,7 +36,7 @@ import (
 // Defaults of [Config].
 const (
 	// DefaultHeartbeat is the tick interval (spec §1).
-	DefaultHeartbeat = 6 * time.Second
+	DefaultHeartbeat = wire.DefaultHeartbeat
 	// defaultCycleTimeout bounds one existence cycle's model exchange,
 	// retries and repair included.
 	defaultCycleTimeout = 10 * time.Minute
@@ -218,7 +218,7 @@ type Config struct {
 	// SharedSlots is a board of slots the agent sees next to its own,
 	// shared with other agents and processes (an identity.SharedBoard;
 	// cmd/internal/storespec.SharedSlots opens the one a store keeps). A
-	// Runner's agents default to RunnerConfig.SharedSlots; nil: none.
+	// Runner's agents default to runner.Config.SharedSlots; nil: none.
 	SharedSlots *identity.SharedBoard
 	// Minds are the agent's background jobs ([Mind]): each runs while the
 	// agent runs ([Agent.Run], or its Runner's Run, in real time) and posts
@@ -454,9 +454,9 @@ func newAgent(ctx context.Context, cfg Config, w wire.Hooks) (*Agent, error) {
 }
 
 // Lease returns the lease the agent runs under, as it was claimed by a
-// [Runner] with [RunnerConfig].Leases: a fenced store checks its Epoch
+// [Runner] with [runner.Config].Leases: a fenced store checks its Epoch
 // (the fencing token) on every write. ok is false for an agent not run
-// under [RunnerConfig].Leases.
+// under [runner.Config].Leases.
 func (a *Agent) Lease() (l lease.Lease, ok bool) {
 	if a.wire.Lease == nil {
 		return lease.Lease{}, false

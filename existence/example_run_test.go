@@ -9,6 +9,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/store/filestore"
@@ -61,7 +62,7 @@ func ExampleRunner() {
 		log.Fatal(err)
 	}
 
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: store, AutonomyWorkers: 1}) // one cycle at a time: one local GPU
+	runner, err := runner.New(runner.Config{Store: store, AutonomyWorkers: 1}) // one cycle at a time: one local GPU
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,7 +23,7 @@ import (
 // resource subscription.
 //
 // A mind belongs to an agent ([Config].Minds: it posts to the agent's own
-// board) or to a runner (RunnerConfig.Minds: it posts to the shared
+// board) or to a runner (runner.Config.Minds: it posts to the shared
 // board). It runs while the agent or the runner runs in real time
 // ([Agent.Run], [Runner.Run]); under [Runner.RunVirtual] minds do not run
 // (existence/simulate scripts the world's slot updates instead).
@@ -52,7 +51,7 @@ type MindEnv struct {
 	// slot.ErrInvalid, the board's.
 	Post func(ctx context.Context, s slot.Slot) error
 	// Lane wraps a model so that each call holds a worker of the runner's
-	// autonomy lane (RunnerConfig.AutonomyWorkers), queued behind the
+	// autonomy lane (runner.Config.AutonomyWorkers), queued behind the
 	// cycles already due and never on the priority lane: a mind's model
 	// calls share the capacity of the model server with the agents'
 	// ordinary cycles and never delay an answer to a person.
@@ -89,70 +88,6 @@ func checkMinds(ms []Mind) error {
 		seen[name] = true
 	}
 	return nil
-}
-
-// mindGroup is the minds running under one Runner.Run.
-type mindGroup struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
-
-// startMinds starts the runner's minds and those of every agent; r.smu
-// must not be held. It returns the function that stops them and waits.
-func (r *Runner) startMinds(ctx context.Context) (stop func()) {
-	g := &mindGroup{}
-	g.ctx, g.cancel = context.WithCancel(ctx)
-	r.smu.Lock()
-	r.mindGroup = g
-	r.smu.Unlock()
-	for _, m := range r.cfg.Minds {
-		superviseMind(r.mindHost(g), g.ctx, m, r.PostSharedSlot, r.emitShared)
-	}
-	for _, a := range r.wired() {
-		r.startAgentMinds(g, r.node(a.ID()))
-	}
-	return func() {
-		r.smu.Lock()
-		r.mindGroup = nil
-		r.smu.Unlock()
-		g.cancel()
-		g.wg.Wait()
-	}
-}
-
-// startAgentMinds starts n's minds in g; they stop with g or when the
-// agent is dropped (its lease lost).
-func (r *Runner) startAgentMinds(g *mindGroup, n *node) {
-	if n == nil || n.a.Minds() == 0 {
-		return
-	}
-	r.smu.Lock()
-	started := n.minds
-	n.minds = true
-	r.smu.Unlock()
-	if started {
-		return
-	}
-	ctx, cancel := context.WithCancel(g.ctx)
-	var stop func() bool
-	if n.ctx != nil {
-		stop = context.AfterFunc(n.ctx, cancel)
-	}
-	g.wg.Go(func() {
-		<-ctx.Done()
-		if stop != nil {
-			stop()
-		}
-		cancel()
-	})
-	n.a.StartMinds(ctx, r.mindHost(g))
-}
-
-// mindHost is what the runner gives the minds of g.
-func (r *Runner) mindHost(g *mindGroup) wire.MindHost {
-	return wire.MindHost{Group: &g.wg, Lane: func(m llm.Model) llm.Model { return laneModel{r: r, m: m} },
-		Clock: r.cfg.Clock, Logger: r.cfg.Logger}
 }
 
 // superviseMind supervises one mind on a goroutine of h.Group: it runs

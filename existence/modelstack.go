@@ -27,7 +27,7 @@ const (
 // exec (the executor's model): the cycle's (and, for cycles run in a
 // runner's lanes, the same without the runner's limiter: the lanes bound
 // those cycles, so that a hung model holds one worker only, and the
-// limiter bounds the calls made outside them, RunnerConfig.MaxInFlight),
+// limiter bounds the calls made outside them, runner.Config.MaxInFlight),
 // the steps' of a Config.Cycle, and the executor's.
 func (a *Agent) buildModels(exec llm.Model) {
 	a.model = a.modelStack(a.cfg.Model, useCycle, a.wire.Limiter)

@@ -3,8 +3,7 @@ package existence
 import (
 	"context"
 
-	"github.com/existence-loop/sdk/existence/internal/wire"
-	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/existence/internal/sched"
 )
 
 // Run ticks every heartbeat (Config.Heartbeat, default 6 s) until ctx ends,
@@ -29,48 +28,7 @@ import (
 // With Config.MaxCycles > 0, Run returns nil once that many existence cycles
 // have run and the last goal has ended.
 func (a *Agent) Run(ctx context.Context) error {
-	r := &Runner{
-		cfg: RunnerConfig{
-			Store: a.cfg.Store, Clock: a.cfg.Clock, Heartbeat: a.cfg.Heartbeat,
-			NoStagger: true, AutonomyWorkers: 1, PriorityWorkers: 1,
-			MaxPeersShown: DefaultMaxPeersShown, Logger: a.cfg.Logger,
-		},
-		byID: map[string]*node{},
-		core: newSchedCore(1, 1, 0),
-		kick: make(chan struct{}, 1),
-	}
-	r.core.classify = classifyNode
-	r.core.hold = holdNode
-	r.book.init(DefaultMaxPeersShown)
-	w := adapter{a}
-	r.attach(w)
-	defer w.SetHooks(nil, nil)
-	return r.Run(ctx)
-}
-
-// attach puts an existing agent in r (see [Runner.Add]).
-func (r *Runner) attach(a wire.Agent) *node {
-	n := &node{a: a}
-	n.e = schedEntry{id: a.ID(), hb: a.Heartbeat(), node: n, timerIdx: -1, queueIdx: -1}
-	r.mu.Lock()
-	r.byID[a.ID()] = n
-	r.agents = append(r.agents, a)
-	r.mu.Unlock()
-	p := a.Peek()
-	r.book.set(a.ID(), prompt.Peer{ID: a.ID(), Name: p.Name, Narrative: p.Narrative})
-	n.host.Store(p.Host)
-	a.SetHooks(func() { r.wakeNode(n) }, func() { r.triggerNode(n) })
-	r.smu.Lock()
-	if r.started {
-		r.schedule(n, r.cfg.Clock.Now())
-	}
-	g := r.mindGroup
-	r.smu.Unlock()
-	if g != nil {
-		r.startAgentMinds(g, n) // added while Run runs
-	}
-	r.poke()
-	return n
+	return sched.RunOne(ctx, adapter{a}, a.cfg.Logger)
 }
 
 // stop cancels the executing goal, waits for its executor and saves, with

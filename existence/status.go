@@ -90,7 +90,7 @@ type Status struct {
 	UsageByModel []ModelUsage `json:"usage_by_model,omitempty"`
 	// Budget is the agent's token budget ([Config].Budget) and how much of
 	// it the window holds; nil without one. The runner-wide budget is in
-	// [RunnerStats].Budget.
+	// [runner.Stats].Budget.
 	Budget *budget.Status `json:"budget,omitempty"`
 	// WaitingForBudget reports that the agent's executor is waiting for a
 	// spent budget (its own or the runner's) to refill.

@@ -13,11 +13,3 @@ import (
 // return quickly. Events emitted before Subscribe returns are not
 // replayed.
 func (a *Agent) Subscribe(fn func(event.Event)) (cancel func()) { return a.subs.Add(fn) }
-
-// Subscribe adds fn as an observer of the events of every agent of the
-// runner, those added later included, and of its shared board and minds,
-// after [RunnerConfig].Observer and each agent's own Observer; it returns
-// what removes it (calling it twice is harmless). fn is called as an
-// [event.Observer] is: synchronously, possibly concurrently for different
-// agents, so it must be safe for concurrent use and return quickly.
-func (r *Runner) Subscribe(fn func(event.Event)) (cancel func()) { return r.subs.Add(fn) }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/mcpserver"
 	"github.com/existence-loop/sdk/monitor"
@@ -24,7 +25,7 @@ import (
 func ExampleNew() {
 	ctx := context.Background()
 	events := mcpserver.NewEventLog(0)
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Observer: events.Observe})
+	runner, err := runner.New(runner.Config{Store: memstore.New(), Observer: events.Observe})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -86,7 +87,7 @@ func ExampleNew() {
 // timeouts) on a loopback address, with a bearer token.
 func ExampleServer_Handler() {
 	ctx := context.Background()
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
+	runner, err := runner.New(runner.Config{Store: memstore.New()})
 	if err != nil {
 		fmt.Println(err)
 		return

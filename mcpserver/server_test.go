@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/mcpserver"
@@ -37,7 +38,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // fixture is a running Runner of two agents with a fake model, its MCP
 // server, and a client session connected to it in process.
 type fixture struct {
-	runner *existence.Runner
+	runner *runner.Runner
 	tasks  *taskqueue.Queue
 	reqs   *requests.Queue
 	server *mcpserver.Server
@@ -90,7 +91,7 @@ func newFixture(t *testing.T) *fixture {
 		require.NoError(t, err)
 	}
 	log := mcpserver.NewEventLog(0)
-	runner, err := existence.NewRunner(existence.RunnerConfig{
+	runner, err := runner.New(runner.Config{
 		Store:     memstore.New(),
 		Clock:     existencetest.NewClock(t0),
 		NoStagger: true, // every first tick at once: the clock does not move

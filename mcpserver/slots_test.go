@@ -12,6 +12,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/mcpserver"
 	"github.com/existence-loop/sdk/store/memstore"
@@ -21,7 +22,7 @@ import (
 // checked as strictly as the monitor's API; list_slots reads them back.
 func TestSlotTools(t *testing.T) {
 	ctx := context.Background()
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: existencetest.NewClock(t0), Logger: quiet,
+	runner, err := runner.New(runner.Config{Store: memstore.New(), Clock: existencetest.NewClock(t0), Logger: quiet,
 		SharedSlots: identity.NewSharedBoard(identity.NewMemoryDocument("slots"), identity.BoardOptions{})})
 	require.NoError(t, err)
 	defer runner.Close()

@@ -116,7 +116,7 @@
 // when scraped: existence_agents{level}, existence_stressors_active{type},
 // existence_agents_falling_back, existence_agents_budget_exhausted,
 // existence_requests_pending, existence_monitor_streams; and, from the
-// Runner's [Scheduler] Stats (an optional interface: *existence.Runner has
+// Runner's [Scheduler] Stats (an optional interface: *runner.Runner has
 // it, [Single] does not), the lanes' queue depth existence_lane_queued{lane},
 // existence_lane_running{lane}, existence_lane_dispatched_total{lane},
 // existence_lane_workers{lane} (the autonomy lane's is its concurrency

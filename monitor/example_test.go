@@ -8,7 +8,7 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/store/memstore"
 )
@@ -16,7 +16,7 @@ import (
 // A monitor over a runner, served by NewServer: the server has safe
 // timeouts, and shutting it down also ends the event streams.
 func ExampleNewServer() {
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
+	runner, err := runner.New(runner.Config{Store: memstore.New()})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -53,7 +53,7 @@ func ExampleNewServer() {
 // New refuses a monitor on an address other machines can reach unless it
 // has a token.
 func ExampleNew_noToken() {
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
+	runner, err := runner.New(runner.Config{Store: memstore.New()})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -18,23 +18,24 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/task"
 )
 
 // Runner is what the monitor needs of the agents it shows:
-// *existence.Runner satisfies it, and [Single] adapts one agent.
+// *runner.Runner satisfies it, and [Single] adapts one agent.
 type Runner interface {
 	// Agents returns every agent, in a stable order.
 	Agents() []*existence.Agent
 	// Agent returns the agent with the given id, or nil.
 	Agent(id string) *existence.Agent
 	// SayAsHost delivers a host message to the given agents, or to all when
-	// none is given (see existence.Runner.SayAsHost).
+	// none is given (see runner.Runner.SayAsHost).
 	SayAsHost(ctx context.Context, text string, to ...string) error
 }
 
-var _ Runner = (*existence.Runner)(nil)
+var _ Runner = (*runner.Runner)(nil)
 
 // Single adapts one agent to [Runner], for an application that embeds a
 // single agent.
@@ -83,7 +84,7 @@ const (
 
 // Config configures [New]. Runner or Source is required, not both.
 type Config struct {
-	// Runner gives the agents of this process: an *existence.Runner, or
+	// Runner gives the agents of this process: an *runner.Runner, or
 	// [Single]. The monitor reads and reaches them through
 	// [RunnerSource].
 	Runner Runner

@@ -12,6 +12,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/existence/simulate"
 	"github.com/existence-loop/sdk/store/memstore"
 )
@@ -33,7 +34,7 @@ func main() {
 // run runs n agents for d and prints the cycles they lived per second.
 func run(ctx context.Context, n int, heartbeat, d time.Duration, workers int, w io.Writer) error {
 	var cycles atomic.Int64
-	runner, err := existence.NewRunner(existence.RunnerConfig{
+	runner, err := runner.New(runner.Config{
 		Store:           memstore.New(),
 		Heartbeat:       heartbeat,
 		AutonomyWorkers: workers,

@@ -22,6 +22,7 @@ import (
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/slot"
 )
 
 // Agent is what a runner needs of an agent it runs. Every method is safe
@@ -162,3 +163,22 @@ type MindHost struct {
 	Clock  clock.Clock
 	Logger *slog.Logger
 }
+
+// DefaultHeartbeat is an agent's default tick interval (spec §1):
+// existence.DefaultHeartbeat.
+const DefaultHeartbeat = 6 * time.Second
+
+// Set by package existence in an init, for the runner, which may import
+// existence but not its unexported functions. The arguments typed any are
+// an existence.Config (NewAgent) and an []existence.Mind (CheckMinds,
+// SuperviseMinds): wire cannot name existence's types, which import it.
+var (
+	// NewAgent is existence.New with the runner's hooks h; the agent
+	// returned unwraps to an *existence.Agent.
+	NewAgent func(ctx context.Context, cfg any, h Hooks) (Agent, error)
+	// CheckMinds checks that every mind has a valid, unique name.
+	CheckMinds func(minds any) error
+	// SuperviseMinds runs each mind under h until ctx ends, posting with
+	// post and reporting failures with report (see existence.Mind).
+	SuperviseMinds func(ctx context.Context, h MindHost, minds any, post func(context.Context, slot.Slot) error, report func(event.Event))
+)

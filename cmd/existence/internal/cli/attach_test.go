@@ -23,6 +23,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/monitor"
 )
 
@@ -42,7 +43,7 @@ var attachT0 = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 // monitored is the trio of fake agents behind a real monitor on an
 // httptest server.
 type monitored struct {
-	runner *existence.Runner
+	runner *runner.Runner
 	reqs   *requests.Queue
 	srv    *httptest.Server
 }

@@ -11,8 +11,8 @@ import (
 
 	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
-	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 )
 
@@ -80,19 +80,19 @@ type lines struct {
 
 // trioLines are the lines of the run command: its runner and request
 // queue (nil: none).
-func trioLines(runner *existence.Runner, reqs *requests.Queue) lines {
+func trioLines(runner *runner.Runner, reqs *requests.Queue) lines {
 	return lines{c: localConsole{runner: runner, reqs: reqs}, prefix: "trio"}
 }
 
 // listen turns each line of r into a host message: to every agent, or to
 // one with "@id text" or "@Name text". Lines starting with "/" are request
 // commands (see command).
-func listen(ctx context.Context, r io.Reader, runner *existence.Runner, reqs *requests.Queue, w io.Writer) {
+func listen(ctx context.Context, r io.Reader, runner *runner.Runner, reqs *requests.Queue, w io.Writer) {
 	trioLines(runner, reqs).listen(ctx, r, w)
 }
 
 // handleLine runs one line of the run command's terminal view.
-func handleLine(ctx context.Context, line string, runner *existence.Runner, reqs *requests.Queue, w io.Writer) {
+func handleLine(ctx context.Context, line string, runner *runner.Runner, reqs *requests.Queue, w io.Writer) {
 	trioLines(runner, reqs).handle(ctx, line, w)
 }
 
@@ -197,7 +197,7 @@ func (l lines) command(ctx context.Context, line string, w io.Writer) bool {
 
 // localConsole is the console of the agents of this process.
 type localConsole struct {
-	runner *existence.Runner
+	runner *runner.Runner
 	reqs   *requests.Queue // nil: none
 }
 
@@ -254,7 +254,7 @@ func (c localConsole) answer(ctx context.Context, id string, status requests.Sta
 }
 
 // agentID finds an agent by id or by name, case-insensitively.
-func agentID(r *existence.Runner, who string) string {
+func agentID(r *runner.Runner, who string) string {
 	for _, a := range r.Agents() {
 		if strings.EqualFold(a.ID(), who) || strings.EqualFold(a.Name(), who) {
 			return a.ID()

@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/a2aserver"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/internal/atomicfile"
 	"github.com/existence-loop/sdk/mcpserver"
@@ -28,7 +29,7 @@ import (
 // serveMonitor serves the trio's monitor (dashboard, API, metrics), A2A
 // and MCP (see withProtocols) on o.http and prints its address. The
 // returned stop shuts the server down.
-func serveMonitor(o *runOptions, runner *existence.Runner, tasks task.Queue, reqs *requests.Queue, mem *memory.Memory, events *mcpserver.EventLog, profile func(*existence.Agent) a2aserver.Profile, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
+func serveMonitor(o *runOptions, runner *runner.Runner, tasks task.Queue, reqs *requests.Queue, mem *memory.Memory, events *mcpserver.EventLog, profile func(*existence.Agent) a2aserver.Profile, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
 	tok := o.httpToken.String()
 	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Memory: mem, Token: tok, Logger: log,
 		Addr: o.http, InsecureNoTokenBehindProxy: o.httpOptOut})

@@ -13,11 +13,12 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 )
 
 // runTUI runs the agents under the full-screen terminal view (-tui) until
 // the person quits or ctx ends; then the agents stop and save.
-func runTUI(ctx context.Context, o *runOptions, runner *existence.Runner, reqs *requests.Queue, stdout io.Writer) error {
+func runTUI(ctx context.Context, o *runOptions, runner *runner.Runner, reqs *requests.Queue, stdout io.Writer) error {
 	events := make(chan event.Event, 1024)
 	defer runner.Subscribe(func(e event.Event) {
 		select {
