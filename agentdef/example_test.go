@@ -27,13 +27,13 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	runner, err := runner.New(runner.Config{Store: memstore.New()})
+	rn, err := runner.New(runner.Config{Store: memstore.New()})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer runner.Close()
+	defer rn.Close()
 	for _, cfg := range cfgs {
-		if _, err := runner.Add(context.Background(), cfg); err != nil {
+		if _, err := rn.Add(context.Background(), cfg); err != nil {
 			log.Fatal(err)
 		}
 		fmt.Printf("%s (%s): workflow %v, working memory %v\n", cfg.ID, cfg.Name, cfg.Cycle != nil, cfg.WorkingMemory.Enabled)

@@ -85,7 +85,7 @@ const workerReply = `{"action": "goal", "content": "map the workspace", "reasoni
   "worldview_update": "", "new_open_questions": [], "new_opinions": [],
   "suffering_assessment": {"new_stressors": [], "resolved": []}}`
 
-// worker runs agents leased from the database with an runner.Runner
+// worker runs agents leased from the database with a runner.Runner
 // until SIGTERM (graceful: save every agent, release every lease) or
 // SIGKILL.
 func worker() int {

@@ -77,7 +77,7 @@ type Options struct {
 	MaxWait time.Duration
 	// LateMargin is the renewal alarm: a lease renewed with less than
 	// LateMargin of its TTL left counts as late ([Stats].LeasesLate, and
-	// [Store.LateRenewals], which an runner.Runner reports as
+	// [Store.LateRenewals], which a runner.Runner reports as
 	// lease_late events); default TTL/3. See "Leases and fencing" in the
 	// package documentation.
 	LateMargin time.Duration
