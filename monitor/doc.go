@@ -4,8 +4,8 @@
 // Prometheus metrics.
 //
 //	addr := "127.0.0.1:8080"
-//	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Token: token, Addr: addr})
-//	// then add the agents with Observer: mon.Observe (runner.Add); for one
+//	mon, err := monitor.New(monitor.Config{Runner: rn, Tasks: tasks, Requests: reqs, Token: token, Addr: addr})
+//	// then add the agents with Observer: mon.Observe (rn.Add); for one
 //	// Agent, built before the monitor, give it an Observer that forwards to
 //	// the monitor once it exists (examples/embed), then:
 //	srv := monitor.NewServer(addr, mon) // safe timeouts; Shutdown also ends the event streams
