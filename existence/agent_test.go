@@ -1015,3 +1015,5 @@ func TestCustomSectionRunsOutsideTheLock(t *testing.T) {
 		})
 	}
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -1,4 +1,4 @@
-package existence_test
+package runner_test
 
 import (
 	"context"
