@@ -44,7 +44,7 @@ const (
 	DefaultGoalTimeout = 30 * time.Minute
 	// saveTimeout bounds each save the agent makes on its own account:
 	// the bookkeeping of a tick (a goal ended, a stressor changed), the
-	// end of a cycle and the final save when [Agent.Run], [Runner.Run] or
+	// end of a cycle and the final save when [Agent.Run], [runner.Runner.Run] or
 	// [Agent.Close] stop it. Such a save keeps its context's values but not
 	// its cancellation, so that a shutdown, or a host message preempting a
 	// cycle, never makes it fail: a clean exit saves and logs no error.
@@ -86,11 +86,11 @@ type Config struct {
 	// Model answers existence cycles (required): an adapter such as
 	// llm/ollama, or a chain built with [middleware.Fallback]. The agent wraps it,
 	// innermost first, with the runner's latency meter (when run by a
-	// [Runner]: its [middleware.AdaptiveLimit]), [middleware.Trace] (a chat span per
+	// [runner.Runner]: its [middleware.AdaptiveLimit]), [middleware.Trace] (a chat span per
 	// attempt, with TracerProvider), an observer (an [event.ModelCall] per
 	// attempt, its tokens counted in [Status].Usage and against the
 	// budgets), [middleware.WithTimeout] (CallTimeout), the runner's
-	// [middleware.Limiter] (when run by a [Runner], and only for cycles run with
+	// [middleware.Limiter] (when run by a [runner.Runner], and only for cycles run with
 	// [Agent.Tick] directly: the cycles the runner schedules are bounded
 	// by its lanes instead), [middleware.WithRetry] (Retry) and [middleware.WithRepair]
 	// (one repair follow-up per cycle, unless NoRepair).
@@ -454,7 +454,7 @@ func newAgent(ctx context.Context, cfg Config, w wire.Hooks) (*Agent, error) {
 }
 
 // Lease returns the lease the agent runs under, as it was claimed by a
-// [Runner] with [runner.Config].Leases: a fenced store checks its Epoch
+// [runner.Runner] with [runner.Config].Leases: a fenced store checks its Epoch
 // (the fencing token) on every write. ok is false for an agent not run
 // under [runner.Config].Leases.
 func (a *Agent) Lease() (l lease.Lease, ok bool) {

@@ -25,19 +25,19 @@
 // [Agent.Tick] runs one heartbeat, for callers with their own scheduler and
 // for tests; [Agent.Preview] shows the prompt the next cycle would read.
 //
-// [Agent.Run] drives the agent with the same scheduler as a [Runner] of
+// [Agent.Run] drives the agent with the same scheduler as a [runner.Runner] of
 // one agent. [Agent.Status] is a snapshot for dashboards (package monitor).
 //
 // # Several agents
 //
-// A [Runner] runs agents as peers over one store: each agent's "YOUR PEERS"
+// A [runner.Runner] (package existence/runner) runs agents as peers over one store: each agent's "YOUR PEERS"
 // section shows the others' names and narratives (at most
-// [runner.Config].MaxPeersShown, chosen as [Runner] describes), and an
+// [runner.Config].MaxPeersShown, chosen as [runner.Runner] describes), and an
 // agent entering crisis tells the others once (spec §4). Agents
 // are data, not goroutines: heartbeats are due times in a timer heap, and
-// a due cycle waits in one of two [Lane]s, each a bounded worker pool.
+// a due cycle waits in one of two [runner.Lane]s, each a bounded worker pool.
 // The priority lane answers host messages, tasks announced with
-// [Runner.Wake] and agents in crisis ahead of all autonomy work; the
+// [runner.Runner.Wake] and agents in crisis ahead of all autonomy work; the
 // autonomy lane runs ordinary cycles ([runner.Config].AutonomyWorkers,
 // default 1, suits one local GPU), not before [runner.Config].Cooldown
 // after the agent's previous cycle. An agent has at most one cycle queued
@@ -45,13 +45,13 @@
 // never call the model. The lanes bound the cycles' model calls; an
 // [middleware.Limiter] of [runner.Config].MaxInFlight slots bounds the calls made
 // outside them (executors, and [Agent.Tick] called directly).
-// [Runner.Stats] and each cycle's [event.CycleStats] report dispatches,
+// [runner.Runner.Stats] and each cycle's [event.CycleStats] report dispatches,
 // coalesced heartbeats and lateness.
 //
 // # The model server
 //
 // The model server usually runs out before the SDK does. With
-// [AdaptiveWorkers] as AutonomyWorkers, the autonomy lane finds the
+// [runner.AdaptiveWorkers] as AutonomyWorkers, the autonomy lane finds the
 // server's capacity itself: a [middleware.AdaptiveLimit] measures every model
 // call next to the adapter and grows the lane while latency stays near its
 // minimum, shrinking it when latency climbs or the server answers 503
@@ -71,7 +71,7 @@
 // With [runner.Config].Leases (a [lease.Manager], such as store/pgstore's
 // store) several processes share one population: each agent runs in one
 // process at a time under a lease whose epoch fences its writes, and the
-// agents of a process that dies move to the others. [Runner.RunVirtual]
+// agents of a process that dies move to the others. [runner.Runner.RunVirtual]
 // drives the same scheduler in virtual time, deterministically and
 // without sleeping (existence/simulate); existence/existencetest has a
 // manual clock and an event recorder for tests.
@@ -120,7 +120,7 @@
 // ([Config].MaxSlots, the least important dropped first); a board shared
 // by several agents and processes is an identity.SharedBoard
 // ([Config].SharedSlots, [runner.Config].SharedSlots,
-// [Runner.PostSharedSlot]). The prompt lists the slots where the
+// [runner.Runner.PostSharedSlot]). The prompt lists the slots where the
 // assembler places prompt.SlotsSection, most important first.
 //
 // A slot posted with notify_user is a trigger: it asks for a cycle at once

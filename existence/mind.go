@@ -25,7 +25,7 @@ import (
 // A mind belongs to an agent ([Config].Minds: it posts to the agent's own
 // board) or to a runner (runner.Config.Minds: it posts to the shared
 // board). It runs while the agent or the runner runs in real time
-// ([Agent.Run], [Runner.Run]); under [Runner.RunVirtual] minds do not run
+// ([Agent.Run], [runner.Runner.Run]); under [runner.Runner.RunVirtual] minds do not run
 // (existence/simulate scripts the world's slot updates instead).
 type Mind interface {
 	// Name names the mind in events, and is the id of the failed slot
@@ -47,7 +47,7 @@ type Mind interface {
 // MindEnv is what a [Mind] gets to work with.
 type MindEnv struct {
 	// Post puts a slot on the mind's board: [Agent.PostSlot] for an
-	// agent's mind, [Runner.PostSharedSlot] for a runner's. Errors:
+	// agent's mind, [runner.Runner.PostSharedSlot] for a runner's. Errors:
 	// slot.ErrInvalid, the board's.
 	Post func(ctx context.Context, s slot.Slot) error
 	// Lane wraps a model so that each call holds a worker of the runner's

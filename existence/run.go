@@ -14,7 +14,7 @@ import (
 // retrying cannot fix. Save errors are reported as [event.Error] and
 // logged, and the loop goes on.
 //
-// Run drives the agent with the same scheduler as a [Runner], as
+// Run drives the agent with the same scheduler as a [runner.Runner], as
 // a runner of one agent with one worker per lane and no stagger: a host
 // message runs in the priority lane, heartbeats falling due during a cycle
 // are coalesced into it ([event.CycleStats].Coalesced), and each cycle's

@@ -78,7 +78,7 @@ type Status struct {
 	Stopped string `json:"stopped,omitempty"`
 	// Slots is the agent's own board of slots, most important first
 	// (slot.Sorted), each marked when stale; empty when there are none.
-	// The shared board is not included (see [Runner.SharedSlots]).
+	// The shared board is not included (see [runner.Runner.SharedSlots]).
 	Slots []SlotStatus `json:"slots,omitempty"`
 	// Usage is the tokens the agent's model calls (cycles and executors)
 	// and the embeddings it caused used since [New], as the token budget
@@ -177,7 +177,7 @@ func (a *Agent) Status() Status {
 // [Status] (nil: none). Whoever manages leases calls it when it claims,
 // renews or loses one. It changes only what Status reports, never the
 // lease that fences the agent's writes ([Agent.Lease], set by the
-// [Runner] that claimed it).
+// [runner.Runner] that claimed it).
 func (a *Agent) SetLease(l *lease.Lease) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
