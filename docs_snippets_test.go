@@ -346,7 +346,7 @@ func TestAPICheckerFindsDrift(t *testing.T) {
 	code := snippet{where: "x", code: true, text: "v := prompt.NewValues()\n_ = existence.Config{ID: \"a\", Bogus: 1}\n_ = prompt.NewKey[string](\"k\")\n"}
 	assert.ElementsMatch(t, []string{"prompt.NewValues", "existence.Config{Bogus}"}, a.checkCode(t, code))
 	assert.Equal(t, []string{"prompt.NewValues"}, a.checkText(snippet{text: "use `prompt.NewValues()` or `prompt.Solo`"}))
-	assert.Equal(t, []string{"RunnerConfig.Bogus"}, a.checkText(snippet{text: "`RunnerConfig.Bogus` and `RunnerConfig.AutonomyWorkers`"}))
+	assert.Equal(t, []string{"runner.Config.Bogus"}, a.checkText(snippet{text: "`runner.Config.Bogus` and `runner.Config.AutonomyWorkers`"}))
 	shadow := snippet{where: "y", code: true, text: "prompt := x()\nprompt.NewValues()\n"}
 	assert.Empty(t, a.checkCode(t, shadow), "a local variable named like a package is not the package")
 }

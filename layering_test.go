@@ -32,6 +32,7 @@ var layers = []struct {
 	{"hostaccess", 5},       // what monitor, mcpserver and a2aserver serve from: auth, the agent source
 	{"existence/event", 3},  // what agents report: below the agent and the runner
 	{"existence/budget", 3}, // the token budget's value types
+	{"existence/runner", 4}, // the runner: above the agent, by the rule in TestLayering
 	{"existence", 4},
 	{"prompt", 3},
 	{"store/", 2}, // the backends: beside the contracts they implement, never below them (see TestLayering)
@@ -135,6 +136,14 @@ func TestLayering(t *testing.T) {
 			assert.Contains(t, below, dep, "%s imports %s, which stands above it", dir, dep)
 		}
 	}
+	// The agent stands below its runner: existence and its internal
+	// packages never import existence/runner (the runner reaches agents
+	// through existence/internal/wire).
+	for dir, deps := range imports {
+		if dir == "existence" || strings.HasPrefix(dir, "existence/internal/") {
+			assert.NotContains(t, deps, "existence/runner", "%s imports the runner, which stands above it", dir)
+		}
+	}
 	for _, dir := range []string{"mcpserver", "a2aserver", "hostaccess"} {
 		assert.NotContains(t, imports[dir], "monitor", "%s stands beside the monitor, not on it: what they share is in hostaccess", dir)
 	}
@@ -152,7 +161,7 @@ func TestLayering(t *testing.T) {
 
 func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]int{
-		"existence": 4, "existence/toolloop": 4, "store/pgstore": 2, "store/taskqueue": 2, "cmd/internal/storespec": 6, "llm/llmtest": 1, "llm/middleware": 1, "llm/pool": 1, "llm/ctxwindow": 1,
+		"existence": 4, "existence/runner": 4, "existence/toolloop": 4, "store/pgstore": 2, "store/taskqueue": 2, "cmd/internal/storespec": 6, "llm/llmtest": 1, "llm/middleware": 1, "llm/pool": 1, "llm/ctxwindow": 1,
 		"internal/heap": 0, "cmd/existence/internal/cli/tui": 6, "lease": 0, "memory": 2, "prompt/prompttest": 3,
 		"monitor": 5, "agentdef": 5, "a2aserver": 5, "existence/workflow": 4, "cmd/existence": 6, "": 7, "slot": 0, "existence/minds": 4, "hollow": 2, "hostaccess": 5, "internal/engine/gguf": 1,
 	} {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/existence-loop/sdk/a2aserver"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/store/memstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
@@ -33,21 +34,21 @@ import (
 func BenchmarkSendMessage1000Agents(b *testing.B) {
 	const agents = 1000
 	tasks := taskqueue.NewMemory(taskqueue.Options{MaxTasks: 10 * agents})
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Heartbeat: 6 * time.Second, Logger: quiet})
+	rn, err := runner.New(runner.Config{Store: memstore.New(), Heartbeat: 6 * time.Second, Logger: quiet})
 	require.NoError(b, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	for i := range agents {
-		_, err := runner.Add(ctx, existence.Config{ID: fmt.Sprintf("agent-%05d", i), Name: "Agent", Model: goalModel(), Tasks: tasks, Executor: done})
+		_, err := rn.Add(ctx, existence.Config{ID: fmt.Sprintf("agent-%05d", i), Name: "Agent", Model: goalModel(), Tasks: tasks, Executor: done})
 		require.NoError(b, err)
 	}
 	ran := make(chan error, 1)
-	go func() { ran <- runner.Run(ctx) }()
+	go func() { ran <- rn.Run(ctx) }()
 	defer func() {
 		cancel()
 		<-ran
-		runner.Close()
+		rn.Close()
 	}()
-	s, err := a2aserver.New(a2aserver.Config{Agents: runner, Tasks: tasks, Logger: quiet})
+	s, err := a2aserver.New(a2aserver.Config{Agents: rn, Tasks: tasks, Logger: quiet})
 	require.NoError(b, err)
 	mux := http.NewServeMux()
 	s.Mount(mux, hostaccess.NewAuth(hostaccess.AuthConfig{Token: token}))

@@ -64,7 +64,7 @@ type Profile struct {
 
 // Config configures a [Server].
 type Config struct {
-	// Agents are the agents served (required): an *existence.Runner, or
+	// Agents are the agents served (required): an *runner.Runner, or
 	// one agent through hostaccess.Single.
 	Agents hostaccess.Agents
 	// Tasks is the task queue A2A tasks are kept in (required): the queue

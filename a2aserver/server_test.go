@@ -22,6 +22,7 @@ import (
 	"github.com/existence-loop/sdk/a2aserver"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
@@ -52,7 +53,7 @@ var done = existence.ExecutorFunc(func(ctx context.Context, asg existence.Assign
 })
 
 type fixture struct {
-	runner *existence.Runner
+	rn     *runner.Runner
 	tasks  *taskqueue.Queue
 	server *a2aserver.Server
 	srv    *httptest.Server
@@ -63,15 +64,15 @@ type fixture struct {
 func newFixture(t *testing.T, cfg a2aserver.Config, ids ...string) *fixture {
 	t.Helper()
 	f := &fixture{tasks: taskqueue.NewMemory(taskqueue.Options{})}
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: existencetest.NewClock(t0), NoStagger: true})
+	rn, err := runner.New(runner.Config{Store: memstore.New(), Clock: existencetest.NewClock(t0), NoStagger: true})
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, runner.Close()) })
+	t.Cleanup(func() { require.NoError(t, rn.Close()) })
 	for _, id := range ids {
-		_, err := runner.Add(t.Context(), existence.Config{ID: id, Name: strings.ToUpper(id[:1]) + id[1:], Model: goalModel(), Tasks: f.tasks, Executor: done})
+		_, err := rn.Add(t.Context(), existence.Config{ID: id, Name: strings.ToUpper(id[:1]) + id[1:], Model: goalModel(), Tasks: f.tasks, Executor: done})
 		require.NoError(t, err)
 	}
-	f.runner = runner
-	cfg.Agents, cfg.Tasks, cfg.Logger = runner, f.tasks, quiet
+	f.rn = rn
+	cfg.Agents, cfg.Tasks, cfg.Logger = rn, f.tasks, quiet
 	f.server, err = a2aserver.New(cfg)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
@@ -85,7 +86,7 @@ func newFixture(t *testing.T, cfg a2aserver.Config, ids ...string) *fixture {
 // executor to return.
 func (f *fixture) tick(t *testing.T, id string) {
 	t.Helper()
-	a := f.runner.Agent(id)
+	a := f.rn.Agent(id)
 	require.NoError(t, a.Tick(t.Context()))
 	require.NoError(t, a.WaitGoal(t.Context()))
 }
@@ -415,12 +416,12 @@ func TestTasksSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	q, err := taskqueue.Open(dir, taskqueue.Options{})
 	require.NoError(t, err)
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: existencetest.NewClock(t0), NoStagger: true})
+	rn, err := runner.New(runner.Config{Store: memstore.New(), Clock: existencetest.NewClock(t0), NoStagger: true})
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, runner.Close()) })
-	_, err = runner.Add(t.Context(), existence.Config{ID: "scout", Name: "Scout", Model: goalModel(), Tasks: q})
+	t.Cleanup(func() { require.NoError(t, rn.Close()) })
+	_, err = rn.Add(t.Context(), existence.Config{ID: "scout", Name: "Scout", Model: goalModel(), Tasks: q})
 	require.NoError(t, err)
-	s1, err := a2aserver.New(a2aserver.Config{Agents: runner, Tasks: q, Logger: quiet})
+	s1, err := a2aserver.New(a2aserver.Config{Agents: rn, Tasks: q, Logger: quiet})
 	require.NoError(t, err)
 	h1, err := s1.Handler(a2aserver.HTTPConfig{Token: token})
 	require.NoError(t, err)
@@ -433,7 +434,7 @@ func TestTasksSurviveRestart(t *testing.T) {
 
 	q2, err := taskqueue.Open(dir, taskqueue.Options{}) // the process restarted
 	require.NoError(t, err)
-	s2, err := a2aserver.New(a2aserver.Config{Agents: runner, Tasks: q2, Logger: quiet})
+	s2, err := a2aserver.New(a2aserver.Config{Agents: rn, Tasks: q2, Logger: quiet})
 	require.NoError(t, err)
 	h2, err := s2.Handler(a2aserver.HTTPConfig{Token: token})
 	require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/existence-loop/sdk/agentdef"
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/store/memstore"
 )
@@ -26,13 +27,13 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
+	rn, err := runner.New(runner.Config{Store: memstore.New()})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer runner.Close()
+	defer rn.Close()
 	for _, cfg := range cfgs {
-		if _, err := runner.Add(context.Background(), cfg); err != nil {
+		if _, err := rn.Add(context.Background(), cfg); err != nil {
 			log.Fatal(err)
 		}
 		fmt.Printf("%s (%s): workflow %v, working memory %v\n", cfg.ID, cfg.Name, cfg.Cycle != nil, cfg.WorkingMemory.Enabled)

@@ -19,6 +19,7 @@ import (
 	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/internal/wire"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
@@ -35,7 +36,7 @@ import (
 // Defaults of [Config].
 const (
 	// DefaultHeartbeat is the tick interval (spec §1).
-	DefaultHeartbeat = 6 * time.Second
+	DefaultHeartbeat = wire.DefaultHeartbeat
 	// defaultCycleTimeout bounds one existence cycle's model exchange,
 	// retries and repair included.
 	defaultCycleTimeout = 10 * time.Minute
@@ -43,7 +44,7 @@ const (
 	DefaultGoalTimeout = 30 * time.Minute
 	// saveTimeout bounds each save the agent makes on its own account:
 	// the bookkeeping of a tick (a goal ended, a stressor changed), the
-	// end of a cycle and the final save when [Agent.Run], [Runner.Run] or
+	// end of a cycle and the final save when [Agent.Run], [runner.Runner.Run] or
 	// [Agent.Close] stop it. Such a save keeps its context's values but not
 	// its cancellation, so that a shutdown, or a host message preempting a
 	// cycle, never makes it fail: a clean exit saves and logs no error.
@@ -85,11 +86,11 @@ type Config struct {
 	// Model answers existence cycles (required): an adapter such as
 	// llm/ollama, or a chain built with [middleware.Fallback]. The agent wraps it,
 	// innermost first, with the runner's latency meter (when run by a
-	// [Runner]: its [middleware.AdaptiveLimit]), [middleware.Trace] (a chat span per
+	// [runner.Runner]: its [middleware.AdaptiveLimit]), [middleware.Trace] (a chat span per
 	// attempt, with TracerProvider), an observer (an [event.ModelCall] per
 	// attempt, its tokens counted in [Status].Usage and against the
 	// budgets), [middleware.WithTimeout] (CallTimeout), the runner's
-	// [middleware.Limiter] (when run by a [Runner], and only for cycles run with
+	// [middleware.Limiter] (when run by a [runner.Runner], and only for cycles run with
 	// [Agent.Tick] directly: the cycles the runner schedules are bounded
 	// by its lanes instead), [middleware.WithRetry] (Retry) and [middleware.WithRepair]
 	// (one repair follow-up per cycle, unless NoRepair).
@@ -217,7 +218,7 @@ type Config struct {
 	// SharedSlots is a board of slots the agent sees next to its own,
 	// shared with other agents and processes (an identity.SharedBoard;
 	// cmd/internal/storespec.SharedSlots opens the one a store keeps). A
-	// Runner's agents default to RunnerConfig.SharedSlots; nil: none.
+	// Runner's agents default to runner.Config.SharedSlots; nil: none.
 	SharedSlots *identity.SharedBoard
 	// Minds are the agent's background jobs ([Mind]): each runs while the
 	// agent runs ([Agent.Run], or its Runner's Run, in real time) and posts
@@ -267,28 +268,14 @@ type Config struct {
 	Commissioning *Commissioning
 }
 
-// wiring is what a [Runner] gives an agent it runs, apart from its
-// [Config]: the runner's services, which an agent made with [New] has
-// none of. Every field may be zero.
-type wiring struct {
-	peers    func(self string) ([]prompt.Peer, int)            // the agent's "YOUR PEERS" section
-	send     func(from *Agent, text string)                    // a crisis message to the peers shown
-	limiter  *middleware.Limiter                               // bounds the calls made outside the lanes
-	lanes    bool                                              // cycles run in the runner's lanes, not under limiter
-	lease    *lease.Lease                                      // the lease the agent runs under, with Leases
-	shared   *budgetState                                      // the runner-wide budget, nil for none
-	meter    func(m llm.Model, now func() time.Time) llm.Model // the runner's latency meter
-	observer event.Observer                                    // the runner's subscribers, after the agent's Observer
-}
-
 // Agent is one existence-loop agent: an identity, a suffering state, a
 // prompt assembler, a model, a store and an executor. Create it with [New];
 // drive it with [Agent.Run], or tick by tick with [Agent.Tick]. All methods
 // are safe for concurrent use.
 type Agent struct {
 	cfg       Config
-	wire      wiring                 // from the Runner that runs the agent, if any
-	subs      subscribers            // Subscribe
+	wire      wire.Hooks             // from the runner that runs the agent, if any
+	subs      wire.Subscribers       // Subscribe
 	name      atomic.Pointer[string] // the display name (Name); commissioning may change it
 	model     llm.Model              // for existence cycles
 	execModel llm.Model              // for executors
@@ -314,10 +301,10 @@ type Agent struct {
 
 	wake chan struct{}
 
-	budget       *budgetState // the agent's own budget, nil for none
-	budgetWaits  atomic.Int32 // calls waiting for a budget to refill
-	budgetWaited atomic.Int64 // nanoseconds (agent's clock) executor calls waited for a budget, in all
-	tracer       trace.Tracer // nil without Config.TracerProvider
+	budget       *wire.BudgetState // the agent's own budget, nil for none
+	budgetWaits  atomic.Int32      // calls waiting for a budget to refill
+	budgetWaited atomic.Int64      // nanoseconds (agent's clock) executor calls waited for a budget, in all
+	tracer       trace.Tracer      // nil without Config.TracerProvider
 	usage        usageBook
 
 	laneModel     llm.Model                     // for cycles run by the scheduler: model without the limiter
@@ -355,11 +342,11 @@ type run struct {
 // [identity.ErrLocked] when another process runs the agent; a load error
 // such as [identity.ErrCorrupt] (unless FreshOnCorrupt).
 func New(ctx context.Context, cfg Config) (*Agent, error) {
-	return newAgent(ctx, cfg, wiring{})
+	return newAgent(ctx, cfg, wire.Hooks{})
 }
 
 // newAgent is [New] with a runner's wiring w.
-func newAgent(ctx context.Context, cfg Config, w wiring) (*Agent, error) {
+func newAgent(ctx context.Context, cfg Config, w wire.Hooks) (*Agent, error) {
 	if cfg.ID == "" || cfg.Name == "" {
 		return nil, errors.New("existence: Config.ID and Config.Name are required")
 	}
@@ -433,7 +420,7 @@ func newAgent(ctx context.Context, cfg Config, w wiring) (*Agent, error) {
 		wake: make(chan struct{}, 1),
 	}
 	a.started = cfg.Clock.Now()
-	a.budget = newBudgetState(budget.ScopeAgent, cfg.Budget)
+	a.budget = wire.NewBudgetState(budget.ScopeAgent, cfg.Budget)
 	if cfg.TracerProvider != nil {
 		a.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}
@@ -467,14 +454,14 @@ func newAgent(ctx context.Context, cfg Config, w wiring) (*Agent, error) {
 }
 
 // Lease returns the lease the agent runs under, as it was claimed by a
-// [Runner] with [RunnerConfig].Leases: a fenced store checks its Epoch
+// [runner.Runner] with [runner.Config].Leases: a fenced store checks its Epoch
 // (the fencing token) on every write. ok is false for an agent not run
-// under [RunnerConfig].Leases.
+// under [runner.Config].Leases.
 func (a *Agent) Lease() (l lease.Lease, ok bool) {
-	if a.wire.lease == nil {
+	if a.wire.Lease == nil {
 		return lease.Lease{}, false
 	}
-	return *a.wire.lease, true
+	return *a.wire.Lease, true
 }
 
 // cutLocked cancels the executing goal without waiting for its executor
@@ -712,7 +699,7 @@ func (a *Agent) unlock() {
 // emit completes e and delivers it to the observer. It must be called
 // without a.mu held.
 func (a *Agent) emit(e event.Event) {
-	if a.cfg.Observer == nil && a.wire.observer == nil && !a.subs.any() {
+	if a.cfg.Observer == nil && a.wire.Observer == nil && !a.subs.Any() {
 		return
 	}
 	if e.Time.IsZero() {
@@ -725,10 +712,10 @@ func (a *Agent) emit(e event.Event) {
 	if a.cfg.Observer != nil {
 		a.cfg.Observer(e)
 	}
-	if a.wire.observer != nil {
-		a.wire.observer(e)
+	if a.wire.Observer != nil {
+		a.wire.Observer(e)
 	}
-	a.subs.deliver(e)
+	a.subs.Deliver(e)
 }
 
 // onAttempt reports one model attempt: its event, its tokens in the

@@ -20,6 +20,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -412,7 +413,7 @@ func TestCrisisTellsPeersAndResetsAfterThreeCycles(t *testing.T) {
 	st.Suffering.LastEscalated = t0
 	require.NoError(t, store.Save(ctx, st))
 
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: store, Clock: clock, Observer: rec.Observe})
+	r, err := runner.New(runner.Config{Store: store, Clock: clock, Observer: rec.Observe})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	fake := llmtest.NewFake(goalReply(t, "examine myself"))
@@ -452,7 +453,7 @@ func TestRunnerPeersSection(t *testing.T) {
 		st.Identity.Narrative = name + " " + strings.Repeat("n", 300)
 		require.NoError(t, store.Save(ctx, st))
 	}
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: store, Clock: clock})
+	r, err := runner.New(runner.Config{Store: store, Clock: clock})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	var agents []*existence.Agent
@@ -475,7 +476,7 @@ func TestRunnerBoundsModelCallsInFlight(t *testing.T) {
 	store := memstore.New()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: store, MaxInFlight: 1, Clock: existencetest.NewClock(t0)})
+	r, err := runner.New(runner.Config{Store: store, MaxInFlight: 1, Clock: existencetest.NewClock(t0)})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 
@@ -1014,3 +1015,5 @@ func TestCustomSectionRunsOutsideTheLock(t *testing.T) {
 		})
 	}
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

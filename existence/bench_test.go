@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -66,7 +67,7 @@ func BenchmarkCycle(b *testing.B) {
 // agents.
 func BenchmarkCyclePopulation(b *testing.B) {
 	ctx := context.Background()
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
+	r, err := runner.New(runner.Config{Store: memstore.New()})
 	if err != nil {
 		b.Fatal(err)
 	}

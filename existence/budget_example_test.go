@@ -3,8 +3,8 @@ package existence_test
 import (
 	"fmt"
 
-	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/budget"
+	"github.com/existence-loop/sdk/existence/runner"
 )
 
 // A token budget of 50,000 tokens an hour per agent, with 5,000 more that
@@ -16,7 +16,7 @@ func Example_tokenBudget() {
 		return
 	}
 	fmt.Println(b.Tokens, b.Window, b.Reserve)
-	_ = existence.RunnerConfig{Budget: b, AutonomyWorkers: existence.AdaptiveWorkers}
+	_ = runner.Config{Budget: b, AutonomyWorkers: runner.AdaptiveWorkers}
 
 	_, err = budget.Parse("50000 an hour")
 	fmt.Println(err)

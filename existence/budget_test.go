@@ -16,6 +16,7 @@ import (
 	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -28,20 +29,20 @@ import (
 type tokenModel struct{ latency time.Duration }
 
 func (m tokenModel) Generate(ctx context.Context, _ *llm.Request) (*llm.Response, error) {
-	if c, ok := existence.ClockFrom(ctx).(*clock.Virtual); ok {
+	if c, ok := runner.ClockFrom(ctx).(*clock.Virtual); ok {
 		c.Advance(m.latency)
 	}
 	return &llm.Response{Model: "qwen3.5:9b", Text: `{"action":"goal","content":"map the workspace","reasoning":"r"}`, PromptTokens: 900, OutputTokens: 100}, nil
 }
 
 // budgetRun runs n agents with cfg on tokenModel in virtual time.
-func budgetRun(t *testing.T, n int, cfg existence.RunnerConfig, agent existence.Config) (*existence.Runner, *existencetest.Clock, *existencetest.Recorder) {
+func budgetRun(t *testing.T, n int, cfg runner.Config, agent existence.Config) (*runner.Runner, *existencetest.Clock, *existencetest.Recorder) {
 	t.Helper()
 	clock := existencetest.NewClock(t0)
 	rec := &existencetest.Recorder{}
 	cfg.Store, cfg.Clock, cfg.Observer, cfg.Logger = memstore.New(), clock, rec.Observe, discardLogger()
 	cfg.Heartbeat, cfg.NoStagger = 6*time.Second, true
-	r, err := existence.NewRunner(cfg)
+	r, err := runner.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	for i := range n {
@@ -76,7 +77,7 @@ func maxInWindow(calls []event.Event, w time.Duration) map[string]int {
 // as the window refills; no minute holds more than the budget and one call.
 func TestBudgetHoldsAutonomyUntilTheWindowRefills(t *testing.T) {
 	budget := budget.Budget{Tokens: 3000, Window: time.Minute}
-	r, clock, rec := budgetRun(t, 1, existence.RunnerConfig{Budget: budget}, existence.Config{})
+	r, clock, rec := budgetRun(t, 1, runner.Config{Budget: budget}, existence.Config{})
 	require.NoError(t, r.RunVirtual(context.Background(), t0.Add(30*time.Second)))
 
 	calls := rec.Kind(event.ModelCall)
@@ -126,7 +127,7 @@ func TestBudgetReserveForHostMessages(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("reserve %d", tt.reserve), func(t *testing.T) {
 			budget := budget.Budget{Tokens: 3000, Window: time.Minute, Reserve: tt.reserve}
-			r, _, rec := budgetRun(t, 1, existence.RunnerConfig{Budget: budget}, existence.Config{})
+			r, _, rec := budgetRun(t, 1, runner.Config{Budget: budget}, existence.Config{})
 			ctx := context.Background()
 			require.NoError(t, r.RunVirtual(ctx, t0.Add(20*time.Second)))
 			require.Len(t, rec.Kind(event.ModelCall), 3)
@@ -148,7 +149,7 @@ func TestBudgetReserveForHostMessages(t *testing.T) {
 // TestSharedBudget: the runner-wide budget holds every agent once their
 // calls together spent it, with one runner-scoped event.
 func TestSharedBudget(t *testing.T) {
-	r, _, rec := budgetRun(t, 3, existence.RunnerConfig{AutonomyWorkers: 3, SharedBudget: budget.Budget{Tokens: 3000, Window: time.Minute}}, existence.Config{})
+	r, _, rec := budgetRun(t, 3, runner.Config{AutonomyWorkers: 3, SharedBudget: budget.Budget{Tokens: 3000, Window: time.Minute}}, existence.Config{})
 	require.NoError(t, r.RunVirtual(context.Background(), t0.Add(50*time.Second)))
 	assert.Len(t, rec.Kind(event.ModelCall), 3, "one cycle each, then all held")
 	ex := rec.Kind(event.BudgetExhausted)

@@ -25,53 +25,53 @@
 // [Agent.Tick] runs one heartbeat, for callers with their own scheduler and
 // for tests; [Agent.Preview] shows the prompt the next cycle would read.
 //
-// [Agent.Run] drives the agent with the same scheduler as a [Runner] of
+// [Agent.Run] drives the agent with the same scheduler as a [runner.Runner] of
 // one agent. [Agent.Status] is a snapshot for dashboards (package monitor).
 //
 // # Several agents
 //
-// A [Runner] runs agents as peers over one store: each agent's "YOUR PEERS"
+// A [runner.Runner] (package existence/runner) runs agents as peers over one store: each agent's "YOUR PEERS"
 // section shows the others' names and narratives (at most
-// [RunnerConfig].MaxPeersShown, chosen as [Runner] describes), and an
+// [runner.Config].MaxPeersShown, chosen as [runner.Runner] describes), and an
 // agent entering crisis tells the others once (spec §4). Agents
 // are data, not goroutines: heartbeats are due times in a timer heap, and
-// a due cycle waits in one of two [Lane]s, each a bounded worker pool.
+// a due cycle waits in one of two [runner.Lane]s, each a bounded worker pool.
 // The priority lane answers host messages, tasks announced with
-// [Runner.Wake] and agents in crisis ahead of all autonomy work; the
-// autonomy lane runs ordinary cycles ([RunnerConfig].AutonomyWorkers,
-// default 1, suits one local GPU), not before [RunnerConfig].Cooldown
+// [runner.Runner.Wake] and agents in crisis ahead of all autonomy work; the
+// autonomy lane runs ordinary cycles ([runner.Config].AutonomyWorkers,
+// default 1, suits one local GPU), not before [runner.Config].Cooldown
 // after the agent's previous cycle. An agent has at most one cycle queued
 // or running: heartbeats falling due meanwhile are coalesced into it and
 // never call the model. The lanes bound the cycles' model calls; an
-// [middleware.Limiter] of [RunnerConfig].MaxInFlight slots bounds the calls made
+// [middleware.Limiter] of [runner.Config].MaxInFlight slots bounds the calls made
 // outside them (executors, and [Agent.Tick] called directly).
-// [Runner.Stats] and each cycle's [event.CycleStats] report dispatches,
+// [runner.Runner.Stats] and each cycle's [event.CycleStats] report dispatches,
 // coalesced heartbeats and lateness.
 //
 // # The model server
 //
 // The model server usually runs out before the SDK does. With
-// [AdaptiveWorkers] as AutonomyWorkers, the autonomy lane finds the
+// [runner.AdaptiveWorkers] as AutonomyWorkers, the autonomy lane finds the
 // server's capacity itself: a [middleware.AdaptiveLimit] measures every model
 // call next to the adapter and grows the lane while latency stays near its
 // minimum, shrinking it when latency climbs or the server answers 503
-// ([RunnerStats].Concurrency); the priority lane has a reserved share of
+// ([runner.Stats].Concurrency); the priority lane has a reserved share of
 // that limit and grows to all of it, and its calls ([middleware.WithPriority])
 // retry after a short wait. Every call carries its agent's id
 // ([pool.WithAgent]), by which a [pool.Pool] pins the agent to one server. Every call's tokens (the server's counts,
 // else estimates) are counted per agent and per model ([Status].Usage) and
 // against a token [budget.Budget] over a sliding window ([Config].Budget,
-// [RunnerConfig].SharedBudget): while it is spent, autonomy cycles and
+// [runner.Config].SharedBudget): while it is spent, autonomy cycles and
 // executor calls wait, coalescing heartbeats as a cooldown does, with one
 // [event.BudgetExhausted] each time; host messages and tasks may draw on
 // its Reserve. With a [Config].TracerProvider, cycles and goals are
 // OpenTelemetry invoke_agent spans, model calls chat spans and tool calls
 // execute_tool spans (GenAI semantic conventions).
 //
-// With [RunnerConfig].Leases (a [lease.Manager], such as store/pgstore's
+// With [runner.Config].Leases (a [lease.Manager], such as store/pgstore's
 // store) several processes share one population: each agent runs in one
 // process at a time under a lease whose epoch fences its writes, and the
-// agents of a process that dies move to the others. [Runner.RunVirtual]
+// agents of a process that dies move to the others. [runner.Runner.RunVirtual]
 // drives the same scheduler in virtual time, deterministically and
 // without sleeping (existence/simulate); existence/existencetest has a
 // manual clock and an event recorder for tests.
@@ -119,19 +119,19 @@
 // [Agent.PostSlot] puts one on the agent's own board, kept with its state
 // ([Config].MaxSlots, the least important dropped first); a board shared
 // by several agents and processes is an identity.SharedBoard
-// ([Config].SharedSlots, [RunnerConfig].SharedSlots,
-// [Runner.PostSharedSlot]). The prompt lists the slots where the
+// ([Config].SharedSlots, [runner.Config].SharedSlots,
+// [runner.Runner.PostSharedSlot]). The prompt lists the slots where the
 // assembler places prompt.SlotsSection, most important first.
 //
 // A slot posted with notify_user is a trigger: it asks for a cycle at once
 // instead of at the next heartbeat, through the scheduler's coalescing (a
-// burst of triggers makes at most two cycles, [RunnerConfig].TriggerGap
+// burst of triggers makes at most two cycles, [runner.Config].TriggerGap
 // apart, a quarter of the heartbeat by default: notified wake-ups have
 // their own rate), the cooldown, and the lanes (the priority lane still goes
 // first); a goal being pursued is not interrupted, and the cycle runs as
 // soon as it returns.
 //
-// Minds ([Mind], [Config].Minds, [RunnerConfig].Minds) are background jobs
+// Minds ([Mind], [Config].Minds, [runner.Config].Minds) are background jobs
 // that post slots on their own schedule: existence/minds has a workspace
 // watcher, an HTTP poller, a feed reader, a timer and an MCP resource
 // subscription. A mind that fails is reported with a failed slot and runs

@@ -9,6 +9,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/store/filestore"
@@ -61,17 +62,17 @@ func ExampleRunner() {
 		log.Fatal(err)
 	}
 
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: store, AutonomyWorkers: 1}) // one cycle at a time: one local GPU
+	rn, err := runner.New(runner.Config{Store: store, AutonomyWorkers: 1}) // one cycle at a time: one local GPU
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer runner.Close()
+	defer rn.Close()
 	for _, m := range []struct{ id, name string }{{"scout", "Cedar"}, {"analyst", "Cipher"}, {"builder", "Vault"}} {
-		if _, err := runner.Add(ctx, existence.Config{ID: m.id, Name: m.name, Model: model}); err != nil {
+		if _, err := rn.Add(ctx, existence.Config{ID: m.id, Name: m.name, Model: model}); err != nil {
 			log.Fatal(err)
 		}
 	}
-	if err := runner.Run(ctx); err != nil {
+	if err := rn.Run(ctx); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -118,7 +119,7 @@ func TestApplyCapsWhatTheModelWrites(t *testing.T) {
 
 // crisisFixture is Cedar in crisis (five stressors at 0.19, load 0.95) with
 // a peer, Cipher, whose inbox receives Cedar's crisis messages.
-func crisisFixture(t *testing.T, replies ...llmtest.Reply) (*existence.Runner, *existence.Agent, *existencetest.Clock) {
+func crisisFixture(t *testing.T, replies ...llmtest.Reply) (*runner.Runner, *existence.Agent, *existencetest.Clock) {
 	clock := existencetest.NewClock(t0)
 	store := memstore.New()
 	ctx := context.Background()
@@ -129,7 +130,7 @@ func crisisFixture(t *testing.T, replies ...llmtest.Reply) (*existence.Runner, *
 	}
 	st.Suffering.LastEscalated = t0
 	require.NoError(t, store.Save(ctx, st))
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: store, Clock: clock})
+	r, err := runner.New(runner.Config{Store: store, Clock: clock})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	cedar, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: llmtest.NewFake(replies...), Retry: middleware.RetryPolicy{Attempts: 1}})

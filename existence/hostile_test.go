@@ -15,6 +15,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/prompt"
@@ -164,7 +165,7 @@ func TestCleanExitSavesWithoutError(t *testing.T) {
 			done := make(chan error, 1)
 			var a *existence.Agent
 			if tt.runner {
-				r, err := existence.NewRunner(existence.RunnerConfig{Store: store, Clock: f.clock, NoStagger: true, Logger: cfg.Logger})
+				r, err := runner.New(runner.Config{Store: store, Clock: f.clock, NoStagger: true, Logger: cfg.Logger})
 				require.NoError(t, err)
 				defer r.Close()
 				a, err = r.Add(ctx, cfg)

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/internal/wire"
 	"github.com/existence-loop/sdk/internal/backoff"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/slot"
@@ -23,9 +23,9 @@ import (
 // resource subscription.
 //
 // A mind belongs to an agent ([Config].Minds: it posts to the agent's own
-// board) or to a runner (RunnerConfig.Minds: it posts to the shared
+// board) or to a runner (runner.Config.Minds: it posts to the shared
 // board). It runs while the agent or the runner runs in real time
-// ([Agent.Run], [Runner.Run]); under [Runner.RunVirtual] minds do not run
+// ([Agent.Run], [runner.Runner.Run]); under [runner.Runner.RunVirtual] minds do not run
 // (existence/simulate scripts the world's slot updates instead).
 type Mind interface {
 	// Name names the mind in events, and is the id of the failed slot
@@ -47,11 +47,11 @@ type Mind interface {
 // MindEnv is what a [Mind] gets to work with.
 type MindEnv struct {
 	// Post puts a slot on the mind's board: [Agent.PostSlot] for an
-	// agent's mind, [Runner.PostSharedSlot] for a runner's. Errors:
+	// agent's mind, [runner.Runner.PostSharedSlot] for a runner's. Errors:
 	// slot.ErrInvalid, the board's.
 	Post func(ctx context.Context, s slot.Slot) error
 	// Lane wraps a model so that each call holds a worker of the runner's
-	// autonomy lane (RunnerConfig.AutonomyWorkers), queued behind the
+	// autonomy lane (runner.Config.AutonomyWorkers), queued behind the
 	// cycles already due and never on the priority lane: a mind's model
 	// calls share the capacity of the model server with the agents'
 	// ordinary cycles and never delay an answer to a person.
@@ -90,73 +90,13 @@ func checkMinds(ms []Mind) error {
 	return nil
 }
 
-// mindGroup is the minds running under one Runner.Run.
-type mindGroup struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
-
-// startMinds starts the runner's minds and those of every agent; r.smu
-// must not be held. It returns the function that stops them and waits.
-func (r *Runner) startMinds(ctx context.Context) (stop func()) {
-	g := &mindGroup{}
-	g.ctx, g.cancel = context.WithCancel(ctx)
-	r.smu.Lock()
-	r.mindGroup = g
-	r.smu.Unlock()
-	for _, m := range r.cfg.Minds {
-		r.runMind(g, g.ctx, m, r.PostSharedSlot, r.emitShared)
-	}
-	for _, a := range r.Agents() {
-		r.startAgentMinds(g, r.node(a.ID()))
-	}
-	return func() {
-		r.smu.Lock()
-		r.mindGroup = nil
-		r.smu.Unlock()
-		g.cancel()
-		g.wg.Wait()
-	}
-}
-
-// startAgentMinds starts n's minds in g; they stop with g or when the
-// agent is dropped (its lease lost).
-func (r *Runner) startAgentMinds(g *mindGroup, n *node) {
-	if n == nil || len(n.a.cfg.Minds) == 0 {
-		return
-	}
-	r.smu.Lock()
-	started := n.minds
-	n.minds = true
-	r.smu.Unlock()
-	if started {
-		return
-	}
-	ctx, cancel := context.WithCancel(g.ctx)
-	var stop func() bool
-	if n.ctx != nil {
-		stop = context.AfterFunc(n.ctx, cancel)
-	}
-	g.wg.Go(func() {
-		<-ctx.Done()
-		if stop != nil {
-			stop()
-		}
-		cancel()
-	})
-	for _, m := range n.a.cfg.Minds {
-		r.runMind(g, ctx, m, n.a.PostSlot, n.a.emit)
-	}
-}
-
-// runMind supervises one mind on its own goroutine: it runs it, and after
-// a failure reports it, posts a failed slot and runs it again after a
-// backoff, until ctx ends or Run returns nil.
-func (r *Runner) runMind(g *mindGroup, ctx context.Context, m Mind, post func(context.Context, slot.Slot) error, report func(event.Event)) {
+// superviseMind supervises one mind on a goroutine of h.Group: it runs
+// it, and after a failure reports it, posts a failed slot and runs it
+// again after a backoff, until ctx ends or Run returns nil.
+func superviseMind(h wire.MindHost, ctx context.Context, m Mind, post func(context.Context, slot.Slot) error, report func(event.Event)) {
 	name := m.Name()
-	log := r.cfg.Logger.With("mind", name)
-	g.wg.Go(func() {
+	log := h.Logger.With("mind", name)
+	h.Group.Go(func() {
 		delay := mindMinBackoff
 		for {
 			var posted atomic.Bool
@@ -168,8 +108,8 @@ func (r *Runner) runMind(g *mindGroup, ctx context.Context, m Mind, post func(co
 					}
 					return err
 				},
-				Lane:   func(m llm.Model) llm.Model { return laneModel{r: r, m: m} },
-				Clock:  r.cfg.Clock,
+				Lane:   h.Lane,
+				Clock:  h.Clock,
 				Logger: log,
 			}
 			err := runOnce(ctx, m, env)
@@ -193,7 +133,7 @@ func (r *Runner) runMind(g *mindGroup, ctx context.Context, m Mind, post func(co
 				Text: fmt.Sprintf("mind %s failed; it runs again in %s", name, delay)})
 			log.Warn("mind failed", "err", err, "retry_in", delay)
 			wait := make(chan struct{})
-			stop := r.cfg.Clock.AfterFunc(delay, func() { close(wait) })
+			stop := h.Clock.AfterFunc(delay, func() { close(wait) })
 			select {
 			case <-ctx.Done():
 				stop()

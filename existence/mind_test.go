@@ -15,6 +15,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/slot"
@@ -90,7 +91,7 @@ func TestFailingMindBacksOffAndNeverStopsTheAgent(t *testing.T) {
 		return ctx.Err()
 	}}
 	m := &recModel{clock: clock}
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Heartbeat: time.Hour, NoStagger: true, Observer: obs, Logger: discardLogger()})
+	r, err := runner.New(runner.Config{Store: memstore.New(), Clock: clock, Heartbeat: time.Hour, NoStagger: true, Observer: obs, Logger: discardLogger()})
 	require.NoError(t, err)
 	defer r.Close()
 	a, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: m, Minds: []existence.Mind{mind}, Retry: middleware.RetryPolicy{Attempts: 1}})
@@ -147,7 +148,7 @@ func TestRunnerMindsPostToTheSharedBoard(t *testing.T) {
 		return env.Post(ctx, slot.Slot{ID: "hello", Status: slot.Completed, Summary: "posted once"})
 	}}
 	clock := existencetest.NewClock(t0)
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Heartbeat: time.Hour, Observer: obs, Logger: discardLogger(), Minds: []existence.Mind{once}})
+	r, err := runner.New(runner.Config{Store: memstore.New(), Clock: clock, Heartbeat: time.Hour, Observer: obs, Logger: discardLogger(), Minds: []existence.Mind{once}})
 	require.NoError(t, err)
 	defer r.Close()
 	require.NotNil(t, r.SharedSlots(), "a board in memory")
@@ -170,7 +171,7 @@ func TestRunnerMindsPostToTheSharedBoard(t *testing.T) {
 		{mindFunc{name: "same"}, mindFunc{name: "same"}},
 		{nil},
 	} {
-		_, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Minds: bad})
+		_, err := runner.New(runner.Config{Store: memstore.New(), Minds: bad})
 		assert.Error(t, err)
 		_, err = existence.New(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: &recModel{}, Minds: bad})
 		assert.Error(t, err)
@@ -203,7 +204,7 @@ func TestMindModelCallsUseTheAutonomyLane(t *testing.T) {
 		<-ctx.Done()
 		return nil
 	}}
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Heartbeat: time.Hour, NoStagger: true,
+	r, err := runner.New(runner.Config{Store: memstore.New(), Clock: clock, Heartbeat: time.Hour, NoStagger: true,
 		AutonomyWorkers: 1, PriorityWorkers: 1, Logger: discardLogger(), Minds: []existence.Mind{mind}})
 	require.NoError(t, err)
 	defer r.Close()
@@ -214,7 +215,7 @@ func TestMindModelCallsUseTheAutonomyLane(t *testing.T) {
 
 	<-busy.started // scout's cycle holds the only autonomy worker
 	close(holding)
-	require.Eventually(t, func() bool { return r.Stats().Queued[existence.LaneAutonomy] == 1 }, 10*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return r.Stats().Queued[runner.LaneAutonomy] == 1 }, 10*time.Second, time.Millisecond,
 		"the mind's call waits in the autonomy lane")
 	_, err = r.Add(ctx, existence.Config{ID: "analyst", Name: "Cipher", Model: answer, Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)

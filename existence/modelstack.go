@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/internal/wire"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/llm/pool"
@@ -26,23 +27,23 @@ const (
 // exec (the executor's model): the cycle's (and, for cycles run in a
 // runner's lanes, the same without the runner's limiter: the lanes bound
 // those cycles, so that a hung model holds one worker only, and the
-// limiter bounds the calls made outside them, RunnerConfig.MaxInFlight),
+// limiter bounds the calls made outside them, runner.Config.MaxInFlight),
 // the steps' of a Config.Cycle, and the executor's.
 func (a *Agent) buildModels(exec llm.Model) {
-	a.model = a.modelStack(a.cfg.Model, useCycle, a.wire.limiter)
-	if a.wire.lanes {
+	a.model = a.modelStack(a.cfg.Model, useCycle, a.wire.Limiter)
+	if a.wire.Lanes {
 		a.laneModel = a.modelStack(a.cfg.Model, useCycle, nil)
 	}
 	if a.cfg.Cycle != nil {
 		a.buildStepModels()
 	}
-	a.execModel = a.modelStack(exec, useExecutor, a.wire.limiter)
+	a.execModel = a.modelStack(exec, useExecutor, a.wire.Limiter)
 }
 
 // buildStepModels builds the stacks a Config.Cycle's steps call through.
 func (a *Agent) buildStepModels() {
-	a.stepModel = a.modelStack(a.cfg.Model, useStep, a.wire.limiter)
-	if a.wire.lanes {
+	a.stepModel = a.modelStack(a.cfg.Model, useStep, a.wire.Limiter)
+	if a.wire.Lanes {
 		a.laneStepModel = a.modelStack(a.cfg.Model, useStep, nil)
 	}
 }
@@ -63,8 +64,8 @@ func (a *Agent) modelStack(m llm.Model, use modelUse, l *middleware.Limiter) llm
 		Trace:   middleware.TraceConfig{Provider: a.cfg.TracerProvider, Attributes: a.agentAttrs(), Content: a.cfg.TraceContent},
 		Now:     a.cfg.Clock.Now,
 	}
-	if a.wire.meter != nil {
-		cfg.Meter = meterFunc(a.wire.meter)
+	if a.wire.Meter != nil {
+		cfg.Meter = meterFunc(a.wire.Meter)
 	}
 	switch use {
 	case useCycle:
@@ -73,7 +74,7 @@ func (a *Agent) modelStack(m llm.Model, use modelUse, l *middleware.Limiter) llm
 		}
 	case useExecutor:
 		purpose = event.PurposeExecutor
-		if a.budget != nil || a.wire.shared != nil {
+		if a.budget != nil || a.wire.Shared != nil {
 			cfg.Admit = a.admitBudget
 		}
 	}
@@ -91,7 +92,7 @@ func (a *Agent) callContext(ctx context.Context) context.Context {
 	if pool.AgentFrom(ctx) == "" {
 		ctx = pool.WithAgent(ctx, a.cfg.ID)
 	}
-	if l, ok := callLane(ctx); ok && l == LanePriority {
+	if l, ok := callLane(ctx); ok && l == wire.LanePriority {
 		ctx = middleware.WithPriority(ctx)
 	}
 	return ctx

@@ -3,7 +3,7 @@ package existence
 import (
 	"context"
 
-	"github.com/existence-loop/sdk/prompt"
+	"github.com/existence-loop/sdk/existence/internal/sched"
 )
 
 // Run ticks every heartbeat (Config.Heartbeat, default 6 s) until ctx ends,
@@ -14,7 +14,7 @@ import (
 // retrying cannot fix. Save errors are reported as [event.Error] and
 // logged, and the loop goes on.
 //
-// Run drives the agent with the same scheduler as a [Runner], as
+// Run drives the agent with the same scheduler as a [runner.Runner], as
 // a runner of one agent with one worker per lane and no stagger: a host
 // message runs in the priority lane, heartbeats falling due during a cycle
 // are coalesced into it ([event.CycleStats].Coalesced), and each cycle's
@@ -28,52 +28,7 @@ import (
 // With Config.MaxCycles > 0, Run returns nil once that many existence cycles
 // have run and the last goal has ended.
 func (a *Agent) Run(ctx context.Context) error {
-	r := &Runner{
-		cfg: RunnerConfig{
-			Store: a.cfg.Store, Clock: a.cfg.Clock, Heartbeat: a.cfg.Heartbeat,
-			NoStagger: true, AutonomyWorkers: 1, PriorityWorkers: 1,
-			MaxPeersShown: DefaultMaxPeersShown, Logger: a.cfg.Logger,
-		},
-		byID: map[string]*node{},
-		core: newSchedCore(1, 1, 0),
-		kick: make(chan struct{}, 1),
-	}
-	r.core.classify = classifyNode
-	r.core.hold = holdNode
-	r.book.init(DefaultMaxPeersShown)
-	r.attach(a)
-	defer a.wakeHook.Store(nil)
-	defer a.triggerHook.Store(nil)
-	return r.Run(ctx)
-}
-
-// attach puts an existing agent in r (see [Runner.Add]).
-func (r *Runner) attach(a *Agent) *node {
-	n := &node{a: a}
-	n.e = schedEntry{id: a.ID(), hb: a.cfg.Heartbeat, node: n, timerIdx: -1, queueIdx: -1}
-	r.mu.Lock()
-	r.byID[a.ID()] = n
-	r.agents = append(r.agents, a)
-	r.mu.Unlock()
-	a.mu.Lock()
-	r.book.set(a.ID(), prompt.Peer{ID: a.ID(), Name: a.state.Identity.Name, Narrative: a.state.Identity.Narrative})
-	n.host.Store(len(a.state.Host) > a.hostSeen)
-	a.mu.Unlock()
-	wake := func() { r.wakeNode(n) }
-	a.wakeHook.Store(&wake)
-	trigger := func() { r.triggerNode(n) }
-	a.triggerHook.Store(&trigger)
-	r.smu.Lock()
-	if r.started {
-		r.schedule(n, r.cfg.Clock.Now())
-	}
-	g := r.mindGroup
-	r.smu.Unlock()
-	if g != nil {
-		r.startAgentMinds(g, n) // added while Run runs
-	}
-	r.poke()
-	return n
+	return sched.RunOne(ctx, adapter{a}, a.cfg.Logger)
 }
 
 // stop cancels the executing goal, waits for its executor and saves, with

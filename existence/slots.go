@@ -2,7 +2,6 @@ package existence
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,11 +10,6 @@ import (
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/slot"
 )
-
-// ErrNoSharedBoard is returned by [Runner.PostSharedSlot] and
-// [Runner.RemoveSharedSlot] when the runner has no shared board
-// (RunnerConfig.SharedSlots).
-var ErrNoSharedBoard = errors.New("existence: the runner has no shared board of slots (RunnerConfig.SharedSlots)")
 
 // PostSlot puts s on the agent's own board (GLaDOS's slots: what a
 // mind, an application or a person reports to the agent) and saves the
@@ -34,7 +28,7 @@ var ErrNoSharedBoard = errors.New("existence: the runner has no shared board of 
 // for the runner's Cooldown, and the priority lane still goes first. A
 // goal being pursued is not interrupted (only a person's message does
 // that): the cycle runs as soon as its executor returns. Triggered cycles
-// keep RunnerConfig.TriggerGap (a quarter of the heartbeat) after the
+// keep runner.Config.TriggerGap (a quarter of the heartbeat) after the
 // agent's last cycle, so that a burst of notifying slots costs at most two
 // cycles, and a flood at most one per gap. An agent driven by
 // [Agent.Tick] alone sees the slot at its next tick.
@@ -201,109 +195,4 @@ func (a *Agent) slotsLocked() []slot.Slot {
 		return a.state.Slots
 	}
 	return append(slices.Clip(a.state.Slots), a.shared...)
-}
-
-// SharedSlots returns the runner's shared board (RunnerConfig.SharedSlots),
-// or nil.
-func (r *Runner) SharedSlots() *identity.SharedBoard { return r.cfg.SharedSlots }
-
-// PostSharedSlot puts s on the runner's shared board
-// (identity.SharedBoard.Put: cleaned, stamped with the board's clock when
-// UpdatedAt is zero, checked, the least important dropped beyond the
-// board's cap) and reports it to the runner's Observer ([event.Slot] and
-// [event.SlotDropped], with Shared set and no agent). With NotifyUser,
-// every agent that sees the board (Config.SharedSlots, the runner's by
-// default) is asked for a cycle at once, as [Agent.PostSlot] describes.
-// Errors: [ErrNoSharedBoard]; slot.ErrInvalid (nothing changed); the
-// board's errors (identity.ErrCorrupt, the store's).
-func (r *Runner) PostSharedSlot(ctx context.Context, s slot.Slot) error {
-	b := r.cfg.SharedSlots
-	if b == nil {
-		return ErrNoSharedBoard
-	}
-	s = s.Clean()
-	if s.UpdatedAt.IsZero() {
-		s.UpdatedAt = r.cfg.Clock.Now()
-	}
-	dropped, err := b.Put(ctx, s)
-	if err != nil {
-		return err
-	}
-	kept := true
-	for _, d := range dropped {
-		if d.ID == s.ID {
-			kept = false
-		}
-		r.emitShared(event.Event{Kind: event.SlotDropped, Reason: "board_full", Slot: &d, Text: fmt.Sprintf("the shared board holds at most %d slots; this was the least important", b.Max())})
-	}
-	if !kept {
-		return nil
-	}
-	r.emitShared(event.Event{Kind: event.Slot, Slot: &s, Text: s.Summary})
-	if s.NotifyUser {
-		for _, a := range r.Agents() {
-			if a.cfg.SharedSlots == b {
-				a.notifyCycle()
-			}
-		}
-	}
-	return nil
-}
-
-// RemoveSharedSlot removes the slot with id from the runner's shared board
-// and reports whether there was one ([event.SlotDropped], Reason "removed").
-// Errors: [ErrNoSharedBoard]; the board's errors.
-func (r *Runner) RemoveSharedSlot(ctx context.Context, id string) (bool, error) {
-	b := r.cfg.SharedSlots
-	if b == nil {
-		return false, ErrNoSharedBoard
-	}
-	old, _ := b.Cached(ctx)
-	removed, err := b.Remove(ctx, id)
-	if err != nil || !removed {
-		return removed, err
-	}
-	s, ok := slot.Find(old, id)
-	if !ok {
-		s = slot.Slot{ID: id}
-	}
-	r.emitShared(event.Event{Kind: event.SlotDropped, Reason: "removed", Slot: &s, Text: "removed"})
-	return true, nil
-}
-
-// sharedAgent is the Agent name of the events of the shared board and the
-// shared minds, which belong to no agent (their AgentID is empty; their
-// Shared is set).
-const sharedAgent = "(shared)"
-
-// emitShared delivers an event of the shared board (or of a shared mind)
-// to the runner's Observer.
-func (r *Runner) emitShared(e event.Event) {
-	if r.cfg.Observer == nil && !r.subs.any() {
-		return
-	}
-	if e.Time.IsZero() {
-		e.Time = r.cfg.Clock.Now()
-	}
-	e.Shared = true
-	e.Agent = sharedAgent
-	if e.Err != nil && e.Error == "" {
-		e.Error = e.Err.Error()
-	}
-	if r.cfg.Observer != nil {
-		r.cfg.Observer(e)
-	}
-	r.subs.deliver(e)
-}
-
-// triggerNode asks the scheduler for a cycle of n now: a notifying slot
-// (see schedCore.trigger).
-func (r *Runner) triggerNode(n *node) {
-	r.smu.Lock()
-	if r.started && !n.finished && !n.lost {
-		r.core.triggers++
-		r.core.trigger(&n.e, r.cfg.Clock.Now())
-	}
-	r.smu.Unlock()
-	r.poke()
 }

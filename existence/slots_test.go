@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -26,7 +27,7 @@ import (
 )
 
 // recModel records every cycle's prompt with the time it was asked, by
-// the agent's clock (existence.ClockFrom) or its own. It advances a
+// the agent's clock (runner.ClockFrom) or its own. It advances a
 // virtual clock by latency; started, when set, receives each call as it
 // starts, and release, when set, must deliver a value before a call
 // answers.
@@ -46,7 +47,7 @@ type recCall struct {
 }
 
 func (m *recModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	c := existence.ClockFrom(ctx)
+	c := runner.ClockFrom(ctx)
 	if c == nil {
 		c = m.clock
 	}
@@ -86,7 +87,7 @@ func slotsPrompt(t *testing.T) *prompt.Assembler {
 
 // slotRunner is a runner of one agent ("scout") on a manual clock with a
 // 6 s heartbeat, its first at t0.
-func slotRunner(t *testing.T, cfg existence.RunnerConfig, m *recModel) (*existence.Runner, *existence.Agent, *existencetest.Clock, *existencetest.Recorder) {
+func slotRunner(t *testing.T, cfg runner.Config, m *recModel) (*runner.Runner, *existence.Agent, *existencetest.Clock, *existencetest.Recorder) {
 	t.Helper()
 	clock := existencetest.NewClock(t0)
 	rec := &existencetest.Recorder{}
@@ -97,7 +98,7 @@ func slotRunner(t *testing.T, cfg existence.RunnerConfig, m *recModel) (*existen
 	cfg.NoStagger = true
 	cfg.Observer = rec.Observe
 	cfg.Logger = discardLogger()
-	r, err := existence.NewRunner(cfg)
+	r, err := runner.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	a, err := r.Add(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: m, Prompt: slotsPrompt(t), Retry: middleware.RetryPolicy{Attempts: 1}})
@@ -111,7 +112,7 @@ func slotRunner(t *testing.T, cfg existence.RunnerConfig, m *recModel) (*existen
 func TestNotifyingSlotStartsACycleAtOnce(t *testing.T) {
 	ctx := context.Background()
 	m := &recModel{}
-	r, a, _, rec := slotRunner(t, existence.RunnerConfig{TriggerGap: time.Second}, m)
+	r, a, _, rec := slotRunner(t, runner.Config{TriggerGap: time.Second}, m)
 	require.NoError(t, r.RunVirtual(ctx, t0))
 	require.Len(t, m.Calls(), 1, "the first heartbeat's cycle")
 
@@ -159,7 +160,7 @@ func TestNotifyingBurstMakesAtMostTwoCycles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			m := &recModel{latency: tc.latency}
-			r, a, _, _ := slotRunner(t, existence.RunnerConfig{Cooldown: tc.cooldown, TriggerGap: time.Second}, m)
+			r, a, _, _ := slotRunner(t, runner.Config{Cooldown: tc.cooldown, TriggerGap: time.Second}, m)
 			base := t0.Add(tc.start)
 			require.NoError(t, r.RunVirtual(ctx, base))
 			before := len(m.Calls())
@@ -209,7 +210,7 @@ func TestNotifyingSlotDuringAGoalWaitsForIt(t *testing.T) {
 			return existence.Outcome{}, ctx.Err()
 		}
 	})
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Heartbeat: 6 * time.Second, NoStagger: true, Logger: discardLogger()})
+	r, err := runner.New(runner.Config{Store: memstore.New(), Clock: clock, Heartbeat: 6 * time.Second, NoStagger: true, Logger: discardLogger()})
 	require.NoError(t, err)
 	defer r.Close()
 	a, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: m, Prompt: slotsPrompt(t), Executor: exec, Retry: middleware.RetryPolicy{Attempts: 1}})
@@ -234,14 +235,14 @@ func TestNotifyingSlotDuringAGoalWaitsForIt(t *testing.T) {
 	}
 	assert.Zero(t, r.Stats().Triggers, "no tick while the goal is pursued")
 	close(finish) // the executor returns
-	gap := existence.DefaultTriggerGap(6 * time.Second)
+	gap := runner.DefaultTriggerGap(6 * time.Second)
 	// The cycle's end is recorded on the runner's goroutine; the clock moves
 	// only once the triggered cycle waits for its gap, or the end would be
 	// read after the move.
 	require.Eventually(t, func() bool { return slices.Contains(clock.Pending(), gap) }, 10*time.Second, time.Millisecond, "the triggered cycle waits for the trigger gap")
 	clock.Advance(gap)
 	c := wait("the cycle after the goal")
-	assert.Equal(t, t0.Add(existence.DefaultTriggerGap(6*time.Second)), c.at, "one trigger gap after the first cycle, long before the next heartbeat")
+	assert.Equal(t, t0.Add(runner.DefaultTriggerGap(6*time.Second)), c.at, "one trigger gap after the first cycle, long before the next heartbeat")
 	assert.Contains(t, c.prompt, "door: changed - ring t")
 	assert.Contains(t, c.prompt, "[DONE] look around", "the goal's outcome was recorded first")
 	// Nothing more is due: the scheduler idles until the next heartbeat.
@@ -265,7 +266,7 @@ func TestNotifyingSlotKeepsThePriorityLaneFirst(t *testing.T) {
 	ctx := context.Background()
 	clock := existencetest.NewClock(t0)
 	rec := &existencetest.Recorder{}
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Heartbeat: 6 * time.Second, NoStagger: true, Observer: rec.Observe, Logger: discardLogger()})
+	r, err := runner.New(runner.Config{Store: memstore.New(), Clock: clock, Heartbeat: 6 * time.Second, NoStagger: true, Observer: rec.Observe, Logger: discardLogger()})
 	require.NoError(t, err)
 	defer r.Close()
 	var agents []*existence.Agent
@@ -363,7 +364,7 @@ func TestSharedBoard(t *testing.T) {
 	clock := existencetest.NewClock(t0)
 	rec := &existencetest.Recorder{}
 	board := identity.NewSharedBoard(identity.NewMemoryDocument("slots"), identity.BoardOptions{Now: clock.Now})
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Heartbeat: 6 * time.Second,
+	r, err := runner.New(runner.Config{Store: memstore.New(), Clock: clock, Heartbeat: 6 * time.Second,
 		NoStagger: true, Observer: rec.Observe, Logger: discardLogger(), SharedSlots: board, AutonomyWorkers: 2})
 	require.NoError(t, err)
 	defer r.Close()
@@ -398,9 +399,9 @@ func TestSharedBoard(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, got)
 
-	plain, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
+	plain, err := runner.New(runner.Config{Store: memstore.New()})
 	require.NoError(t, err)
-	require.ErrorIs(t, plain.PostSharedSlot(ctx, slot.Slot{ID: "x", Status: slot.Idle}), existence.ErrNoSharedBoard)
+	require.ErrorIs(t, plain.PostSharedSlot(ctx, slot.Slot{ID: "x", Status: slot.Idle}), runner.ErrNoSharedBoard)
 }
 
 // TestSharedBoardReadFailureIsReportedOnce: an unreadable shared board is

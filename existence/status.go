@@ -78,7 +78,7 @@ type Status struct {
 	Stopped string `json:"stopped,omitempty"`
 	// Slots is the agent's own board of slots, most important first
 	// (slot.Sorted), each marked when stale; empty when there are none.
-	// The shared board is not included (see [Runner.SharedSlots]).
+	// The shared board is not included (see [runner.Runner.SharedSlots]).
 	Slots []SlotStatus `json:"slots,omitempty"`
 	// Usage is the tokens the agent's model calls (cycles and executors)
 	// and the embeddings it caused used since [New], as the token budget
@@ -90,7 +90,7 @@ type Status struct {
 	UsageByModel []ModelUsage `json:"usage_by_model,omitempty"`
 	// Budget is the agent's token budget ([Config].Budget) and how much of
 	// it the window holds; nil without one. The runner-wide budget is in
-	// [RunnerStats].Budget.
+	// [runner.Stats].Budget.
 	Budget *budget.Status `json:"budget,omitempty"`
 	// WaitingForBudget reports that the agent's executor is waiting for a
 	// spent budget (its own or the runner's) to refill.
@@ -160,7 +160,7 @@ func (a *Agent) Status() Status {
 		cc := *c
 		s.LastCycle = &cc
 	}
-	if l := cmp.Or(a.status.lease, a.wire.lease); l != nil { // set, else as claimed by the Runner
+	if l := cmp.Or(a.status.lease, a.wire.Lease); l != nil { // set, else as claimed by the Runner
 		ll := *l
 		s.Lease = &ll
 	}
@@ -168,7 +168,7 @@ func (a *Agent) Status() Status {
 		s.Stopped = a.status.stopped.Error()
 	}
 	s.Usage, s.UsageByModel = a.usage.snapshot()
-	s.Budget = a.budget.status(a.cfg.Clock.Now())
+	s.Budget = a.budget.Status(a.cfg.Clock.Now())
 	s.WaitingForBudget = a.budgetWaits.Load() > 0
 	return s
 }
@@ -177,7 +177,7 @@ func (a *Agent) Status() Status {
 // [Status] (nil: none). Whoever manages leases calls it when it claims,
 // renews or loses one. It changes only what Status reports, never the
 // lease that fences the agent's writes ([Agent.Lease], set by the
-// [Runner] that claimed it).
+// [runner.Runner] that claimed it).
 func (a *Agent) SetLease(l *lease.Lease) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/internal/wire"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -68,7 +69,7 @@ func (a *Agent) strategyReply(ctx context.Context, p *prompt.Prompt) (*prompt.Re
 	n := a.cycles + 1
 	a.mu.Unlock()
 	m := a.stepModel
-	if a.laneStepModel != nil && dispatchFrom(ctx) != nil {
+	if a.laneStepModel != nil && wire.DispatchFrom(ctx) != nil {
 		m = a.laneStepModel
 	}
 	req := &CycleRequest{

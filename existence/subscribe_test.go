@@ -11,6 +11,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -42,7 +43,7 @@ func TestAgentSubscribe(t *testing.T) {
 func TestRunnerSubscribe(t *testing.T) {
 	ctx := context.Background()
 	clock := existencetest.NewClock(t0)
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Logger: discardLogger()})
+	r, err := runner.New(runner.Config{Store: memstore.New(), Clock: clock, Logger: discardLogger()})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	model := func() llm.Model {

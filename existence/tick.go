@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/internal/wire"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -286,8 +287,8 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 	stats := &event.CycleStats{}
 	wall := time.Now()
 	var lane []attribute.KeyValue
-	if d := dispatchFrom(ctx); d != nil {
-		lane = append(lane, attrLane.String(d.lane.String()))
+	if d := wire.DispatchFrom(ctx); d != nil {
+		lane = append(lane, attrLane.String(d.Lane.String()))
 	}
 	ctx, span := a.startSpan(ctx, phaseCycle, lane...)
 	var (
@@ -316,11 +317,11 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 
 	var peers []prompt.Peer
 	var omitted int
-	if a.wire.peers != nil {
-		peers, omitted = a.wire.peers(a.cfg.ID) // from the runner's snapshot, before a.mu
+	if a.wire.Peers != nil {
+		peers, omitted = a.wire.Peers(a.cfg.ID) // from the runner's snapshot, before a.mu
 	}
-	if d := dispatchFrom(ctx); d != nil {
-		stats.Lane, stats.Lateness, stats.Coalesced = d.lane.String(), d.lateness(), d.coalesced
+	if d := wire.DispatchFrom(ctx); d != nil {
+		stats.Lane, stats.Lateness, stats.Coalesced = d.Lane.String(), d.Lateness, d.Coalesced
 	}
 	window, tools := a.window(ctx)
 	mems := a.promptMemories(ctx, task, false)
@@ -400,8 +401,8 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 	a.annotateLocked(st, &g) // spec §3 "Goal annotation": annotate.go
 
 	// Crisis (spec §4): see crisis.go.
-	if msg := a.crisisLocked(st, now); msg != "" && a.wire.send != nil {
-		defer a.wire.send(a, msg)
+	if msg := a.crisisLocked(st, now); msg != "" && a.wire.Send != nil {
+		defer a.wire.Send(adapter{a}, msg)
 	}
 	if sig, ok := anticipate(st, resp); ok {
 		a.queue(event.Event{Kind: event.Anticipation, Text: sig})
@@ -501,7 +502,7 @@ func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, tools []llm.Tool
 		req.Tools = tools
 	}
 	m := a.model
-	if a.laneModel != nil && dispatchFrom(ctx) != nil {
+	if a.laneModel != nil && wire.DispatchFrom(ctx) != nil {
 		m = a.laneModel // bounded by the scheduler's lanes
 	}
 	resp, err := m.Generate(ctx, req)
@@ -597,8 +598,8 @@ func (a *Agent) Preview(ctx context.Context) (*prompt.Prompt, error) {
 	}
 	var peers []prompt.Peer
 	var omitted int
-	if a.wire.peers != nil {
-		peers, omitted = a.wire.peers(a.cfg.ID)
+	if a.wire.Peers != nil {
+		peers, omitted = a.wire.Peers(a.cfg.ID)
 	}
 	mems := a.promptMemories(ctx, task, true)
 	a.refreshShared(ctx, false)

@@ -15,6 +15,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/hollow"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -66,7 +67,7 @@ func TestImportedTrioPromptsGolden(t *testing.T) {
 	_, err := hollow.Import(ctx, trioSample(t), store, hollow.Options{Now: clock.Now})
 	require.NoError(t, err)
 
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: store, Clock: clock})
+	r, err := runner.New(runner.Config{Store: store, Clock: clock})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	reply, err := json.Marshal(map[string]any{

@@ -5,10 +5,11 @@ import (
 	"fmt"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 )
 
 // Agents is what a server (the monitor, the MCP and A2A servers) needs of
-// the agents of this process it serves: *existence.Runner satisfies it,
+// the agents of this process it serves: *runner.Runner satisfies it,
 // and [Single] adapts one agent. Implementations are safe for concurrent
 // use.
 type Agents interface {
@@ -17,11 +18,11 @@ type Agents interface {
 	// Agent returns the agent with the given id, or nil.
 	Agent(id string) *existence.Agent
 	// SayAsHost delivers a host message to the given agents, or to all when
-	// none is given (see existence.Runner.SayAsHost).
+	// none is given (see runner.Runner.SayAsHost).
 	SayAsHost(ctx context.Context, text string, to ...string) error
 }
 
-var _ Agents = (*existence.Runner)(nil)
+var _ Agents = (*runner.Runner)(nil)
 
 // Single adapts one agent to [Agents], for an application that embeds a
 // single agent. Its SayAsHost returns an error naming an id other than

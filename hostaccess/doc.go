@@ -9,7 +9,7 @@
 //     [CheckToken] (the weak-token rule, [ErrWeakToken]) and
 //     [GenerateToken];
 //   - [Agents], what a server needs of the agents of this process
-//     (*existence.Runner satisfies it), and [Single] for one agent.
+//     (*runner.Runner satisfies it), and [Single] for one agent.
 //
 // Share one [Auth] between the handlers served on one address, so that a
 // session opened on the monitor's page also passes the MCP endpoint:

@@ -3,7 +3,7 @@
 // [Lease] record, with its fencing token, and the [Manager] interface.
 //
 // It sits below the loop and the stores, as database/sql/driver sits below
-// database/sql: existence.Runner consumes a [Manager]; store/pgstore
+// database/sql: runner.Runner consumes a [Manager]; store/pgstore
 // implements it. This package imports nothing else of the SDK.
 //
 // A lease gives one process the right to run one agent until it expires.

@@ -114,7 +114,7 @@ func TestConformanceTasksFixture(t *testing.T) {
 	}
 	f := newFixture(t)
 	q := &fixtureQueue{}
-	s, err := mcpserver.New(mcpserver.Config{Agents: f.runner, Tasks: q, Logger: quiet})
+	s, err := mcpserver.New(mcpserver.Config{Agents: f.rn, Tasks: q, Logger: quiet})
 	require.NoError(t, err)
 	type computeArgs struct {
 		Seconds float64 `json:"seconds"`

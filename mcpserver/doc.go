@@ -3,7 +3,7 @@
 // assistant pointed at it can read the agents' state, suffering and recent
 // thoughts, speak to them, give them tasks and answer their requests.
 //
-// [New] wraps an *existence.Runner (or one agent, [SingleAgent]) in an MCP
+// [New] wraps an *runner.Runner (or one agent, [SingleAgent]) in an MCP
 // server built with the official Go SDK,
 // github.com/modelcontextprotocol/go-sdk. Its tools:
 //
@@ -28,7 +28,7 @@
 //   - post_slot {agent_id, slot_id, title, status, summary, importance,
 //     confidence, next_run, notify_user}: a slot (slot.Slot, GLaDOS) on
 //     one agent's board, or without agent_id on the board every agent
-//     shares (existence.Runner.PostSharedSlot), checked as the monitor's
+//     shares (runner.Runner.PostSharedSlot), checked as the monitor's
 //     POST /api/slots; with notify_user the agents consider it at once;
 //   - list_slots {agent_id}: one agent's board or the shared one, most
 //     important first, stale slots marked.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/mcpserver"
 	"github.com/existence-loop/sdk/monitor"
@@ -24,14 +25,14 @@ import (
 func ExampleNew() {
 	ctx := context.Background()
 	events := mcpserver.NewEventLog(0)
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Observer: events.Observe})
+	rn, err := runner.New(runner.Config{Store: memstore.New(), Observer: events.Observe})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer runner.Close()
+	defer rn.Close()
 	model := llmtest.NewFake(llmtest.Reply{Text: `{"action":"goal","content":"map the workspace","reasoning":"I know nothing yet"}`})
-	scout, err := runner.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: model})
+	scout, err := rn.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: model})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -42,7 +43,7 @@ func ExampleNew() {
 	}
 
 	srv, err := mcpserver.New(mcpserver.Config{
-		Agents: runner, Tasks: taskqueue.NewMemory(taskqueue.Options{}), Events: events,
+		Agents: rn, Tasks: taskqueue.NewMemory(taskqueue.Options{}), Events: events,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -86,18 +87,18 @@ func ExampleNew() {
 // timeouts) on a loopback address, with a bearer token.
 func ExampleServer_Handler() {
 	ctx := context.Background()
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
+	rn, err := runner.New(runner.Config{Store: memstore.New()})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer runner.Close()
+	defer rn.Close()
 	model := llmtest.NewFake()
-	if _, err := runner.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: model}); err != nil {
+	if _, err := rn.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: model}); err != nil {
 		fmt.Println(err)
 		return
 	}
-	srv, err := mcpserver.New(mcpserver.Config{Agents: runner, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := mcpserver.New(mcpserver.Config{Agents: rn, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -46,7 +46,7 @@ const (
 	RecentGoals = 10
 )
 
-// Agents is what the server reads and drives: an *existence.Runner, or one
+// Agents is what the server reads and drives: an *runner.Runner, or one
 // agent through [SingleAgent]. It is the monitor's [hostaccess.Agents], so that
 // one value serves both.
 type Agents = hostaccess.Agents
@@ -57,7 +57,7 @@ func SingleAgent(a *existence.Agent) Agents { return hostaccess.Single(a) }
 
 // Config configures a [Server].
 type Config struct {
-	// Agents are the agents served (required): an *existence.Runner, or
+	// Agents are the agents served (required): an *runner.Runner, or
 	// [SingleAgent].
 	Agents Agents
 	// Tasks is the task queue of assign_task and list_tasks; nil makes

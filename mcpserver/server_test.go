@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -37,7 +38,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // fixture is a running Runner of two agents with a fake model, its MCP
 // server, and a client session connected to it in process.
 type fixture struct {
-	runner *existence.Runner
+	rn     *runner.Runner
 	tasks  *taskqueue.Queue
 	reqs   *requests.Queue
 	server *mcpserver.Server
@@ -90,7 +91,7 @@ func newFixture(t *testing.T) *fixture {
 		require.NoError(t, err)
 	}
 	log := mcpserver.NewEventLog(0)
-	runner, err := existence.NewRunner(existence.RunnerConfig{
+	rn, err := runner.New(runner.Config{
 		Store:     memstore.New(),
 		Clock:     existencetest.NewClock(t0),
 		NoStagger: true, // every first tick at once: the clock does not move
@@ -105,24 +106,24 @@ func newFixture(t *testing.T) *fixture {
 		}),
 	})
 	require.NoError(t, err)
-	f.runner = runner
+	f.rn = rn
 	ctx, cancel := context.WithCancel(context.Background())
 	for _, m := range []struct{ id, name string }{{"scout", "Cedar"}, {"analyst", "Cipher"}} {
-		_, err := runner.Add(ctx, existence.Config{ID: m.id, Name: m.name, Model: goalModel(), Tasks: f.tasks})
+		_, err := rn.Add(ctx, existence.Config{ID: m.id, Name: m.name, Model: goalModel(), Tasks: f.tasks})
 		require.NoError(t, err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- runner.Run(ctx) }()
+	go func() { done <- rn.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)
-		require.NoError(t, runner.Close())
+		require.NoError(t, rn.Close())
 	})
 	// Each agent's first tick chooses a goal.
 	f.waitEvent(t, event.GoalChosen, "scout")
 	f.waitEvent(t, event.GoalChosen, "analyst")
 
-	f.server, err = mcpserver.New(mcpserver.Config{Agents: runner, Tasks: f.tasks, Requests: f.reqs, Events: log, Logger: quiet})
+	f.server, err = mcpserver.New(mcpserver.Config{Agents: rn, Tasks: f.tasks, Requests: f.reqs, Events: log, Logger: quiet})
 	require.NoError(t, err)
 	return f
 }
@@ -373,7 +374,7 @@ func TestRequests(t *testing.T) {
 
 func TestNotConfigured(t *testing.T) {
 	f := newFixture(t)
-	s, err := mcpserver.New(mcpserver.Config{Agents: f.runner, Logger: quiet})
+	s, err := mcpserver.New(mcpserver.Config{Agents: f.rn, Logger: quiet})
 	require.NoError(t, err)
 	cs := client(t, s)
 	for tool, args := range map[string]map[string]any{
@@ -423,7 +424,7 @@ func TestResources(t *testing.T) {
 
 func TestSingleAgent(t *testing.T) {
 	f := newFixture(t)
-	s, err := mcpserver.New(mcpserver.Config{Agents: mcpserver.SingleAgent(f.runner.Agent("scout")), Logger: quiet})
+	s, err := mcpserver.New(mcpserver.Config{Agents: mcpserver.SingleAgent(f.rn.Agent("scout")), Logger: quiet})
 	require.NoError(t, err)
 	cs := client(t, s)
 	agents := decode[[]existence.Status](t, call(t, cs, "list_agents", map[string]any{}, false))
@@ -547,7 +548,7 @@ func TestDuplicateArgumentsAreAToolError(t *testing.T) {
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "assign_task", Arguments: json.RawMessage(`{"description": "a", "description": "b"}`)})
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
-	for _, a := range f.runner.Agents() {
+	for _, a := range f.rn.Agents() {
 		assert.Empty(t, a.State().Host, a.ID())
 	}
 	ts, err := f.tasks.List(t.Context())

@@ -8,18 +8,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/slot"
 )
 
 // sharedBoard is what [Agents] offers for the shared board:
-// *existence.Runner has it.
+// *runner.Runner has it.
 type sharedBoard interface {
 	PostSharedSlot(ctx context.Context, s slot.Slot) error
 	SharedSlots() *identity.SharedBoard
 }
 
-var _ sharedBoard = (*existence.Runner)(nil)
+var _ sharedBoard = (*runner.Runner)(nil)
 
 // Tool arguments of the slot tools.
 type (

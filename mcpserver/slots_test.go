@@ -12,6 +12,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/mcpserver"
 	"github.com/existence-loop/sdk/store/memstore"
@@ -21,13 +22,13 @@ import (
 // checked as strictly as the monitor's API; list_slots reads them back.
 func TestSlotTools(t *testing.T) {
 	ctx := context.Background()
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: existencetest.NewClock(t0), Logger: quiet,
+	rn, err := runner.New(runner.Config{Store: memstore.New(), Clock: existencetest.NewClock(t0), Logger: quiet,
 		SharedSlots: identity.NewSharedBoard(identity.NewMemoryDocument("slots"), identity.BoardOptions{})})
 	require.NoError(t, err)
-	defer runner.Close()
-	_, err = runner.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: goalModel()})
+	defer rn.Close()
+	_, err = rn.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: goalModel()})
 	require.NoError(t, err)
-	s, err := mcpserver.New(mcpserver.Config{Agents: runner, Logger: quiet})
+	s, err := mcpserver.New(mcpserver.Config{Agents: rn, Logger: quiet})
 	require.NoError(t, err)
 	cs := client(t, s)
 
@@ -64,7 +65,7 @@ func TestSlotTools(t *testing.T) {
 	out = call(t, cs, "post_slot", map[string]any{"agent_id": "nobody", "slot_id": "x", "status": "idle"}, true)
 	assert.Contains(t, out, "no such agent")
 
-	single, err := mcpserver.New(mcpserver.Config{Agents: mcpserver.SingleAgent(runner.Agent("scout")), Logger: quiet})
+	single, err := mcpserver.New(mcpserver.Config{Agents: mcpserver.SingleAgent(rn.Agent("scout")), Logger: quiet})
 	require.NoError(t, err)
 	out = call(t, client(t, single), "post_slot", map[string]any{"slot_id": "x", "status": "idle"}, true)
 	assert.Contains(t, out, "the agents share no board")

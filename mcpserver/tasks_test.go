@@ -274,7 +274,7 @@ func TestTasksExtensionBadInput(t *testing.T) {
 // neither declared nor served.
 func TestTasksExtensionNeedsAQueue(t *testing.T) {
 	f := newFixture(t)
-	s, err := mcpserver.New(mcpserver.Config{Agents: f.runner, Logger: quiet})
+	s, err := mcpserver.New(mcpserver.Config{Agents: f.rn, Logger: quiet})
 	require.NoError(t, err)
 	c := &rpcClient{t: t, url: taskServer(t, s), tasks: true}
 	res, e, _ := c.call("server/discover", nil)

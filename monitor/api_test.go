@@ -164,7 +164,7 @@ func TestTenThousandAgentsPaged(t *testing.T) {
 	// Give two agents a stressor, so that "heaviest first" has a top.
 	for _, id := range []string{"agent-07777", "agent-00042"} {
 		e.models[id].Add(stressorReply(t, "map the workspace", "invisibility"))
-		require.NoError(t, e.runner.Agent(id).Tick(ctx))
+		require.NoError(t, e.rnr.Agent(id).Tick(ctx))
 	}
 	get := func(q string) monitor.AgentsPage {
 		status, body := do(t, e.mon, "GET", "/api/agents?"+q, "", nil)
@@ -204,7 +204,7 @@ func TestTenThousandAgentsPaged(t *testing.T) {
 func TestAgentDetailAndStatus(t *testing.T) {
 	e := newEnv(t, 3, monitor.Config{})
 	e.models["builder"].Add(stressorReply(t, "design a pump", "futility_of_design"))
-	require.NoError(t, e.runner.Agent("builder").Tick(context.Background()))
+	require.NoError(t, e.rnr.Agent("builder").Tick(context.Background()))
 	status, body := do(t, e.mon, "GET", "/api/agents/builder", "", nil)
 	require.Equal(t, 200, status, body)
 	var d monitor.AgentDetail
@@ -240,7 +240,7 @@ func TestRequestsAnswerReachesTheInbox(t *testing.T) {
 	status, body = do(t, e.mon, "POST", "/api/requests/"+r.ID+"/answer", `{"status":"approved","answer":"go ahead"}`, auth)
 	require.Equal(t, 200, status, body)
 	assert.Contains(t, body, `"delivered":true`)
-	inbox := e.runner.Agent("builder").State().Inbox
+	inbox := e.rnr.Agent("builder").State().Inbox
 	require.Len(t, inbox, 1)
 	assert.Equal(t, requests.MessageFrom, inbox[0].From)
 	assert.Contains(t, inbox[0].Text, "was approved: go ahead")
@@ -255,7 +255,7 @@ func TestRequestsAnswerReachesTheInbox(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, status, "an answer needs words")
 
 	// The answer appears in the agent's next prompt.
-	p, err := e.runner.Agent("builder").Preview(ctx)
+	p, err := e.rnr.Agent("builder").Preview(ctx)
 	require.NoError(t, err)
 	assert.Contains(t, p.Text, "was approved: go ahead")
 }
@@ -278,9 +278,9 @@ func TestEventStreamFiltersByAgentAndKind(t *testing.T) {
 	assert.Equal(t, ": connected\n", line)
 
 	e.models["scout"].Add(stressorReply(t, "scout goal", "invisibility"))
-	require.NoError(t, e.runner.Agent("scout").Tick(ctx))
+	require.NoError(t, e.rnr.Agent("scout").Tick(ctx))
 	e.models["builder"].Add(stressorReply(t, "builder goal", "invisibility"))
-	require.NoError(t, e.runner.Agent("builder").Tick(ctx))
+	require.NoError(t, e.rnr.Agent("builder").Tick(ctx))
 
 	var kinds []string
 	for len(kinds) < 2 {
@@ -306,8 +306,8 @@ func TestMetrics(t *testing.T) {
 	e := newEnv(t, 3, monitor.Config{})
 	ctx := context.Background()
 	e.models["scout"].Add(stressorReply(t, "g", "invisibility"))
-	require.NoError(t, e.runner.Agent("scout").Tick(ctx))
-	require.NoError(t, e.runner.Agent("analyst").Tick(ctx)) // no reply queued: a fallback
+	require.NoError(t, e.rnr.Agent("scout").Tick(ctx))
+	require.NoError(t, e.rnr.Agent("analyst").Tick(ctx)) // no reply queued: a fallback
 	_, err := e.reqs.Submit(ctx, "scout", requests.Question, "q")
 	require.NoError(t, err)
 	e.mon.Observe(event.Event{Kind: event.ContextOverflow, AgentID: "scout", Context: &event.ContextStats{Purpose: "executor", Window: 2048, Estimated: 6000, Kept: 2048}})
@@ -349,7 +349,7 @@ func TestDuplicateKeysDeliverNothing(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, status)
 	status, _ = do(t, e.mon, "POST", "/api/tasks", `{"description": "write notes", "description": "delete everything"}`, auth)
 	assert.Equal(t, http.StatusBadRequest, status)
-	for _, a := range e.runner.Agents() {
+	for _, a := range e.rnr.Agents() {
 		assert.Empty(t, a.State().Host, a.ID())
 	}
 	ts, err := e.tasks.List(context.Background())

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/monitor"
 )
 
@@ -38,7 +38,7 @@ func chromium(t *testing.T) string {
 // the test's temporary directory).
 func TestDashboardInABrowser(t *testing.T) {
 	bin := chromium(t)
-	e := newEnv(t, 3, monitor.Config{Token: "s3cret"}, func(rc *existence.RunnerConfig) {
+	e := newEnv(t, 3, monitor.Config{Token: "s3cret"}, func(rc *runner.Config) {
 		rc.Budget = budget.Budget{Tokens: 100, Window: time.Hour} // one cycle spends it
 	})
 	ctx := context.Background()
@@ -91,13 +91,13 @@ func TestDashboardInABrowser(t *testing.T) {
 	))
 	_, err = chromedp.Run(bctx, chromedp.Poll[bool](`document.querySelector('`+scout+` .card-status').textContent === "delivered to Cedar"`))
 	require.NoError(t, err)
-	host := e.runner.Agent("scout").State().Host
+	host := e.rnr.Agent("scout").State().Host
 	require.Len(t, host, 1)
 	assert.Equal(t, "hello from the page", host[0].Text)
 
 	// A stressor appears live after an event.
 	e.models["analyst"].Add(stressorReply(t, "review the notes", "invisibility"))
-	require.NoError(t, e.runner.Agent("analyst").Tick(ctx))
+	require.NoError(t, e.rnr.Agent("analyst").Tick(ctx))
 	require.NoError(t, chromedp.Do(bctx, chromedp.WaitVisible(`article.card[data-agent="analyst"] li.stressor[data-type="invisibility"]`)))
 	goal, err := chromedp.Run(bctx, chromedp.Text(`article.card[data-agent="analyst"] .goal`))
 	require.NoError(t, err)
@@ -129,7 +129,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		chromedp.WaitNotPresent(item),
 	))
 	assert.Contains(t, waiting, "waiting 1.5h", "open requests show their age")
-	inbox := e.runner.Agent("builder").State().Inbox
+	inbox := e.rnr.Agent("builder").State().Inbox
 	require.Len(t, inbox, 1)
 	assert.Contains(t, inbox[0].Text, "was approved: go ahead")
 

@@ -4,8 +4,8 @@
 // Prometheus metrics.
 //
 //	addr := "127.0.0.1:8080"
-//	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Token: token, Addr: addr})
-//	// then add the agents with Observer: mon.Observe (runner.Add); for one
+//	mon, err := monitor.New(monitor.Config{Runner: rn, Tasks: tasks, Requests: reqs, Token: token, Addr: addr})
+//	// then add the agents with Observer: mon.Observe (rn.Add); for one
 //	// Agent, built before the monitor, give it an Observer that forwards to
 //	// the monitor once it exists (examples/embed), then:
 //	srv := monitor.NewServer(addr, mon) // safe timeouts; Shutdown also ends the event streams
@@ -117,7 +117,7 @@
 // when scraped: existence_agents{level}, existence_stressors_active{type},
 // existence_agents_falling_back, existence_agents_budget_exhausted,
 // existence_requests_pending, existence_monitor_streams; and, from the
-// Runner's [Scheduler] Stats (an optional interface: *existence.Runner has
+// Runner's [Scheduler] Stats (an optional interface: *runner.Runner has
 // it, [hostaccess.Single] does not), the lanes' queue depth existence_lane_queued{lane},
 // existence_lane_running{lane}, existence_lane_dispatched_total{lane},
 // existence_lane_workers{lane} (the autonomy lane's is its concurrency

@@ -8,7 +8,7 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/store/memstore"
 )
@@ -16,14 +16,14 @@ import (
 // A monitor over a runner, served by NewServer: the server has safe
 // timeouts, and shutting it down also ends the event streams.
 func ExampleNewServer() {
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
+	rn, err := runner.New(runner.Config{Store: memstore.New()})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer runner.Close()
+	defer rn.Close()
 	addr := "127.0.0.1:0" // a loopback address; a token is needed for any other
-	mon, err := monitor.New(monitor.Config{Runner: runner, Token: "s3cret", Addr: addr, Logger: slog.New(slog.DiscardHandler)})
+	mon, err := monitor.New(monitor.Config{Runner: rn, Token: "s3cret", Addr: addr, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -53,13 +53,13 @@ func ExampleNewServer() {
 // New refuses a monitor on an address other machines can reach unless it
 // has a token.
 func ExampleNew_noToken() {
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
+	rn, err := runner.New(runner.Config{Store: memstore.New()})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer runner.Close()
-	_, err = monitor.New(monitor.Config{Runner: runner, Addr: "0.0.0.0:8080"})
+	defer rn.Close()
+	_, err = monitor.New(monitor.Config{Runner: rn, Addr: "0.0.0.0:8080"})
 	fmt.Println(errors.Is(err, monitor.ErrNoToken))
 	// Output:
 	// true

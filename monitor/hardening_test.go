@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/store/memstore"
@@ -27,7 +27,7 @@ import (
 // runnerOnly is a monitor.Config over an empty runner.
 func runnerOnly(t *testing.T) monitor.Config {
 	t.Helper()
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Logger: slog.New(slog.DiscardHandler)})
+	r, err := runner.New(runner.Config{Store: memstore.New(), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	return monitor.Config{Runner: r, Logger: slog.New(slog.DiscardHandler)}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -31,7 +32,7 @@ var t0 = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 
 // env is a monitor over a runner of fake agents.
 type env struct {
-	runner *existence.Runner
+	rnr    *runner.Runner
 	mon    *monitor.Monitor
 	tasks  *taskqueue.Queue
 	reqs   *requests.Queue
@@ -44,14 +45,14 @@ var trio = [][2]string{{"scout", "Cedar"}, {"analyst", "Cipher"}, {"builder", "V
 // newEnv builds n agents (the trio's first, then agent-00003, …) with fake
 // models that have no reply queued (add them per test), and a monitor with
 // cfg's security settings.
-func newEnv(t testing.TB, n int, cfg monitor.Config, opts ...func(*existence.RunnerConfig)) *env {
+func newEnv(t testing.TB, n int, cfg monitor.Config, opts ...func(*runner.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
 	e := &env{clock: existencetest.NewClock(t0), models: map[string]*llmtest.Fake{}}
 	e.tasks = taskqueue.NewMemory(taskqueue.Options{Now: e.clock.Now})
 	e.reqs = requests.NewMemory(requests.Options{Now: e.clock.Now})
 	var mon *monitor.Monitor
-	rc := existence.RunnerConfig{
+	rc := runner.Config{
 		Store:    memstore.New(),
 		Clock:    e.clock,
 		Observer: func(ev event.Event) { mon.Observe(ev) },
@@ -62,9 +63,9 @@ func newEnv(t testing.TB, n int, cfg monitor.Config, opts ...func(*existence.Run
 	for _, o := range opts {
 		o(&rc)
 	}
-	r, err := existence.NewRunner(rc)
+	r, err := runner.New(rc)
 	require.NoError(t, err)
-	e.runner = r
+	e.rnr = r
 	for i := range n {
 		id, name := fmt.Sprintf("agent-%05d", i), fmt.Sprintf("Agent %05d", i)
 		if i < len(trio) {

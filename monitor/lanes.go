@@ -7,26 +7,26 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/runner"
 )
 
 // Scheduler is what the monitor shows of a runner's scheduler: each
-// lane's queue depth and lateness. *existence.Runner satisfies it. It is
+// lane's queue depth and lateness. *runner.Runner satisfies it. It is
 // optional: the monitor asks its [Config].Runner for it with a type
 // assertion, so a [hostaccess.Agents] without Stats (such as [hostaccess.Single]) still works;
 // its lane gauges and the dashboard's lane summary are then left out.
 type Scheduler interface {
-	// Stats returns the scheduler's counters (see existence.RunnerStats).
-	Stats() existence.RunnerStats
+	// Stats returns the scheduler's counters (see runner.Stats).
+	Stats() runner.Stats
 }
 
-var _ Scheduler = (*existence.Runner)(nil)
+var _ Scheduler = (*runner.Runner)(nil)
 
-// lanes are the scheduler's lanes, in the order of existence.RunnerStats'
+// lanes are the scheduler's lanes, in the order of runner.Stats'
 // arrays.
-var lanes = [...]existence.Lane{existence.LaneAutonomy, existence.LanePriority}
+var lanes = [...]runner.Lane{runner.LaneAutonomy, runner.LanePriority}
 
 // recentLateness is how many cycles per lane the dashboard's lateness
 // percentiles are computed over.
@@ -34,7 +34,7 @@ const recentLateness = 256
 
 // LaneView is one scheduler lane in [SchedulerView].
 type LaneView struct {
-	// Lane is "autonomy" or "priority" (existence.Lane).
+	// Lane is "autonomy" or "priority" (runner.Lane).
 	Lane string `json:"lane"`
 	// Queued and Running are the cycles waiting and running now.
 	Queued  int `json:"queued"`
@@ -60,10 +60,10 @@ type SchedulerView struct {
 	Lanes     []LaneView `json:"lanes"`
 	Coalesced int64      `json:"coalesced"`
 	// Held counts the cycles a spent budget made wait
-	// (existence.RunnerStats.Held).
+	// (runner.Stats.Held).
 	Held int64 `json:"held,omitempty"`
-	// Concurrency is existence.RunnerStats.Concurrency.
-	Concurrency existence.ConcurrencyStats `json:"concurrency"`
+	// Concurrency is runner.Stats.Concurrency.
+	Concurrency runner.ConcurrencyStats `json:"concurrency"`
 	// Budget is the runner-wide budget, absent without one.
 	Budget *budget.Status `json:"budget,omitempty"`
 }
@@ -110,7 +110,7 @@ func (t *laneTracker) observe(c *event.CycleStats) {
 }
 
 // view returns the scheduler view from st and the recent lateness.
-func (t *laneTracker) view(st existence.RunnerStats) *SchedulerView {
+func (t *laneTracker) view(st runner.Stats) *SchedulerView {
 	v := &SchedulerView{Coalesced: st.Coalesced, Held: st.Held, Concurrency: st.Concurrency, Budget: st.Budget}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -157,13 +157,13 @@ var (
 	descCoalesced      = prometheus.NewDesc("existence_heartbeats_coalesced_total", "Heartbeats merged into a cycle already queued or running (none called the model).", nil, nil)
 	descLaneWorkers    = prometheus.NewDesc("existence_lane_workers", "A scheduler lane's size now, by lane: the autonomy lane's is its concurrency limit.", []string{"lane"}, nil)
 	descHeld           = prometheus.NewDesc("existence_budget_held_total", "Cycles a spent token budget made wait.", nil, nil)
-	descInFlight       = prometheus.NewDesc("existence_model_calls_in_flight", "Model calls in flight now, all agents of the runner.", nil, nil)
-	descRTT            = prometheus.NewDesc("existence_model_latency_seconds", "Model call latency as the runner's meter sees it: min (the no-load latency, least over the last 256 windows) and recent (the last window's mean).", []string{"kind"}, nil)
+	descInFlight       = prometheus.NewDesc("existence_model_calls_in_flight", "Model calls in flight now, all agents of the rnr.", nil, nil)
+	descRTT            = prometheus.NewDesc("existence_model_latency_seconds", "Model call latency as the rnr's meter sees it: min (the no-load latency, least over the last 256 windows) and recent (the last window's mean).", []string{"kind"}, nil)
 	descOverloads      = prometheus.NewDesc("existence_model_overloads_total", "Model calls the server refused as overloaded (503, 429, busy).", nil, nil)
-	descServerCalls    = prometheus.NewDesc("existence_model_server_calls_total", "Model calls that reached the server, as the runner's meter counts them (retries included).", nil, nil)
+	descServerCalls    = prometheus.NewDesc("existence_model_server_calls_total", "Model calls that reached the server, as the rnr's meter counts them (retries included).", nil, nil)
 	descAdaptive       = prometheus.NewDesc("existence_concurrency_adaptive", "1 when the autonomy lane is sized by the adaptive concurrency limit.", nil, nil)
-	descSharedUsed     = prometheus.NewDesc("existence_runner_budget_used_tokens", "Tokens the runner-wide budget's window holds now.", nil, nil)
-	descSharedLimit    = prometheus.NewDesc("existence_runner_budget_tokens", "The runner-wide budget's tokens per window.", nil, nil)
+	descSharedUsed     = prometheus.NewDesc("existence_runner_budget_used_tokens", "Tokens the rnr-wide budget's window holds now.", nil, nil)
+	descSharedLimit    = prometheus.NewDesc("existence_runner_budget_tokens", "The rnr-wide budget's tokens per window.", nil, nil)
 )
 
 // laneCollector computes the lane metrics when scraped: from the Runner's

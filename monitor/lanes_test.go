@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -25,11 +26,11 @@ import (
 )
 
 // slowModel answers every cycle after latency of virtual time, read from
-// the agent's clock (existence.ClockFrom), as RunVirtual expects.
+// the agent's clock (runner.ClockFrom), as RunVirtual expects.
 type slowModel struct{ latency time.Duration }
 
 func (m slowModel) Generate(ctx context.Context, _ *llm.Request) (*llm.Response, error) {
-	c, ok := existence.ClockFrom(ctx).(*clock.Virtual)
+	c, ok := runner.ClockFrom(ctx).(*clock.Virtual)
 	if !ok {
 		return nil, fmt.Errorf("no virtual clock in the context")
 	}
@@ -39,11 +40,11 @@ func (m slowModel) Generate(ctx context.Context, _ *llm.Request) (*llm.Response,
 
 // laneEnv is a monitor over a runner of n agents with one autonomy worker
 // and a model of the given virtual latency, on a manual clock.
-func laneEnv(t *testing.T, n int, latency time.Duration) (*existence.Runner, *monitor.Monitor, *existencetest.Recorder) {
+func laneEnv(t *testing.T, n int, latency time.Duration) (*runner.Runner, *monitor.Monitor, *existencetest.Recorder) {
 	t.Helper()
 	rec := &existencetest.Recorder{}
 	var mon *monitor.Monitor
-	r, err := existence.NewRunner(existence.RunnerConfig{
+	r, err := runner.New(runner.Config{
 		Store:    memstore.New(),
 		Clock:    existencetest.NewClock(t0),
 		Observer: event.Observers(rec.Observe, func(e event.Event) { mon.Observe(e) }),
@@ -88,10 +89,10 @@ func TestMetricsShowTheLanes(t *testing.T) {
 	require.NoError(t, r.RunVirtual(ctx, t0.Add(90*time.Second)))
 
 	st := r.Stats()
-	require.Greater(t, st.Queued[existence.LaneAutonomy], 5, "an autonomy backlog")
-	require.Equal(t, 1, st.Running[existence.LaneAutonomy], "the worker is busy at the end")
+	require.Greater(t, st.Queued[runner.LaneAutonomy], 5, "an autonomy backlog")
+	require.Equal(t, 1, st.Running[runner.LaneAutonomy], "the worker is busy at the end")
 	require.Greater(t, st.Coalesced, int64(0))
-	require.Equal(t, int64(1), st.Dispatched[existence.LanePriority], "the host message ran in the priority lane")
+	require.Equal(t, int64(1), st.Dispatched[runner.LanePriority], "the host message ran in the priority lane")
 
 	// The lateness histogram holds every scheduled cycle, by lane, in
 	// event order (the order the histogram summed them).
@@ -155,7 +156,7 @@ func TestMetricsWithoutAScheduler(t *testing.T) {
 	// Single adapts one agent and has no Stats: no lane gauges, no
 	// scheduler in the page; cycles run by Tick have no lane.
 	e := newEnv(t, 1, monitor.Config{})
-	mon, err := monitor.New(monitor.Config{Runner: hostaccess.Single(e.runner.Agent("scout"))})
+	mon, err := monitor.New(monitor.Config{Runner: hostaccess.Single(e.rnr.Agent("scout"))})
 	require.NoError(t, err)
 	defer mon.Close()
 	_, ok := any(hostaccess.Single(nil)).(monitor.Scheduler)

@@ -47,7 +47,7 @@ func newMetrics(reg prometheus.Registerer, m *Monitor) (*metrics, error) {
 			Buckets: []float64{0.05, 0.25, 1, 2.5, 5, 10, 20, 40, 80, 160, 320}}, []string{"purpose"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_model_tokens_total", Help: "Tokens model calls used, by purpose (cycle, executor), direction (prompt, output), model, lane (autonomy, priority, none) and whether the count is the server's or an estimate (estimated: false, true)."},
 			[]string{"purpose", "direction", "model", "lane", "estimated"}),
-		exhausted:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_budget_exhausted_total", Help: "Token budgets spent (budget_exhausted events), by scope (agent, runner)."}, []string{"scope"}),
+		exhausted:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_budget_exhausted_total", Help: "Token budgets spent (budget_exhausted events), by scope (agent, rnr)."}, []string{"scope"}),
 		goals:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_goals_ended_total", Help: "Goals ended, by status (DONE, FAILED, ABANDONED)."}, []string{"status"}),
 		toolCalls:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_tool_calls_total", Help: "Tool calls by executors, by result (ok, failed)."}, []string{"result"}),
 		overflows:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "existence_context_overflows_total", Help: "Prompts that did not fit the model's context window, by purpose (cycle, executor) and how: cut (by the server, and caught) or refused (by the server, or before sending)."}, []string{"purpose", "how"}),

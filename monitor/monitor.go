@@ -45,7 +45,7 @@ const (
 
 // Config configures [New]. Runner or Source is required, not both.
 type Config struct {
-	// Runner gives the agents of this process: an *existence.Runner, or
+	// Runner gives the agents of this process: an *runner.Runner, or
 	// [hostaccess.Single]. The monitor reads and reaches them through
 	// [RunnerSource].
 	Runner hostaccess.Agents

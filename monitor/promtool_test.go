@@ -24,8 +24,8 @@ func TestPromtoolChecksMetrics(t *testing.T) {
 	e := newEnv(t, 3, monitor.Config{})
 	ctx := context.Background()
 	e.models["scout"].Add(stressorReply(t, "g", "invisibility"))
-	require.NoError(t, e.runner.Agent("scout").Tick(ctx))
-	require.NoError(t, e.runner.Agent("analyst").Tick(ctx)) // no reply queued: a fallback
+	require.NoError(t, e.rnr.Agent("scout").Tick(ctx))
+	require.NoError(t, e.rnr.Agent("analyst").Tick(ctx)) // no reply queued: a fallback
 	_, err = e.reqs.Submit(ctx, "scout", requests.Question, "q")
 	require.NoError(t, err)
 	e.mon.Observe(event.Event{Kind: event.MindFailed, AgentID: "scout", Text: "feed"})

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/slot"
 )
@@ -21,7 +22,7 @@ type SlotSource interface {
 	// cannot reach the agent; the error saving it.
 	PostSlot(ctx context.Context, id string, s slot.Slot) error
 	// PostSharedSlot puts s on the board the agents share
-	// (existence.Runner.PostSharedSlot). Errors: [ErrUnsupported] when
+	// (runner.Runner.PostSharedSlot). Errors: [ErrUnsupported] when
 	// there is no shared board; slot.ErrInvalid; the board's.
 	PostSharedSlot(ctx context.Context, s slot.Slot) error
 	// SharedSlots returns the shared board's slots. Errors:
@@ -39,7 +40,7 @@ type SlotRemover interface {
 	// the agent; the error saving the agent.
 	RemoveSlot(ctx context.Context, id, slotID string) (bool, error)
 	// RemoveSharedSlot removes slot slotID from the shared board
-	// (existence.Runner.RemoveSharedSlot) and reports whether it was
+	// (runner.Runner.RemoveSharedSlot) and reports whether it was
 	// there. Errors: [ErrUnsupported] when there is no shared board; the
 	// board's.
 	RemoveSharedSlot(ctx context.Context, slotID string) (bool, error)
@@ -228,18 +229,18 @@ func (m *Monitor) slotError(w http.ResponseWriter, r *http.Request, msg string, 
 }
 
 // sharedRunner is what a Runner offers for the shared board:
-// *existence.Runner has it.
+// *runner.Runner has it.
 type sharedRunner interface {
 	PostSharedSlot(ctx context.Context, s slot.Slot) error
 	RemoveSharedSlot(ctx context.Context, id string) (bool, error)
 	SharedSlots() *identity.SharedBoard
 }
 
-var _ sharedRunner = (*existence.Runner)(nil)
+var _ sharedRunner = (*runner.Runner)(nil)
 
 // errNoSharedBoard is the [ErrUnsupported] error of a source whose agents
 // share no board.
-var errNoSharedBoard = fmt.Errorf("%w: the agents share no board of slots (existence.RunnerConfig.SharedSlots)", ErrUnsupported)
+var errNoSharedBoard = fmt.Errorf("%w: the agents share no board of slots (runner.Config.SharedSlots)", ErrUnsupported)
 
 func (s runnerSource) PostSlot(ctx context.Context, id string, sl slot.Slot) error {
 	a := s.r.Agent(id)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/store/memstore"
@@ -69,11 +70,11 @@ func TestSlotEndpoints(t *testing.T) {
 		})
 	}
 
-	slots := e.runner.Agent("scout").Slots()
+	slots := e.rnr.Agent("scout").Slots()
 	require.Len(t, slots, 1, "only the valid post reached the agent")
 	assert.Equal(t, "storm at 15:00", slots[0].Summary)
 	assert.Equal(t, t0, slots[0].UpdatedAt, "stamped by the monitor's clock")
-	shared, err := e.runner.SharedSlots().List(context.Background())
+	shared, err := e.rnr.SharedSlots().List(context.Background())
 	require.NoError(t, err)
 	require.Len(t, shared, 1)
 	assert.Equal(t, "news", shared[0].Title, "a blank title is the id")
@@ -132,8 +133,8 @@ func TestSlotRemoval(t *testing.T) {
 		assert.Equal(t, tt.status, status, "%s: %s", tt.name, body)
 		assert.Contains(t, body, tt.text, tt.name)
 	}
-	assert.Empty(t, e.runner.Agent("scout").Slots())
-	shared, err := e.runner.SharedSlots().List(context.Background())
+	assert.Empty(t, e.rnr.Agent("scout").Slots())
+	shared, err := e.rnr.SharedSlots().List(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, shared)
 
@@ -170,7 +171,7 @@ func TestSlotPostReply(t *testing.T) {
 // TestSlotEndpointsWithoutSupport: a runner without a shared board, and a
 // Source that takes no slots, answer 501 saying why.
 func TestSlotEndpointsWithoutSupport(t *testing.T) {
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
+	r, err := runner.New(runner.Config{Store: memstore.New()})
 	require.NoError(t, err)
 	mon, err := monitor.New(monitor.Config{Runner: r})
 	require.NoError(t, err)

@@ -13,7 +13,7 @@ import (
 // Source is what the monitor shows and reaches of its agents: every
 // agent's status, one agent's identity, host messages, and the inbox an
 // answered request goes to. Agents that run in this process come through
-// [Config].Runner (an *existence.Runner, or [hostaccess.Single]), which the monitor
+// [Config].Runner (an *runner.Runner, or [hostaccess.Single]), which the monitor
 // adapts with [RunnerSource]; a program that watches agents running in
 // other processes implements Source over their store (the existence
 // command's serve does). Implementations are safe for concurrent use.

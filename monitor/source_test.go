@@ -160,7 +160,7 @@ func TestSourceErrors(t *testing.T) {
 	_, err := monitor.New(monitor.Config{})
 	require.ErrorContains(t, err, "set one of Config.Runner and Config.Source")
 	e := newEnv(t, 1, monitor.Config{})
-	_, err = monitor.New(monitor.Config{Runner: e.runner, Source: newStoreSource()})
+	_, err = monitor.New(monitor.Config{Runner: e.rnr, Source: newStoreSource()})
 	require.ErrorContains(t, err, "set one of")
 
 	src := newStoreSource()
@@ -179,14 +179,14 @@ func TestSourceErrors(t *testing.T) {
 // delivering anything.
 func TestRunnerSource(t *testing.T) {
 	e := newEnv(t, 3, monitor.Config{})
-	src := monitor.RunnerSource(e.runner)
+	src := monitor.RunnerSource(e.rnr)
 	ctx := context.Background()
 	err := src.SayAsHost(ctx, "hello", "scout", "nobody")
 	require.ErrorIs(t, err, monitor.ErrNoAgent)
 	assert.Equal(t, `no agent "nobody"`, err.Error())
-	assert.Empty(t, e.runner.Agent("scout").State().Host, "nothing delivered")
+	assert.Empty(t, e.rnr.Agent("scout").State().Host, "nothing delivered")
 	require.NoError(t, src.SayAsHost(ctx, "hello", "scout"))
-	assert.Len(t, e.runner.Agent("scout").State().Host, 1)
+	assert.Len(t, e.rnr.Agent("scout").State().Host, 1)
 
 	statuses, err := src.Statuses(ctx)
 	require.NoError(t, err)
@@ -200,5 +200,5 @@ func TestRunnerSource(t *testing.T) {
 	require.ErrorIs(t, err, monitor.ErrNoAgent)
 	require.ErrorIs(t, src.DeliverToInbox(ctx, "nobody", identity.AgentMessage{Text: "x"}), monitor.ErrNoAgent)
 	require.NoError(t, src.DeliverToInbox(ctx, "builder", identity.AgentMessage{From: "your human", Text: "yes"}))
-	assert.Equal(t, "yes", e.runner.Agent("builder").State().Inbox[0].Text)
+	assert.Equal(t, "yes", e.rnr.Agent("builder").State().Inbox[0].Text)
 }

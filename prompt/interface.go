@@ -59,7 +59,7 @@ type View struct {
 	Suffering *suffering.State
 	// Peers are the other agents, in a stable order (by id), or the ones
 	// chosen to be shown when there are too many (spec §8; see
-	// existence.Runner).
+	// runner.Runner).
 	Peers []Peer
 	// PeersOmitted is how many other agents exist beyond Peers; when
 	// positive, the peers section ends with "(and N others)".

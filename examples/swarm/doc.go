@@ -1,5 +1,5 @@
 // Command swarm shows the existence scheduler holding many agents: one
-// existence.Runner with N agents on a simulated model (existence/simulate,
+// runner.Runner with N agents on a simulated model (existence/simulate,
 // which answers at once), printing how many existence cycles per second
 // they live. Each agent cycles at most once per heartbeat, so N agents
 // with enough autonomy workers approach N/heartbeat cycles per second.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/existence/simulate"
 	"github.com/existence-loop/sdk/store/memstore"
 )
@@ -33,7 +34,7 @@ func main() {
 // run runs n agents for d and prints the cycles they lived per second.
 func run(ctx context.Context, n int, heartbeat, d time.Duration, workers int, w io.Writer) error {
 	var cycles atomic.Int64
-	runner, err := existence.NewRunner(existence.RunnerConfig{
+	rn, err := runner.New(runner.Config{
 		Store:           memstore.New(),
 		Heartbeat:       heartbeat,
 		AutonomyWorkers: workers,
@@ -46,21 +47,21 @@ func run(ctx context.Context, n int, heartbeat, d time.Duration, workers int, w 
 	if err != nil {
 		return err
 	}
-	defer runner.Close()
+	defer rn.Close()
 	for i, spec := range simulate.Agents(n) {
 		model, err := simulate.Stochastic{}.Model(spec, uint64(i)) // seeded goals, stressors and outcomes
 		if err != nil {
 			return err
 		}
 		cfg := existence.Config{ID: spec.ID, Name: spec.Name, Traits: spec.Traits, Domains: spec.Domains, Model: model}
-		if _, err := runner.Add(ctx, cfg); err != nil {
+		if _, err := rn.Add(ctx, cfg); err != nil {
 			return err
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	start := time.Now()
-	if err := runner.Run(ctx); err != nil { // until d has passed, then every agent is saved
+	if err := rn.Run(ctx); err != nil { // until d has passed, then every agent is saved
 		return err
 	}
 	elapsed := time.Since(start)

@@ -95,7 +95,7 @@ const (
 	// Slot: a slot was posted (Slot: the slot as stored; Text its
 	// summary): to the agent's own board (existence.Agent.PostSlot, its minds),
 	// or, with Shared set and no agent, to the runner's shared board
-	// (existence.Runner.PostSharedSlot).
+	// (runner.Runner.PostSharedSlot).
 	Slot Kind = "slot"
 	// SlotDropped: a full board dropped its least important slot
 	// (Reason "board_full"; Slot; Text says why), or a slot was removed
@@ -182,8 +182,8 @@ type Event struct {
 	// "removed" (the slot was removed on request). Empty on other kinds.
 	Reason string `json:"reason,omitempty"`
 	// Shared reports that the event concerns the runner's shared board
-	// (existence.Runner.PostSharedSlot) or one of its shared minds
-	// (existence.RunnerConfig.Minds) rather than an agent: on [Slot],
+	// (runner.Runner.PostSharedSlot) or one of its shared minds
+	// (runner.Config.Minds) rather than an agent: on [Slot],
 	// [SlotDropped] and [MindFailed]. Such an event has no
 	// AgentID, and its Agent is "(shared)".
 	Shared bool `json:"shared,omitempty"`
@@ -262,7 +262,7 @@ type CycleStats struct {
 	// (an [Fallback] says why).
 	Fallback bool `json:"fallback"`
 	// Lane is the scheduler lane that ran the cycle, "autonomy" or
-	// "priority" (see existence.Lane); empty for a cycle run by existence.Agent.Tick directly.
+	// "priority" (see runner.Lane); empty for a cycle run by existence.Agent.Tick directly.
 	Lane string `json:"lane,omitempty"`
 	// Lateness is how late the cycle started against its due time (the
 	// heartbeat that brought it due, the end of its cooldown, or the

@@ -3,8 +3,8 @@
 //
 //   - [Clock] is a manual clock ([clock.Virtual]) whose time moves only
 //     when the test calls Advance or Set, so it can drive
-//     [existence.Agent.Run], [existence.Runner.Run] and
-//     [existence.Runner.RunVirtual]; tickers and AfterFunc timers fire
+//     [existence.Agent.Run], [runner.Runner.Run] and
+//     [runner.Runner.RunVirtual]; tickers and AfterFunc timers fire
 //     only when the manual time passes them.
 //   - [Recorder] collects events: pass its Observe method as the
 //     [event.Observer], then read [Recorder.Events] or

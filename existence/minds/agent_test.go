@@ -21,6 +21,7 @@ import (
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/minds"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/existence/toolloop/mcptools"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -58,7 +59,7 @@ type running struct {
 	a      *existence.Agent
 	clock  *existencetest.Clock
 	model  prompts
-	runner *existence.Runner
+	rnr    *runner.Runner
 	cycles chan struct{} // one per finished cycle (EventCycle)
 }
 
@@ -86,7 +87,7 @@ func start(t *testing.T, ms ...existence.Mind) *running {
 	r := &running{clock: existencetest.NewClock(t0), model: make(prompts, 16), cycles: make(chan struct{}, 16)}
 	asm := prompt.New(prompt.Config{World: "A workshop."})
 	require.NoError(t, asm.InsertAfter(prompt.SectionDiscoveries, prompt.SlotsSection()))
-	runner, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: r.clock, Heartbeat: 6 * time.Second,
+	rnr, err := runner.New(runner.Config{Store: memstore.New(), Clock: r.clock, Heartbeat: 6 * time.Second,
 		NoStagger: true, Logger: slog.New(slog.DiscardHandler),
 		Observer: func(e event.Event) {
 			if e.Kind == event.Cycle {
@@ -97,11 +98,11 @@ func start(t *testing.T, ms ...existence.Mind) *running {
 			}
 		}})
 	require.NoError(t, err)
-	a, err := runner.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: r.model, Prompt: asm, Minds: ms, Retry: middleware.RetryPolicy{Attempts: 1}})
+	a, err := rnr.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: r.model, Prompt: asm, Minds: ms, Retry: middleware.RetryPolicy{Attempts: 1}})
 	require.NoError(t, err)
-	r.a, r.runner = a, runner
+	r.a, r.rnr = a, rnr
 	done := make(chan error, 1)
-	go func() { done <- runner.Run(ctx) }()
+	go func() { done <- rnr.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		for {
@@ -111,11 +112,11 @@ func start(t *testing.T, ms ...existence.Mind) *running {
 			case err := <-done:
 				assert.NoError(t, err)
 			case <-time.After(10 * time.Second):
-				t.Error("the runner did not stop")
+				t.Error("the rnr did not stop")
 			}
 			break
 		}
-		runner.Close()
+		rnr.Close()
 	})
 	return r
 }

@@ -32,7 +32,7 @@
 // machine's metadata service or internal network.
 //
 // Give an agent its minds with existence.Config.Minds, or give them to a
-// runner (existence.RunnerConfig.Minds) to post to the shared board:
+// runner (runner.Config.Minds) to post to the shared board:
 //
 //	w, err := minds.NewWatcher(minds.WatchConfig{Dir: "workspace"})
 //	...

@@ -1,5 +1,5 @@
 // Package simulate runs existence-loop agents for simulated days in
-// seconds: the real [existence.Agent] and [existence.Runner]
+// seconds: the real [existence.Agent] and [runner.Runner]
 // code — prompt assembly, structured output, parsing, repair, the spec §3
 // field table, suffering escalation and assessment, crises and their forced
 // reset, peers — with virtual clocks and simulated models, deterministic
@@ -18,7 +18,7 @@
 // # Drivers
 //
 // [Scheduler] (the default) drives all agents with the runner's virtual
-// driver, [existence.Runner.RunVirtual]: the scheduler's
+// driver, [runner.Runner.RunVirtual]: the scheduler's
 // heartbeat heap, autonomy and priority lanes, coalescing and staggered
 // start decide when each cycle runs; a cycle holds its worker for its model
 // call's simulated latency; [Config].ModelSlots is the number of workers.

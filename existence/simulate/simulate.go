@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/existence/trio"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/heap"
@@ -83,10 +84,10 @@ type Config struct {
 	// trio ([Agents](3)).
 	Agents []AgentSpec
 	// GroupSize, under [Heartbeats], is how many agents share one
-	// [existence.Runner] as peers (their "YOUR PEERS" sections and crisis
+	// [runner.Runner] as peers (their "YOUR PEERS" sections and crisis
 	// messages); default 3, so that 10,000 agents are 3,334 colonies.
 	// Under [Scheduler] all agents are in one runner, whose peers section
-	// shows at most 8 of them (existence.DefaultMaxPeersShown).
+	// shows at most 8 of them (runner.DefaultMaxPeersShown).
 	GroupSize int
 	// Start is the virtual start time; default [DefaultStart].
 	Start time.Time
@@ -171,8 +172,8 @@ type Config struct {
 type Driver int
 
 const (
-	// Scheduler drives all agents with one [existence.Runner]'s virtual
-	// driver ([existence.Runner.RunVirtual]): the runner's
+	// Scheduler drives all agents with one [runner.Runner]'s virtual
+	// driver ([runner.Runner.RunVirtual]): the runner's
 	// scheduler (heartbeat heap, autonomy and priority lanes, coalescing,
 	// staggered start) decides when each agent's cycle runs, a cycle keeps
 	// its worker for its model call's simulated latency, and [Config].
@@ -230,7 +231,7 @@ type Result struct {
 	Memory memory.Counters
 	// SharedUpdates counts the slot updates of [Config].World posted to
 	// the shared board; Triggers the cycles they asked for with
-	// notify_user (existence.RunnerStats.Triggers, before coalescing).
+	// notify_user (runner.Stats.Triggers, before coalescing).
 	SharedUpdates int
 	Triggers      int64
 	// Ticks is the number of heartbeats run (dispatches under
@@ -280,7 +281,7 @@ var ErrConfig = errors.New("simulate: bad config")
 
 // Run simulates cfg.Agents for cfg.Duration of virtual time on the real
 // agent code: each agent is an [existence.Agent] in an
-// [existence.Runner] of its group, with its own manual clock
+// [runner.Runner] of its group, with its own manual clock
 // ([existencetest.Clock]); the simulation calls [existence.Agent.Tick] at
 // each heartbeat, in virtual-time order (ties by agent position), advancing
 // the clock event by event. It never sleeps.
@@ -297,7 +298,7 @@ var ErrConfig = errors.New("simulate: bad config")
 //     the agent records the outcome at its next heartbeat.
 //
 // Errors: [ErrConfig] for an unusable configuration, errors of the policies
-// and of [existence.NewRunner] and Runner.Add before the start, an error
+// and of [runner.New] and Runner.Add before the start, an error
 // writing the trajectory, and ctx's error (with the result so far).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Duration <= 0 {
@@ -399,7 +400,7 @@ type sim struct {
 	end     time.Time
 	server  *server
 	enc     *json.Encoder
-	runners []*existence.Runner
+	runners []*runner.Runner
 	agents  []*simAgent
 	byID    map[string]*simAgent
 	queue   heap.Heap[*simAgent] // by next heartbeat, then position
@@ -439,7 +440,7 @@ type simAgent struct {
 }
 
 func (s *sim) setup(ctx context.Context, env Env) error {
-	var runner *existence.Runner
+	var rnr *runner.Runner
 	quiet := slog.New(slog.DiscardHandler)
 	if s.sched {
 		s.clock = existencetest.NewClock(s.cfg.Start)
@@ -452,12 +453,12 @@ func (s *sim) setup(ctx context.Context, env Env) error {
 		if s.cfg.World != nil {
 			board = identity.NewSharedBoard(identity.NewMemoryDocument(identity.SharedSlotsDocument), identity.BoardOptions{Now: s.clock.Now})
 		}
-		r, err := existence.NewRunner(existence.RunnerConfig{Store: s.cfg.Store, AutonomyWorkers: workers, PriorityWorkers: prio, Clock: s.clock, Heartbeat: s.cfg.Heartbeat, Logger: quiet, SharedSlots: board,
+		r, err := runner.New(runner.Config{Store: s.cfg.Store, AutonomyWorkers: workers, PriorityWorkers: prio, Clock: s.clock, Heartbeat: s.cfg.Heartbeat, Logger: quiet, SharedSlots: board,
 			Observer: s.observe}) // the shared board's events
 		if err != nil {
 			return err
 		}
-		runner = r
+		rnr = r
 		s.runners = append(s.runners, r)
 	}
 	for i, spec := range s.cfg.Agents {
@@ -465,11 +466,11 @@ func (s *sim) setup(ctx context.Context, env Env) error {
 			return fmt.Errorf("%w: agent %q twice", ErrConfig, spec.ID)
 		}
 		if !s.sched && i%s.cfg.GroupSize == 0 {
-			r, err := existence.NewRunner(existence.RunnerConfig{Store: s.cfg.Store, MaxInFlight: s.cfg.GroupSize + 1, Heartbeat: s.cfg.Heartbeat, Logger: quiet})
+			r, err := runner.New(runner.Config{Store: s.cfg.Store, MaxInFlight: s.cfg.GroupSize + 1, Heartbeat: s.cfg.Heartbeat, Logger: quiet})
 			if err != nil {
 				return err
 			}
-			runner = r
+			rnr = r
 			s.runners = append(s.runners, r)
 		}
 		seed := derive(s.cfg.Seed, uint64(i))
@@ -494,7 +495,7 @@ func (s *sim) setup(ctx context.Context, env Env) error {
 				return fmt.Errorf("simulate: memory of %s: %w", spec.ID, err)
 			}
 		}
-		a, err := runner.Add(ctx, existence.Config{
+		a, err := rnr.Add(ctx, existence.Config{
 			ID: spec.ID, Name: spec.Name, Traits: spec.Traits, Domains: spec.Domains,
 			Model:           &timedModel{inner: model, server: s.server, now: sa.clock.Now, advance: func(d time.Duration) { sa.clock.Advance(d); sa.tickLat += d }},
 			ExecutorModel:   &timedModel{inner: model, server: s.server, now: func() time.Time { return sa.clock.Now().Add(sa.execLat) }, advance: func(d time.Duration) { sa.execLat += d }},

@@ -84,7 +84,7 @@ type AdaptiveConfig struct {
 //
 // AdaptiveLimit is an algorithm, not a gate: [AdaptiveLimit.Observe]
 // measures calls and [AdaptiveLimit.Limit] says how many to run;
-// existence.Runner sizes its autonomy lane with it. Time comes from the
+// runner.Runner sizes its autonomy lane with it. Time comes from the
 // callers (Record's now, Observe's clock), so that it works in virtual
 // time and in tests. It is safe for concurrent use.
 type AdaptiveLimit struct {

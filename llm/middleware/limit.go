@@ -10,7 +10,7 @@ import (
 
 // Limiter bounds the number of model calls in flight across every [llm.Model]
 // it wraps (a concurrency limit of n slots), for example the models of
-// several agents sharing one local GPU; existence.Runner uses one for the
+// several agents sharing one local GPU; runner.Runner uses one for the
 // calls made outside its lanes (RunnerConfig.MaxInFlight). It is safe for
 // concurrent use.
 type Limiter struct {

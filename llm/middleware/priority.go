@@ -10,7 +10,7 @@ type priorityKey struct{}
 // crisis) rather than an autonomous cycle. Middleware that queues or
 // waits treats such a call first: [WithRetry] retries it after
 // [RetryPolicy].WaitPriority instead of the 5 s and 10 s waits meant to
-// relieve a loaded server. existence.Runner marks the calls of its
+// relieve a loaded server. runner.Runner marks the calls of its
 // priority lane.
 func WithPriority(ctx context.Context) context.Context {
 	if IsPriority(ctx) {

@@ -40,7 +40,7 @@
 //   - the TTL (Options.TTL, 15 s) bounds how long the agents of a process
 //     that died stay stopped: another process claims them once it has
 //     passed;
-//   - the renewal interval (existence.RunnerConfig.RenewEvery, 5 s) is a
+//   - the renewal interval (runner.Config.RenewEvery, 5 s) is a
 //     third of it: a renewal on time finds two thirds of the TTL left
 //     (10 s), one that comes a whole interval late still finds a third,
 //     and only a holder that misses two renewals in a row loses its
@@ -65,7 +65,7 @@
 // cannot deadlock (one rolled back by the server for a deadlock is retried
 // anyway). A renewal renews 512 leases per transaction, so that a save
 // fenced on a lease being renewed waits for one short transaction at most.
-// An existence.Runner adopts the agents it claims (builds and loads them)
+// An runner.Runner adopts the agents it claims (builds and loads them)
 // apart from its lease rounds, so that loading thousands of agents never
 // delays a renewal either.
 //

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -30,7 +31,7 @@ func Example_runner() {
 	}
 	defer store.Close()
 	_ = store.Enroll(ctx, "scout", "analyst", "builder")
-	runner, err := existence.NewRunner(existence.RunnerConfig{
+	rn, err := runner.New(runner.Config{
 		Leases: store, MaxAgents: 100, RenewEvery: 5 * time.Second,
 		NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 			f := store.Fenced(l) // every write checked against l.Epoch
@@ -42,12 +43,12 @@ func Example_runner() {
 		return
 	}
 	go store.Relay(ctx, time.Second, func(id string) pgstore.Recipient {
-		if a := runner.Agent(id); a != nil {
+		if a := rn.Agent(id); a != nil {
 			return a
 		}
 		return nil
 	})
-	_ = runner.Run(ctx)
+	_ = rn.Run(ctx)
 }
 
 // A save by a process whose lease was taken over is refused.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/pgtest"
 	"github.com/existence-loop/sdk/lease"
@@ -84,7 +85,7 @@ const workerReply = `{"action": "goal", "content": "map the workspace", "reasoni
   "worldview_update": "", "new_open_questions": [], "new_opinions": [],
   "suffering_assessment": {"new_stressors": [], "resolved": []}}`
 
-// worker runs agents leased from the database with an existence.Runner
+// worker runs agents leased from the database with a runner.Runner
 // until SIGTERM (graceful: save every agent, release every lease) or
 // SIGKILL.
 func worker() int {
@@ -114,7 +115,7 @@ func worker() int {
 		return 2
 	}
 	defer s.Close()
-	r, err := existence.NewRunner(existence.RunnerConfig{
+	r, err := runner.New(runner.Config{
 		Leases: s, MaxAgents: cfg.Max, RenewEvery: cfg.Renew,
 		Heartbeat: cfg.Heartbeat, AutonomyWorkers: 4, PriorityWorkers: 2, NoStagger: true, Logger: discard,
 		NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {

@@ -264,7 +264,7 @@ func (s *Store) lateLocked(id string, h *held, left time.Duration, renewed bool)
 // previous call that found less than Options.LateMargin of their lease's
 // TTL left, or that failed with the lease under it (the latest one per
 // agent, in no particular order), which it then forgets. An
-// existence.Runner reports each as a lease_late event of its agent.
+// runner.Runner reports each as a lease_late event of its agent.
 func (s *Store) LateRenewals() []lease.LateRenewal {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -220,7 +220,7 @@ func (s *Store) Listen(ctx context.Context, fn func(agentID string)) error {
 // agent this Store holds, which catches those sent before the agent was
 // claimed or while the listening connection was down. find returns the
 // local agent of an id, or nil when it does not run here; with an
-// existence.Runner:
+// runner.Runner:
 //
 //	go store.Relay(ctx, time.Second, func(id string) pgstore.Recipient {
 //		if a := runner.Agent(id); a != nil {

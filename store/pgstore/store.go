@@ -22,7 +22,7 @@ import (
 // Defaults of [Options].
 const (
 	// DefaultTTL is how long a lease lasts unless renewed: 15 s, so that
-	// a holder renewing every 5 s (existence.DefaultRenewEvery, TTL/3)
+	// a holder renewing every 5 s (runner.DefaultRenewEvery, TTL/3)
 	// survives two missed renewals, and a dead one's agents move within
 	// 15 s. See "Leases and fencing" in the package documentation.
 	DefaultTTL = 15 * time.Second
@@ -77,7 +77,7 @@ type Options struct {
 	MaxWait time.Duration
 	// LateMargin is the renewal alarm: a lease renewed with less than
 	// LateMargin of its TTL left counts as late ([Stats].LeasesLate, and
-	// [Store.LateRenewals], which an existence.Runner reports as
+	// [Store.LateRenewals], which a runner.Runner reports as
 	// lease_late events); default TTL/3. See "Leases and fencing" in the
 	// package documentation.
 	LateMargin time.Duration

@@ -150,7 +150,7 @@ func Open(ctx context.Context, spec string, opts Options) (identity.Store, task.
 }
 
 // Leases returns the store's leases when it hands agents out between
-// processes (a postgres:// store), for existence.RunnerConfig.Leases;
+// processes (a postgres:// store), for runner.Config.Leases;
 // ok is false for the stores of one process.
 func Leases(store identity.Store) (l lease.Manager, ok bool) {
 	l, ok = store.(lease.Manager)

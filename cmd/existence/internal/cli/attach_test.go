@@ -23,6 +23,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/monitor"
 )
 
@@ -42,20 +43,20 @@ var attachT0 = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 // monitored is the trio of fake agents behind a real monitor on an
 // httptest server.
 type monitored struct {
-	runner *existence.Runner
-	reqs   *requests.Queue
-	srv    *httptest.Server
+	rn   *runner.Runner
+	reqs *requests.Queue
+	srv  *httptest.Server
 }
 
 // newMonitored serves the trio's monitor, with token ("" for none).
 func newMonitored(t *testing.T, token string) *monitored {
 	t.Helper()
-	m := &monitored{runner: testRunner(t, nil)}
+	m := &monitored{rn: testRunner(t, nil)}
 	clock := existencetest.NewClock(attachT0)
 	m.reqs = requests.NewMemory(requests.Options{Now: clock.Now})
-	mon, err := monitor.New(monitor.Config{Runner: m.runner, Requests: m.reqs, Token: token, Clock: clock, Logger: slog.New(slog.DiscardHandler)})
+	mon, err := monitor.New(monitor.Config{Runner: m.rn, Requests: m.reqs, Token: token, Clock: clock, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
-	m.runner.Subscribe(mon.Observe)
+	m.rn.Subscribe(mon.Observe)
 	m.srv = httptest.NewServer(mon)
 	t.Cleanup(func() { mon.Close(); m.srv.Close() })
 	return m
@@ -102,7 +103,7 @@ func TestConsolesAgree(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newMonitored(t, tt.token)
 			m.submit(t)
-			l, prefix := trioLines(m.runner, m.reqs), "trio"
+			l, prefix := trioLines(m.rn, m.reqs), "trio"
 			if tt.remote {
 				c, err := newMonitorClient(m.srv.URL, tt.token)
 				require.NoError(t, err)
@@ -116,14 +117,14 @@ func TestConsolesAgree(t *testing.T) {
 			l.listen(context.Background(), strings.NewReader(script), &out)
 			assert.Equal(t, want(prefix), strings.Split(strings.TrimSpace(out.String()), "\n"))
 			host := func(id string) (texts []string) {
-				for _, msg := range m.runner.Agent(id).State().Host {
+				for _, msg := range m.rn.Agent(id).State().Host {
 					texts = append(texts, msg.Text)
 				}
 				return texts
 			}
 			assert.Equal(t, []string{"just you", "hello"}, host("scout"))
 			assert.Equal(t, []string{"hello"}, host("builder"))
-			assert.Equal(t, `your request req-000001 (approval: "publish design/pump.md") was approved`, m.runner.Agent("builder").State().Inbox[0].Text)
+			assert.Equal(t, `your request req-000001 (approval: "publish design/pump.md") was approved`, m.rn.Agent("builder").State().Inbox[0].Text)
 		})
 	}
 }
@@ -171,14 +172,14 @@ func TestAttachView(t *testing.T) {
 	// cycle (its fake model has no reply: the fallback goal) reaches the
 	// thoughts.
 	require.Eventually(t, func() bool { return monitorStreams(t, m) == 1 }, 20*time.Second, 10*time.Millisecond)
-	require.NoError(t, m.runner.Agent("analyst").Tick(ctx))
+	require.NoError(t, m.rn.Agent("analyst").Tick(ctx))
 	waitFor("Cipher 🎯 " + existence.FallbackContent)
 
 	tm.Type("@cedar look at design/")
 	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
 	waitFor("sent: @cedar look at design/")
-	require.Len(t, m.runner.Agent("scout").State().Host, 1)
-	assert.Equal(t, "look at design/", m.runner.Agent("scout").State().Host[0].Text)
+	require.Len(t, m.rn.Agent("scout").State().Host, 1)
+	assert.Equal(t, "look at design/", m.rn.Agent("scout").State().Host[0].Text)
 
 	tm.Send(tea.KeyMsg{Type: tea.KeyEsc})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
@@ -284,7 +285,7 @@ func TestAttachUnderTmux(t *testing.T) {
 	tmux("send-keys", "-t", "tui", "-l", "@vault hello from tmux")
 	tmux("send-keys", "-t", "tui", "Enter")
 	waitFor("sent: @vault hello from tmux")
-	host := m.runner.Agent("builder").State().Host
+	host := m.rn.Agent("builder").State().Host
 	require.Len(t, host, 1)
 	assert.Equal(t, "hello from tmux", host[0].Text)
 	tmux("send-keys", "-t", "tui", "Escape")

@@ -11,8 +11,8 @@ import (
 
 	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/cmd/internal/storespec"
-	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 )
 
@@ -80,20 +80,20 @@ type lines struct {
 
 // trioLines are the lines of the run command: its runner and request
 // queue (nil: none).
-func trioLines(runner *existence.Runner, reqs *requests.Queue) lines {
-	return lines{c: localConsole{runner: runner, reqs: reqs}, prefix: "trio"}
+func trioLines(rn *runner.Runner, reqs *requests.Queue) lines {
+	return lines{c: localConsole{rn: rn, reqs: reqs}, prefix: "trio"}
 }
 
 // listen turns each line of r into a host message: to every agent, or to
 // one with "@id text" or "@Name text". Lines starting with "/" are request
 // commands (see command).
-func listen(ctx context.Context, r io.Reader, runner *existence.Runner, reqs *requests.Queue, w io.Writer) {
-	trioLines(runner, reqs).listen(ctx, r, w)
+func listen(ctx context.Context, r io.Reader, rn *runner.Runner, reqs *requests.Queue, w io.Writer) {
+	trioLines(rn, reqs).listen(ctx, r, w)
 }
 
 // handleLine runs one line of the run command's terminal view.
-func handleLine(ctx context.Context, line string, runner *existence.Runner, reqs *requests.Queue, w io.Writer) {
-	trioLines(runner, reqs).handle(ctx, line, w)
+func handleLine(ctx context.Context, line string, rn *runner.Runner, reqs *requests.Queue, w io.Writer) {
+	trioLines(rn, reqs).handle(ctx, line, w)
 }
 
 // listen runs each line of r until r ends.
@@ -197,30 +197,30 @@ func (l lines) command(ctx context.Context, line string, w io.Writer) bool {
 
 // localConsole is the console of the agents of this process.
 type localConsole struct {
-	runner *existence.Runner
-	reqs   *requests.Queue // nil: none
+	rn   *runner.Runner
+	reqs *requests.Queue // nil: none
 }
 
 func (c localConsole) ids() []string {
 	var out []string
-	for _, a := range c.runner.Agents() {
+	for _, a := range c.rn.Agents() {
 		out = append(out, a.ID())
 	}
 	return out
 }
 
-func (c localConsole) resolve(who string) string { return agentID(c.runner, who) }
+func (c localConsole) resolve(who string) string { return agentID(c.rn, who) }
 
 // name returns the display name of agent id, or id.
 func (c localConsole) name(id string) string {
-	if a := c.runner.Agent(id); a != nil {
+	if a := c.rn.Agent(id); a != nil {
 		return a.Name()
 	}
 	return id
 }
 
 func (c localConsole) sayAsHost(ctx context.Context, text string, to ...string) error {
-	return c.runner.SayAsHost(ctx, text, to...)
+	return c.rn.SayAsHost(ctx, text, to...)
 }
 
 func (c localConsole) hasRequests() bool { return c.reqs != nil }
@@ -243,7 +243,7 @@ func (c localConsole) answer(ctx context.Context, id string, status requests.Sta
 	if err != nil {
 		return r, "", err
 	}
-	a := c.runner.Agent(r.Agent)
+	a := c.rn.Agent(r.Agent)
 	if a == nil {
 		return r, "", nil
 	}
@@ -254,7 +254,7 @@ func (c localConsole) answer(ctx context.Context, id string, status requests.Sta
 }
 
 // agentID finds an agent by id or by name, case-insensitively.
-func agentID(r *existence.Runner, who string) string {
+func agentID(r *runner.Runner, who string) string {
 	for _, a := range r.Agents() {
 		if strings.EqualFold(a.ID(), who) || strings.EqualFold(a.Name(), who) {
 			return a.ID()

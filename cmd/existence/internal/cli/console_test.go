@@ -18,6 +18,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/monitor"
 	"github.com/existence-loop/sdk/store/memstore"
@@ -25,9 +26,9 @@ import (
 )
 
 // testRunner returns the trio with fake models that have nothing queued.
-func testRunner(t *testing.T, obs event.Observer) *existence.Runner {
+func testRunner(t *testing.T, obs event.Observer) *runner.Runner {
 	t.Helper()
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Observer: obs, Logger: slog.New(slog.DiscardHandler)})
+	r, err := runner.New(runner.Config{Store: memstore.New(), Observer: obs, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	for _, m := range members {

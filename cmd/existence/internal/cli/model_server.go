@@ -16,6 +16,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/budget"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -270,10 +271,10 @@ func workersFlag(fs *flag.FlagSet, n *int) {
 		"(an adaptive concurrency limit: grows while latency stays near its minimum, shrinks when it climbs or the server answers 503)")
 }
 
-// autonomyWorkers maps the -autonomy-workers flag to RunnerConfig's.
+// autonomyWorkers maps the -autonomy-workers flag to runner.Config's.
 func autonomyWorkers(n int) int {
 	if n <= 0 {
-		return existence.AdaptiveWorkers
+		return runner.AdaptiveWorkers
 	}
 	return n
 }

@@ -172,7 +172,7 @@ func (t *trio) reload(set *agentdef.Set, err error) {
 	for _, d := range set.Enabled() {
 		seen[d.ID] = true
 		old, ok := t.defs[d.ID]
-		a := t.runner.Agent(d.ID)
+		a := t.rnr.Agent(d.ID)
 		if !ok || a == nil {
 			fmt.Fprintf(t.stderr, "agents: %s is new in %s: restart to run it\n", d.ID, d.File)
 			continue

@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/a2aserver"
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/hostaccess"
 	"github.com/existence-loop/sdk/internal/atomicfile"
@@ -29,18 +30,18 @@ import (
 // serveMonitor serves the trio's monitor (dashboard, API, metrics), A2A
 // and MCP (see withProtocols) on o.http and prints its address. The
 // returned stop shuts the server down.
-func serveMonitor(o *runOptions, runner *existence.Runner, tasks task.Queue, reqs *requests.Queue, mem *memory.Memory, events *mcpserver.EventLog, profile func(*existence.Agent) a2aserver.Profile, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
+func serveMonitor(o *runOptions, rn *runner.Runner, tasks task.Queue, reqs *requests.Queue, mem *memory.Memory, events *mcpserver.EventLog, profile func(*existence.Agent) a2aserver.Profile, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
 	tok := o.httpToken.String()
-	mon, err := monitor.New(monitor.Config{Runner: runner, Tasks: tasks, Requests: reqs, Memory: mem, Token: tok, Logger: log,
+	mon, err := monitor.New(monitor.Config{Runner: rn, Tasks: tasks, Requests: reqs, Memory: mem, Token: tok, Logger: log,
 		Addr: o.http, InsecureNoTokenBehindProxy: o.httpOptOut})
 	if err != nil {
 		return nil, err
 	}
-	h, err := withProtocols(mon, protocolConfig{Agents: runner, Tasks: tasks, Requests: reqs, Events: events, Profile: profile, Name: "existence-loop-trio", Logger: log})
+	h, err := withProtocols(mon, protocolConfig{Agents: rn, Tasks: tasks, Requests: reqs, Events: events, Profile: profile, Name: "existence-loop-trio", Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	cancel := runner.Subscribe(mon.Observe)
+	cancel := rn.Subscribe(mon.Observe)
 	_, stopServing, err := listenMonitor(mon, h, o.http, o.httpToken, "trio", log, stderr)
 	if err != nil {
 		cancel()

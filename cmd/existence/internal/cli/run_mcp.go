@@ -14,8 +14,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/existence/toolloop/mcptools"
 	"github.com/existence-loop/sdk/mcpserver"
@@ -92,12 +92,12 @@ func connectMCP(ctx context.Context, o *runOptions, reqs *requests.Queue, agent 
 // serveMCP serves the runner over MCP on stdin and stdout. The returned
 // context ends when the assistant disconnects, which stops the trio (the
 // assistant started it).
-func serveMCP(ctx context.Context, o *runOptions, runner *existence.Runner, tasks task.Queue, reqs *requests.Queue, stdout, stderr io.Writer) (context.Context, error) {
+func serveMCP(ctx context.Context, o *runOptions, rn *runner.Runner, tasks task.Queue, reqs *requests.Queue, stdout, stderr io.Writer) (context.Context, error) {
 	if o.stdin == nil {
 		return nil, errors.New("-mcp-serve needs standard input")
 	}
 	srv, err := mcpserver.New(mcpserver.Config{
-		Agents: runner, Tasks: tasks, Requests: reqs, Events: o.mcp.events,
+		Agents: rn, Tasks: tasks, Requests: reqs, Events: o.mcp.events,
 		Name: "existence-loop-trio", Logger: logger(stderr),
 	})
 	if err != nil {

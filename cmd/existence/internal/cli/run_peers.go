@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/identity"
 )
@@ -61,7 +61,7 @@ type messageArgs struct {
 // with their names and ids, as they are when the trio starts.
 // The runner is looked up when the tool is called, since the tools exist
 // before the runner.
-func sendMessage(runner func() *existence.Runner, self string, names []idName) toolloop.Tool {
+func sendMessage(runner func() *runner.Runner, self string, names []idName) toolloop.Tool {
 	peers := peerList(self, names)
 	inner := toolloop.NewTool("send_message", "Send a short message to one of your peers ("+peers+"); they read it at their next existence cycle.",
 		func(ctx context.Context, args messageArgs) (string, error) {

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/existence/workspace"
 	"github.com/existence-loop/sdk/hollow"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -36,7 +37,7 @@ func sentSchemas(t *testing.T, names []idName) map[string]json.RawMessage {
 	require.NoError(t, err)
 	t.Cleanup(func() { ws.Close() })
 	out := map[string]json.RawMessage{"response format": prompt.Schema()}
-	tools := append(ws.Tools(), sendMessage(func() *existence.Runner { return nil }, "scout", names))
+	tools := append(ws.Tools(), sendMessage(func() *runner.Runner { return nil }, "scout", names))
 	for _, tool := range tools {
 		out["tool "+tool.Name()] = tool.Schema()
 	}
@@ -67,7 +68,7 @@ func TestEverySentSchemaIsValidJSONSchema(t *testing.T) {
 // and ids, in full.
 func TestSendMessageSchemaNamesThePeers(t *testing.T) {
 	names := []idName{{"scout", "Titan"}, {"analyst", "Cipher"}, {"builder", "Vault"}}
-	tool := sendMessage(func() *existence.Runner { return nil }, "analyst", names)
+	tool := sendMessage(func() *runner.Runner { return nil }, "analyst", names)
 	var s struct {
 		Properties map[string]struct {
 			Description string `json:"description"`
@@ -179,7 +180,7 @@ func TestImportedNamesWinOverNamesJSONAndDefaults(t *testing.T) {
 	assert.Equal(t, []idName{{"scout", "Titan"}, {"analyst", "Cedar"}, {"builder", "Cipher"}}, names)
 
 	desc := func(self string) string {
-		tool := sendMessage(func() *existence.Runner { return nil }, self, names)
+		tool := sendMessage(func() *runner.Runner { return nil }, self, names)
 		return tool.Description() + " " + string(tool.Schema())
 	}
 	assert.Contains(t, desc("analyst"), "Titan (scout), Cipher (builder)")
@@ -188,7 +189,7 @@ func TestImportedNamesWinOverNamesJSONAndDefaults(t *testing.T) {
 		assert.NotContains(t, desc(id), "Vault", "names.json's name for scout is not used")
 	}
 
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: store})
+	r, err := runner.New(runner.Config{Store: store})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	for _, m := range members {

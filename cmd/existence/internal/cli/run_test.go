@@ -22,6 +22,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -394,7 +395,7 @@ func TestParseFlags(t *testing.T) {
 
 func TestListenTurnsLinesIntoHostMessages(t *testing.T) {
 	ctx := context.Background()
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
+	r, err := runner.New(runner.Config{Store: memstore.New()})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	for _, m := range members {
@@ -432,7 +433,7 @@ func TestTrioTaskFlag(t *testing.T) {
 
 func TestSendMessageTool(t *testing.T) {
 	ctx := context.Background()
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
+	r, err := runner.New(runner.Config{Store: memstore.New()})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	for _, m := range members {
@@ -441,7 +442,7 @@ func TestSendMessageTool(t *testing.T) {
 	}
 	names, err := agentNames(ctx, memstore.New(), members)
 	require.NoError(t, err)
-	tool := sendMessage(func() *existence.Runner { return r }, "scout", names)
+	tool := sendMessage(func() *runner.Runner { return r }, "scout", names)
 	asCedar := toolloop.WithCaller(ctx, existence.Assignment{AgentID: "scout", AgentName: "Cedar"})
 
 	got, err := tool.Call(asCedar, json.RawMessage(`{"to": "Cipher", "text": "your review of map.md is wrong"}`))

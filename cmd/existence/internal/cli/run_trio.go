@@ -23,6 +23,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/existence/toolloop"
 	roster "github.com/existence-loop/sdk/existence/trio"
 	"github.com/existence-loop/sdk/existence/workspace"
@@ -198,7 +199,7 @@ type trio struct {
 	model     llm.Model
 	modelName string // the banner's "ollama at "
 	mem       *memory.Memory
-	runner    *existence.Runner
+	rnr       *runner.Runner
 	closers   []func()
 
 	models models                          // the definitions' own models (run_agents.go)
@@ -291,7 +292,7 @@ func (t *trio) newRunner(clock clock.Clock, board *identity.SharedBoard) error {
 	if o.tui { // the terminal view owns the screen
 		out = newPrinter(o, io.Discard, io.Discard)
 	}
-	runner, err := existence.NewRunner(existence.RunnerConfig{
+	rnr, err := runner.New(runner.Config{
 		Store:     t.store,
 		Clock:     clock,
 		Heartbeat: o.heartbeat,
@@ -308,9 +309,9 @@ func (t *trio) newRunner(clock clock.Clock, board *identity.SharedBoard) error {
 	if err != nil {
 		return err
 	}
-	t.runner = runner
+	t.rnr = rnr
 	t.closers = append(t.closers, func() {
-		if err := runner.Close(); err != nil {
+		if err := rnr.Close(); err != nil {
 			fmt.Fprintln(t.stderr, "trio: closing:", err)
 		}
 	})
@@ -324,7 +325,7 @@ func (t *trio) profile(a *existence.Agent) a2aserver.Profile {
 	for _, m := range t.roster {
 		if m.id == a.ID() {
 			p.Description = a.Name() + " is " + strings.TrimPrefix(m.role, "You are ") + " It takes the tasks given to it into its queue and pursues each as a goal at its next existence cycle."
-			p.Skills = append(p.Skills, toolSkills([]toolloop.Tool{sendMessage(func() *existence.Runner { return t.runner }, m.id, t.names)})...)
+			p.Skills = append(p.Skills, toolSkills([]toolloop.Tool{sendMessage(func() *runner.Runner { return t.rnr }, m.id, t.names)})...)
 		}
 	}
 	return p
@@ -338,7 +339,7 @@ func (t *trio) addMembers(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err = t.runner.Add(ctx, cfg); err != nil {
+		if _, err = t.rnr.Add(ctx, cfg); err != nil {
 			return fmt.Errorf("%s: %w", m.id, err)
 		}
 	}
@@ -350,14 +351,14 @@ func (t *trio) addMembers(ctx context.Context) error {
 // own model and tools.
 func (t *trio) memberConfig(m member) (existence.Config, error) {
 	o := t.o
-	tools := append(slices.Clone(t.tools), sendMessage(func() *existence.Runner { return t.runner }, m.id, t.names))
+	tools := append(slices.Clone(t.tools), sendMessage(func() *runner.Runner { return t.rnr }, m.id, t.names))
 	model := t.model
 	commission, err := t.commissioning(m)
 	if err != nil {
 		return existence.Config{}, err
 	}
 	if commission != nil {
-		tools = append(tools, toolloop.CommissioningTool(func(id string) *existence.Agent { return t.runner.Agent(id) }))
+		tools = append(tools, toolloop.CommissioningTool(func(id string) *existence.Agent { return t.rnr.Agent(id) }))
 		if o.dryRun {
 			commission.Archive = nil // a dry run writes nothing
 		}
@@ -443,7 +444,7 @@ func (t *trio) memberConfig(m member) (existence.Config, error) {
 
 // preview prints each agent's next prompt (-dry-run).
 func (t *trio) preview(ctx context.Context) error {
-	for _, a := range t.runner.Agents() {
+	for _, a := range t.rnr.Agents() {
 		p, err := a.Preview(ctx)
 		if err != nil {
 			return fmt.Errorf("%s: %w", a.ID(), err)
@@ -457,21 +458,21 @@ func (t *trio) preview(ctx context.Context) error {
 // the terminal view, MCP or the stdin listener as asked, and runs the
 // agents until ctx ends.
 func (t *trio) run(ctx context.Context) error {
-	o, runner := t.o, t.runner
+	o, rnr := t.o, t.rnr
 	for _, tk := range o.tasks {
 		if _, err := t.tasks.Submit(ctx, tk, ""); err != nil {
 			return fmt.Errorf("-task: %w", err)
 		}
 	}
 	if pg, ok := t.store.(*pgstore.Store); ok {
-		stop, err := relayMessages(ctx, pg, runner, t.log)
+		stop, err := relayMessages(ctx, pg, rnr, t.log)
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
 	if o.http != "" {
-		stop, err := serveMonitor(o, runner, t.tasks, t.reqs, t.mem, o.mcp.events, t.profile, t.log, t.stderr)
+		stop, err := serveMonitor(o, rnr, t.tasks, t.reqs, t.mem, o.mcp.events, t.profile, t.log, t.stderr)
 		if err != nil {
 			return err
 		}
@@ -489,7 +490,7 @@ func (t *trio) run(ctx context.Context) error {
 		defer stop()
 	}
 	if o.tui {
-		err := runTUI(ctx, o, runner, t.reqs, t.stdout)
+		err := runTUI(ctx, o, rnr, t.reqs, t.stdout)
 		if err == nil {
 			t.saved() // after the terminal view has given the screen back
 		}
@@ -499,13 +500,13 @@ func (t *trio) run(ctx context.Context) error {
 	fmt.Fprintf(t.stderr, "trio: waiting for the model at %s…\n", o.llmURL)
 	if o.mcp.serve {
 		var err error
-		if ctx, err = serveMCP(ctx, o, runner, t.tasks, t.reqs, t.mcpOut, t.stderr); err != nil {
+		if ctx, err = serveMCP(ctx, o, rnr, t.tasks, t.reqs, t.mcpOut, t.stderr); err != nil {
 			return err
 		}
 	} else if o.stdin != nil {
-		go listen(ctx, o.stdin, runner, t.reqs, t.stderr)
+		go listen(ctx, o.stdin, rnr, t.reqs, t.stderr)
 	}
-	err := runner.Run(ctx)
+	err := rnr.Run(ctx)
 	o.cacheCounts.report(t.stderr, "trio")
 	if err == nil {
 		t.saved()
@@ -825,8 +826,8 @@ func (c fixedClock) AfterFunc(d time.Duration, f func()) func() bool {
 // `existence serve`, a peer in another process): those waiting now before
 // it returns, so that the first cycles read them, then the rest as they
 // come (pgstore.Store.Relay) until stop is called.
-func relayMessages(ctx context.Context, pg *pgstore.Store, runner *existence.Runner, log *slog.Logger) (stop func(), err error) {
-	for _, a := range runner.Agents() {
+func relayMessages(ctx context.Context, pg *pgstore.Store, rnr *runner.Runner, log *slog.Logger) (stop func(), err error) {
+	for _, a := range rnr.Agents() {
 		if _, err := pg.DeliverPending(ctx, a.ID(), a); err != nil {
 			return nil, fmt.Errorf("delivering the messages waiting for %s: %w", a.ID(), err)
 		}
@@ -836,7 +837,7 @@ func relayMessages(ctx context.Context, pg *pgstore.Store, runner *existence.Run
 	go func() {
 		defer close(done)
 		err := pg.Relay(ctx, time.Second, func(id string) pgstore.Recipient {
-			if a := runner.Agent(id); a != nil {
+			if a := rnr.Agent(id); a != nil {
 				return a
 			}
 			return nil

@@ -13,13 +13,14 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/requests"
+	"github.com/existence-loop/sdk/existence/runner"
 )
 
 // runTUI runs the agents under the full-screen terminal view (-tui) until
 // the person quits or ctx ends; then the agents stop and save.
-func runTUI(ctx context.Context, o *runOptions, runner *existence.Runner, reqs *requests.Queue, stdout io.Writer) error {
+func runTUI(ctx context.Context, o *runOptions, rn *runner.Runner, reqs *requests.Queue, stdout io.Writer) error {
 	events := make(chan event.Event, 1024)
-	defer runner.Subscribe(func(e event.Event) {
+	defer rn.Subscribe(func(e event.Event) {
 		select {
 		case events <- e:
 		default: // the view is behind: it catches up with the next event
@@ -32,7 +33,7 @@ func runTUI(ctx context.Context, o *runOptions, runner *existence.Runner, reqs *
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		runErr = runner.Run(ctx)
+		runErr = rn.Run(ctx)
 	}()
 	in := o.stdin
 	if in == nil {
@@ -42,12 +43,12 @@ func runTUI(ctx context.Context, o *runOptions, runner *existence.Runner, reqs *
 		Title: fmt.Sprintf("existence-loop trio · %s %s", o.provider, o.model),
 		Statuses: func() []existence.Status {
 			var out []existence.Status
-			for _, a := range runner.Agents() {
+			for _, a := range rn.Agents() {
 				out = append(out, a.Status())
 			}
 			return out
 		},
-		Handle:  func(ctx context.Context, line string, w io.Writer) { handleLine(ctx, line, runner, reqs, w) },
+		Handle:  func(ctx context.Context, line string, w io.Writer) { handleLine(ctx, line, rn, reqs, w) },
 		Refresh: time.Second, // escalation shows between events
 	}
 	err := tui.Run(ctx, cfg, in, stdout, events)

@@ -18,9 +18,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
@@ -277,14 +277,14 @@ type swarmResult struct {
 	WorkersSized string  `json:"autonomy_workers_sized,omitempty"`
 	HeartbeatS   float64 `json:"heartbeat_s"`
 	// TriggerGapS is the least time between an agent's cycle and one a
-	// notifying slot asks for (existence.DefaultTriggerGap of the
+	// notifying slot asks for (runner.DefaultTriggerGap of the
 	// heartbeat): the rate of notified wake-ups.
 	TriggerGapS      float64 `json:"trigger_gap_s"`
 	ModelLatencyS    float64 `json:"model_latency_s"`
 	CPUs             int     `json:"cpus"`
 	OutOfOrderStarts int64   `json:"out_of_order_starts"`
 
-	// Ticks are the scheduler's dispatches per lane (RunnerStats); a tick
+	// Ticks are the scheduler's dispatches per lane (runner.Stats); a tick
 	// that found the agent's goal still pursued runs no cycle.
 	Ticks map[string]int64 `json:"ticks"`
 	// CyclesByLane are the existence cycles per lane.
@@ -373,12 +373,12 @@ type swarmResult struct {
 	// else estimates.
 	Tokens swarmTokens `json:"tokens"`
 	// Concurrency is what the runner saw of the model server at the end
-	// (existence.ConcurrencyStats: the autonomy lane's limit, calls in
+	// (runner.ConcurrencyStats: the autonomy lane's limit, calls in
 	// flight, latency, 503s); LimitBySecond the limit at each second of
 	// the run; OverloadRate the share of calls refused as overloaded.
-	Concurrency   existence.ConcurrencyStats `json:"concurrency"`
-	LimitBySecond []int                      `json:"concurrency_limit_by_s"`
-	OverloadRate  float64                    `json:"overload_rate"`
+	Concurrency   runner.ConcurrencyStats `json:"concurrency"`
+	LimitBySecond []int                   `json:"concurrency_limit_by_s"`
+	OverloadRate  float64                 `json:"overload_rate"`
 	// TokenBudget is -token-budget; BudgetExhausted the budget_exhausted
 	// events and Held the cycles a spent budget made wait.
 	TokenBudget     string `json:"token_budget,omitempty"`
@@ -530,12 +530,12 @@ func (c *swarmCollector) observe(e event.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.overheads = append(c.overheads, e.Cycle.Total-e.Cycle.Generate)
-	if e.Cycle.Lane != existence.LanePriority.String() {
+	if e.Cycle.Lane != runner.LanePriority.String() {
 		st := now.Add(-e.Cycle.Total)
 		c.starts = append(c.starts, startDue{start: st, due: st.Add(-e.Cycle.Lateness)})
 	}
 	lane := 0
-	if e.Cycle.Lane == existence.LanePriority.String() {
+	if e.Cycle.Lane == runner.LanePriority.String() {
 		lane = 1
 		if at, ok := c.said[e.AgentID]; ok {
 			c.replies = append(c.replies, now.Sub(at))

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -70,7 +70,7 @@ func TestSwarmSaysWhenTheStandinBoundsIt(t *testing.T) {
 		requests int
 		bound    bool
 	}{{29, true}, {10, false}} {
-		res := &swarmResult{DurationS: 15, Concurrency: existence.ConcurrencyStats{Adaptive: true},
+		res := &swarmResult{DurationS: 15, Concurrency: runner.ConcurrencyStats{Adaptive: true},
 			Server: &swarmServer{Provider: "ollama", URL: "http://127.0.0.1:1", Model: "m", Standin: &swarmStandin{Slots: 1, Queue: 4, LatencyMS: 500, Requests: tt.requests}}}
 		var out bytes.Buffer
 		res.printServer(&out)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/monitor"
@@ -40,7 +41,7 @@ type swarmRun struct {
 	saves  *saveStats
 	ids    []string
 	leases *countingLeases // with PostgreSQL
-	r      *existence.Runner
+	r      *runner.Runner
 	res    *swarmResult
 	sized  string // how the autonomy workers were sized, see sizedWorkers
 }
@@ -190,7 +191,7 @@ func (s *swarmRun) newRunner(ctx context.Context) error {
 	if o.llmURL == "" && o.autonomyWorkers == 0 {
 		o.autonomyWorkers, s.sized = sizedWorkers(o)
 	}
-	rc := existence.RunnerConfig{
+	rc := runner.Config{
 		AutonomyWorkers: autonomyWorkers(o.autonomyWorkers),
 		Budget:          o.tokenBudget,
 		PriorityWorkers: o.priorityWorkers,
@@ -227,7 +228,7 @@ func (s *swarmRun) newRunner(ctx context.Context) error {
 		}
 		rc.Store = countingStore{db.store, s.saves}
 	}
-	r, err := existence.NewRunner(rc)
+	r, err := runner.New(rc)
 	if err != nil {
 		return err
 	}
@@ -344,7 +345,7 @@ func (s *swarmRun) startTimed(ctx context.Context, done chan error) *swarmTimed 
 func (s *swarmRun) newResult(startup time.Duration) *swarmResult {
 	o := &s.o
 	return &swarmResult{Server: s.server, TokenBudget: o.tokenBudget.String(), Agents: o.agents, GCSamples: o.gcSamples, Seasoned: o.seasoned, AutonomyWorkers: o.autonomyWorkers, WorkersSized: s.sized,
-		HeartbeatS: o.heartbeat.Seconds(), TriggerGapS: existence.DefaultTriggerGap(o.heartbeat).Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
+		HeartbeatS: o.heartbeat.Seconds(), TriggerGapS: runner.DefaultTriggerGap(o.heartbeat).Seconds(), ModelLatencyS: o.latency.Seconds(), CPUs: runtime.NumCPU(),
 		Store: s.db.kind, Tasks: s.db.tasks != nil && !o.noTasks, StartupS: startup.Seconds()}
 }
 
@@ -416,9 +417,9 @@ func (sm *swarmSampler) sample(ctx context.Context, cancel func()) error {
 	}
 	sm.lastQueued = int64(st.Queued[0] + st.Queued[1])
 	sm.samples++
-	sm.busySum += float64(st.Running[existence.LaneAutonomy])
-	sm.queuedSum += float64(st.Queued[existence.LaneAutonomy])
-	res.QueuedMax = max(res.QueuedMax, st.Queued[existence.LaneAutonomy])
+	sm.busySum += float64(st.Running[runner.LaneAutonomy])
+	sm.queuedSum += float64(st.Queued[runner.LaneAutonomy])
+	res.QueuedMax = max(res.QueuedMax, st.Queued[runner.LaneAutonomy])
 	sm.flightSum += float64(sm.sim.inFlight.Load())
 	if now := time.Now(); !now.Before(sm.nextSecond) {
 		res.LimitBySecond = append(res.LimitBySecond, st.Concurrency.Limit)
@@ -516,11 +517,11 @@ func (s *swarmRun) finish(t *swarmTimed, sm *swarmSampler) {
 }
 
 // collected fills in what the collector gathered from the events.
-func (s *swarmRun) collected(st existence.RunnerStats, elapsed time.Duration) {
+func (s *swarmRun) collected(st runner.Stats, elapsed time.Duration) {
 	res, col := s.res, s.col
 	col.mu.Lock()
 	defer col.mu.Unlock()
-	res.Ticks = map[string]int64{"autonomy": st.Dispatched[existence.LaneAutonomy], "priority": st.Dispatched[existence.LanePriority]}
+	res.Ticks = map[string]int64{"autonomy": st.Dispatched[runner.LaneAutonomy], "priority": st.Dispatched[runner.LanePriority]}
 	res.CyclesByLane = map[string]int64{"autonomy": int64(len(col.lateness[0])), "priority": int64(len(col.lateness[1]))}
 	res.CallsByPurpose = maps.Clone(col.calls)
 	res.Fallbacks = col.fallbacks

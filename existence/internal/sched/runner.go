@@ -1,7 +1,12 @@
-package existence
+// Package sched is the runner's engine: the scheduler (a heap of
+// heartbeats, two lanes of workers, coalescing, cooldowns, triggers,
+// budgets' holds), the peers' snapshot, the leases' loop, the minds'
+// supervision and the virtual-time driver. It runs agents through
+// [wire.Agent] only. existence/runner is its public face, and
+// existence.Agent.Run runs one agent on it.
+package sched
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,20 +16,19 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/existence-loop/sdk/clock"
 	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/existence/event"
+	"github.com/existence-loop/sdk/existence/internal/wire"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/internal/heap"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/prompt"
-	"github.com/existence-loop/sdk/suffering"
+	"github.com/existence-loop/sdk/slot"
 )
 
-// Defaults of [RunnerConfig]: the peers section and the leases.
+// Defaults of [Config]: the peers section and the leases.
 const (
 	// DefaultMaxPeersShown is how many peers a "YOUR PEERS" section shows
 	// at most.
@@ -35,119 +39,39 @@ const (
 	// DefaultRenewEvery is how often a runner with Leases renews them and
 	// claims more: defaultLeaseTTL/3.
 	DefaultRenewEvery = defaultLeaseTTL / 3
+	// saveTimeout bounds the runner's own saves and releases.
+	saveTimeout = 10 * time.Second
 )
 
-// RunnerConfig configures a [Runner]. Inheritance follows one rule: a
-// zero field of an added agent's [Config] takes the runner's value of the
-// field of the same name. The fields inherited so are Store, Clock,
-// Heartbeat, Observer, Logger, SharedSlots, Budget, TracerProvider and
-// TraceContent (a false TraceContent takes the runner's). A field set in
-// the agent's Config wins. The runner's subscribers ([Runner.Subscribe])
-// receive every agent's events besides its own Observer: that is the
-// runner's wiring, not inheritance.
-type RunnerConfig struct {
-	// Store is shared by the agents (required unless every agent's Config
-	// sets its own, as a Leases NewAgent does). With an
-	// filestore.Store each agent holds its own lock for the whole run.
-	Store identity.Store
-	// AutonomyWorkers is the size of the autonomy lane: how many ordinary
-	// existence cycles (and so model calls) run at once; 0 means 1, which
-	// suits one local GPU (the existence command's -autonomy-workers 0 means
-	// adaptive instead); any number is allowed. With a model of latency L and a heartbeat H, N agents need
-	// about N·L/H workers to keep up. [AdaptiveWorkers] lets the lane find
-	// the model server's capacity itself (see Adaptive).
+// Build makes the agent the runner adds, given the runner's hooks.
+type Build func(h wire.Hooks) (wire.Agent, error)
+
+// Config configures a [Runner]: the engine's part of runner.Config (see
+// there for each field).
+type Config struct {
 	AutonomyWorkers int
-	// Adaptive bounds the autonomy lane's size under [AdaptiveWorkers]
-	// (a [middleware.AdaptiveLimit]: from Min to Max, starting at Initial;
-	// defaults 1, 256, 1); ignored otherwise. Its OnChange is the
-	// runner's own (it resizes the lane); one set here is not called.
-	Adaptive middleware.AdaptiveConfig
-	// PriorityWorkers is the size of the priority lane, which runs the
-	// cycles answering host messages, assigned tasks announced with
-	// [Runner.Wake], and crisis cycles, ahead of all autonomy work;
-	// default 1. Under [AdaptiveWorkers] it is the least of the priority
-	// lane's reserved share of the limit, which is max(PriorityWorkers,
-	// ⌈limit/4⌉), and the lane grows to the whole limit when cycles wait
-	// in it (see [AdaptiveWorkers]).
+	Adaptive        middleware.AdaptiveConfig
 	PriorityWorkers int
-	// Cooldown is the minimum gap between the end of an agent's cycle and
-	// the start of its next autonomy cycle; default 0, the original's
-	// behaviour (GLaDOS uses 20 s). Priority cycles ignore it.
-	Cooldown time.Duration
-	// TriggerGap is the least time between the end of an agent's cycle
-	// and the start of an autonomy cycle that a trigger asks for (a slot
-	// posted with notify_user, see [Agent.PostSlot]); triggers arriving
-	// meanwhile are merged into that one cycle, so that a burst of
-	// notifying slots costs at most two cycles (the one it starts and one
-	// after it) however fast the model is, and a flood of them at most
-	// one cycle per TriggerGap. The Cooldown applies too when longer.
-	// Default a quarter of each agent's heartbeat ([DefaultTriggerGap]:
-	// 15 s at 60 s); negative: no gap.
-	TriggerGap time.Duration
-	// NoStagger starts every agent's first heartbeat at once instead of
-	// spreading the agents over one heartbeat (by a hash of their ids).
-	NoStagger bool
-	// MaxPeersShown bounds the "YOUR PEERS" section; default 8. Which
-	// peers are shown is described at [Runner].
-	MaxPeersShown int
-	// MaxInFlight bounds the model calls made outside the lanes: the
-	// executors' calls, and cycles run with [Agent.Tick] directly (an
-	// [middleware.Limiter]); default 1. Cycles run by the scheduler are bounded
-	// by the lanes instead, so that a hung model holds one worker only.
-	MaxInFlight int
-	// Clock, Heartbeat, Observer and Logger are the agents' defaults (see
-	// [Config]). The runner's Clock also drives the scheduler.
-	Clock     clock.Clock
-	Heartbeat time.Duration
-	Observer  event.Observer
-	Logger    *slog.Logger
-
-	// Leases, when set, makes the runner share agents with other
-	// processes, each agent run by one process at a time: [Runner.Run] claims agents up to MaxAgents
-	// every RenewEvery, builds each claimed agent's Config with NewAgent
-	// (on a goroutine of its own, so that loading the claimed agents never
-	// delays a renewal), renews the leases on the same interval, reports
-	// a renewal that came late (an [event.LeaseLate], from a
-	// [lease.LateReporter]), stops an agent whose lease was lost without a
-	// final save (an [event.LeaseLost]), and on a graceful shutdown saves
-	// every agent and then releases every lease at once.
-	Leases lease.Manager
-	// MaxAgents is the most agents this process runs with Leases; default
-	// 10,000.
-	MaxAgents int
-	// RenewEvery is the lease renewal and claim interval; default
-	// [DefaultRenewEvery] (5 s, a third of a 15 s TTL): a healthy renewal
-	// then finds two thirds of the TTL left, and one missed renewal still
-	// leaves a third, the usual alarm margin of an [event.LeaseLate].
-	RenewEvery time.Duration
-	// NewAgent builds the Config of a claimed agent (required with
-	// Leases): typically a store fenced by l.Epoch. An error releases the
-	// lease and is logged.
-	NewAgent func(ctx context.Context, l lease.Lease) (Config, error)
-
-	// SharedSlots is the board of slots every agent added sees next to
-	// its own (the default of [Config].SharedSlots), and the one
-	// [Runner.PostSharedSlot] and the runner's Minds post to: an
-	// identity.SharedBoard, kept where the store keeps shared documents
-	// (cmd/internal/storespec.SharedSlots) so that other processes see it.
-	// With Minds and no SharedSlots, the runner keeps a board in memory.
-	SharedSlots *identity.SharedBoard
-	// Minds are background jobs shared by the agents ([Mind]): each runs
-	// while [Runner.Run] runs (not under RunVirtual) and posts to the
-	// shared board. A mind that fails is reported ([event.MindFailed], to
-	// the runner's Observer) with a failed slot and runs again after a
-	// backoff; it never stops the runner.
-	Minds []Mind
-	// Budget is every agent's own token budget unless its Config sets one
-	// (see [budget.Budget]); SharedBudget is one budget all the runner's agents
-	// spend together: while it is spent, every agent's autonomy waits.
-	// Zero values are none.
-	Budget       budget.Budget
+	Cooldown        time.Duration
+	TriggerGap      time.Duration
+	NoStagger       bool
+	MaxPeersShown   int
+	MaxInFlight     int
+	Clock           clock.Clock
+	Heartbeat       time.Duration
+	Observer        event.Observer
+	Logger          *slog.Logger
+	Leases          lease.Manager
+	MaxAgents       int
+	RenewEvery      time.Duration
+	// NewAgent returns the id of a claimed lease's agent and how to build
+	// it (required with Leases).
+	NewAgent     func(ctx context.Context, l lease.Lease) (id string, b Build, err error)
+	SharedSlots  *identity.SharedBoard
 	SharedBudget budget.Budget
-	// TracerProvider and TraceContent are the agents' defaults (see
-	// [Config]).
-	TracerProvider trace.TracerProvider
-	TraceContent   bool
+	// Minds starts the runner's own minds under h, posting with post and
+	// reporting with report; nil for none.
+	Minds func(ctx context.Context, h wire.MindHost, post func(context.Context, slot.Slot) error, report func(event.Event))
 }
 
 // ErrDuplicateAgent is wrapped by the error of [Runner.Add] given an id
@@ -181,15 +105,15 @@ var ErrDuplicateAgent = errors.New("existence: agent added twice")
 // moving on by MaxPeersShown every cycle; and ends with "(and N others)". A
 // crisis message goes to the peers shown in the agent's last prompt only.
 type Runner struct {
-	cfg     RunnerConfig
+	cfg     Config
 	limiter *middleware.Limiter
 	book    peerBook
 
 	mu     sync.RWMutex // guards agents and byID
-	agents []*Agent
+	agents []wire.Agent
 	byID   map[string]*node
 
-	shared   *budgetState              // RunnerConfig.SharedBudget; nil for none
+	shared   *wire.BudgetState         // Config.SharedBudget; nil for none
 	meter    *middleware.AdaptiveLimit // measures every model call of the agents; sizes the autonomy lane under AdaptiveWorkers
 	adaptive bool                      // AutonomyWorkers is AdaptiveWorkers
 
@@ -208,12 +132,12 @@ type Runner struct {
 
 	mindGroup *mindGroup // the minds running under Run, or nil; guarded by smu
 
-	subs subscribers // Subscribe
+	subs wire.Subscribers // Subscribe
 }
 
 // node is one agent in a runner.
 type node struct {
-	a      *Agent
+	a      wire.Agent
 	e      schedEntry
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -229,21 +153,12 @@ type node struct {
 	cycle    *dispatched // the cycle running in real time, guarded by Runner.smu
 }
 
-// NewRunner returns a Runner. It returns an error when cfg.Store is nil and
-// no Leases.NewAgent provides the agents' stores, or when Leases is set
-// without NewAgent.
-func NewRunner(cfg RunnerConfig) (*Runner, error) {
-	if cfg.Leases != nil && cfg.NewAgent == nil {
-		return nil, errors.New("existence: RunnerConfig.NewAgent is required with Leases")
-	}
-	if cfg.Store == nil && cfg.Leases == nil {
-		return nil, errors.New("existence: RunnerConfig.Store is required")
-	}
+// New returns a Runner. cfg's defaults are set by the caller
+// (runner.New) but for the engine's own: workers, peers, leases, clock,
+// logger.
+func New(cfg Config) *Runner {
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = 1
-	}
-	if err := errors.Join(cfg.Budget.Validate(), cfg.SharedBudget.Validate()); err != nil {
-		return nil, err
 	}
 	adaptive := cfg.AutonomyWorkers == AdaptiveWorkers
 	if cfg.AutonomyWorkers <= 0 {
@@ -265,16 +180,10 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		cfg.Clock = clock.System
 	}
 	if cfg.Heartbeat <= 0 {
-		cfg.Heartbeat = DefaultHeartbeat
+		cfg.Heartbeat = wire.DefaultHeartbeat
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
-	}
-	if err := checkMinds(cfg.Minds); err != nil {
-		return nil, err
-	}
-	if len(cfg.Minds) > 0 && cfg.SharedSlots == nil {
-		cfg.SharedSlots = identity.NewSharedBoard(identity.NewMemoryDocument(identity.SharedSlotsDocument), identity.BoardOptions{Now: cfg.Clock.Now})
 	}
 	r := &Runner{
 		cfg:     cfg,
@@ -288,9 +197,30 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	r.core.triggerGap = cfg.TriggerGap
 	r.core.hold = holdNode
 	r.book.init(cfg.MaxPeersShown)
-	r.shared = newBudgetState(budget.ScopeRunner, cfg.SharedBudget)
+	r.shared = wire.NewBudgetState(budget.ScopeRunner, cfg.SharedBudget)
 	r.initMeter(adaptive)
-	return r, nil
+	return r
+}
+
+// RunOne drives one agent in real time as a runner of one agent with one
+// worker per lane and no stagger (existence.Agent.Run).
+func RunOne(ctx context.Context, a wire.Agent, log *slog.Logger) error {
+	r := &Runner{
+		cfg: Config{
+			Clock: a.Clock(), Heartbeat: a.Heartbeat(),
+			NoStagger: true, AutonomyWorkers: 1, PriorityWorkers: 1,
+			MaxPeersShown: DefaultMaxPeersShown, Logger: log,
+		},
+		byID: map[string]*node{},
+		core: newSchedCore(1, 1, 0),
+		kick: make(chan struct{}, 1),
+	}
+	r.core.classify = classifyNode
+	r.core.hold = holdNode
+	r.book.init(DefaultMaxPeersShown)
+	r.attach(a)
+	defer a.SetHooks(nil, nil)
+	return r.Run(ctx)
 }
 
 // classifyNode picks the lane of a cycle a heartbeat brings due.
@@ -301,53 +231,32 @@ func classifyNode(e *schedEntry) Lane {
 	return LaneAutonomy
 }
 
-// Add creates an agent with cfg (see [New]) in the runner: Store, Clock,
-// Heartbeat, Observer and Logger default to the runner's. Its executor's
-// model calls are bounded by MaxInFlight, its cycles by the lanes. Agent
-// ids must be unique: a second agent of an id is refused with an error
-// that wraps [ErrDuplicateAgent]. An agent added while the runner runs is
-// scheduled at once (its first heartbeat staggered like the others).
-func (r *Runner) Add(ctx context.Context, cfg Config) (*Agent, error) {
-	return r.add(ctx, cfg, nil)
-}
-
-// inherit applies [RunnerConfig]'s one inheritance rule: each zero field
-// of cfg that rc has a field of the same name for takes rc's value.
-func inherit(cfg Config, rc *RunnerConfig) Config {
-	cfg.Store = cmp.Or(cfg.Store, rc.Store)
-	cfg.Clock = cmp.Or(cfg.Clock, rc.Clock)
-	cfg.Heartbeat = cmp.Or(cfg.Heartbeat, rc.Heartbeat)
-	if cfg.Observer == nil {
-		cfg.Observer = rc.Observer
-	}
-	cfg.Logger = cmp.Or(cfg.Logger, rc.Logger)
-	cfg.SharedSlots = cmp.Or(cfg.SharedSlots, rc.SharedSlots)
-	cfg.Budget = cmp.Or(cfg.Budget, rc.Budget)
-	cfg.TracerProvider = cmp.Or(cfg.TracerProvider, rc.TracerProvider)
-	cfg.TraceContent = cmp.Or(cfg.TraceContent, rc.TraceContent)
-	return cfg
+// Add builds an agent with b, giving it the runner's hooks, and schedules
+// it (see runner.Runner.Add). Errors: [ErrDuplicateAgent], b's.
+func (r *Runner) Add(ctx context.Context, id string, b Build) (wire.Agent, error) {
+	return r.add(ctx, id, b, nil)
 }
 
 // add is [Runner.Add] for an agent run under l (nil: no lease).
-func (r *Runner) add(ctx context.Context, cfg Config, l *lease.Lease) (*Agent, error) {
-	if r.Agent(cfg.ID) != nil {
-		return nil, fmt.Errorf("%w: %q", ErrDuplicateAgent, cfg.ID)
+func (r *Runner) add(ctx context.Context, id string, b Build, l *lease.Lease) (wire.Agent, error) {
+	if r.Agent(id) != nil {
+		return nil, fmt.Errorf("%w: %q", ErrDuplicateAgent, id)
 	}
-	a, err := newAgent(ctx, inherit(cfg, &r.cfg), wiring{
-		peers:    r.peers,
-		send:     r.broadcast,
-		limiter:  r.limiter,
-		lanes:    true,
-		lease:    l,
-		shared:   r.shared,
-		meter:    r.meter.Observe,
-		observer: r.subs.deliver,
+	a, err := b(wire.Hooks{
+		Peers:    r.peers,
+		Send:     r.broadcast,
+		Limiter:  r.limiter,
+		Lanes:    true,
+		Lease:    l,
+		Shared:   r.shared,
+		Meter:    r.meter.Observe,
+		Observer: r.subs.Deliver,
 	})
 	if err != nil {
 		return nil, err
 	}
-	if r.Agent(cfg.ID) != nil { // added by another goroutine meanwhile
-		return nil, errors.Join(fmt.Errorf("%w: %q", ErrDuplicateAgent, cfg.ID), a.release())
+	if r.Agent(id) != nil { // added by another goroutine meanwhile
+		return nil, errors.Join(fmt.Errorf("%w: %q", ErrDuplicateAgent, id), a.Release())
 	}
 	r.attach(a)
 	return a, nil
@@ -368,14 +277,17 @@ func (r *Runner) schedule(n *node, now time.Time) {
 }
 
 // Agents returns the agents in the order they were added.
-func (r *Runner) Agents() []*Agent {
+func (r *Runner) Agents() []wire.Agent {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return slices.Clone(r.agents)
 }
 
+// wired is [Runner.Agents].
+func (r *Runner) wired() []wire.Agent { return r.Agents() }
+
 // Agent returns the agent with the given id, or nil. It is O(1).
-func (r *Runner) Agent(id string) *Agent {
+func (r *Runner) Agent(id string) wire.Agent {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if n := r.byID[id]; n != nil {
@@ -425,7 +337,7 @@ type RunnerStats struct {
 	Held int64
 	// Concurrency is what the runner sees of the model server.
 	Concurrency ConcurrencyStats
-	// Budget is the runner-wide budget ([RunnerConfig].SharedBudget) and
+	// Budget is the runner-wide budget (Config.SharedBudget) and
 	// how much of it the window holds; nil without one.
 	Budget *budget.Status
 }
@@ -437,7 +349,7 @@ func (r *Runner) Stats() RunnerStats {
 		Triggers: r.core.triggers, Workers: r.core.workers, Held: r.core.held}
 	r.smu.Unlock()
 	st.Concurrency = r.concurrency(st.Workers[LaneAutonomy])
-	st.Budget = r.shared.status(r.cfg.Clock.Now())
+	st.Budget = r.shared.Status(r.cfg.Clock.Now())
 	return st
 }
 
@@ -534,7 +446,7 @@ func (r *Runner) shutdown() error {
 	var errs []error
 	r.smu.Lock()
 	var left []*node
-	for _, a := range r.Agents() {
+	for _, a := range r.wired() {
 		n := r.node(a.ID())
 		if n == nil || n.finished || n.lost {
 			continue
@@ -557,7 +469,7 @@ func (r *Runner) shutdown() error {
 	for range min(len(left), shutdownStoppers) {
 		wg.Go(func() {
 			for i := range next {
-				stopErrs[i] = left[i].a.stop()
+				stopErrs[i] = left[i].a.Stop()
 			}
 		})
 	}
@@ -629,15 +541,6 @@ func (r *Runner) prepare(jobs []dispatched) {
 	}
 }
 
-type dispatchKey struct{}
-
-// dispatchFrom returns the scheduler's record of the cycle ctx runs, or nil
-// outside the scheduler.
-func dispatchFrom(ctx context.Context) *dispatched {
-	d, _ := ctx.Value(dispatchKey{}).(*dispatched)
-	return d
-}
-
 // clockKey carries the agent's clock to its model (see [ClockFrom]).
 type clockKey struct{}
 
@@ -658,7 +561,7 @@ func ClockFrom(ctx context.Context) clock.Clock {
 func (r *Runner) tick(n *node, j dispatched, inline bool) (end time.Time) {
 	n.round.Add(1)
 	n.woken.Store(false)
-	if now := n.a.cfg.Clock.Now(); !inline && now.After(j.start) {
+	if now := n.a.Clock().Now(); !inline && now.After(j.start) {
 		// Lateness counts until the cycle actually starts: on a busy
 		// machine a worker goroutine may wait for a CPU after its
 		// dispatch.
@@ -668,12 +571,12 @@ func (r *Runner) tick(n *node, j dispatched, inline bool) (end time.Time) {
 	if base == nil {
 		base = n.ctx
 	}
-	ctx := context.WithValue(base, dispatchKey{}, &j)
-	ctx = context.WithValue(ctx, clockKey{}, n.a.cfg.Clock)
+	ctx := wire.WithDispatch(base, &wire.Dispatch{Lane: wire.Lane(j.lane), Lateness: j.lateness(), Coalesced: j.coalesced})
+	ctx = context.WithValue(ctx, clockKey{}, n.a.Clock())
 	if err := n.a.Tick(ctx); err != nil && base.Err() == nil {
-		n.a.log.Warn("tick failed", "err", err)
+		n.a.Log().Warn("tick failed", "err", err)
 	}
-	end = n.a.cfg.Clock.Now()
+	end = n.a.Clock().Now()
 	if inline {
 		_ = n.a.WaitGoal(n.ctx) // fails only when n.ctx ends, which Run reports
 	}
@@ -684,15 +587,10 @@ func (r *Runner) tick(n *node, j dispatched, inline bool) (end time.Time) {
 // publish updates what the rest of the runner knows of n after a cycle:
 // its peer summary, its lane hints.
 func (r *Runner) publish(n *node) {
-	a := n.a
-	a.mu.Lock()
-	name, narrative := a.state.Identity.Name, a.state.Identity.Narrative
-	crisis := suffering.LevelOf(a.state.Suffering.Load()) == suffering.LevelCrisis
-	host := len(a.state.Host) > a.hostSeen
-	a.mu.Unlock()
-	n.host.Store(host)
-	n.crisis.Store(crisis)
-	r.book.update(a.ID(), name, narrative, crisis)
+	p := n.a.Peek()
+	n.host.Store(p.Host)
+	n.crisis.Store(p.Crisis)
+	r.book.update(n.a.ID(), p.Name, p.Narrative, p.Crisis)
 }
 
 // finish frees the worker of a cycle that ended at end, and finishes an
@@ -704,16 +602,8 @@ func (r *Runner) publish(n *node) {
 // lane than its headroom.
 func (r *Runner) finish(n *node, j dispatched, end time.Time, takeNext bool) (next []dispatched) {
 	a := n.a
-	a.mu.Lock()
-	reached := a.cfg.MaxCycles > 0 && a.cycles >= a.cfg.MaxCycles
-	done := reached && a.state.Identity.ActiveGoal() == nil
-	var goal chan struct{}
-	if r := a.running.Load(); reached && !done && r != nil {
-		goal = r.done
-	}
-	a.mu.Unlock()
-
-	ff := a.stoppedErr() // Config.FailFast: this agent stops, the others go on
+	done, goal := a.Reached()
+	ff := a.StoppedErr() // Config.FailFast: this agent stops, the others go on
 	r.smu.Lock()
 	r.core.done(&n.e, j.lane, end)
 	r.cycles[j.lane]++
@@ -743,7 +633,7 @@ func (r *Runner) finish(n *node, j dispatched, end time.Time, takeNext bool) (ne
 	}
 	r.smu.Unlock()
 	if stop {
-		if err := a.stop(); err != nil {
+		if err := a.Stop(); err != nil {
 			r.smu.Lock()
 			r.errs = append(r.errs, fmt.Errorf("%s: %w", a.ID(), err))
 			r.smu.Unlock()
@@ -845,20 +735,20 @@ func (r *Runner) peers(self string) ([]prompt.Peer, int) {
 // broadcast delivers a crisis message from one agent to the peers shown in
 // its last prompt (at most MaxPeersShown; every other agent when they all
 // fit).
-func (r *Runner) broadcast(from *Agent, text string) {
+func (r *Runner) broadcast(from wire.Agent, text string) {
 	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 	defer cancel()
 	for _, id := range r.book.shownTo(from.ID()) {
 		n := r.node(id)
-		if n == nil || n.a == from {
+		if n == nil || n.a.ID() == from.ID() {
 			continue
 		}
 		if err := n.a.DeliverToInbox(ctx, identity.AgentMessage{From: from.Name(), Text: text}); err != nil {
-			from.emit(event.Event{Kind: event.Error, Text: "delivering a message to " + id, Err: err})
+			from.Emit(event.Event{Kind: event.Error, Text: "delivering a message to " + id, Err: err})
 			continue
 		}
 		r.book.messaged(id, from.ID())
-		from.emit(event.Event{Kind: event.Message, Direction: "sent", Text: text, Peer: n.a.Name()})
+		from.Emit(event.Event{Kind: event.Message, Direction: "sent", Text: text, Peer: n.a.Name()})
 	}
 }
 
@@ -902,11 +792,11 @@ func (r *Runner) drop(id string) {
 	r.smu.Unlock()
 	r.mu.Lock()
 	delete(r.byID, id)
-	r.agents = slices.DeleteFunc(r.agents, func(a *Agent) bool { return a == n.a })
+	r.agents = slices.DeleteFunc(r.agents, func(a wire.Agent) bool { return a.ID() == id })
 	r.mu.Unlock()
 	r.book.remove(id)
-	n.a.abandon()
-	n.a.emit(event.Event{Kind: event.LeaseLost, Text: "lease lost: another process runs this agent now; stopped without saving"})
+	n.a.Abandon()
+	n.a.Emit(event.Event{Kind: event.LeaseLost, Text: "lease lost: another process runs this agent now; stopped without saving"})
 }
 
 // leaseLoop claims and renews leases every RenewEvery until ctx ends, and
@@ -996,7 +886,7 @@ func (r *Runner) reportLate() {
 		if !l.Renewed {
 			what = fmt.Sprintf("not renewed (the renewal failed), %.1f s of its %.0f s left", l.Left.Seconds(), l.TTL.Seconds())
 		}
-		n.a.emit(event.Event{Kind: event.LeaseLate,
+		n.a.Emit(event.Event{Kind: event.LeaseLate,
 			Text:  fmt.Sprintf("lease late: %s, under the %.1f s alarm margin; renewals are falling behind and the lease is lost if they fall behind by the rest", what, l.Margin.Seconds()),
 			Lease: &event.LeaseStats{Epoch: l.Epoch, Left: l.Left, TTL: l.TTL, Margin: l.Margin, Renewed: l.Renewed}})
 	}
@@ -1004,17 +894,14 @@ func (r *Runner) reportLate() {
 
 // adopt builds and adds the agent of a claimed lease.
 func (r *Runner) adopt(ctx context.Context, l lease.Lease) error {
-	cfg, err := r.cfg.NewAgent(ctx, l)
+	id, b, err := r.cfg.NewAgent(ctx, l)
 	if err != nil {
 		return err
 	}
-	if cfg.ID == "" {
-		cfg.ID = l.AgentID
+	if id != l.AgentID {
+		return fmt.Errorf("existence: NewAgent built %q for the lease of %q", id, l.AgentID)
 	}
-	if cfg.ID != l.AgentID {
-		return fmt.Errorf("existence: NewAgent built %q for the lease of %q", cfg.ID, l.AgentID)
-	}
-	_, err = r.add(ctx, cfg, &l)
+	_, err = r.add(ctx, id, b, &l)
 	return err
 }
 

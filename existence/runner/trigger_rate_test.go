@@ -1,4 +1,4 @@
-package existence_test
+package runner_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/llm/middleware"
 	"github.com/existence-loop/sdk/slot"
 	"github.com/existence-loop/sdk/store/memstore"
@@ -21,12 +22,12 @@ import (
 // trigger gap, a quarter of the heartbeat, makes it 2); with a 1 s gap
 // the same flood makes about 20. Virtual driver, manual clock.
 func TestNotificationFloodKeepsItsRate(t *testing.T) {
-	assert.Equal(t, 15*time.Second, existence.DefaultTriggerGap(time.Minute))
+	assert.Equal(t, 15*time.Second, runner.DefaultTriggerGap(time.Minute))
 	flood := func(gap time.Duration) int {
 		ctx := context.Background()
 		clock := existencetest.NewClock(t0)
 		m := &recModel{clock: clock}
-		r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, Heartbeat: time.Minute,
+		r, err := runner.New(runner.Config{Store: memstore.New(), Clock: clock, Heartbeat: time.Minute,
 			NoStagger: true, TriggerGap: gap, Logger: discardLogger()})
 		require.NoError(t, err)
 		t.Cleanup(func() { r.Close() })
@@ -45,7 +46,7 @@ func TestNotificationFloodKeepsItsRate(t *testing.T) {
 		assert.Equal(t, int64(1000), r.Stats().Triggers)
 		n := 0
 		for _, c := range m.Calls()[1:] {
-			if c.at.Before(end.Add(max(gap, existence.DefaultTriggerGap(time.Minute)))) {
+			if c.at.Before(end.Add(max(gap, runner.DefaultTriggerGap(time.Minute)))) {
 				n++
 			}
 		}

@@ -1,4 +1,4 @@
-package existence
+package sched
 
 import (
 	"testing"
@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/llm/middleware"
-	"github.com/existence-loop/sdk/store/memstore"
 )
 
 // TestAdaptiveWorkersFollowTheLimit: under AdaptiveWorkers the lanes
@@ -16,7 +15,7 @@ import (
 // is a quarter of it (at least PriorityWorkers), the autonomy lane has
 // the rest, and the priority lane may grow to the whole limit.
 func TestAdaptiveWorkersFollowTheLimit(t *testing.T) {
-	r, err := NewRunner(RunnerConfig{Store: memstore.New(), AutonomyWorkers: AdaptiveWorkers, PriorityWorkers: 1,
+	r, err := newRunner(Config{AutonomyWorkers: AdaptiveWorkers, PriorityWorkers: 1,
 		Adaptive: middleware.AdaptiveConfig{Initial: 8}})
 	require.NoError(t, err)
 	st := r.Stats()
@@ -32,7 +31,7 @@ func TestAdaptiveWorkersFollowTheLimit(t *testing.T) {
 	assert.Equal(t, int64(1), st.Concurrency.Overloads)
 	assert.Equal(t, int64(1), st.Concurrency.Cuts)
 
-	fixed, err := NewRunner(RunnerConfig{Store: memstore.New(), AutonomyWorkers: 3})
+	fixed, err := newRunner(Config{AutonomyWorkers: 3})
 	require.NoError(t, err)
 	n = fixed.meter.Begin()
 	fixed.meter.Record(st0, middleware.Sample{RTT: time.Millisecond, InFlight: n, Overload: true})

@@ -1,4 +1,4 @@
-package existence_test
+package runner_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/llm/middleware"
@@ -25,7 +26,7 @@ import (
 )
 
 // simModel answers every cycle after latency of virtual time, read from
-// the agent's clock (existence.ClockFrom), and counts its calls.
+// the agent's clock (runner.ClockFrom), and counts its calls.
 type simModel struct {
 	mu      sync.Mutex
 	latency func(agent string, call int) time.Duration
@@ -37,7 +38,7 @@ func (m *simModel) Generate(ctx context.Context, req *llm.Request) (*llm.Respons
 	m.calls++
 	n := m.calls
 	m.mu.Unlock()
-	c, ok := existence.ClockFrom(ctx).(*clock.Virtual)
+	c, ok := runner.ClockFrom(ctx).(*clock.Virtual)
 	if !ok {
 		return nil, fmt.Errorf("no virtual clock in the context")
 	}
@@ -59,13 +60,13 @@ func fixed(d time.Duration) func(string, int) time.Duration {
 
 // swarm is a runner of n agents on a manual clock with a simulated model.
 type swarm struct {
-	r     *existence.Runner
+	r     *runner.Runner
 	clock *existencetest.Clock
 	model *simModel
 	rec   *existencetest.Recorder
 }
 
-func newSwarm(t *testing.T, n int, cfg existence.RunnerConfig, latency time.Duration) *swarm {
+func newSwarm(t *testing.T, n int, cfg runner.Config, latency time.Duration) *swarm {
 	t.Helper()
 	s := &swarm{clock: existencetest.NewClock(t0), model: &simModel{latency: fixed(latency)}, rec: &existencetest.Recorder{}}
 	cfg.Store = memstore.New()
@@ -75,7 +76,7 @@ func newSwarm(t *testing.T, n int, cfg existence.RunnerConfig, latency time.Dura
 	if cfg.Heartbeat == 0 {
 		cfg.Heartbeat = 6 * time.Second
 	}
-	r, err := existence.NewRunner(cfg)
+	r, err := runner.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	for i := range n {
@@ -92,7 +93,7 @@ func (s *swarm) cycles() []event.Event { return s.rec.Kind(event.Cycle) }
 
 func TestRunVirtualIsDeterministic(t *testing.T) {
 	run := func() []byte {
-		s := newSwarm(t, 20, existence.RunnerConfig{AutonomyWorkers: 2}, 0)
+		s := newSwarm(t, 20, runner.Config{AutonomyWorkers: 2}, 0)
 		s.model.latency = func(_ string, call int) time.Duration { return time.Duration(1000+call*37%3000) * time.Millisecond }
 		ctx := context.Background()
 		require.NoError(t, s.r.RunVirtual(ctx, t0.Add(30*time.Second)))
@@ -129,9 +130,9 @@ func TestRunVirtualIsDeterministic(t *testing.T) {
 }
 
 func TestRunVirtualNeedsASettableClock(t *testing.T) {
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
+	r, err := runner.New(runner.Config{Store: memstore.New()})
 	require.NoError(t, err)
-	assert.ErrorIs(t, r.RunVirtual(context.Background(), t0), existence.ErrNotVirtual)
+	assert.ErrorIs(t, r.RunVirtual(context.Background(), t0), runner.ErrNotVirtual)
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -139,11 +140,11 @@ func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 func TestPriorityLaneOvertakesAFullAutonomyBacklog(t *testing.T) {
 	// 100 agents, one autonomy worker and a 2 s model: the autonomy backlog
 	// is far longer than a heartbeat.
-	s := newSwarm(t, 100, existence.RunnerConfig{}, 2*time.Second)
+	s := newSwarm(t, 100, runner.Config{}, 2*time.Second)
 	ctx := context.Background()
 	require.NoError(t, s.r.RunVirtual(ctx, t0.Add(30*time.Second)))
 	st := s.r.Stats()
-	require.Greater(t, st.Queued[existence.LaneAutonomy], 50, "a full autonomy backlog")
+	require.Greater(t, st.Queued[runner.LaneAutonomy], 50, "a full autonomy backlog")
 	require.NoError(t, s.r.SayAsHost(ctx, "hello", "a099"))
 	said := s.clock.Now()
 	require.NoError(t, s.r.RunVirtual(ctx, t0.Add(40*time.Second)))
@@ -161,7 +162,7 @@ func TestPriorityLaneOvertakesAFullAutonomyBacklog(t *testing.T) {
 func TestHungModelBlocksOnlyItsWorker(t *testing.T) {
 	clock := existencetest.NewClock(t0)
 	cycles := make(chan string, 100)
-	r, err := existence.NewRunner(existence.RunnerConfig{
+	r, err := runner.New(runner.Config{
 		Store: memstore.New(), Clock: clock, AutonomyWorkers: 2, NoStagger: true, Logger: discardLogger(),
 		Observer: func(e event.Event) {
 			if e.Kind == event.Cycle {
@@ -208,7 +209,7 @@ func TestHungModelBlocksOnlyItsWorker(t *testing.T) {
 		}
 		// and their workers are free again (else the next heartbeat is
 		// coalesced into the cycle that is ending).
-		waitFor(t, func() bool { return r.Stats().Running[existence.LaneAutonomy] <= 1 })
+		waitFor(t, func() bool { return r.Stats().Running[runner.LaneAutonomy] <= 1 })
 	}
 	wait("a1", "a2")
 	<-entered
@@ -216,14 +217,14 @@ func TestHungModelBlocksOnlyItsWorker(t *testing.T) {
 		clock.Advance(6 * time.Second)
 		wait("a1", "a2") // the other worker keeps serving them
 	}
-	assert.Equal(t, 1, r.Stats().Running[existence.LaneAutonomy], "only the stuck agent's cycle is running")
+	assert.Equal(t, 1, r.Stats().Running[runner.LaneAutonomy], "only the stuck agent's cycle is running")
 	cancel()
 	require.NoError(t, <-done)
 }
 
 func TestPeersAtScale(t *testing.T) {
 	ctx := context.Background()
-	s := newSwarm(t, 20, existence.RunnerConfig{MaxPeersShown: 3}, 0)
+	s := newSwarm(t, 20, runner.Config{MaxPeersShown: 3}, 0)
 	a := s.r.Agent("a000")
 	require.NotNil(t, a)
 	p, err := a.Preview(ctx)
@@ -245,7 +246,7 @@ func TestPeersAtScale(t *testing.T) {
 }
 
 func TestRunnerAgentLookupAndLen(t *testing.T) {
-	s := newSwarm(t, 50, existence.RunnerConfig{}, 0)
+	s := newSwarm(t, 50, runner.Config{}, 0)
 	assert.Equal(t, 50, s.r.Len())
 	assert.Equal(t, "a049", s.r.Agent("a049").ID())
 	assert.Nil(t, s.r.Agent("nobody"))
@@ -256,7 +257,7 @@ func TestEveryAgentGetsACycleInDueOrder(t *testing.T) {
 	// 50 agents, one worker, a model far too slow (5 s for a 6 s
 	// heartbeat): every agent still gets its cycle, in the order of
 	// their (staggered) due times.
-	s := newSwarm(t, 50, existence.RunnerConfig{}, 5*time.Second)
+	s := newSwarm(t, 50, runner.Config{}, 5*time.Second)
 	require.NoError(t, s.r.RunVirtual(context.Background(), t0.Add(50*5*time.Second)))
 	evs := s.cycles()
 	require.GreaterOrEqual(t, len(evs), 50)
@@ -305,7 +306,7 @@ func TestPriorityCallsAreMarked(t *testing.T) {
 		waits = append(waits, d)
 		return nil
 	}}
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: clock, NoStagger: true, Logger: discardLogger(),
+	r, err := runner.New(runner.Config{Store: memstore.New(), Clock: clock, NoStagger: true, Logger: discardLogger(),
 		Heartbeat: 6 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
@@ -340,7 +341,7 @@ func TestCallsCarryTheAgentID(t *testing.T) {
 		mu.Unlock()
 		return &llm.Response{Text: `{"action":"goal","content":"map the workspace","reasoning":"r"}`}, nil
 	})
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New(), Clock: existencetest.NewClock(t0), NoStagger: true, Logger: discardLogger()})
+	r, err := runner.New(runner.Config{Store: memstore.New(), Clock: existencetest.NewClock(t0), NoStagger: true, Logger: discardLogger()})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	for _, id := range []string{"a", "b"} {

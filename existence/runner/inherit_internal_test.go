@@ -1,4 +1,4 @@
-package existence
+package runner
 
 import (
 	"log/slog"
@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/existence-loop/sdk/clock"
+	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/budget"
 	"github.com/existence-loop/sdk/store/memstore"
 )
@@ -20,28 +21,31 @@ type namedTP struct {
 	name string
 }
 
-// TestInherit pins RunnerConfig's one rule: a zero field of the agent's
+// st0 is the tests' start time.
+var st0 = time.Date(2026, 4, 13, 12, 0, 0, 0, time.UTC)
+
+// TestInherit pins Config's one rule: a zero field of the agent's
 // Config takes the runner's value; a set one wins.
 func TestInherit(t *testing.T) {
 	runnerStore, agentStore := memstore.New(), memstore.New()
 	runnerClock, agentClock := clock.NewVirtual(st0), clock.NewVirtual(st0)
 	runnerLog, agentLog := slog.New(slog.DiscardHandler), slog.New(slog.DiscardHandler)
 	runnerTP, agentTP := namedTP{noop.NewTracerProvider(), "runner"}, namedTP{noop.NewTracerProvider(), "agent"}
-	rc := RunnerConfig{
+	rc := Config{
 		Store: runnerStore, Clock: runnerClock, Heartbeat: time.Minute, Logger: runnerLog,
 		Budget: budget.Budget{Tokens: 100, Window: time.Hour}, TracerProvider: runnerTP, TraceContent: true,
 	}
 	tests := []struct {
 		name string
-		cfg  Config
-		want Config
+		cfg  existence.Config
+		want existence.Config
 	}{
-		{"zero takes the runner's", Config{},
-			Config{Store: runnerStore, Clock: runnerClock, Heartbeat: time.Minute, Logger: runnerLog,
+		{"zero takes the runner's", existence.Config{},
+			existence.Config{Store: runnerStore, Clock: runnerClock, Heartbeat: time.Minute, Logger: runnerLog,
 				Budget: rc.Budget, TracerProvider: runnerTP, TraceContent: true}},
-		{"set wins", Config{Store: agentStore, Clock: agentClock, Heartbeat: time.Second, Logger: agentLog,
+		{"set wins", existence.Config{Store: agentStore, Clock: agentClock, Heartbeat: time.Second, Logger: agentLog,
 			Budget: budget.Budget{Tokens: 5, Window: time.Minute}, TracerProvider: agentTP},
-			Config{Store: agentStore, Clock: agentClock, Heartbeat: time.Second, Logger: agentLog,
+			existence.Config{Store: agentStore, Clock: agentClock, Heartbeat: time.Second, Logger: agentLog,
 				Budget: budget.Budget{Tokens: 5, Window: time.Minute}, TracerProvider: agentTP, TraceContent: true}},
 	}
 	for _, tt := range tests {

@@ -1,10 +1,11 @@
-package existence
+package sched
 
 import (
 	"context"
 	"hash/fnv"
 	"time"
 
+	"github.com/existence-loop/sdk/existence/internal/wire"
 	"github.com/existence-loop/sdk/internal/heap"
 )
 
@@ -195,7 +196,7 @@ func stagger(id string, hb time.Duration) time.Duration {
 // add puts e in the scheduler with its first heartbeat at first.
 func (s *schedCore) add(e *schedEntry, first time.Time) {
 	if e.hb <= 0 {
-		e.hb = DefaultHeartbeat
+		e.hb = wire.DefaultHeartbeat
 	}
 	e.st, e.removed, e.next = slotIdle, false, first
 	e.timerIdx, e.queueIdx = -1, -1

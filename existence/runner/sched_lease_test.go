@@ -1,4 +1,4 @@
-package existence_test
+package runner_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
 	"github.com/existence-loop/sdk/existence/existencetest"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/identity"
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm/llmtest"
@@ -101,7 +102,7 @@ func TestRunnerLeases(t *testing.T) {
 	fast := llmtest.NewFake(goalReply(t, "g"))
 	fast.Repeat = true
 	var epochs sync.Map
-	r, err := existence.NewRunner(existence.RunnerConfig{
+	r, err := runner.New(runner.Config{
 		Clock: clock, Leases: leases, MaxAgents: 2, NoStagger: true, RenewEvery: 5 * time.Second, Observer: rec.Observe, Logger: discardLogger(),
 		NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 			epochs.Store(l.AgentID, l.Epoch)
@@ -240,7 +241,7 @@ func TestRunnerReportsLateRenewals(t *testing.T) {
 	rec := &existencetest.Recorder{}
 	fast := llmtest.NewFake(goalReply(t, "g"))
 	fast.Repeat = true
-	r, err := existence.NewRunner(existence.RunnerConfig{
+	r, err := runner.New(runner.Config{
 		Clock: clock, Leases: leases, MaxAgents: 2, NoStagger: true, RenewEvery: 5 * time.Second, Observer: rec.Observe, Logger: discardLogger(),
 		NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: memstore.New(), Executor: blockingExecutor(), Retry: middleware.RetryPolicy{Attempts: 1}}, nil
@@ -288,7 +289,7 @@ func TestRunnerRenewsWhileAdopting(t *testing.T) {
 	fast := llmtest.NewFake(goalReply(t, "g"))
 	fast.Repeat = true
 	release := make(chan struct{})
-	r, err := existence.NewRunner(existence.RunnerConfig{
+	r, err := runner.New(runner.Config{
 		Clock: clock, Leases: leases, MaxAgents: 3, NoStagger: true, RenewEvery: 5 * time.Second, Logger: discardLogger(),
 		NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 			if l.AgentID == "a2" {

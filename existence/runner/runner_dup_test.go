@@ -1,4 +1,4 @@
-package existence_test
+package runner_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/existence-loop/sdk/existence"
+	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/llm/llmtest"
 	"github.com/existence-loop/sdk/store/memstore"
 )
@@ -15,13 +16,13 @@ import (
 // ErrDuplicateAgent, and the first stays.
 func TestAddRefusesADuplicateID(t *testing.T) {
 	ctx := context.Background()
-	r, err := existence.NewRunner(existence.RunnerConfig{Store: memstore.New()})
+	r, err := runner.New(runner.Config{Store: memstore.New()})
 	require.NoError(t, err)
 	model := llmtest.NewFake()
 	_, err = r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: model})
 	require.NoError(t, err)
 	_, err = r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: model})
-	require.ErrorIs(t, err, existence.ErrDuplicateAgent)
+	require.ErrorIs(t, err, runner.ErrDuplicateAgent)
 	require.ErrorContains(t, err, `"scout"`)
 	require.NotNil(t, r.Agent("scout"))
 }

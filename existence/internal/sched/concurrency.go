@@ -1,8 +1,9 @@
-package existence
+package sched
 
 import (
 	"time"
 
+	"github.com/existence-loop/sdk/existence/internal/wire"
 	"github.com/existence-loop/sdk/llm/middleware"
 )
 
@@ -104,7 +105,7 @@ func (r *Runner) concurrency(workers int) ConcurrencyStats {
 // budgets, if not at now (zero: now).
 func holdNode(e *schedEntry, lane Lane, now time.Time) time.Time {
 	if n := e.node; n != nil {
-		return n.a.budgetHold(lane, now)
+		return n.a.BudgetHold(wire.Lane(lane), now)
 	}
 	return time.Time{}
 }

@@ -1,4 +1,4 @@
-package existence
+package sched
 
 import (
 	"context"
@@ -104,7 +104,7 @@ func (r *Runner) RunVirtual(ctx context.Context, until time.Time) error {
 		r.smu.Unlock()
 		for _, j := range jobs {
 			n := j.e.node
-			ac, own := n.a.cfg.Clock.(*clock.Virtual)
+			ac, own := n.a.Clock().(*clock.Virtual)
 			if own && ac != sc {
 				ac.Set(t)
 			}
