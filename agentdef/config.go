@@ -51,30 +51,30 @@ func (d *Definition) Config(base existence.Config, opts ConfigOptions) (existenc
 	}
 	if d.Temperature != nil {
 		t := *d.Temperature
-		cfg.Temperature = &t
+		cfg.Calls.Temperature = &t
 	}
 	if d.MaxTokens > 0 {
-		cfg.MaxTokens = d.MaxTokens
+		cfg.Calls.MaxTokens = d.MaxTokens
 	}
 	if d.Heartbeat > 0 {
-		cfg.Heartbeat = d.Heartbeat
+		cfg.Timing.Heartbeat = d.Heartbeat
 	}
 	if d.Budget.Tokens > 0 {
-		cfg.Budget = d.Budget
+		cfg.Calls.Budget = d.Budget
 	}
 	asm, err := d.Prompt(opts)
 	if err != nil {
 		return cfg, err
 	}
 	cfg.Prompt = asm
-	if d.RAG.Enabled && cfg.Memory != nil {
-		cfg.MemoryK = d.RAG.Limit
+	if d.RAG.Enabled && cfg.Memory.LongTerm != nil {
+		cfg.Memory.K = d.RAG.Limit
 		if q := strings.TrimSpace(d.RAG.QueryTemplate); q != "" {
-			cfg.MemoryQuery = func(*prompt.View) string { return q }
+			cfg.Memory.Query = func(*prompt.View) string { return q }
 		}
 	}
-	cfg.WorkingMemory = existence.WorkingMemory{Enabled: d.WorkingMemory.Enabled, MaxBytes: d.WorkingMemory.MaxBytes}
-	cfg.Cycle = nil
+	cfg.Memory.Working = existence.WorkingMemory{Enabled: d.WorkingMemory.Enabled, MaxBytes: d.WorkingMemory.MaxBytes}
+	cfg.Calls.Cycle = nil
 	if d.Workflow != nil {
 		w := *d.Workflow
 		w.Actions = opts.Actions
@@ -82,7 +82,7 @@ func (d *Definition) Config(base existence.Config, opts ConfigOptions) (existenc
 		if err != nil {
 			return cfg, fmt.Errorf("%s: %w", d.File, err)
 		}
-		cfg.Cycle = s
+		cfg.Calls.Cycle = s
 	}
 	cfg.Commissioning = nil
 	if d.Bootstrap != "" {

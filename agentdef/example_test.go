@@ -36,7 +36,7 @@ func Example() {
 		if _, err := rn.Add(context.Background(), cfg); err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("%s (%s): workflow %v, working memory %v\n", cfg.ID, cfg.Name, cfg.Cycle != nil, cfg.WorkingMemory.Enabled)
+		fmt.Printf("%s (%s): workflow %v, working memory %v\n", cfg.ID, cfg.Name, cfg.Calls.Cycle != nil, cfg.Memory.Working.Enabled)
 	}
 	// Output:
 	// ignored: starting_scrip

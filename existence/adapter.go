@@ -22,8 +22,8 @@ var _ wire.Agent = adapter{}
 
 func (x adapter) ID() string                         { return x.a.ID() }
 func (x adapter) Name() string                       { return x.a.Name() }
-func (x adapter) Heartbeat() time.Duration           { return x.a.cfg.Heartbeat }
-func (x adapter) Clock() clock.Clock                 { return x.a.cfg.Clock }
+func (x adapter) Heartbeat() time.Duration           { return x.a.cfg.Timing.Heartbeat }
+func (x adapter) Clock() clock.Clock                 { return x.a.cfg.Timing.Clock }
 func (x adapter) Log() *slog.Logger                  { return x.a.log }
 func (x adapter) Tick(ctx context.Context) error     { return x.a.Tick(ctx) }
 func (x adapter) WaitGoal(ctx context.Context) error { return x.a.WaitGoal(ctx) }
@@ -67,7 +67,7 @@ func (x adapter) Reached() (done bool, goal <-chan struct{}) {
 	a := x.a
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	reached := a.cfg.MaxCycles > 0 && a.cycles >= a.cfg.MaxCycles
+	reached := a.cfg.Timing.MaxCycles > 0 && a.cycles >= a.cfg.Timing.MaxCycles
 	done = reached && a.state.Identity.ActiveGoal() == nil
 	if r := a.running.Load(); reached && !done && r != nil {
 		goal = r.done
@@ -101,7 +101,7 @@ func (x adapter) SetHooks(wake, trigger func()) {
 
 // NotifyShared asks for a cycle now when the agent sees board b.
 func (x adapter) NotifyShared(b *identity.SharedBoard) {
-	if x.a.cfg.SharedSlots == b {
+	if x.a.cfg.Memory.SharedSlots == b {
 		x.a.notifyCycle()
 	}
 }

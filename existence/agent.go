@@ -25,12 +25,9 @@ import (
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/llm/ctxwindow"
 	"github.com/existence-loop/sdk/llm/middleware"
-	"github.com/existence-loop/sdk/memory"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/slot"
 	"github.com/existence-loop/sdk/store/memstore"
-	"github.com/existence-loop/sdk/suffering"
-	"github.com/existence-loop/sdk/task"
 )
 
 // Defaults of [Config].
@@ -65,208 +62,6 @@ const (
 // maxNewStressors is how many of a response's new stressors are added per
 // cycle (spec §3).
 const maxNewStressors = 2
-
-// Config configures an [Agent]. Only ID, Name and Model are required.
-type Config struct {
-	// ID is the agent id (see [identity.ValidateID]), e.g. "scout".
-	ID string
-	// Name is the display name, e.g. "Cedar": 1–64 characters of
-	// letters, digits, single spaces and - _ . ' ’ ([identity.ValidateName];
-	// other agents read it inside the prompt's markers). It seeds a new
-	// identity; a stored identity keeps its own name (Name is used only
-	// when the stored one is empty).
-	Name string
-	// Traits (e.g. "curious") and Domains (areas of work, e.g. "writing")
-	// seed a new identity; a stored identity keeps its own. The identity's
-	// domains also feed the anticipatory signal ([event.Anticipation],
-	// spec §4).
-	Traits  []string
-	Domains []string
-
-	// Model answers existence cycles (required): an adapter such as
-	// llm/ollama, or a chain built with [middleware.Fallback]. The agent wraps it,
-	// innermost first, with the runner's latency meter (when run by a
-	// [runner.Runner]: its [middleware.AdaptiveLimit]), [middleware.Trace] (a chat span per
-	// attempt, with TracerProvider), an observer (an [event.ModelCall] per
-	// attempt, its tokens counted in [Status].Usage and against the
-	// budgets), [middleware.WithTimeout] (CallTimeout), the runner's
-	// [middleware.Limiter] (when run by a [runner.Runner], and only for cycles run with
-	// [Agent.Tick] directly: the cycles the runner schedules are bounded
-	// by its lanes instead), [middleware.WithRetry] (Retry) and [middleware.WithRepair]
-	// (one repair follow-up per cycle, unless NoRepair).
-	Model llm.Model
-	// ExecutorModel is the model executors use to pursue goals (default
-	// Model). The agent wraps it like Model, without the repair and with
-	// the budget's hold outermost (a call waits while a [budget.Budget] is
-	// spent), and hands it to the executor as [Assignment].Model, so that
-	// executor calls are observed, traced, time-limited, bounded, retried
-	// and budgeted the same way.
-	ExecutorModel llm.Model
-	// Store persists the agent's state; default an in-memory store
-	// ([memstore.Store]). Durable stores are in store/filestore,
-	// store/sqlitestore and store/pgstore. If the store is an
-	// [identity.Locker] (all three are), the agent holds the agent's lock
-	// from [New] until [Agent.Close]; [New] fails with an error matching
-	// [identity.ErrLocked] while another process runs the agent.
-	Store identity.Store
-	// Prompt assembles the existence prompt; default prompt.New with
-	// [prompt.DefaultSituation] and no world text.
-	Prompt *prompt.Assembler
-	// Executor pursues chosen goals; default [Immediate].
-	Executor Executor
-	// Tasks is the optional queue of externally assigned tasks (spec §2
-	// row 1): an store/taskqueue Queue, or a database-backed queue.
-	Tasks task.Source
-	// Clock is the time source; default [clock.System].
-	Clock clock.Clock
-	// Heartbeat is the tick interval of [Agent.Run]; default 6 s.
-	Heartbeat time.Duration
-	// CallTimeout bounds one model attempt; default 180 s, as in the
-	// original (spec §7).
-	CallTimeout time.Duration
-	// Retry is the retry policy of the cycle's model calls; the zero value
-	// copies the original: 3 attempts, 10 s after a 503, 5 s otherwise
-	// (with exponential backoff and jitter). Attempts: 1 disables retries.
-	Retry middleware.RetryPolicy
-	// CycleTimeout bounds a whole cycle's model exchange, retries and
-	// repair included; default 10 minutes.
-	CycleTimeout time.Duration
-	// GoalTimeout bounds the pursuit of one goal: when it passes, the
-	// executor's context ends and an executor that honours it returns
-	// (toolloop records the goal ABANDONED); default 30 minutes. Goals take
-	// 15–60 s in practice (spec §1). MaxGoalDuration (2 minutes by default)
-	// usually ends a goal first: to let goals run longer, raise both.
-	GoalTimeout time.Duration
-	// MaxGoalDuration abandons a goal still being pursued this long after
-	// its executor started, measured on Clock: stall rule
-	// "goal_span", checked at every tick, so the goal ends at the
-	// first heartbeat past the limit. 0 means [DefaultMaxGoalDuration]
-	// (2 minutes), negative disables the rule. Stated in time, the rule
-	// does not depend on Heartbeat: a 300 ms heartbeat abandons no more
-	// goals than the default 6 s.
-	MaxGoalDuration time.Duration
-	// MaxCycles stops [Agent.Run] after this many existence cycles (and
-	// their goals); 0 means run until the context ends.
-	MaxCycles int
-	// Limits are the identity and prompt caps; zero fields mean the spec's
-	// defaults.
-	Limits identity.Limits
-	// Temperature, Seed and MaxTokens are passed to the model on every
-	// existence cycle (see [llm.Request]): a nil Temperature or Seed is
-	// not sent. MaxTokens bounds the reply in tokens (0 means
-	// [DefaultMaxTokens], negative is an error); a reply cut at it (done
-	// reason "length") goes to the repair turn. Executors set their own.
-	Temperature *float64
-	Seed        *int
-	MaxTokens   int
-	// Annotator may append a note to each goal the agent chooses itself
-	// (see [GoalAnnotator]); nil means [OpinionConflict], the original's
-	// rule, and [NoAnnotation] turns it off.
-	Annotator GoalAnnotator
-	// NoRepair disables the one repair follow-up per cycle.
-	NoRepair bool
-	// Values carries application data for custom prompt sections.
-	Values *prompt.Values
-	// Memory is the agent's long-term memory (package memory), usually
-	// over the same store as its state (every SDK store holds memories).
-	// With it, the memory's events about the agent reach Observer (kinds
-	// memory_*), executors get it as [Assignment].Memory (toolloop stores
-	// each step's outcome, recalls before a goal and offers the remember
-	// and recall tools), and, when Prompt has the memories section
-	// (prompt.Memories), each cycle recalls MemoryK memories for
-	// MemoryQuery into it. One Memory serves any number of agents. Nil:
-	// no long-term memory.
-	Memory *memory.Memory
-	// MemoryQuery is the query of the memories recalled for the prompt's
-	// memories section; nil means the default: the assigned task's
-	// description when there is one, else the newest host message, else
-	// the last goal's objective and outcome ("", no recall, for an agent
-	// with none of these). It reads the
-	// View's Task, Host and Identity, under the agent's lock: it must be
-	// quick and must not call into the agent.
-	MemoryQuery func(v *prompt.View) string
-	// MemoryK is how many memories the memories section shows; 0 means
-	// 3, as the original's recall before planning.
-	MemoryK int
-	// Evidence returns what the application can observe about the
-	// agent's work for the suffering assessment (spec §4): its Artifacts,
-	// ArtifactsUsed, Outputs and Directed replace the counts the agent
-	// derives from the goal history; Completed, Failed and Stalled always
-	// come from the goal history. Optional.
-	Evidence func(id *identity.Identity) suffering.Evidence
-	// FailFast stops [Agent.Run] with a [*FailFastError] when a cycle's
-	// model call fails with a cause retrying can never fix (see
-	// [middleware.Permanent]: the model is missing, the credentials are refused).
-	// By default the agent keeps going on the fallback goal, as the
-	// original does: the loop never stops because of a model failure
-	// (spec §1, §6).
-	FailFast bool
-	// FreshOnCorrupt makes [New] quarantine a corrupt stored state (when
-	// the store is an [identity.Quarantiner]) and start a new identity.
-	// By default a corrupt state is an error (matching
-	// [identity.ErrCorrupt]) and nothing starts.
-	FreshOnCorrupt bool
-	// Observer receives every event; Logger receives diagnostics (default
-	// slog.Default()).
-	Observer event.Observer
-	Logger   *slog.Logger
-
-	// MaxSlots caps the agent's own board of slots (see [Agent.PostSlot]);
-	// 0 means slot.DefaultMax (20). Beyond it the least important slot is
-	// dropped, with an [event.SlotDropped].
-	MaxSlots int
-	// SharedSlots is a board of slots the agent sees next to its own,
-	// shared with other agents and processes (an identity.SharedBoard;
-	// cmd/internal/storespec.SharedSlots opens the one a store keeps). A
-	// Runner's agents default to runner.Config.SharedSlots; nil: none.
-	SharedSlots *identity.SharedBoard
-	// Minds are the agent's background jobs ([Mind]): each runs while the
-	// agent runs ([Agent.Run], or its Runner's Run, in real time) and posts
-	// to the agent's own board. A mind that fails is reported
-	// ([event.MindFailed]) with a failed slot and runs again after a
-	// backoff; it never stops the agent.
-	Minds []Mind
-
-	// Budget is the agent's token budget over a sliding window (see
-	// [budget.Budget]); the zero value is none. While it is spent, autonomy
-	// cycles and executor calls wait for it to refill (one
-	// [event.BudgetExhausted] each time), and the priority lane may draw on
-	// its Reserve. Cycles run with [Agent.Tick] directly are not held.
-	Budget budget.Budget
-	// TracerProvider, when set, makes OpenTelemetry spans following the
-	// GenAI semantic conventions: an invoke_agent span per existence
-	// cycle and per goal (the goal's a child of the cycle that chose it),
-	// a chat span per model attempt ([middleware.Trace]) and, through
-	// existence/toolloop, an execute_tool span per tool call; each carries
-	// gen_ai.agent.id and gen_ai.agent.name. The instrumentation scope is
-	// "github.com/existence-loop/sdk/existence". Beyond the GenAI
-	// conventions, the invoke_agent spans carry existence.phase ("cycle"
-	// or "goal"), existence.lane (a cycle's scheduler lane, "autonomy" or
-	// "priority"), existence.goal.id, existence.goal.status (how a goal
-	// ended: DONE, FAILED, ABANDONED), existence.fallback (a cycle that
-	// used the spec §6 fallback goal) with existence.fallback.cause (its
-	// failure class), and, with TraceContent only, existence.goal (the
-	// goal's text). Nil means no tracing (pass otel.GetTracerProvider() to
-	// use the global provider).
-	TracerProvider trace.TracerProvider
-	// TraceContent records prompts, replies, goals and tool arguments and
-	// results on the spans (gen_ai.input.messages and the like). Off by
-	// default: they hold what the agent knows and what it was told.
-	TraceContent bool
-
-	// WorkingMemory lets the agent keep a working memory of its own (see
-	// [WorkingMemory]); off by default. When on, [New] places the
-	// working memory section ([prompt.WorkingMemorySection]) before the
-	// directive of Prompt, unless Prompt already has it.
-	WorkingMemory WorkingMemory
-	// Cycle, when set, produces each existence cycle's reply in place of
-	// the one model call on the existence prompt: a workflow of steps
-	// (package existence/workflow). Nil: the existence prompt, unchanged.
-	Cycle CycleStrategy
-	// Commissioning, when set, runs GSV's commissioning ceremony on the
-	// agent's first run (see [Commissioning]); nil: none.
-	Commissioning *Commissioning
-}
 
 // Agent is one existence-loop agent: an identity, a suffering state, a
 // prompt assembler, a model, a store and an executor. Create it with [New];
@@ -308,7 +103,7 @@ type Agent struct {
 	usage        usageBook
 
 	laneModel     llm.Model                     // for cycles run by the scheduler: model without the limiter
-	stepModel     llm.Model                     // for Config.Cycle: the cycle model without repair
+	stepModel     llm.Model                     // for Config.Calls.Cycle: the cycle model without repair
 	laneStepModel llm.Model                     // stepModel without the limiter, for cycles run by the scheduler
 	wakeHook      atomic.Pointer[func()]        // asks the scheduler for a priority cycle
 	prefix        atomic.Pointer[string]        // the last cycle prompt's stable prefix (prompt.LayoutCache), nil for none
@@ -359,7 +154,7 @@ func newAgent(ctx context.Context, cfg Config, w wire.Hooks) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("existence: Config.Model is required")
 	}
-	if err := cfg.Budget.Validate(); err != nil {
+	if err := cfg.Calls.Budget.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Store == nil {
@@ -371,43 +166,43 @@ func newAgent(ctx context.Context, cfg Config, w wire.Hooks) (*Agent, error) {
 	if cfg.Executor == nil {
 		cfg.Executor = Immediate
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System
+	if cfg.Timing.Clock == nil {
+		cfg.Timing.Clock = clock.System
 	}
-	if cfg.Heartbeat <= 0 {
-		cfg.Heartbeat = DefaultHeartbeat
+	if cfg.Timing.Heartbeat <= 0 {
+		cfg.Timing.Heartbeat = DefaultHeartbeat
 	}
-	if cfg.CycleTimeout <= 0 {
-		cfg.CycleTimeout = defaultCycleTimeout
+	if cfg.Timing.CycleTimeout <= 0 {
+		cfg.Timing.CycleTimeout = defaultCycleTimeout
 	}
-	if cfg.GoalTimeout <= 0 {
-		cfg.GoalTimeout = DefaultGoalTimeout
+	if cfg.Timing.GoalTimeout <= 0 {
+		cfg.Timing.GoalTimeout = DefaultGoalTimeout
 	}
-	if cfg.CallTimeout <= 0 {
-		cfg.CallTimeout = middleware.DefaultTimeout
+	if cfg.Timing.CallTimeout <= 0 {
+		cfg.Timing.CallTimeout = middleware.DefaultTimeout
 	}
 	switch {
-	case cfg.MaxTokens < 0:
-		return nil, fmt.Errorf("existence: Config.MaxTokens is negative (%d)", cfg.MaxTokens)
-	case cfg.MaxTokens == 0:
-		cfg.MaxTokens = DefaultMaxTokens
+	case cfg.Calls.MaxTokens < 0:
+		return nil, fmt.Errorf("existence: Config.MaxTokens is negative (%d)", cfg.Calls.MaxTokens)
+	case cfg.Calls.MaxTokens == 0:
+		cfg.Calls.MaxTokens = DefaultMaxTokens
 	}
 	cfg.Limits = cfg.Limits.WithDefaults()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.MaxSlots <= 0 {
-		cfg.MaxSlots = slot.DefaultMax
+	if cfg.Memory.MaxSlots <= 0 {
+		cfg.Memory.MaxSlots = slot.DefaultMax
 	}
 	if err := checkMinds(cfg.Minds); err != nil {
 		return nil, err
 	}
-	if cfg.WorkingMemory.Enabled {
-		if cfg.WorkingMemory.MaxBytes < 0 {
-			return nil, fmt.Errorf("existence: Config.WorkingMemory.MaxBytes is negative (%d)", cfg.WorkingMemory.MaxBytes)
+	if cfg.Memory.Working.Enabled {
+		if cfg.Memory.Working.MaxBytes < 0 {
+			return nil, fmt.Errorf("existence: Config.WorkingMemory.MaxBytes is negative (%d)", cfg.Memory.Working.MaxBytes)
 		}
-		if cfg.WorkingMemory.MaxBytes == 0 {
-			cfg.WorkingMemory.MaxBytes = DefaultWorkingMemoryBytes
+		if cfg.Memory.Working.MaxBytes == 0 {
+			cfg.Memory.Working.MaxBytes = DefaultWorkingMemoryBytes
 		}
 		if err := ensureSection(cfg.Prompt, prompt.WorkingMemorySection(), prompt.SectionDirective, false); err != nil {
 			return nil, fmt.Errorf("existence: the working memory section: %w", err)
@@ -419,8 +214,8 @@ func newAgent(ctx context.Context, cfg Config, w wire.Hooks) (*Agent, error) {
 		log:  cfg.Logger.With("agent", cfg.ID),
 		wake: make(chan struct{}, 1),
 	}
-	a.started = cfg.Clock.Now()
-	a.budget = wire.NewBudgetState(budget.ScopeAgent, cfg.Budget)
+	a.started = cfg.Timing.Clock.Now()
+	a.budget = wire.NewBudgetState(budget.ScopeAgent, cfg.Calls.Budget)
 	if cfg.TracerProvider != nil {
 		a.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}
@@ -446,10 +241,10 @@ func newAgent(ctx context.Context, cfg Config, w wire.Hooks) (*Agent, error) {
 	}
 	a.subscribeMemory()
 
-	if cfg.ExecutorModel == nil {
-		cfg.ExecutorModel = cfg.Model
+	if cfg.Calls.ExecutorModel == nil {
+		cfg.Calls.ExecutorModel = cfg.Model
 	}
-	a.buildModels(cfg.ExecutorModel)
+	a.buildModels(cfg.Calls.ExecutorModel)
 	return a, nil
 }
 
@@ -507,7 +302,7 @@ func (a *Agent) abandon() {
 }
 
 func (a *Agent) load(ctx context.Context) (*identity.AgentState, error) {
-	now := a.cfg.Clock.Now()
+	now := a.cfg.Timing.Clock.Now()
 	st, err := a.cfg.Store.Load(ctx, a.cfg.ID)
 	switch {
 	case err == nil:
@@ -541,7 +336,7 @@ func (a *Agent) load(ctx context.Context) (*identity.AgentState, error) {
 		st.Inbox = st.Inbox[n:]
 		a.emit(event.Event{Kind: event.StateTrimmed, Text: fmt.Sprintf("inbox: dropped the %d oldest messages over the cap of %d", n, a.cfg.Limits.Inbox)})
 	}
-	if cut := trimSlots(st, a.cfg.MaxSlots); cut != "" {
+	if cut := trimSlots(st, a.cfg.Memory.MaxSlots); cut != "" {
 		a.emit(event.Event{Kind: event.StateTrimmed, Text: cut})
 	}
 	return st, nil
@@ -580,7 +375,7 @@ func (a *Agent) Cycles() int {
 // current goal has ended. Only a person's message preempts a goal.
 func (a *Agent) DeliverToInbox(ctx context.Context, m identity.AgentMessage) error {
 	if m.At.IsZero() {
-		m.At = a.cfg.Clock.Now()
+		m.At = a.cfg.Timing.Clock.Now()
 	}
 	a.mu.Lock()
 	a.state.Inbox = append(a.state.Inbox, m)
@@ -603,7 +398,7 @@ func (a *Agent) DeliverToInbox(ctx context.Context, m identity.AgentMessage) err
 // interrupts the goal (ABANDONED, "interrupted by a host message") and runs
 // an existence cycle at once; [Agent.Run] ticks immediately.
 func (a *Agent) SayAsHost(ctx context.Context, text string) error {
-	m := identity.AgentMessage{From: "host", Text: text, At: a.cfg.Clock.Now()}
+	m := identity.AgentMessage{From: "host", Text: text, At: a.cfg.Timing.Clock.Now()}
 	a.mu.Lock()
 	a.state.Host = append(a.state.Host, m)
 	notePresence(a.state, m.At)
@@ -667,7 +462,7 @@ func saveContext(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // saveLocked persists the state; a.mu must be held.
 func (a *Agent) saveLocked(ctx context.Context) error {
-	a.state.UpdatedAt = a.cfg.Clock.Now()
+	a.state.UpdatedAt = a.cfg.Timing.Clock.Now()
 	if err := a.cfg.Store.Save(ctx, a.state); err != nil {
 		err = fmt.Errorf("existence: save %s: %w", a.cfg.ID, err)
 		a.log.Error("save failed", "err", err)
@@ -680,7 +475,7 @@ func (a *Agent) saveLocked(ctx context.Context) error {
 // queue records an event to emit once a.mu is released; a.mu must be held.
 func (a *Agent) queue(e event.Event) {
 	if e.Time.IsZero() {
-		e.Time = a.cfg.Clock.Now()
+		e.Time = a.cfg.Timing.Clock.Now()
 	}
 	a.pending = append(a.pending, e)
 }
@@ -703,7 +498,7 @@ func (a *Agent) emit(e event.Event) {
 		return
 	}
 	if e.Time.IsZero() {
-		e.Time = a.cfg.Clock.Now()
+		e.Time = a.cfg.Timing.Clock.Now()
 	}
 	e.AgentID, e.Agent = a.cfg.ID, a.Name()
 	if e.Err != nil && e.Error == "" {
@@ -744,14 +539,14 @@ func (a *Agent) onAttempt(c *event.ModelCallInfo, err error) {
 // the cycle keeps most of its budget for its own prompt, so none is made
 // when the definitions would take more than half of it.
 func (a *Agent) window(ctx context.Context) (prompt.Budget, []llm.ToolDef) {
-	ctx, cancel := context.WithTimeoutCause(ctx, a.cfg.CallTimeout, llm.ErrTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, a.cfg.Timing.CallTimeout, llm.ErrTimeout)
 	defer cancel()
 	tools := a.toolOffer()
 	w, est, err := llm.ContextWindowOf(ctx, a.cfg.Model)
 	if err != nil || w <= 0 {
 		return prompt.Budget{}, tools
 	}
-	reserve := ctxwindow.Reserve(&llm.Request{MaxTokens: a.cfg.MaxTokens}, 0, w)
+	reserve := ctxwindow.Reserve(&llm.Request{MaxTokens: a.cfg.Calls.MaxTokens}, 0, w)
 	b := prompt.Budget{MaxTokens: max(w-reserve-2*llm.MessageOverhead, 1), Count: est.Tokens}
 	if len(tools) > 0 {
 		cost := est.Request(&llm.Request{Tools: tools}) - est.Request(&llm.Request{})
@@ -770,7 +565,7 @@ func (a *Agent) toolOffer() []llm.ToolDef {
 	if !ok || a.cfg.Prompt == nil || !a.cfg.Prompt.Config().Layout.Cache() {
 		return nil
 	}
-	return offer.ToolDefs(Assignment{AgentID: a.cfg.ID, AgentName: a.Name(), Memory: a.cfg.Memory})
+	return offer.ToolDefs(Assignment{AgentID: a.cfg.ID, AgentName: a.Name(), Memory: a.cfg.Memory.LongTerm})
 }
 
 // newGoalID returns a unique, time-sortable goal id.

@@ -76,10 +76,10 @@ func (f *fixture) config(cfg existence.Config) existence.Config {
 	if cfg.Store == nil {
 		cfg.Store = f.store
 	}
-	cfg.Clock = f.clock
+	cfg.Timing.Clock = f.clock
 	cfg.Observer = f.rec.Observe
 	cfg.Logger = slog.New(slog.DiscardHandler)
-	cfg.Retry = middleware.RetryPolicy{Attempts: 1}
+	cfg.Calls.Retry = middleware.RetryPolicy{Attempts: 1}
 	return cfg
 }
 
@@ -279,7 +279,7 @@ func TestTruncatedReplyWithCompleteObjectIsSalvaged(t *testing.T) {
 
 func TestCycleTimeoutFallsBack(t *testing.T) {
 	f := newFixture(llmtest.Reply{Hang: true})
-	a := f.agent(t, existence.Config{Executor: blockingExecutor(), CallTimeout: 20 * time.Millisecond})
+	a := f.agent(t, existence.Config{Executor: blockingExecutor(), Timing: existence.TimingConfig{CallTimeout: 20 * time.Millisecond}})
 	require.NoError(t, a.Tick(context.Background()))
 	fb := f.rec.Kind(event.Fallback)
 	require.Len(t, fb, 1)
@@ -300,7 +300,7 @@ func TestNoCycleWhileGoalActiveButSufferingEscalates(t *testing.T) {
 	require.NoError(t, f.store.Save(ctx, st))
 	// Reload the agent on the same store so the stressor is in its state.
 	// (MaxGoalDuration -1: the goal outlives the stall rule here.)
-	a = f.agent(t, existence.Config{Executor: exec, MaxGoalDuration: -1})
+	a = f.agent(t, existence.Config{Executor: exec, Timing: existence.TimingConfig{MaxGoalDuration: -1}})
 
 	for range 10 {
 		f.clock.Advance(6 * time.Second)
@@ -357,7 +357,7 @@ func TestExecutorErrorsAndPanicsFailTheGoal(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(goalReply(t, "g"))
-			a := f.agent(t, existence.Config{Executor: tt.exec, MaxCycles: 1})
+			a := f.agent(t, existence.Config{Executor: tt.exec, Timing: existence.TimingConfig{MaxCycles: 1}})
 			tick(t, a)
 			require.NoError(t, a.Tick(context.Background()))
 			g := a.State().Identity.Goals[0]
@@ -387,7 +387,7 @@ func TestHostMessageInterruptsGoal(t *testing.T) {
 
 func TestInboxEmptiedOnlyWhenTheModelRead(t *testing.T) {
 	f := newFixture(llmtest.Reply{Err: llm.StatusError{Provider: "ollama", StatusCode: 400}}, goalReply(t, "reply to Cipher"))
-	a := f.agent(t, existence.Config{MaxCycles: 2})
+	a := f.agent(t, existence.Config{Timing: existence.TimingConfig{MaxCycles: 2}})
 	ctx := context.Background()
 	require.NoError(t, a.DeliverToInbox(ctx, identity.AgentMessage{From: "Cipher", Text: "I found a bug in your map"}))
 	tick(t, a) // fallback: the model never read the message
@@ -418,9 +418,9 @@ func TestCrisisTellsPeersAndResetsAfterThreeCycles(t *testing.T) {
 	t.Cleanup(func() { r.Close() })
 	fake := llmtest.NewFake(goalReply(t, "examine myself"))
 	fake.Repeat = true
-	cedar, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: fake, Retry: middleware.RetryPolicy{Attempts: 1}})
+	cedar, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: fake, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 	require.NoError(t, err)
-	cipher, err := r.Add(ctx, existence.Config{ID: "analyst", Name: "Cipher", Model: llmtest.NewFake(), Executor: blockingExecutor(), MaxCycles: 0})
+	cipher, err := r.Add(ctx, existence.Config{ID: "analyst", Name: "Cipher", Model: llmtest.NewFake(), Executor: blockingExecutor(), Timing: existence.TimingConfig{MaxCycles: 0}})
 	require.NoError(t, err)
 	_ = cipher
 
@@ -517,7 +517,7 @@ func TestRestartResumesGoalAndEscalatesAcrossDowntime(t *testing.T) {
 	require.NoError(t, err)
 	clock := existencetest.NewClock(t0)
 	ctx := context.Background()
-	cfg := existence.Config{ID: "scout", Name: "Cedar", Store: store, Clock: clock, Model: llmtest.NewFake(goalReply(t, "long goal")), Executor: blockingExecutor(), Retry: middleware.RetryPolicy{Attempts: 1}}
+	cfg := existence.Config{ID: "scout", Name: "Cedar", Store: store, Timing: existence.TimingConfig{Clock: clock}, Model: llmtest.NewFake(goalReply(t, "long goal")), Executor: blockingExecutor(), Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}}
 
 	a, err := existence.New(ctx, cfg)
 	require.NoError(t, err)
@@ -607,7 +607,7 @@ func TestAssignedTaskBecomesTheGoal(t *testing.T) {
 	q := taskqueue.NewMemory(taskqueue.Options{Now: f.clock.Now})
 	tk, err := q.Submit(ctx, "summarise design/ in one page", "scout")
 	require.NoError(t, err)
-	a := f.agent(t, existence.Config{Tasks: q, MaxCycles: 1})
+	a := f.agent(t, existence.Config{Tasks: q, Timing: existence.TimingConfig{MaxCycles: 1}})
 
 	tick(t, a)
 	p := f.model.Requests()[0].Messages[0].Content
@@ -676,7 +676,7 @@ func TestRunTicksEveryHeartbeatUntilCanceledAndSaves(t *testing.T) {
 
 func TestRunStopsAfterMaxCycles(t *testing.T) {
 	f := newFixture(goalReply(t, "g1"), goalReply(t, "g2"))
-	cfg := f.config(existence.Config{MaxCycles: 2, Heartbeat: time.Hour})
+	cfg := f.config(existence.Config{Timing: existence.TimingConfig{MaxCycles: 2, Heartbeat: time.Hour}})
 	chosen := chosenGoals(&cfg)
 	a, err := existence.New(context.Background(), cfg)
 	require.NoError(t, err)
@@ -844,7 +844,7 @@ func (s *failingStore) Save(ctx context.Context, st *identity.AgentState) error 
 func TestSaveFailureDoesNotStopTheLoop(t *testing.T) {
 	f := newFixture(goalReply(t, "g1"), goalReply(t, "g2"))
 	store := &failingStore{Store: memstore.New()}
-	a := f.agent(t, existence.Config{Store: store, MaxCycles: 2})
+	a := f.agent(t, existence.Config{Store: store, Timing: existence.TimingConfig{MaxCycles: 2}})
 	store.fail = true
 	ctx := context.Background()
 	err := a.Tick(ctx)
@@ -911,7 +911,7 @@ func TestOutcomeDiscoveriesAndArtifacts(t *testing.T) {
 		}
 		return existence.Outcome{Status: identity.Done, Summary: "read it", Discoveries: []identity.Discovery{{Text: `scout/map.md: "# Map"`, Source: "scout/map.md"}}}, nil
 	})
-	a := f.agent(t, existence.Config{Executor: exec, MaxCycles: 2})
+	a := f.agent(t, existence.Config{Executor: exec, Timing: existence.TimingConfig{MaxCycles: 2}})
 	tick(t, a)
 	f.clock.Advance(time.Minute)
 	tick(t, a)
@@ -971,7 +971,7 @@ func TestGoalTimeoutEndsTheExecutorsContext(t *testing.T) {
 		return existence.Outcome{Status: identity.Done}, nil
 	})
 	before := time.Now()
-	a := f.agent(t, existence.Config{Executor: exec, GoalTimeout: time.Hour})
+	a := f.agent(t, existence.Config{Executor: exec, Timing: existence.TimingConfig{GoalTimeout: time.Hour}})
 	tick(t, a)
 	assert.WithinDuration(t, before.Add(time.Hour), deadline, time.Minute)
 }

@@ -136,7 +136,7 @@ func BenchmarkTick(b *testing.B) {
 	if err := store.Save(context.Background(), benchState()); err != nil {
 		b.Fatal(err)
 	}
-	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Store: store, Retry: middleware.RetryPolicy{Attempts: 1}})
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Store: store, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 	if err != nil {
 		b.Fatal(err)
 	}

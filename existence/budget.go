@@ -37,7 +37,7 @@ func (a *Agent) chargeEmbed(tokens int) {
 		return
 	}
 	model := ""
-	if m := a.cfg.Memory; m != nil && m.Embedder() != nil {
+	if m := a.cfg.Memory.LongTerm; m != nil && m.Embedder() != nil {
 		model = m.Embedder().Model()
 	}
 	if model == "" {
@@ -53,7 +53,7 @@ func (a *Agent) chargeTokens(n int64) {
 	if n <= 0 || (a.budget == nil && a.wire.Shared == nil) {
 		return
 	}
-	now := a.cfg.Clock.Now()
+	now := a.cfg.Timing.Clock.Now()
 	for _, st := range []*budget.Status{a.budget.Charge(now, n), a.wire.Shared.Charge(now, n)} {
 		if st != nil {
 			a.emit(event.Event{Kind: event.BudgetExhausted, Budget: st, Text: st.Summary()})
@@ -74,14 +74,14 @@ func (a *Agent) waitBudget(ctx context.Context) error {
 		lane = wire.LanePriority
 	}
 	for {
-		now := a.cfg.Clock.Now()
+		now := a.cfg.Timing.Clock.Now()
 		until := a.budgetHold(lane, now)
 		if until.IsZero() || !until.After(now) {
 			return nil
 		}
 		a.budgetWaits.Add(1)
-		err := sleepClock(ctx, a.cfg.Clock, until.Sub(now))
-		a.budgetWaited.Add(int64(a.cfg.Clock.Now().Sub(now)))
+		err := sleepClock(ctx, a.cfg.Timing.Clock, until.Sub(now))
+		a.budgetWaited.Add(int64(a.cfg.Timing.Clock.Now().Sub(now)))
 		a.budgetWaits.Add(-1)
 		if err != nil {
 			return err

@@ -48,7 +48,7 @@ func budgetRun(t *testing.T, n int, cfg runner.Config, agent existence.Config) (
 	for i := range n {
 		c := agent
 		c.ID, c.Name = fmt.Sprintf("a%d", i), fmt.Sprintf("A%d", i)
-		c.Model, c.Retry = tokenModel{latency: 2 * time.Second}, middleware.RetryPolicy{Attempts: 1}
+		c.Model, c.Calls.Retry = tokenModel{latency: 2 * time.Second}, middleware.RetryPolicy{Attempts: 1}
 		_, err := r.Add(context.Background(), c)
 		require.NoError(t, err)
 	}
@@ -184,8 +184,8 @@ func TestBudgetExecutorWaits(t *testing.T) {
 		mu.Unlock()
 		return existence.Outcome{Status: identity.Done, Summary: "notes written"}, nil
 	})
-	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Clock: clock, Executor: exec,
-		Observer: rec.Observe, Budget: budget.Budget{Tokens: 1000, Window: time.Minute}, Retry: middleware.RetryPolicy{Attempts: 1}})
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Timing: existence.TimingConfig{Clock: clock}, Executor: exec,
+		Observer: rec.Observe, Calls: existence.CallConfig{Budget: budget.Budget{Tokens: 1000, Window: time.Minute}, Retry: middleware.RetryPolicy{Attempts: 1}}})
 	require.NoError(t, err)
 	defer a.Close()
 	require.NoError(t, a.Tick(context.Background()))
@@ -236,7 +236,7 @@ func TestParseBudget(t *testing.T) {
 			assert.Equal(t, got, back, "String round-trips")
 		}
 	}
-	_, err := existence.New(context.Background(), existence.Config{ID: "x", Name: "X", Model: llmtest.NewFake(), Budget: budget.Budget{Tokens: 5}})
+	_, err := existence.New(context.Background(), existence.Config{ID: "x", Name: "X", Model: llmtest.NewFake(), Calls: existence.CallConfig{Budget: budget.Budget{Tokens: 5}}})
 	assert.ErrorIs(t, err, budget.ErrInvalid)
 }
 
@@ -245,7 +245,7 @@ func TestParseBudget(t *testing.T) {
 func TestUsageEstimatedWhenTheServerGivesNoCounts(t *testing.T) {
 	fake := llmtest.NewFake(llmtest.Reply{Text: `{"action":"goal","content":"map the workspace","reasoning":"r"}`})
 	rec := &existencetest.Recorder{}
-	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Observer: rec.Observe, Retry: middleware.RetryPolicy{Attempts: 1}})
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Observer: rec.Observe, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 	require.NoError(t, err)
 	defer a.Close()
 	require.NoError(t, a.Tick(context.Background()))
@@ -279,9 +279,14 @@ func TestBudgetWaitIsNotAStall(t *testing.T) {
 		<-release // still working after the wait
 		return existence.Outcome{Status: identity.Done, Summary: "notes written"}, nil
 	})
-	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Clock: clock, Executor: exec,
-		Observer: rec.Observe, Budget: budget.Budget{Tokens: 1000, Window: time.Minute}, MaxGoalDuration: 30 * time.Second,
-		Retry: middleware.RetryPolicy{Attempts: 1}})
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Timing: existence.TimingConfig{
+		Clock:           clock,
+		MaxGoalDuration: 30 * time.Second,
+	}, Executor: exec,
+		Observer: rec.Observe, Calls: existence.CallConfig{
+			Budget: budget.Budget{Tokens: 1000, Window: time.Minute},
+			Retry:  middleware.RetryPolicy{Attempts: 1},
+		}})
 	require.NoError(t, err)
 	defer a.Close()
 	require.NoError(t, a.Tick(context.Background()))
@@ -316,8 +321,8 @@ func TestBudgetExhaustedOnceEachTime(t *testing.T) {
 	rec := &existencetest.Recorder{}
 	reply := llmtest.Reply{Text: `{"action":"goal","content":"write notes","reasoning":"r"}`, PromptTokens: 900, OutputTokens: 100}
 	fake := llmtest.NewFake(reply, reply, reply, reply, reply)
-	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Clock: clock, Observer: rec.Observe,
-		Budget: budget.Budget{Tokens: 1500, Window: time.Minute}, Retry: middleware.RetryPolicy{Attempts: 1}})
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: fake, Timing: existence.TimingConfig{Clock: clock}, Observer: rec.Observe,
+		Calls: existence.CallConfig{Budget: budget.Budget{Tokens: 1500, Window: time.Minute}, Retry: middleware.RetryPolicy{Attempts: 1}}})
 	require.NoError(t, err)
 	defer a.Close()
 	ctx := context.Background()

@@ -86,7 +86,7 @@ func (a *Agent) CompleteCommissioning(ctx context.Context, r CommissionReport) e
 	case n > MaxHumanChars:
 		return fmt.Errorf("%w: human: %d characters, at most %d", ErrCommissioning, n, MaxHumanChars)
 	}
-	now := a.cfg.Clock.Now()
+	now := a.cfg.Timing.Clock.Now()
 	a.mu.Lock()
 	if a.cfg.Commissioning == nil {
 		a.mu.Unlock()

@@ -10,7 +10,7 @@
 // An [Agent] combines an identity and suffering state (loaded from an
 // [identity.Store]), a [prompt.Assembler], an [llm.Model], and an
 // [Executor] that pursues goals. [New] loads or creates it; [Agent.Run]
-// ticks every [Config].Heartbeat (6 s by default) until its context ends:
+// ticks every [Config].Timing.Heartbeat (6 s by default) until its context ends:
 //
 //	agent, err := existence.New(ctx, existence.Config{
 //		ID:    "scout",
@@ -60,7 +60,7 @@
 // retry after a short wait. Every call carries its agent's id
 // ([pool.WithAgent]), by which a [pool.Pool] pins the agent to one server. Every call's tokens (the server's counts,
 // else estimates) are counted per agent and per model ([Status].Usage) and
-// against a token [budget.Budget] over a sliding window ([Config].Budget,
+// against a token [budget.Budget] over a sliding window ([Config].Calls.Budget,
 // [runner.Config].SharedBudget): while it is spent, autonomy cycles and
 // executor calls wait, coalescing heartbeats as a cooldown does, with one
 // [event.BudgetExhausted] each time; host messages and tasks may draw on
@@ -91,7 +91,7 @@
 // opinion-conflict check, spec §3).
 //
 // Stall rules, after the original's daemon, abandon a goal that goes
-// nowhere ("goal_span": still pursued [Config].MaxGoalDuration after
+// nowhere ("goal_span": still pursued [Config].Timing.MaxGoalDuration after
 // it started, 2 minutes by default, whatever the heartbeat; toolloop adds
 // the others), and a goal that
 // nearly repeats one of the last 10 goals (sharing at least 0.9 of its
@@ -100,13 +100,13 @@
 //
 // # Long-term memory
 //
-// [Config].Memory gives the agent a long-term memory (package memory): the
+// [Config].Memory.LongTerm gives the agent a long-term memory (package memory): the
 // memory's events about it reach the [event.Observer] (as [event.Memory], with
 // memory's own event in Event.Memory), executors receive it as
 // [Assignment].Memory (existence/toolloop stores every step's outcome,
 // recalls before each goal and offers remember and recall tools), and
 // when the prompt has the memories section (prompt.Memories) each cycle
-// recalls [Config].MemoryK memories for [Config].MemoryQuery
+// recalls [Config].Memory.K memories for [Config].Memory.Query
 // (by default the task, the host's message or the last goal).
 // A closed agent's memory cache is dropped, so that the next holder of
 // its lock or lease is the one writer.
@@ -117,9 +117,9 @@
 // GLaDOS): short reports with a status, a summary, an importance and a
 // confidence (0–1), the seconds until the next update, and notify_user.
 // [Agent.PostSlot] puts one on the agent's own board, kept with its state
-// ([Config].MaxSlots, the least important dropped first); a board shared
+// ([Config].Memory.MaxSlots, the least important dropped first); a board shared
 // by several agents and processes is an identity.SharedBoard
-// ([Config].SharedSlots, [runner.Config].SharedSlots,
+// ([Config].Memory.SharedSlots, [runner.Config].SharedSlots,
 // [runner.Runner.PostSharedSlot]). The prompt lists the slots where the
 // assembler places prompt.SlotsSection, most important first.
 //

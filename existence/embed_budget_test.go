@@ -45,7 +45,7 @@ func TestBudgetCountsEmbeddings(t *testing.T) {
 		return existence.Outcome{Status: identity.Done, Summary: "looked"}, nil
 	})
 	a, _, _ := memoryAgentWith(t, emb, true, model, func(c *existence.Config) {
-		c.Executor, c.Budget = exec, budget.Budget{Tokens: 1_000_000, Window: time.Hour}
+		c.Executor, c.Calls.Budget = exec, budget.Budget{Tokens: 1_000_000, Window: time.Hour}
 	})
 	outside := emb.calls.Load() // the memory stored before the agent: no agent caused it
 

@@ -36,12 +36,14 @@ func checkCycle(t *testing.T, tg engine.Target) {
 	require.NoError(t, err)
 	rec := &existencetest.Recorder{}
 	agent, err := existence.New(ctx, existence.Config{
-		ID:        "scout",
-		Name:      "Cedar",
-		Model:     m,
-		Seed:      llm.Ptr(11),
-		MaxTokens: 1000,
-		Observer:  rec.Observe,
+		ID:    "scout",
+		Name:  "Cedar",
+		Model: m,
+		Calls: existence.CallConfig{
+			Seed:      llm.Ptr(11),
+			MaxTokens: 1000,
+		},
+		Observer: rec.Observe,
 	})
 	require.NoError(t, err)
 	defer agent.Close()

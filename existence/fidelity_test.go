@@ -133,7 +133,7 @@ func crisisFixture(t *testing.T, replies ...llmtest.Reply) (*runner.Runner, *exi
 	r, err := runner.New(runner.Config{Store: store, Clock: clock})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
-	cedar, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: llmtest.NewFake(replies...), Retry: middleware.RetryPolicy{Attempts: 1}})
+	cedar, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: llmtest.NewFake(replies...), Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 	require.NoError(t, err)
 	_, err = r.Add(ctx, existence.Config{ID: "analyst", Name: "Cipher", Model: llmtest.NewFake(), Executor: blockingExecutor()})
 	require.NoError(t, err)

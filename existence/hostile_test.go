@@ -151,7 +151,7 @@ func TestCleanExitSavesWithoutError(t *testing.T) {
 			})
 			f := newFixture(goalReply(t, "write notes/index.md"), goalReply(t, "read notes/index.md"))
 			var logs syncBuffer
-			cfg := f.config(existence.Config{Executor: exec, Store: store, MaxCycles: tt.maxCycles})
+			cfg := f.config(existence.Config{Executor: exec, Store: store, Timing: existence.TimingConfig{MaxCycles: tt.maxCycles}})
 			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 			chosen := make(chan struct{}, 2)
 			cfg.Observer = func(e event.Event) {

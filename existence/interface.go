@@ -52,7 +52,7 @@ type Assignment struct {
 	Goal identity.Goal
 	// Task is the assigned task the goal pursues, or nil.
 	Task *prompt.Task
-	// Model is the agent's executor model (Config.ExecutorModel, else
+	// Model is the agent's executor model (Config.Calls.ExecutorModel, else
 	// Config.Model), wrapped like the agent's own: every call is an
 	// [event.ModelCall], bounded by CallTimeout and the runner's limit, and
 	// retried. Executors that call a model should use it.
@@ -61,7 +61,7 @@ type Assignment struct {
 	// agent's observer; the agent fills in time, id and name. It is never
 	// nil when the agent calls Execute.
 	Report func(event.Event)
-	// Memory is the agent's long-term memory ([Config].Memory), nil
+	// Memory is the agent's long-term memory ([Config].Memory.LongTerm), nil
 	// without one: existence/toolloop stores each step's outcome in it,
 	// recalls before the goal's first turn and offers the remember and
 	// recall tools. Its events reach the agent's observer.
@@ -116,7 +116,7 @@ type Outcome struct {
 	// Stall names the stall rule that abandoned the goal, a short
 	// snake_case code: the executor's own (existence/toolloop's
 	// "same_call", "no_progress", "step_budget") or the agent's
-	// "goal_span" ([Config].MaxGoalDuration); empty when no stall rule
+	// "goal_span" ([Config].Timing.MaxGoalDuration); empty when no stall rule
 	// fired.
 	Stall string
 }

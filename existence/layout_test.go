@@ -125,7 +125,7 @@ func TestCacheLayoutToolOfferWithinBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(goalReply(t, "map the workspace"))
 			var got existence.Assignment
-			a := f.agent(t, existence.Config{Model: windowed{Model: f.model, window: 4096}, MaxTokens: 1000, Executor: offering{got: &got, defs: tc.defs},
+			a := f.agent(t, existence.Config{Model: windowed{Model: f.model, window: 4096}, Calls: existence.CallConfig{MaxTokens: 1000}, Executor: offering{got: &got, defs: tc.defs},
 				Prompt: prompt.New(prompt.Config{World: "A shared world.", Situation: prompt.DefaultSituation, Layout: prompt.LayoutCache})})
 			tick(t, a)
 			reqs := f.model.Requests()

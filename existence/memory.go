@@ -18,11 +18,11 @@ func (a *Agent) onMemory(me memory.Event) {
 }
 
 // defaultMemoryK is how many memories the prompt's memories section shows
-// when [Config].MemoryK is 0: 3, as the original's recall before planning.
+// when [Config].Memory.K is 0: 3, as the original's recall before planning.
 const defaultMemoryK = 3
 
 // defaultMemoryQuery is the query of the memories recalled for the
-// existence prompt when [Config].MemoryQuery is nil: what the agent is
+// existence prompt when [Config].Memory.Query is nil: what the agent is
 // about to think about. It is the assigned task's description when there
 // is one, else the newest host message, else the last goal's objective
 // and outcome; "" (no recall) for an agent with none of these.
@@ -47,7 +47,7 @@ func defaultMemoryQuery(v *prompt.View) string {
 // prompt goes without memories. peek leaves the memories' access as it is
 // (a preview).
 func (a *Agent) promptMemories(ctx context.Context, task *prompt.Task, peek bool) []prompt.Memory {
-	m := a.cfg.Memory
+	m := a.cfg.Memory.LongTerm
 	if m == nil {
 		return nil
 	}
@@ -56,7 +56,7 @@ func (a *Agent) promptMemories(ctx context.Context, task *prompt.Task, peek bool
 	}
 	a.mu.Lock()
 	v := &prompt.View{Task: task, Identity: &a.state.Identity, Host: a.state.Host}
-	query := a.cfg.MemoryQuery
+	query := a.cfg.Memory.Query
 	if query == nil {
 		query = defaultMemoryQuery
 	}
@@ -65,7 +65,7 @@ func (a *Agent) promptMemories(ctx context.Context, task *prompt.Task, peek bool
 	if strings.TrimSpace(q) == "" {
 		return nil
 	}
-	k := a.cfg.MemoryK
+	k := a.cfg.Memory.K
 	if k <= 0 {
 		k = defaultMemoryK
 	}
@@ -75,7 +75,7 @@ func (a *Agent) promptMemories(ctx context.Context, task *prompt.Task, peek bool
 	got, err := m.Recall(ctx, a.cfg.ID, memory.Query{Text: q, K: k, Peek: peek})
 	if err != nil {
 		if ctx.Err() == nil {
-			a.onMemory(memory.Event{Kind: memory.EventError, AgentID: a.cfg.ID, Text: "recalling memories for the prompt", Err: err, Error: err.Error(), Time: a.cfg.Clock.Now()})
+			a.onMemory(memory.Event{Kind: memory.EventError, AgentID: a.cfg.ID, Text: "recalling memories for the prompt", Err: err, Error: err.Error(), Time: a.cfg.Timing.Clock.Now()})
 		}
 		return nil
 	}
@@ -89,7 +89,7 @@ func (a *Agent) promptMemories(ctx context.Context, task *prompt.Task, peek bool
 // subscribeMemory delivers the agent's memory events to its observer
 // until the agent releases its store.
 func (a *Agent) subscribeMemory() {
-	if m := a.cfg.Memory; m != nil {
+	if m := a.cfg.Memory.LongTerm; m != nil {
 		cancel := m.Subscribe(a.cfg.ID, a.onMemory)
 		a.memoryDone = func() {
 			cancel()

@@ -45,9 +45,9 @@ func memoryAgentWith(t *testing.T, emb llm.Embedder, section bool, model llm.Mod
 	}
 	rec := &existencetest.Recorder{}
 	cfg := existence.Config{
-		ID: "scout", Name: "Cedar", Model: model, Store: store, Memory: mem, Prompt: asm,
-		Clock: existencetest.NewClock(time.Date(2026, 4, 13, 12, 0, 0, 0, time.UTC)), Observer: rec.Observe,
-		Logger: slog.New(slog.DiscardHandler), Retry: middleware.RetryPolicy{Attempts: 1},
+		ID: "scout", Name: "Cedar", Model: model, Store: store, Memory: existence.MemoryConfig{LongTerm: mem}, Prompt: asm,
+		Timing: existence.TimingConfig{Clock: existencetest.NewClock(time.Date(2026, 4, 13, 12, 0, 0, 0, time.UTC))}, Observer: rec.Observe,
+		Logger: slog.New(slog.DiscardHandler), Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}},
 	}
 	if tweak != nil {
 		tweak(&cfg)

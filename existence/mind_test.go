@@ -94,7 +94,7 @@ func TestFailingMindBacksOffAndNeverStopsTheAgent(t *testing.T) {
 	r, err := runner.New(runner.Config{Store: memstore.New(), Clock: clock, Heartbeat: time.Hour, NoStagger: true, Observer: obs, Logger: discardLogger()})
 	require.NoError(t, err)
 	defer r.Close()
-	a, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: m, Minds: []existence.Mind{mind}, Retry: middleware.RetryPolicy{Attempts: 1}})
+	a, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: m, Minds: []existence.Mind{mind}, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -208,7 +208,7 @@ func TestMindModelCallsUseTheAutonomyLane(t *testing.T) {
 		AutonomyWorkers: 1, PriorityWorkers: 1, Logger: discardLogger(), Minds: []existence.Mind{mind}})
 	require.NoError(t, err)
 	defer r.Close()
-	_, err = r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: busy, Retry: middleware.RetryPolicy{Attempts: 1}})
+	_, err = r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: busy, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -217,7 +217,7 @@ func TestMindModelCallsUseTheAutonomyLane(t *testing.T) {
 	close(holding)
 	require.Eventually(t, func() bool { return r.Stats().Queued[runner.LaneAutonomy] == 1 }, 10*time.Second, time.Millisecond,
 		"the mind's call waits in the autonomy lane")
-	_, err = r.Add(ctx, existence.Config{ID: "analyst", Name: "Cipher", Model: answer, Retry: middleware.RetryPolicy{Attempts: 1}})
+	_, err = r.Add(ctx, existence.Config{ID: "analyst", Name: "Cipher", Model: answer, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 	require.NoError(t, err)
 	require.NoError(t, r.SayAsHost(ctx, "hello", "analyst"))
 	select {

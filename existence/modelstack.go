@@ -18,8 +18,8 @@ import (
 type modelUse int
 
 const (
-	useCycle    modelUse = iota // a cycle's reply: parsed, and repaired unless Config.NoRepair
-	useStep                     // the steps of a Config.Cycle: not repaired
+	useCycle    modelUse = iota // a cycle's reply: parsed, and repaired unless Config.Calls.NoRepair
+	useStep                     // the steps of a Config.Calls.Cycle: not repaired
 	useExecutor                 // an executor's calls: held while a token budget is spent
 )
 
@@ -28,19 +28,19 @@ const (
 // runner's lanes, the same without the runner's limiter: the lanes bound
 // those cycles, so that a hung model holds one worker only, and the
 // limiter bounds the calls made outside them, runner.Config.MaxInFlight),
-// the steps' of a Config.Cycle, and the executor's.
+// the steps' of a Config.Calls.Cycle, and the executor's.
 func (a *Agent) buildModels(exec llm.Model) {
 	a.model = a.modelStack(a.cfg.Model, useCycle, a.wire.Limiter)
 	if a.wire.Lanes {
 		a.laneModel = a.modelStack(a.cfg.Model, useCycle, nil)
 	}
-	if a.cfg.Cycle != nil {
+	if a.cfg.Calls.Cycle != nil {
 		a.buildStepModels()
 	}
 	a.execModel = a.modelStack(exec, useExecutor, a.wire.Limiter)
 }
 
-// buildStepModels builds the stacks a Config.Cycle's steps call through.
+// buildStepModels builds the stacks a Config.Calls.Cycle's steps call through.
 func (a *Agent) buildStepModels() {
 	a.stepModel = a.modelStack(a.cfg.Model, useStep, a.wire.Limiter)
 	if a.wire.Lanes {
@@ -58,18 +58,18 @@ func (a *Agent) modelStack(m llm.Model, use modelUse, l *middleware.Limiter) llm
 	purpose := event.PurposeCycle
 	cfg := middleware.StackConfig{
 		Context: a.callContext,
-		Retry:   a.cfg.Retry,
+		Retry:   a.cfg.Calls.Retry,
 		Limiter: l,
-		Timeout: a.cfg.CallTimeout,
+		Timeout: a.cfg.Timing.CallTimeout,
 		Trace:   middleware.TraceConfig{Provider: a.cfg.TracerProvider, Attributes: a.agentAttrs(), Content: a.cfg.TraceContent},
-		Now:     a.cfg.Clock.Now,
+		Now:     a.cfg.Timing.Clock.Now,
 	}
 	if a.wire.Meter != nil {
 		cfg.Meter = meterFunc(a.wire.Meter)
 	}
 	switch use {
 	case useCycle:
-		if !a.cfg.NoRepair {
+		if !a.cfg.Calls.NoRepair {
 			cfg.Repair = parseReply
 		}
 	case useExecutor:

@@ -6,10 +6,10 @@ import (
 	"github.com/existence-loop/sdk/existence/internal/sched"
 )
 
-// Run ticks every heartbeat (Config.Heartbeat, default 6 s) until ctx ends,
+// Run ticks every heartbeat (Config.Timing.Heartbeat, default 6 s) until ctx ends,
 // starting with an immediate tick; a host message ([Agent.SayAsHost]) triggers a
 // tick at once. It never returns because of a model error: failed cycles
-// use the fallback goal and the loop goes on, unless [Config].FailFast
+// use the fallback goal and the loop goes on, unless [Config].Calls.FailFast
 // stops it with a [*FailFastError] (matching [ErrFailFast]) on a cause
 // retrying cannot fix. Save errors are reported as [event.Error] and
 // logged, and the loop goes on.
@@ -25,7 +25,7 @@ import (
 // the error of that final save. Saves made while it stops (the final one,
 // and those of a tick under way) use a context the shutdown does not
 // cancel, bounded by 10 seconds: a clean exit logs no error.
-// With Config.MaxCycles > 0, Run returns nil once that many existence cycles
+// With Config.Timing.MaxCycles > 0, Run returns nil once that many existence cycles
 // have run and the last goal has ended.
 func (a *Agent) Run(ctx context.Context) error {
 	return sched.RunOne(ctx, adapter{a}, a.cfg.Logger)

@@ -17,7 +17,7 @@ import (
 // texts cut to their caps, a blank title set to the id), a zero UpdatedAt
 // is stamped with the agent's clock, and then s is checked
 // (slot.Slot.Validate). It replaces the slot with its id, or is added;
-// beyond Config.MaxSlots the least important slot is dropped, with an
+// beyond Config.Memory.MaxSlots the least important slot is dropped, with an
 // [event.SlotDropped]. An [event.Slot] reports the post.
 //
 // The agent's next existence cycle lists the slot in its prompt where the
@@ -39,20 +39,20 @@ import (
 func (a *Agent) PostSlot(ctx context.Context, s slot.Slot) error {
 	s = s.Clean()
 	if s.UpdatedAt.IsZero() {
-		s.UpdatedAt = a.cfg.Clock.Now()
+		s.UpdatedAt = a.cfg.Timing.Clock.Now()
 	}
 	if err := s.Validate(); err != nil {
 		return err
 	}
 	a.mu.Lock()
 	var dropped []slot.Slot
-	a.state.Slots, dropped = slot.Put(a.state.Slots, s, a.cfg.MaxSlots)
+	a.state.Slots, dropped = slot.Put(a.state.Slots, s, a.cfg.Memory.MaxSlots)
 	kept := true
 	for _, d := range dropped {
 		if d.ID == s.ID {
 			kept = false
 		}
-		a.queue(event.Event{Kind: event.SlotDropped, Reason: "board_full", Slot: &d, Text: fmt.Sprintf("the board holds at most %d slots; this was the least important", a.cfg.MaxSlots)})
+		a.queue(event.Event{Kind: event.SlotDropped, Reason: "board_full", Slot: &d, Text: fmt.Sprintf("the board holds at most %d slots; this was the least important", a.cfg.Memory.MaxSlots)})
 	}
 	notify := kept && s.NotifyUser
 	if kept {
@@ -90,7 +90,7 @@ func (a *Agent) RemoveSlot(ctx context.Context, id string) (bool, error) {
 
 // Slots returns a copy of the agent's own board, most important first
 // (slot.Sorted). The shared board's slots are not included (see
-// [Config].SharedSlots).
+// [Config].Memory.SharedSlots).
 func (a *Agent) Slots() []slot.Slot {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -168,7 +168,7 @@ func trimSlots(st *identity.AgentState, max int) string {
 // reported (when report) once per distinct error as an [event.Error], and
 // the slots last read are shown meanwhile.
 func (a *Agent) refreshShared(ctx context.Context, report bool) {
-	b := a.cfg.SharedSlots
+	b := a.cfg.Memory.SharedSlots
 	if b == nil {
 		return
 	}

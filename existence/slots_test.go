@@ -101,7 +101,7 @@ func slotRunner(t *testing.T, cfg runner.Config, m *recModel) (*runner.Runner, *
 	r, err := runner.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
-	a, err := r.Add(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: m, Prompt: slotsPrompt(t), Retry: middleware.RetryPolicy{Attempts: 1}})
+	a, err := r.Add(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: m, Prompt: slotsPrompt(t), Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 	require.NoError(t, err)
 	return r, a, clock, rec
 }
@@ -213,7 +213,7 @@ func TestNotifyingSlotDuringAGoalWaitsForIt(t *testing.T) {
 	r, err := runner.New(runner.Config{Store: memstore.New(), Clock: clock, Heartbeat: 6 * time.Second, NoStagger: true, Logger: discardLogger()})
 	require.NoError(t, err)
 	defer r.Close()
-	a, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: m, Prompt: slotsPrompt(t), Executor: exec, Retry: middleware.RetryPolicy{Attempts: 1}})
+	a, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: m, Prompt: slotsPrompt(t), Executor: exec, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -271,7 +271,7 @@ func TestNotifyingSlotKeepsThePriorityLaneFirst(t *testing.T) {
 	defer r.Close()
 	var agents []*existence.Agent
 	for _, id := range []string{"scout", "analyst"} {
-		a, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: &recModel{latency: time.Second}, Prompt: slotsPrompt(t), Retry: middleware.RetryPolicy{Attempts: 1}})
+		a, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: &recModel{latency: time.Second}, Prompt: slotsPrompt(t), Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 		require.NoError(t, err)
 		agents = append(agents, a)
 	}
@@ -293,7 +293,7 @@ func TestNotifyingSlotKeepsThePriorityLaneFirst(t *testing.T) {
 func TestPostSlotBoard(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture()
-	a := f.agent(t, existence.Config{MaxSlots: 2})
+	a := f.agent(t, existence.Config{Memory: existence.MemoryConfig{MaxSlots: 2}})
 	err := a.PostSlot(ctx, slot.Slot{ID: "x", Status: slot.Completed, Importance: 7})
 	require.ErrorIs(t, err, slot.ErrInvalid)
 	require.NoError(t, a.PostSlot(ctx, slot.Slot{ID: "a", Title: " A\x1b\n title ", Status: slot.Completed, Importance: 0.5}))
@@ -349,7 +349,7 @@ func TestLoadedBoardIsTrimmed(t *testing.T) {
 		st.Slots = append(st.Slots, slot.Slot{ID: string(rune('a' + i)), Status: slot.Idle, Importance: imp})
 	}
 	require.NoError(t, f.store.Save(ctx, st))
-	a := f.agent(t, existence.Config{MaxSlots: 2})
+	a := f.agent(t, existence.Config{Memory: existence.MemoryConfig{MaxSlots: 2}})
 	assert.Equal(t, []string{"c", "a"}, slotIDs(a.Slots()))
 	trimmed := f.rec.Kind(event.StateTrimmed)
 	require.NotEmpty(t, trimmed)
@@ -371,7 +371,7 @@ func TestSharedBoard(t *testing.T) {
 	models := map[string]*recModel{}
 	for _, id := range []string{"scout", "analyst"} {
 		models[id] = &recModel{}
-		_, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: models[id], Prompt: slotsPrompt(t), Retry: middleware.RetryPolicy{Attempts: 1}})
+		_, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: models[id], Prompt: slotsPrompt(t), Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 		require.NoError(t, err)
 	}
 	require.NoError(t, r.Agent("scout").PostSlot(ctx, slot.Slot{ID: "own", Title: "Own", Status: slot.Idle}))
@@ -413,7 +413,7 @@ func TestSharedBoardReadFailureIsReportedOnce(t *testing.T) {
 	board := identity.NewSharedBoard(doc, identity.BoardOptions{Now: f.clock.Now})
 	_, err := board.Put(ctx, slot.Slot{ID: "news", Title: "News", Status: slot.Completed, Summary: "kept"})
 	require.NoError(t, err)
-	a := f.agent(t, existence.Config{SharedSlots: board, Prompt: slotsPrompt(t)})
+	a := f.agent(t, existence.Config{Memory: existence.MemoryConfig{SharedSlots: board}, Prompt: slotsPrompt(t)})
 	tick(t, a)
 	doc.fail = errors.New("database gone")
 	for range 2 {

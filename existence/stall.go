@@ -10,14 +10,14 @@ import (
 )
 
 // stallGoalSpan is the stall rule the agent applies itself: the goal was
-// still being pursued [Config].MaxGoalDuration after its executor started
+// still being pursued [Config].Timing.MaxGoalDuration after its executor started
 // (after the original's daemon.py, which abandons a goal after 8 daemon
 // cycles on it). The executor's own rules (existence/toolloop: the same
 // call 4 times in a row, no progress, the step budget) have their names
 // there.
 const stallGoalSpan = "goal_span"
 
-// DefaultMaxGoalDuration is the default of [Config].MaxGoalDuration: 2
+// DefaultMaxGoalDuration is the default of [Config].Timing.MaxGoalDuration: 2
 // minutes. Spec §1 puts a goal's execution at 15–60 s in practice; the
 // original's rule ("8 cycles on one goal") counted daemon cycles, each at
 // least one 6 s heartbeat plus up to six pursuit steps with their model
@@ -28,11 +28,11 @@ const stallGoalSpan = "goal_span"
 const DefaultMaxGoalDuration = 2 * time.Minute
 
 // EffectiveMaxGoalDuration returns the goal-span limit cfg gives (see
-// [Config].MaxGoalDuration): MaxGoalDuration when set, else
+// [Config].Timing.MaxGoalDuration): MaxGoalDuration when set, else
 // [DefaultMaxGoalDuration]; 0 when the rule is disabled (a negative
 // MaxGoalDuration).
 func (cfg Config) EffectiveMaxGoalDuration() time.Duration {
-	switch d := cfg.MaxGoalDuration; {
+	switch d := cfg.Timing.MaxGoalDuration; {
 	case d < 0:
 		return 0
 	case d > 0:

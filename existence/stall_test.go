@@ -28,9 +28,9 @@ func TestGoalSpanStall(t *testing.T) {
 		abandons  int // the heartbeat after the cycle on which it is abandoned; 0 never (within 30)
 	}{
 		{"default 2 minutes", existence.Config{}, 6 * time.Second, 2 * time.Minute, 21},
-		{"configured 20s", existence.Config{MaxGoalDuration: 20 * time.Second}, 6 * time.Second, 20 * time.Second, 4},
-		{"configured 2s, 300 ms heartbeat", existence.Config{MaxGoalDuration: 2 * time.Second, Heartbeat: 300 * time.Millisecond}, 300 * time.Millisecond, 2 * time.Second, 7},
-		{"disabled", existence.Config{MaxGoalDuration: -1}, 6 * time.Second, 0, 0},
+		{"configured 20s", existence.Config{Timing: existence.TimingConfig{MaxGoalDuration: 20 * time.Second}}, 6 * time.Second, 20 * time.Second, 4},
+		{"configured 2s, 300 ms heartbeat", existence.Config{Timing: existence.TimingConfig{MaxGoalDuration: 2 * time.Second, Heartbeat: 300 * time.Millisecond}}, 300 * time.Millisecond, 2 * time.Second, 7},
+		{"disabled", existence.Config{Timing: existence.TimingConfig{MaxGoalDuration: -1}}, 6 * time.Second, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,7 +85,7 @@ func TestGoalSpanDoesNotDependOnTheHeartbeat(t *testing.T) {
 	for _, hb := range []time.Duration{300 * time.Millisecond, 6 * time.Second} {
 		for _, span := range []time.Duration{90 * time.Second, 3 * time.Minute} {
 			f := newFixture(goalReply(t, "a long goal"), goalReply(t, "the next goal"))
-			a := f.agent(t, existence.Config{Heartbeat: hb, Executor: blockingExecutor()})
+			a := f.agent(t, existence.Config{Timing: existence.TimingConfig{Heartbeat: hb}, Executor: blockingExecutor()})
 			ctx := context.Background()
 			require.NoError(t, a.Tick(ctx))
 			var at time.Duration // when the stall fired, from the goal's start

@@ -74,7 +74,7 @@ type Status struct {
 	// [Agent.SetLease]), nil when it runs without one.
 	Lease *lease.Lease `json:"lease,omitempty"`
 	// Stopped is the error that stopped [Agent.Run] under
-	// [Config].FailFast, "" while it runs.
+	// [Config].Calls.FailFast, "" while it runs.
 	Stopped string `json:"stopped,omitempty"`
 	// Slots is the agent's own board of slots, most important first
 	// (slot.Sorted), each marked when stale; empty when there are none.
@@ -88,7 +88,7 @@ type Status struct {
 	// call.
 	Usage        Usage        `json:"usage"`
 	UsageByModel []ModelUsage `json:"usage_by_model,omitempty"`
-	// Budget is the agent's token budget ([Config].Budget) and how much of
+	// Budget is the agent's token budget ([Config].Calls.Budget) and how much of
 	// it the window holds; nil without one. The runner-wide budget is in
 	// [runner.Stats].Budget.
 	Budget *budget.Status `json:"budget,omitempty"`
@@ -150,7 +150,7 @@ type statusState struct {
 func (a *Agent) Status() Status {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s := statusOf(a.state, a.cfg.Clock.Now())
+	s := statusOf(a.state, a.cfg.Timing.Clock.Now())
 	s.ID, s.Name = a.cfg.ID, a.Name()
 	s.Cycles = a.cycles
 	s.LastCycleAt = a.status.lastCycleAt
@@ -168,7 +168,7 @@ func (a *Agent) Status() Status {
 		s.Stopped = a.status.stopped.Error()
 	}
 	s.Usage, s.UsageByModel = a.usage.snapshot()
-	s.Budget = a.budget.Status(a.cfg.Clock.Now())
+	s.Budget = a.budget.Status(a.cfg.Timing.Clock.Now())
 	s.WaitingForBudget = a.budgetWaits.Load() > 0
 	return s
 }
@@ -190,10 +190,10 @@ func (a *Agent) SetLease(l *lease.Lease) {
 }
 
 // ErrFailFast matches (with errors.Is) the [*FailFastError] that stops
-// [Agent.Run] under [Config].FailFast.
+// [Agent.Run] under [Config].Calls.FailFast.
 var ErrFailFast = errors.New("existence: stopped by FailFast")
 
-// FailFastError is returned by [Agent.Run] under [Config].FailFast when a
+// FailFastError is returned by [Agent.Run] under [Config].Calls.FailFast when a
 // cycle's model call failed with a cause that retrying can never fix
 // (see [middleware.Permanent]). It matches [ErrFailFast] and unwraps to the model's
 // error.
@@ -231,11 +231,11 @@ func (a *Agent) noteCycleLocked(now time.Time, stats *event.CycleStats, cause st
 	a.status.cause, a.status.causeErr, a.status.causeAt = cause, cerr.Error(), now
 }
 
-// failFast returns the error that stops Run under Config.FailFast for a
+// failFast returns the error that stops Run under Config.Calls.FailFast for a
 // cycle that failed with cause and err, recording it for Status; nil when
 // the agent goes on. a.mu must not be held.
 func (a *Agent) failFast(cause string, err error) error {
-	if !a.cfg.FailFast || err == nil || !middleware.Permanent(cause) {
+	if !a.cfg.Calls.FailFast || err == nil || !middleware.Permanent(cause) {
 		return nil
 	}
 	ff := &FailFastError{AgentID: a.cfg.ID, Cause: cause, Err: err}

@@ -73,7 +73,7 @@ func TestStatusOf(t *testing.T) {
 func TestStatusOfMatchesAgentStatus(t *testing.T) {
 	store := memstore.New()
 	require.NoError(t, store.Save(context.Background(), storedState()))
-	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: llmtest.NewFake(), Store: store, Clock: newFixture().clock})
+	a, err := existence.New(context.Background(), existence.Config{ID: "scout", Name: "Cedar", Model: llmtest.NewFake(), Store: store, Timing: existence.TimingConfig{Clock: newFixture().clock}})
 	require.NoError(t, err)
 	defer a.Close()
 	want := existence.StatusOf(a.State())

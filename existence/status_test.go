@@ -84,7 +84,7 @@ func TestFailFast(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(llmtest.Reply{Err: tt.err})
-			a := f.agent(t, existence.Config{FailFast: tt.failFast, MaxCycles: 1})
+			a := f.agent(t, existence.Config{Calls: existence.CallConfig{FailFast: tt.failFast}, Timing: existence.TimingConfig{MaxCycles: 1}})
 			err := a.Run(context.Background())
 			if !tt.stops {
 				require.NoError(t, err)

@@ -17,7 +17,7 @@ import (
 )
 
 // CycleStrategy produces an existence cycle's reply in place of the one
-// model call on the existence prompt ([Config].Cycle): a workflow of
+// model call on the existence prompt ([Config].Calls.Cycle): a workflow of
 // steps (package existence/workflow). Whatever it does, its reply is
 // applied as the model's would be (spec §3), and an error makes the cycle
 // take the spec §6 fallback goal, identity untouched, with an
@@ -60,7 +60,7 @@ type CycleRequest struct {
 // strategyReply runs the configured CycleStrategy; its failures are
 // classified as generate's.
 func (a *Agent) strategyReply(ctx context.Context, p *prompt.Prompt) (*prompt.Response, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.CycleTimeout)
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timing.CycleTimeout)
 	defer cancel()
 	a.prefix.Store(nil)
 	a.exchange.Store(nil)
@@ -74,7 +74,7 @@ func (a *Agent) strategyReply(ctx context.Context, p *prompt.Prompt) (*prompt.Re
 	}
 	req := &CycleRequest{
 		AgentID: a.cfg.ID, AgentName: a.Name(), Cycle: n, Prompt: p, State: st, Model: m,
-		Temperature: a.cfg.Temperature, Seed: a.cfg.Seed, MaxTokens: a.cfg.MaxTokens,
+		Temperature: a.cfg.Calls.Temperature, Seed: a.cfg.Calls.Seed, MaxTokens: a.cfg.Calls.MaxTokens,
 		Report: a.emit,
 		Span: func(ctx context.Context, name string) (context.Context, func(error)) {
 			if a.tracer == nil {
@@ -90,7 +90,7 @@ func (a *Agent) strategyReply(ctx context.Context, p *prompt.Prompt) (*prompt.Re
 			}
 		},
 	}
-	r, err := a.cfg.Cycle.Reply(ctx, req)
+	r, err := a.cfg.Calls.Cycle.Reply(ctx, req)
 	if err != nil {
 		var pe *prompt.ParseError
 		if errors.As(err, &pe) {

@@ -51,7 +51,7 @@ func TestRunnerSubscribe(t *testing.T) {
 		m.Repeat = true
 		return m
 	}
-	cedar, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: model(), Retry: middleware.RetryPolicy{Attempts: 1}})
+	cedar, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: model(), Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 	require.NoError(t, err)
 	var mu sync.Mutex
 	agents := map[string]int{}
@@ -66,7 +66,7 @@ func TestRunnerSubscribe(t *testing.T) {
 		once.Observe(e)
 		cancelOnce() // from inside its own call
 	})
-	vault, err := r.Add(ctx, existence.Config{ID: "builder", Name: "Vault", Model: model(), Retry: middleware.RetryPolicy{Attempts: 1}})
+	vault, err := r.Add(ctx, existence.Config{ID: "builder", Name: "Vault", Model: model(), Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 	require.NoError(t, err)
 	tick(t, cedar)
 	tick(t, vault)

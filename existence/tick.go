@@ -62,7 +62,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	a.tickMu.Lock()
 	defer a.tickMu.Unlock()
 
-	now := a.cfg.Clock.Now()
+	now := a.cfg.Timing.Clock.Now()
 	// The bookkeeping below records what already happened (a goal ended,
 	// a stressor changed): it is saved even when ctx ends meanwhile.
 	sctx, cancel := saveContext(ctx)
@@ -76,7 +76,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	}
 	a.stallLocked(sctx, now)
 	active := a.state.Identity.ActiveGoal()
-	cycle := active == nil && (a.cfg.MaxCycles <= 0 || a.cycles < a.cfg.MaxCycles)
+	cycle := active == nil && (a.cfg.Timing.MaxCycles <= 0 || a.cycles < a.cfg.Timing.MaxCycles)
 	if active != nil && a.running.Load() == nil {
 		a.startLocked(ctx, *active)
 	}
@@ -244,7 +244,7 @@ func goalEvidence(id *identity.Identity) suffering.Evidence {
 // the goal's span is a child of the span there, and a goal chosen by a
 // priority cycle keeps its lane for the budget's Reserve.
 func (a *Agent) startLocked(parent context.Context, g identity.Goal) {
-	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.GoalTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.Timing.GoalTimeout)
 	if l, ok := callLane(parent); ok {
 		ctx = context.WithValue(ctx, laneKey{}, l)
 	}
@@ -254,9 +254,9 @@ func (a *Agent) startLocked(parent context.Context, g identity.Goal) {
 	}
 	ctx = middleware.WithEmbedUsage(ctx, a.chargeEmbed) // the executor's recalls and remembers
 	ctx, span := a.startSpan(trace.ContextWithSpan(ctx, trace.SpanFromContext(parent)), phaseGoal, attrs...)
-	r := &run{goalID: g.ID, started: a.cfg.Clock.Now(), waited0: a.budgetWaited.Load(), cancel: cancel, done: make(chan struct{})}
+	r := &run{goalID: g.ID, started: a.cfg.Timing.Clock.Now(), waited0: a.budgetWaited.Load(), cancel: cancel, done: make(chan struct{})}
 	a.running.Store(r)
-	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.Name(), Goal: g, Model: a.execModel, Report: a.emit, Memory: a.cfg.Memory}
+	asg := Assignment{AgentID: a.cfg.ID, AgentName: a.Name(), Goal: g, Model: a.execModel, Report: a.emit, Memory: a.cfg.Memory.LongTerm}
 	if pre := a.prefix.Load(); pre != nil {
 		asg.Prefix = *pre
 	}
@@ -283,7 +283,7 @@ func (a *Agent) startLocked(parent context.Context, g identity.Goal) {
 
 // cycle runs one existence cycle. The model call happens without a.mu held.
 func (a *Agent) cycle(ctx context.Context) (err error) {
-	start := a.cfg.Clock.Now()
+	start := a.cfg.Timing.Clock.Now()
 	stats := &event.CycleStats{}
 	wall := time.Now()
 	var lane []attribute.KeyValue
@@ -361,11 +361,11 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 		return ctx.Err() // stopping: choose nothing
 	}
 	if ff := a.failFast(cause, cerr); ff != nil {
-		return ff // Config.FailFast: Run stops with ff
+		return ff // Config.Calls.FailFast: Run stops with ff
 	}
 
 	t0 := time.Now()
-	now := a.cfg.Clock.Now()
+	now := a.cfg.Timing.Clock.Now()
 	a.mu.Lock()
 	a.cycles++
 	st := a.state
@@ -384,8 +384,8 @@ func (a *Agent) cycle(ctx context.Context) (err error) {
 		for _, e := range apply(st, resp, now, a.cfg.Limits) {
 			a.queue(e)
 		}
-		if a.cfg.WorkingMemory.Enabled {
-			for _, e := range applyWorkingMemory(st, resp, a.cfg.WorkingMemory.MaxBytes) {
+		if a.cfg.Memory.Working.Enabled {
+			for _, e := range applyWorkingMemory(st, resp, a.cfg.Memory.Working.MaxBytes) {
 				a.queue(e)
 			}
 		}
@@ -458,10 +458,10 @@ func (a *Agent) emitCuts(p *prompt.Prompt) {
 	}
 }
 
-// reply asks for the cycle's reply: from Config.Cycle when set, else
+// reply asks for the cycle's reply: from Config.Calls.Cycle when set, else
 // one model call on the prompt (generate).
 func (a *Agent) reply(ctx context.Context, p *prompt.Prompt, tools []llm.ToolDef, stats *event.CycleStats) (*prompt.Response, string, error) {
-	if a.cfg.Cycle != nil {
+	if a.cfg.Calls.Cycle != nil {
 		return a.strategyReply(ctx, p)
 	}
 	return a.generate(ctx, p, tools, stats)
@@ -480,7 +480,7 @@ func (a *Agent) reply(ctx context.Context, p *prompt.Prompt, tools []llm.ToolDef
 // to offer, and its messages with the reply are kept for the executor to
 // continue ([Assignment].Exchange).
 func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, tools []llm.ToolDef, stats *event.CycleStats) (*prompt.Response, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.CycleTimeout)
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timing.CycleTimeout)
 	defer cancel()
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: p.Text}}
 	if stable, rest := p.Split(); stable != "" {
@@ -494,9 +494,9 @@ func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, tools []llm.Tool
 	req := &llm.Request{
 		Messages:    msgs,
 		Format:      prompt.Schema(),
-		Temperature: a.cfg.Temperature,
-		Seed:        a.cfg.Seed,
-		MaxTokens:   a.cfg.MaxTokens,
+		Temperature: a.cfg.Calls.Temperature,
+		Seed:        a.cfg.Calls.Seed,
+		MaxTokens:   a.cfg.Calls.MaxTokens,
 	}
 	if len(msgs) == 2 {
 		req.Tools = tools
@@ -520,13 +520,13 @@ func (a *Agent) generate(ctx context.Context, p *prompt.Prompt, tools []llm.Tool
 			}
 		}
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			err = fmt.Errorf("%w: no reply within %v: %w", llm.ErrTimeout, a.cfg.CycleTimeout, err)
+			err = fmt.Errorf("%w: no reply within %v: %w", llm.ErrTimeout, a.cfg.Timing.CycleTimeout, err)
 		}
 		return nil, middleware.Classify(err), err
 	}
 	r, ok := resp.Parsed.(*prompt.Response) // validated and parsed once, by the repair middleware
 	if !ok {
-		if r, err = prompt.ParseResponse(resp.Text); err != nil { // Config.NoRepair
+		if r, err = prompt.ParseResponse(resp.Text); err != nil { // Config.Calls.NoRepair
 			return nil, "invalid_output", err
 		}
 	}
@@ -567,8 +567,8 @@ func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer
 	if a.commissioningLocked() {
 		v.Commissioning = a.cfg.Commissioning.Instructions
 	}
-	if a.cfg.WorkingMemory.Enabled {
-		v.WorkingMemoryMax, v.WorkingMemoryNote = a.cfg.WorkingMemory.MaxBytes, st.WorkingMemoryNote
+	if a.cfg.Memory.Working.Enabled {
+		v.WorkingMemoryMax, v.WorkingMemoryNote = a.cfg.Memory.Working.MaxBytes, st.WorkingMemoryNote
 		if copied {
 			v.WorkingMemory = bytes.Clone(st.WorkingMemory)
 		}
@@ -585,7 +585,7 @@ func (a *Agent) viewLocked(now time.Time, task *prompt.Task, peers []prompt.Peer
 func (a *Agent) Preview(ctx context.Context) (*prompt.Prompt, error) {
 	a.tickMu.Lock() // Update changes the prompt between ticks
 	defer a.tickMu.Unlock()
-	now := a.cfg.Clock.Now()
+	now := a.cfg.Timing.Clock.Now()
 	var task *prompt.Task
 	if a.cfg.Tasks != nil {
 		t, err := a.cfg.Tasks.Peek(ctx, a.cfg.ID)

@@ -13,15 +13,15 @@ type Update struct {
 	// Prompt replaces the assembler (a new role text, say). The working
 	// memory and commissioning sections are placed in it as [New] does.
 	Prompt *prompt.Assembler
-	// Temperature replaces Config.Temperature (a pointer to nil: not
+	// Temperature replaces Config.Calls.Temperature (a pointer to nil: not
 	// sent).
 	Temperature **float64
-	// MaxTokens replaces Config.MaxTokens (0: the default).
+	// MaxTokens replaces Config.Calls.MaxTokens (0: the default).
 	MaxTokens *int
-	// Cycle replaces Config.Cycle; a pointer to nil goes back to the
+	// Cycle replaces Config.Calls.Cycle; a pointer to nil goes back to the
 	// existence prompt.
 	Cycle *CycleStrategy
-	// WorkingMemory replaces Config.WorkingMemory. Turning it off keeps
+	// WorkingMemory replaces Config.Memory.Working. Turning it off keeps
 	// the stored memory (it is shown again when turned back on).
 	WorkingMemory *WorkingMemory
 }
@@ -36,7 +36,7 @@ func (a *Agent) Update(u Update) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	// Check everything first: an error changes nothing.
-	asm, maxTokens, wm := a.cfg.Prompt, a.cfg.MaxTokens, a.cfg.WorkingMemory
+	asm, maxTokens, wm := a.cfg.Prompt, a.cfg.Calls.MaxTokens, a.cfg.Memory.Working
 	if u.Prompt != nil {
 		asm = u.Prompt
 	}
@@ -71,15 +71,15 @@ func (a *Agent) Update(u Update) error {
 	}
 	// Each field alone: other goroutines read other fields of a.cfg
 	// without a lock (the id, the observer).
-	a.cfg.Prompt, a.cfg.MaxTokens, a.cfg.WorkingMemory = asm, maxTokens, wm
+	a.cfg.Prompt, a.cfg.Calls.MaxTokens, a.cfg.Memory.Working = asm, maxTokens, wm
 	if u.Temperature != nil {
-		a.cfg.Temperature = *u.Temperature
+		a.cfg.Calls.Temperature = *u.Temperature
 	}
 	if u.Cycle != nil {
 		if *u.Cycle != nil && a.stepModel == nil {
 			a.buildStepModels()
 		}
-		a.cfg.Cycle = *u.Cycle
+		a.cfg.Calls.Cycle = *u.Cycle
 	}
 	return nil
 }

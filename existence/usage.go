@@ -11,7 +11,7 @@ import (
 // Usage is the tokens model calls and embeddings used: totals since
 // [New], in tokens as the server counted them, or as estimated where it
 // gave no count (middleware.UsageOf). It counts what the token budget counts
-// ([Config].Budget): prompts, replies and the embeddings the agent caused.
+// ([Config].Calls.Budget): prompts, replies and the embeddings the agent caused.
 type Usage struct {
 	// Calls counts the model attempts, failed ones included (a failed
 	// attempt with no reply used no tokens).

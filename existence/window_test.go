@@ -75,7 +75,7 @@ func TestCycleFitsTheWindow(t *testing.T) {
 
 	f := newFixture()
 	require.NoError(t, f.store.Save(context.Background(), seasoned()))
-	a := f.agent(t, existence.Config{Model: m, MaxCycles: 3, Prompt: prompt.New(prompttest.HollowConfig())})
+	a := f.agent(t, existence.Config{Model: m, Timing: existence.TimingConfig{MaxCycles: 3}, Prompt: prompt.New(prompttest.HollowConfig())})
 
 	tick(t, a)
 	overflows := f.rec.Kind(event.ContextOverflow)

@@ -38,7 +38,7 @@ func TestWorkingMemory(t *testing.T) {
 		goalReply(t, "last"),
 		goalReply(t, "after"),
 	)
-	a := f.agent(t, existence.Config{WorkingMemory: existence.WorkingMemory{Enabled: true, MaxBytes: 100}})
+	a := f.agent(t, existence.Config{Memory: existence.MemoryConfig{Working: existence.WorkingMemory{Enabled: true, MaxBytes: 100}}})
 
 	tick(t, a)
 	assert.Contains(t, lastPrompt(t, f), prompt.WorkingMemoryHeader+"\n(empty)", "the section shows from the first cycle")

@@ -89,7 +89,7 @@ func TestImportedTrioPromptsGolden(t *testing.T) {
 			ID: a.id, Name: a.name,
 			Model:    llmtest.NewFake(llmtest.Reply{Text: string(reply)}),
 			Prompt:   prompt.New(prompttest.HollowConfig()),
-			Executor: wait, Retry: middleware.RetryPolicy{Attempts: 1},
+			Executor: wait, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}},
 			Observer: rec.Observe,
 		})
 		require.NoError(t, err)

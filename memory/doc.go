@@ -15,7 +15,7 @@
 // identity.Store, so one store holds an agent's state and its memories,
 // and store/storetest.RunMemory is their one conformance suite.
 // [MemoryStore] is the in-process store. The existence loop uses a
-// [Memory] through existence.Config.Memory; existence/toolloop stores
+// [Memory] through existence.Config.Memory.LongTerm; existence/toolloop stores
 // each step's outcome and recalls before a goal.
 //
 // # Records

@@ -73,7 +73,7 @@ func newEnv(t testing.TB, n int, cfg monitor.Config, opts ...func(*runner.Config
 		}
 		m := llmtest.NewFake()
 		e.models[id] = m
-		_, err := r.Add(ctx, existence.Config{ID: id, Name: name, Model: m, Tasks: e.tasks, Retry: middleware.RetryPolicy{Attempts: 1}})
+		_, err := r.Add(ctx, existence.Config{ID: id, Name: name, Model: m, Tasks: e.tasks, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 		require.NoError(t, err)
 	}
 	cfg.Runner, cfg.Tasks, cfg.Requests, cfg.Clock = r, e.tasks, e.reqs, e.clock

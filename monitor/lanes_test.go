@@ -53,7 +53,7 @@ func laneEnv(t *testing.T, n int, latency time.Duration) (*runner.Runner, *monit
 	require.NoError(t, err)
 	for i := range n {
 		id := fmt.Sprintf("a%03d", i)
-		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: slowModel{latency}, Retry: middleware.RetryPolicy{Attempts: 1}})
+		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: slowModel{latency}, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 		require.NoError(t, err)
 	}
 	mon, err = monitor.New(monitor.Config{Runner: r, Logger: slog.New(slog.DiscardHandler)})

@@ -80,7 +80,7 @@ type View struct {
 	// Memories are long-term memories recalled for this prompt, best
 	// first: the memories section ([Memories], [SectionMemories]) shows
 	// them. The existence loop fills it when the agent has a memory
-	// (existence.Config.Memory) and the assembler has that section; nil
+	// (existence.Config.Memory.LongTerm) and the assembler has that section; nil
 	// otherwise.
 	Memories []Memory
 	// Slots are the slots the agent sees: its own board and the shared

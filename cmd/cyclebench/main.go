@@ -196,7 +196,7 @@ func goCycles(ctx context.Context, kind string, st *identity.AgentState, base st
 	}
 	fake := llmtest.NewFake(llmtest.Reply{Text: canned})
 	fake.Repeat = true
-	cfg := existence.Config{ID: st.Identity.AgentID, Name: st.Identity.Name, Model: fake, Store: store, Retry: middleware.RetryPolicy{Attempts: 1}}
+	cfg := existence.Config{ID: st.Identity.AgentID, Name: st.Identity.Name, Model: fake, Store: store, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}}
 	open := func() (*existence.Agent, error) { return existence.New(ctx, cfg) }
 	a, err := open()
 	if err != nil {

@@ -151,7 +151,7 @@ func newAgent(ctx context.Context, o *options, st *state, ws *workspace.Workspac
 			Prohibitions: embedProhibitions,
 			Grounding:    "The goal must be grounded in what actually exists in the workspace.",
 		}),
-		Heartbeat: o.heartbeat, CallTimeout: o.llmTimeout, Observer: out.observe, Logger: log,
+		Timing: existence.TimingConfig{Heartbeat: o.heartbeat, CallTimeout: o.llmTimeout}, Observer: out.observe, Logger: log,
 	})
 }
 

@@ -87,7 +87,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		agent, err := existence.New(ctx, existence.Config{
 			ID: m.ID, Name: m.Name, Traits: m.Traits, Domains: m.Domains,
 			Model: model, Store: store, Observer: show,
-			MaxCycles: o.cycles, // Tick runs no cycle past it
+			Timing: existence.TimingConfig{MaxCycles: o.cycles}, // Tick runs no cycle past it
 		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", m.Name, err)

@@ -93,7 +93,7 @@ func Parse(s string) (Budget, error) {
 // and the runner's stats (the runner-wide one), and on
 // the budget_exhausted event.
 type Status struct {
-	// Scope is "agent" (an agent's own existence.Config.Budget) or "runner" (the
+	// Scope is "agent" (an agent's own existence.Config.Calls.Budget) or "runner" (the
 	// runner's the runner's SharedBudget).
 	Scope string `json:"scope"`
 	Budget

@@ -124,7 +124,7 @@ const (
 type Event struct {
 	// Kind says what happened, and so which of the other fields are set.
 	Kind Kind `json:"kind"`
-	// Time is when the event happened, by the agent's existence.Config.Clock.
+	// Time is when the event happened, by the agent's existence.Config.Timing.Clock.
 	Time time.Time `json:"time"`
 	// AgentID is the agent's id (existence.Config.ID), e.g. "scout".
 	AgentID string `json:"agent_id"`
@@ -166,7 +166,7 @@ type Event struct {
 	// when the reply failed validation, or else the model error's class
 	// from middleware.Classify ("unavailable", "timeout", "truncated",
 	// "http_503", ...); on the [Error] of an agent stopped by
-	// existence.Config.FailFast, the class that retrying cannot fix. Empty on
+	// existence.Config.Calls.FailFast, the class that retrying cannot fix. Empty on
 	// other kinds, and on a goal the model chose.
 	FailureClass string `json:"failure_class,omitempty"`
 	// Direction says which way a message went, on [Message]:
@@ -232,7 +232,7 @@ type Event struct {
 
 // CycleStats describes one existence cycle. Durations are wall-clock
 // (time.Duration, encoded in JSON as nanoseconds), measured with the
-// system clock whatever the agent's existence.Config.Clock.
+// system clock whatever the agent's existence.Config.Timing.Clock.
 type CycleStats struct {
 	// Assemble is the time spent preparing the prompt: claiming an
 	// assigned task, gathering the peers and assembling the prompt.

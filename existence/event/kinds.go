@@ -38,7 +38,7 @@ const Commissioning Kind = "commissioning"
 
 // Memory: something happened to the agent's long-term memory
 // (package memory), delivered to the agent's observer when
-// existence.Config.Memory is set. Memory holds the memory's own event, whose Kind
+// existence.Config.Memory.LongTerm is set. Memory holds the memory's own event, whose Kind
 // says what happened (memory.EventStored, memory.EventRecalled,
 // memory.EventError, ...; see memory.EventKind); Text and Err repeat its
 // text and error. A recall for the prompt that fails is reported the same
@@ -61,7 +61,7 @@ const (
 	// (as existence.Outcome.Stall), Goal the goal, Text the outcome summary. The
 	// toolloop executor reports its rules ("same_call", "no_progress",
 	// "step_budget") through existence.Assignment.Report; the agent reports
-	// "goal_span" (the goal outlived existence.Config.MaxGoalDuration).
+	// "goal_span" (the goal outlived existence.Config.Timing.MaxGoalDuration).
 	Stall Kind = "stall"
 	// GoalRepeat: a newly chosen goal nearly repeats one of the last
 	// 10 it chose (sharing at least 0.9 of its distinct words, lower-cased,

@@ -21,7 +21,7 @@ func ExampleRecorder() {
 	rec := &existencetest.Recorder{}
 	model := llmtest.NewFake(llmtest.Reply{Text: `{"action":"goal","content":"map the workspace","reasoning":"new here"}`})
 	a, err := existence.New(ctx, existence.Config{
-		ID: "scout", Name: "Cedar", Model: model, Clock: clock, Observer: rec.Observe,
+		ID: "scout", Name: "Cedar", Model: model, Timing: existence.TimingConfig{Clock: clock}, Observer: rec.Observe,
 	})
 	if err != nil {
 		log.Fatal(err)

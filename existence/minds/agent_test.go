@@ -98,7 +98,7 @@ func start(t *testing.T, ms ...existence.Mind) *running {
 			}
 		}})
 	require.NoError(t, err)
-	a, err := rnr.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: r.model, Prompt: asm, Minds: ms, Retry: middleware.RetryPolicy{Attempts: 1}})
+	a, err := rnr.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: r.model, Prompt: asm, Minds: ms, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 	require.NoError(t, err)
 	r.a, r.rnr = a, rnr
 	done := make(chan error, 1)

@@ -41,21 +41,21 @@ func TestInherit(t *testing.T) {
 		want existence.Config
 	}{
 		{"zero takes the runner's", existence.Config{},
-			existence.Config{Store: runnerStore, Clock: runnerClock, Heartbeat: time.Minute, Logger: runnerLog,
-				Budget: rc.Budget, TracerProvider: runnerTP, TraceContent: true}},
-		{"set wins", existence.Config{Store: agentStore, Clock: agentClock, Heartbeat: time.Second, Logger: agentLog,
-			Budget: budget.Budget{Tokens: 5, Window: time.Minute}, TracerProvider: agentTP},
-			existence.Config{Store: agentStore, Clock: agentClock, Heartbeat: time.Second, Logger: agentLog,
-				Budget: budget.Budget{Tokens: 5, Window: time.Minute}, TracerProvider: agentTP, TraceContent: true}},
+			existence.Config{Store: runnerStore, Timing: existence.TimingConfig{Clock: runnerClock, Heartbeat: time.Minute}, Logger: runnerLog,
+				Calls: existence.CallConfig{Budget: rc.Budget}, TracerProvider: runnerTP, TraceContent: true}},
+		{"set wins", existence.Config{Store: agentStore, Timing: existence.TimingConfig{Clock: agentClock, Heartbeat: time.Second}, Logger: agentLog,
+			Calls: existence.CallConfig{Budget: budget.Budget{Tokens: 5, Window: time.Minute}}, TracerProvider: agentTP},
+			existence.Config{Store: agentStore, Timing: existence.TimingConfig{Clock: agentClock, Heartbeat: time.Second}, Logger: agentLog,
+				Calls: existence.CallConfig{Budget: budget.Budget{Tokens: 5, Window: time.Minute}}, TracerProvider: agentTP, TraceContent: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := inherit(tt.cfg, &rc)
 			assert.Same(t, tt.want.Store.(*memstore.Store), got.Store.(*memstore.Store), "Store")
-			assert.Same(t, tt.want.Clock.(*clock.Virtual), got.Clock.(*clock.Virtual), "Clock")
+			assert.Same(t, tt.want.Timing.Clock.(*clock.Virtual), got.Timing.Clock.(*clock.Virtual), "Clock")
 			assert.Same(t, tt.want.Logger, got.Logger, "Logger")
-			assert.Equal(t, tt.want.Heartbeat, got.Heartbeat, "Heartbeat")
-			assert.Equal(t, tt.want.Budget, got.Budget, "Budget")
+			assert.Equal(t, tt.want.Timing.Heartbeat, got.Timing.Heartbeat, "Heartbeat")
+			assert.Equal(t, tt.want.Calls.Budget, got.Calls.Budget, "Budget")
 			assert.Equal(t, tt.want.TracerProvider, got.TracerProvider, "TracerProvider")
 			assert.Equal(t, tt.want.TraceContent, got.TraceContent, "TraceContent")
 		})

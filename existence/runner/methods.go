@@ -105,7 +105,7 @@ func (r *Runner) Run(ctx context.Context) error {
 // agent's clock after Tick (dispatch time + what the model advanced), its
 // worker stays busy until then, and its cooldown counts from then. The
 // clock is then set back to the dispatch time before the next cycle runs.
-// The agent's Config.Clock may be the runner's (the default) or its own
+// The agent's Config.Timing.Clock may be the runner's (the default) or its own
 // [*clock.Virtual]; either way it is set to the dispatch time first.
 //
 // A cycle is atomic in virtual time: its effects (the goal, a message to a
@@ -161,7 +161,7 @@ func (r *Runner) Subscribe(fn func(event.Event)) (cancel func()) {
 	return r.e.Subscribe(fn)
 }
 
-// SharedSlots returns the runner's shared board (Config.SharedSlots),
+// SharedSlots returns the runner's shared board (Config.Memory.SharedSlots),
 // or nil.
 func (r *Runner) SharedSlots() *identity.SharedBoard {
 	return r.e.SharedSlots()
@@ -172,7 +172,7 @@ func (r *Runner) SharedSlots() *identity.SharedBoard {
 // UpdatedAt is zero, checked, the least important dropped beyond the
 // board's cap) and reports it to the runner's Observer ([event.Slot] and
 // [event.SlotDropped], with Shared set and no agent). With NotifyUser,
-// every agent that sees the board (Config.SharedSlots, the runner's by
+// every agent that sees the board (Config.Memory.SharedSlots, the runner's by
 // default) is asked for a cycle at once, as [existence.Agent.PostSlot] describes.
 // Errors: [ErrNoSharedBoard]; slot.ErrInvalid (nothing changed); the
 // board's errors (identity.ErrCorrupt, the store's).

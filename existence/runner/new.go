@@ -101,14 +101,14 @@ func (r *Runner) Add(ctx context.Context, cfg existence.Config) (*existence.Agen
 // cfg that rc has a field of the same name for takes rc's value.
 func inherit(cfg existence.Config, rc *Config) existence.Config {
 	cfg.Store = cmp.Or(cfg.Store, rc.Store)
-	cfg.Clock = cmp.Or(cfg.Clock, rc.Clock)
-	cfg.Heartbeat = cmp.Or(cfg.Heartbeat, rc.Heartbeat)
+	cfg.Timing.Clock = cmp.Or(cfg.Timing.Clock, rc.Clock)
+	cfg.Timing.Heartbeat = cmp.Or(cfg.Timing.Heartbeat, rc.Heartbeat)
 	if cfg.Observer == nil {
 		cfg.Observer = rc.Observer
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, rc.Logger)
-	cfg.SharedSlots = cmp.Or(cfg.SharedSlots, rc.SharedSlots)
-	cfg.Budget = cmp.Or(cfg.Budget, rc.Budget)
+	cfg.Memory.SharedSlots = cmp.Or(cfg.Memory.SharedSlots, rc.SharedSlots)
+	cfg.Calls.Budget = cmp.Or(cfg.Calls.Budget, rc.Budget)
 	cfg.TracerProvider = cmp.Or(cfg.TracerProvider, rc.TracerProvider)
 	cfg.TraceContent = cmp.Or(cfg.TraceContent, rc.TraceContent)
 	return cfg

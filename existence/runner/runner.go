@@ -53,7 +53,7 @@ var (
 	ErrNotVirtual = sched.ErrNotVirtual
 	// ErrNoSharedBoard is returned by [Runner.PostSharedSlot] and
 	// [Runner.RemoveSharedSlot] when the runner has no shared board
-	// (Config.SharedSlots).
+	// (Config.Memory.SharedSlots).
 	ErrNoSharedBoard = sched.ErrNoSharedBoard
 )
 
@@ -99,8 +99,10 @@ func (l Lane) String() string {
 
 // Config configures a [Runner]. Inheritance follows one rule: a
 // zero field of an added agent's [existence.Config] takes the runner's value of the
-// field of the same name. The fields inherited so are Store, Clock,
-// Heartbeat, Observer, Logger, SharedSlots, Budget, TracerProvider and
+// field of the same name, at the top of Config or in one of its groups
+// (a zero field inside a group counts, not the group as a whole). The
+// fields inherited so are Store, Timing.Clock, Timing.Heartbeat, Observer,
+// Logger, Memory.SharedSlots, Calls.Budget, TracerProvider and
 // TraceContent (a false TraceContent takes the runner's). A field set in
 // the agent's Config wins. The runner's subscribers ([Runner.Subscribe])
 // receive every agent's events besides its own Observer: that is the
@@ -186,7 +188,7 @@ type Config struct {
 	NewAgent func(ctx context.Context, l lease.Lease) (existence.Config, error)
 
 	// SharedSlots is the board of slots every agent added sees next to
-	// its own (the default of [existence.Config].SharedSlots), and the one
+	// its own (the default of [existence.Config].Memory.SharedSlots), and the one
 	// [Runner.PostSharedSlot] and the runner's Minds post to: an
 	// identity.SharedBoard, kept where the store keeps shared documents
 	// (cmd/internal/storespec.SharedSlots) so that other processes see it.

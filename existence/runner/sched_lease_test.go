@@ -106,7 +106,7 @@ func TestRunnerLeases(t *testing.T) {
 		Clock: clock, Leases: leases, MaxAgents: 2, NoStagger: true, RenewEvery: 5 * time.Second, Observer: rec.Observe, Logger: discardLogger(),
 		NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 			epochs.Store(l.AgentID, l.Epoch)
-			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: store, Executor: blockingExecutor(), Retry: middleware.RetryPolicy{Attempts: 1}}, nil
+			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: store, Executor: blockingExecutor(), Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}}, nil
 		},
 	})
 	require.NoError(t, err)
@@ -167,7 +167,7 @@ func TestAHeartbeatThatChangesNothingSavesNothing(t *testing.T) {
 	store := newCountingStore()
 	clock := existencetest.NewClock(t0)
 	ctx := context.Background()
-	a, err := existence.New(ctx, existence.Config{ID: "scout", Name: "Cedar", Store: store, Clock: clock, Model: llmtest.NewFake(goalReply(t, "g")), Executor: blockingExecutor(), Retry: middleware.RetryPolicy{Attempts: 1}})
+	a, err := existence.New(ctx, existence.Config{ID: "scout", Name: "Cedar", Store: store, Timing: existence.TimingConfig{Clock: clock}, Model: llmtest.NewFake(goalReply(t, "g")), Executor: blockingExecutor(), Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 	require.NoError(t, err)
 	t.Cleanup(func() { a.Close() })
 	require.NoError(t, a.Tick(ctx))
@@ -244,7 +244,7 @@ func TestRunnerReportsLateRenewals(t *testing.T) {
 	r, err := runner.New(runner.Config{
 		Clock: clock, Leases: leases, MaxAgents: 2, NoStagger: true, RenewEvery: 5 * time.Second, Observer: rec.Observe, Logger: discardLogger(),
 		NewAgent: func(ctx context.Context, l lease.Lease) (existence.Config, error) {
-			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: memstore.New(), Executor: blockingExecutor(), Retry: middleware.RetryPolicy{Attempts: 1}}, nil
+			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: memstore.New(), Executor: blockingExecutor(), Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}}, nil
 		},
 	})
 	require.NoError(t, err)
@@ -295,7 +295,7 @@ func TestRunnerRenewsWhileAdopting(t *testing.T) {
 			if l.AgentID == "a2" {
 				<-release // a slow load
 			}
-			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: memstore.New(), Executor: blockingExecutor(), Retry: middleware.RetryPolicy{Attempts: 1}}, nil
+			return existence.Config{ID: l.AgentID, Name: l.AgentID, Model: fast, Store: memstore.New(), Executor: blockingExecutor(), Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}}, nil
 		},
 	})
 	require.NoError(t, err)

@@ -81,7 +81,7 @@ func newSwarm(t *testing.T, n int, cfg runner.Config, latency time.Duration) *sw
 	t.Cleanup(func() { r.Close() })
 	for i := range n {
 		id := fmt.Sprintf("a%03d", i)
-		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: s.model, Retry: middleware.RetryPolicy{Attempts: 1}})
+		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: s.model, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 		require.NoError(t, err)
 	}
 	s.r = r
@@ -183,10 +183,10 @@ func TestHungModelBlocksOnlyItsWorker(t *testing.T) {
 		return nil, ctx.Err()
 	})
 	for _, id := range []string{"a1", "a2"} {
-		_, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: fast, Retry: middleware.RetryPolicy{Attempts: 1}})
+		_, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: fast, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 		require.NoError(t, err)
 	}
-	_, err = r.Add(ctx, existence.Config{ID: "stuck", Name: "stuck", Model: hung, Retry: middleware.RetryPolicy{Attempts: 1}, CallTimeout: time.Hour, CycleTimeout: time.Hour})
+	_, err = r.Add(ctx, existence.Config{ID: "stuck", Name: "stuck", Model: hung, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}, Timing: existence.TimingConfig{CallTimeout: time.Hour, CycleTimeout: time.Hour}})
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -312,7 +312,7 @@ func TestPriorityCallsAreMarked(t *testing.T) {
 	t.Cleanup(func() { r.Close() })
 	ctx := context.Background()
 	for _, id := range []string{"a", "b"} {
-		_, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: model, Retry: retry})
+		_, err := r.Add(ctx, existence.Config{ID: id, Name: id, Model: model, Calls: existence.CallConfig{Retry: retry}})
 		require.NoError(t, err)
 	}
 	require.NoError(t, r.RunVirtual(ctx, t0.Add(time.Second)))
@@ -345,7 +345,7 @@ func TestCallsCarryTheAgentID(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	for _, id := range []string{"a", "b"} {
-		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: model, Retry: middleware.RetryPolicy{Attempts: 1}})
+		_, err := r.Add(context.Background(), existence.Config{ID: id, Name: id, Model: model, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 		require.NoError(t, err)
 	}
 	require.NoError(t, r.RunVirtual(context.Background(), t0.Add(time.Second)))

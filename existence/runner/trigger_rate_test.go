@@ -31,7 +31,7 @@ func TestNotificationFloodKeepsItsRate(t *testing.T) {
 			NoStagger: true, TriggerGap: gap, Logger: discardLogger()})
 		require.NoError(t, err)
 		t.Cleanup(func() { r.Close() })
-		a, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: m, Prompt: slotsPrompt(t), Retry: middleware.RetryPolicy{Attempts: 1}})
+		a, err := r.Add(ctx, existence.Config{ID: "scout", Name: "Cedar", Model: m, Prompt: slotsPrompt(t), Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 		require.NoError(t, err)
 		require.NoError(t, r.RunVirtual(ctx, t0))
 		require.Len(t, m.Calls(), 1, "the first heartbeat's cycle")

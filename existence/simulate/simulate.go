@@ -126,7 +126,7 @@ type Config struct {
 	// longer ends ABANDONED at the timeout. Default
 	// [existence.DefaultGoalTimeout].
 	GoalTimeout time.Duration
-	// MaxGoalDuration is every agent's [existence.Config].MaxGoalDuration
+	// MaxGoalDuration is every agent's [existence.Config].Timing.MaxGoalDuration
 	// (the goal-span stall rule, "goal_span"): a goal still
 	// pursued this long, in simulated time, after it started is abandoned
 	// at the next heartbeat. 0 means [existence.DefaultMaxGoalDuration]
@@ -497,18 +497,22 @@ func (s *sim) setup(ctx context.Context, env Env) error {
 		}
 		a, err := rnr.Add(ctx, existence.Config{
 			ID: spec.ID, Name: spec.Name, Traits: spec.Traits, Domains: spec.Domains,
-			Model:           &timedModel{inner: model, server: s.server, now: sa.clock.Now, advance: func(d time.Duration) { sa.clock.Advance(d); sa.tickLat += d }},
-			ExecutorModel:   &timedModel{inner: model, server: s.server, now: func() time.Time { return sa.clock.Now().Add(sa.execLat) }, advance: func(d time.Duration) { sa.execLat += d }},
-			Prompt:          s.cfg.Prompt,
-			Executor:        sa.exec,
-			Clock:           sa.clock,
-			Heartbeat:       s.cfg.Heartbeat,
-			Retry:           middleware.RetryPolicy{Attempts: 1},
-			GoalTimeout:     s.cfg.GoalTimeout + time.Hour, // simulated timeouts are applied by simExec
-			MaxGoalDuration: s.cfg.MaxGoalDuration,
-			Observer:        s.observe,
-			Logger:          quiet,
-			Memory:          sa.mem,
+			Model: &timedModel{inner: model, server: s.server, now: sa.clock.Now, advance: func(d time.Duration) { sa.clock.Advance(d); sa.tickLat += d }},
+			Calls: existence.CallConfig{
+				ExecutorModel: &timedModel{inner: model, server: s.server, now: func() time.Time { return sa.clock.Now().Add(sa.execLat) }, advance: func(d time.Duration) { sa.execLat += d }},
+				Retry:         middleware.RetryPolicy{Attempts: 1},
+			},
+			Prompt:   s.cfg.Prompt,
+			Executor: sa.exec,
+			Timing: existence.TimingConfig{
+				Clock:           sa.clock,
+				Heartbeat:       s.cfg.Heartbeat,
+				GoalTimeout:     s.cfg.GoalTimeout + time.Hour,
+				MaxGoalDuration: s.cfg.MaxGoalDuration,
+			},
+			Observer: s.observe,
+			Logger:   quiet,
+			Memory:   existence.MemoryConfig{LongTerm: sa.mem},
 		})
 		if err != nil {
 			return fmt.Errorf("simulate: agent %s: %w", spec.ID, err)
@@ -705,7 +709,7 @@ func (s *sim) loop(ctx context.Context) error {
 // would never fire. One heartbeat of margin keeps the boundary on the safe
 // side.
 func (s *sim) spanSafe(sa *simAgent, h time.Duration) bool {
-	limit := existence.Config{MaxGoalDuration: s.cfg.MaxGoalDuration, Heartbeat: h}.EffectiveMaxGoalDuration()
+	limit := existence.Config{Timing: existence.TimingConfig{MaxGoalDuration: s.cfg.MaxGoalDuration, Heartbeat: h}}.EffectiveMaxGoalDuration()
 	if limit == 0 {
 		return true // the rule is off
 	}

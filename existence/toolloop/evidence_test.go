@@ -187,9 +187,11 @@ func hollowRun(t *testing.T, goals int, exec llm.Model) ([]string, []identity.Go
 	e, err := toolloop.New(toolloop.Config{Tools: k.tools()})
 	require.NoError(t, err)
 	a, err := existence.New(context.Background(), existence.Config{
-		ID: "scout", Name: "Cedar", Model: llmtest.NewFake(cycle...), ExecutorModel: exec,
-		Executor: e, Clock: clock, Logger: slog.New(slog.DiscardHandler),
-		Retry: middleware.RetryPolicy{Attempts: 1},
+		ID: "scout", Name: "Cedar", Model: llmtest.NewFake(cycle...), Calls: existence.CallConfig{
+			ExecutorModel: exec,
+			Retry:         middleware.RetryPolicy{Attempts: 1},
+		},
+		Executor: e, Timing: existence.TimingConfig{Clock: clock}, Logger: slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { a.Close() })

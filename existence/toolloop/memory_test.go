@@ -71,12 +71,12 @@ func TestAgentLearnsAcrossGoals(t *testing.T) {
 	clock := existencetest.NewClock(time.Date(2026, 4, 13, 12, 0, 0, 0, time.UTC))
 	rec := &existencetest.Recorder{}
 	a, err := existence.New(ctx, existence.Config{
-		ID: "scout", Name: "Cedar", Store: store, Memory: mem, Executor: e, Clock: clock,
+		ID: "scout", Name: "Cedar", Store: store, Memory: existence.MemoryConfig{LongTerm: mem}, Executor: e, Timing: existence.TimingConfig{Clock: clock},
 		Model: llmtest.NewFake(
 			llmtest.Reply{Text: `{"action":"goal","content":"write a report on the rate limiter","reasoning":"r"}`},
 			llmtest.Reply{Text: `{"action":"goal","content":"fix the rate limiter that drops requests","reasoning":"r"}`},
 		),
-		ExecutorModel: exec, Observer: rec.Observe, Logger: slog.New(slog.DiscardHandler), Retry: middleware.RetryPolicy{Attempts: 1},
+		Calls: existence.CallConfig{ExecutorModel: exec, Retry: middleware.RetryPolicy{Attempts: 1}}, Observer: rec.Observe, Logger: slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
 	defer a.Close()

@@ -39,7 +39,7 @@ func traceCycle(t *testing.T, content bool) []sdktrace.ReadOnlySpan {
 	exec, err := toolloop.New(toolloop.Config{Tools: []toolloop.Tool{count}})
 	require.NoError(t, err)
 	a, err := existence.New(context.Background(), existence.Config{ID: "analyst", Name: "Cipher", Model: model, Executor: exec,
-		TracerProvider: tp, TraceContent: content, Retry: middleware.RetryPolicy{Attempts: 1}})
+		TracerProvider: tp, TraceContent: content, Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}}})
 	require.NoError(t, err)
 	t.Cleanup(func() { a.Close() })
 	require.NoError(t, a.Tick(context.Background()))

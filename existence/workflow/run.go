@@ -34,7 +34,7 @@ type strategy struct {
 }
 
 // New validates w ([Workflow.Validate]) and returns it as the strategy of
-// an agent's cycles (existence.Config.Cycle). Errors match [ErrInvalid].
+// an agent's cycles (existence.Config.Calls.Cycle). Errors match [ErrInvalid].
 func New(w Workflow) (existence.CycleStrategy, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err

@@ -58,9 +58,9 @@ func newAgent(t *testing.T, w workflow.Workflow, wm bool, replies ...llmtest.Rep
 	e := &env{rec: &existencetest.Recorder{}, fake: llmtest.NewFake(replies...), spans: tracetest.NewSpanRecorder()}
 	e.agent, err = existence.New(context.Background(), existence.Config{
 		ID: "alpha_2", Name: "Architect", Model: e.fake, Store: memstore.New(),
-		Clock: existencetest.NewClock(t0), Observer: e.rec.Observe, Logger: slog.New(slog.DiscardHandler),
-		Retry: middleware.RetryPolicy{Attempts: 1}, NoRepair: true, Cycle: s,
-		WorkingMemory:  existence.WorkingMemory{Enabled: wm},
+		Timing: existence.TimingConfig{Clock: existencetest.NewClock(t0)}, Observer: e.rec.Observe, Logger: slog.New(slog.DiscardHandler),
+		Calls:          existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}, NoRepair: true, Cycle: s},
+		Memory:         existence.MemoryConfig{Working: existence.WorkingMemory{Enabled: wm}},
 		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(e.spans)),
 	})
 	require.NoError(t, err)

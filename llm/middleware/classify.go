@@ -118,7 +118,7 @@ func Retryable(err error) bool {
 // ([OutcomeModelNotFound], or "http_404" from servers that say so), or it
 // refused the credentials ("http_401", "http_403"). It is stricter than
 // "not [Retryable]": a reply that fails validation is not retried by
-// [WithRetry] but may succeed on the next cycle. existence.Config.FailFast
+// [WithRetry] but may succeed on the next cycle. existence.Config.Calls.FailFast
 // stops an agent on these.
 func Permanent(outcome string) bool {
 	switch outcome {

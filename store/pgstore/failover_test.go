@@ -125,7 +125,7 @@ func worker() int {
 			logf(logLine{Ev: "claim", Agent: l.AgentID, Epoch: l.Epoch})
 			return existence.Config{
 				ID: l.AgentID, Name: "N" + l.AgentID, Model: fake, Store: logStore{fs, logf}, Tasks: fs.Tasks(),
-				Retry: middleware.RetryPolicy{Attempts: 1},
+				Calls: existence.CallConfig{Retry: middleware.RetryPolicy{Attempts: 1}},
 			}, nil
 		},
 		Observer: func(e event.Event) {

@@ -136,7 +136,7 @@ type runOptions struct {
 	stdin io.Reader
 	// retry is the model retry policy; tests shorten its waits.
 	retry middleware.RetryPolicy
-	// maxGoalDuration is existence.Config.MaxGoalDuration (0: the default
+	// maxGoalDuration is existence.Config.Timing.MaxGoalDuration (0: the default
 	// 2 minutes); tests turn the goal-span stall rule off (-1), so that a
 	// loaded machine does not abandon their goals.
 	maxGoalDuration time.Duration

@@ -184,7 +184,7 @@ func (t *trio) reload(set *agentdef.Set, err error) {
 		m.def.Model, m.def.Server, m.def.Tools = old.Model, old.Server, old.Tools // kept until a restart
 		cfg, err := t.memberConfig(m)
 		if err == nil {
-			err = a.Update(existence.Update{Prompt: cfg.Prompt, Temperature: &cfg.Temperature, MaxTokens: &cfg.MaxTokens, Cycle: &cfg.Cycle, WorkingMemory: &cfg.WorkingMemory})
+			err = a.Update(existence.Update{Prompt: cfg.Prompt, Temperature: &cfg.Calls.Temperature, MaxTokens: &cfg.Calls.MaxTokens, Cycle: &cfg.Calls.Cycle, WorkingMemory: &cfg.Memory.Working})
 		}
 		if err != nil {
 			fmt.Fprintf(t.stderr, "agents: %s: the changed definition cannot be applied; the running one is kept: %v\n", d.ID, err)

@@ -417,17 +417,21 @@ func (t *trio) memberConfig(m member) (existence.Config, error) {
 	}
 	cfg := existence.Config{
 		ID: m.id, Name: m.name, Traits: m.traits, Domains: m.domains,
-		Model:           model,
-		Prompt:          asm,
-		Memory:          t.mem,
-		Executor:        exec,
-		Tasks:           t.tasks,
-		FreshOnCorrupt:  o.fresh,
-		CallTimeout:     o.llmTimeout,
-		Retry:           o.retry,
-		MaxCycles:       o.cycles,
-		MaxGoalDuration: o.maxGoalDuration,
-		MaxTokens:       o.replyTokens,
+		Model:          model,
+		Prompt:         asm,
+		Memory:         existence.MemoryConfig{LongTerm: t.mem},
+		Executor:       exec,
+		Tasks:          t.tasks,
+		FreshOnCorrupt: o.fresh,
+		Timing: existence.TimingConfig{
+			CallTimeout:     o.llmTimeout,
+			MaxCycles:       o.cycles,
+			MaxGoalDuration: o.maxGoalDuration,
+		},
+		Calls: existence.CallConfig{
+			Retry:     o.retry,
+			MaxTokens: o.replyTokens,
+		},
 	}
 	if m.def == nil {
 		cfg.Commissioning = commission

@@ -117,7 +117,7 @@ type swarmOptions struct {
 	llmURL          string   // the first -llm-url
 	llmURLs         []string // every -llm-url: more than one makes a pool.Pool
 	model           string
-	llmTimeout      time.Duration // -llm-timeout: existence.Config.CallTimeout
+	llmTimeout      time.Duration // -llm-timeout: existence.Config.Timing.CallTimeout
 	allowRedirect   []string      // -llm-allow-redirect
 	tokenBudget     budget.Budget
 	replyTokens     int // -reply-tokens: the existence cycle's reply limit

@@ -214,7 +214,7 @@ func (s *swarmRun) newRunner(ctx context.Context) error {
 		}
 		rc.NewAgent = func(ctx context.Context, l lease.Lease) (existence.Config, error) {
 			f := db.pg.Fenced(l)
-			cfg := existence.Config{ID: l.AgentID, Name: swarmName(l.AgentID), Model: s.model, Retry: o.retry(), Store: countingStore{f, s.saves}, Prompt: o.prompt(), MaxTokens: o.replyTokens, CallTimeout: o.llmTimeout}
+			cfg := existence.Config{ID: l.AgentID, Name: swarmName(l.AgentID), Model: s.model, Calls: existence.CallConfig{Retry: o.retry(), MaxTokens: o.replyTokens}, Store: countingStore{f, s.saves}, Prompt: o.prompt(), Timing: existence.TimingConfig{CallTimeout: o.llmTimeout}}
 			if !o.noTasks {
 				cfg.Tasks = f.Tasks()
 			}
@@ -237,7 +237,7 @@ func (s *swarmRun) newRunner(ctx context.Context) error {
 		return nil
 	}
 	for _, id := range s.ids {
-		cfg := existence.Config{ID: id, Name: swarmName(id), Model: s.model, Retry: o.retry(), Prompt: o.prompt(), MaxTokens: o.replyTokens, CallTimeout: o.llmTimeout}
+		cfg := existence.Config{ID: id, Name: swarmName(id), Model: s.model, Calls: existence.CallConfig{Retry: o.retry(), MaxTokens: o.replyTokens}, Prompt: o.prompt(), Timing: existence.TimingConfig{CallTimeout: o.llmTimeout}}
 		if db.tasks != nil && !o.noTasks {
 			cfg.Tasks = db.tasks
 		}
