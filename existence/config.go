@@ -212,6 +212,6 @@ type MemoryConfig struct {
 	// SharedSlots is a board of slots the agent sees next to its own,
 	// shared with other agents and processes (an identity.SharedBoard;
 	// cmd/internal/storespec.SharedSlots opens the one a store keeps). A
-	// Runner's agents default to RunnerConfig.SharedSlots; nil: none.
+	// Runner's agents default to runner.Config.SharedSlots; nil: none.
 	SharedSlots *identity.SharedBoard
 }

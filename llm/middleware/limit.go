@@ -11,7 +11,7 @@ import (
 // Limiter bounds the number of model calls in flight across every [llm.Model]
 // it wraps (a concurrency limit of n slots), for example the models of
 // several agents sharing one local GPU; runner.Runner uses one for the
-// calls made outside its lanes (RunnerConfig.MaxInFlight). It is safe for
+// calls made outside its lanes (runner.Config.MaxInFlight). It is safe for
 // concurrent use.
 type Limiter struct {
 	sem *semaphore.Weighted

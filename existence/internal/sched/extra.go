@@ -17,7 +17,7 @@ import (
 // ErrNoSharedBoard is returned by [Runner.PostSharedSlot] and
 // [Runner.RemoveSharedSlot] when the runner has no shared board
 // (RunnerConfig.SharedSlots).
-var ErrNoSharedBoard = errors.New("existence: the runner has no shared board of slots (RunnerConfig.SharedSlots)")
+var ErrNoSharedBoard = errors.New("existence: the runner has no shared board of slots (runner.Config.SharedSlots)")
 
 // attach puts an existing agent in r (see [Runner.Add]).
 func (r *Runner) attach(a wire.Agent) *node {

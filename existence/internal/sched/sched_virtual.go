@@ -10,7 +10,7 @@ import (
 
 // ErrNotVirtual is returned by [Runner.RunVirtual] when the runner's Clock
 // is not a [*clock.Virtual].
-var ErrNotVirtual = errors.New("existence: RunVirtual needs a *clock.Virtual as RunnerConfig.Clock")
+var ErrNotVirtual = errors.New("existence: RunVirtual needs a *clock.Virtual as runner.Config.Clock")
 
 // RunVirtual drives the agents in virtual time up to until, deterministically
 // (for existence/simulate): it runs on the calling
