@@ -9,7 +9,6 @@ import (
 
 	"github.com/existence-loop/sdk/existence"
 	"github.com/existence-loop/sdk/existence/event"
-	"github.com/existence-loop/sdk/existence/runner"
 	"github.com/existence-loop/sdk/llm/ollama"
 	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/store/filestore"
@@ -43,36 +42,5 @@ func ExampleAgent_Run() {
 	defer agent.Close()
 	if err := agent.Run(ctx); err != nil { // a heartbeat every 6 s until Ctrl-C; model failures never stop it
 		log.Print(err) // the final save failed
-	}
-}
-
-// Several agents as peers over one store: each sees the others in its
-// "YOUR PEERS" section, and the scheduler's autonomy lane runs at most
-// AutonomyWorkers existence cycles (model calls) at once.
-// Compiled but not run: it needs a running Ollama server.
-func ExampleRunner() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	model, err := ollama.New(ollama.Config{Model: "qwen3.5:9b"})
-	if err != nil {
-		log.Fatal(err)
-	}
-	store, err := filestore.Open("./state", filestore.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-
-	rn, err := runner.New(runner.Config{Store: store, AutonomyWorkers: 1}) // one cycle at a time: one local GPU
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer rn.Close()
-	for _, m := range []struct{ id, name string }{{"scout", "Cedar"}, {"analyst", "Cipher"}, {"builder", "Vault"}} {
-		if _, err := rn.Add(ctx, existence.Config{ID: m.id, Name: m.name, Model: model}); err != nil {
-			log.Fatal(err)
-		}
-	}
-	if err := rn.Run(ctx); err != nil {
-		log.Fatal(err)
 	}
 }

@@ -1,22 +1,21 @@
-package existence_test
+package budget_test
 
 import (
 	"fmt"
 
 	"github.com/existence-loop/sdk/existence/budget"
-	"github.com/existence-loop/sdk/existence/runner"
 )
 
 // A token budget of 50,000 tokens an hour per agent, with 5,000 more that
 // host messages and assigned tasks may still spend once it is spent.
-func Example_tokenBudget() {
+func ExampleParse() {
 	b, err := budget.Parse("50000/1h+5000")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println(b.Tokens, b.Window, b.Reserve)
-	_ = runner.Config{Budget: b, AutonomyWorkers: runner.AdaptiveWorkers}
+	// runner.Config{Budget: b} gives it to every agent a runner adds.
 
 	_, err = budget.Parse("50000 an hour")
 	fmt.Println(err)
