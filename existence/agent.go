@@ -527,8 +527,8 @@ func (a *Agent) onAttempt(c *event.ModelCallInfo, err error) {
 }
 
 // window returns the model's context window as the cycle's prompt budget:
-// the window minus the reply's reserve and the message overhead, counted
-// with the model's calibrated estimator. A model that does not know its
+// the window minus the reply's reserve, the message overhead and a slack
+// of 1/64 of the window, counted with the model's calibrated estimator. A model that does not know its
 // window, or fails to say, gives none. The lookup (Ollama's /api/show) is
 // a network call: it is bounded by CallTimeout, as a model call is, and
 // a failure is reported by the cycle's own call to the same server.
@@ -547,7 +547,11 @@ func (a *Agent) window(ctx context.Context) (prompt.Budget, []llm.ToolDef) {
 		return prompt.Budget{}, tools
 	}
 	reserve := ctxwindow.Reserve(&llm.Request{MaxTokens: a.cfg.Calls.MaxTokens}, 0, w)
-	b := prompt.Budget{MaxTokens: max(w-reserve-2*llm.MessageOverhead, 1), Count: est.Tokens}
+	// The sections are counted one by one; the request the adapter checks
+	// joins them, which the per-section counts can miss by a few tokens:
+	// a slack of 1/64 of the window keeps a prompt planned to the budget
+	// from being refused by that margin.
+	b := prompt.Budget{MaxTokens: max(w-reserve-2*llm.MessageOverhead-w/64, 1), Count: est.Tokens}
 	if len(tools) > 0 {
 		cost := est.Request(&llm.Request{Tools: tools}) - est.Request(&llm.Request{})
 		if cost > b.MaxTokens/2 {

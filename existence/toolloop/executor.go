@@ -460,6 +460,9 @@ func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, erro
 		msgs = []llm.Message{{Role: llm.RoleSystem, Content: prompt.Clean(system)}}
 	}
 	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: prompt.Clean(goal)})
+	// Without the cycle's exchange: the turn a small window can hold.
+	alone := []llm.Message{{Role: llm.RoleSystem, Content: prompt.Clean(system)}, {Role: llm.RoleUser, Content: prompt.Clean(goal)}}
+	exchanged := len(a.Exchange) > 0
 	r.head = len(msgs)
 	overflowed := false // the last turn's prompt did not fit the window
 	for r.steps < e.cfg.MaxSteps {
@@ -474,6 +477,18 @@ func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, erro
 		// The history is compacted before a turn that would fill the
 		// window past CompactAt, and after a prompt that did not fit.
 		r.window, r.est, _ = llm.ContextWindowOf(ctx, model)
+		if r.window > 0 && exchanged && r.steps == 0 {
+			// The cycle's exchange comes first only while the window holds
+			// it with the turn and the reply's reserve: in a small window
+			// the loop starts without it (the server's cache serves less,
+			// the goal still runs), since compaction keeps the head.
+			req.Messages = msgs
+			if r.tokens(msgs, r.est)+ctxwindow.Reserve(req, 0, r.window) > r.window {
+				msgs = slices.Clone(alone)
+				r.head = len(msgs)
+			}
+			exchanged = false
+		}
 		if r.window > 0 {
 			req.Messages = msgs
 			if overflowed || r.tokens(msgs, r.est)+ctxwindow.Reserve(req, 0, r.window) > r.compactAt(r.window) {

@@ -1003,3 +1003,55 @@ func TestExecuteContinuesTheCycleExchange(t *testing.T) {
 	assert.Equal(t, e.ToolDefs(a), req.Tools)
 	assert.NotEmpty(t, req.Tools)
 }
+
+// windowedFake is a Fake that states a context window.
+type windowedFake struct {
+	*llmtest.Fake
+	window int
+}
+
+func (w windowedFake) ContextWindow(context.Context) (int, *llm.TokenEstimator, error) {
+	return w.window, llm.NewTokenEstimator(), nil
+}
+
+// TestExecuteDropsTheExchangeInASmallWindow: the loop continues the
+// cycle's exchange only while the window holds it with the turn and the
+// reply's reserve; in a smaller window its first turn is the system prompt
+// and the goal alone, and it reaches the model.
+func TestExecuteDropsTheExchangeInASmallWindow(t *testing.T) {
+	a := assignment(nil)
+	a.Exchange = []llm.Message{
+		{Role: llm.RoleSystem, Content: "WORLD CONTEXT: " + strings.Repeat("a long shared world. ", 400)},
+		{Role: llm.RoleUser, Content: "TIME: now"},
+		{Role: llm.RoleAssistant, Content: `{"action":"goal","content":"map the workspace"}`},
+	}
+	probe := newExecutor(t, llmtest.NewFake(), &kit{}, nil)
+	est := llm.NewTokenEstimator()
+	fixed := probe.FixedTokens(a, est)
+	withExchange := fixed + est.Request(&llm.Request{Messages: a.Exchange})
+	for _, tc := range []struct {
+		name     string
+		window   int
+		exchange bool
+	}{
+		{"the window holds the exchange", withExchange + 4096, true},
+		{"the window holds the turn alone", fixed + 1024, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := windowedFake{llmtest.NewFake(final("done")), tc.window}
+			e := newExecutor(t, fake, &kit{}, nil)
+			_, err := e.Execute(context.Background(), a)
+			require.NoError(t, err, "the turn reached the model")
+			require.NotEmpty(t, fake.Requests())
+			req := fake.Requests()[0]
+			if tc.exchange {
+				assert.Equal(t, a.Exchange, req.Messages[:3])
+				return
+			}
+			require.Len(t, req.Messages, 2)
+			assert.Equal(t, llm.RoleSystem, req.Messages[0].Role)
+			assert.Contains(t, req.Messages[0].Content, "an autonomous agent pursuing one goal with tools.")
+			assert.NotContains(t, req.Messages[0].Content, "WORLD CONTEXT")
+		})
+	}
+}
