@@ -303,37 +303,19 @@ func (r *Runner) Len() int {
 	return len(r.agents)
 }
 
-// RunnerStats are a runner's scheduler counters since it started.
+// RunnerStats are a runner's scheduler counters since it started; the
+// public runner.Stats documents each field (this is its engine's copy,
+// converted field by field, since runner stands above this package).
 type RunnerStats struct {
-	// Dispatched counts the ticks the scheduler handed to a worker and that
-	// have ended, per lane ([LaneAutonomy], [LanePriority]); each ran an
-	// existence cycle unless the agent's goal was still being pursued or
-	// the run ended.
-	Dispatched [2]int64
-	// Coalesced counts the heartbeats merged into a cycle already queued
-	// or running (each called no model).
-	Coalesced int64
-	// Queued and Running are the cycles waiting and running now, per lane
-	// (a mind's model call waiting for or holding an autonomy worker,
-	// MindEnv.Lane, counts as one).
-	Queued, Running [2]int
-	// Agents is the number of agents scheduled and not finished.
-	Agents int
-	// Triggers counts the cycles asked for outside the heartbeats by
-	// notifying slots (slot.Slot.NotifyUser), before coalescing: a burst
-	// of twenty counts twenty and makes at most two cycles.
-	Triggers int64
-	// Workers is each lane's size now: under [AdaptiveWorkers] the
-	// autonomy lane's follows Concurrency.Limit.
-	Workers [2]int
-	// Held counts the cycles a spent budget made wait (each a deferral,
-	// its heartbeats coalesced).
-	Held int64
-	// Concurrency is what the runner sees of the model server.
-	Concurrency ConcurrencyStats
-	// Budget is the runner-wide budget (Config.SharedBudget) and
-	// how much of it the window holds; nil without one.
-	Budget *budget.Status
+	Dispatched      [2]int64 // per lane
+	Coalesced       int64
+	Queued, Running [2]int // per lane
+	Agents          int
+	Triggers        int64
+	Workers         [2]int // per lane
+	Held            int64
+	Concurrency     ConcurrencyStats
+	Budget          *budget.Status
 }
 
 // Stats returns the scheduler's counters.
