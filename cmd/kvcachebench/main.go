@@ -342,6 +342,10 @@ func wait(u string) error {
 	}
 }
 
+// toolTurnHeader marks, between the proxy's handler and its upstream
+// reply, a tool turn whose reply [engine.ToolCallReply] rewrites.
+const toolTurnHeader = "X-Kvcachebench-Tool-Turn"
+
 // proxy starts the constraining proxy in front of upstream; it counts
 // chat requests by kind (cycle: a JSON Schema format; tool: tools and no
 // format; other) with their latency.
@@ -351,6 +355,26 @@ func proxy(upstream string, c *counts) (*httptest.Server, error) {
 		return nil, err
 	}
 	rp := httputil.NewSingleHostReverseProxy(up)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		// A tool turn's reply is the call its format forced (see
+		// engine.ToolCallReply).
+		if resp.Request.Header.Get(toolTurnHeader) == "" || resp.StatusCode != http.StatusOK ||
+			!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			return nil
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if body, err = engine.ToolCallReply(body); err != nil {
+			return err
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		resp.ContentLength = int64(len(body))
+		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		return nil
+	}
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != "/api/chat" {
 			rp.ServeHTTP(w, r)
@@ -382,6 +406,10 @@ func proxy(upstream string, c *counts) (*httptest.Server, error) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		r.Header.Del(toolTurnHeader)
+		if kind == "tool" {
+			r.Header.Set(toolTurnHeader, "1")
+		}
 		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		start := time.Now()
 		rp.ServeHTTP(rec, r)

@@ -28,7 +28,8 @@
 // when it is unset or the files are missing. EXISTENCE_ENGINE=ollama runs
 // a real `ollama serve` instead, the one `.ci/engine` builds from Ollama's
 // Go module (else from PATH), behind a proxy that serves /tokenize and
-// applies the two knobs below ([ConstrainChat]); its transcripts are
+// applies the two knobs below ([ConstrainChat], with a forced call's
+// reply read back as a tool call by [ToolCallReply]); its transcripts are
 // NAME.ollama.json ([TranscriptName]) and its runner's cache lines are
 // read by [CacheLines] (see docs/development.md).
 //

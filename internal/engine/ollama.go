@@ -105,6 +105,7 @@ func startOllama(t testing.TB, cfg Config, f Files) (*Server, error) {
 		return nil, err
 	}
 	px := &ollamaProxy{rp: httputil.NewSingleHostReverseProxy(up), tok: tok, cfg: cfg}
+	px.rp.ModifyResponse = forcedCallReply
 	hs := httptest.NewServer(px)
 	t.Cleanup(hs.Close)
 	s.URL = hs.URL
@@ -178,6 +179,9 @@ func (p *ollamaProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if r.URL.Path == "/api/chat" {
+			if p.cfg.ToolChoice == "required" && offersTools(body) {
+				r = r.WithContext(context.WithValue(r.Context(), forcedCallKey{}, true))
+			}
 			body, err = ConstrainChat(body, p.cfg.ToolChoice, p.cfg.JSONLimit)
 		} else {
 			body, err = constrainOpenAI(body, p.cfg.JSONLimit)
@@ -191,6 +195,41 @@ func (p *ollamaProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	}
 	p.rp.ServeHTTP(w, r)
+}
+
+// forcedCallKey marks a proxied /api/chat request whose reply
+// [ToolCallReply] rewrites.
+type forcedCallKey struct{}
+
+// offersTools reports whether an /api/chat body offers tools and sets no
+// format of its own: the requests [ConstrainChat] forces into a call.
+func offersTools(body []byte) bool {
+	var req struct {
+		Tools  []json.RawMessage `json:"tools"`
+		Format json.RawMessage   `json:"format"`
+	}
+	return json.Unmarshal(body, &req) == nil && len(req.Tools) > 0 && isNull(req.Format)
+}
+
+// forcedCallReply applies [ToolCallReply] to the successful JSON reply of
+// a request the proxy forced into a tool call.
+func forcedCallReply(resp *http.Response) error {
+	if forced, _ := resp.Request.Context().Value(forcedCallKey{}).(bool); !forced ||
+		resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return nil
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxProxyBody))
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	if body, err = ToolCallReply(body); err != nil {
+		return err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	return nil
 }
 
 // ConstrainChat rewrites an Ollama /api/chat request body for a model
@@ -260,6 +299,54 @@ func ConstrainChat(body []byte, toolChoice string, limit int) ([]byte, error) {
 		return body, nil
 	}
 	return json.Marshal(req)
+}
+
+// ToolCallReply rewrites a non-streamed Ollama /api/chat reply body to a
+// request [ConstrainChat] forced into a tool call: when the message has no
+// tool_calls and its content is the JSON object {"name": "…", "arguments":
+// {…}} the format allowed, the content becomes that tool call (id
+// "call_0"), as llama-server answers tool_choice "required". Ollama's own
+// parser finds a call only where the model writes it in its template's
+// syntax, and the format's grammar does not fix the order of the two
+// keys. Other bodies come back unchanged; it returns an error for a body
+// that is not a JSON object.
+func ToolCallReply(body []byte) ([]byte, error) {
+	var reply map[string]json.RawMessage
+	if err := json.Unmarshal(body, &reply); err != nil {
+		return nil, fmt.Errorf("engine: /api/chat reply: %w", err)
+	}
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(reply["message"], &msg) != nil || !isNull(msg["tool_calls"]) {
+		return body, nil
+	}
+	var content string
+	if json.Unmarshal(msg["content"], &content) != nil {
+		return body, nil
+	}
+	var call struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal([]byte(content), &call) != nil || call.Name == "" {
+		return body, nil
+	}
+	args := bytes.TrimSpace(call.Arguments)
+	if len(args) == 0 || args[0] != '{' {
+		return body, nil
+	}
+	calls, err := json.Marshal([]map[string]any{{
+		"id":       "call_0",
+		"function": map[string]any{"index": 0, "name": call.Name, "arguments": json.RawMessage(args)},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	msg["tool_calls"] = calls
+	msg["content"] = json.RawMessage(`""`)
+	if reply["message"], err = json.Marshal(msg); err != nil {
+		return nil, err
+	}
+	return json.Marshal(reply)
 }
 
 // constrainOpenAI bounds the strings and arrays of an OpenAI-compatible

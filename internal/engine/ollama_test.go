@@ -46,6 +46,41 @@ func TestConstrainChat(t *testing.T) {
 	assert.Error(t, err, "not an object")
 }
 
+// ToolCallReply turns a reply whose content is the forced call into that
+// tool call, in either key order, and leaves every other reply as it is.
+func TestToolCallReply(t *testing.T) {
+	call := `[{"id":"call_0","function":{"index":0,"name":"write_note","arguments":{"text":"a}}b"}}}]`
+	for _, tc := range []struct {
+		name, body string
+		want       string // the message after, "" for the body unchanged
+	}{
+		{"name first", `{"done":true,"message":{"role":"assistant","content":"{\"name\":\"write_note\",\"arguments\":{\"text\":\"a}}b\"}}"}}`,
+			`{"role":"assistant","content":"","tool_calls":` + call + `}`},
+		{"arguments first", `{"done":true,"message":{"role":"assistant","content":"{\"arguments\" :{\"text\":\"a}}b\"},\n\t\"name\":\"write_note\"}"}}`,
+			`{"role":"assistant","content":"","tool_calls":` + call + `}`},
+		{"already a call", `{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"x","arguments":{}}}]}}`, ""},
+		{"prose", `{"message":{"role":"assistant","content":"hello"}}`, ""},
+		{"no name", `{"message":{"role":"assistant","content":"{\"arguments\":{}}"}}`, ""},
+		{"arguments not an object", `{"message":{"role":"assistant","content":"{\"name\":\"x\",\"arguments\":\"{}\"}"}}`, ""},
+		{"no message", `{"error":"busy"}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := engine.ToolCallReply([]byte(tc.body))
+			require.NoError(t, err)
+			if tc.want == "" {
+				assert.JSONEq(t, tc.body, string(out))
+				return
+			}
+			var got map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(out, &got))
+			assert.JSONEq(t, tc.want, string(got["message"]))
+			assert.JSONEq(t, "true", string(got["done"]), "the rest of the reply stays")
+		})
+	}
+	_, err := engine.ToolCallReply([]byte(`[1]`))
+	assert.Error(t, err, "not an object")
+}
+
 // CacheLines reads Ollama's "loading cache slot" debug lines and names
 // the ones it cannot read.
 func TestCacheLines(t *testing.T) {

@@ -331,7 +331,9 @@ func checkSlotsQueue(t *testing.T, tg engine.Target) {
 			var te *llm.TruncatedError
 			var se llm.StatusError
 			switch {
-			case err == nil || errors.As(err, &te):
+			case err == nil || errors.As(err, &te) || errors.Is(err, llm.ErrEmpty):
+				// Random weights may end a reply at its first token: an
+				// empty reply was still served by a slot.
 				ok++
 			case errors.As(err, &se):
 				busy = append(busy, se)
