@@ -82,13 +82,18 @@ func resultChars(tokens int, est *llm.TokenEstimator) int {
 
 // tokens estimates the prompt of msgs with the executor's tools.
 func (r *run) tokens(msgs []llm.Message, est *llm.TokenEstimator) int {
-	return est.Request(&llm.Request{Messages: msgs, Tools: r.e.defs})
+	return est.Request(&llm.Request{Messages: msgs, Tools: r.defs})
 }
+
+// noteOverhead is the tokens the fold note adds besides the text it
+// keeps: its message's role and template markers and elide's marker.
+const noteOverhead = 16
 
 // compact shrinks the history msgs (msgs[:r.head] are the goal: the
 // system prompt and user prompt, after the cycle's exchange when the loop
 // continues it) to about half of window tokens. The turns before the
-// last Config.KeepTurns are folded: into a summary written by one model
+// last keepTurns (Config.KeepTurns, or 0 when the window cannot hold
+// them and a reply) are folded: into a summary written by one model
 // call ([SummaryPrompt]), or, when that call fails, its summary does not
 // fit, or Config.NoSummary is set, into a deterministic digest of each
 // call and the head of its result. The goal, the plan (the first turn's
@@ -96,21 +101,21 @@ func (r *run) tokens(msgs []llm.Message, est *llm.TokenEstimator) int {
 // and tail when they alone are too long. It reports an
 // [event.ContextCompacted] and returns the new history, or msgs
 // when there was nothing to fold or elide.
-func (r *run) compact(ctx context.Context, model llm.Model, msgs []llm.Message, window int, est *llm.TokenEstimator) []llm.Message {
+func (r *run) compact(ctx context.Context, model llm.Model, msgs []llm.Message, window int, est *llm.TokenEstimator, keepTurns int) []llm.Message {
 	before := r.tokens(msgs, est)
 	target := int(compactTo * float64(window))
 	if len(msgs) <= r.head {
 		return msgs
 	}
 	head, turns := msgs[:r.head], splitTurns(msgs[r.head:])
-	keep := min(r.e.cfg.KeepTurns, len(turns))
+	keep := min(keepTurns, len(turns))
 	folded, kept := turns[:len(turns)-keep], turns[len(turns)-keep:]
 
 	var out []llm.Message
 	method := MethodElision
 	if len(folded) > 0 {
 		note := ""
-		if !r.e.cfg.NoSummary {
+		if !r.e.cfg.NoSummary && keepTurns > 0 { // folding every turn happens every turn: no model call for it
 			if s, ok := r.summarise(ctx, model, folded, window, est); ok {
 				note, method = "Summary of your earlier turns ("+plural(len(folded), "turn")+" folded to fit the context window):\n"+s, MethodSummary
 			}
@@ -120,6 +125,12 @@ func (r *run) compact(ctx context.Context, model llm.Model, msgs []llm.Message, 
 		}
 		if plan := planOf(turns); plan != "" {
 			note += "\nYour plan: " + plan
+		}
+		if keepTurns == 0 {
+			// Nothing kept: the note gets what the window leaves beside
+			// the head and a reply of MinTurnReply tokens, with the
+			// sixteenth of the prompt the turn keeps spare.
+			note = elide(note, resultChars((window-MinTurnReply)*16/17-r.tokens(head, est)-noteOverhead, est))
 		}
 		out = append(slices.Clone(head), llm.Message{Role: llm.RoleUser, Content: note})
 	} else {

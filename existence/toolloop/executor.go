@@ -39,6 +39,11 @@ const (
 	// turn's text and tool calls, or its final answer. An unbounded reply
 	// can hold a model server's slot for minutes.
 	DefaultMaxTokens = 2000
+	// MinTurnReply is the smallest reply reserve, in tokens, a tool-loop
+	// turn's reply limit is shrunk to when the context window cannot
+	// hold the turn with its full reserve: room for a tool call with
+	// short arguments. A window with less room left refuses the turn.
+	MinTurnReply = 256
 )
 
 // Stall rules of the executor, after the original's daemon.py (which
@@ -196,7 +201,8 @@ type Config struct {
 	// window is never compacted before a turn.
 	CompactAt float64
 	// KeepTurns is how many of the last turns compaction keeps verbatim
-	// (default 2).
+	// (default 2); none when the window cannot hold them with a reply of
+	// MinTurnReply tokens.
 	KeepTurns int
 	// NoSummary folds older turns into the deterministic digest at once,
 	// without the summarising model call.
@@ -394,9 +400,11 @@ func (e *Executor) ToolDefs(a existence.Assignment) []llm.ToolDef {
 
 // FixedTokens estimates with est the tokens of the fixed part of a
 // tool-loop turn for a: the loop's instructions, the goal's prompt and the
-// tool definitions, without a cycle's exchange ([existence.Assignment]
-// .Exchange), the history or the reply. A window that cannot hold it and
-// the turn's reply reserve fails every goal; callers check it at start.
+// tool definitions, without a cycle's exchange or prefix
+// ([existence.Assignment].Exchange, Prefix: a first turn drops them when
+// the window cannot hold them), the history or the reply. A window that
+// cannot hold it and [MinTurnReply] fails every goal; callers check it at
+// start.
 func (e *Executor) FixedTokens(a existence.Assignment, est *llm.TokenEstimator) int {
 	defs, names, _ := e.offered(e.memoryOf(a))
 	msgs := []llm.Message{{Role: llm.RoleSystem, Content: e.systemPrompt(a, names)}, {Role: llm.RoleUser, Content: userPrompt(a)}}
@@ -439,7 +447,8 @@ func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, erro
 	// memories, tool results: files another agent wrote, an MCP server's
 	// output) goes through prompt.Clean, as every section of an existence
 	// prompt does.
-	system := e.systemPrompt(a, r.names)
+	base := e.systemPrompt(a, r.names)
+	system := base
 	var msgs []llm.Message
 	switch {
 	case len(a.Exchange) > 0:
@@ -460,9 +469,10 @@ func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, erro
 		msgs = []llm.Message{{Role: llm.RoleSystem, Content: prompt.Clean(system)}}
 	}
 	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: prompt.Clean(goal)})
-	// Without the cycle's exchange: the turn a small window can hold.
-	alone := []llm.Message{{Role: llm.RoleSystem, Content: prompt.Clean(system)}, {Role: llm.RoleUser, Content: prompt.Clean(goal)}}
-	exchanged := len(a.Exchange) > 0
+	// Without the cycle's exchange or prefix: the turn a small window
+	// can hold.
+	alone := []llm.Message{{Role: llm.RoleSystem, Content: prompt.Clean(base)}, {Role: llm.RoleUser, Content: prompt.Clean(goal)}}
+	shared := len(a.Exchange) > 0 || a.Prefix != ""
 	r.head = len(msgs)
 	overflowed := false // the last turn's prompt did not fit the window
 	for r.steps < e.cfg.MaxSteps {
@@ -477,22 +487,41 @@ func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, erro
 		// The history is compacted before a turn that would fill the
 		// window past CompactAt, and after a prompt that did not fit.
 		r.window, r.est, _ = llm.ContextWindowOf(ctx, model)
-		if r.window > 0 && exchanged && r.steps == 0 {
-			// The cycle's exchange comes first only while the window holds
-			// it with the turn and the reply's reserve: in a small window
-			// the loop starts without it (the server's cache serves less,
-			// the goal still runs), since compaction keeps the head.
+		if r.window > 0 && shared && r.steps == 0 {
+			// The cycle's exchange or prefix comes first only while the
+			// window holds it with the turn and the reply's reserve: in a
+			// small window the loop starts without it (the server's cache
+			// serves less, the goal still runs), since compaction keeps
+			// the head.
 			req.Messages = msgs
 			if r.tokens(msgs, r.est)+ctxwindow.Reserve(req, 0, r.window) > r.window {
 				msgs = slices.Clone(alone)
 				r.head = len(msgs)
 			}
-			exchanged = false
+			shared = false
 		}
 		if r.window > 0 {
 			req.Messages = msgs
 			if overflowed || r.tokens(msgs, r.est)+ctxwindow.Reserve(req, 0, r.window) > r.compactAt(r.window) {
-				msgs = r.compact(ctx, model, msgs, r.window, r.est)
+				msgs = r.compact(ctx, model, msgs, r.window, r.est, e.cfg.KeepTurns)
+			}
+			// A turn the window cannot hold with its reply's reserve,
+			// even compacted, gets the room left for its reply when that
+			// is at least MinTurnReply tokens; otherwise the model
+			// adapter refuses it, saying by how much it missed. The room
+			// leaves a sixteenth of the turn's estimate spare: other
+			// replies recalibrate the estimator while the call waits for
+			// a slot, and the adapter plans with the estimate it then has.
+			need := r.tokens(msgs, r.est)
+			if r.window-need-need/16 < MinTurnReply && len(msgs) > r.head {
+				// Even the kept turns leave no room for a reply: every
+				// turn is folded.
+				msgs = r.compact(ctx, model, msgs, r.window, r.est, 0)
+				need = r.tokens(msgs, r.est)
+			}
+			req.Messages = msgs
+			if room := r.window - need - need/16; room < ctxwindow.Reserve(req, 0, r.window) && room >= MinTurnReply {
+				req.MaxTokens = room
 			}
 		}
 		req.Messages = slices.Clone(msgs)

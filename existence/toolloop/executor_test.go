@@ -1015,43 +1015,119 @@ func (w windowedFake) ContextWindow(context.Context) (int, *llm.TokenEstimator, 
 }
 
 // TestExecuteDropsTheExchangeInASmallWindow: the loop continues the
-// cycle's exchange only while the window holds it with the turn and the
-// reply's reserve; in a smaller window its first turn is the system prompt
-// and the goal alone, and it reaches the model.
+// cycle's exchange, or starts with the cycle's prefix, only while the
+// window holds it with the turn and the reply's reserve; in a smaller
+// window its first turn is the system prompt and the goal alone, and it
+// reaches the model.
 func TestExecuteDropsTheExchangeInASmallWindow(t *testing.T) {
-	a := assignment(nil)
-	a.Exchange = []llm.Message{
-		{Role: llm.RoleSystem, Content: "WORLD CONTEXT: " + strings.Repeat("a long shared world. ", 400)},
-		{Role: llm.RoleUser, Content: "TIME: now"},
-		{Role: llm.RoleAssistant, Content: `{"action":"goal","content":"map the workspace"}`},
-	}
+	world := "WORLD CONTEXT: " + strings.Repeat("a long shared world. ", 400)
 	probe := newExecutor(t, llmtest.NewFake(), &kit{}, nil)
 	est := llm.NewTokenEstimator()
-	fixed := probe.FixedTokens(a, est)
-	withExchange := fixed + est.Request(&llm.Request{Messages: a.Exchange})
-	for _, tc := range []struct {
-		name     string
-		window   int
-		exchange bool
+	for _, shared := range []struct {
+		name string
+		set  func(*existence.Assignment)
+		size int // tokens the shared part adds
 	}{
-		{"the window holds the exchange", withExchange + 4096, true},
-		{"the window holds the turn alone", fixed + 1024, false},
+		{"exchange", func(a *existence.Assignment) {
+			a.Exchange = []llm.Message{
+				{Role: llm.RoleSystem, Content: world},
+				{Role: llm.RoleUser, Content: "TIME: now"},
+				{Role: llm.RoleAssistant, Content: `{"action":"goal","content":"map the workspace"}`},
+			}
+		}, est.Request(&llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: world}}})},
+		{"prefix", func(a *existence.Assignment) { a.Prefix = world }, est.Tokens(world)},
+	} {
+		a := assignment(nil)
+		shared.set(&a)
+		fixed := probe.FixedTokens(a, est)
+		for _, tc := range []struct {
+			name   string
+			window int
+			kept   bool
+		}{
+			{"the window holds it", fixed + shared.size + 4096, true},
+			{"the window holds the turn alone", fixed + 1024, false},
+		} {
+			t.Run(shared.name+"/"+tc.name, func(t *testing.T) {
+				fake := windowedFake{llmtest.NewFake(final("done")), tc.window}
+				e := newExecutor(t, fake, &kit{}, nil)
+				_, err := e.Execute(context.Background(), a)
+				require.NoError(t, err, "the turn reached the model")
+				require.NotEmpty(t, fake.Requests())
+				req := fake.Requests()[0]
+				if tc.kept {
+					assert.Contains(t, req.Messages[0].Content, "WORLD CONTEXT")
+					return
+				}
+				require.Len(t, req.Messages, 2)
+				assert.Equal(t, llm.RoleSystem, req.Messages[0].Role)
+				assert.Contains(t, req.Messages[0].Content, "an autonomous agent pursuing one goal with tools.")
+				assert.NotContains(t, req.Messages[0].Content, "WORLD CONTEXT")
+			})
+		}
+	}
+}
+
+// TestExecuteShrinksTheReplyReserve: a turn the window holds only with a
+// smaller reply reserve is sent with the room left (less a sixteenth of
+// the turn, spare) as its reply limit, when that is at least MinTurnReply
+// tokens; with less, it is sent with
+// its limit unchanged, for the model adapter to refuse (saying by how
+// much it missed).
+func TestExecuteShrinksTheReplyReserve(t *testing.T) {
+	a := assignment(nil)
+	a.Goal.Objective = "write a field report on " + strings.Repeat("the north ledger, ", 300)
+	fixed := newExecutor(t, llmtest.NewFake(), &kit{}, nil).FixedTokens(a, llm.NewTokenEstimator())
+	spare := fixed / 16 // for the estimate's drift before the call is planned
+	for _, tc := range []struct {
+		name   string
+		window int
+		limit  int // the reply limit sent
+	}{
+		{"the full reserve fits", fixed + 4*toolloop.DefaultMaxTokens, toolloop.DefaultMaxTokens},
+		{"the reserve shrinks", fixed + spare + toolloop.MinTurnReply + 40, toolloop.MinTurnReply + 40},
+		{"no room for a reply", fixed + spare + toolloop.MinTurnReply - 40, toolloop.DefaultMaxTokens},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := windowedFake{llmtest.NewFake(final("done")), tc.window}
-			e := newExecutor(t, fake, &kit{}, nil)
-			_, err := e.Execute(context.Background(), a)
-			require.NoError(t, err, "the turn reached the model")
+			_, err := newExecutor(t, fake, &kit{}, nil).Execute(context.Background(), a)
+			require.NoError(t, err)
 			require.NotEmpty(t, fake.Requests())
-			req := fake.Requests()[0]
-			if tc.exchange {
-				assert.Equal(t, a.Exchange, req.Messages[:3])
-				return
-			}
-			require.Len(t, req.Messages, 2)
-			assert.Equal(t, llm.RoleSystem, req.Messages[0].Role)
-			assert.Contains(t, req.Messages[0].Content, "an autonomous agent pursuing one goal with tools.")
-			assert.NotContains(t, req.Messages[0].Content, "WORLD CONTEXT")
+			assert.Equal(t, tc.limit, fake.Requests()[0].MaxTokens)
 		})
 	}
+}
+
+// TestExecuteFoldsEveryTurnInASmallWindow: when the goal's head fills most
+// of the window, so that even the kept turns leave no room for a reply of
+// MinTurnReply tokens, every turn is folded and each turn is still sent
+// within the window, with a reply limit of at least MinTurnReply.
+func TestExecuteFoldsEveryTurnInASmallWindow(t *testing.T) {
+	a := assignment(nil)
+	a.Goal.Objective = "write a field report on " + strings.Repeat("the north ledger, ", 250)
+	est := llm.NewTokenEstimator()
+	fixed := newExecutor(t, llmtest.NewFake(), &kit{}, nil).FixedTokens(a, est)
+	window := fixed + fixed/16 + toolloop.MinTurnReply + 150 // room for about one turn
+	var replies []llmtest.Reply
+	for i := range 6 {
+		text := strings.Repeat("echoed words ", 20)
+		replies = append(replies, tools(call(fmt.Sprint("c", i), "echo", `{"text":"`+text+fmt.Sprint(i)+`"}`)))
+	}
+	fake := windowedFake{llmtest.NewFake(append(replies, final("done"))...), window}
+	e := newExecutor(t, fake, &kit{}, nil)
+	out, err := e.Execute(context.Background(), a)
+	require.NoError(t, err)
+	assert.Equal(t, identity.Done, out.Status, out.Summary)
+	reqs := fake.Requests()
+	require.Len(t, reqs, 7, "every turn reached the model, and no summarising call")
+	folded := 0
+	for i, req := range reqs {
+		assert.GreaterOrEqual(t, req.MaxTokens, toolloop.MinTurnReply, "turn %d", i+1)
+		need := est.Request(&llm.Request{Messages: req.Messages, Tools: req.Tools})
+		assert.LessOrEqual(t, need+req.MaxTokens, window, "turn %d fits the window", i+1)
+		if last := req.Messages[len(req.Messages)-1]; strings.Contains(last.Content, "folded to fit the context window") {
+			folded++ // the note is the last message: no turn was kept
+		}
+	}
+	assert.Positive(t, folded, "every turn was folded at least once")
 }

@@ -33,8 +33,8 @@ func TestFitTurn(t *testing.T) {
 	}{
 		{"no window given", 0, 2000, true, ""},
 		{"room for both", fixed*2 + 2000, 2000, true, ""},
-		{"the reserve shrinks", fixed + 300, 300, true, "the reserve is shrunk to 300 tokens"},
-		{"no room for a reply", fixed + 100, 2000, false, "its goals will fail"},
+		{"the reserve shrinks", fixed + fixed/16 + 300, 300, true, "the reserve is shrunk to 300 tokens"},
+		{"no room for a reply", fixed + fixed/16 + 100, 2000, false, "its goals will fail"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var w bytes.Buffer

@@ -539,16 +539,12 @@ func storeName(spec string) string {
 	return spec
 }
 
-// minTurnReply is the smallest reply reserve fitTurn shrinks a tool-loop
-// turn's to: a tool call with its arguments, or a short final summary.
-const minTurnReply = 256
-
 // fitTurn checks at start that a context window of window tokens (the
 // operator's -context-window; 0, unknown, checks nothing) holds a tool-loop
 // turn's fixed part (exec.FixedTokens) and its reply's reserve (maxTokens,
 // at most a quarter of the window, as the adapters keep it). When it does
 // not, it says so on w and returns the reserve shrunk to what is left when
-// that is at least minTurnReply tokens, else false: every goal's first
+// that is at least toolloop.MinTurnReply tokens, else false: every goal's first
 // turn would then be refused, and w says how large a window would do.
 func fitTurn(w io.Writer, window int, exec *toolloop.Executor, name string, maxTokens int) (int, bool) {
 	if window <= 0 {
@@ -559,14 +555,14 @@ func fitTurn(w io.Writer, window int, exec *toolloop.Executor, name string, maxT
 	if fixed+reserve <= window {
 		return maxTokens, true
 	}
-	room := window - fixed
-	if room >= minTurnReply {
+	room := window - fixed - fixed/16 // the spare the tool loop keeps for the estimate's drift
+	if room >= toolloop.MinTurnReply {
 		fmt.Fprintf(w, "trio: %s: a context window of %d tokens cannot hold a tool-loop turn's fixed part (about %d tokens: instructions, goal, tool definitions) and its reply's reserve of %d: the reserve is shrunk to %d tokens\n",
 			name, window, fixed, reserve, room)
 		return room, true
 	}
 	fmt.Fprintf(w, "trio: %s: a context window of %d tokens cannot hold a tool-loop turn's fixed part (about %d tokens: instructions, goal, tool definitions) and a reply of %d: its goals will fail; give -context-window %d or more\n",
-		name, window, fixed, minTurnReply, max((fixed*4+2)/3, fixed+minTurnReply))
+		name, window, fixed, toolloop.MinTurnReply, max((fixed*4+2)/3, fixed+fixed/16+toolloop.MinTurnReply))
 	return maxTokens, false
 }
 
