@@ -46,10 +46,11 @@ func TestCacheLayoutSplitsTheCyclePrompt(t *testing.T) {
 				assert.True(t, strings.HasPrefix(msgs[0].Content, "WORLD CONTEXT"), msgs[0].Content)
 				assert.NotContains(t, msgs[0].Content, "You are Cedar.")
 				assert.Contains(t, msgs[1].Content, "You are Cedar.")
+				assert.True(t, strings.HasPrefix(msgs[1].Content, "YOUR PEERS:"), msgs[1].Content)
 			} else { // the name first
 				assert.True(t, strings.HasPrefix(msgs[0].Content, "You are Cedar.\n\nWORLD CONTEXT"), msgs[0].Content)
+				assert.True(t, strings.HasPrefix(msgs[1].Content, "YOUR WORLDVIEW:"), msgs[1].Content)
 			}
-			assert.True(t, strings.HasPrefix(msgs[1].Content, "YOUR WORLDVIEW:"), msgs[1].Content)
 			assert.Equal(t, msgs[0].Content, got.Prefix)
 		})
 	}

@@ -82,14 +82,16 @@ func ParseLayout(s string) (Layout, error) {
 //     presence line aside), [SectionDirective], [SectionResponseFormat]
 //     (the stable prefix; a server renders the tool definitions after it,
 //     so those are shared too);
+//   - the peers, [SectionPeers]: the same for agents that are shown the
+//     same others (a runner's shared rotation, runner.Config.SharedPeers,
+//     shows interleaved agents the same ones);
 //   - what the agent has gathered, slowest-changing first and the same
 //     for every agent that has gathered none of it yet (their
 //     placeholders): [SectionWorldview], [SectionOpinions],
 //     [SectionQuestions], [SectionRecentGoals] (these three grow at their
 //     end), [SectionHistory], [SectionDiscoveries] (sections inserted after
 //     it, such as [SlotsSection], come before the agent's name);
-//   - who the agent is and its peers (each agent's own): [SectionIdentity],
-//     [SectionPeers];
+//   - who the agent is (its own): [SectionIdentity];
 //   - per cycle: [SectionTime], [SectionInnerState] (the stressors),
 //     [SectionLastOutcome] (and [Memories] inserted after it),
 //     [SectionPeerMessages], [SectionHostMessage], [SectionTask].
@@ -100,9 +102,10 @@ func ParseLayout(s string) (Layout, error) {
 func CacheOrder() []string {
 	return []string{
 		SectionWorld, SectionSituation, SectionDirective, SectionResponseFormat,
+		SectionPeers,
 		SectionWorldview, SectionOpinions, SectionQuestions, SectionRecentGoals,
 		SectionHistory, SectionDiscoveries,
-		SectionIdentity, SectionPeers,
+		SectionIdentity,
 		SectionTime, SectionInnerState, SectionLastOutcome,
 		SectionPeerMessages, SectionHostMessage, SectionTask,
 	}

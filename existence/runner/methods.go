@@ -36,8 +36,10 @@ import (
 // agents that messaged this one most recently (newest first); then agents
 // in crisis (by id, rotating with the agent's cycle count); then a stable
 // rotation through all agents by id, starting after the agent itself and
-// moving on by MaxPeersShown every cycle; and ends with "(and N others)". A
-// crisis message goes to the peers shown in the agent's last prompt only.
+// moving on by MaxPeersShown every cycle (with [Config].SharedPeers, at the
+// same place for every agent, moving on once a sweep); and ends with "(and
+// N others)". A crisis message goes to the peers shown in the agent's last
+// prompt only.
 type Runner struct {
 	cfg Config
 	e   *sched.Runner

@@ -49,7 +49,7 @@ func New(cfg Config) (*Runner, error) {
 	sc := sched.Config{
 		AutonomyWorkers: cfg.AutonomyWorkers, Adaptive: cfg.Adaptive, PriorityWorkers: cfg.PriorityWorkers,
 		Cooldown: cfg.Cooldown, TriggerGap: cfg.TriggerGap, NoStagger: cfg.NoStagger,
-		MaxPeersShown: cfg.MaxPeersShown, MaxInFlight: cfg.MaxInFlight,
+		MaxPeersShown: cfg.MaxPeersShown, SharedPeers: cfg.SharedPeers, MaxInFlight: cfg.MaxInFlight,
 		Clock: cfg.Clock, Heartbeat: cfg.Heartbeat, Observer: cfg.Observer, Logger: cfg.Logger,
 		Leases: cfg.Leases, MaxAgents: cfg.MaxAgents, RenewEvery: cfg.RenewEvery,
 		SharedSlots: cfg.SharedSlots, SharedBudget: cfg.SharedBudget,

@@ -142,6 +142,17 @@ type Config struct {
 	// MaxPeersShown bounds the "YOUR PEERS" section; default 8. Which
 	// peers are shown is described at [Runner].
 	MaxPeersShown int
+	// SharedPeers starts every agent's rotation through its peers at the
+	// same place, moving on by MaxPeersShown once every agent count of
+	// cycles (a sweep), instead of after the agent itself with its own
+	// cycle count: agents whose prompts one KV-cache slot interleaves
+	// then show the same peers, which [prompt.LayoutCache] puts before
+	// what each agent gathers. The names, narratives and crises shown are
+	// those of the sweep's start (an agent's cycle shows in its peers'
+	// prompts from the next sweep on), and crisis messages reach the same
+	// MaxPeersShown agents through a sweep. The window matters only when
+	// the others outnumber MaxPeersShown.
+	SharedPeers bool
 	// MaxInFlight bounds the model calls made outside the lanes: the
 	// executors' calls, and cycles run with [existence.Agent.Tick] directly (an
 	// [middleware.Limiter]); default 1. Cycles run by the scheduler are bounded

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -243,6 +244,36 @@ func TestPeersAtScale(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, p.Text, "  (and 16 others)\n")
 	assert.NotContains(t, p.Text, "  a002: ", "a001 has had a cycle: its rotation moved past a002")
+}
+
+// TestSharedPeers: with SharedPeers, agents outside the rotation's
+// window are shown the same peers, an agent inside it the window without
+// itself, and the window moves on by MaxPeersShown once a sweep (as many
+// cycles as agents).
+func TestSharedPeers(t *testing.T) {
+	ctx := context.Background()
+	s := newSwarm(t, 20, runner.Config{MaxPeersShown: 3, SharedPeers: true}, 0)
+	peers := func(id string) string {
+		t.Helper()
+		p, err := s.r.Agent(id).Preview(ctx)
+		require.NoError(t, err)
+		_, after, ok := strings.Cut(p.Text, "YOUR PEERS:\n")
+		require.True(t, ok, p.Text)
+		section, _, _ := strings.Cut(after, "\n\n")
+		return section
+	}
+	window := "  a000: (no history yet)\n  a001: (no history yet)\n  a002: (no history yet)\n  (and 16 others)"
+	assert.Equal(t, window, peers("a010"))
+	assert.Equal(t, window, peers("a019"), "the same peers for agents outside the window")
+	assert.Equal(t, "  a000: (no history yet)\n  a002: (no history yet)\n  a003: (no history yet)\n  (and 16 others)", peers("a001"))
+
+	// One sweep: every agent has had a cycle.
+	require.NoError(t, s.r.RunVirtual(ctx, t0.Add(6*time.Second)))
+	require.Len(t, s.cycles(), 20)
+	moved := peers("a010")
+	assert.Equal(t, moved, peers("a019"))
+	assert.Contains(t, moved, "  a003: ", "the window moved on by MaxPeersShown")
+	assert.NotContains(t, moved, "  a000: ")
 }
 
 func TestRunnerAgentLookupAndLen(t *testing.T) {

@@ -45,7 +45,7 @@ func TestLayoutsShowTheSameSections(t *testing.T) {
 		}
 	}
 	assert.True(t, prompttest.SectionOrder(t, cache, prompt.SectionWorld, prompt.SectionDirective, prompt.SectionResponseFormat,
-		prompt.SectionWorldview, prompt.SectionRecentGoals, prompt.SectionDiscoveries, prompt.SectionIdentity, prompt.SectionPeers,
+		prompt.SectionPeers, prompt.SectionWorldview, prompt.SectionRecentGoals, prompt.SectionDiscoveries, prompt.SectionIdentity,
 		prompt.SectionTime, prompt.SectionInnerState, prompt.SectionTask))
 	prompttest.Golden(t, "cache_layout", cache.Text)
 
@@ -219,16 +219,17 @@ func TestCacheLayoutSplit(t *testing.T) {
 		l           prompt.Layout
 		first, last string // the stable prefix's first and last sections
 		insertAfter string
+		rest        string // how the rest begins
 	}{
-		{prompt.LayoutCache, prompt.SectionWorld, prompt.SectionResponseFormat, prompt.SectionResponseFormat},
-		{prompt.LayoutCacheAgent, prompt.SectionIdentity, prompt.SectionResponseFormat, prompt.SectionIdentity},
+		{prompt.LayoutCache, prompt.SectionWorld, prompt.SectionResponseFormat, prompt.SectionResponseFormat, "YOUR PEERS:"},
+		{prompt.LayoutCacheAgent, prompt.SectionIdentity, prompt.SectionResponseFormat, prompt.SectionIdentity, "YOUR WORLDVIEW:"},
 	} {
 		p = prompttest.Assemble(t, assembler(tc.l), v)
 		stable, rest = p.Split()
 		assert.Equal(t, p.Text, stable+"\n\n"+rest)
 		assert.True(t, strings.HasPrefix(stable, prompttest.SectionWithHeader(t, p, tc.first)), tc.l)
 		assert.True(t, strings.HasSuffix(stable, prompttest.SectionWithHeader(t, p, tc.last)), tc.l)
-		assert.True(t, strings.HasPrefix(rest, "YOUR WORLDVIEW:"), rest)
+		assert.True(t, strings.HasPrefix(rest, tc.rest), rest)
 
 		a := assembler(tc.l)
 		require.NoError(t, a.InsertAfter(tc.insertAfter, prompt.SectionFunc{ID: "notes", Text: func(*prompt.View) string { return "NOTES:\n  x" }}))

@@ -50,6 +50,7 @@ type Config struct {
 	TriggerGap      time.Duration
 	NoStagger       bool
 	MaxPeersShown   int
+	SharedPeers     bool
 	MaxInFlight     int
 	Clock           clock.Clock
 	Heartbeat       time.Duration
@@ -99,9 +100,10 @@ var ErrDuplicateAgent = errors.New("existence: agent added twice")
 // moving on by MaxPeersShown every cycle; and ends with "(and N others)". A
 // crisis message goes to the peers shown in the agent's last prompt only.
 type Runner struct {
-	cfg     Config
-	limiter *middleware.Limiter
-	book    peerBook
+	cfg        Config
+	dispatched atomic.Uint64 // cycles dispatched to all agents, for the shared peer rotation
+	limiter    *middleware.Limiter
+	book       peerBook
 
 	mu     sync.RWMutex // guards agents and byID
 	agents []wire.Agent
@@ -190,7 +192,7 @@ func New(cfg Config) *Runner {
 	r.core.classify = classifyNode
 	r.core.triggerGap = cfg.TriggerGap
 	r.core.hold = holdNode
-	r.book.init(cfg.MaxPeersShown)
+	r.book.init(cfg.MaxPeersShown, cfg.SharedPeers)
 	r.shared = wire.NewBudgetState(budget.ScopeRunner, cfg.SharedBudget)
 	r.initMeter(adaptive)
 	return r
@@ -211,7 +213,7 @@ func RunOne(ctx context.Context, a wire.Agent, log *slog.Logger) error {
 	}
 	r.core.classify = classifyNode
 	r.core.hold = holdNode
-	r.book.init(DefaultMaxPeersShown)
+	r.book.init(DefaultMaxPeersShown, false)
 	r.attach(a)
 	defer a.SetHooks(nil, nil)
 	return r.Run(ctx)
@@ -536,6 +538,7 @@ func ClockFrom(ctx context.Context) clock.Clock {
 // executor so that nothing runs concurrently.
 func (r *Runner) tick(n *node, j dispatched, inline bool) (end time.Time) {
 	n.round.Add(1)
+	r.dispatched.Add(1)
 	n.woken.Store(false)
 	if now := n.a.Clock().Now(); !inline && now.After(j.start) {
 		// Lateness counts until the cycle actually starts: on a busy
@@ -701,11 +704,14 @@ func (r *Runner) SayAsHost(ctx context.Context, text string, to ...string) error
 // §8): at most MaxPeersShown, chosen as [Runner] describes, and how
 // many others are not shown.
 func (r *Runner) peers(self string) ([]prompt.Peer, int) {
+	if r.cfg.SharedPeers {
+		return r.book.choose(self, r.dispatched.Load(), true)
+	}
 	var round uint64
 	if n := r.node(self); n != nil {
 		round = n.round.Load()
 	}
-	return r.book.choose(self, round)
+	return r.book.choose(self, round, false)
 }
 
 // broadcast delivers a crisis message from one agent to the peers shown in

@@ -13,6 +13,13 @@ import (
 // an agent's peers reads O(MaxPeersShown) entries and locks no agent.
 type peerBook struct {
 	max int
+	// shared: the rotation is shared (Config.SharedPeers), and updates
+	// wait in pending until the sweep moves on, so that the agents of
+	// one sweep see the same narratives.
+	shared bool
+
+	pending map[string]peerUpdate // guarded by mu
+	sweep   uint64                // guarded by mu
 
 	mu     sync.RWMutex
 	info   map[string]prompt.Peer
@@ -24,8 +31,15 @@ type peerBook struct {
 	shown  map[string][]string // agent → the peers its last prompt showed
 }
 
-func (b *peerBook) init(max int) {
-	b.max = max
+// peerUpdate is an agent's summary after a cycle.
+type peerUpdate struct {
+	name, narrative string
+	crisis          bool
+}
+
+func (b *peerBook) init(max int, shared bool) {
+	b.max, b.shared = max, shared
+	b.pending = map[string]peerUpdate{}
 	b.info = map[string]prompt.Peer{}
 	b.pos = map[string]int{}
 	b.recent = map[string][]string{}
@@ -42,18 +56,30 @@ func (b *peerBook) set(id string, p prompt.Peer) {
 	b.info[id] = p
 }
 
-// update records an agent's name, narrative and crisis after a cycle; it
-// takes the write lock only when something changed.
+// update records an agent's name, narrative and crisis after a cycle
+// (shared: when the sweep moves on); it takes the write lock only when
+// something changed.
 func (b *peerBook) update(id, name, narrative string, crisis bool) {
 	b.mu.RLock()
 	p, ok := b.info[id]
 	_, inCrisis := slices.BinarySearch(b.crisis, id)
+	_, waiting := b.pending[id]
 	b.mu.RUnlock()
-	if ok && p.Name == name && p.Narrative == narrative && inCrisis == crisis {
+	if ok && !waiting && p.Name == name && p.Narrative == narrative && inCrisis == crisis {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.shared {
+		b.pending[id] = peerUpdate{name: name, narrative: narrative, crisis: crisis}
+		return
+	}
+	b.applyLocked(id, peerUpdate{name: name, narrative: narrative, crisis: crisis})
+}
+
+// applyLocked records u for agent id; b.mu is held.
+func (b *peerBook) applyLocked(id string, u peerUpdate) {
+	name, narrative, crisis := u.name, u.narrative, u.crisis
 	if _, ok := b.info[id]; !ok {
 		return // removed meanwhile
 	}
@@ -72,6 +98,7 @@ func (b *peerBook) remove(id string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.info, id)
+	delete(b.pending, id)
 	delete(b.recent, id)
 	delete(b.shown, id)
 	if i, found := slices.BinarySearch(b.crisis, id); found {
@@ -136,8 +163,26 @@ func (b *peerBook) sortLocked() {
 }
 
 // choose returns the peers agent self is shown at its round-th cycle and
-// how many others are not shown (see [Runner]).
-func (b *peerBook) choose(self string, round uint64) ([]prompt.Peer, int) {
+// how many others are not shown (see [Runner]). With shared, round counts
+// every agent's cycles, and the crisis and rotation windows start where
+// the sweep (round / the agent count) puts them, the same for every agent.
+func (b *peerBook) choose(self string, round uint64, shared bool) ([]prompt.Peer, int) {
+	if shared {
+		b.mu.RLock()
+		moved := round/uint64(max(len(b.info), 1)) != b.sweep
+		b.mu.RUnlock()
+		if moved {
+			b.mu.Lock()
+			if sweep := round / uint64(max(len(b.info), 1)); sweep != b.sweep {
+				b.sweep = sweep
+				for id, u := range b.pending {
+					b.applyLocked(id, u)
+				}
+				clear(b.pending)
+			}
+			b.mu.Unlock()
+		}
+	}
 	b.mu.RLock()
 	if b.dirty {
 		b.mu.RUnlock()
@@ -180,6 +225,9 @@ func (b *peerBook) choose(self string, round uint64) ([]prompt.Peer, int) {
 	}
 	if more && len(b.crisis) > 0 {
 		start := int((hashID(self) + round) % uint64(len(b.crisis)))
+		if shared {
+			start = int(round / uint64(n) % uint64(len(b.crisis)))
+		}
 		for i := range len(b.crisis) {
 			if more = take(b.crisis[(start+i)%len(b.crisis)]); !more {
 				break
@@ -188,6 +236,9 @@ func (b *peerBook) choose(self string, round uint64) ([]prompt.Peer, int) {
 	}
 	if more {
 		start := b.pos[self] + 1 + int(round%uint64(n))*b.max
+		if shared {
+			start = int(round/uint64(n)%uint64(n)) * b.max
+		}
 		for i := range n {
 			if more = take(b.ids[(start+i)%n]); !more {
 				break

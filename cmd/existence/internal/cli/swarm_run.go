@@ -22,6 +22,7 @@ import (
 	"github.com/existence-loop/sdk/lease"
 	"github.com/existence-loop/sdk/llm"
 	"github.com/existence-loop/sdk/monitor"
+	"github.com/existence-loop/sdk/prompt"
 	"github.com/existence-loop/sdk/store/pgstore"
 	"github.com/existence-loop/sdk/store/taskqueue"
 	"github.com/existence-loop/sdk/task"
@@ -199,6 +200,9 @@ func (s *swarmRun) newRunner(ctx context.Context) error {
 		Heartbeat:       o.heartbeat,
 		Observer:        s.col.observe,
 		Logger:          slog.New(slog.DiscardHandler),
+		// Interleaved agents show the same peers, which the cache layout
+		// puts before what each agent gathers.
+		SharedPeers: o.layout == prompt.LayoutCache,
 	}
 	if db.pg != nil {
 		// Enroll the population (idempotent, so every process may),
