@@ -342,9 +342,9 @@ func wait(u string) error {
 	}
 }
 
-// toolTurnHeader marks, between the proxy's handler and its upstream
-// reply, a tool turn whose reply [engine.ToolCallReply] rewrites.
-const toolTurnHeader = "X-Kvcachebench-Tool-Turn"
+// toolTurnKey marks, between the proxy's handler and its upstream reply,
+// a tool turn whose reply [engine.ToolCallReply] rewrites.
+type toolTurnKey struct{}
 
 // proxy starts the constraining proxy in front of upstream; it counts
 // chat requests by kind (cycle: a JSON Schema format; tool: tools and no
@@ -358,8 +358,8 @@ func proxy(upstream string, c *counts) (*httptest.Server, error) {
 	rp.ModifyResponse = func(resp *http.Response) error {
 		// A tool turn's reply is the call its format forced (see
 		// engine.ToolCallReply).
-		if resp.Request.Header.Get(toolTurnHeader) == "" || resp.StatusCode != http.StatusOK ||
-			!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		if tool, _ := resp.Request.Context().Value(toolTurnKey{}).(bool); !tool || resp.StatusCode != http.StatusOK ||
+			resp.Header.Get("Content-Encoding") != "" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 			return nil
 		}
 		body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -406,9 +406,8 @@ func proxy(upstream string, c *counts) (*httptest.Server, error) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		r.Header.Set("Content-Length", strconv.Itoa(len(body)))
-		r.Header.Del(toolTurnHeader)
 		if kind == "tool" {
-			r.Header.Set(toolTurnHeader, "1")
+			r = r.WithContext(context.WithValue(r.Context(), toolTurnKey{}, true))
 		}
 		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		start := time.Now()

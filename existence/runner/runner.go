@@ -143,15 +143,18 @@ type Config struct {
 	// peers are shown is described at [Runner].
 	MaxPeersShown int
 	// SharedPeers starts every agent's rotation through its peers at the
-	// same place, moving on by MaxPeersShown once every agent count of
-	// cycles (a sweep), instead of after the agent itself with its own
-	// cycle count: agents whose prompts one KV-cache slot interleaves
-	// then show the same peers, which [prompt.LayoutCache] puts before
-	// what each agent gathers. The names, narratives and crises shown are
-	// those of the sweep's start (an agent's cycle shows in its peers'
-	// prompts from the next sweep on), and crisis messages reach the same
-	// MaxPeersShown agents through a sweep. The window matters only when
-	// the others outnumber MaxPeersShown.
+	// same place, moving on by MaxPeersShown once a sweep (as many ended
+	// cycles, of any agents, as the runner holds agents), instead of
+	// after the agent itself with its own cycle count: agents whose
+	// prompts one KV-cache slot interleaves then show the same peers,
+	// which [prompt.LayoutCache] puts before what each agent gathers, but
+	// for an agent among them (it skips itself) and the agents that
+	// messaged or are in crisis, which still come first. The names,
+	// narratives and crises shown are those of the sweep's start (an
+	// agent's cycle shows in its peers' prompts from the next sweep on;
+	// adding or removing agents moves the sweep), and crisis messages
+	// reach the same MaxPeersShown agents through a sweep. The window
+	// matters only when the others outnumber MaxPeersShown.
 	SharedPeers bool
 	// MaxInFlight bounds the model calls made outside the lanes: the
 	// executors' calls, and cycles run with [existence.Agent.Tick] directly (an

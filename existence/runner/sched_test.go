@@ -32,12 +32,16 @@ type simModel struct {
 	mu      sync.Mutex
 	latency func(agent string, call int) time.Duration
 	calls   int
+	prompts []string // each call's last message
 }
 
 func (m *simModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	m.mu.Lock()
 	m.calls++
 	n := m.calls
+	if len(req.Messages) > 0 {
+		m.prompts = append(m.prompts, req.Messages[len(req.Messages)-1].Content)
+	}
 	m.mu.Unlock()
 	c, ok := runner.ClockFrom(ctx).(*clock.Virtual)
 	if !ok {
@@ -253,23 +257,38 @@ func TestPeersAtScale(t *testing.T) {
 func TestSharedPeers(t *testing.T) {
 	ctx := context.Background()
 	s := newSwarm(t, 20, runner.Config{MaxPeersShown: 3, SharedPeers: true}, 0)
+	section := func(text string) string {
+		t.Helper()
+		_, after, ok := strings.Cut(text, "YOUR PEERS:\n")
+		require.True(t, ok, text)
+		section, _, _ := strings.Cut(after, "\n\n")
+		return section
+	}
 	peers := func(id string) string {
 		t.Helper()
 		p, err := s.r.Agent(id).Preview(ctx)
 		require.NoError(t, err)
-		_, after, ok := strings.Cut(p.Text, "YOUR PEERS:\n")
-		require.True(t, ok, p.Text)
-		section, _, _ := strings.Cut(after, "\n\n")
-		return section
+		return section(p.Text)
 	}
 	window := "  a000: (no history yet)\n  a001: (no history yet)\n  a002: (no history yet)\n  (and 16 others)"
 	assert.Equal(t, window, peers("a010"))
 	assert.Equal(t, window, peers("a019"), "the same peers for agents outside the window")
 	assert.Equal(t, "  a000: (no history yet)\n  a002: (no history yet)\n  a003: (no history yet)\n  (and 16 others)", peers("a001"))
 
-	// One sweep: every agent has had a cycle.
+	// One sweep: every agent has had a cycle, and every cycle's prompt
+	// showed the sweep's window (the last one's too).
 	require.NoError(t, s.r.RunVirtual(ctx, t0.Add(6*time.Second)))
 	require.Len(t, s.cycles(), 20)
+	s.model.mu.Lock()
+	prompts := slices.Clone(s.model.prompts)
+	s.model.mu.Unlock()
+	require.Len(t, prompts, 20)
+	for i, p := range prompts {
+		assert.Contains(t, section(p), "  (and 16 others)", "cycle %d", i+1)
+		// a003 stands in for a window agent that skips itself; a004 is
+		// the next sweep's.
+		assert.NotContains(t, section(p), "  a004: ", "cycle %d shows the sweep's window", i+1)
+	}
 	moved := peers("a010")
 	assert.Equal(t, moved, peers("a019"))
 	assert.Contains(t, moved, "  a003: ", "the window moved on by MaxPeersShown")

@@ -85,6 +85,19 @@ func (r *run) tokens(msgs []llm.Message, est *llm.TokenEstimator) int {
 	return est.Request(&llm.Request{Messages: msgs, Tools: r.defs})
 }
 
+// keptRoom returns the tokens left for a reply in window after a
+// compaction of msgs that keeps the last keep turns verbatim: the window
+// less the head, those turns and a sixteenth of both, spare.
+func (r *run) keptRoom(msgs []llm.Message, keep, window int, est *llm.TokenEstimator) int {
+	turns := splitTurns(msgs[r.head:])
+	kept := slices.Clone(msgs[:r.head])
+	for _, t := range turns[len(turns)-min(keep, len(turns)):] {
+		kept = append(kept, t...)
+	}
+	t := r.tokens(kept, est)
+	return window - t - t/16
+}
+
 // noteOverhead is the tokens the fold note adds besides the text it
 // keeps: its message's role and template markers and elide's marker.
 const noteOverhead = 16

@@ -502,8 +502,12 @@ func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, erro
 		}
 		if r.window > 0 {
 			req.Messages = msgs
-			if overflowed || r.tokens(msgs, r.est)+ctxwindow.Reserve(req, 0, r.window) > r.compactAt(r.window) {
-				msgs = r.compact(ctx, model, msgs, r.window, r.est, e.cfg.KeepTurns)
+			keep := e.cfg.KeepTurns
+			if len(msgs) > r.head && r.keptRoom(msgs, keep, r.window, r.est) < MinTurnReply {
+				keep = 0 // even the kept turns leave no room for a reply: every turn is folded
+			}
+			if overflowed || keep == 0 && len(msgs) > r.head || r.tokens(msgs, r.est)+ctxwindow.Reserve(req, 0, r.window) > r.compactAt(r.window) {
+				msgs = r.compact(ctx, model, msgs, r.window, r.est, keep)
 			}
 			// A turn the window cannot hold with its reply's reserve,
 			// even compacted, gets the room left for its reply when that
@@ -513,9 +517,8 @@ func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, erro
 			// replies recalibrate the estimator while the call waits for
 			// a slot, and the adapter plans with the estimate it then has.
 			need := r.tokens(msgs, r.est)
-			if r.window-need-need/16 < MinTurnReply && len(msgs) > r.head {
-				// Even the kept turns leave no room for a reply: every
-				// turn is folded.
+			if r.window-need-need/16 < MinTurnReply && len(msgs) > r.head && keep > 0 {
+				// The fold note took the room the kept turns left.
 				msgs = r.compact(ctx, model, msgs, r.window, r.est, 0)
 				need = r.tokens(msgs, r.est)
 			}

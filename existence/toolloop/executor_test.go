@@ -1100,34 +1100,38 @@ func TestExecuteShrinksTheReplyReserve(t *testing.T) {
 
 // TestExecuteFoldsEveryTurnInASmallWindow: when the goal's head fills most
 // of the window, so that even the kept turns leave no room for a reply of
-// MinTurnReply tokens, every turn is folded and each turn is still sent
-// within the window, with a reply limit of at least MinTurnReply.
+// MinTurnReply tokens, every turn is folded, with no summarising call, and
+// each turn is still sent within the window, with a reply limit of at
+// least MinTurnReply.
 func TestExecuteFoldsEveryTurnInASmallWindow(t *testing.T) {
 	a := assignment(nil)
 	a.Goal.Objective = "write a field report on " + strings.Repeat("the north ledger, ", 250)
 	est := llm.NewTokenEstimator()
 	fixed := newExecutor(t, llmtest.NewFake(), &kit{}, nil).FixedTokens(a, est)
-	window := fixed + fixed/16 + toolloop.MinTurnReply + 150 // room for about one turn
-	var replies []llmtest.Reply
-	for i := range 6 {
-		text := strings.Repeat("echoed words ", 20)
-		replies = append(replies, tools(call(fmt.Sprint("c", i), "echo", `{"text":"`+text+fmt.Sprint(i)+`"}`)))
+	for _, extra := range []int{150, 300} { // room for about one turn, or two
+		t.Run(fmt.Sprint("room ", extra), func(t *testing.T) {
+			window := fixed + fixed/16 + toolloop.MinTurnReply + extra
+			var replies []llmtest.Reply
+			for i := range 6 {
+				text := strings.Repeat("echoed words ", 20)
+				replies = append(replies, tools(call(fmt.Sprint("c", i), "echo", `{"text":"`+text+fmt.Sprint(i)+`"}`)))
+			}
+			fake := windowedFake{llmtest.NewFake(append(replies, final("done"))...), window}
+			out, err := newExecutor(t, fake, &kit{}, nil).Execute(context.Background(), a)
+			require.NoError(t, err)
+			assert.Equal(t, identity.Done, out.Status, out.Summary)
+			reqs := fake.Requests()
+			require.Len(t, reqs, 7, "every turn reached the model, and no summarising call")
+			folded := 0
+			for i, req := range reqs {
+				assert.GreaterOrEqual(t, req.MaxTokens, toolloop.MinTurnReply, "turn %d", i+1)
+				need := est.Request(&llm.Request{Messages: req.Messages, Tools: req.Tools})
+				assert.LessOrEqual(t, need+req.MaxTokens, window, "turn %d fits the window", i+1)
+				if last := req.Messages[len(req.Messages)-1]; strings.Contains(last.Content, "folded to fit the context window") {
+					folded++ // the note is the last message: no turn was kept
+				}
+			}
+			assert.GreaterOrEqual(t, folded, 3, "the later turns are folded whole")
+		})
 	}
-	fake := windowedFake{llmtest.NewFake(append(replies, final("done"))...), window}
-	e := newExecutor(t, fake, &kit{}, nil)
-	out, err := e.Execute(context.Background(), a)
-	require.NoError(t, err)
-	assert.Equal(t, identity.Done, out.Status, out.Summary)
-	reqs := fake.Requests()
-	require.Len(t, reqs, 7, "every turn reached the model, and no summarising call")
-	folded := 0
-	for i, req := range reqs {
-		assert.GreaterOrEqual(t, req.MaxTokens, toolloop.MinTurnReply, "turn %d", i+1)
-		need := est.Request(&llm.Request{Messages: req.Messages, Tools: req.Tools})
-		assert.LessOrEqual(t, need+req.MaxTokens, window, "turn %d fits the window", i+1)
-		if last := req.Messages[len(req.Messages)-1]; strings.Contains(last.Content, "folded to fit the context window") {
-			folded++ // the note is the last message: no turn was kept
-		}
-	}
-	assert.Positive(t, folded, "every turn was folded at least once")
 }

@@ -215,7 +215,8 @@ func offersTools(body []byte) bool {
 // a request the proxy forced into a tool call.
 func forcedCallReply(resp *http.Response) error {
 	if forced, _ := resp.Request.Context().Value(forcedCallKey{}).(bool); !forced ||
-		resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "" ||
+		!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		return nil
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxProxyBody))
@@ -309,7 +310,8 @@ func ConstrainChat(body []byte, toolChoice string, limit int) ([]byte, error) {
 // parser finds a call only where the model writes it in its template's
 // syntax, and the format's grammar does not fix the order of the two
 // keys. Other bodies come back unchanged; it returns an error for a body
-// that is not a JSON object.
+// that is not a JSON object. The proxy applies it to non-streamed,
+// uncompressed replies only: a streamed reply's forced call stays content.
 func ToolCallReply(body []byte) ([]byte, error) {
 	var reply map[string]json.RawMessage
 	if err := json.Unmarshal(body, &reply); err != nil {

@@ -97,11 +97,13 @@ var ErrDuplicateAgent = errors.New("existence: agent added twice")
 // agents that messaged this one most recently (newest first); then agents
 // in crisis (by id, rotating with the agent's cycle count); then a stable
 // rotation through all agents by id, starting after the agent itself and
-// moving on by MaxPeersShown every cycle; and ends with "(and N others)". A
-// crisis message goes to the peers shown in the agent's last prompt only.
+// moving on by MaxPeersShown every cycle (with Config.SharedPeers, at the
+// same place for every agent, moving on once a sweep, and the summaries
+// held until it does); and ends with "(and N others)". A crisis message
+// goes to the peers shown in the agent's last prompt only.
 type Runner struct {
 	cfg        Config
-	dispatched atomic.Uint64 // cycles dispatched to all agents, for the shared peer rotation
+	dispatched atomic.Uint64 // cycles of all agents ended, for the shared peer rotation
 	limiter    *middleware.Limiter
 	book       peerBook
 
@@ -538,7 +540,9 @@ func ClockFrom(ctx context.Context) clock.Clock {
 // executor so that nothing runs concurrently.
 func (r *Runner) tick(n *node, j dispatched, inline bool) (end time.Time) {
 	n.round.Add(1)
-	r.dispatched.Add(1)
+	// Counted once the cycle ends: the k-th cycle of a sweep of n sees
+	// at most k-1 of them, so every cycle of the sweep shows its window.
+	defer r.dispatched.Add(1)
 	n.woken.Store(false)
 	if now := n.a.Clock().Now(); !inline && now.After(j.start) {
 		// Lateness counts until the cycle actually starts: on a busy

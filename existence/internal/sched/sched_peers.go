@@ -53,6 +53,7 @@ func (b *peerBook) set(id string, p prompt.Peer) {
 	if _, ok := b.info[id]; !ok {
 		b.dirty = true
 	}
+	delete(b.pending, id) // a summary held from before a removal is stale
 	b.info[id] = p
 }
 
@@ -70,6 +71,9 @@ func (b *peerBook) update(id, name, narrative string, crisis bool) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if _, ok := b.info[id]; !ok {
+		return // removed meanwhile
+	}
 	if b.shared {
 		b.pending[id] = peerUpdate{name: name, narrative: narrative, crisis: crisis}
 		return

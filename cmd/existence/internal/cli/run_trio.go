@@ -552,7 +552,7 @@ func fitTurn(w io.Writer, window int, exec *toolloop.Executor, name string, maxT
 	}
 	fixed := exec.FixedTokens(existence.Assignment{AgentName: name, Goal: identity.Goal{Objective: "map the workspace and write down what it holds, with paths"}}, llm.NewTokenEstimator())
 	reserve := ctxwindow.Reserve(&llm.Request{MaxTokens: cmp.Or(maxTokens, toolloop.DefaultMaxTokens)}, 0, window)
-	if fixed+reserve <= window {
+	if fixed+fixed/16+reserve <= window { // with the spare the tool loop keeps
 		return maxTokens, true
 	}
 	room := window - fixed - fixed/16 // the spare the tool loop keeps for the estimate's drift
