@@ -356,24 +356,11 @@ func proxy(upstream string, c *counts) (*httptest.Server, error) {
 	}
 	rp := httputil.NewSingleHostReverseProxy(up)
 	rp.ModifyResponse = func(resp *http.Response) error {
-		// A tool turn's reply is the call its format forced (see
-		// engine.ToolCallReply).
-		if tool, _ := resp.Request.Context().Value(toolTurnKey{}).(bool); !tool || resp.StatusCode != http.StatusOK ||
-			resp.Header.Get("Content-Encoding") != "" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		// A tool turn's reply is the call its format forced.
+		if tool, _ := resp.Request.Context().Value(toolTurnKey{}).(bool); !tool {
 			return nil
 		}
-		body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-		resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		if body, err = engine.ToolCallReply(body); err != nil {
-			return err
-		}
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		resp.ContentLength = int64(len(body))
-		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
-		return nil
+		return engine.ToolCallResponse(resp)
 	}
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != "/api/chat" {

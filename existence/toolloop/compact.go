@@ -87,15 +87,14 @@ func (r *run) tokens(msgs []llm.Message, est *llm.TokenEstimator) int {
 
 // keptRoom returns the tokens left for a reply in window after a
 // compaction of msgs that keeps the last keep turns verbatim: the window
-// less the head, those turns and a sixteenth of both, spare.
+// less the head, those turns and the spare ReplyRoom keeps.
 func (r *run) keptRoom(msgs []llm.Message, keep, window int, est *llm.TokenEstimator) int {
 	turns := splitTurns(msgs[r.head:])
 	kept := slices.Clone(msgs[:r.head])
 	for _, t := range turns[len(turns)-min(keep, len(turns)):] {
 		kept = append(kept, t...)
 	}
-	t := r.tokens(kept, est)
-	return window - t - t/16
+	return ReplyRoom(window, r.tokens(kept, est))
 }
 
 // noteOverhead is the tokens the fold note adds besides the text it
@@ -142,7 +141,7 @@ func (r *run) compact(ctx context.Context, model llm.Model, msgs []llm.Message, 
 		if keepTurns == 0 {
 			// Nothing kept: the note gets what the window leaves beside
 			// the head and a reply of MinTurnReply tokens, with the
-			// sixteenth of the prompt the turn keeps spare.
+			// spare ReplyRoom keeps (a sixteenth of the prompt).
 			note = elide(note, resultChars((window-MinTurnReply)*16/17-r.tokens(head, est)-noteOverhead, est))
 		}
 		out = append(slices.Clone(head), llm.Message{Role: llm.RoleUser, Content: note})

@@ -46,6 +46,15 @@ const (
 	MinTurnReply = 256
 )
 
+// ReplyRoom returns the tokens a window of window tokens leaves for the
+// reply to a prompt of prompt tokens, by the estimate: the window less
+// the prompt and a sixteenth of it, kept spare because other replies
+// recalibrate the estimator while a call waits for a slot and the model
+// adapter plans with the estimate it then has. A turn whose reply's
+// reserve exceeds it is sent with it as its reply limit when it is at
+// least [MinTurnReply].
+func ReplyRoom(window, prompt int) int { return window - prompt - prompt/16 }
+
 // Stall rules of the executor, after the original's daemon.py (which
 // abandons a goal with no progress for 5 cycles or the same capability 4
 // times in a row): [existence.Outcome].Stall names the rule that abandoned
@@ -510,20 +519,18 @@ func (e *Executor) execute(ctx context.Context, r *run) (existence.Outcome, erro
 				msgs = r.compact(ctx, model, msgs, r.window, r.est, keep)
 			}
 			// A turn the window cannot hold with its reply's reserve,
-			// even compacted, gets the room left for its reply when that
-			// is at least MinTurnReply tokens; otherwise the model
-			// adapter refuses it, saying by how much it missed. The room
-			// leaves a sixteenth of the turn's estimate spare: other
-			// replies recalibrate the estimator while the call waits for
-			// a slot, and the adapter plans with the estimate it then has.
+			// even compacted, gets the room left for its reply
+			// (ReplyRoom) when that is at least MinTurnReply tokens;
+			// otherwise the model adapter refuses it, saying by how much
+			// it missed.
 			need := r.tokens(msgs, r.est)
-			if r.window-need-need/16 < MinTurnReply && len(msgs) > r.head && keep > 0 {
+			if ReplyRoom(r.window, need) < MinTurnReply && len(msgs) > r.head && keep > 0 {
 				// The fold note took the room the kept turns left.
 				msgs = r.compact(ctx, model, msgs, r.window, r.est, 0)
 				need = r.tokens(msgs, r.est)
 			}
 			req.Messages = msgs
-			if room := r.window - need - need/16; room < ctxwindow.Reserve(req, 0, r.window) && room >= MinTurnReply {
+			if room := ReplyRoom(r.window, need); room < ctxwindow.Reserve(req, 0, r.window) && room >= MinTurnReply {
 				req.MaxTokens = room
 			}
 		}

@@ -211,11 +211,21 @@ func offersTools(body []byte) bool {
 	return json.Unmarshal(body, &req) == nil && len(req.Tools) > 0 && isNull(req.Format)
 }
 
-// forcedCallReply applies [ToolCallReply] to the successful JSON reply of
-// a request the proxy forced into a tool call.
+// forcedCallReply applies [ToolCallResponse] to the reply of a request
+// the proxy forced into a tool call.
 func forcedCallReply(resp *http.Response) error {
-	if forced, _ := resp.Request.Context().Value(forcedCallKey{}).(bool); !forced ||
-		resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "" ||
+	if forced, _ := resp.Request.Context().Value(forcedCallKey{}).(bool); !forced {
+		return nil
+	}
+	return ToolCallResponse(resp)
+}
+
+// ToolCallResponse applies [ToolCallReply] to resp in place, for a proxy's
+// ModifyResponse: a successful, uncompressed JSON reply (a streamed or
+// compressed one stays as it is), its body read up to 64 MiB. It returns
+// the error of reading the body or of ToolCallReply.
+func ToolCallResponse(resp *http.Response) error {
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "" ||
 		!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		return nil
 	}

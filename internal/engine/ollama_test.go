@@ -2,6 +2,10 @@ package engine_test
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -79,6 +83,41 @@ func TestToolCallReply(t *testing.T) {
 	}
 	_, err := engine.ToolCallReply([]byte(`[1]`))
 	assert.Error(t, err, "not an object")
+}
+
+// ToolCallResponse rewrites a successful JSON reply in place and leaves
+// an error, a compressed or a streamed reply as it is.
+func TestToolCallResponse(t *testing.T) {
+	forced := `{"message":{"role":"assistant","content":"{\"name\":\"x\",\"arguments\":{}}"}}`
+	for _, tc := range []struct {
+		name                string
+		status              int
+		contentType, encode string
+		rewritten           bool
+	}{
+		{"json", http.StatusOK, "application/json; charset=utf-8", "", true},
+		{"error", http.StatusInternalServerError, "application/json", "", false},
+		{"compressed", http.StatusOK, "application/json", "gzip", false},
+		{"streamed", http.StatusOK, "application/x-ndjson", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := &http.Response{StatusCode: tc.status, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(forced))}
+			resp.Header.Set("Content-Type", tc.contentType)
+			if tc.encode != "" {
+				resp.Header.Set("Content-Encoding", tc.encode)
+			}
+			require.NoError(t, engine.ToolCallResponse(resp))
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			if !tc.rewritten {
+				assert.Equal(t, forced, string(body))
+				return
+			}
+			assert.Contains(t, string(body), `"tool_calls"`)
+			assert.Equal(t, int64(len(body)), resp.ContentLength)
+			assert.Equal(t, strconv.Itoa(len(body)), resp.Header.Get("Content-Length"))
+		})
+	}
 }
 
 // CacheLines reads Ollama's "loading cache slot" debug lines and names

@@ -175,15 +175,13 @@ func (b *peerBook) choose(self string, round uint64, shared bool) ([]prompt.Peer
 		b.mu.RLock()
 		moved := round/uint64(max(len(b.info), 1)) != b.sweep
 		b.mu.RUnlock()
-		if moved {
+		if moved { // the held updates show from the new sweep on
 			b.mu.Lock()
-			if sweep := round / uint64(max(len(b.info), 1)); sweep != b.sweep {
-				b.sweep = sweep
-				for id, u := range b.pending {
-					b.applyLocked(id, u)
-				}
-				clear(b.pending)
+			b.sweep = round / uint64(max(len(b.info), 1))
+			for id, u := range b.pending {
+				b.applyLocked(id, u)
 			}
+			clear(b.pending)
 			b.mu.Unlock()
 		}
 	}
@@ -230,7 +228,7 @@ func (b *peerBook) choose(self string, round uint64, shared bool) ([]prompt.Peer
 	if more && len(b.crisis) > 0 {
 		start := int((hashID(self) + round) % uint64(len(b.crisis)))
 		if shared {
-			start = int(round / uint64(n) % uint64(len(b.crisis)))
+			start = int(b.sweep % uint64(len(b.crisis)))
 		}
 		for i := range len(b.crisis) {
 			if more = take(b.crisis[(start+i)%len(b.crisis)]); !more {
@@ -241,7 +239,7 @@ func (b *peerBook) choose(self string, round uint64, shared bool) ([]prompt.Peer
 	if more {
 		start := b.pos[self] + 1 + int(round%uint64(n))*b.max
 		if shared {
-			start = int(round/uint64(n)%uint64(n)) * b.max
+			start = int(b.sweep%uint64(n)) * b.max
 		}
 		for i := range n {
 			if more = take(b.ids[(start+i)%n]); !more {

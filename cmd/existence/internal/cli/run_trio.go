@@ -552,17 +552,17 @@ func fitTurn(w io.Writer, window int, exec *toolloop.Executor, name string, maxT
 	}
 	fixed := exec.FixedTokens(existence.Assignment{AgentName: name, Goal: identity.Goal{Objective: "map the workspace and write down what it holds, with paths"}}, llm.NewTokenEstimator())
 	reserve := ctxwindow.Reserve(&llm.Request{MaxTokens: cmp.Or(maxTokens, toolloop.DefaultMaxTokens)}, 0, window)
-	if fixed+fixed/16+reserve <= window { // with the spare the tool loop keeps
+	room := toolloop.ReplyRoom(window, fixed)
+	if reserve <= room {
 		return maxTokens, true
 	}
-	room := window - fixed - fixed/16 // the spare the tool loop keeps for the estimate's drift
 	if room >= toolloop.MinTurnReply {
 		fmt.Fprintf(w, "trio: %s: a context window of %d tokens cannot hold a tool-loop turn's fixed part (about %d tokens: instructions, goal, tool definitions) and its reply's reserve of %d: the reserve is shrunk to %d tokens\n",
 			name, window, fixed, reserve, room)
 		return room, true
 	}
 	fmt.Fprintf(w, "trio: %s: a context window of %d tokens cannot hold a tool-loop turn's fixed part (about %d tokens: instructions, goal, tool definitions) and a reply of %d: its goals will fail; give -context-window %d or more\n",
-		name, window, fixed, toolloop.MinTurnReply, max((fixed*4+2)/3, fixed+fixed/16+toolloop.MinTurnReply))
+		name, window, fixed, toolloop.MinTurnReply, max((fixed*4+2)/3, window-room+toolloop.MinTurnReply))
 	return maxTokens, false
 }
 
